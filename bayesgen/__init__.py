@@ -1,0 +1,32 @@
+"""bayesgen: Bayesian generative classifiers (LDA, QDA, naive Bayes) with uncertainty.
+
+Each classifier is a generative model y ~ Categorical(pi), pi ~ Dirichlet, x | y from
+a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
+"""
+
+from bayesgen.estimators import (
+    LDA,
+    QDA,
+    BernoulliNB,
+    CategoricalNB,
+    GaussianNB,
+    KernelNB,
+    MixedNB,
+    MultinomialNB,
+    PoissonNB,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LDA",
+    "QDA",
+    "BernoulliNB",
+    "CategoricalNB",
+    "GaussianNB",
+    "KernelNB",
+    "MixedNB",
+    "MultinomialNB",
+    "PoissonNB",
+    "__version__",
+]

@@ -1,0 +1,503 @@
+"""The public classifiers: thin scikit-learn classes over one family each.
+
+Every constructor only stores its keyword-only parameters. The shared ones are
+documented on :class:`bayesgen._base.GenerativeClassifier`:
+
+method : {"mle", "map", "conjugate", "mcmc"}, default "map"
+class_alpha : float or array (K,), default 1.0
+    Dirichlet concentration of the class prior; MAP of pi is
+    ``(N_k + a_k - 1) / (N + sum(a) - K)``.
+draws, tune, chains : int, default 1000, 1000, 4
+sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default "auto"
+random_state : int or None
+loss : array (K, K) or None
+    ``loss[i, j]`` = cost of predicting class j when the truth is class i;
+    ``predict`` then minimises the posterior expected loss.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import linalg
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from bayesgen._base import GenerativeClassifier
+from bayesgen.families import get_family
+
+_SHARED_DOC = """
+    Parameters
+    ----------
+    method : {"mle", "map", "conjugate", "mcmc"}, default="map"
+        Point estimate (closed-form MLE or posterior mode) or posterior inference.
+    class_alpha : float or array-like of shape (K,), default=1.0
+        Dirichlet concentration of the class prior (1 = MLE of pi, 2 = Laplace).
+    draws, tune, chains : int, default=1000, 1000, 4
+        Posterior size for ``"conjugate"`` and ``"mcmc"``.
+    sampler : str, default="auto"
+        NUTS implementation for ``"mcmc"``.
+    random_state : int or None, default=None
+        Seed; the same seed and data give identical results.
+    loss : array-like of shape (K, K) or None, default=None
+        ``loss[i, j]``: cost of predicting class j when the truth is i.
+"""
+
+
+class _Common(GenerativeClassifier):
+    """Stores the shared keyword parameters (one level below the base class)."""
+
+    def _init_common(self, method, class_alpha, draws, tune, chains, sampler, random_state, loss):
+        self.method = method
+        self.class_alpha = class_alpha
+        self.draws = draws
+        self.tune = tune
+        self.chains = chains
+        self.sampler = sampler
+        self.random_state = random_state
+        self.loss = loss
+
+
+class GaussianNB(_Common):
+    __doc__ = (
+        """Gaussian naive Bayes: x_j | y=k ~ Normal(mu_kj, sigma2_kj), Normal-Inverse-Gamma prior.
+
+    MLE: class means and variances (divisor N_k, or N_k - 1 with
+    ``divisor="unbiased"``). MAP: joint mode under the prior
+    mu | sigma2 ~ N(m0, sigma2/kappa0), sigma2 ~ InvGamma(nu0/2, (nu0-2) s0/2)."""
+        + _SHARED_DOC
+        + """    mean_prior : array-like (d,) or None
+        Prior mean of the class means (default: overall data mean).
+    mean_strength : float, default=0.01
+        kappa0, pseudo-observations behind ``mean_prior``.
+    var_prior : array-like (d,) or None
+        Prior mean of each variance (default: pooled within-class variance).
+    var_dof : float, default=3
+        nu0 > 2, pseudo-observations behind ``var_prior``.
+    divisor : {"n", "unbiased"}, default="n"
+        MLE variance divisor.
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, theta_ (K, d), var_ (K, d)
+    """
+    )
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        var_prior: Any = None,
+        var_dof: float = 3.0,
+        divisor: str = "n",
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+    ) -> None:
+        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.mean_prior = mean_prior
+        self.mean_strength = mean_strength
+        self.var_prior = var_prior
+        self.var_dof = var_dof
+        self.divisor = divisor
+
+    def _make_family(self, X=None):
+        return get_family("gaussian")(
+            mean_prior=self.mean_prior,
+            mean_strength=self.mean_strength,
+            var_prior=self.var_prior,
+            var_dof=self.var_dof,
+            divisor=self.divisor,
+        )
+
+
+class _MVNClassifier(_Common):
+    """Shared constructor of LDA and QDA (tied or per-class covariance)."""
+
+    _tied: bool
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        cov_prior: Any = None,
+        cov_dof: Any = None,
+        divisor: str = "n",
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+    ) -> None:
+        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.mean_prior = mean_prior
+        self.mean_strength = mean_strength
+        self.cov_prior = cov_prior
+        self.cov_dof = cov_dof
+        self.divisor = divisor
+
+    def _make_family(self, X=None):
+        return get_family("mvn")(
+            tied=self._tied,
+            mean_prior=self.mean_prior,
+            mean_strength=self.mean_strength,
+            cov_prior=self.cov_prior,
+            cov_dof=self.cov_dof,
+            divisor=self.divisor,
+        )
+
+
+_MVN_DOC = """    mean_prior : array-like (d,) or None
+        Prior mean m0 of the class means (default: overall data mean).
+    mean_strength : float, default=0.01
+        kappa0: mu_k | Sigma ~ N(m0, Sigma / kappa0).
+    cov_prior : array-like (d,) or (d, d) or None
+        Prior mean of the covariance (default: diagonal of pooled within-class
+        variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_prior.
+    cov_dof : float or None
+        nu0 > d + 1 (default d + 2, the weakest prior with a finite mean).
+    divisor : {{"n", "unbiased"}}, default="n"
+        MLE covariance divisor: n (scikit-learn) or the unbiased one
+        ({div_unbiased}, as R's MASS).
+"""
+
+
+class QDA(_MVNClassifier):
+    __doc__ = (
+        """Quadratic discriminant analysis: x | y=k ~ MVN(mu_k, Sigma_k), NIW prior per class.
+
+    MAP is the joint posterior mode: mu_k = m_k, Sigma_k = Psi_k / (nu_k + d + 2)."""
+        + _SHARED_DOC
+        + _MVN_DOC.format(div_unbiased="N_k - 1")
+        + """
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, means_ (K, d), covariance_ (list of K (d, d))
+    """
+    )
+    _tied = False
+
+
+class LDA(_MVNClassifier):
+    __doc__ = (
+        """Linear discriminant analysis: x | y=k ~ MVN(mu_k, Sigma), one shared covariance.
+
+    Prior: Sigma ~ IW(Psi0, nu0), mu_k | Sigma ~ N(m0, Sigma / kappa0) independently.
+    MAP is the joint posterior mode: mu_k = m_k, Sigma = Psi_n / (nu_n + d + 1 + K)."""
+        + _SHARED_DOC
+        + _MVN_DOC.format(div_unbiased="N - K")
+        + """
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, means_ (K, d), covariance_ (d, d),
+    coef_ (K, d) or (1, d), intercept_ (K,) or (1,), scalings_ (d, d),
+    explained_variance_ratio_ (n_components,), xbar_ (d,)
+    """
+    )
+    _tied = True
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None):
+        super().fit(X, y, sample_weight)
+        self._fit_linear_and_projection()
+        return self
+
+    def _fit_linear_and_projection(self) -> None:
+        """coef_/intercept_ of the linear discriminants and the Fisher projection.
+
+        delta_k(x) = x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k. The
+        projection solves the generalised eigenproblem S_b v = lambda Sigma v with
+        S_b = sum_k (N_k/N)(mu_k - xbar)(mu_k - xbar)^T (as scikit-learn's eigen solver).
+        """
+        mu, cov = self.params_["mu"], self.params_["cov"]
+        coef = linalg.cho_solve(linalg.cho_factor(cov, lower=True), mu.T).T
+        with np.errstate(divide="ignore"):
+            intercept = -0.5 * np.sum(coef * mu, axis=1) + self.class_log_prior_
+        if self.classes_.size == 2:
+            coef = (coef[1] - coef[0])[None, :]
+            intercept = np.array([intercept[1] - intercept[0]])
+        self.coef_, self.intercept_ = coef, intercept
+
+        weights = self.class_count_ / self.class_count_.sum()
+        self.xbar_ = weights @ mu
+        centred = mu - self.xbar_
+        between = (centred * weights[:, None]).T @ centred
+        evals, evecs = linalg.eigh(between, cov)
+        order = np.argsort(evals)[::-1]
+        n_max = min(self.classes_.size - 1, mu.shape[1])
+        evals = np.clip(evals[order], 0.0, None)
+        self.scalings_ = evecs[:, order]
+        total = evals.sum()
+        ratio = evals / total if total > 0 else np.zeros_like(evals)
+        self.explained_variance_ratio_ = ratio[:n_max]
+        self._n_components = n_max
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Project onto the K - 1 (at most d) Fisher discriminant directions.
+
+        ``(X - xbar_) @ scalings_[:, :K-1]``: the directions maximise between-class
+        over within-class variance and are scaled so that the within-class
+        covariance of the projected data is the identity.
+        """
+        check_is_fitted(self, "scalings_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return (X - self.xbar_) @ self.scalings_[:, : self._n_components]
+
+
+class _DiscreteClassifier(_Common):
+    """Shared constructor of the count/binary/categorical naive Bayes classifiers."""
+
+    _family_name: str
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        alpha: Any = 2.0,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+    ) -> None:
+        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.alpha = alpha
+
+    def _make_family(self, X=None):
+        return get_family(self._family_name)(alpha=self.alpha)
+
+
+_ALPHA_DOC = """    alpha : float or array-like, default=2.0
+        Dirichlet/Beta concentration of the feature probabilities. MAP rule
+        ``(count + alpha - 1) / (total + m (alpha - 1))``: 1 is the MLE, 2 is Laplace
+        smoothing; scikit-learn's additive ``alpha=a`` is ``alpha=a+1`` here.
+"""
+
+
+class MultinomialNB(_DiscreteClassifier):
+    __doc__ = (
+        """Multinomial naive Bayes: x | y=k ~ Multinomial(sum(x), theta_k), theta_k ~ Dirichlet."""
+        + _SHARED_DOC
+        + _ALPHA_DOC
+        + """
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, feature_count_ (K, d), feature_log_prob_ (K, d)
+    """
+    )
+    _family_name = "multinomial"
+
+
+class BernoulliNB(_DiscreteClassifier):
+    __doc__ = (
+        """Bernoulli naive Bayes: x_j | y=k ~ Bernoulli(theta_kj), theta_kj ~ Beta(alpha, alpha)."""
+        + _SHARED_DOC
+        + _ALPHA_DOC
+        + """    binarize : float or None, default=None
+        None: X must hold only 0 and 1. A number t: x > t becomes 1, else 0.
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, feature_count_ (K, d), feature_log_prob_ (K, d)
+    """
+    )
+    _family_name = "bernoulli"
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        alpha: Any = 2.0,
+        binarize: Any = None,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+    ) -> None:
+        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.alpha = alpha
+        self.binarize = binarize
+
+    def _make_family(self, X=None):
+        return get_family("bernoulli")(alpha=self.alpha, binarize=self.binarize)
+
+
+class CategoricalNB(_DiscreteClassifier):
+    __doc__ = (
+        """Categorical naive Bayes: x_j | y=k ~ Categorical(theta_kj), theta_kj ~ Dirichlet.
+
+    Categories are the integers 0..C_j - 1 (use scikit-learn's ``OrdinalEncoder`` for
+    strings). C_j is ``max(x_j) + 1`` over the training data, or ``min_categories``
+    when larger: categories never seen in training then get the prior's share."""
+        + _SHARED_DOC
+        + _ALPHA_DOC
+        + """    min_categories : int, array-like (d,) or None, default=None
+        Known number of categories per feature (at least max(x_j) + 1 is used).
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, n_categories_ (d,),
+    category_count_ (list of d arrays (K, C_j)), feature_log_prob_ (list of d arrays)
+    """
+    )
+    _family_name = "categorical"
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        alpha: Any = 2.0,
+        min_categories: Any = None,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+    ) -> None:
+        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.alpha = alpha
+        self.min_categories = min_categories
+
+    def _make_family(self, X=None):
+        return get_family("categorical")(alpha=self.alpha, min_categories=self.min_categories)
+
+
+class PoissonNB(_Common):
+    __doc__ = (
+        """Poisson naive Bayes: x_j | y=k ~ Poisson(lambda_kj), lambda_kj ~ Gamma(alpha, beta_j).
+
+    beta_j = (alpha - 1) / r_j puts the prior mode at the rate r_j (``rate_prior``,
+    default the overall mean of feature j), so the MAP rate is
+    ``(S_kj + alpha - 1) / (N_k + (alpha - 1) / r_j)``: alpha = 1 is the MLE."""
+        + _SHARED_DOC
+        + """    alpha : float, default=2.0
+        Gamma shape (>= 1): alpha - 1 pseudo-counts at the prior rate.
+    rate_prior : array-like (d,) or None
+        Prior mode of the rates (default: overall feature means).
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, feature_count_ (K, d), rate_ (K, d)
+    """
+    )
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        alpha: float = 2.0,
+        rate_prior: Any = None,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+    ) -> None:
+        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.alpha = alpha
+        self.rate_prior = rate_prior
+
+    def _make_family(self, X=None):
+        return get_family("poisson")(alpha=self.alpha, rate_prior=self.rate_prior)
+
+
+class KernelNB(_Common):
+    __doc__ = (
+        """Kernel-density naive Bayes: x_j | y=k ~ Gaussian KDE of class k with bandwidth h_kj.
+
+    The bandwidths are the parameters. MLE maximises the leave-one-out log-likelihood
+    of each class and feature; MAP adds a log-normal prior centred on Silverman's
+    rule-of-thumb bandwidth, log h ~ Normal(log h_silverman, bandwidth_sd)."""
+        + _SHARED_DOC
+        + """    bandwidth_sd : float, default=1.0
+        Prior sd of log h around Silverman's bandwidth (MAP and MCMC).
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, bandwidth_ (K, d)
+    """
+    )
+
+    _methods = ("mle", "map")
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        bandwidth_sd: float = 1.0,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+    ) -> None:
+        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.bandwidth_sd = bandwidth_sd
+
+    def _make_family(self, X=None):
+        return get_family("kernel")(bandwidth_sd=self.bandwidth_sd)
+
+
+class MixedNB(_Common):
+    __doc__ = (
+        """Naive Bayes over column groups with different families.
+
+    ``families=[(name, columns), ...]`` or ``[(name, columns, options), ...]`` with
+    ``name`` in {"gaussian", "bernoulli", "multinomial", "categorical", "poisson",
+    "kernel"}, ``columns`` integer positions or DataFrame column names, and an optional
+    dict of that family's hyper-parameters. log p(x, y=k) = log pi_k + the sum of the
+    parts; each part's defaults equal the standalone family's. Every column must be
+    in exactly one part."""
+        + _SHARED_DOC
+        + """    families : list of tuples
+    alpha : float, default=2.0
+        Default concentration of the discrete parts (overridden by a part's options).
+    """
+    )
+
+    def __init__(
+        self,
+        *,
+        families: Any = None,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        alpha: Any = 2.0,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+    ) -> None:
+        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.families = families
+        self.alpha = alpha
+
+    def _make_family(self, X=None):
+        from bayesgen.families.mixed import MixedFamily
+
+        names = getattr(self, "feature_names_in_", None)
+        n_features = getattr(self, "n_features_in_", None)
+        return MixedFamily(
+            self.families, alpha=self.alpha, feature_names=names, n_features=n_features
+        )

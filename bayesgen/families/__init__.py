@@ -1,0 +1,67 @@
+"""Likelihood families: one small module per p(x | y = k).
+
+A family is a plain class whose instance holds its prior hyper-parameters (as given by
+the user; data-aware defaults are resolved in :meth:`prior`). Every family implements
+the same duck-typed interface, which is all the estimators, the conjugate posterior and
+the PyMC models rely on:
+
+``name`` : str
+    Registry name (``"gaussian"``, ``"bernoulli"``, ...).
+``param_dims`` : dict[str, tuple[str, ...]]
+    Dims of every parameter after the leading draw dims, e.g.
+    ``{"mu": ("class", "feature")}``; names the ``idata_`` variables.
+``positive_only`` : bool
+    Whether X must be non-negative (scikit-learn's ``positive_only`` tag).
+``labels`` : ndarray or None
+    Class labels, set by the estimator before fitting, for error messages.
+``check_X(X, *, method, who) -> ndarray``
+    Support checks (counts, binary, categories) and any transformation
+    (``binarize``); raises ``ValueError`` naming the problem.
+``stats(X, y, w, n_classes) -> dict``
+    Weighted sufficient statistics per class; ``y`` (n,) class indices, ``w`` (n,)
+    weights. Must include ``"count"`` (K,).
+``merge(a, b) -> dict``
+    Statistics of the union of two disjoint data sets.
+``prior(stats) -> dict``
+    Resolved conjugate prior hyper-parameters (scale-aware data defaults).
+``mle(stats) -> params`` and ``map(stats, prior) -> params``
+    Closed-form point estimates, a dict of arrays with dims ``param_dims``.
+``posterior(stats, prior) -> dict`` and ``draw(post, size, rng) -> params``
+    Conjugate posterior hyper-parameters and ``size`` i.i.d. draws (leading dim).
+``log_lik(X, params, *, full=True) -> ndarray (..., n, K)``
+    sum over features of log p(x_n | y = k, theta), broadcasting over leading draw
+    dims of ``params``. ``full=False`` is only asked for point estimates (no draw
+    dims) and may drop terms that are equal for every class: the discriminant form
+    used by the plug-in Bayes rule.
+``sample(params, y, rng) -> ndarray (n, d)``
+    One x per row given class index ``y`` (n,), with params batched as (n, K, ...).
+``attributes(params) -> dict``
+    scikit-learn-named fitted attributes (``theta_``, ``feature_log_prob_``, ...).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+_REGISTRY = {
+    "gaussian": ("bayesgen.families.gaussian", "GaussianFamily"),
+    "mvn": ("bayesgen.families.mvn", "MVNFamily"),
+    "bernoulli": ("bayesgen.families.bernoulli", "BernoulliFamily"),
+    "multinomial": ("bayesgen.families.multinomial", "MultinomialFamily"),
+    "categorical": ("bayesgen.families.categorical", "CategoricalFamily"),
+    "poisson": ("bayesgen.families.poisson", "PoissonFamily"),
+    "kernel": ("bayesgen.families.kernel", "KernelFamily"),
+}
+
+
+def get_family(name: str):
+    """The family class registered under ``name``."""
+    if name not in _REGISTRY:
+        raise ValueError(f"Unknown family {name!r}; choose one of {sorted(_REGISTRY)}.")
+    module, cls = _REGISTRY[name]
+    return getattr(import_module(module), cls)
+
+
+def family_names() -> list[str]:
+    """Names of all registered families."""
+    return list(_REGISTRY)

@@ -1,0 +1,190 @@
+"""Independent Gaussian features (Gaussian naive Bayes) with a Normal-Inverse-Gamma prior.
+
+Model, per class k and feature j::
+
+    sigma2_kj ~ InvGamma(a0, b0)          a0 = nu0 / 2,  b0 = (nu0 - 2) s0_j / 2
+    mu_kj | sigma2_kj ~ Normal(m0_j, sigma2_kj / kappa0)
+    x_nj | y_n = k ~ Normal(mu_kj, sigma2_kj)
+
+with nu0 = ``var_dof``. The prior mean of sigma2_kj is ``s0_j`` (``var_prior``): this is
+the d = 1 case of the Normal-Inverse-Wishart IW(Psi0 = (nu0 - d - 1) S0, nu0) used by QDA.
+
+Sufficient statistics per class: weighted count N_k, mean xbar_k, centred sum of
+squares S_k = sum_n w_n (x_n - xbar_k)^2.
+
+Conjugate update (Murphy 2007, sec. 6)::
+
+    kappa_n = kappa0 + N,   m_n = (kappa0 m0 + N xbar) / kappa_n
+    a_n = a0 + N / 2,       b_n = b0 + S / 2 + kappa0 N (xbar - m0)^2 / (2 kappa_n)
+
+MAP is the joint mode: mu = m_n, sigma2 = b_n / (a_n + 3/2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bayesgen.families import _gaussian_stats as gstats
+
+LOG_2PI = np.log(2.0 * np.pi)
+
+
+class GaussianFamily:
+    """Factorised Gaussian likelihood with a Normal-Inverse-Gamma prior per class/feature.
+
+    Parameters
+    ----------
+    mean_prior : array-like of shape (d,) or None
+        Prior mean m0 of the class means; None = the weighted overall data mean.
+    mean_strength : float
+        kappa0 > 0, prior pseudo-observations for the means (default 0.01: the prior
+        sd of a class mean is 10 within-class sds).
+    var_prior : array-like of shape (d,) or None
+        Prior mean s0 of each variance; None = the pooled within-class variance.
+    var_dof : float
+        nu0 > 2, prior pseudo-observations for the variances (default 3).
+    divisor : {"n", "unbiased"}
+        MLE divisor of the variance: ``N_k`` (scikit-learn) or ``N_k - 1``.
+    """
+
+    name = "gaussian"
+    param_dims = {"mu": ("class", "feature"), "var": ("class", "feature")}
+    positive_only = False
+
+    def __init__(
+        self,
+        *,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        var_prior: Any = None,
+        var_dof: float = 3.0,
+        divisor: str = "n",
+    ) -> None:
+        self.mean_prior = mean_prior
+        self.mean_strength = mean_strength
+        self.var_prior = var_prior
+        self.var_dof = var_dof
+        self.divisor = divisor
+        self.labels: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Real-valued features: nothing beyond finiteness (checked by the caller)."""
+        return X
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """Weighted per-class count, mean and centred sum of squares, each (K, d)."""
+        return gstats.diagonal_stats(X, y, w, n_classes)
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Combine the statistics of two disjoint data sets (Chan et al.'s update)."""
+        return gstats.merge(a, b)
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict) -> dict:
+        """Resolve the hyper-parameters (data-aware defaults are scale-equivariant)."""
+        d = stats["mean"].shape[1]
+        if not np.isfinite(self.mean_strength) or self.mean_strength <= 0:
+            raise ValueError(f"mean_strength must be > 0; got {self.mean_strength!r}.")
+        if not np.isfinite(self.var_dof) or self.var_dof <= 2:
+            raise ValueError(
+                f"var_dof must be > 2 (finite prior mean of the variance); got {self.var_dof!r}."
+            )
+        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", gstats.overall_mean(stats))
+        s0 = gstats.resolve_vector(self.var_prior, d, "var_prior", gstats.default_scale(stats))
+        if np.any(s0 <= 0):
+            raise ValueError("var_prior must be > 0 for every feature.")
+        nu0 = float(self.var_dof)
+        return {
+            "m0": m0,
+            "kappa0": float(self.mean_strength),
+            "a0": np.full(d, nu0 / 2.0),
+            "b0": (nu0 - 2.0) * s0 / 2.0,
+        }
+
+    # -------------------------------------------------------------- estimates
+    def mle(self, stats: dict) -> dict:
+        """Per-class mean and variance with divisor N_k (or N_k - 1)."""
+        counts = stats["count"]
+        ddof = gstats.check_divisor(self.divisor)
+        gstats.require_samples(counts, 1 + ddof, self.labels, "GaussianNB method='mle'")
+        var = stats["m2"] / (counts - ddof)[:, None]
+        zero = var <= 0
+        if zero.any():
+            k, j = np.argwhere(zero)[0]
+            raise ValueError(
+                f"GaussianNB method='mle': feature {j} has zero variance in class "
+                f"{gstats.label(self.labels, k)} (constant within the class), so the "
+                "likelihood is unbounded. Use method='map', whose prior keeps variances > 0."
+            )
+        return {"mu": stats["mean"].copy(), "var": var}
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Normal-Inverse-Gamma posterior hyper-parameters, each (K, d)."""
+        n = stats["count"][:, None]
+        kappa_n = prior["kappa0"] + n
+        diff = stats["mean"] - prior["m0"]
+        return {
+            "m": (prior["kappa0"] * prior["m0"] + n * stats["mean"]) / kappa_n,
+            "kappa": np.broadcast_to(kappa_n, stats["mean"].shape).copy(),
+            "a": prior["a0"] + n / 2.0,
+            "b": prior["b0"] + stats["m2"] / 2.0 + prior["kappa0"] * n * diff**2 / (2 * kappa_n),
+        }
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Joint posterior mode: mu = m_n, sigma2 = b_n / (a_n + 3/2)."""
+        post = self.posterior(stats, prior)
+        return {"mu": post["m"], "var": post["b"] / (post["a"] + 1.5)}
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws: sigma2 = b / Gamma(a), mu ~ N(m, sigma2/kappa)."""
+        shape = (size, *post["m"].shape)
+        var = post["b"] / rng.standard_gamma(post["a"], size=shape)
+        mu = post["m"] + np.sqrt(var / post["kappa"]) * rng.standard_normal(shape)
+        return {"mu": mu, "var": var}
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """sum_j log N(x_nj; mu_kj, sigma2_kj) for every row and class.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+        params : dict
+            ``mu`` and ``var`` of shape (..., K, d); leading dims are posterior draws.
+        full : bool
+            False drops the constant ``-d/2 log(2 pi)`` (the same for every class).
+
+        Returns
+        -------
+        ndarray of shape (..., n, K)
+            Computed as ``-1/2 [(x-c)^2 @ (1/var)^T - 2 (x-c) @ ((mu-c)/var)^T
+            + sum (mu-c)^2/var + sum log var]`` with ``c`` the mean of the class means
+            (centring keeps the expansion accurate): two matrix products, no loop.
+        """
+        mu, var = params["mu"], params["var"]
+        centre = mu.reshape(-1, mu.shape[-1]).mean(axis=0)
+        Xc = X - centre
+        mc = mu - centre
+        prec = 1.0 / var
+        quad = (Xc * Xc) @ np.swapaxes(prec, -1, -2)
+        quad -= 2.0 * (Xc @ np.swapaxes(mc * prec, -1, -2))
+        const = (mc * mc * prec).sum(-1) + np.log(var).sum(-1)
+        if full:
+            const = const + X.shape[1] * LOG_2PI
+        quad += const[..., None, :]
+        quad *= -0.5
+        return quad
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Draw one x per row given class ``y`` (n,) and per-row params (n, K, d)."""
+        rows = np.arange(y.shape[0])
+        mu = params["mu"][rows, y]
+        sd = np.sqrt(params["var"][rows, y])
+        return mu + sd * rng.standard_normal(mu.shape)
+
+    def attributes(self, params: dict) -> dict:
+        """scikit-learn's fitted attribute names: ``theta_`` (means) and ``var_``."""
+        return {"theta_": params["mu"], "var_": params["var"]}

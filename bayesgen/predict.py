@@ -1,0 +1,68 @@
+"""The Bayes rule in log space: normalising joint log-probabilities, averaging over
+posterior draws and minimum-expected-loss decisions.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import logsumexp
+
+
+def normalise(
+    log_joint: np.ndarray, log_prior: np.ndarray, who: str
+) -> np.ndarray:
+    """log p(y=k | x) from log p(x, y=k) by log-sum-exp over classes.
+
+    Parameters
+    ----------
+    log_joint : ndarray of shape (n, K)
+        Joint (or discriminant) log scores; ``-inf`` allowed.
+    log_prior : ndarray of shape (K,)
+        Log class probabilities used for rows whose score is ``-inf`` under every
+        class (e.g. an MLE with a word unseen in every class): such rows carry no
+        usable evidence, so they get the class prior, with a warning.
+    who : str
+        Estimator name for the warning.
+
+    Returns
+    -------
+    log_proba : ndarray of shape (n, K)
+        Rows are normalised log probabilities. Never NaN.
+    """
+    norm = logsumexp(log_joint, axis=1, keepdims=True)
+    impossible = ~np.isfinite(norm[:, 0])
+    if impossible.any():
+        if np.any(np.isnan(norm)) or np.any(norm == np.inf):
+            raise FloatingPointError(f"{who}: non-finite joint log-likelihood (NaN or +inf).")
+        n_bad = int(impossible.sum())
+        warnings.warn(
+            f"{who}: {n_bad} row(s) have zero likelihood under every class (e.g. a "
+            "feature value never seen in training, with method='mle'); their "
+            "probabilities fall back to the class prior. Use method='map' (smoothing) "
+            "to avoid this.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        norm[impossible] = 0.0
+        log_joint = log_joint.copy()
+        log_joint[impossible] = log_prior - logsumexp(log_prior)
+    return log_joint - norm
+
+
+def log_mean_exp(a: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``log(mean(exp(a), axis))`` computed stably (log-sum-exp minus log count)."""
+    return logsumexp(a, axis=axis) - np.log(a.shape[axis])
+
+
+def decide(proba: np.ndarray, loss: np.ndarray | None) -> np.ndarray:
+    """Index of the Bayes decision per row.
+
+    With ``loss=None`` the most probable class. With a loss matrix
+    (``loss[i, j]`` = cost of predicting j when the truth is i) the class that
+    minimises the expected loss ``sum_i p(i | x) loss[i, j]``.
+    """
+    if loss is None:
+        return np.argmax(proba, axis=1)
+    return np.argmin(proba @ loss, axis=1)
