@@ -4,6 +4,7 @@ Each classifier is a generative model y ~ Categorical(pi), pi ~ Dirichlet, x | y
 a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
 """
 
+from bayesgen.compare import compare
 from bayesgen.estimators import (
     LDA,
     QDA,
@@ -15,6 +16,7 @@ from bayesgen.estimators import (
     MultinomialNB,
     PoissonNB,
 )
+from bayesgen.io import load
 
 __version__ = "0.1.0"
 
@@ -29,4 +31,6 @@ __all__ = [
     "MultinomialNB",
     "PoissonNB",
     "__version__",
+    "compare",
+    "load",
 ]

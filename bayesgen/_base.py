@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import classprior
+from bayesgen import classprior, posterior
 from bayesgen._validation import (
     POSTERIOR_METHODS,
     check_concentration,
@@ -36,7 +36,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     ``_methods`` (the ``method`` values they support).
     """
 
-    _methods: tuple[str, ...] = ("mle", "map")
+    _methods: tuple[str, ...] = ("mle", "map", "conjugate")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -59,6 +59,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        if self.method == "conjugate" and "conjugate" not in self._methods:
+            raise ValueError(
+                f"{type(self).__name__} has no conjugate prior, so its posterior has no closed "
+                "form and method='conjugate' is not available; use method='mcmc' to sample "
+                "it with NUTS, or 'mle'/'map' for point estimates."
+            )
         method = check_method(self.method, self._methods)
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, y_index = encode_labels(y)
@@ -78,21 +84,67 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self.stats_ = stats
         self.prior_ = family.prior(stats)
         self.class_alpha_ = class_alpha
+        if method in POSTERIOR_METHODS:
+            self._fit_posterior(method, X, y_index, counts, class_alpha)
+            return self
         if method == "mle":
             pi = classprior.mle(counts)
             params = family.mle(stats)
-        elif method == "map":
+        else:
             pi = classprior.map_estimate(counts, class_alpha)
             params = family.map(stats, self.prior_)
-        else:  # pragma: no cover - guarded by check_method
-            raise ValueError(f"method={method!r} is not available for {type(self).__name__}.")
         self.params_ = params
+        self._set_point_attributes(pi, params)
+        return self
+
+    def _set_point_attributes(self, pi: np.ndarray, params: dict) -> None:
         self.class_prior_ = pi
         with np.errstate(divide="ignore"):
             self.class_log_prior_ = np.log(pi)
-        for name, value in family.attributes(params).items():
+        for name, value in self.family_.attributes(params).items():
             setattr(self, name, value)
-        return self
+
+    def _fit_posterior(self, method, X, y_index, counts, class_alpha) -> None:
+        """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
+        chains, draws = self._posterior_size()
+        rng = np.random.default_rng(self.random_state)
+        log_pi, params, post = posterior.draw_conjugate(
+            self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng
+        )
+        self.posterior_ = post
+        sample_stats = None
+        self.params_ = params
+        self.log_pi_draws_ = log_pi
+        self._build_idata(X, y_index, sample_stats)
+        mean = posterior.posterior_mean(params, self.family_.param_dims)
+        self._set_point_attributes(np.exp(log_pi).mean(axis=0), mean)
+
+    def _posterior_size(self) -> tuple[int, int]:
+        for name in ("draws", "chains"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+        return int(self.chains), int(self.draws)
+
+    def _feature_names(self) -> list[str]:
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            return [str(n) for n in names]
+        return [f"x{j}" for j in range(self.n_features_in_)]
+
+    def _build_idata(self, X, y_index, sample_stats) -> None:
+        chains, draws = self._posterior_size()
+        family = self.family_
+        coords = posterior.coords_for(
+            self.classes_, self._feature_names(), self.params_, family.param_dims
+        )
+        log_lik = posterior.pointwise_log_lik(family, X, y_index, self.params_, self.log_pi_draws_)
+        self.idata_ = posterior.build_idata(
+            log_pi=self.log_pi_draws_, params=self.params_, param_dims=family.param_dims,
+            chains=chains, draws=draws, coords=coords, log_lik=log_lik, X=X, y=y_index,
+            sample_stats=sample_stats,
+            attrs={"bayesgen_estimator": type(self).__name__, "bayesgen_method": self.method},
+        )
 
     # ------------------------------------------------------------ prediction
     def _check_X_predict(self, X: Any) -> np.ndarray:
@@ -101,19 +153,32 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return self.family_.check_X(X, method=self.method, who=type(self).__name__)
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
-        """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K)."""
+        """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K).
+
+        Posterior methods: log p(x, y=k | data) = log mean_s p(x, y=k | theta_s), the
+        posterior predictive joint (always full: terms that differ between draws matter).
+        """
+        if self._is_posterior:
+            return posterior.predictive_log_joint(
+                self.family_, X, self.params_, self.log_pi_draws_
+            )
         with np.errstate(divide="ignore"):
             return self.family_.log_lik(X, self.params_, full=full) + self.class_log_prior_
 
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:
-        """log p(x, y=k) for every row and class, shape (n, K)."""
+        """log p(x, y=k) for every row and class, shape (n, K).
+
+        Point methods: plug-in log pi_k + log p(x | theta_k). Posterior methods: the
+        posterior predictive log p(x, y=k | data), estimated with log-mean-exp over draws.
+        """
         return self._scores(self._check_X_predict(X), full=True)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Discriminant functions delta_k(x): log p(x, y=k) up to terms equal across classes.
 
         For LDA ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k``; for QDA
-        ``-log|Sigma_k|/2 - (x - mu_k)^T Sigma_k^-1 (x - mu_k)/2 + log pi_k``.
+        ``-log|Sigma_k|/2 - (x - mu_k)^T Sigma_k^-1 (x - mu_k)/2 + log pi_k``; for
+        posterior methods the posterior predictive log p(x, y=k | data).
         Returns (n, K), or (n,) = delta_1 - delta_0 for two classes (as scikit-learn).
         """
         scores = self._scores(self._check_X_predict(X), full=False)
@@ -122,7 +187,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return scores
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """log p(y=k | x), (n, K), normalised with log-sum-exp. Never NaN."""
+        """log p(y=k | x), (n, K), normalised with log-sum-exp. Never NaN.
+
+        Posterior methods: the log posterior predictive, i.e. the posterior mean of the
+        joint p(x, y=k | theta) normalised over classes (not a mean of per-draw
+        conditionals).
+        """
         scores = self._scores(self._check_X_predict(X), full=False)
         return normalise(scores, self.class_log_prior_, type(self).__name__)
 
@@ -135,9 +205,51 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         proba = self.predict_proba(X)
         return self.classes_[decide(proba, self._loss)]
 
+    # ------------------------------------------------------- posterior extras
+    def _check_posterior(self, what: str) -> None:
+        check_is_fitted(self, "params_")
+        if not self._is_posterior:
+            raise ValueError(
+                f"{what} needs a posterior: fit with method='conjugate' or 'mcmc' "
+                f"(this model was fitted with method={self.method!r})."
+            )
+
+    def predict_proba_draws(self, X: Any):
+        """p(y=k | x, theta_s) for every posterior draw.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``("chain", "draw", "obs", "class")``, ``class`` coordinate =
+            ``classes_``. Memory is chains x draws x n x K doubles.
+        """
+        self._check_posterior("predict_proba_draws")
+        X = self._check_X_predict(X)
+        values = posterior.proba_draws(self.family_, X, self.params_, self.log_pi_draws_)
+        chains, draws = self._posterior_size()
+        return posterior.as_dataarray(values, chains, draws, self.classes_)
+
+    def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
+        """Highest-density credible intervals of p(y=k | x, theta) (``az.hdi``).
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``("obs", "class", "hdi")`` with ``hdi`` = ``["lower", "higher"]``.
+        """
+        import arviz as az
+
+        if not 0 < hdi_prob < 1:
+            raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
+        draws = self.predict_proba_draws(X)
+        return az.hdi(draws.to_dataset(name="p"), hdi_prob=hdi_prob)["p"]
+
     # -------------------------------------------------------------- sampling
     def sample(self, n: int, classes: Any = None, random_state: Any = None):
         """Draw ``(X_new, y_new)`` from the fitted generative model.
+
+        Point methods sample the plug-in model; posterior methods sample the posterior
+        predictive (a posterior draw per row, then y and x given it).
 
         Parameters
         ----------
@@ -157,26 +269,47 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"n must be a non-negative integer; got {n!r}.")
         rng = np.random.default_rng(check_random_state(random_state).randint(2**31))
-        y = self._sample_classes(n, classes, rng)
-        params = {k: np.broadcast_to(v, (n, *np.shape(v))) for k, v in self.params_.items()}
+        if self._is_posterior:
+            # posterior predictive: one posterior draw per row, then y and x given it
+            random = self.family_.param_dims
+            pick = rng.integers(0, self.log_pi_draws_.shape[0], size=n)
+            pi = np.exp(self.log_pi_draws_[pick])
+            if classes is None:
+                u = rng.uniform(size=(n, 1))
+                y = np.minimum((np.cumsum(pi, axis=1) < u).sum(axis=1), pi.shape[1] - 1)
+            else:
+                y = self._sample_classes(n, classes, rng)
+            params = {
+                k: (v[pick] if k in random else np.broadcast_to(v, (n, *np.shape(v))))
+                for k, v in self.params_.items()
+            }
+        else:
+            y = self._sample_classes(n, classes, rng)
+            params = {k: np.broadcast_to(v, (n, *np.shape(v))) for k, v in self.params_.items()}
         return self.family_.sample(params, y, rng), self.classes_[y]
 
     def _sample_classes(self, n: int, classes: Any, rng: np.random.Generator) -> np.ndarray:
         if classes is None:
             return rng.choice(self.classes_.size, size=n, p=self.class_prior_)
-        labels = np.atleast_1d(np.asarray(classes, dtype=self.classes_.dtype))
+        labels = np.atleast_1d(np.asarray(classes, dtype=object))
         if labels.size == 1:
             labels = np.repeat(labels, n)
         if labels.shape != (n,):
             raise ValueError(f"classes must be one label or {n} labels; got {labels.size}.")
-        index = np.searchsorted(self.classes_, labels)
-        index = np.clip(index, 0, self.classes_.size - 1)
-        unknown = self.classes_[index] != labels
-        if unknown.any():
-            raise ValueError(
-                f"classes contains labels not seen in fit: {sorted(set(labels[unknown]))}."
-            )
-        return index
+        position = {label.item() if isinstance(label, np.generic) else label: k
+                    for k, label in enumerate(self.classes_)}
+        unknown = sorted({str(v) for v in labels if v not in position})
+        if unknown:
+            raise ValueError(f"classes contains labels not seen in fit: {unknown}.")
+        return np.array([position[v] for v in labels], dtype=np.intp)
+
+    def save(self, path: Any):
+        """Write this fitted estimator (parameters, fitted state, ``idata_``) to one
+        netCDF file; ``bayesgen.load(path)`` returns an estimator that predicts
+        identically."""
+        from bayesgen.io import save
+
+        return save(self, path)
 
     @property
     def _is_posterior(self) -> bool:

@@ -144,7 +144,10 @@ def check_divisor(divisor: str) -> int:
 
 def label(labels: np.ndarray | None, k: int) -> str:
     """Human-readable name of class k for error messages."""
-    return repr(labels[k]) if labels is not None else str(k)
+    if labels is None:
+        return str(k)
+    value = labels[k]
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def require_samples(

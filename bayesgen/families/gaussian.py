@@ -106,10 +106,10 @@ class GaussianFamily:
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
-        """Per-class mean and variance with divisor N_k (or N_k - 1)."""
+        """Per-class mean and variance with divisor N_k (or N_k - 1); needs N_k >= 2."""
         counts = stats["count"]
         ddof = gstats.check_divisor(self.divisor)
-        gstats.require_samples(counts, 1 + ddof, self.labels, "GaussianNB method='mle'")
+        gstats.require_samples(counts, 2, self.labels, "GaussianNB method='mle'")
         var = stats["m2"] / (counts - ddof)[:, None]
         zero = var <= 0
         if zero.any():

@@ -1,0 +1,46 @@
+"""Model comparison of fitted posterior estimators by PSIS-LOO (``az.compare``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+
+def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFrame:
+    """Rank fitted estimators by expected log predictive density (``az.compare``).
+
+    Parameters
+    ----------
+    models : dict
+        ``{"name": fitted_estimator}``; each must have been fitted with a posterior
+        method (``"conjugate"`` or ``"mcmc"``) on the same data, so that the pointwise
+        joint log-likelihoods log p(x_n, y_n | theta) in their ``idata_`` line up.
+    ic : str
+        Information criterion passed to ``az.compare`` (default ``"loo"``).
+    **kwargs
+        Forwarded to ``az.compare`` (e.g. ``method="stacking"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``az.compare`` table (rank, elpd_loo, p_loo, elpd_diff, weight, se, ...).
+    """
+    import arviz as az
+
+    if not isinstance(models, dict) or len(models) < 2:
+        raise ValueError("compare needs a dict of at least two fitted estimators.")
+    idatas = {}
+    n_obs = set()
+    for name, est in models.items():
+        idata = getattr(est, "idata_", None)
+        if idata is None or "log_likelihood" not in idata.groups():
+            raise ValueError(
+                f"model {name!r} has no posterior log-likelihood: fit it with "
+                "method='conjugate' or 'mcmc'."
+            )
+        idatas[name] = idata
+        n_obs.add(idata.log_likelihood["y"].sizes["obs"])
+    if len(n_obs) > 1:
+        raise ValueError(f"models were fitted on different numbers of rows: {sorted(n_obs)}.")
+    return az.compare(idatas, ic=ic, **kwargs)

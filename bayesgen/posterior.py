@@ -1,0 +1,173 @@
+"""Posterior draws -> predictions and ``arviz.InferenceData``.
+
+One code path serves every posterior (exact conjugate draws now, MCMC draws later):
+draws of the family parameters with a leading dim S = chains x draws, plus draws of
+log pi (S, K). From them
+
+- the posterior predictive joint  log p(x, y=k | data) ~= log mean_s p(x, y=k | theta_s)
+  (log-mean-exp over draws; the API's ``predict_proba`` normalises this over classes),
+- per-draw class probabilities  p(y=k | x, theta_s)  (``predict_proba_draws``),
+- the pointwise joint log-likelihood  log p(x_n, y_n | theta_s)  (``log_likelihood``
+  group, so that ``az.loo`` works without ``var_name``).
+
+Rows of X are processed in chunks so that memory stays bounded for large X x many draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import arviz as az
+import numpy as np
+import xarray as xr
+from scipy.special import logsumexp
+
+from bayesgen import classprior
+
+#: rough number of float64 values allowed in one chunk's largest temporary (~160 MB)
+CHUNK_BUDGET = 20_000_000
+
+
+def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
+                   class_alpha: np.ndarray, size: int, rng: np.random.Generator):
+    """Exact i.i.d. posterior draws of (log pi, family parameters).
+
+    Returns
+    -------
+    log_pi : ndarray (size, K)
+        Draws of log pi from Dirichlet(N + class_alpha).
+    params : dict
+        Family parameter draws with leading dim ``size``.
+    post : dict
+        The family's posterior hyper-parameters.
+    """
+    post = family.posterior(stats, prior)
+    params = family.draw(post, size, rng)
+    log_pi = classprior.log_dirichlet(classprior.posterior(counts, class_alpha), size, rng)
+    return log_pi, params, post
+
+
+def _chunk_rows(n_draws: int, n_classes: int, n_features: int) -> int:
+    return max(1, CHUNK_BUDGET // max(1, n_draws * n_classes * max(n_features, 1)))
+
+
+def iter_log_joint(family, X: np.ndarray, params: dict, log_pi: np.ndarray
+                   ) -> Iterator[tuple[slice, np.ndarray]]:
+    """Yield ``(rows, log p(x, y=k | theta_s))`` of shape (S, rows, K) chunk by chunk."""
+    n_draws, n_classes = log_pi.shape
+    step = _chunk_rows(n_draws, n_classes, X.shape[1])
+    with np.errstate(divide="ignore"):
+        for start in range(0, X.shape[0], step):
+            rows = slice(start, min(start + step, X.shape[0]))
+            yield rows, family.log_lik(X[rows], params, full=True) + log_pi[:, None, :]
+
+
+def predictive_log_joint(family, X: np.ndarray, params: dict, log_pi: np.ndarray) -> np.ndarray:
+    """log p(x, y=k | data) ~= log mean_s p(x, y=k | theta_s), shape (n, K)."""
+    out = np.empty((X.shape[0], log_pi.shape[1]))
+    for rows, lj in iter_log_joint(family, X, params, log_pi):
+        out[rows] = logsumexp(lj, axis=0) - np.log(lj.shape[0])
+    return out
+
+
+def proba_draws(family, X: np.ndarray, params: dict, log_pi: np.ndarray) -> np.ndarray:
+    """p(y=k | x, theta_s) per draw, shape (S, n, K); a row impossible under every class
+    for some draw gets that draw's pi (as the plug-in rule does)."""
+    out = np.empty((log_pi.shape[0], X.shape[0], log_pi.shape[1]))
+    for rows, lj in iter_log_joint(family, X, params, log_pi):
+        norm = logsumexp(lj, axis=2, keepdims=True)
+        bad = ~np.isfinite(norm[..., 0])
+        if bad.any():
+            norm[bad] = 0.0
+            lj[bad] = np.broadcast_to(log_pi[:, None, :], lj.shape)[bad]
+        out[:, rows] = np.exp(lj - norm)
+    return out
+
+
+def pointwise_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict,
+                      log_pi: np.ndarray) -> np.ndarray:
+    """log p(x_n, y_n | theta_s), shape (S, n): the joint per observation and draw."""
+    out = np.empty((log_pi.shape[0], X.shape[0]))
+    for rows, lj in iter_log_joint(family, X, params, log_pi):
+        yi = y[rows]
+        out[:, rows] = np.take_along_axis(lj, yi[None, :, None].repeat(lj.shape[0], 0), 2)[..., 0]
+    return out
+
+
+def coords_for(classes: np.ndarray, feature_names: list[str], params: dict,
+               param_dims: dict) -> dict:
+    """ArviZ coords: class labels, feature names (also as ``feature_bis``), and integer
+    coordinates for any other dim found in ``param_dims`` (e.g. ``category``)."""
+    coords = {
+        "class": [c.item() if isinstance(c, np.generic) else c for c in classes],
+        "feature": list(feature_names),
+        "feature_bis": list(feature_names),
+    }
+    for name, dims in param_dims.items():
+        shape = np.shape(params[name])[-len(dims):]
+        for dim, size in zip(dims, shape, strict=True):
+            if dim not in coords:
+                coords[dim] = list(range(size))
+    return coords
+
+
+def reshape_draws(value: np.ndarray, chains: int, draws: int) -> np.ndarray:
+    """(S, ...) -> (chains, draws, ...)."""
+    return np.asarray(value).reshape(chains, draws, *np.shape(value)[1:])
+
+
+def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: int,
+                draws: int, coords: dict, log_lik: np.ndarray, X: np.ndarray,
+                y: np.ndarray, sample_stats: dict | None = None,
+                attrs: dict | None = None) -> az.InferenceData:
+    """Assemble ``posterior``, ``log_likelihood``, ``observed_data`` (and ``sample_stats``).
+
+    ``posterior`` holds ``pi`` (chain, draw, class) and every family parameter with its
+    named dims; ``log_likelihood`` holds one variable ``y`` = the joint log p(x_n, y_n |
+    theta) (chain, draw, obs); ``observed_data`` holds ``y`` (class index, obs) and ``x``
+    (obs, feature).
+    """
+    posterior = {"pi": reshape_draws(np.exp(log_pi), chains, draws)}
+    dims = {"pi": ["class"]}
+    for name, var_dims in param_dims.items():
+        posterior[name] = reshape_draws(params[name], chains, draws)
+        dims[name] = list(var_dims)
+    obs = np.arange(X.shape[0])
+    coords = {**coords, "obs": obs}
+    groups = {
+        "posterior": posterior,
+        "log_likelihood": {"y": reshape_draws(log_lik, chains, draws)},
+        "observed_data": {"y": y.astype(np.int64), "x": X},
+    }
+    idata = az.from_dict(
+        posterior=groups["posterior"],
+        log_likelihood=groups["log_likelihood"],
+        observed_data=groups["observed_data"],
+        sample_stats=sample_stats,
+        coords=coords,
+        dims={**dims, "y": ["obs"], "x": ["obs", "feature"]},
+        attrs=attrs or {},
+    )
+    return idata
+
+
+def posterior_mean(params: dict, random: dict) -> dict:
+    """Posterior means of the random parameters (keys of ``random``, i.e. the family's
+    ``param_dims``, which carry the leading draw dim); fixed entries pass through."""
+    return {k: (np.mean(v, axis=0) if k in random else v) for k, v in params.items()}
+
+
+def as_dataarray(values: np.ndarray, chains: int, draws: int, classes: np.ndarray,
+                 name: str = "p") -> xr.DataArray:
+    """(S, n, K) -> DataArray with dims (chain, draw, obs, class)."""
+    return xr.DataArray(
+        reshape_draws(values, chains, draws),
+        dims=("chain", "draw", "obs", "class"),
+        coords={
+            "chain": np.arange(chains),
+            "draw": np.arange(draws),
+            "obs": np.arange(values.shape[1]),
+            "class": [c.item() if isinstance(c, np.generic) else c for c in classes],
+        },
+        name=name,
+    )

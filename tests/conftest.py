@@ -1,0 +1,55 @@
+"""Shared test data: one small data set per classifier's support."""
+
+import numpy as np
+import pytest
+
+import bayesgen as bg
+
+MIXED_FAMILIES = [("gaussian", [0, 1]), ("bernoulli", [2, 3]), ("poisson", [4, 5])]
+
+# name -> (factory of a default estimator, kind of data)
+CLASSIFIERS = {
+    "LDA": (lambda **kw: bg.LDA(**kw), "real"),
+    "QDA": (lambda **kw: bg.QDA(**kw), "real"),
+    "GaussianNB": (lambda **kw: bg.GaussianNB(**kw), "real"),
+    "KernelNB": (lambda **kw: bg.KernelNB(**kw), "real"),
+    "BernoulliNB": (lambda **kw: bg.BernoulliNB(**kw), "binary"),
+    "MultinomialNB": (lambda **kw: bg.MultinomialNB(**kw), "count"),
+    "PoissonNB": (lambda **kw: bg.PoissonNB(**kw), "count"),
+    "CategoricalNB": (lambda **kw: bg.CategoricalNB(**kw), "categorical"),
+    "MixedNB": (lambda **kw: bg.MixedNB(families=MIXED_FAMILIES, **kw), "mixed"),
+}
+
+
+def make_data(kind: str, n_per_class: int = 40, n_classes: int = 3, seed: int = 0):
+    """Separable-ish data of the given support, labels 0..K-1 in blocks."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(n_classes), n_per_class)
+    n = y.size
+    if kind == "real":
+        centres = rng.normal(scale=3.0, size=(n_classes, 4))
+        X = centres[y] + rng.normal(size=(n, 4)) * (1 + 0.3 * y[:, None])
+    elif kind == "binary":
+        p = rng.uniform(0.1, 0.9, size=(n_classes, 6))
+        X = (rng.uniform(size=(n, 6)) < p[y]).astype(float)
+    elif kind == "count":
+        lam = rng.uniform(0.5, 6.0, size=(n_classes, 6))
+        X = rng.poisson(lam[y]).astype(float)
+    elif kind == "categorical":
+        X = np.column_stack([(rng.integers(0, 3, n) + y) % 4 for _ in range(4)]).astype(float)
+    elif kind == "mixed":
+        real = rng.normal(size=(n, 2)) + 2.0 * y[:, None]
+        binary = (rng.uniform(size=(n, 2)) < (0.2 + 0.3 * y[:, None])).astype(float)
+        counts = rng.poisson(1.0 + 2.0 * y[:, None], size=(n, 2)).astype(float)
+        X = np.column_stack([real, binary, counts])
+    else:
+        raise ValueError(kind)
+    return X, y
+
+
+@pytest.fixture(params=sorted(CLASSIFIERS), scope="module")
+def classifier_case(request):
+    """(name, factory, X, y) for every classifier."""
+    factory, kind = CLASSIFIERS[request.param]
+    X, y = make_data(kind)
+    return request.param, factory, X, y
