@@ -145,6 +145,23 @@ class GaussianFamily:
         mu = post["m"] + np.sqrt(var / post["kappa"]) * rng.standard_normal(shape)
         return {"mu": mu, "var": var}
 
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
+
+        Each feature is Student-t with 2 a_n degrees of freedom, location m_n and
+        squared scale b_n (kappa_n + 1) / (a_n kappa_n) (Murphy 2007, eq. 100).
+        """
+        from scipy.special import gammaln
+
+        nu = 2.0 * post["a"]
+        scale2 = post["b"] * (post["kappa"] + 1.0) / (post["a"] * post["kappa"])
+        z2 = (X[:, None, :] - post["m"]) ** 2 / (nu * scale2)
+        terms = (
+            gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi * scale2)
+            - (nu + 1) / 2 * np.log1p(z2)
+        )
+        return terms.sum(axis=-1)
+
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """sum_j log N(x_nj; mu_kj, sigma2_kj) for every row and class.
