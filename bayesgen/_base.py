@@ -40,7 +40,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = bool(getattr(self._make_family(), "positive_only", False))
+        family = self._make_family()
+        tags.input_tags.positive_only = bool(getattr(family, "positive_only", False))
+        tags.classifier_tags.poor_score = bool(getattr(family, "poor_score", False))
         return tags
 
     # -------------------------------------------------------------------- fit
@@ -135,9 +137,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _build_idata(self, X, y_index, sample_stats) -> None:
         chains, draws = self._posterior_size()
         family = self.family_
-        coords = posterior.coords_for(
-            self.classes_, self._feature_names(), self.params_, family.param_dims
-        )
+        coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
         log_lik = posterior.pointwise_log_lik(family, X, y_index, self.params_, self.log_pi_draws_)
         self.idata_ = posterior.build_idata(
             log_pi=self.log_pi_draws_, params=self.params_, param_dims=family.param_dims,

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from bayesgen._base import GenerativeClassifier
@@ -188,7 +189,7 @@ class QDA(_MVNClassifier):
     _tied = False
 
 
-class LDA(_MVNClassifier):
+class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
     __doc__ = (
         """Linear discriminant analysis: x | y=k ~ MVN(mu_k, Sigma), one shared covariance.
 
@@ -240,6 +241,11 @@ class LDA(_MVNClassifier):
         ratio = evals / total if total > 0 else np.zeros_like(evals)
         self.explained_variance_ratio_ = ratio[:n_max]
         self._n_components = n_max
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of discriminant directions returned by ``transform`` (K - 1 at most)."""
+        return self._n_components
 
     def transform(self, X: Any) -> np.ndarray:
         """Project onto the K - 1 (at most d) Fisher discriminant directions.

@@ -111,15 +111,18 @@ def pointwise_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict,
     return out
 
 
-def coords_for(classes: np.ndarray, feature_names: list[str], params: dict,
-               param_dims: dict) -> dict:
-    """ArviZ coords: class labels, feature names (also as ``feature_bis``), and integer
-    coordinates for any other dim found in ``param_dims`` (e.g. ``category``)."""
+def coords_for(classes: np.ndarray, feature_names: list[str], family, params: dict) -> dict:
+    """ArviZ coords: class labels, feature names (also as ``feature_bis``), the family's
+    own named coordinates if it has a ``coords()`` method (MixedNB's per-part feature
+    dims), and integer coordinates for any other dim in ``param_dims`` (``category``)."""
+    param_dims = family.param_dims
     coords = {
         "class": [c.item() if isinstance(c, np.generic) else c for c in classes],
         "feature": list(feature_names),
         "feature_bis": list(feature_names),
     }
+    if hasattr(family, "coords"):
+        coords.update(family.coords())
     for name, dims in param_dims.items():
         shape = np.shape(params[name])[-len(dims):]
         for dim, size in zip(dims, shape, strict=True):

@@ -22,7 +22,7 @@ MAP is the joint mode: mu = m_n, sigma2 = b_n / (a_n + 3/2).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -50,7 +50,7 @@ class GaussianFamily:
     """
 
     name = "gaussian"
-    param_dims = {"mu": ("class", "feature"), "var": ("class", "feature")}
+    param_dims: ClassVar[dict] = {"mu": ("class", "feature"), "var": ("class", "feature")}
     positive_only = False
 
     def __init__(

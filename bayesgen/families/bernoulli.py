@@ -1,0 +1,161 @@
+"""Independent binary features (Bernoulli naive Bayes) with a Beta(alpha, alpha) prior.
+
+Model, per class k and feature j::
+
+    theta_kj ~ Beta(alpha_j, alpha_j)
+    x_nj | y_n = k ~ Bernoulli(theta_kj)
+
+Sufficient statistics per class: weighted count N_k and weighted number of ones
+c_kj = sum_n w_n x_nj (``feature_count``).
+
+- MLE: theta = c / N_k
+- MAP: theta = (c + alpha - 1) / (N_k + 2 (alpha - 1))  (scikit-learn's additive
+  alpha = a is alpha = a + 1 here)
+- posterior: theta | data ~ Beta(c + alpha, N_k - c + alpha)
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, ClassVar
+
+import numpy as np
+
+from bayesgen._validation import check_binary, check_nonnegative
+from bayesgen.families import _dirichlet as dr
+
+WHO = "BernoulliNB"
+
+
+class BernoulliFamily:
+    """Factorised Bernoulli likelihood with a Beta(alpha, alpha) prior per class/feature.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (d,)
+        Beta concentration (> 0; >= 1 for MAP). 1 is the MLE, 2 Laplace smoothing.
+    binarize : float or None
+        None: X must hold only 0 and 1. A number t: x > t becomes 1, else 0 (then
+        negative values are allowed).
+
+    Notes
+    -----
+    After estimation the family keeps the statistics it was fitted on
+    (``fitted_stats_``) for :meth:`attributes` (``feature_count_``).
+    """
+
+    name = "bernoulli"
+    param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature")}
+    positive_only = True
+    #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
+    poor_score = True
+
+    def __init__(self, *, alpha: Any = 2.0, binarize: Any = None) -> None:
+        self.alpha = alpha
+        self.binarize = binarize
+        self.positive_only = binarize is None
+        self.labels: np.ndarray | None = None
+        self.fitted_stats_: dict | None = None
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Threshold X at ``binarize``, or require it to hold only 0 and 1."""
+        if self.binarize is None:
+            check_nonnegative(X, who)
+            check_binary(X, who)
+            return X
+        t = self.binarize
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not np.isfinite(t):
+            raise ValueError(f"binarize must be None or a finite number; got {t!r}.")
+        return (X > t).astype(np.float64)
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """Weighted class counts N_k (K,) and numbers of ones ``R^T X`` (K, d)."""
+        R = dr.weighted_one_hot(y, w, n_classes)
+        return {"count": R.sum(axis=0), "feature_count": R.T @ X}
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Statistics of the union of two disjoint data sets (sums)."""
+        return dr.add_stats(a, b)
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict) -> dict:
+        """``{"alpha": (d,)}``, validated (finite, > 0, scalar or one per feature)."""
+        self.fitted_stats_ = stats
+        return {"alpha": dr.check_alpha(self.alpha, stats["feature_count"].shape[1])}
+
+    # -------------------------------------------------------------- estimates
+    def mle(self, stats: dict) -> dict:
+        """theta = c / N_k (0 or 1 where a feature is constant within a class)."""
+        self.fitted_stats_ = stats
+        n = stats["count"][:, None]
+        return {"theta": dr.mode(stats["feature_count"], n, self.labels, WHO)}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """theta = (c + alpha - 1) / (N_k + 2 (alpha - 1)), needs alpha >= 1."""
+        self.fitted_stats_ = stats
+        alpha = prior["alpha"]
+        dr.require_mode_alpha(alpha, WHO)
+        numer = stats["feature_count"] + (alpha - 1.0)
+        denom = stats["count"][:, None] + 2.0 * (alpha - 1.0)
+        return {"theta": dr.mode(numer, denom, self.labels, WHO)}
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Beta posterior ``a = c + alpha``, ``b = N_k - c + alpha``, each (K, d)."""
+        self.fitted_stats_ = stats
+        c, alpha = stats["feature_count"], prior["alpha"]
+        # max(., 0) guards against rounding of weighted sums (c <= N_k exactly).
+        b = np.maximum(stats["count"][:, None] - c, 0.0) + alpha
+        return {"a": c + alpha, "b": b}
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws ``theta`` (size, K, d)."""
+        return {"theta": dr.draw_beta(post["a"], post["b"], size, rng)}
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
+
+        Beta-Bernoulli: p(x_j = 1 | data) = a / (a + b), the posterior mean, and
+        features are independent a posteriori, so this is :meth:`log_lik` at it.
+        """
+        a, b = post["a"], post["b"]
+        return self.log_lik(X, {"theta": a / (a + b)})
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """sum_j [x log theta + (1 - x) log(1 - theta)] for every row and class.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d) with values in {0, 1}
+        params : dict
+            ``theta`` of shape (..., K, d); leading dims are posterior draws.
+        full : bool
+            Ignored: there is no term that is equal across classes.
+
+        Returns
+        -------
+        ndarray of shape (..., n, K)
+            ``X @ log(theta).T + (1 - X) @ log(1 - theta).T``; a row is ``-inf`` under
+            a class with theta = 0 where x = 1 or theta = 1 where x = 0.
+        """
+        theta = params["theta"]
+        if np.all((theta > 0) & (theta < 1)):
+            log1m = np.log1p(-theta)
+            out = dr.matmul_t(X, np.log(theta) - log1m)
+            out += log1m.sum(axis=-1)[..., None, :]
+            return out
+        return dr.log_prob_matmul(X, theta) + dr.log_prob_matmul(1.0 - X, 1.0 - theta)
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One binary x per row given class ``y`` (n,) and per-row params (n, K, d)."""
+        theta = params["theta"][np.arange(y.shape[0]), y]
+        return (rng.uniform(size=theta.shape) < theta).astype(np.float64)
+
+    def attributes(self, params: dict) -> dict:
+        """``feature_count_`` (K, d) and ``feature_log_prob_`` = log theta (K, d)."""
+        with np.errstate(divide="ignore"):
+            out = {"feature_log_prob_": np.log(params["theta"])}
+        if self.fitted_stats_ is not None:
+            out["feature_count_"] = self.fitted_stats_["feature_count"]
+        return out

@@ -1,0 +1,392 @@
+"""Mixed naive Bayes: different likelihood families on disjoint column groups.
+
+Given parts ``(family_p, columns_p)`` that partition the features::
+
+    log p(x | y = k) = sum_p log p_p(x[columns_p] | y = k)
+
+Each part is an ordinary family instance (:mod:`bayesgen.families`) with its own
+statistics, prior and parameters; the composite implements the family interface by
+delegation. Naming, so that everything stays a flat dict of arrays whose keys are
+valid netCDF variable names:
+
+- part ``p`` (0-based position in ``families``) with family ``name`` has the prefix
+  ``f"{name}{p}"``, e.g. ``"gaussian0"``, ``"bernoulli1"``;
+- its parameters are ``f"{prefix}_{key}"`` (``"gaussian0_mu"``), with ``param_dims``
+  renamed likewise except the shared ``"class"`` dim (``("class", "gaussian0_feature")``),
+  because parts have different numbers of features; :meth:`MixedFamily.coords` gives the
+  column names of every renamed ``feature`` dim;
+- its fitted attributes are ``f"{prefix}_{attr}"`` (``"gaussian0_theta_"``), plus
+  ``parts_``: one dict per part with ``name``, ``prefix``, ``columns`` (positions)
+  and ``features`` (column names).
+
+Statistics are ``{"count": (K,), "parts": [stats of each part]}``; priors and
+conjugate posteriors are ``{"parts": [...]}``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from typing import Any
+
+import numpy as np
+
+from bayesgen.families import get_family
+
+NAMES = ("gaussian", "bernoulli", "multinomial", "categorical", "poisson", "kernel")
+DISCRETE = ("bernoulli", "multinomial", "categorical")
+_USAGE = "families=[(name, columns), ...] or [(name, columns, options), ...]"
+
+
+class MixedFamily:
+    """Composite family: one family per column group, log-likelihoods added.
+
+    Parameters
+    ----------
+    families : list of tuples or None
+        ``(name, columns)`` or ``(name, columns, options)``: ``name`` in
+        :data:`NAMES`, ``columns`` integer positions or column names (a single one
+        is allowed), ``options`` a dict of that family's hyper-parameters.
+    alpha : float or array-like
+        Concentration given to the discrete parts (``"bernoulli"``,
+        ``"multinomial"``, ``"categorical"``) unless their options set ``alpha``;
+        every other part keeps its standalone defaults.
+    feature_names : array-like of str or None
+        Column names of the training DataFrame, needed for string ``columns``.
+    n_features : int or None
+        Number of training columns, for information: positions are checked against
+        the width of the X given to :meth:`check_X`.
+
+    Notes
+    -----
+    The constructor never raises (scikit-learn builds it with ``families=None`` to
+    read tags); the specification is validated by :meth:`check_X` at fit time.
+    """
+
+    name = "mixed"
+
+    def __init__(
+        self,
+        families: Any,
+        *,
+        alpha: Any = 2.0,
+        feature_names: Any = None,
+        n_features: int | None = None,
+    ) -> None:
+        self.families = families
+        self.alpha = alpha
+        self.feature_names = None if feature_names is None else list(feature_names)
+        self.n_features = n_features
+        self._labels: np.ndarray | None = None
+        self.parts_: list[dict] | None = None
+
+    # ------------------------------------------------------- specification
+    @property
+    def positive_only(self) -> bool:
+        """True only when every part is positive-only (False if the spec is invalid)."""
+        try:
+            return all(bool(part.positive_only) for _, part in self._instances())
+        except (ValueError, TypeError):
+            return False
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """Class labels, for error messages; setting them also sets them on the parts."""
+        return self._labels
+
+    @labels.setter
+    def labels(self, value: np.ndarray | None) -> None:
+        self._labels = value
+        for part in self.parts_ or []:
+            part["family"].labels = value
+
+    def _entries(self) -> list[tuple[str, Any, dict]]:
+        """The validated ``(name, columns, options)`` triples of ``families``."""
+        spec = self.families
+        if not isinstance(spec, (list, tuple)) or len(spec) == 0:
+            raise ValueError(
+                f"MixedNB needs {_USAGE}, with every column in exactly one part; got {spec!r}."
+            )
+        out = []
+        for p, entry in enumerate(spec):
+            if not isinstance(entry, (tuple, list)) or len(entry) not in (2, 3):
+                raise ValueError(
+                    f"families[{p}] must be (name, columns[, options]); got {entry!r}."
+                )
+            name, columns = entry[0], entry[1]
+            options = entry[2] if len(entry) == 3 else None
+            if not isinstance(name, str) or name not in NAMES:
+                raise ValueError(
+                    f"families[{p}]: unknown family {name!r}; choose one of {list(NAMES)}."
+                )
+            if options is None:
+                options = {}
+            if not isinstance(options, dict):
+                raise ValueError(f"families[{p}]: options must be a dict; got {options!r}.")
+            out.append((name, columns, dict(options)))
+        return out
+
+    def _instances(self) -> list[tuple[str, Any]]:
+        """One configured family instance per part, as ``(name, family)``."""
+        parts = []
+        for p, (name, _, options) in enumerate(self._entries()):
+            cls = get_family(name)
+            accepted = [
+                q.name
+                for q in inspect.signature(cls).parameters.values()
+                if q.kind == q.KEYWORD_ONLY
+            ]
+            unknown = sorted(set(options) - set(accepted))
+            if unknown:
+                raise ValueError(
+                    f"families[{p}] ({name!r}): unknown option(s) {unknown}; the {name} "
+                    f"family accepts {accepted}."
+                )
+            if name in DISCRETE and "alpha" not in options:
+                options["alpha"] = self.alpha
+            parts.append((name, cls(**options)))
+        return parts
+
+    def _column(self, c: Any, p: int, n_features: int) -> int:
+        """Position of one column given as an integer position or a column name."""
+        if isinstance(c, (numbers.Integral, np.integer)) and not isinstance(c, (bool, np.bool_)):
+            if not 0 <= int(c) < n_features:
+                raise ValueError(
+                    f"families[{p}]: column position {int(c)} is out of range; X has "
+                    f"{n_features} columns (0..{n_features - 1})."
+                )
+            return int(c)
+        if isinstance(c, str):
+            if self.feature_names is None:
+                raise ValueError(
+                    f"families[{p}]: column name {c!r} needs X to be a DataFrame with "
+                    "string column names; use integer positions otherwise."
+                )
+            if c not in self.feature_names:
+                raise ValueError(
+                    f"families[{p}]: unknown column {c!r}; X has columns {self.feature_names}."
+                )
+            return self.feature_names.index(c)
+        raise ValueError(f"families[{p}]: a column must be an int position or a name; got {c!r}.")
+
+    def _describe(self, positions) -> list:
+        names = self.feature_names
+        return [names[j] if names is not None else int(j) for j in positions]
+
+    def _resolve(self, n_features: int) -> list[dict]:
+        """Validate the specification and build ``parts_`` (once)."""
+        if self.parts_ is not None:
+            return self.parts_
+        entries, instances = self._entries(), self._instances()
+        parts = []
+        for p, ((name, columns, _), (_, family)) in enumerate(zip(entries, instances, strict=True)):
+            if isinstance(columns, (str, numbers.Integral, np.integer)):
+                columns = [columns]
+            try:
+                items = list(columns)
+            except TypeError:
+                raise ValueError(
+                    f"families[{p}]: columns must be a list of positions or names; got {columns!r}."
+                ) from None
+            if not items:
+                raise ValueError(f"families[{p}] ({name!r}) has no columns; give it at least one.")
+            cols = np.array([self._column(c, p, n_features) for c in items], dtype=np.intp)
+            family.labels = self._labels
+            parts.append({"name": name, "prefix": f"{name}{p}", "family": family, "columns": cols})
+        used = np.bincount(np.concatenate([q["columns"] for q in parts]), minlength=n_features)
+        if np.any(used > 1):
+            raise ValueError(
+                f"Columns {self._describe(np.flatnonzero(used > 1))} are in more than one part "
+                "of families; every column must be in exactly one part."
+            )
+        if np.any(used == 0):
+            raise ValueError(
+                f"Columns {self._describe(np.flatnonzero(used == 0))} are in no part of "
+                "families; every column must be in exactly one part."
+            )
+        self.parts_ = parts
+        return parts
+
+    def _parts(self) -> list[dict]:
+        if self.parts_ is None:
+            raise ValueError("MixedFamily is not resolved yet: call check_X(X, ...) first.")
+        return self.parts_
+
+    @property
+    def param_dims(self) -> dict[str, tuple[str, ...]]:
+        """Namespaced dims: ``{prefix_key: ("class", "prefix_feature", ...)}`` (empty
+        before the specification is resolved)."""
+        out = {}
+        for part in self.parts_ or []:
+            pre = part["prefix"]
+            for key, dims in part["family"].param_dims.items():
+                out[f"{pre}_{key}"] = tuple(d if d == "class" else f"{pre}_{d}" for d in dims)
+        return out
+
+    def coords(self) -> dict[str, list]:
+        """Coordinates of the renamed feature dims: ``{prefix_feature: column names}``.
+
+        Names are the DataFrame's column names, or ``x{j}`` for plain arrays.
+        """
+        names = self.feature_names
+        return {
+            f"{part['prefix']}_feature": [
+                names[j] if names is not None else f"x{j}" for j in part["columns"]
+            ]
+            for part in self._parts()
+        }
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Validate the specification (first call), then each part's checks on its columns.
+
+        Returns X with every column group transformed by its part (e.g. BernoulliNB's
+        ``binarize``), in the original column order.
+        """
+        parts = self._resolve(X.shape[1])
+        out = np.empty_like(X, dtype=np.float64)
+        for part in parts:
+            cols = part["columns"]
+            out[:, cols] = part["family"].check_X(
+                X[:, cols], method=method, who=f"{who} part {part['prefix']}"
+            )
+        return out
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """``count`` (K,) and the statistics of every part on its columns."""
+        parts = self._resolve(X.shape[1])
+        return {
+            "count": np.bincount(y, weights=w, minlength=n_classes).astype(np.float64),
+            "parts": [q["family"].stats(X[:, q["columns"]], y, w, n_classes) for q in parts],
+        }
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Part-wise merge."""
+        parts = self._parts()
+        return {
+            "count": a["count"] + b["count"],
+            "parts": [
+                q["family"].merge(sa, sb)
+                for q, sa, sb in zip(parts, a["parts"], b["parts"], strict=True)
+            ],
+        }
+
+    # -------------------------------------------------------------- estimates
+    def _namespaced(self, per_part: list[dict]) -> dict:
+        out = {}
+        for part, params in zip(self._parts(), per_part, strict=True):
+            out.update({f"{part['prefix']}_{key}": value for key, value in params.items()})
+        return out
+
+    def _split(self, params: dict) -> list[dict]:
+        out = []
+        for part in self._parts():
+            pre = part["prefix"] + "_"
+            out.append({k[len(pre) :]: v for k, v in params.items() if k.startswith(pre)})
+        return out
+
+    def prior(self, stats: dict) -> dict:
+        """``{"parts": [resolved prior of each part]}``."""
+        parts = self._parts()
+        return {"parts": [q["family"].prior(s) for q, s in zip(parts, stats["parts"], strict=True)]}
+
+    def mle(self, stats: dict) -> dict:
+        """Namespaced MLEs of the parts."""
+        parts = self._parts()
+        return self._namespaced(
+            [q["family"].mle(s) for q, s in zip(parts, stats["parts"], strict=True)]
+        )
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Namespaced MAP estimates of the parts."""
+        parts = self._parts()
+        return self._namespaced(
+            [
+                q["family"].map(s, pr)
+                for q, s, pr in zip(parts, stats["parts"], prior["parts"], strict=True)
+            ]
+        )
+
+    def _require_conjugate(self) -> None:
+        kernel = [q["prefix"] for q in self._parts() if q["name"] == "kernel"]
+        if kernel:
+            raise ValueError(
+                f"MixedNB with a 'kernel' part ({', '.join(kernel)}) has no conjugate "
+                "posterior (the bandwidth prior is not conjugate); use method='mcmc' "
+                "(or 'mle'/'map')."
+            )
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """``{"parts": [conjugate posterior of each part]}``; not with a kernel part."""
+        self._require_conjugate()
+        parts = self._parts()
+        return {
+            "parts": [
+                q["family"].posterior(s, pr)
+                for q, s, pr in zip(parts, stats["parts"], prior["parts"], strict=True)
+            ]
+        }
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """Namespaced i.i.d. posterior draws of every part (leading dim ``size``)."""
+        self._require_conjugate()
+        parts = self._parts()
+        return self._namespaced(
+            [q["family"].draw(p, size, rng) for q, p in zip(parts, post["parts"], strict=True)]
+        )
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), (n, K).
+
+        The parts have independent priors, so given the class the predictive
+        factorises over parts: the sum of the parts' ``log_predictive`` on their columns.
+        """
+        self._require_conjugate()
+        total = None
+        for part, p in zip(self._parts(), post["parts"], strict=True):
+            lp = part["family"].log_predictive(X[:, part["columns"]], p)
+            total = lp if total is None else total + lp
+        return total
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """Sum of the parts' log-likelihoods on their columns, (..., n, K).
+
+        With ``full=False`` each part may drop its own class-independent terms, so
+        the sum is still a valid discriminant.
+        """
+        total = None
+        for part, sub in zip(self._parts(), self._split(params), strict=True):
+            ll = part["family"].log_lik(X[:, part["columns"]], sub, full=full)
+            total = ll if total is None else total + ll
+        return total
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One x per row, each part filling its columns (original column order)."""
+        parts = self._parts()
+        n_features = sum(q["columns"].size for q in parts)
+        out = np.empty((y.shape[0], n_features))
+        for part, sub in zip(parts, self._split(params), strict=True):
+            out[:, part["columns"]] = part["family"].sample(sub, y, rng)
+        return out
+
+    def attributes(self, params: dict) -> dict:
+        """Namespaced part attributes (``gaussian0_theta_``, ...) and ``parts_``.
+
+        ``parts_`` is a list of dicts with ``name``, ``prefix``, ``columns`` (list of
+        positions) and ``features`` (column names, or ``x{j}`` without names, as :meth:`coords`).
+        """
+        out: dict[str, Any] = {}
+        for part, sub in zip(self._parts(), self._split(params), strict=True):
+            attrs = part["family"].attributes(sub)
+            out.update({f"{part['prefix']}_{key}": value for key, value in attrs.items()})
+        out["parts_"] = [
+            {
+                "name": q["name"],
+                "prefix": q["prefix"],
+                "columns": q["columns"].tolist(),
+                "features": features,
+            }
+            for q, features in zip(self._parts(), self.coords().values(), strict=True)
+        ]
+        return out

@@ -1,0 +1,181 @@
+"""Feature counts (multinomial naive Bayes) with a Dirichlet(alpha) prior per class.
+
+Model, per class k over the d features::
+
+    theta_k ~ Dirichlet(alpha_1, ..., alpha_d)
+    x_n | y_n = k ~ Multinomial(sum_j x_nj, theta_k)
+
+Sufficient statistics per class: weighted count N_k and feature counts
+c_kj = sum_n w_n x_nj, computed as one matrix product ``R^T X`` with R the weighted
+one-hot class matrix. With T_k = sum_j c_kj:
+
+- MLE: theta_kj = c_kj / T_k
+- MAP: theta_kj = (c_kj + alpha_j - 1) / (T_k + sum_j (alpha_j - 1)), i.e.
+  (c + alpha - 1) / (T + d (alpha - 1)) for a scalar alpha
+- posterior: theta_k | data ~ Dirichlet(c_k + alpha)
+
+Non-negative real values (tf-idf term weights) are accepted for point estimates, as
+in scikit-learn; posterior methods need whole-number counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import gammaln
+
+from bayesgen._validation import POSTERIOR_METHODS, check_integer_counts, check_nonnegative
+from bayesgen.families import _dirichlet as dr
+
+WHO = "MultinomialNB"
+
+
+class MultinomialFamily:
+    """Multinomial likelihood over the feature counts with a Dirichlet prior per class.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (d,)
+        Dirichlet concentration (> 0; >= 1 for MAP). 1 is the MLE, 2 Laplace smoothing.
+
+    Notes
+    -----
+    After estimation the family keeps the statistics it was fitted on
+    (``fitted_stats_``): :meth:`attributes` reports ``feature_count_`` from them and
+    :meth:`sample` uses the per-class mean row total ``T_k / N_k``.
+    """
+
+    name = "multinomial"
+    param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature")}
+    positive_only = True
+    #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
+    poor_score = True
+
+    def __init__(self, *, alpha: Any = 2.0) -> None:
+        self.alpha = alpha
+        self.labels: np.ndarray | None = None
+        self.fitted_stats_: dict | None = None
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Non-negative values; whole numbers for posterior methods."""
+        if method in POSTERIOR_METHODS:
+            check_integer_counts(X, who)
+        else:
+            check_nonnegative(X, who)
+        return X
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """Weighted class counts N_k (K,) and feature counts ``R^T X`` (K, d)."""
+        R = dr.weighted_one_hot(y, w, n_classes)
+        return {"count": R.sum(axis=0), "feature_count": R.T @ X}
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Statistics of the union of two disjoint data sets (sums)."""
+        return dr.add_stats(a, b)
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict) -> dict:
+        """``{"alpha": (d,)}``, validated (finite, > 0, scalar or one per feature)."""
+        self.fitted_stats_ = stats
+        return {"alpha": dr.check_alpha(self.alpha, stats["feature_count"].shape[1])}
+
+    # -------------------------------------------------------------- estimates
+    def mle(self, stats: dict) -> dict:
+        """theta_kj = c_kj / T_k (0 for a feature never seen in class k)."""
+        self.fitted_stats_ = stats
+        c = stats["feature_count"]
+        return {"theta": dr.mode(c, c.sum(axis=1, keepdims=True), self.labels, WHO)}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """theta_kj = (c_kj + alpha_j - 1) / (T_k + sum_j (alpha_j - 1)), alpha >= 1."""
+        self.fitted_stats_ = stats
+        alpha = prior["alpha"]
+        dr.require_mode_alpha(alpha, WHO)
+        numer = stats["feature_count"] + (alpha - 1.0)
+        return {"theta": dr.mode(numer, numer.sum(axis=1, keepdims=True), self.labels, WHO)}
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Dirichlet posterior concentration ``c_k + alpha``, (K, d)."""
+        self.fitted_stats_ = stats
+        return {"concentration": stats["feature_count"] + prior["alpha"]}
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws ``theta`` (size, K, d) (no exact zeros)."""
+        return {"theta": np.exp(dr.log_dirichlet(post["concentration"], size, rng))}
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
+
+        Dirichlet-multinomial with concentration a_k (A_k = sum_j a_kj), n = sum_j x_j::
+
+            log n! - sum_j log x_j! + lgamma(A_k) - lgamma(n + A_k)
+                + sum_j [lgamma(x_j + a_kj) - lgamma(a_kj)]
+
+        One (n, d) pass per class (loop over K keeps memory at n x d).
+        """
+        conc = post["concentration"]
+        total = X.sum(axis=1)
+        out = np.empty((X.shape[0], conc.shape[0]))
+        for k, a in enumerate(conc):
+            a_sum = a.sum()
+            out[:, k] = gammaln(X + a).sum(axis=1) - gammaln(a).sum()
+            out[:, k] += gammaln(a_sum) - gammaln(total + a_sum)
+        out += (gammaln(total + 1.0) - gammaln(X + 1.0).sum(axis=1))[:, None]
+        return out
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """Multinomial log-pmf of every row under every class.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d), non-negative counts
+        params : dict
+            ``theta`` of shape (..., K, d); leading dims are posterior draws.
+        full : bool
+            True adds the multinomial coefficient
+            ``log(n_total!) - sum_j log(x_j!)`` (via ``gammaln``), so the result equals
+            ``scipy.stats.multinomial.logpmf``; False drops it (equal across classes).
+
+        Returns
+        -------
+        ndarray of shape (..., n, K)
+            ``X @ log(theta).T`` (+ coefficient): one matrix product. ``-inf`` where a
+            row has x_j > 0 for a theta_kj = 0 (MLE); 0 log 0 counts as 0.
+        """
+        out = dr.log_prob_matmul(X, params["theta"])
+        if full:
+            coef = gammaln(X.sum(axis=1) + 1.0) - gammaln(X + 1.0).sum(axis=1)
+            out += coef[:, None]
+        return out
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One count vector per row given class ``y`` (n,) and per-row params (n, K, d).
+
+        The multinomial needs a row total, which the model does not describe: each
+        row's total is drawn from Poisson(T_k / N_k), the mean row total of its class in
+        the training data, then the counts from Multinomial(total, theta_k).
+        """
+        rows = np.arange(y.shape[0])
+        theta = params["theta"][rows, y]
+        theta = theta / theta.sum(axis=1, keepdims=True)
+        totals = rng.poisson(self._mean_totals()[y])
+        return rng.multinomial(totals, theta).astype(np.float64)
+
+    def _mean_totals(self) -> np.ndarray:
+        """Per-class mean row total T_k / N_k (K,) of the fitted statistics."""
+        if self.fitted_stats_ is None:
+            raise ValueError("MultinomialFamily.sample needs the fitted statistics; fit first.")
+        s = self.fitted_stats_
+        n = s["count"]
+        return s["feature_count"].sum(axis=1) / np.where(n > 0, n, 1.0)
+
+    def attributes(self, params: dict) -> dict:
+        """``feature_count_`` (K, d) and ``feature_log_prob_`` = log theta (K, d)."""
+        with np.errstate(divide="ignore"):
+            out = {"feature_log_prob_": np.log(params["theta"])}
+        if self.fitted_stats_ is not None:
+            out["feature_count_"] = self.fitted_stats_["feature_count"]
+        return out

@@ -1,0 +1,179 @@
+"""Independent count features (Poisson naive Bayes) with a Gamma prior on the rates.
+
+Model, per class k and feature j::
+
+    lambda_kj ~ Gamma(alpha, beta_j)       (shape alpha, rate beta_j)
+    x_nj | y_n = k ~ Poisson(lambda_kj)
+
+with beta_j = (alpha - 1) / r_j, which puts the prior mode at r_j (``rate_prior``;
+default the overall weighted mean of feature j, floored at 0.5 / N so that an all-zero
+feature keeps a positive prior mode). Sufficient statistics per class: weighted count
+N_k and sums S_kj = sum_n w_n x_nj.
+
+- MLE: lambda = S_kj / N_k
+- MAP: lambda = (S_kj + alpha - 1) / (N_k + beta_j)   (alpha = 1 gives the MLE)
+- posterior: lambda_kj | data ~ Gamma(S_kj + alpha, N_k + beta_j)
+
+alpha >= 1 is required (beta_j >= 0). Non-negative real values are accepted for point
+estimates; posterior methods need whole-number counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import gammaln
+
+from bayesgen._validation import POSTERIOR_METHODS, check_integer_counts, check_nonnegative
+from bayesgen.families import _dirichlet as dr
+from bayesgen.families._gaussian_stats import resolve_vector
+
+WHO = "PoissonNB"
+
+
+class PoissonFamily:
+    """Factorised Poisson likelihood with a Gamma prior per class/feature.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (d,)
+        Gamma shape, >= 1: alpha - 1 pseudo-counts at the prior rate (1 is the MLE).
+    rate_prior : float, array-like of shape (d,) or None
+        Prior mode r_j > 0 of the rates; None = overall weighted feature means.
+
+    Notes
+    -----
+    After estimation the family keeps the statistics it was fitted on
+    (``fitted_stats_``) for :meth:`attributes` (``feature_count_``).
+    """
+
+    name = "poisson"
+    param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"rate": ("class", "feature")}
+    positive_only = True
+
+    def __init__(self, *, alpha: Any = 2.0, rate_prior: Any = None) -> None:
+        self.alpha = alpha
+        self.rate_prior = rate_prior
+        self.labels: np.ndarray | None = None
+        self.fitted_stats_: dict | None = None
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Non-negative values; whole numbers for posterior methods."""
+        if method in POSTERIOR_METHODS:
+            check_integer_counts(X, who)
+        else:
+            check_nonnegative(X, who)
+        return X
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """Weighted class counts N_k (K,) and feature sums ``R^T X`` (K, d)."""
+        R = dr.weighted_one_hot(y, w, n_classes)
+        return {"count": R.sum(axis=0), "feature_count": R.T @ X}
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Statistics of the union of two disjoint data sets (sums)."""
+        return dr.add_stats(a, b)
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict) -> dict:
+        """Gamma shape ``alpha`` (d,) and rate ``beta`` = (alpha - 1) / r (d,).
+
+        r_j is ``rate_prior`` or the overall mean sum_k S_kj / N, floored at 0.5 / N.
+        """
+        self.fitted_stats_ = stats
+        s = stats["feature_count"]
+        d = s.shape[1]
+        alpha = dr.check_alpha(self.alpha, d)
+        if np.any(alpha < 1):
+            raise ValueError(
+                f"{WHO} needs alpha >= 1 (Gamma shape; alpha = 1 is the MLE); got "
+                f"min(alpha) = {float(alpha.min()):g}."
+            )
+        n = float(stats["count"].sum())
+        mean = np.maximum(s.sum(axis=0) / n, 0.5 / n)
+        rate = resolve_vector(self.rate_prior, d, "rate_prior", mean)
+        if np.any(rate <= 0):
+            raise ValueError(f"rate_prior must be > 0 for every feature; got {self.rate_prior!r}.")
+        return {"alpha": alpha, "beta": (alpha - 1.0) / rate}
+
+    # -------------------------------------------------------------- estimates
+    def mle(self, stats: dict) -> dict:
+        """lambda = S_kj / N_k (0 for a feature that is always 0 in class k)."""
+        self.fitted_stats_ = stats
+        n = stats["count"][:, None]
+        return {"rate": dr.mode(stats["feature_count"], n, self.labels, WHO)}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """lambda = (S_kj + alpha - 1) / (N_k + beta_j)."""
+        self.fitted_stats_ = stats
+        numer = stats["feature_count"] + (prior["alpha"] - 1.0)
+        denom = stats["count"][:, None] + prior["beta"]
+        return {"rate": dr.mode(numer, denom, self.labels, WHO)}
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Gamma posterior shape ``a = S + alpha`` and rate ``b = N_k + beta``, (K, d)."""
+        self.fitted_stats_ = stats
+        s = stats["feature_count"]
+        b = stats["count"][:, None] + prior["beta"]
+        return {"a": s + prior["alpha"], "b": np.broadcast_to(b, s.shape).copy()}
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws ``rate`` = Gamma(a) / b, (size, K, d)."""
+        shape = (size, *post["a"].shape)
+        return {"rate": rng.standard_gamma(post["a"], size=shape) / post["b"]}
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
+
+        Gamma-Poisson gives a negative binomial per feature::
+
+            lgamma(x + a) - lgamma(a) - log x! + a log(b / (b + 1)) - x log(b + 1)
+
+        summed over features; one (n, d) pass per class.
+        """
+        a, b = post["a"], post["b"]
+        out = X @ (-np.log1p(b)).T + (a * np.log(b / (b + 1.0))).sum(axis=1)
+        for k in range(a.shape[0]):
+            out[:, k] += (gammaln(X + a[k]) - gammaln(a[k])).sum(axis=1)
+        out -= gammaln(X + 1.0).sum(axis=1)[:, None]
+        return out
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """sum_j [x log lambda - lambda - log(x!)] for every row and class.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d), non-negative counts
+        params : dict
+            ``rate`` of shape (..., K, d); leading dims are posterior draws.
+        full : bool
+            True includes ``-sum_j gammaln(x_nj + 1)`` (then equal to the sum of
+            ``scipy.stats.poisson.logpmf``); False drops it (equal across classes).
+
+        Returns
+        -------
+        ndarray of shape (..., n, K)
+            ``X @ log(lambda).T - sum_j lambda_kj``: one matrix product. ``-inf`` where
+            x_nj > 0 for a rate 0 (MLE); 0 log 0 counts as 0.
+        """
+        rate = params["rate"]
+        out = dr.log_prob_matmul(X, rate)
+        out -= rate.sum(axis=-1)[..., None, :]
+        if full:
+            out -= gammaln(X + 1.0).sum(axis=1)[:, None]
+        return out
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One count vector per row given class ``y`` (n,) and per-row params (n, K, d)."""
+        rate = params["rate"][np.arange(y.shape[0]), y]
+        return rng.poisson(rate).astype(np.float64)
+
+    def attributes(self, params: dict) -> dict:
+        """``feature_count_`` S (K, d) and ``rate_`` lambda (K, d)."""
+        out = {"rate_": params["rate"]}
+        if self.fitted_stats_ is not None:
+            out["feature_count_"] = self.fitted_stats_["feature_count"]
+        return out
