@@ -40,8 +40,15 @@ def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     y_index : ndarray of shape (n,), int
         ``classes[y_index] == y``.
     """
-    check_classification_targets(y)
-    classes, y_index = np.unique(y, return_inverse=True)
+    if y.dtype.kind in "iu" and y.size and int(y.max()) - int(y.min()) < 4 * y.size + 1000:
+        # integer labels: counting is O(n), sorting (np.unique) is O(n log n)
+        low = int(y.min())
+        present = np.bincount(y - low) > 0
+        classes = (np.flatnonzero(present) + low).astype(y.dtype)
+        y_index = (np.cumsum(present) - 1)[y - low]
+    else:
+        check_classification_targets(y)
+        classes, y_index = np.unique(y, return_inverse=True)
     if classes.size < 2:
         raise ValueError(
             f"Classifier can't train when only one class is present: y has 1 class "

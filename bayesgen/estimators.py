@@ -219,7 +219,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         projection solves the generalised eigenproblem S_b v = lambda Sigma v with
         S_b = sum_k (N_k/N)(mu_k - xbar)(mu_k - xbar)^T (as scikit-learn's eigen solver).
         """
-        mu, cov = self.params_["mu"], self.params_["cov"]
+        mu, cov = self.means_, self.covariance_  # posterior means for posterior methods
         coef = linalg.cho_solve(linalg.cho_factor(cov, lower=True), mu.T).T
         with np.errstate(divide="ignore"):
             intercept = -0.5 * np.sum(coef * mu, axis=1) + self.class_log_prior_

@@ -33,10 +33,21 @@ the PyMC models rely on:
     dims of ``params``. ``full=False`` is only asked for point estimates (no draw
     dims) and may drop terms that are equal for every class: the discriminant form
     used by the plug-in Bayes rule.
+``log_predictive(X, post) -> ndarray (n, K)``
+    Closed-form posterior predictive log p(x | y = k, data) (Student-t,
+    Beta-Bernoulli, Dirichlet-multinomial, negative binomial, ...); conjugate
+    families only.
 ``sample(params, y, rng) -> ndarray (n, d)``
     One x per row given class index ``y`` (n,), with params batched as (n, K, ...).
 ``attributes(params) -> dict``
     scikit-learn-named fitted attributes (``theta_``, ``feature_log_prob_``, ...).
+
+Parameters that are not random (KernelNB's training points) may sit in ``params``
+next to the random ones; only the keys of ``param_dims`` carry leading draw dims.
+Families whose attributes or sampling need the statistics (count families) keep a
+reference to them as ``fitted_stats_`` when ``prior``/``mle``/``map``/``posterior``
+is called. ``MixedFamily`` namespaces its parts' parameters and dims
+(``gaussian0_mu``, ``gaussian0_feature``) and offers ``coords()`` for the renamed dims.
 """
 
 from __future__ import annotations

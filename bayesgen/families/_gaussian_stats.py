@@ -50,20 +50,40 @@ def scatter_stats(
     """count (K,), mean (K, d) and centred scatter: (K, d, d), or (d, d) pooled if tied.
 
     The per-class scatter is ``S_k = sum_{y_n=k} w_n (x_n - mean_k)(x_n - mean_k)^T``;
-    the pooled one is ``sum_k S_k``, computed with one matrix product.
+    the pooled one is ``sum_k S_k``. The pooled scatter is computed in one pass over the
+    data centred at the overall mean c: ``sum_n w_n (x_n - c)(x_n - c)^T -
+    sum_k s_k s_k^T / N_k`` with ``s_k = sum_{y_n=k} w_n (x_n - c)``; when the between-class
+    part dwarfs the within-class part (the subtraction would lose digits) it falls back
+    to the two-pass form.
     """
-    _, count, mean = class_means(X, y, w, n_classes)
-    Xc = X - mean[y]
-    if tied:
-        scatter = (Xc * w[:, None]).T @ Xc
-    else:
+    if not tied:
+        _, count, mean = class_means(X, y, w, n_classes)
+        Xc = X - mean[y]
         d = X.shape[1]
         scatter = np.zeros((n_classes, d, d))
         for k in range(n_classes):
             rows = y == k
             Xk = Xc[rows]
             scatter[k] = (Xk * w[rows, None]).T @ Xk
-    return {"count": count, "mean": mean, "scatter": (scatter + np.swapaxes(scatter, -1, -2)) / 2}
+        return {"count": count, "mean": mean, "scatter": _symmetric(scatter)}
+    R = one_hot(y, w, n_classes)
+    count = R.sum(axis=0)
+    centre = (w @ X) / w.sum()
+    Xc = X - centre
+    sums = R.T @ Xc
+    mean = _safe_div(sums, count[:, None]) + centre
+    unit_weights = bool(np.all(w == 1.0))
+    total = Xc.T @ Xc if unit_weights else (Xc * w[:, None]).T @ Xc
+    between = _safe_div(sums, count[:, None]).T @ sums
+    scatter = total - between
+    if np.trace(between) > 1e4 * max(np.trace(scatter), 0.0):
+        Xc = X - mean[y]
+        scatter = (Xc * w[:, None]).T @ Xc
+    return {"count": count, "mean": mean, "scatter": _symmetric(scatter)}
+
+
+def _symmetric(a: np.ndarray) -> np.ndarray:
+    return (a + np.swapaxes(a, -1, -2)) / 2
 
 
 def merge(a: dict, b: dict) -> dict:

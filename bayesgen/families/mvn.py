@@ -1,0 +1,449 @@
+"""Multivariate normal classes (LDA, QDA) with a Normal-Inverse-Wishart prior.
+
+Model (QDA, ``tied=False``), independently per class k::
+
+    Sigma_k ~ IW(Psi0, nu0),   mu_k | Sigma_k ~ N(m0, Sigma_k / kappa0)
+    x_n | y_n = k ~ N(mu_k, Sigma_k)
+
+LDA (``tied=True``) shares one covariance: Sigma ~ IW(Psi0, nu0) and
+mu_k | Sigma ~ N(m0, Sigma / kappa0) independently per class.
+
+Defaults: m0 = overall mean, kappa0 = ``mean_strength`` = 0.01, nu0 = ``cov_dof`` = d + 2
+and Psi0 = (nu0 - d - 1) S0, so that E[Sigma] = S0 = ``cov_prior`` (default: diagonal of
+the pooled within-class variances). All defaults rescale with the features, so MAP and
+posterior predictions are equivariant under feature rescaling.
+
+Sufficient statistics: weighted counts N_k, means xbar_k and centred scatter matrices
+S_k = sum_{y_n=k} w_n (x_n - xbar_k)(x_n - xbar_k)^T (pooled S = sum_k S_k if tied).
+
+Conjugate update (Murphy 2007, sec. 9), with N = sum_k N_k::
+
+    kappa_k = kappa0 + N_k,     m_k = (kappa0 m0 + N_k xbar_k) / kappa_k
+    B_k = S_k + kappa0 N_k / kappa_k (xbar_k - m0)(xbar_k - m0)^T
+    QDA: Psi_k = Psi0 + B_k,        nu_k = nu0 + N_k
+    LDA: Psi = Psi0 + sum_k B_k,    nu = nu0 + N
+
+Joint posterior modes: QDA Sigma_k = Psi_k / (nu_k + d + 2); LDA Sigma = Psi / (nu + d + 1
++ K) (each of the K class means adds a factor |Sigma|^-1/2); mu_k = m_k in both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bayesgen.families import _gaussian_stats as gstats
+
+LOG_2PI = np.log(2.0 * np.pi)
+# A covariance whose correlation matrix has an eigenvalue below this is treated as singular.
+_SINGULAR_TOL = 1e-12
+# Elements per temporary block in the QDA log-likelihood (8 MB of float64).
+_BLOCK = 2**20
+
+
+def _scalar(value: Any) -> float:
+    """A finite float from a number, or NaN (which fails every check) otherwise."""
+    try:
+        value = float(value) if np.ndim(value) == 0 else np.nan
+    except (TypeError, ValueError):
+        value = np.nan
+    return value if np.isfinite(value) else np.nan
+
+
+def _swap(a: np.ndarray) -> np.ndarray:
+    return np.swapaxes(a, -1, -2)
+
+
+def _cholesky(cov: np.ndarray, what: str, fix: str = "use method='map'") -> np.ndarray:
+    """Lower Cholesky factors of a stack of covariances; ValueError if not SPD."""
+    try:
+        return np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{what} is not positive definite (singular); {fix}.") from None
+
+
+def _whiten(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A = L^-T (..., d, d) and log|Sigma| (...) for a stack Sigma = L L^T (..., d, d).
+
+    Sigma^-1 = A A^T, so ``(x - mu)^T Sigma^-1 (x - mu) = ||x^T A - mu^T A||^2``.
+    """
+    L = _cholesky(cov, "The covariance")
+    logdet = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)
+    return _swap(np.linalg.inv(L)), logdet
+
+
+def _qda_mahalanobis(Xc: np.ndarray, mc: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """||x_n^T A_k - mu_k^T A_k||^2 for all rows and classes, shape (..., n, K).
+
+    One product ``X @ [A_1 .. A_K]`` per block of rows, written into one reused
+    buffer of about ``_BLOCK`` elements: the (..., rows, K d) temporary stays in
+    cache and is never re-allocated (measured faster than one n x K d temporary).
+    """
+    n, d = Xc.shape
+    lead, n_classes = A.shape[:-3], A.shape[-3]
+    B = np.ascontiguousarray(np.moveaxis(A, -3, -2).reshape(*lead, d, n_classes * d))
+    MA = np.einsum("...kd,...kde->...ke", mc, A).reshape(*lead, 1, n_classes * d)
+    out = np.empty((*lead, n, n_classes))
+    per_row = n_classes * d * max(1, int(np.prod(lead)))
+    step = max(1, min(n, max(64, _BLOCK // per_row)))
+    buffer = np.empty((*lead, step, n_classes * d))
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        Z = buffer[..., : stop - start, :]
+        np.matmul(Xc[start:stop], B, out=Z)
+        Z -= MA
+        np.square(Z, out=Z)
+        np.sum(Z.reshape(*Z.shape[:-1], n_classes, d), axis=-1, out=out[..., start:stop, :])
+    return out
+
+
+class MVNFamily:
+    """Multivariate normal likelihood with a Normal-Inverse-Wishart prior.
+
+    Parameters
+    ----------
+    tied : bool
+        True: one covariance shared by all classes (LDA); False: one per class (QDA).
+    mean_prior : array-like of shape (d,) or None
+        Prior mean m0 of the class means; None = the weighted overall data mean.
+    mean_strength : float
+        kappa0 > 0, prior pseudo-observations for the means (default 0.01).
+    cov_prior : array-like of shape (d,) or (d, d), or None
+        Prior mean S0 = E[Sigma]: a vector is a diagonal matrix, a matrix must be
+        symmetric positive definite. None = diagonal of the pooled within-class variances
+        (:func:`bayesgen.families._gaussian_stats.default_scale`).
+    cov_dof : float or None
+        nu0 > d + 1, prior pseudo-observations for the covariance (None = d + 2).
+    divisor : {"n", "unbiased"}
+        MLE covariance divisor: N_k (QDA) / N (LDA), as scikit-learn, or the unbiased
+        N_k - 1 / N - K.
+
+    Attributes
+    ----------
+    param_dims : dict
+        ``mu`` ("class", "feature"); ``cov`` ("class", "feature", "feature_bis") for
+        QDA or ("feature", "feature_bis") for LDA.
+    """
+
+    name = "mvn"
+    positive_only = False
+
+    def __init__(
+        self,
+        *,
+        tied: bool,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        cov_prior: Any = None,
+        cov_dof: Any = None,
+        divisor: str = "n",
+    ) -> None:
+        self.tied = bool(tied)
+        self.mean_prior = mean_prior
+        self.mean_strength = mean_strength
+        self.cov_prior = cov_prior
+        self.cov_dof = cov_dof
+        self.divisor = divisor
+        self.labels: np.ndarray | None = None
+        cov_dims = ("feature", "feature_bis") if self.tied else ("class", "feature", "feature_bis")
+        self.param_dims = {"mu": ("class", "feature"), "cov": cov_dims}
+
+    @property
+    def _who(self) -> str:
+        return "LDA" if self.tied else "QDA"
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Real-valued features: nothing beyond finiteness (checked by the caller)."""
+        return X
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied."""
+        return gstats.scatter_stats(X, y, w, n_classes, tied=self.tied)
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Combine the statistics of two disjoint data sets (Chan et al.'s update)."""
+        return gstats.merge(a, b)
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict) -> dict:
+        """Resolve the NIW hyper-parameters.
+
+        Returns
+        -------
+        dict
+            ``m0`` (d,), ``kappa0`` float, ``nu0`` float, ``Psi0`` (d, d) with
+            ``Psi0 = (nu0 - d - 1) S0`` so that the prior mean of Sigma is S0.
+        """
+        d = stats["mean"].shape[1]
+        kappa0 = _scalar(self.mean_strength)
+        if not kappa0 > 0:
+            raise ValueError(f"mean_strength must be a number > 0; got {self.mean_strength!r}.")
+        nu0 = d + 2.0 if self.cov_dof is None else _scalar(self.cov_dof)
+        if not nu0 > d + 1:
+            raise ValueError(
+                f"cov_dof must be > d + 1 = {d + 1} (finite prior mean of the covariance); "
+                f"got {self.cov_dof!r}. Leave it None for d + 2."
+            )
+        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", gstats.overall_mean(stats))
+        S0 = self._resolve_cov_prior(stats, d)
+        return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
+
+    def _resolve_cov_prior(self, stats: dict, d: int) -> np.ndarray:
+        value = self.cov_prior
+        if value is None:
+            return np.diag(gstats.default_scale(stats))
+        S0 = np.asarray(value, dtype=np.float64)
+        if S0.ndim < 2:
+            s0 = gstats.resolve_vector(S0, d, "cov_prior", S0)
+            if np.any(s0 <= 0):
+                raise ValueError("cov_prior (prior variances) must be > 0 for every feature.")
+            return np.diag(s0)
+        scale = np.abs(S0).max() if S0.size and np.all(np.isfinite(S0)) else 0.0
+        if (
+            S0.shape != (d, d)
+            or scale == 0
+            or not np.allclose(S0, S0.T, rtol=0, atol=1e-12 * scale)
+        ):
+            raise ValueError(
+                f"cov_prior must be a vector of {d} variances or a finite symmetric "
+                f"({d}, {d}) matrix; got shape {S0.shape}."
+            )
+        S0 = (S0 + S0.T) / 2.0
+        _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
+        return S0
+
+    # -------------------------------------------------------------- estimates
+    def mle(self, stats: dict) -> dict:
+        """Class means and covariance: S_k / N_k (QDA) or S / N (LDA), or unbiased.
+
+        Raises ``ValueError`` naming the class when a class has too few samples
+        (QDA: N_k <= d; LDA: N_k = 0 or N <= K) or the covariance is singular.
+        """
+        counts = stats["count"]
+        n_classes, d = stats["mean"].shape
+        ddof = gstats.check_divisor(self.divisor)
+        if self.tied:
+            empty = np.flatnonzero(counts <= 0)
+            if empty.size:
+                raise ValueError(
+                    f"LDA method='mle' needs samples in every class; class "
+                    f"{gstats.label(self.labels, empty[0])} has none. Use method='map'."
+                )
+            total = counts.sum()
+            if total <= n_classes:
+                raise ValueError(
+                    f"LDA method='mle' needs more samples ({total:g}) than classes "
+                    f"({n_classes}) to estimate the covariance. Use method='map'."
+                )
+            cov = stats["scatter"] / (total - ddof * n_classes)
+        else:
+            low = np.flatnonzero(counts <= d)
+            if low.size:
+                k = low[0]
+                raise ValueError(
+                    f"QDA method='mle' needs more than d = {d} samples in every class (a "
+                    f"class covariance has rank at most N_k - 1); class "
+                    f"{gstats.label(self.labels, k)} has {counts[k]:g}. Use method='map', "
+                    "whose prior keeps every covariance positive definite."
+                )
+            cov = stats["scatter"] / (counts - ddof)[:, None, None]
+        self._check_nonsingular(cov)
+        return {"mu": stats["mean"].copy(), "cov": cov}
+
+    def _check_nonsingular(self, cov: np.ndarray) -> None:
+        """ValueError for a constant feature or collinear features (per class)."""
+        stack = cov.reshape(-1, *cov.shape[-2:])
+        names = [f"within class {gstats.label(self.labels, k)}" for k in range(len(stack))]
+        where = ["within every class"] if self.tied else names
+        diag = np.diagonal(stack, axis1=-2, axis2=-1)
+        if np.any(diag <= 0):
+            k, j = np.argwhere(diag <= 0)[0]
+            raise ValueError(
+                f"{self._who} method='mle': feature {j} is constant {where[k]}, so the "
+                "covariance is singular and the likelihood unbounded. Drop the feature or "
+                "use method='map', whose prior keeps the covariance positive definite."
+            )
+        inv_sd = 1.0 / np.sqrt(diag)
+        corr = stack * inv_sd[:, :, None] * inv_sd[:, None, :]
+        evals, evecs = np.linalg.eigh(corr)
+        bad = np.flatnonzero(evals[:, 0] <= _SINGULAR_TOL)
+        if bad.size:
+            k = bad[0]
+            v = np.abs(evecs[k, :, 0])
+            feats = np.flatnonzero(v > 0.1 * v.max()).tolist()
+            raise ValueError(
+                f"{self._who} method='mle': the covariance {where[k]} is singular: features "
+                f"{feats} are collinear. Drop redundant features or use method='map'."
+            )
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Normal-Inverse-Wishart posterior hyper-parameters.
+
+        ``prior`` as returned by :meth:`prior`; its entries may also be per class
+        (m0 (K, d), kappa0 (K,), and for QDA Psi0 (K, d, d), nu0 (K,)), so that a
+        posterior can serve as the prior of a sequential update.
+
+        Returns
+        -------
+        dict
+            ``m`` (K, d), ``kappa`` (K,), ``Psi`` (K, d, d) and ``nu`` (K,) for QDA,
+            or ``Psi`` (d, d) and ``nu`` float for LDA.
+        """
+        n = stats["count"]
+        kappa0 = np.broadcast_to(np.asarray(prior["kappa0"], dtype=np.float64), n.shape)
+        kappa = kappa0 + n
+        m = (kappa0[:, None] * prior["m0"] + n[:, None] * stats["mean"]) / kappa[:, None]
+        diff = stats["mean"] - prior["m0"]
+        between = np.einsum("k,ki,kj->kij", kappa0 * n / kappa, diff, diff)
+        if self.tied:
+            Psi = prior["Psi0"] + stats["scatter"] + between.sum(0)
+            nu = float(np.asarray(prior["nu0"]) + n.sum())
+        else:
+            Psi = prior["Psi0"] + stats["scatter"] + between
+            nu = np.asarray(prior["nu0"], dtype=np.float64) + n
+        return {"m": m, "kappa": kappa, "Psi": (Psi + _swap(Psi)) / 2.0, "nu": nu}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Joint posterior mode: mu_k = m_k; Sigma_k = Psi_k / (nu_k + d + 2) (QDA) or
+        Sigma = Psi / (nu + d + 1 + K) (LDA)."""
+        post = self.posterior(stats, prior)
+        n_classes, d = post["m"].shape
+        if self.tied:
+            cov = post["Psi"] / (post["nu"] + d + 1 + n_classes)
+        else:
+            cov = post["Psi"] / (post["nu"] + d + 2)[:, None, None]
+        return {"mu": post["m"], "cov": cov}
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws, vectorised.
+
+        Sigma ~ IW(Psi, nu) by the Bartlett decomposition: with Psi = C C^T and A lower
+        triangular, A_ii^2 ~ chi2(nu - i) (i = 0..d-1), A_ij ~ N(0, 1) below the
+        diagonal, Sigma^-1 = C^-T A A^T C^-1 ~ Wishart(Psi^-1, nu), so
+        Sigma = T^T T with T = A^-1 C^T. Then mu_k = m_k + T^T z_k / sqrt(kappa_k),
+        z_k ~ N(0, I), i.e. mu_k ~ N(m_k, Sigma / kappa_k).
+
+        Returns
+        -------
+        dict
+            ``mu`` (size, K, d) and ``cov`` (size, K, d, d) (QDA) or (size, d, d) (LDA).
+        """
+        m, Psi = post["m"], post["Psi"]
+        n_classes, d = m.shape
+        batch = (size, *Psi.shape[:-2])
+        C = _cholesky(Psi, "The posterior scale Psi")
+        nu = np.broadcast_to(np.asarray(post["nu"], dtype=np.float64), batch[1:])
+        df = nu[..., None] - np.arange(d)
+        A = np.tril(rng.standard_normal((*batch, d, d)), -1)
+        idx = np.arange(d)
+        A[..., idx, idx] = np.sqrt(2.0 * rng.standard_gamma(df / 2.0, size=(*batch, d)))
+        T = np.linalg.solve(A, np.broadcast_to(_swap(C), A.shape))
+        cov = _swap(T) @ T
+        z = rng.standard_normal((size, n_classes, d)) / np.sqrt(post["kappa"])[:, None]
+        if self.tied:
+            mu = m + z @ T
+        else:
+            mu = m + (z[..., None, :] @ T)[..., 0, :]
+        return {"mu": mu, "cov": (cov + _swap(cov)) / 2.0}
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
+
+        Multivariate Student-t (Murphy 2007, eq. 258) with nu_k - d + 1 degrees of
+        freedom, location m_k and scale Psi_k (kappa_k + 1) / (kappa_k (nu_k - d + 1)).
+        The same holds for LDA with the shared Psi and nu: given Sigma,
+        x = mu_k + e ~ N(m_k, Sigma (1 + 1/kappa_k)), then Sigma is integrated out.
+        """
+        from scipy.special import gammaln
+
+        d = X.shape[1]
+        maha, logdet = self._mahalanobis(X, post["m"], post["Psi"])
+        kappa = post["kappa"]
+        df = np.asarray(post["nu"], dtype=np.float64) - d + 1.0
+        log_scale = logdet + d * np.log((kappa + 1.0) / (kappa * df))
+        const = (
+            gammaln((df + d) / 2.0) - gammaln(df / 2.0) - 0.5 * d * np.log(df * np.pi)
+        ) - 0.5 * log_scale
+        return const - 0.5 * (df + d) * np.log1p(maha * (kappa / (kappa + 1.0)))
+
+    # ------------------------------------------------------------ likelihood
+    def _mahalanobis(self, X: np.ndarray, mu: np.ndarray, cov: np.ndarray):
+        """(x_n - mu_k)^T Sigma_k^-1 (x_n - mu_k), (..., n, K), and log|Sigma_k|, (..., K).
+
+        With A_k = L_k^-T (Cholesky), the distance is ``||x^T A_k - mu_k^T A_k||^2``.
+        QDA: one product ``X @ [A_1 .. A_K]`` per block of rows. LDA: ``Z = X A``
+        (..., n, d) and the expansion ``||z||^2 - 2 z . (mu_k A) + ||mu_k A||^2``. X and
+        mu are first centred at the mean of the class means, which keeps both accurate.
+        """
+        d = mu.shape[-1]
+        A, logdet = _whiten(cov)
+        centre = mu.reshape(-1, d).mean(axis=0)
+        Xc = X - centre
+        mc = mu - centre
+        if not self.tied:
+            return _qda_mahalanobis(Xc, mc, A), logdet
+        Z = Xc @ A  # (..., n, d)
+        MA = mc @ A  # (..., K, d)
+        out = np.einsum("...nd,...nd->...n", Z, Z)[..., None]
+        out = out - 2.0 * (Z @ _swap(MA))
+        out += np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
+        return out, np.broadcast_to(logdet[..., None], mu.shape[:-1])
+
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """log N(x_n; mu_k, Sigma_k) for every row and class.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+        params : dict
+            ``mu`` (..., K, d) and ``cov`` (..., K, d, d) (QDA) or (..., d, d) (LDA);
+            leading dims are posterior draws.
+        full : bool
+            True: the complete log-density. False (point estimates): QDA drops the
+            ``-d/2 log 2pi`` constant; LDA gives the linear discriminant
+            ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 = x^T W - ||mu_k^T A||^2 / 2``
+            with ``W = A (mu A)^T`` (d, K), one (n, d) x (d, K) product.
+
+        Returns
+        -------
+        ndarray of shape (..., n, K)
+            ``-1/2 [(x - mu_k)^T Sigma_k^-1 (x - mu_k) + log|Sigma_k| + d log 2pi]``,
+            see :meth:`_mahalanobis`.
+        """
+        mu, cov = params["mu"], params["cov"]
+        d = mu.shape[-1]
+        if self.tied and not full:
+            A, _ = _whiten(cov)
+            MA = mu @ A  # (..., K, d)
+            return X @ (A @ _swap(MA)) - 0.5 * np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
+        out, logdet = self._mahalanobis(X, mu, cov)
+        out += logdet[..., None, :]
+        if full:
+            out += d * LOG_2PI
+        out *= -0.5
+        return out
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One x per row: x_n = mu_{n,y_n} + L z, L the Cholesky factor of Sigma_{n,y_n}.
+
+        ``params`` are batched per row: mu (n, K, d), cov (n, K, d, d) or (n, d, d).
+        Broadcast (shared) covariances are factorised once.
+        """
+        rows = np.arange(y.shape[0])
+        mu = params["mu"][rows, y]
+        cov = params["cov"]
+        shared = cov.shape[0] > 0 and cov.strides[0] == 0
+        if shared:
+            L = _cholesky(cov[0], "The covariance")
+            L = np.broadcast_to(L, cov.shape) if self.tied else L[y]
+        else:
+            L = _cholesky(cov if self.tied else cov[rows, y], "The covariance")
+        z = rng.standard_normal(mu.shape)
+        return mu + (L @ z[..., None])[..., 0]
+
+    def attributes(self, params: dict) -> dict:
+        """``means_`` (K, d); ``covariance_``: list of K (d, d) (QDA) or (d, d) (LDA)."""
+        cov = params["cov"]
+        return {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
