@@ -20,12 +20,13 @@ from collections.abc import Iterator
 import arviz as az
 import numpy as np
 import xarray as xr
-from scipy.special import logsumexp
 
 from bayesgen import classprior
+from bayesgen.predict import fast_logsumexp, log_mean_exp
 
-#: rough number of float64 values allowed in one chunk's largest temporary (~160 MB)
-CHUNK_BUDGET = 20_000_000
+#: float64 values in one chunk's (draws, rows, classes) block (~80 MB); families keep
+#: their own larger temporaries bounded (they block over rows internally)
+CHUNK_BUDGET = 10_000_000
 
 
 def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
@@ -64,15 +65,15 @@ def exact_predictive_log_joint(estimator, X) -> np.ndarray:
     return estimator.family_.log_predictive(X, estimator.posterior_) + log_pi
 
 
-def _chunk_rows(n_draws: int, n_classes: int, n_features: int) -> int:
-    return max(1, CHUNK_BUDGET // max(1, n_draws * n_classes * max(n_features, 1)))
+def _chunk_rows(n_draws: int, n_classes: int) -> int:
+    return max(1, CHUNK_BUDGET // max(1, n_draws * n_classes))
 
 
 def iter_log_joint(family, X: np.ndarray, params: dict, log_pi: np.ndarray
                    ) -> Iterator[tuple[slice, np.ndarray]]:
     """Yield ``(rows, log p(x, y=k | theta_s))`` of shape (S, rows, K) chunk by chunk."""
     n_draws, n_classes = log_pi.shape
-    step = _chunk_rows(n_draws, n_classes, X.shape[1])
+    step = _chunk_rows(n_draws, n_classes)
     with np.errstate(divide="ignore"):
         for start in range(0, X.shape[0], step):
             rows = slice(start, min(start + step, X.shape[0]))
@@ -83,7 +84,7 @@ def predictive_log_joint(family, X: np.ndarray, params: dict, log_pi: np.ndarray
     """log p(x, y=k | data) ~= log mean_s p(x, y=k | theta_s), shape (n, K)."""
     out = np.empty((X.shape[0], log_pi.shape[1]))
     for rows, lj in iter_log_joint(family, X, params, log_pi):
-        out[rows] = logsumexp(lj, axis=0) - np.log(lj.shape[0])
+        out[rows] = log_mean_exp(lj, axis=0)
     return out
 
 
@@ -92,7 +93,7 @@ def proba_draws(family, X: np.ndarray, params: dict, log_pi: np.ndarray) -> np.n
     for some draw gets that draw's pi (as the plug-in rule does)."""
     out = np.empty((log_pi.shape[0], X.shape[0], log_pi.shape[1]))
     for rows, lj in iter_log_joint(family, X, params, log_pi):
-        norm = logsumexp(lj, axis=2, keepdims=True)
+        norm = fast_logsumexp(lj, axis=2, keepdims=True)
         bad = ~np.isfinite(norm[..., 0])
         if bad.any():
             norm[bad] = 0.0

@@ -51,22 +51,31 @@ def normalise(
     return log_joint - norm
 
 
-def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
-    """Row-wise log-sum-exp of an (n, K) array, (n, 1); -inf rows stay -inf.
+def fast_logsumexp(a: np.ndarray, axis: int, keepdims: bool = False) -> np.ndarray:
+    """log(sum(exp(a), axis)) by the max-shift formula; all -inf slices give -inf.
 
-    The max-shift formula ``m + log(sum(exp(a - m)))`` written out: about 3x faster
-    than ``scipy.special.logsumexp`` on tall arrays, which matters for prediction on
-    hundreds of thousands of rows.
+    ``m + log(sum(exp(a - m)))`` written out for real arrays: about 3x faster than
+    ``scipy.special.logsumexp`` (no weights, signs or complex support to handle), which
+    matters for prediction on many rows and posterior draws.
     """
-    m = a.max(axis=1, keepdims=True)
+    m = a.max(axis=axis, keepdims=True)
     finite_m = np.where(np.isfinite(m), m, 0.0)
+    shifted = a - finite_m
+    np.exp(shifted, out=shifted)
     with np.errstate(divide="ignore"):
-        return np.log(np.exp(a - finite_m).sum(axis=1, keepdims=True)) + finite_m
+        out = np.log(shifted.sum(axis=axis, keepdims=True))
+    out += finite_m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
+    """Row-wise log-sum-exp of an (n, K) array, shape (n, 1)."""
+    return fast_logsumexp(a, axis=1, keepdims=True)
 
 
 def log_mean_exp(a: np.ndarray, axis: int = 0) -> np.ndarray:
     """``log(mean(exp(a), axis))`` computed stably (log-sum-exp minus log count)."""
-    return logsumexp(a, axis=axis) - np.log(a.shape[axis])
+    return fast_logsumexp(a, axis=axis) - np.log(a.shape[axis])
 
 
 def decide(proba: np.ndarray, loss: np.ndarray | None) -> np.ndarray:

@@ -73,6 +73,38 @@ def _whiten(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _swap(np.linalg.inv(L)), logdet
 
 
+def _qda_mahalanobis_draws(Xc: np.ndarray, mc: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """The QDA distances for many posterior draws, (S, n, K), as two large products.
+
+    Expands ``(x - mu)^T P (x - mu) = x^T P x - 2 x^T (P mu) + mu^T P mu`` with
+    P = A A^T, and writes ``x^T P x = sum_{i<=j} c_ij x_i x_j P_ij`` (c = 1 on the
+    diagonal, 2 off it) so that all draws and classes go through one GEMM of the
+    (n, d(d+1)/2) quadratic features with a (d(d+1)/2, S K) matrix, instead of S K
+    small products. Only used with leading draw dims; the point-estimate path keeps the
+    exact difference form. X and mu are centred at the mean of the class means by the
+    caller, which keeps the expansion accurate.
+    """
+    n, d = Xc.shape
+    n_draws, n_classes = A.shape[0], A.shape[1]
+    P = A @ _swap(A)  # (S, K, d, d) precisions
+    iu, ju = np.triu_indices(d)
+    weight = np.where(iu == ju, 1.0, 2.0)
+    quad_w = (P[..., iu, ju] * weight).reshape(-1, iu.size).T  # (d(d+1)/2, S K)
+    Pm = np.einsum("skij,skj->ski", P, mc)  # (S, K, d)
+    lin_w = Pm.reshape(-1, d).T  # (d, S K)
+    const = np.einsum("ski,ski->sk", Pm, mc).reshape(-1)  # (S K,)
+    out = np.empty((n_draws, n, n_classes))
+    step = max(1, _BLOCK * 8 // max(1, n_draws * n_classes))
+    for start in range(0, n, step):
+        rows = slice(start, min(start + step, n))
+        Xr = Xc[rows]
+        dist = (Xr[:, iu] * Xr[:, ju]) @ quad_w
+        dist -= 2.0 * (Xr @ lin_w)
+        dist += const
+        out[:, rows] = np.moveaxis(dist.reshape(-1, n_draws, n_classes), 1, 0)
+    return out
+
+
 def _qda_mahalanobis(Xc: np.ndarray, mc: np.ndarray, A: np.ndarray) -> np.ndarray:
     """||x_n^T A_k - mu_k^T A_k||^2 for all rows and classes, shape (..., n, K).
 
@@ -383,6 +415,10 @@ class MVNFamily:
         Xc = X - centre
         mc = mu - centre
         if not self.tied:
+            if A.ndim == 5 or (A.ndim == 4 and A.shape[0] > 1):
+                flat = A.reshape(-1, *A.shape[-3:])
+                dist = _qda_mahalanobis_draws(Xc, mc.reshape(-1, *mc.shape[-2:]), flat)
+                return dist.reshape(*A.shape[:-3], *dist.shape[1:]), logdet
             return _qda_mahalanobis(Xc, mc, A), logdet
         Z = Xc @ A  # (..., n, d)
         MA = mc @ A  # (..., K, d)
