@@ -20,6 +20,7 @@ from bayesgen import classprior, posterior
 from bayesgen._validation import (
     POSTERIOR_METHODS,
     check_concentration,
+    check_finite,
     check_loss,
     check_method,
     check_sample_weight,
@@ -68,7 +69,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 "it with NUTS, or 'mle'/'map' for point estimates."
             )
         method = check_method(self.method, self._methods)
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        fused = self._fused_finite_check()
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=not fused)
         classes, y_index = encode_labels(y)
         n_classes = classes.size
         weights = check_sample_weight(sample_weight, X.shape[0])
@@ -76,6 +78,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         family.labels = classes
         X = family.check_X(X, method=method, who=type(self).__name__)
         stats = family.stats(X, y_index, weights, n_classes)
+        if fused and not all(np.all(np.isfinite(v)) for v in stats.values()):
+            check_finite(X, type(self).__name__)
         counts = np.bincount(y_index, weights=weights, minlength=n_classes)
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
@@ -147,12 +151,27 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         )
 
     # ------------------------------------------------------------ prediction
+    def _fused_finite_check(self) -> bool:
+        """True when the family's support check already rejects NaN (count families
+        scan X once with ``min``, through which NaN propagates): then scikit-learn's
+        separate finiteness pass is skipped and +inf is caught from the statistics
+        (fit) or the scores (predict), which it turns non-finite."""
+        family = getattr(self, "family_", None) or self._make_family()
+        return bool(getattr(family, "support_check_rejects_nan", False))
+
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        fused = self._fused_finite_check()
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=not fused)
         return self.family_.check_X(X, method=self.method, who=type(self).__name__)
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
+        scores = self._raw_scores(X, full)
+        if self._fused_finite_check() and not np.all(np.isfinite(scores)):
+            check_finite(X, type(self).__name__)  # +inf in X, or a genuine -inf score
+        return scores
+
+    def _raw_scores(self, X: np.ndarray, full: bool) -> np.ndarray:
         """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K).
 
         Posterior methods: log p(x, y=k | data) = log mean_s p(x, y=k | theta_s), the

@@ -49,6 +49,8 @@ class MultinomialFamily:
     name = "multinomial"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature")}
     positive_only = True
+    #: check_nonnegative's ``X.min()`` pass also rejects NaN (see the estimator base)
+    support_check_rejects_nan = True
     #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
     poor_score = True
 

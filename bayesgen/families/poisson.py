@@ -51,6 +51,8 @@ class PoissonFamily:
     name = "poisson"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"rate": ("class", "feature")}
     positive_only = True
+    #: check_nonnegative's ``X.min()`` pass also rejects NaN (see the estimator base)
+    support_check_rejects_nan = True
 
     def __init__(self, *, alpha: Any = 2.0, rate_prior: Any = None) -> None:
         self.alpha = alpha
