@@ -37,7 +37,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     ``_methods`` (the ``method`` values they support).
     """
 
-    _methods: tuple[str, ...] = ("mle", "map", "conjugate")
+    _methods: tuple[str, ...] = ("mle", "map", "conjugate", "mcmc")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -86,6 +86,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         self.classes_ = classes
         self.class_count_ = counts
+        self._train = (X, y_index)  # for model_ (built lazily) and the predictive checks
+        self._model = None
         self.family_ = family
         self.stats_ = stats
         self.prior_ = family.prior(stats)
@@ -113,15 +115,24 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _fit_posterior(self, method, X, y_index, counts, class_alpha) -> None:
         """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
         chains, draws = self._posterior_size()
-        rng = np.random.default_rng(self.random_state)
-        log_pi, params, post = posterior.draw_conjugate(
-            self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng
-        )
-        self.posterior_ = post
-        sample_stats = None
+        if method == "conjugate":
+            rng = np.random.default_rng(self.random_state)
+            log_pi, params, post = posterior.draw_conjugate(
+                self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng
+            )
+            self.posterior_ = post
+            sample_stats = None
+        else:
+            from bayesgen import mcmc
+
+            log_pi, params, sample_stats = mcmc.sample_posterior(self)
         self.params_ = params
         self.log_pi_draws_ = log_pi
         self._build_idata(X, y_index, sample_stats)
+        if method == "mcmc":
+            from bayesgen import mcmc
+
+            mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)
         mean = posterior.posterior_mean(params, self.family_.param_dims)
         self._set_point_attributes(np.exp(log_pi).mean(axis=0), mean)
 
@@ -321,6 +332,52 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if unknown:
             raise ValueError(f"classes contains labels not seen in fit: {unknown}.")
         return np.array([position[v] for v in labels], dtype=np.intp)
+
+    # ------------------------------------------------------------ PyMC model
+    @property
+    def model_(self):
+        """The PyMC generative model of this classifier with its training data.
+
+        ``pi ~ Dirichlet(class_alpha)``, observed ``y ~ Categorical(pi)``, the family's
+        conjugate prior and observed features ``x`` given the class; coords ``class``,
+        ``feature`` and ``obs``. Built on first access (point fits stay fast) and cached.
+        ``method="mcmc"`` samples an equivalent model written on the sufficient
+        statistics (see :mod:`bayesgen.model`).
+        """
+        check_is_fitted(self, "params_")
+        if getattr(self, "_model", None) is None:
+            from bayesgen.model import build_model
+
+            self._model = build_model(self, *self._train)
+        return self._model
+
+    def _var_names(self) -> list[str]:
+        return ["pi", *self.family_.param_dims]
+
+    def summary(self, **kwargs: Any):
+        """``az.summary`` of the posterior of pi and the family parameters
+        (mean, sd, HDI, MCSE, ESS, R-hat); keyword arguments go to ``az.summary``."""
+        import arviz as az
+
+        self._check_posterior("summary")
+        return az.summary(self.idata_, var_names=self._var_names(), **kwargs)
+
+    def sample_prior_predictive(self, draws: int = 500, random_state: Any = None):
+        """Forward-sample ``model_``: adds groups ``prior`` (pi and the parameters) and
+        ``prior_predictive`` (``y`` and ``x``, shaped like the observed data) to
+        ``idata_`` (created for point methods) and returns ``idata_``."""
+        from bayesgen import predictive
+
+        return predictive.prior_predictive(self, draws, random_state)
+
+    def sample_posterior_predictive(self, random_state: Any = None):
+        """Replicate the training data once per posterior draw: adds group
+        ``posterior_predictive`` with ``y`` (chain, draw, obs) and ``x`` (chain, draw,
+        obs, feature), shaped like ``observed_data``; returns ``idata_``."""
+        from bayesgen import predictive
+
+        self._check_posterior("sample_posterior_predictive")
+        return predictive.posterior_predictive(self, random_state)
 
     def save(self, path: Any):
         """Write this fitted estimator (parameters, fitted state, ``idata_``) to one

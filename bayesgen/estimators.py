@@ -36,8 +36,13 @@ _SHARED_DOC = """
         Dirichlet concentration of the class prior (1 = MLE of pi, 2 = Laplace).
     draws, tune, chains : int, default=1000, 1000, 4
         Posterior size for ``"conjugate"`` and ``"mcmc"``.
-    sampler : str, default="auto"
-        NUTS implementation for ``"mcmc"``.
+    sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default="auto"
+        NUTS implementation for ``"mcmc"``; "auto" takes the fastest installed
+        (numpyro, then nutpie, blackjax, PyMC's own).
+    target_accept : float, default=0.8
+        NUTS target acceptance rate (raise it, e.g. to 0.95, after divergences).
+    progressbar : bool, default=True
+        Show PyMC's progress bar while sampling.
     random_state : int or None, default=None
         Seed; the same seed and data give identical results.
     loss : array-like of shape (K, K) or None, default=None
@@ -98,10 +103,14 @@ class GaussianNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
         self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
         self.mean_prior = mean_prior
         self.mean_strength = mean_strength
         self.var_prior = var_prior
@@ -133,19 +142,25 @@ class _MVNClassifier(_Common):
         cov_prior: Any = None,
         cov_dof: Any = None,
         divisor: str = "n",
+        covariance_prior: str = "niw",
         draws: int = 1000,
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
         self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
         self.mean_prior = mean_prior
         self.mean_strength = mean_strength
         self.cov_prior = cov_prior
         self.cov_dof = cov_dof
         self.divisor = divisor
+        self.covariance_prior = covariance_prior
 
     def _make_family(self, X=None):
         return get_family("mvn")(
@@ -155,6 +170,7 @@ class _MVNClassifier(_Common):
             cov_prior=self.cov_prior,
             cov_dof=self.cov_dof,
             divisor=self.divisor,
+            covariance_prior=self.covariance_prior,
         )
 
 
@@ -170,6 +186,13 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
     divisor : {{"n", "unbiased"}}, default="n"
         MLE covariance divisor: n (scikit-learn) or the unbiased one
         ({div_unbiased}, as R's MASS).
+    covariance_prior : {{"niw", "lkj"}}, default="niw"
+        Covariance prior of ``model_`` and ``method="mcmc"``: "niw" is the conjugate
+        Normal-Inverse-Wishart above (sampled through its Bartlett decomposition), so
+        MCMC and the conjugate posterior agree; "lkj" is PyMC's usual LKJ correlation
+        prior (eta=2) with half-normal scales (sd = 2.5 prior sds) and
+        mu_k ~ N(m0, 10 prior sds), for users who want it. MLE/MAP/conjugate always
+        use the NIW prior.
 """
 
 
@@ -274,10 +297,14 @@ class _DiscreteClassifier(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
         self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
         self.alpha = alpha
 
     def _make_family(self, X=None):
@@ -331,10 +358,14 @@ class BernoulliNB(_DiscreteClassifier):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
         self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
         self.alpha = alpha
         self.binarize = binarize
 
@@ -373,10 +404,14 @@ class CategoricalNB(_DiscreteClassifier):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
         self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
         self.alpha = alpha
         self.min_categories = min_categories
 
@@ -414,10 +449,14 @@ class PoissonNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
         self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
         self.alpha = alpha
         self.rate_prior = rate_prior
 
@@ -442,7 +481,7 @@ class KernelNB(_Common):
     """
     )
 
-    _methods = ("mle", "map")
+    _methods = ("mle", "map", "mcmc")
 
     def __init__(
         self,
@@ -454,10 +493,14 @@ class KernelNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
         self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
         self.bandwidth_sd = bandwidth_sd
 
     def _make_family(self, X=None):
@@ -492,10 +535,14 @@ class MixedNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
         self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
         self.families = families
         self.alpha = alpha
 

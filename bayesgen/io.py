@@ -22,7 +22,7 @@ import numpy as np
 import xarray as xr
 
 STATE_GROUP = "bayesgen_state"
-_SKIP = {"idata_", "model_"}
+_SKIP = {"idata_", "model_", "_model"}
 
 
 class _Encoder:
@@ -148,6 +148,7 @@ def load(path: str | Path):
     cls = getattr(import_module(root["module"]), root["class"])
     estimator = cls.__new__(cls)
     vars(estimator).update(_decode(schema, arrays))
+    estimator._model = None
     if groups:
         loaded = {}
         for g in groups:

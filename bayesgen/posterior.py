@@ -125,6 +125,8 @@ def coords_for(classes: np.ndarray, feature_names: list[str], family, params: di
     if hasattr(family, "coords"):
         coords.update(family.coords())
     for name, dims in param_dims.items():
+        if params is None or name not in params:
+            continue  # before fitting: families with extra dims give them in coords()
         shape = np.shape(params[name])[-len(dims):]
         for dim, size in zip(dims, shape, strict=True):
             if dim not in coords:

@@ -205,3 +205,44 @@ class GaussianFamily:
     def attributes(self, params: dict) -> dict:
         """scikit-learn's fitted attribute names: ``theta_`` (means) and ``var_``."""
         return {"theta_": params["mu"], "var_": params["var"]}
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Normal-Inverse-Gamma prior in the current PyMC model.
+
+        ``var ~ InverseGamma(a0, b0)`` and ``mu | var ~ Normal(m0, sqrt(var / kappa0))``,
+        each with dims (class, feature); returns ``{"mu": ..., "var": ...}``.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        dims = dims or self.param_dims
+        var = pm.InverseGamma(f"{prefix}var", alpha=prior["a0"], beta=prior["b0"], dims=dims["var"])
+        mu = pm.Normal(
+            f"{prefix}mu", mu=prior["m0"], sigma=pt.sqrt(var / prior["kappa0"]), dims=dims["mu"]
+        )
+        return {"mu": mu, "var": var}
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows: ``x_nj ~ Normal(mu[y_n, j], sqrt(var[y_n, j]))``, dims (obs, feature)."""
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        feature = (dims or self.param_dims)["mu"][1]
+        pm.Normal(
+            f"{prefix}x", mu=params["mu"][y], sigma=pt.sqrt(params["var"][y]),
+            observed=X, dims=("obs", feature),
+        )
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_kj [-N_k/2 log var_kj - (S_kj + N_k (xbar_kj - mu_kj)^2) / (2 var_kj)].
+
+        The Gaussian log-likelihood of all rows from (N_k, xbar_k, S_k), without the
+        constant -N d/2 log(2 pi).
+        """
+        import pytensor.tensor as pt
+
+        n = stats["count"][:, None]
+        mu, var = params["mu"], params["var"]
+        ss = stats["m2"] + n * (stats["mean"] - mu) ** 2
+        return pt.sum(-0.5 * n * pt.log(var) - 0.5 * ss / var)

@@ -170,8 +170,10 @@ class MVNFamily:
         cov_prior: Any = None,
         cov_dof: Any = None,
         divisor: str = "n",
+        covariance_prior: str = "niw",
     ) -> None:
         self.tied = bool(tied)
+        self.covariance_prior = covariance_prior
         self.mean_prior = mean_prior
         self.mean_strength = mean_strength
         self.cov_prior = cov_prior

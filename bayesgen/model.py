@@ -1,0 +1,72 @@
+"""PyMC models of a fitted classifier.
+
+Two equivalent models are built from the same family hooks:
+
+``build_model`` (the estimator's ``model_``)
+    The natural generative model with its data: ``pi ~ Dirichlet(class_alpha)``,
+    observed ``y ~ Categorical(pi)`` (dims ``obs``), the family's prior and observed
+    features given the class (``x``, dims ``obs, feature``). For users to inspect, to
+    draw prior predictive samples from and to sample themselves.
+
+``build_stats_model``
+    The same prior with the likelihood written on the weighted sufficient statistics
+    (``pm.Potential``): ``sum_k N_k log pi_k`` plus the family's statistics
+    log-likelihood. Its log-density differs from ``model_``'s by a constant (for unit
+    weights), and its cost per gradient does not grow with the number of rows: this is
+    the model ``method="mcmc"`` samples.
+
+Family hooks (see :mod:`bayesgen.families`):
+
+``pymc_params(prior, *, prefix="", dims=None) -> dict``
+    Create the prior random variables in the current model; the parameters named in
+    ``param_dims`` must exist as model variables ``prefix + name`` with those dims.
+``pymc_observed(params, X, y, *, prefix="", dims=None) -> None``
+    Observed features given the class index ``y`` (a tensor, shape (n,)).
+``pymc_stats_loglik(params, stats) -> scalar tensor``
+    sum_n w_n log p(x_n | y_n, theta) up to a constant, on the statistics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def model_coords(estimator, n_obs: int) -> dict:
+    """Coordinates shared by ``model_``, the statistics model and ``idata_``."""
+    from bayesgen import posterior
+
+    coords = posterior.coords_for(
+        estimator.classes_,
+        estimator._feature_names(),
+        estimator.family_,
+        getattr(estimator, "params_", None),
+    )
+    coords["obs"] = np.arange(n_obs)
+    return coords
+
+
+def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
+    """The generative ``pymc.Model`` with observed rows (the estimator's ``model_``)."""
+    import pymc as pm
+
+    family = estimator.family_
+    with pm.Model(coords=model_coords(estimator, X.shape[0])) as model:
+        pi = pm.Dirichlet("pi", a=estimator.class_alpha_, dims="class")
+        y = pm.Categorical("y", p=pi, observed=y_index, dims="obs")
+        params = family.pymc_params(estimator.prior_)
+        family.pymc_observed(params, X, y)
+    return model
+
+
+def build_stats_model(estimator):
+    """The same prior, likelihood on the sufficient statistics (what NUTS samples)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    family = estimator.family_
+    with pm.Model(coords=model_coords(estimator, 0)) as model:
+        pi = pm.Dirichlet("pi", a=estimator.class_alpha_, dims="class")
+        pm.Potential("y_loglik", pt.sum(estimator.class_count_ * pt.log(pi)))
+        params = family.pymc_params(estimator.prior_)
+        pm.Potential("x_loglik", family.pymc_stats_loglik(params, estimator.stats_))
+    return model
