@@ -127,3 +127,19 @@ def weighted_one_hot(y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray
 def add_stats(a: dict, b: dict) -> dict:
     """Element-wise sum of two dicts of additive statistics with equal shapes."""
     return {key: a[key] + b[key] for key in a}
+
+
+def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
+    """``X`` as int64 counts for a PyMC observed variable (``model_``).
+
+    Raises ``ValueError`` if X holds non-integer values (term weights, which the point
+    methods accept): a multinomial or Poisson likelihood is only defined on counts.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.size and not np.array_equal(X, np.floor(X)):
+        raise ValueError(
+            f"{who}.model_ is the generative model of whole-number counts, but this fit's "
+            "X has non-integer values (term weights, accepted by method='mle'/'map'). "
+            "Round X to counts and refit to build model_."
+        )
+    return X.astype(np.int64)

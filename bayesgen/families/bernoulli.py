@@ -159,3 +159,44 @@ class BernoulliFamily:
         if self.fitted_stats_ is not None:
             out["feature_count_"] = self.fitted_stats_["feature_count"]
         return out
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Beta prior in the current PyMC model: ``theta ~ Beta(alpha_j, alpha_j)``.
+
+        One variable ``prefix + "theta"`` with dims ``dims["theta"]`` (class, feature),
+        alpha (d,) broadcast over classes; returns ``{"theta": ...}``.
+        """
+        import pymc as pm
+
+        dims = dims or self.param_dims
+        alpha = prior["alpha"]
+        theta = pm.Beta(f"{prefix}theta", alpha=alpha, beta=alpha, dims=dims["theta"])
+        return {"theta": theta}
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows: ``x_nj ~ Bernoulli(theta[y_n, j])``, dims (obs, feature).
+
+        ``X`` is the checked (binarized) training matrix, so it holds only 0 and 1.
+        """
+        import pymc as pm
+
+        feature = (dims or self.param_dims)["theta"][1]
+        pm.Bernoulli(
+            f"{prefix}x", p=params["theta"][y], observed=np.asarray(X, dtype=np.int64),
+            dims=("obs", feature),
+        )
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_kj [c_kj log theta_kj + (N_k - c_kj) log(1 - theta_kj)].
+
+        The Bernoulli log-likelihood of all (weighted) rows from N_k and the numbers of
+        ones c_kj: exact, no constant dropped.
+        """
+        import pytensor.tensor as pt
+
+        c = stats["feature_count"]
+        # max(., 0) guards against rounding of weighted sums (c <= N_k exactly).
+        zeros = np.maximum(stats["count"][:, None] - c, 0.0)
+        theta = params["theta"]
+        return pt.sum(c * pt.log(theta) + zeros * pt.log1p(-theta))

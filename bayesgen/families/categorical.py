@@ -228,9 +228,7 @@ class CategoricalFamily:
         Inverse-CDF sampling on the cumulative probabilities of each feature.
         """
         theta = params["theta"][np.arange(y.shape[0]), y]  # (n, d, Cmax)
-        cdf = np.cumsum(theta, axis=-1)
-        u = rng.uniform(size=(*theta.shape[:-1], 1)) * cdf[..., -1:]
-        return (cdf <= u).sum(axis=-1).astype(np.float64)
+        return _inverse_cdf(theta, rng).astype(np.float64)
 
     def attributes(self, params: dict) -> dict:
         """``n_categories_`` (d,), and lists of d arrays (K, C_j) like scikit-learn:
@@ -249,6 +247,107 @@ class CategoricalFamily:
             counts = _pad(self.fitted_stats_["category_count"], int(n_cat.max()))
             out["category_count_"] = [counts[:, j, :c] for j, c in enumerate(n_cat)]
         return out
+
+    # ------------------------------------------------------------------ PyMC
+    def coords(self, dims: dict | None = None) -> dict:
+        """Coordinates of the category dims, known once :meth:`prior` has resolved C_j.
+
+        ``{category: 0..Cmax-1}`` for the padded ``theta`` and ``{category_j: 0..C_j-1}``
+        for the per-feature Dirichlets of the PyMC model, with ``category`` the third
+        dim of ``dims["theta"]`` (default ``"category"``); empty before fitting.
+        """
+        if self.n_categories_ is None:
+            return {}
+        return _category_coords(self.n_categories_, (dims or self.param_dims)["theta"][2])
+
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Dirichlet priors in the current PyMC model, one per feature (ragged).
+
+        ``prefix + f"theta_{j}" ~ Dirichlet(alpha_j * ones(C_j))`` per class, dims
+        (class, ``category_j``), then the padded ``prefix + "theta"``
+        (``pm.Deterministic``, dims ``dims["theta"]`` = (class, feature, category), shape
+        (K, d, Cmax)) with 0 for the categories c >= C_j, as the conjugate parameters.
+        Category coordinates missing from the model are added. Returns ``{"theta": ...}``.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        dims = dims or self.param_dims
+        class_dim, _, category = dims["theta"]
+        n_cat, alpha = prior["n_categories"], prior["alpha"]
+        model = pm.modelcontext(None)
+        for name, values in _category_coords(n_cat, category).items():
+            if name not in model.coords:
+                model.add_coord(name, values)
+        width = int(n_cat.max())
+        padded = []
+        for j, (c, a) in enumerate(zip(n_cat, alpha, strict=True)):
+            theta_j = pm.Dirichlet(
+                f"{prefix}theta_{j}", a=np.full(int(c), a), dims=(class_dim, f"{category}_{j}")
+            )
+            padded.append(pt.concatenate([theta_j, pt.zeros((theta_j.shape[0], width - c))], 1))
+        theta = pm.Deterministic(f"{prefix}theta", pt.stack(padded, axis=1), dims=dims["theta"])
+        return {"theta": theta}
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows: ``x_nj ~ Categorical(theta[y_n, j, :C_j])`` for every feature.
+
+        One ``pm.CustomDist`` named ``prefix + "x"`` with dims (obs, feature) over all
+        codes (log-density sum_nj log theta[y_n, j, x_nj], forward sampler by inverse
+        CDF), so that ``pm.sample_prior_predictive`` draws the whole of x at once.
+        """
+        import pymc as pm
+
+        feature = (dims or self.param_dims)["theta"][1]
+        pm.CustomDist(
+            f"{prefix}x", params["theta"], y, logp=_rows_logp, random=_rows_random,
+            signature="(k,d,c),(n)->(n,d)", dtype="int64",
+            observed=np.asarray(X).astype(np.int64), dims=("obs", feature),
+        )
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_kjc c_kjc log theta_kjc over the non-zero category counts: the categorical
+        log-likelihood of all (weighted) rows, exact."""
+        import pytensor.tensor as pt
+
+        counts = stats["category_count"]
+        nonzero = np.nonzero(counts)
+        theta = params["theta"][:, :, : counts.shape[-1]]
+        return pt.sum(counts[nonzero] * pt.log(theta[nonzero]))
+
+
+def _inverse_cdf(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One code per entry of ``theta`` (..., Cmax) (probabilities on the last axis):
+    the number of cumulative probabilities <= u, with u ~ Uniform(0, total)."""
+    cdf = np.cumsum(theta, axis=-1)
+    u = rng.uniform(size=(*theta.shape[:-1], 1)) * cdf[..., -1:]
+    return (cdf <= u).sum(axis=-1)
+
+
+def _category_coords(n_categories: np.ndarray, category: str) -> dict:
+    """``{category: 0..Cmax-1, category_j: 0..C_j-1 for every feature j}``."""
+    out = {category: list(range(int(n_categories.max())))}
+    out.update({f"{category}_{j}": list(range(int(c))) for j, c in enumerate(n_categories)})
+    return out
+
+
+def _rows_logp(value, theta, y):
+    """PyMC log-density of the observed codes ``value`` (n, d) given the padded
+    ``theta`` (K, d, Cmax) and class indices ``y`` (n,): sum_nj log theta[y_n, j, x_nj]."""
+    import pytensor.tensor as pt
+
+    features = pt.arange(theta.shape[-2])
+    return pt.sum(pt.log(theta[y[:, None], features[None, :], value]))
+
+
+def _rows_random(theta, y, rng=None, size=None):
+    """Forward sampler of the observed codes for ``pm.CustomDist``: (*size, n, d) int64
+    given ``theta`` (..., K, d, Cmax) and ``y`` (..., n) (inverse CDF, vectorised)."""
+    batch = tuple(size) if size is not None else np.broadcast_shapes(theta.shape[:-3], y.shape[:-1])
+    theta = np.broadcast_to(theta, (*batch, *theta.shape[-3:]))
+    y = np.broadcast_to(y, (*batch, y.shape[-1]))
+    rows = np.take_along_axis(theta, y[..., :, None, None], axis=-3)  # (*batch, n, d, Cmax)
+    return _inverse_cdf(rows, rng).astype(np.int64)
 
 
 def _pad(counts: np.ndarray, width: int) -> np.ndarray:

@@ -181,3 +181,39 @@ class MultinomialFamily:
         if self.fitted_stats_ is not None:
             out["feature_count_"] = self.fitted_stats_["feature_count"]
         return out
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Dirichlet prior in the current PyMC model: ``theta_k ~ Dirichlet(alpha)``.
+
+        One variable ``prefix + "theta"`` with dims ``dims["theta"]`` (class, feature):
+        a batch of K Dirichlets over the d features (alpha (d,) shared by the classes);
+        returns ``{"theta": ...}``.
+        """
+        import pymc as pm
+
+        dims = dims or self.param_dims
+        theta = pm.Dirichlet(f"{prefix}theta", a=prior["alpha"], dims=dims["theta"])
+        return {"theta": theta}
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows: ``x_n ~ Multinomial(sum_j x_nj, theta[y_n])``, dims (obs, feature).
+
+        The row totals are taken as given (the model does not describe them). Raises
+        ``ValueError`` if X holds non-integer term weights (allowed for point methods).
+        """
+        import pymc as pm
+
+        feature = (dims or self.param_dims)["theta"][1]
+        counts = dr.observed_counts(X, WHO)
+        pm.Multinomial(
+            f"{prefix}x", n=counts.sum(axis=1), p=params["theta"][y], observed=counts,
+            dims=("obs", feature),
+        )
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_kj c_kj log theta_kj: the multinomial log-likelihood of all (weighted) rows
+        from the feature counts, without the multinomial coefficients (free of theta)."""
+        import pytensor.tensor as pt
+
+        return pt.sum(stats["feature_count"] * pt.log(params["theta"]))

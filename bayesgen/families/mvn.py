@@ -38,6 +38,8 @@ from bayesgen.families import _gaussian_stats as gstats
 LOG_2PI = np.log(2.0 * np.pi)
 # A covariance whose correlation matrix has an eigenvalue below this is treated as singular.
 _SINGULAR_TOL = 1e-12
+#: covariance priors of the PyMC models (model_ and method="mcmc")
+COVARIANCE_PRIORS = ("niw", "lkj")
 # Elements per temporary block in the QDA log-likelihood (8 MB of float64).
 _BLOCK = 2**20
 
@@ -210,6 +212,11 @@ class MVNFamily:
             ``m0`` (d,), ``kappa0`` float, ``nu0`` float, ``Psi0`` (d, d) with
             ``Psi0 = (nu0 - d - 1) S0`` so that the prior mean of Sigma is S0.
         """
+        if self.covariance_prior not in COVARIANCE_PRIORS:
+            raise ValueError(
+                f"covariance_prior must be one of {COVARIANCE_PRIORS}; got "
+                f"{self.covariance_prior!r}."
+            )
         d = stats["mean"].shape[1]
         kappa0 = _scalar(self.mean_strength)
         if not kappa0 > 0:
@@ -485,3 +492,32 @@ class MVNFamily:
         """``means_`` (K, d); ``covariance_``: list of K (d, d) (QDA) or (d, d) (LDA)."""
         cov = params["cov"]
         return {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """The covariance prior in the current PyMC model (see
+        :mod:`bayesgen.families._mvn_pymc`).
+
+        ``covariance_prior="niw"``: the conjugate NIW prior through the Bartlett
+        decomposition of Sigma^-1 and non-centred means; ``"lkj"``: LKJ correlations with
+        half-normal scales and normal means (not conjugate). Either way ``mu`` (class,
+        feature) and ``cov`` (``param_dims["cov"]``) are model variables.
+        """
+        from bayesgen.families import _mvn_pymc
+
+        dims = dims or self.param_dims
+        build = _mvn_pymc.lkj_params if self.covariance_prior == "lkj" else _mvn_pymc.niw_params
+        return build(self, prior, prefix, dims)
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows ``x_n ~ MvNormal(mu[y_n], Sigma[y_n])``, dims (obs, feature)."""
+        from bayesgen.families import _mvn_pymc
+
+        _mvn_pymc.observed(self, params, X, y, prefix, dims or self.param_dims)
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_k [N_k log|U_k| - tr(U_k^T (S_k + N_k (xbar_k - mu_k)(xbar_k - mu_k)^T) U_k) / 2]
+        with Sigma_k^-1 = U_k U_k^T: the rows' log-likelihood without its constant."""
+        from bayesgen.families import _mvn_pymc
+
+        return _mvn_pymc.stats_loglik(self, params, stats)

@@ -179,3 +179,47 @@ class PoissonFamily:
         if self.fitted_stats_ is not None:
             out["feature_count_"] = self.fitted_stats_["feature_count"]
         return out
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Gamma prior in the current PyMC model: ``rate ~ Gamma(alpha_j, beta_j)``.
+
+        One variable ``prefix + "rate"`` (shape alpha, rate beta) with dims
+        ``dims["rate"]`` (class, feature); returns ``{"rate": ...}``. PyMC needs a proper
+        prior: alpha = 1 gives beta = 0 (a flat, improper prior that MAP and the
+        conjugate posterior handle), which raises ``ValueError``.
+        """
+        import pymc as pm
+
+        dims = dims or self.param_dims
+        alpha, beta = prior["alpha"], prior["beta"]
+        if np.any(beta <= 0):
+            raise ValueError(
+                f"{WHO} with alpha = 1 has the improper flat prior Gamma(1, 0) on the rates, "
+                "which MAP and the conjugate posterior allow but a PyMC model (model_, "
+                "method='mcmc') cannot. Use alpha > 1 (e.g. the default 2) for a proper "
+                "prior; rate_prior then sets its mode."
+            )
+        rate = pm.Gamma(f"{prefix}rate", alpha=alpha, beta=beta, dims=dims["rate"])
+        return {"rate": rate}
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows: ``x_nj ~ Poisson(rate[y_n, j])``, dims (obs, feature).
+
+        Raises ``ValueError`` if X holds non-integer values (allowed for point methods).
+        """
+        import pymc as pm
+
+        feature = (dims or self.param_dims)["rate"][1]
+        pm.Poisson(
+            f"{prefix}x", mu=params["rate"][y], observed=dr.observed_counts(X, WHO),
+            dims=("obs", feature),
+        )
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_kj [S_kj log rate_kj - N_k rate_kj]: the Poisson log-likelihood of all
+        (weighted) rows from the sums, without -sum log(x!) (free of the rates)."""
+        import pytensor.tensor as pt
+
+        rate = params["rate"]
+        return pt.sum(stats["feature_count"] * pt.log(rate) - stats["count"][:, None] * rate)
