@@ -5,18 +5,16 @@ a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
 """
 
 from bayesgen.compare import compare
-from bayesgen.estimators import (
-    LDA,
-    QDA,
+from bayesgen.estimators import LDA, QDA, GaussianNB
+from bayesgen.io import load
+from bayesgen.naive_bayes import (
     BernoulliNB,
     CategoricalNB,
-    GaussianNB,
     KernelNB,
     MixedNB,
     MultinomialNB,
     PoissonNB,
 )
-from bayesgen.io import load
 
 __version__ = "0.1.0"
 
