@@ -15,6 +15,7 @@ Both replicate the training data set: ``y`` (class indices, dims ``obs``) and ``
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -104,10 +105,13 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
     seed = int(rng.integers(2**31))
     names = ["pi", *estimator.family_.param_dims]
     observed = {"y"} | ({"x"} if "x" in estimator.model_.named_vars else set())
-    sampled = pm.sample_prior_predictive(
-        draws=int(draws), model=estimator.model_, random_seed=seed,
-        var_names=[*names, *sorted(observed)],
-    )
+    with warnings.catch_warnings():
+        # KernelNB's likelihood is a Potential with no forward sampler: x is drawn below
+        warnings.filterwarnings("ignore", message=".*Potentials.*")
+        sampled = pm.sample_prior_predictive(
+            draws=int(draws), model=estimator.model_, random_seed=seed,
+            var_names=[*names, *sorted(observed)],
+        )
     prior = sampled.prior[names]
     pp = sampled.prior_predictive
     if "x" not in pp:

@@ -29,6 +29,14 @@ A class/feature with zero spread gets ``s_kj = 1e-3`` times the feature's overal
 bracket is scale-aware: rescaling a feature rescales its bandwidths and leaves the
 predictions unchanged. There is no conjugate prior, hence no closed-form posterior.
 
+MCMC (``method="mcmc"``) samples the posterior of the same model: the MAP's prior
+``log h_kj ~ Normal(log s_kj, bandwidth_sd^2)`` times exp(LOO(h)), the weighted LOO
+likelihood written in PyTensor on per-class pairwise constants (O(n_k^2 d) memory and
+work per gradient, refused above ~200 MB). A KDE on the data themselves is no
+distribution PyMC can observe, so ``model_`` holds it as ``pm.Potential("x_loglik")``
+and has no ``x`` variable; predictive x are drawn with :meth:`KernelFamily.sample`
+given the bandwidth draws and the training points (:meth:`KernelFamily.fixed_params`).
+
 Cost: each objective evaluation is O(n_k^2 d) (all pairs of points of a class, in
 blocks of bounded memory) and a fit takes about 50 evaluations per class; prediction
 is O(n_test n_train d). Measured: 2 classes x 2000 points x 10 features fit in ~20 s.
@@ -442,7 +450,8 @@ def _pair_constants(stats: dict, family: KernelFamily):
     if need > MAX_PAIR_BYTES:
         cap = int(np.sqrt(MAX_PAIR_BYTES / (8 * K * (d + 1))))
         raise ValueError(
-            f"KernelNB method='mcmc' needs the pairwise differences within each class "
+            f"KernelNB's PyMC likelihood (method='mcmc', model_) needs the pairwise "
+            f"differences within each class "
             f"({K} classes x {m}^2 pairs x {d} features, {need / 1e6:.0f} MB; the limit is "
             f"{MAX_PAIR_BYTES / 1e6:.0f} MB). Use method='map', or subsample the training "
             f"data to at most about {cap} rows per class."

@@ -21,6 +21,11 @@ valid netCDF variable names:
 
 Statistics are ``{"count": (K,), "parts": [stats of each part]}``; priors and
 conjugate posteriors are ``{"parts": [...]}``.
+
+In the PyMC models every part adds its own variables under its prefix
+(``gaussian0_mu``, ``gaussian0_x`` with dims ``("obs", "gaussian0_feature")``, a kernel
+part's ``kernel2_x_loglik`` potential): there is no single ``x``, and predictive x are
+assembled in the original column order by :meth:`MixedFamily.sample`.
 """
 
 from __future__ import annotations
@@ -220,21 +225,29 @@ class MixedFamily:
         for part in self.parts_ or []:
             pre = part["prefix"]
             for key, dims in part["family"].param_dims.items():
-                out[f"{pre}_{key}"] = tuple(d if d == "class" else f"{pre}_{d}" for d in dims)
+                out[f"{pre}_{key}"] = tuple(_rename(pre, d) for d in dims)
         return out
 
-    def coords(self) -> dict[str, list]:
-        """Coordinates of the renamed feature dims: ``{prefix_feature: column names}``.
-
-        Names are the DataFrame's column names, or ``x{j}`` for plain arrays.
-        """
+    def _features(self, part: dict) -> list:
+        """Column names of one part: the DataFrame's, or ``x{j}`` for plain arrays."""
         names = self.feature_names
-        return {
-            f"{part['prefix']}_feature": [
-                names[j] if names is not None else f"x{j}" for j in part["columns"]
-            ]
-            for part in self._parts()
-        }
+        return [names[j] if names is not None else f"x{j}" for j in part["columns"]]
+
+    def coords(self) -> dict[str, list]:
+        """Coordinates of the renamed dims: ``{prefix_feature: column names}`` for every
+        part, plus each part's own ``coords()`` (e.g. ``categorical2_category``), named
+        as in :attr:`param_dims`: a part whose ``coords`` takes ``dims`` is given its
+        renamed dims, the keys of any other are renamed here."""
+        out: dict[str, list] = {}
+        for part, _, _, part_dims in self._part_hooks():
+            own = getattr(part["family"], "coords", None)
+            if own is not None and "dims" in inspect.signature(own).parameters:
+                out.update(own(dims=part_dims))
+            elif own is not None:
+                out.update({_rename(part["prefix"], k): v for k, v in own().items()})
+            out.pop("class", None)
+            out[f"{part['prefix']}_feature"] = self._features(part)
+        return out
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -387,6 +400,57 @@ class MixedFamily:
                 "columns": q["columns"].tolist(),
                 "features": features,
             }
-            for q, features in zip(self._parts(), self.coords().values(), strict=True)
+            for q, features in zip(self._parts(), map(self._features, self._parts()), strict=True)
         ]
         return out
+
+    # ------------------------------------------------------------------ PyMC
+    def _part_hooks(self, params: dict | None = None, dims: dict | None = None, prefix: str = ""):
+        """Per part: ``(part, its params, prefix + "{prefix}_", its renamed dims)``."""
+        dims = dims or self.param_dims
+        subs = self._split(params) if params is not None else [None] * len(self._parts())
+        for part, sub in zip(self._parts(), subs, strict=True):
+            pre = part["prefix"]
+            part_dims = {key: dims[f"{pre}_{key}"] for key in part["family"].param_dims}
+            yield part, sub, f"{prefix}{pre}_", part_dims
+
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Every part's prior, variables named ``{part prefix}_{name}`` (``gaussian0_mu``,
+        dims ``("class", "gaussian0_feature")``); returns the namespaced params."""
+        return self._namespaced(
+            [
+                part["family"].pymc_params(pr, prefix=pre, dims=part_dims)
+                for (part, _, pre, part_dims), pr in zip(
+                    self._part_hooks(None, dims, prefix), prior["parts"], strict=True
+                )
+            ]
+        )
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Each part observes its column slice of X given the same ``y``, under its own
+        name (``gaussian0_x`` with dims ``("obs", "gaussian0_feature")``, a kernel part's
+        ``kernel1_x_loglik`` potential); there is no single ``x``."""
+        X = np.asarray(X)
+        for part, sub, pre, part_dims in self._part_hooks(params, dims, prefix):
+            part["family"].pymc_observed(sub, X[:, part["columns"]], y, prefix=pre, dims=part_dims)
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """Sum of the parts' statistics log-likelihoods."""
+        return sum(
+            part["family"].pymc_stats_loglik(sub, s)
+            for (part, sub, _, _), s in zip(self._part_hooks(params), stats["parts"], strict=True)
+        )
+
+    def fixed_params(self, stats: dict) -> dict:
+        """Namespaced non-random params of the parts that have them (kernel parts)."""
+        return self._namespaced(
+            [
+                q["family"].fixed_params(s) if hasattr(q["family"], "fixed_params") else {}
+                for q, s in zip(self._parts(), stats["parts"], strict=True)
+            ]
+        )
+
+
+def _rename(prefix: str, dim: str) -> str:
+    """A part's dim in the composite: ``class`` is shared, every other dim is prefixed."""
+    return dim if dim == "class" else f"{prefix}_{dim}"
