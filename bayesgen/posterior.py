@@ -104,7 +104,17 @@ def proba_draws(family, X: np.ndarray, params: dict, log_pi: np.ndarray) -> np.n
 
 def pointwise_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict,
                       log_pi: np.ndarray) -> np.ndarray:
-    """log p(x_n, y_n | theta_s), shape (S, n): the joint per observation and draw."""
+    """log p(x_n, y_n | theta_s), shape (S, n): the joint per observation and draw.
+
+    ``X``, ``y`` are the training rows. A family with the optional hook
+    ``train_log_lik(X, y, params) -> (S, n)`` gives log p(x_n | y_n, theta_s) of its
+    training rows itself (KernelNB: each row's leave-one-out term, the likelihood NUTS
+    samples, rather than ``log_lik`` with the row under its own kernel; MixedNB: the sum
+    over its parts) and log pi_{y_n} is added; otherwise ``log_lik`` at class y_n.
+    """
+    if hasattr(family, "train_log_lik"):
+        with np.errstate(divide="ignore"):
+            return family.train_log_lik(X, y, params) + log_pi[:, y]
     out = np.empty((log_pi.shape[0], X.shape[0]))
     for rows, lj in iter_log_joint(family, X, params, log_pi):
         yi = y[rows]

@@ -15,6 +15,8 @@ from sklearn.datasets import load_iris, load_wine
 from sklearn.neighbors import KernelDensity
 
 import bayesgen as bg
+from bayesgen import posterior
+from bayesgen.families import _mixed_pymc
 from bayesgen.families import kernel as kernel_module
 from bayesgen.families.kernel import KernelFamily
 from bayesgen.families.mixed import MixedFamily
@@ -186,6 +188,14 @@ def test_zero_weight_rows_are_ignored_and_merge(real_data):
     )
     np.testing.assert_allclose(halves["count"], whole["count"])
     np.testing.assert_allclose(fam.mle(halves)["bandwidth"], fam.mle(whole)["bandwidth"], rtol=1e-5)
+    # with zero weights in both halves: the same points, and the same row positions
+    w = np.random.default_rng(0).integers(0, 3, size=y.size).astype(float)
+    whole = fam.stats(X, y, w, 3)
+    halves = fam.merge(fam.stats(X[:40], y[:40], w[:40], 3), fam.stats(X[40:], y[40:], w[40:], 3))
+    np.testing.assert_array_equal(halves["row"], np.flatnonzero(w > 0))
+    np.testing.assert_array_equal(halves["row"], whole["row"])
+    assert halves["n_rows"] == whole["n_rows"] == y.size
+    np.testing.assert_array_equal(halves["X"], X[w > 0])
 
 
 def test_ties_give_lower_bracket_and_zero_spread_is_finite():
@@ -249,6 +259,141 @@ def test_kernel_errors(real_data):
     for bad in [0.0, -1.0, np.nan, "x"]:
         with pytest.raises(ValueError, match="bandwidth_sd"):
             bg.KernelNB(bandwidth_sd=bad).fit(X, y)
+
+
+# ------------------------------------------- pointwise (leave-one-out) likelihood
+
+
+def reference_loo_terms(X, y, h):
+    """Per row, sum_j log mean_{l != n, y_l = y_n} N(x_nj; x_lj, h_{y_n j}^2) (unit weights)."""
+    out = np.empty(y.size)
+    for n in range(y.size):
+        others = (y == y[n]) & (np.arange(y.size) != n)
+        logpdf = stats.norm.logpdf(X[n], X[others], h[y[n]])
+        out[n] = (logsumexp(logpdf, axis=0) - np.log(others.sum())).sum()
+    return out
+
+
+def reference_kde_terms(X_eval, y_eval, X, y, w, h):
+    """Per row, sum_j log sum_{y_l = y_n} w_l N(x_nj; x_lj, h^2) / W (sklearn's KDE)."""
+    out = np.zeros(y_eval.size)
+    for k in np.unique(y_eval):
+        rows, mine = y_eval == k, (y == k) & (w > 0)
+        for j in range(X.shape[1]):
+            kde = KernelDensity(bandwidth=h[k, j]).fit(X[mine][:, [j]], sample_weight=w[mine])
+            out[rows] += kde.score_samples(X_eval[rows][:, [j]])
+    return out
+
+
+def bandwidth_draws(clf, size, seed):
+    """Posterior-like bandwidth draws around a fitted KernelNB: (size, K, d)."""
+    rng = np.random.default_rng(seed)
+    return clf.bandwidth_ * np.exp(0.3 * rng.normal(size=(size, *clf.bandwidth_.shape)))
+
+
+def test_train_log_lik_is_the_loo_kde_per_row(real_data):
+    X, y = real_data
+    clf = bg.KernelNB().fit(X, y)
+    params = dict(clf.params_, bandwidth=bandwidth_draws(clf, 3, 0))
+    out = clf.family_.train_log_lik(X, y, params)
+    assert out.shape == (3, y.size)
+    for s in range(3):
+        np.testing.assert_allclose(out[s], reference_loo_terms(X, y, params["bandwidth"][s]),
+                                   rtol=1e-10)
+    # the rows' terms add up to the LOO likelihood that MLE/MAP/NUTS use (unit weights)
+    total = [kernel_module._loo(np.ascontiguousarray(X[y == k].T), np.ones((y == k).sum()),
+                                np.log(params["bandwidth"][1, k])).sum() for k in range(3)]
+    assert out[1].sum() == pytest.approx(sum(total), rel=1e-10)
+    # and they are lower than log_lik, which puts every row under its own kernel
+    plug_in = np.take_along_axis(clf.family_.log_lik(X, params), y[None, :, None], 2)[..., 0]
+    assert np.all(out.sum(1) < plug_in.sum(1))
+    # posterior.pointwise_log_lik uses the hook and adds log pi_{y_n}
+    log_pi = np.log(np.random.default_rng(1).dirichlet(np.ones(3), size=3))
+    joint = posterior.pointwise_log_lik(clf.family_, X, y, params, log_pi)
+    np.testing.assert_allclose(joint, out + log_pi[:, y], rtol=1e-12)
+
+
+def test_train_log_lik_weights_are_duplicated_rows(real_data):
+    """Integer weights (zeros included) against the LOO KDE of the duplicated data; a
+    weight-0 row is no training point: the plain weighted KDE at its class; a weight
+    below 1 leaves the whole point out."""
+    X, y = real_data
+    rng = np.random.default_rng(6)
+    w = rng.integers(0, 4, size=y.size).astype(float)
+    clf = bg.KernelNB().fit(X, y, sample_weight=w)
+    h = bandwidth_draws(clf, 2, 1)
+    out = clf.family_.train_log_lik(X, y, dict(clf.params_, bandwidth=h))
+    dup = np.repeat(np.arange(y.size), w.astype(int))
+    first = np.searchsorted(dup, np.arange(y.size))  # first copy of each row in dup
+    for s in range(2):
+        ref = reference_loo_terms(X[dup], y[dup], h[s])
+        pos = w > 0
+        np.testing.assert_allclose(out[s, pos], ref[first[pos]], rtol=1e-10)
+        kde = reference_kde_terms(X[~pos], y[~pos], X, y, w, h[s])
+        np.testing.assert_allclose(out[s, ~pos], kde, rtol=1e-10)
+    w_half = np.ones(y.size)
+    w_half[[0, 40]] = 0.5
+    clf = bg.KernelNB().fit(X, y, sample_weight=w_half)
+    out = clf.family_.train_log_lik(X, y, clf.params_)  # point fit: no draw dim
+    assert out.shape == (y.size,)
+    for n in (0, 40):
+        others = np.arange(y.size) != n
+        ref = reference_kde_terms(X[[n]], y[[n]], X[others], y[others], w_half[others],
+                                  clf.bandwidth_)
+        np.testing.assert_allclose(out[n], ref[0], rtol=1e-10)
+
+
+def test_train_log_lik_blocks_draw_dims_and_errors(real_data, monkeypatch):
+    X, y = real_data
+    clf = bg.KernelNB().fit(X, y)
+    h = bandwidth_draws(clf, 6, 2).reshape(2, 3, 3, 3)
+    params = dict(clf.params_, bandwidth=h)
+    out = clf.family_.train_log_lik(X, y, params)
+    assert out.shape == (2, 3, y.size)
+    one = clf.family_.train_log_lik(X, y, dict(clf.params_, bandwidth=h[1, 2]))
+    np.testing.assert_allclose(out[1, 2], one, rtol=1e-12)
+    monkeypatch.setattr(kernel_module, "_BUDGET", 50)  # one row and draw per block
+    np.testing.assert_allclose(clf.family_.train_log_lik(X, y, params), out, rtol=1e-12)
+    with pytest.raises(ValueError, match="training rows"):
+        clf.family_.train_log_lik(X[::-1], y[::-1], params)
+    with pytest.raises(ValueError, match="training rows"):
+        clf.family_.train_log_lik(X[:10], y[:10], params)
+
+
+def test_mixed_train_log_lik_is_the_sum_of_the_parts(mixed_data, monkeypatch):
+    X, y, _ = mixed_data
+    Xm = X[:, [0, 2, 3, 4, 7]]  # real, counts (as reals), categories, real, categories
+    cols = {"gaussian": [3], "kernel": [0, 1], "categorical": [2, 4]}
+    clf = bg.MixedNB(families=list(cols.items())).fit(Xm, y)
+    fam = clf.family_
+    rng = np.random.default_rng(4)
+    gauss, _, cat = (q["family"] for q in fam.parts_)
+    g_stats, _, c_stats = clf.stats_["parts"]
+    g_prior, _, c_prior = clf.prior_["parts"]
+    h = clf.kernel1_bandwidth_ * np.exp(0.3 * rng.normal(size=(4, 3, 2)))
+    params = {
+        **{f"gaussian0_{k}": v for k, v in gauss.draw(gauss.posterior(g_stats, g_prior), 4,
+                                                       rng).items()},
+        **{f"categorical2_{k}": v for k, v in cat.draw(cat.posterior(c_stats, c_prior), 4,
+                                                        rng).items()},
+        **fam.fixed_params(clf.stats_),
+        "kernel1_bandwidth": h,
+    }
+    out = fam.train_log_lik(Xm, y, params)
+    assert out.shape == (4, y.size)
+    mu, var, theta = params["gaussian0_mu"], params["gaussian0_var"], params["categorical2_theta"]
+    codes = Xm[:, cols["categorical"]].astype(int)
+    for s in range(2):
+        expected = reference_loo_terms(Xm[:, cols["kernel"]], y, h[s])
+        expected += stats.norm.logpdf(Xm[:, 3], mu[s, y, 0], np.sqrt(var[s, y, 0]))
+        expected += np.log(theta[s, y[:, None], np.arange(2), codes]).sum(1)
+        np.testing.assert_allclose(out[s], expected, rtol=1e-10)
+    monkeypatch.setattr(_mixed_pymc, "_BUDGET", 10)  # a few rows per block
+    np.testing.assert_allclose(fam.train_log_lik(Xm, y, params), out, rtol=1e-12)
+    log_pi = np.log(rng.dirichlet(np.ones(3), size=4))
+    np.testing.assert_allclose(
+        posterior.pointwise_log_lik(fam, Xm, y, params, log_pi), out + log_pi[:, y], rtol=1e-12
+    )
 
 
 # ------------------------------------------------------------------ MixedNB

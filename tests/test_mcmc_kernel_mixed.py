@@ -17,7 +17,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import bayesgen as bg
-from bayesgen.families import kernel as kernel_module
+from bayesgen.families import _kernel_pymc
 from bayesgen.families.kernel import KernelFamily
 from bayesgen.mcmc import convergence_report
 from bayesgen.model import build_stats_model
@@ -189,6 +189,30 @@ def test_kernel_mcmc_predictive_uses_the_draws_and_the_training_points(kde_fits,
     np.testing.assert_allclose(mcmc.predict_proba(Xt), expected, rtol=1e-8)
 
 
+def reference_loo_terms(X, y, h):
+    """Per row, sum_j log mean_{l != n, y_l = y_n} N(x_nj; x_lj, h_{y_n j}^2)."""
+    out = np.empty(y.size)
+    for n in range(y.size):
+        others = (y == y[n]) & (np.arange(y.size) != n)
+        out[n] = (logsumexp(stats.norm.logpdf(X[n], X[others], h[y[n]]), axis=0)
+                  - np.log(others.sum())).sum()
+    return out
+
+
+def test_kernel_pointwise_log_lik_is_the_loo_kde(kde_fits, kde_data):
+    """idata_'s log_likelihood: log pi_{y_n} + the LOO KDE term of row n, per draw."""
+    mcmc, _ = kde_fits
+    X, y = kde_data
+    ll = mcmc.idata_.log_likelihood["y"]
+    assert ll.dims == ("chain", "draw", "obs")
+    post = mcmc.idata_.posterior
+    for chain, draw in [(0, 7), (1, 503)]:
+        h = post["bandwidth"].values[chain, draw]
+        pi = post["pi"].values[chain, draw]
+        expected = np.log(pi[y]) + reference_loo_terms(X, y, h)
+        np.testing.assert_allclose(ll.values[chain, draw], expected, rtol=1e-10)
+
+
 def test_kernel_predictive_groups(kde_fits, kde_data):
     mcmc, _ = kde_fits
     X, y = kde_data
@@ -227,7 +251,7 @@ def test_kernel_prior_predictive(kde_data):
 
 def test_kernel_mcmc_refuses_too_many_pairs(kde_data, monkeypatch):
     X, y = kde_data
-    monkeypatch.setattr(kernel_module, "MAX_PAIR_BYTES", 10_000)
+    monkeypatch.setattr(_kernel_pymc, "MAX_PAIR_BYTES", 10_000)
     with pytest.raises(ValueError, match=r"method='map'.*subsample"):
         bg.KernelNB(method="mcmc", **MCMC).fit(X, y)
 
@@ -302,7 +326,9 @@ def test_mixed_with_kernel_and_categorical_parts(kde_data):
     assert list(model.coords["categorical1_category"]) == [0, 1, 2]
     _assert_constant_difference(clf)
     fixed = clf.family_.fixed_params(clf.stats_)
-    assert set(fixed) == {"kernel0_points", "kernel0_point_class", "kernel0_point_weight"}
+    assert set(fixed) == {
+        "kernel0_points", "kernel0_point_class", "kernel0_point_weight", "kernel0_point_row"
+    }
     np.testing.assert_array_equal(fixed["kernel0_points"], Xm[:, [2]])
     idata = _quiet_prior_predictive(clf, draws=200, random_state=0)
     x = idata.prior_predictive["x"]
@@ -339,6 +365,23 @@ def test_mixed_mcmc_idata_layout(mixed_fits):
     assert list(mcmc.idata_.log_likelihood.data_vars) == ["y"]
     assert convergence_report(mcmc.idata_, sorted(names)) == []
     assert np.isfinite(az.loo(mcmc.idata_).elpd_loo)
+
+
+def test_mixed_pointwise_log_lik_is_the_sum_of_the_parts(mixed_fits, mixed_data):
+    """idata_'s log_likelihood of an MCMC fit: log pi_{y_n} + each part's scipy log-density."""
+    mcmc, _ = mixed_fits
+    X, y = mixed_data
+    post = mcmc.idata_.posterior
+    Xg, Xb, Xp = (X[:, COLUMNS[name]] for name in ("gaussian", "bernoulli", "poisson"))
+    for chain, draw in [(0, 11), (1, 940)]:
+        v = {name: post[name].values[chain, draw] for name in post.data_vars}
+        expected = np.log(v["pi"][y])
+        expected += stats.norm.logpdf(Xg, v["gaussian0_mu"][y],
+                                      np.sqrt(v["gaussian0_var"][y])).sum(1)
+        expected += stats.bernoulli.logpmf(Xb, v["bernoulli1_theta"][y]).sum(1)
+        expected += stats.poisson.logpmf(Xp, v["poisson2_rate"][y]).sum(1)
+        np.testing.assert_allclose(mcmc.idata_.log_likelihood["y"].values[chain, draw],
+                                   expected, rtol=1e-10)
 
 
 def _check_columns(x: np.ndarray) -> None:

@@ -42,8 +42,13 @@ the PyMC models rely on:
 ``attributes(params) -> dict``
     scikit-learn-named fitted attributes (``theta_``, ``feature_log_prob_``, ...).
 
-Parameters that are not random (KernelNB's training points) may sit in ``params``
-next to the random ones; only the keys of ``param_dims`` carry leading draw dims.
+Optional hooks: ``fixed_params(stats) -> dict`` for parameters that are not random
+(KernelNB's training points, which sit in ``params`` next to the random ones; only the
+keys of ``param_dims`` carry leading draw dims), ``train_log_lik(X, y, params) ->
+(S, n)`` for the pointwise log-likelihood of the training rows when it differs from
+``log_lik`` (KernelNB's leave-one-out terms, whose statistics also carry each point's
+``row``), ``coords()`` for dims beyond class and feature, and the PyMC hooks
+``pymc_params``, ``pymc_observed``, ``pymc_stats_loglik`` (see :mod:`bayesgen.model`).
 Families whose attributes or sampling need the statistics (count families) keep a
 reference to them as ``fitted_stats_`` when ``prior``/``mle``/``map``/``posterior``
 is called. ``MixedFamily`` namespaces its parts' parameters and dims

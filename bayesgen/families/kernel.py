@@ -29,13 +29,10 @@ A class/feature with zero spread gets ``s_kj = 1e-3`` times the feature's overal
 bracket is scale-aware: rescaling a feature rescales its bandwidths and leaves the
 predictions unchanged. There is no conjugate prior, hence no closed-form posterior.
 
-MCMC (``method="mcmc"``) samples the posterior of the same model: the MAP's prior
-``log h_kj ~ Normal(log s_kj, bandwidth_sd^2)`` times exp(LOO(h)), the weighted LOO
-likelihood written in PyTensor on per-class pairwise constants (O(n_k^2 d) memory and
-work per gradient, refused above ~200 MB). A KDE on the data themselves is no
-distribution PyMC can observe, so ``model_`` holds it as ``pm.Potential("x_loglik")``
-and has no ``x`` variable; predictive x are drawn with :meth:`KernelFamily.sample`
-given the bandwidth draws and the training points (:meth:`KernelFamily.fixed_params`).
+MCMC (``method="mcmc"``, :mod:`bayesgen.families._kernel_pymc`) samples the posterior
+of the same model, the MAP's prior times exp(LOO(h)); ``model_`` holds the likelihood
+as ``pm.Potential("x_loglik")``. The pointwise log-likelihood of ``idata_`` is the LOO
+term of every training row (:meth:`KernelFamily.train_log_lik`), not :meth:`log_lik`.
 
 Cost: each objective evaluation is O(n_k^2 d) (all pairs of points of a class, in
 blocks of bounded memory) and a fit takes about 50 evaluations per class; prediction
@@ -129,32 +126,14 @@ def _logsumexp_last(a: np.ndarray) -> np.ndarray:
 def _loo(Pt: np.ndarray, w: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Weighted LOO log-likelihood of one class for log-bandwidths ``t`` (d,); returns (d,).
 
-    ``Pt`` (d, n) points of the class (features first), weights ``w`` (n,) > 0. Each
-    term is a log-sum-exp over the points, so tiny bandwidths neither underflow nor
-    give NaN. Rows are processed in chunks of at most ``_BUDGET`` doubles.
+    ``Pt`` (d, n) points of the class (features first), weights ``w`` (n,) > 0; the
+    terms are log-sum-exps (:func:`_kde_sums`), so tiny bandwidths give no NaN.
     """
-    d, n = Pt.shape
     u = np.minimum(w, 1.0)
-    W = w.sum()
-    log_w = np.log(w)
-    unit = bool(np.all(w == 1.0))
     with np.errstate(divide="ignore"):
-        log_self = np.log(w - u)
-    log_norm = np.log(W - u)
-    half_prec = (0.5 * np.exp(-2.0 * t))[:, None, None]
-    total = np.zeros(d)
-    step = max(1, _BUDGET // (n * d))
-    for start in range(0, n, step):
-        idx = np.arange(start, min(n, start + step))
-        a = Pt[:, idx, None] - Pt[:, None, :]  # (d, c, n)
-        a *= a
-        a *= -half_prec
-        if not unit:
-            a += log_w
-        a[:, np.arange(idx.size), idx] = log_self[idx]  # v_ii = w_i - u_i
-        terms = _logsumexp_last(a) - log_norm[idx]  # (d, c)
-        total += terms @ w[idx]
-    return total - W * (t + 0.5 * LOG_2PI)
+        log_self = np.log(w - u)  # v_ii = w_i - u_i
+    terms = _kde_sums(Pt, Pt, np.log(w), np.exp(t)[None], np.arange(w.size), log_self, True)
+    return (terms[0] - np.log(w.sum() - u)) @ w - w.sum() * (t + 0.5 * LOG_2PI)
 
 
 def _maximise(objective, centre: np.ndarray) -> np.ndarray:
@@ -178,12 +157,8 @@ def _maximise(objective, centre: np.ndarray) -> np.ndarray:
         a = np.where(left, a, c)
         new = np.where(left, b - _INVPHI * (b - a), a + _INVPHI * (b - a))
         f_new = objective(new)
-        c, fc, e, fe = (
-            np.where(left, new, e),
-            np.where(left, f_new, fe),
-            np.where(left, c, new),
-            np.where(left, fc, f_new),
-        )
+        c, e = np.where(left, new, e), np.where(left, c, new)
+        fc, fe = np.where(left, f_new, fe), np.where(left, fc, f_new)
     t = np.where(fc >= fe, c, e)
     f = np.maximum(fc, fe)
     return np.where(f >= f_best, t, t_best)
@@ -214,8 +189,10 @@ class KernelFamily:
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """The data themselves: ``X`` (n, d), class index ``y`` (n,), weight ``w`` (n,).
 
-        Rows of weight 0 are dropped (they add nothing to any KDE). ``count`` (K,) is
-        the weighted class count.
+        Rows of weight 0 are dropped (they add nothing to any KDE); ``row`` (n,) holds
+        the positions of the kept rows among the ``n_rows`` rows given (so that
+        :meth:`train_log_lik` can find each training row's own kernel). ``count`` (K,)
+        is the weighted class count.
         """
         keep = w > 0
         y = np.asarray(y, dtype=np.intp)[keep]
@@ -225,15 +202,20 @@ class KernelFamily:
             "X": np.array(X[keep], dtype=np.float64),
             "y": y,
             "w": w,
+            "row": np.flatnonzero(keep),
+            "n_rows": int(keep.size),
         }
 
     def merge(self, a: dict, b: dict) -> dict:
-        """Statistics of the union: the points of both sets, counts added."""
+        """Statistics of the union (the rows of ``a`` then those of ``b``): the points of
+        both sets, counts added, ``b``'s row positions shifted by ``a``'s ``n_rows``."""
         return {
             "count": a["count"] + b["count"],
             "X": np.concatenate([a["X"], b["X"]]),
             "y": np.concatenate([a["y"], b["y"]]),
             "w": np.concatenate([a["w"], b["w"]]),
+            "row": np.concatenate([a["row"], b["row"] + a["n_rows"]]),
+            "n_rows": a["n_rows"] + b["n_rows"],
         }
 
     # ----------------------------------------------------------------- prior
@@ -263,20 +245,18 @@ class KernelFamily:
                 )
 
     def _fit(self, stats: dict, centre: np.ndarray, sd: float | None) -> dict:
+        """Per class, h maximising LOO(h) (``sd`` None) or LOO(h) + log prior (MAP)."""
         X, y, w = stats["X"], stats["y"], stats["w"]
         h = np.empty_like(centre)
         for k in range(centre.shape[0]):
-            P, wk = np.ascontiguousarray(X[y == k].T), w[y == k]
-            log_c = np.log(centre[k])
-            if sd is None:
-                h[k] = np.exp(_maximise(lambda t, P=P, wk=wk: _loo(P, wk, t), centre[k]))
-            else:
+            P, wk, log_c = np.ascontiguousarray(X[y == k].T), w[y == k], np.log(centre[k])
 
-                def objective(t, P=P, wk=wk, log_c=log_c):
-                    return _loo(P, wk, t) - 0.5 * ((t - log_c) / sd) ** 2
+            def objective(t, P=P, wk=wk, log_c=log_c):
+                penalty = 0.0 if sd is None else 0.5 * ((t - log_c) / sd) ** 2
+                return _loo(P, wk, t) - penalty
 
-                h[k] = np.exp(_maximise(objective, centre[k]))
-        return {"bandwidth": h, "points": X, "point_class": y, "point_weight": w}
+            h[k] = np.exp(_maximise(objective, centre[k]))
+        return {"bandwidth": h, **self.fixed_params(stats)}
 
     def mle(self, stats: dict) -> dict:
         """Bandwidths maximising the weighted LOO log-likelihood, (K, d), plus the data."""
@@ -312,37 +292,32 @@ class KernelFamily:
         Returns
         -------
         ndarray of shape (..., n, K)
-            Log-sum-exp over the training points of class k; test rows and draws are
-            processed in blocks of at most ``_BUDGET`` doubles.
+            Log-sum-exps over the training points of class k (:func:`_kde_sums`).
         """
         P, cls, w = _fixed(params)
         h = np.asarray(params["bandwidth"], dtype=np.float64)
         lead, (K, d) = h.shape[:-2], h.shape[-2:]
         H = h.reshape(-1, K, d)
-        S, n = H.shape[0], X.shape[0]
         Xt = np.ascontiguousarray(X.T)
-        out = np.zeros((S, n, K))
+        out = np.zeros((H.shape[0], X.shape[0], K))
         for k in range(K):
             rows = cls == k
-            Pt, log_w = np.ascontiguousarray(P[rows].T), np.log(w[rows])
+            sums = _kde_sums(Xt, np.ascontiguousarray(P[rows].T), np.log(w[rows]), H[:, k])
             log_norm = np.log(H[:, k]).sum(-1) + np.log(w[rows].sum()) * d  # (S,)
-            half_prec = 0.5 / H[:, k] ** 2  # (S, d)
-            m = Pt.shape[1]
-            step = max(1, min(n, _BUDGET // max(1, m * d)))
-            for start in range(0, n, step):
-                stop = min(n, start + step)
-                sq = Xt[:, start:stop, None] - Pt[:, None, :]  # (d, c, m)
-                sq *= sq
-                s_step = max(1, _BUDGET // sq.size)
-                for s0 in range(0, S, s_step):
-                    s1 = min(S, s0 + s_step)
-                    a = sq * -half_prec[s0:s1, :, None, None]  # (s, d, c, m)
-                    a += log_w
-                    out[s0:s1, start:stop, k] = _logsumexp_last(a).sum(axis=1)
-            out[:, :, k] -= log_norm[:, None]
+            out[:, :, k] = sums - log_norm[:, None]
         if full:
             out -= 0.5 * d * LOG_2PI
-        return out.reshape(*lead, n, K)
+        return out.reshape(*lead, X.shape[0], K)
+
+    def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
+        """log p(x_n | y_n, h) of the training rows X (n, d), y (n,) as given to ``fit``,
+        (..., n): each row's leave-one-out term, one unit of its own weight left out of
+        its class's KDE as in the MLE/MAP/MCMC objective (``sum_n w_n`` of them is the LOO
+        likelihood NUTS samples); rows of weight 0 get :meth:`log_lik` at their class. The
+        pointwise log-likelihood of ``idata_`` (:func:`._kernel_pymc.train_log_lik`)."""
+        from bayesgen.families import _kernel_pymc
+
+        return _kernel_pymc.train_log_lik(X, y, params)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One x per row: per feature, a training point of class y_n (chosen with
@@ -370,107 +345,71 @@ class KernelFamily:
     # ------------------------------------------------------------------ PyMC
     def fixed_params(self, stats: dict) -> dict:
         """The non-random ``params`` entries, as the point fits store them: the training
-        ``points`` (n, d), ``point_class`` (n,) and ``point_weight`` (n,) (rows of weight > 0)."""
-        return {"points": stats["X"], "point_class": stats["y"], "point_weight": stats["w"]}
+        ``points`` (n, d), ``point_class`` (n,), ``point_weight`` (n,) (rows of weight > 0)
+        and ``point_row`` (n,), their positions among the rows given to ``stats``."""
+        return {
+            "points": stats["X"],
+            "point_class": stats["y"],
+            "point_weight": stats["w"],
+            "point_row": stats["row"],
+        }
 
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """The MAP's prior in the current PyMC model, dims (class, feature).
+        """The MAP's prior in the current PyMC model: ``log h ~ Normal(log centre, sd)``
+        (``prefix + "bandwidth_log"``) and the Deterministic ``prefix + "bandwidth"``."""
+        from bayesgen.families import _kernel_pymc
 
-        ``log h_kj ~ Normal(log centre_kj, sd)`` (variable ``prefix + "bandwidth_log"``)
-        and ``h = exp(log h)`` as the Deterministic ``prefix + "bandwidth"``.
-        """
-        import pymc as pm
-        import pytensor.tensor as pt
-
-        dim = (dims or self.param_dims)["bandwidth"]
-        log_h = pm.Normal(
-            f"{prefix}bandwidth_log", mu=np.log(prior["centre"]), sigma=prior["sd"], dims=dim
-        )
-        return {"bandwidth": pm.Deterministic(f"{prefix}bandwidth", pt.exp(log_h), dims=dim)}
+        return _kernel_pymc.bandwidth_prior(prior, prefix, (dims or self.param_dims)["bandwidth"])
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """``model_``'s feature term: the unit-weight LOO likelihood of the rows of X.
+        """The unit-weight LOO likelihood of the rows of X as ``pm.Potential(prefix +
+        "x_loglik")``; there is no variable ``x`` (see :mod:`._kernel_pymc`)."""
+        from bayesgen.families import _kernel_pymc
 
-        A KDE whose kernels sit on the data themselves is no distribution PyMC can
-        observe, so the term is ``pm.Potential(prefix + "x_loglik", ...)`` (the same
-        expression as :meth:`pymc_stats_loglik` on the unit-weight statistics of X, y)
-        and no variable ``x`` exists: predictive x are drawn with :meth:`sample`.
-        ``y`` is the observed class variable (its data are used) or an integer array.
-        """
-        import pymc as pm
-
-        model = pm.modelcontext(None)
-        value = model.rvs_to_values.get(y, y)
-        y_index = np.asarray(getattr(value, "data", value), dtype=np.intp)
-        n_classes = len(model.coords[(dims or self.param_dims)["bandwidth"][0]])
-        stats = self.stats(np.asarray(X, dtype=np.float64), y_index, np.ones(y_index.size),
-                           n_classes)
-        pm.Potential(f"{prefix}x_loglik", self.pymc_stats_loglik(params, stats))
+        _kernel_pymc.observed(self, params, X, y, prefix, dims or self.param_dims)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """The weighted LOO log-likelihood ``sum_kj LOO_kj(h_kj)`` (module docstring), exactly
-        the objective of ``mle``/``map``, all classes and features at once.
+        """The weighted LOO log-likelihood ``sum_kj LOO_kj(h_kj)`` in PyTensor, the
+        objective of ``mle``/``map`` (:func:`._kernel_pymc.stats_loglik`)."""
+        from bayesgen.families import _kernel_pymc
 
-        Constants: per class the squared differences (x_ij - x_lj)^2 of its points, padded
-        to the largest class, (K, d, n_max, n_max), and log v_il (K, n_max, n_max). Each
-        term is a max-shifted log-sum-exp (the shift carries no gradient), so no bandwidth
-        underflows to -inf. Cost O(K n_max^2 d) per gradient, memory about 3 times the
-        constants; refuses (ValueError) when the constants would exceed ~200 MB.
-        """
-        import pytensor.tensor as pt
-        from pytensor.gradient import disconnected_grad
-
-        sq, log_v, w, const = (pt.as_tensor(c) for c in _pair_constants(stats, self))
-        h = params["bandwidth"]
-        a = log_v[:, None] - sq * (0.5 / h**2)[:, :, None, None]  # (K, d, n, n)
-        top = disconnected_grad(pt.max(a, axis=-1, keepdims=True))
-        lse = pt.log(pt.sum(pt.exp(a - top), axis=-1)) + top[..., 0]  # (K, d, n)
-        return pt.sum(lse * w[:, None, :]) - pt.sum(w.sum(1)[:, None] * pt.log(h)) + const
+        return _kernel_pymc.stats_loglik(self, params, stats)
 
 
-#: refuse MCMC when the pairwise constants of the LOO likelihood exceed this many bytes
-MAX_PAIR_BYTES = 200_000_000
-_LOG_ZERO = -1e30  # log 0 as a finite constant: exp underflows to 0, no NaN gradient
+def _kde_sums(Xt: np.ndarray, Pt: np.ndarray, log_w: np.ndarray, h: np.ndarray,
+              own: np.ndarray | None = None, log_own: np.ndarray | None = None,
+              by_feature: bool = False) -> np.ndarray:
+    """Per draw and row, sum_j log sum_l exp(log w_l - (x_jn - p_jl)^2 / (2 h_sj^2)), (S, n).
 
-
-def _pair_constants(stats: dict, family: KernelFamily):
-    """Padded per-class constants of the weighted LOO likelihood.
-
-    Returns ``sq`` (K, d, m, m) squared differences within each class, ``log_v``
-    (K, m, m) with log w_l off the diagonal, log(w_i - u_i) on it and log 0 (finite
-    ``_LOG_ZERO``) for padding, ``w`` (K, m) weights (0 for padding) and the scalar
-    ``-d sum_k sum_i w_i log(W_k - u_i) - W d/2 log(2 pi)``; m = largest class size.
+    ``Xt`` (d, n) rows, ``Pt`` (d, m) points of one class, ``log_w`` (m,) their log
+    weights, ``h`` (S, d) bandwidths of that class per draw. ``own`` (n,), optional: the
+    position among the m points of each row's own kernel (-1 for none), whose log weight
+    is replaced by ``log_own`` (n,) (leave-one-out). ``by_feature``: no sum over j,
+    (S, d, n). No points: -inf. Rows and draws are processed in blocks of at most
+    ``_BUDGET`` doubles.
     """
-    family._require_points(stats, "KernelNB")
-    X, y, w = stats["X"], stats["y"], stats["w"]
-    K, d = stats["count"].shape[0], X.shape[1]
-    sizes = np.bincount(y, minlength=K)
-    m = int(sizes.max())
-    need = 8 * K * m * m * (d + 1)
-    if need > MAX_PAIR_BYTES:
-        cap = int(np.sqrt(MAX_PAIR_BYTES / (8 * K * (d + 1))))
-        raise ValueError(
-            f"KernelNB's PyMC likelihood (method='mcmc', model_) needs the pairwise "
-            f"differences within each class "
-            f"({K} classes x {m}^2 pairs x {d} features, {need / 1e6:.0f} MB; the limit is "
-            f"{MAX_PAIR_BYTES / 1e6:.0f} MB). Use method='map', or subsample the training "
-            f"data to at most about {cap} rows per class."
-        )
-    sq = np.zeros((K, d, m, m))
-    log_v = np.full((K, m, m), _LOG_ZERO)
-    wk_pad = np.zeros((K, m))
-    const = -0.5 * LOG_2PI * d * w.sum()
-    for k in range(K):
-        P, wk = X[y == k], w[y == k]
-        n = wk.size
-        diff = P.T[:, :, None] - P.T[:, None, :]
-        sq[k, :, :n, :n] = diff * diff
-        u = np.minimum(wk, 1.0)
-        with np.errstate(divide="ignore"):
-            block = np.broadcast_to(np.log(wk), (n, n)).copy()
-            self_term = np.log(wk - u)
-        block[np.arange(n), np.arange(n)] = np.maximum(self_term, _LOG_ZERO)
-        log_v[k, :n, :n] = block
-        wk_pad[k, :n] = wk
-        const -= d * (wk @ np.log(wk.sum() - u))
-    return sq, log_v, wk_pad, const
+    (d, n), m, S = Xt.shape, Pt.shape[1], h.shape[0]
+    out = np.full((S, d, n) if by_feature else (S, n), -np.inf)
+    if m == 0:
+        return out
+    half_prec = 0.5 / h**2
+    weighted = bool(np.any(log_w != 0.0))
+    step = max(1, min(n, _BUDGET // (m * d)))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        sq = Xt[:, start:stop, None] - Pt[:, None, :]  # (d, c, m)
+        sq *= sq
+        if own is not None:
+            hit = np.flatnonzero(own[start:stop] >= 0)
+            cols, values = own[start:stop][hit], log_own[start:stop][hit]
+        s_step = max(1, _BUDGET // sq.size)
+        for s0 in range(0, S, s_step):
+            s1 = min(S, s0 + s_step)
+            a = sq * -half_prec[s0:s1, :, None, None]  # (s, d, c, m)
+            if weighted:
+                a += log_w
+            if own is not None:
+                a[:, :, hit, cols] = values
+            lse = _logsumexp_last(a)  # (s, d, c)
+            out[s0:s1, ..., start:stop] = lse if by_feature else lse.sum(axis=1)
+    return out

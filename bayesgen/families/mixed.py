@@ -22,10 +22,8 @@ valid netCDF variable names:
 Statistics are ``{"count": (K,), "parts": [stats of each part]}``; priors and
 conjugate posteriors are ``{"parts": [...]}``.
 
-In the PyMC models every part adds its own variables under its prefix
-(``gaussian0_mu``, ``gaussian0_x`` with dims ``("obs", "gaussian0_feature")``, a kernel
-part's ``kernel2_x_loglik`` potential): there is no single ``x``, and predictive x are
-assembled in the original column order by :meth:`MixedFamily.sample`.
+The PyMC hooks, the renamed coordinates and the pointwise log-likelihood of the
+training rows live in :mod:`bayesgen.families._mixed_pymc`.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.families import get_family
+from bayesgen.families import _mixed_pymc, get_family
 
 NAMES = ("gaussian", "bernoulli", "multinomial", "categorical", "poisson", "kernel")
 DISCRETE = ("bernoulli", "multinomial", "categorical")
@@ -70,14 +68,8 @@ class MixedFamily:
 
     name = "mixed"
 
-    def __init__(
-        self,
-        families: Any,
-        *,
-        alpha: Any = 2.0,
-        feature_names: Any = None,
-        n_features: int | None = None,
-    ) -> None:
+    def __init__(self, families: Any, *, alpha: Any = 2.0, feature_names: Any = None,
+                 n_features: int | None = None) -> None:
         self.families = families
         self.alpha = alpha
         self.feature_names = None if feature_names is None else list(feature_names)
@@ -225,7 +217,7 @@ class MixedFamily:
         for part in self.parts_ or []:
             pre = part["prefix"]
             for key, dims in part["family"].param_dims.items():
-                out[f"{pre}_{key}"] = tuple(_rename(pre, d) for d in dims)
+                out[f"{pre}_{key}"] = tuple(_mixed_pymc.rename(pre, d) for d in dims)
         return out
 
     def _features(self, part: dict) -> list:
@@ -235,19 +227,8 @@ class MixedFamily:
 
     def coords(self) -> dict[str, list]:
         """Coordinates of the renamed dims: ``{prefix_feature: column names}`` for every
-        part, plus each part's own ``coords()`` (e.g. ``categorical2_category``), named
-        as in :attr:`param_dims`: a part whose ``coords`` takes ``dims`` is given its
-        renamed dims, the keys of any other are renamed here."""
-        out: dict[str, list] = {}
-        for part, _, _, part_dims in self._part_hooks():
-            own = getattr(part["family"], "coords", None)
-            if own is not None and "dims" in inspect.signature(own).parameters:
-                out.update(own(dims=part_dims))
-            elif own is not None:
-                out.update({_rename(part["prefix"], k): v for k, v in own().items()})
-            out.pop("class", None)
-            out[f"{part['prefix']}_feature"] = self._features(part)
-        return out
+        part, plus each part's own ``coords()`` renamed likewise (``categorical2_category``)."""
+        return _mixed_pymc.coords(self)
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -305,10 +286,8 @@ class MixedFamily:
 
     def mle(self, stats: dict) -> dict:
         """Namespaced MLEs of the parts."""
-        parts = self._parts()
-        return self._namespaced(
-            [q["family"].mle(s) for q, s in zip(parts, stats["parts"], strict=True)]
-        )
+        parts = zip(self._parts(), stats["parts"], strict=True)
+        return self._namespaced([q["family"].mle(s) for q, s in parts])
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Namespaced MAP estimates of the parts."""
@@ -355,11 +334,10 @@ class MixedFamily:
         factorises over parts: the sum of the parts' ``log_predictive`` on their columns.
         """
         self._require_conjugate()
-        total = None
-        for part, p in zip(self._parts(), post["parts"], strict=True):
-            lp = part["family"].log_predictive(X[:, part["columns"]], p)
-            total = lp if total is None else total + lp
-        return total
+        return sum(
+            q["family"].log_predictive(X[:, q["columns"]], p)
+            for q, p in zip(self._parts(), post["parts"], strict=True)
+        )
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -368,11 +346,17 @@ class MixedFamily:
         With ``full=False`` each part may drop its own class-independent terms, so
         the sum is still a valid discriminant.
         """
-        total = None
-        for part, sub in zip(self._parts(), self._split(params), strict=True):
-            ll = part["family"].log_lik(X[:, part["columns"]], sub, full=full)
-            total = ll if total is None else total + ll
-        return total
+        return sum(
+            q["family"].log_lik(X[:, q["columns"]], sub, full=full)
+            for q, sub in zip(self._parts(), self._split(params), strict=True)
+        )
+
+    def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
+        """log p(x_n | y_n, theta) of the training rows X (n, d), y (n,), (..., n): the
+        sum over parts of their ``train_log_lik`` (a kernel part's leave-one-out terms,
+        the likelihood NUTS samples) or, for the others, their ``log_lik`` at the row's
+        class. The pointwise log-likelihood of ``idata_``."""
+        return _mixed_pymc.train_log_lik(self, X, y, params)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One x per row, each part filling its columns (original column order)."""
@@ -405,52 +389,20 @@ class MixedFamily:
         return out
 
     # ------------------------------------------------------------------ PyMC
-    def _part_hooks(self, params: dict | None = None, dims: dict | None = None, prefix: str = ""):
-        """Per part: ``(part, its params, prefix + "{prefix}_", its renamed dims)``."""
-        dims = dims or self.param_dims
-        subs = self._split(params) if params is not None else [None] * len(self._parts())
-        for part, sub in zip(self._parts(), subs, strict=True):
-            pre = part["prefix"]
-            part_dims = {key: dims[f"{pre}_{key}"] for key in part["family"].param_dims}
-            yield part, sub, f"{prefix}{pre}_", part_dims
-
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
         """Every part's prior, variables named ``{part prefix}_{name}`` (``gaussian0_mu``,
         dims ``("class", "gaussian0_feature")``); returns the namespaced params."""
-        return self._namespaced(
-            [
-                part["family"].pymc_params(pr, prefix=pre, dims=part_dims)
-                for (part, _, pre, part_dims), pr in zip(
-                    self._part_hooks(None, dims, prefix), prior["parts"], strict=True
-                )
-            ]
-        )
+        return _mixed_pymc.pymc_params(self, prior, prefix, dims)
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Each part observes its column slice of X given the same ``y``, under its own
-        name (``gaussian0_x`` with dims ``("obs", "gaussian0_feature")``, a kernel part's
-        ``kernel1_x_loglik`` potential); there is no single ``x``."""
-        X = np.asarray(X)
-        for part, sub, pre, part_dims in self._part_hooks(params, dims, prefix):
-            part["family"].pymc_observed(sub, X[:, part["columns"]], y, prefix=pre, dims=part_dims)
+        name (``gaussian0_x``, a kernel part's ``kernel1_x_loglik``); there is no ``x``."""
+        _mixed_pymc.observed(self, params, X, y, prefix, dims)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """Sum of the parts' statistics log-likelihoods."""
-        return sum(
-            part["family"].pymc_stats_loglik(sub, s)
-            for (part, sub, _, _), s in zip(self._part_hooks(params), stats["parts"], strict=True)
-        )
+        return _mixed_pymc.stats_loglik(self, params, stats)
 
     def fixed_params(self, stats: dict) -> dict:
         """Namespaced non-random params of the parts that have them (kernel parts)."""
-        return self._namespaced(
-            [
-                q["family"].fixed_params(s) if hasattr(q["family"], "fixed_params") else {}
-                for q, s in zip(self._parts(), stats["parts"], strict=True)
-            ]
-        )
-
-
-def _rename(prefix: str, dim: str) -> str:
-    """A part's dim in the composite: ``class`` is shared, every other dim is prefixed."""
-    return dim if dim == "class" else f"{prefix}_{dim}"
+        return _mixed_pymc.fixed_params(self, stats)
