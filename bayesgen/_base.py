@@ -9,6 +9,7 @@ fitted generative model. Subclasses only say which family they use.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -360,7 +361,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         import arviz as az
 
         self._check_posterior("summary")
-        return az.summary(self.idata_, var_names=self._var_names(), **kwargs)
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # constant (padding) entries
+            return az.summary(self.idata_, var_names=self._var_names(), **kwargs)
 
     def sample_prior_predictive(self, draws: int = 500, random_state: Any = None):
         """Forward-sample ``model_``: adds groups ``prior`` (pi and the parameters) and

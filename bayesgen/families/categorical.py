@@ -17,6 +17,11 @@ of every feature in class k:
 
 Parameters are stored padded as (..., K, d, Cmax), Cmax = max_j C_j, with probability
 0 for categories c >= C_j, so that the log-likelihood is one sparse matrix product.
+
+In PyMC (``model_``, ``method="mcmc"``) the features with the same C_j share one
+Dirichlet variable ``theta_c{C_j}`` (as many model variables as distinct C_j, not one
+per feature); they are padded and put back in feature order as the deterministic
+``theta`` (K, d, Cmax). The observed codes are one ``pm.CustomDist`` named ``x``.
 """
 
 from __future__ import annotations
@@ -250,43 +255,60 @@ class CategoricalFamily:
 
     # ------------------------------------------------------------------ PyMC
     def coords(self, dims: dict | None = None) -> dict:
-        """Coordinates of the category dims, known once :meth:`prior` has resolved C_j.
+        """Coordinates of the extra dims, known once :meth:`prior` has resolved C_j.
 
-        ``{category: 0..Cmax-1}`` for the padded ``theta`` and ``{category_j: 0..C_j-1}``
-        for the per-feature Dirichlets of the PyMC model, with ``category`` the third
-        dim of ``dims["theta"]`` (default ``"category"``); empty before fitting.
+        With ``feature, category`` the last two dims of ``dims["theta"]`` (default
+        ``"feature", "category"``): ``{category: 0..Cmax-1}`` for the padded ``theta``
+        and, for every distinct number of categories C among the features (the blocks
+        of the PyMC model), ``{f"{feature}_c{C}": positions j with C_j = C,
+        f"{category}_c{C}": 0..C-1}``. Empty before fitting.
         """
         if self.n_categories_ is None:
             return {}
-        return _category_coords(self.n_categories_, (dims or self.param_dims)["theta"][2])
+        return _category_coords(self.n_categories_, *(dims or self.param_dims)["theta"][1:])
 
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Dirichlet priors in the current PyMC model, one per feature (ragged).
+        """Dirichlet priors in the current PyMC model, in blocks of equal C_j (ragged).
 
-        ``prefix + f"theta_{j}" ~ Dirichlet(alpha_j * ones(C_j))`` per class, dims
-        (class, ``category_j``), then the padded ``prefix + "theta"``
-        (``pm.Deterministic``, dims ``dims["theta"]`` = (class, feature, category), shape
-        (K, d, Cmax)) with 0 for the categories c >= C_j, as the conjugate parameters.
-        Category coordinates missing from the model are added. Returns ``{"theta": ...}``.
+        The features with C_j = C share one variable ``prefix + f"theta_c{C}"`` ~
+        Dirichlet(alpha_j * ones(C)) with dims (class, ``feature_cC``, ``category_cC``):
+        one Dirichlet per class and feature, but only as many model variables as
+        distinct C_j. The blocks are padded with 0 to Cmax = max_j C_j and put back in
+        feature order as ``prefix + "theta"`` (``pm.Deterministic``, dims
+        ``dims["theta"]`` = (class, feature, category), shape (K, d, Cmax)), as the
+        conjugate parameters. Coordinates missing from the model (see :meth:`coords`)
+        are added. Returns ``{"theta": ...}``.
         """
         import pymc as pm
         import pytensor.tensor as pt
 
         dims = dims or self.param_dims
-        class_dim, _, category = dims["theta"]
+        class_dim, feature, category = dims["theta"]
         n_cat, alpha = prior["n_categories"], prior["alpha"]
         model = pm.modelcontext(None)
-        for name, values in _category_coords(n_cat, category).items():
+        for name, values in _category_coords(n_cat, feature, category).items():
             if name not in model.coords:
                 model.add_coord(name, values)
         width = int(n_cat.max())
-        padded = []
-        for j, (c, a) in enumerate(zip(n_cat, alpha, strict=True)):
-            theta_j = pm.Dirichlet(
-                f"{prefix}theta_{j}", a=np.full(int(c), a), dims=(class_dim, f"{category}_{j}")
+        blocks, order = [], []
+        for c in np.unique(n_cat):
+            features = np.flatnonzero(n_cat == c)
+            block = pm.Dirichlet(
+                f"{prefix}theta_c{c}",
+                a=np.repeat(alpha[features, None], c, axis=1),
+                dims=(class_dim, f"{feature}_c{c}", f"{category}_c{c}"),
             )
-            padded.append(pt.concatenate([theta_j, pt.zeros((theta_j.shape[0], width - c))], 1))
-        theta = pm.Deterministic(f"{prefix}theta", pt.stack(padded, axis=1), dims=dims["theta"])
+            if c < width:
+                block = pt.concatenate(
+                    [block, pt.zeros((block.shape[0], features.size, width - c))], axis=2
+                )
+            blocks.append(block)
+            order.append(features)
+        stacked = pt.concatenate(blocks, axis=1) if len(blocks) > 1 else blocks[0]
+        inverse = np.argsort(np.concatenate(order))
+        if np.any(inverse != np.arange(inverse.size)):
+            stacked = stacked[:, inverse, :]
+        theta = pm.Deterministic(f"{prefix}theta", stacked, dims=dims["theta"])
         return {"theta": theta}
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
@@ -306,14 +328,14 @@ class CategoricalFamily:
         )
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kjc c_kjc log theta_kjc over the non-zero category counts: the categorical
-        log-likelihood of all (weighted) rows, exact."""
+        """sum_kjc c_kjc log theta_kjc: the categorical log-likelihood of all (weighted)
+        rows, exact. Entries with c_kjc = 0 (the padding among them) contribute 0: theta
+        is replaced by 1 there, so that 0 log 0 never makes a NaN value or gradient."""
         import pytensor.tensor as pt
 
         counts = stats["category_count"]
-        nonzero = np.nonzero(counts)
         theta = params["theta"][:, :, : counts.shape[-1]]
-        return pt.sum(counts[nonzero] * pt.log(theta[nonzero]))
+        return pt.sum(counts * pt.log(pt.switch(counts > 0, theta, 1.0)))
 
 
 def _inverse_cdf(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -324,10 +346,13 @@ def _inverse_cdf(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return (cdf <= u).sum(axis=-1)
 
 
-def _category_coords(n_categories: np.ndarray, category: str) -> dict:
-    """``{category: 0..Cmax-1, category_j: 0..C_j-1 for every feature j}``."""
+def _category_coords(n_categories: np.ndarray, feature: str, category: str) -> dict:
+    """``{category: 0..Cmax-1}`` and, per distinct C, ``{feature_cC: positions j with
+    C_j = C, category_cC: 0..C-1}`` (see :meth:`CategoricalFamily.coords`)."""
     out = {category: list(range(int(n_categories.max())))}
-    out.update({f"{category}_{j}": list(range(int(c))) for j, c in enumerate(n_categories)})
+    for c in np.unique(n_categories):
+        out[f"{feature}_c{c}"] = np.flatnonzero(n_categories == c).tolist()
+        out[f"{category}_c{c}"] = list(range(int(c)))
     return out
 
 
