@@ -352,6 +352,17 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             self._model = build_model(self, *self._train)
         return self._model
 
+    def __getstate__(self) -> dict:
+        """Pickle without the cached PyMC model (rebuilt on demand from the data)."""
+        state = super().__getstate__()
+        state.pop("_model", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if "params_" in state:
+            self._model = None
+
     def _var_names(self) -> list[str]:
         return ["pi", *self.family_.param_dims]
 

@@ -152,6 +152,10 @@ class MVNFamily:
     divisor : {"n", "unbiased"}
         MLE covariance divisor: N_k (QDA) / N (LDA), as scikit-learn, or the unbiased
         N_k - 1 / N - K.
+    covariance_prior : {"niw", "lkj"}
+        Prior of the PyMC models (``model_``, ``method="mcmc"``): the conjugate NIW above
+        (Bartlett decomposition) or PyMC's LKJ prior, which is not conjugate (see
+        :mod:`bayesgen.families._mvn_pymc`). Checked in :meth:`prior`.
 
     Attributes
     ----------
