@@ -22,7 +22,7 @@ def iris():
 @pytest.fixture(scope="module")
 def fits(iris):
     X, y = iris
-    mcmc = bg.GaussianNB(method="mcmc", chains=4, draws=500, tune=500, random_state=1,
+    mcmc = bg.GaussianNB(method="mcmc", chains=4, draws=1000, tune=1000, random_state=1,
                          progressbar=False).fit(X, y)
     conj = bg.GaussianNB(method="conjugate", chains=4, draws=4000, random_state=2).fit(X, y)
     return mcmc, conj
@@ -103,7 +103,7 @@ def test_posterior_predictive_group(fits, iris):
     pp = idata.posterior_predictive
     assert pp["y"].dims == ("chain", "draw", "obs")
     assert pp["x"].dims == ("chain", "draw", "obs", "feature")
-    assert pp["x"].shape == (4, 500, *X.shape)
+    assert pp["x"].shape == (4, 1000, *X.shape)
     # replicated class frequencies centre on the observed ones
     freq = np.stack([(pp["y"].values == k).mean() for k in range(3)])
     np.testing.assert_allclose(freq, np.bincount(y) / len(y), atol=0.02)
