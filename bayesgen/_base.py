@@ -154,7 +154,21 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         chains, draws = self._posterior_size()
         family = self.family_
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
-        log_lik = posterior.pointwise_log_lik(family, X, y_index, self.params_, self.log_pi_draws_)
+        n_values = chains * draws * X.shape[0]
+        if n_values > posterior.LOG_LIK_MAX_VALUES:
+            warnings.warn(
+                f"{type(self).__name__}: the pointwise log-likelihood would hold {chains} x "
+                f"{draws} x {X.shape[0]} values ({n_values * 8 / 1e9:.1f} GB), so idata_ has "
+                "no log_likelihood group (az.loo and bg.compare need it). Refit with fewer "
+                "draws or chains, or on a subsample, to get it.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            log_lik = None
+        else:
+            log_lik = posterior.pointwise_log_lik(
+                family, X, y_index, self.params_, self.log_pi_draws_
+            )
         self.idata_ = posterior.build_idata(
             log_pi=self.log_pi_draws_, params=self.params_, param_dims=family.param_dims,
             chains=chains, draws=draws, coords=coords, log_lik=log_lik, X=X, y=y_index,

@@ -29,6 +29,10 @@ from bayesgen.predict import fast_logsumexp, log_mean_exp
 CHUNK_BUDGET = 10_000_000
 
 
+#: largest pointwise log-likelihood table (draws x rows) stored in idata_ (~2 GB)
+LOG_LIK_MAX_VALUES = 250_000_000
+
+
 def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
                    class_alpha: np.ndarray, size: int, rng: np.random.Generator):
     """Exact i.i.d. posterior draws of (log pi, family parameters).
@@ -157,8 +161,8 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
 
     ``posterior`` holds ``pi`` (chain, draw, class) and every family parameter with its
     named dims; ``log_likelihood`` holds one variable ``y`` = the joint log p(x_n, y_n |
-    theta) (chain, draw, obs); ``observed_data`` holds ``y`` (class index, obs) and ``x``
-    (obs, feature).
+    theta) (chain, draw, obs), left out when ``log_lik`` is None (too large to store);
+    ``observed_data`` holds ``y`` (class index, obs) and ``x`` (obs, feature).
     """
     posterior = {"pi": reshape_draws(np.exp(log_pi), chains, draws)}
     dims = {"pi": ["class"]}
@@ -167,15 +171,10 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
         dims[name] = list(var_dims)
     obs = np.arange(X.shape[0])
     coords = {**coords, "obs": obs}
-    groups = {
-        "posterior": posterior,
-        "log_likelihood": {"y": reshape_draws(log_lik, chains, draws)},
-        "observed_data": {"y": y.astype(np.int64), "x": X},
-    }
     idata = az.from_dict(
-        posterior=groups["posterior"],
-        log_likelihood=groups["log_likelihood"],
-        observed_data=groups["observed_data"],
+        posterior=posterior,
+        log_likelihood=None if log_lik is None else {"y": reshape_draws(log_lik, chains, draws)},
+        observed_data={"y": y.astype(np.int64), "x": X},
         sample_stats=sample_stats,
         coords=coords,
         dims={**dims, "y": ["obs"], "x": ["obs", "feature"]},

@@ -162,3 +162,16 @@ def test_point_methods_reject_posterior_helpers():
     clf = bg.GaussianNB().fit(X, y)
     with pytest.raises(ValueError, match="posterior"):
         clf.predict_proba_draws(X)
+
+
+def test_huge_log_likelihood_is_skipped_with_a_warning(monkeypatch):
+    from bayesgen import posterior
+
+    monkeypatch.setattr(posterior, "LOG_LIK_MAX_VALUES", 1000)
+    X, y = make_data("real")
+    with pytest.warns(RuntimeWarning, match="no log_likelihood group"):
+        clf = bg.GaussianNB(method="conjugate", draws=100, random_state=0).fit(X, y)
+    assert "log_likelihood" not in clf.idata_.groups()
+    assert np.all(np.isfinite(clf.predict_proba(X)))
+    with pytest.raises(ValueError, match="log-likelihood"):
+        bg.compare({"a": clf, "b": clf})
