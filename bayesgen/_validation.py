@@ -174,6 +174,16 @@ def check_integer_counts(X: np.ndarray, estimator_name: str) -> None:
         )
 
 
+def check_counts(X: np.ndarray, method: str, estimator_name: str) -> np.ndarray:
+    """Count features: non-negative for point methods (real term weights allowed, as in
+    scikit-learn), whole numbers for posterior methods; returns X."""
+    if method in POSTERIOR_METHODS:
+        check_integer_counts(X, estimator_name)
+    else:
+        check_nonnegative(X, estimator_name)
+    return X
+
+
 def check_binary(X: np.ndarray, estimator_name: str) -> None:
     """Raise ``ValueError`` unless X holds only 0 and 1."""
     if X.size and not np.all((X == 0) | (X == 1)):

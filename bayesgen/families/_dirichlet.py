@@ -24,7 +24,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from bayesgen._validation import check_concentration
-from bayesgen.families._gaussian_stats import label
+from bayesgen.families._gaussian_stats import label, one_hot
 
 
 def check_alpha(alpha: Any, d: int) -> np.ndarray:
@@ -117,11 +117,12 @@ def draw_beta(a: np.ndarray, b: np.ndarray, size: int, rng: np.random.Generator)
     return np.exp(log_theta[..., 0])
 
 
-def weighted_one_hot(y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
-    """Weighted class indicators R (n, K), ``R[n, y_n] = w_n``, for ``R.T @ X``."""
-    R = np.zeros((y.shape[0], n_classes))
-    R[np.arange(y.shape[0]), y] = w
-    return R
+def class_sums(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+    """Weighted class counts N_k (K,) and per-class feature sums ``R^T X`` (K, d), with
+    R (n, K) the weighted class indicators: the statistics of the Bernoulli,
+    multinomial and Poisson families (one matrix product)."""
+    R = one_hot(y, w, n_classes)
+    return {"count": R.sum(axis=0), "feature_count": R.T @ X}
 
 
 def add_stats(a: dict, b: dict) -> dict:

@@ -71,8 +71,7 @@ class BernoulliFamily:
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted class counts N_k (K,) and numbers of ones ``R^T X`` (K, d)."""
-        R = dr.weighted_one_hot(y, w, n_classes)
-        return {"count": R.sum(axis=0), "feature_count": R.T @ X}
+        return dr.class_sums(X, y, w, n_classes)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""

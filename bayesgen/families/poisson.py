@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from bayesgen._validation import POSTERIOR_METHODS, check_integer_counts, check_nonnegative
+from bayesgen._validation import check_counts
 from bayesgen.families import _dirichlet as dr
 from bayesgen.families._gaussian_stats import resolve_vector
 
@@ -63,16 +63,11 @@ class PoissonFamily:
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
         """Non-negative values; whole numbers for posterior methods."""
-        if method in POSTERIOR_METHODS:
-            check_integer_counts(X, who)
-        else:
-            check_nonnegative(X, who)
-        return X
+        return check_counts(X, method, who)
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted class counts N_k (K,) and feature sums ``R^T X`` (K, d)."""
-        R = dr.weighted_one_hot(y, w, n_classes)
-        return {"count": R.sum(axis=0), "feature_count": R.T @ X}
+        return dr.class_sums(X, y, w, n_classes)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""
