@@ -50,20 +50,21 @@ class Split(NamedTuple):
     y_test: np.ndarray
 
 
+#: methods the demo compares (closed-form point estimates and the exact posterior)
+METHODS = ("mle", "map", "conjugate")
+
 GAUSSIAN: list[Classifier] = [
-    Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s), ("mle", "map")),
-    Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s), ("mle", "map")),
-    Classifier("GaussianNB", lambda m, s: bg.GaussianNB(method=m, random_state=s), ("mle", "map")),
+    Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s), METHODS),
+    Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s), METHODS),
+    Classifier("GaussianNB", lambda m, s: bg.GaussianNB(method=m, random_state=s), METHODS),
 ]
 
 DISCRETE: list[Classifier] = [
-    Classifier(
-        "MultinomialNB", lambda m, s: bg.MultinomialNB(method=m, random_state=s), ("mle", "map")
-    ),
+    Classifier("MultinomialNB", lambda m, s: bg.MultinomialNB(method=m, random_state=s), METHODS),
     Classifier(
         "BernoulliNB(binarize=7)",
         lambda m, s: bg.BernoulliNB(method=m, binarize=7.0, random_state=s),
-        ("mle", "map"),
+        METHODS,
     ),
 ]
 
