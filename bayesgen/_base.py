@@ -85,6 +85,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
 
+        for stale in ("idata_", "posterior_", "log_pi_draws_"):  # from an earlier fit
+            self.__dict__.pop(stale, None)
         self.classes_ = classes
         self.class_count_ = counts
         self._train = (X, y_index)  # for model_ (built lazily) and the predictive checks

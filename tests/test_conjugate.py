@@ -175,3 +175,12 @@ def test_huge_log_likelihood_is_skipped_with_a_warning(monkeypatch):
     assert np.all(np.isfinite(clf.predict_proba(X)))
     with pytest.raises(ValueError, match="log-likelihood"):
         bg.compare({"a": clf, "b": clf})
+
+
+def test_refit_with_a_point_method_drops_the_posterior():
+    X, y = make_data("real")
+    clf = bg.GaussianNB(method="conjugate", draws=50, random_state=0).fit(X, y)
+    assert hasattr(clf, "idata_")
+    clf.set_params(method="map").fit(X, y)
+    assert not hasattr(clf, "idata_") and not hasattr(clf, "log_pi_draws_")
+    np.testing.assert_allclose(clf.predict_proba(X), bg.GaussianNB().fit(X, y).predict_proba(X))
