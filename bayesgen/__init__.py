@@ -4,7 +4,9 @@ Each classifier is a generative model y ~ Categorical(pi), pi ~ Dirichlet, x | y
 a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
 """
 
+from bayesgen import diagnostics
 from bayesgen.compare import compare
+from bayesgen.diagnostics import plot_compare, plot_ppc, ppc_pvalues
 from bayesgen.estimators import LDA, QDA, GaussianNB
 from bayesgen.io import load
 from bayesgen.naive_bayes import (
@@ -30,5 +32,9 @@ __all__ = [
     "PoissonNB",
     "__version__",
     "compare",
+    "diagnostics",
     "load",
+    "plot_compare",
+    "plot_ppc",
+    "ppc_pvalues",
 ]
