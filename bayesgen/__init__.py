@@ -20,6 +20,15 @@ from bayesgen.naive_bayes import (
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    """``bg.plots`` is imported on first use (it imports matplotlib.pyplot)."""
+    if name == "plots":
+        import importlib
+
+        return importlib.import_module("bayesgen.plots")
+    raise AttributeError(f"module 'bayesgen' has no attribute {name!r}")
+
 __all__ = [
     "LDA",
     "QDA",
@@ -36,5 +45,6 @@ __all__ = [
     "load",
     "plot_compare",
     "plot_ppc",
+    "plots",
     "ppc_pvalues",
 ]

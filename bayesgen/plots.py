@@ -1,0 +1,445 @@
+"""Plots of fitted bayesgen classifiers (matplotlib only).
+
+Every function takes ``ax=None`` (a new figure is made when ``None``) and returns the
+axes it drew on, with a title, axis labels and a legend so that a picture reads on its
+own. Posterior uncertainty is shown for ``method="conjugate"`` and ``"mcmc"`` fits.
+
+- :func:`decision_regions`: class regions of a 2-feature model, shaded by uncertainty.
+- :func:`probability_ellipses`: probability ellipses of Gaussian class densities.
+- :func:`reliability_diagram` (and :func:`calibration_table`): calibration curves and ECE.
+- :func:`probability_forest`: posterior mean and HDI of p(y=k | x) for chosen points.
+- :func:`shrinkage`: MLE vs MAP / posterior-mean parameters of discrete families.
+- :func:`trace`, :func:`rank`: ``az.plot_trace`` / ``az.plot_rank`` of the parameters.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.collections import LineCollection
+from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.lines import Line2D
+from sklearn.utils.validation import check_is_fitted
+
+from bayesgen.calibration import calibration_table
+
+_POSTERIOR = ("conjugate", "mcmc")
+_GRID_CHUNK = 2000  # grid points per predict_proba_draws call (bounds memory)
+_LINE_COLORS = ["black", "darkred", "navy", "darkgreen"]
+
+
+def _axes(ax):
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.8))
+    return ax
+
+
+def _is_posterior(estimator) -> bool:
+    return getattr(estimator, "method", None) in _POSTERIOR
+
+
+def _name(estimator) -> str:
+    return f"{type(estimator).__name__}(method={estimator.method!r})"
+
+
+def _feature_labels(estimator, n_features: int) -> list[str]:
+    names = getattr(estimator, "feature_names_in_", None)
+    return [str(n) for n in names] if names is not None else [f"x{j}" for j in range(n_features)]
+
+
+def _class_colors(n_classes: int) -> list:
+    cmap = plt.get_cmap("tab10" if n_classes <= 10 else "tab20")
+    return [cmap(k % cmap.N) for k in range(n_classes)]
+
+
+def _hdi_width(samples: np.ndarray, hdi_prob: float) -> np.ndarray:
+    """Width of the narrowest interval holding ``hdi_prob`` of the samples along axis 0.
+
+    Sorted samples s_(1..S); with m = floor(hdi_prob * S), the width is
+    min_i (s_(i+m) - s_(i)) (the same rule as ``arviz.hdi`` for unimodal samples).
+    """
+    s = np.sort(samples, axis=0)
+    m = int(np.floor(hdi_prob * s.shape[0]))
+    return np.min(s[m:] - s[: s.shape[0] - m], axis=0)
+
+
+def _grid(X: np.ndarray, resolution: int):
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    pad = 0.05 * np.where(hi > lo, hi - lo, 1.0)
+    xs = np.linspace(lo[0] - pad[0], hi[0] + pad[0], resolution)
+    ys = np.linspace(lo[1] - pad[1], hi[1] + pad[1], resolution)
+    xx, yy = np.meshgrid(xs, ys)
+    return xx, yy, np.column_stack([xx.ravel(), yy.ravel()])
+
+
+def _uncertainty(estimator, grid: np.ndarray, hdi_prob: float = 0.94):
+    """Predicted class index and its uncertainty at every grid point.
+
+    Posterior methods: width of the ``hdi_prob`` HDI of p(y=k_hat | x, theta) over the
+    posterior draws, k_hat = argmax of the posterior predictive. Point methods: max_k p.
+    """
+    proba = estimator.predict_proba(grid)
+    idx = np.argmax(proba, axis=1)
+    if not _is_posterior(estimator):
+        return idx, proba.max(axis=1)
+    width = np.empty(len(grid))
+    for start in range(0, len(grid), _GRID_CHUNK):
+        sl = slice(start, start + _GRID_CHUNK)
+        draws = estimator.predict_proba_draws(grid[sl]).values  # (chain, draw, obs, class)
+        draws = draws.reshape(-1, *draws.shape[2:])
+        picked = np.take_along_axis(draws, idx[sl][None, :, None], axis=2)[..., 0]
+        width[sl] = _hdi_width(picked, hdi_prob)
+    return idx, width
+
+
+def decision_regions(estimator, X: Any, y: Any, *, resolution: int = 200, ax=None,
+                     compare: Any = None):
+    """Predicted class regions of a 2-feature classifier, shaded by uncertainty.
+
+    Parameters
+    ----------
+    estimator : fitted bayesgen classifier with ``n_features_in_ == 2``
+    X : array-like (n, 2)
+        Training points, drawn on top (their range sets the plotted window).
+    y : array-like (n,)
+        Their labels (values of ``estimator.classes_``).
+    resolution : int, default 200
+        Grid points per axis.
+    ax : matplotlib Axes, optional
+    compare : list or dict of fitted estimators, optional
+        Their decision boundaries (edges of their predicted-class regions) are overlaid
+        as labelled lines, e.g. ``[fitted_mle, fitted_map]`` or ``{"MLE": m, "MAP": m2}``.
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Notes
+    -----
+    The grey overlay (with colour bar) is, for posterior methods, the width of the 94% HDI
+    of p(y = k_hat | x, theta) over the posterior draws, k_hat the predicted class (dark =
+    uncertain); for point methods it is max_k p(y=k | x) (dark = low confidence).
+    """
+    check_is_fitted(estimator, "classes_")
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if X.ndim != 2 or X.shape[1] != 2 or estimator.n_features_in_ != 2:
+        raise ValueError(
+            f"decision_regions needs 2-feature data and a model fitted on 2 features; got X of "
+            f"shape {X.shape} and a model with {estimator.n_features_in_} features. Select two "
+            "columns (e.g. X[:, [0, 1]]) and refit on them."
+        )
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must have shape ({X.shape[0]},) to match X; got {y.shape}.")
+    if resolution < 2:
+        raise ValueError(f"resolution must be an integer >= 2; got {resolution!r}.")
+    ax = _axes(ax)
+    classes = estimator.classes_
+    colors = _class_colors(len(classes))
+    xx, yy, grid = _grid(X, int(resolution))
+    idx, unc = _uncertainty(estimator, grid)
+    cmap = ListedColormap(colors)
+    norm = BoundaryNorm(np.arange(len(classes) + 1) - 0.5, cmap.N)
+    ax.pcolormesh(xx, yy, idx.reshape(xx.shape), cmap=cmap, norm=norm, alpha=0.35,
+                  shading="auto", rasterized=True)
+    if _is_posterior(estimator):
+        mesh = ax.contourf(xx, yy, unc.reshape(xx.shape), levels=8, cmap="Greys", alpha=0.35)
+        label = "94% HDI width of p(predicted class | x)"
+    else:
+        mesh = ax.contourf(xx, yy, unc.reshape(xx.shape), levels=8, cmap="Greys_r", alpha=0.35)
+        label = "max$_k$ p(y=k | x)"
+    ax.figure.colorbar(mesh, ax=ax, label=label)
+    handles = []
+    for k, cls in enumerate(classes):
+        sel = y == cls
+        ax.scatter(X[sel, 0], X[sel, 1], color=colors[k], edgecolor="black", s=22, linewidth=0.6)
+        handles.append(Line2D([], [], marker="o", ls="", color=colors[k], mec="black",
+                              label=f"class {cls}"))
+    if compare is not None:
+        items = compare.items() if isinstance(compare, dict) else [(_name(m), m) for m in compare]
+        styles = ["--", ":", "-.", (0, (5, 1, 1, 1))]
+        for i, (label_i, other) in enumerate(items):
+            pred = np.searchsorted(classes, other.predict(grid)).reshape(xx.shape)
+            color, ls = _LINE_COLORS[i % 4], styles[i % 4]
+            for k in range(len(classes)):
+                ax.contour(xx, yy, (pred == k).astype(float), levels=[0.5], colors=[color],
+                           linestyles=[ls], linewidths=1.6)
+            handles.append(Line2D([], [], color=color, ls=ls, label=f"boundary: {label_i}"))
+    names = _feature_labels(estimator, 2)
+    ax.set(xlabel=names[0], ylabel=names[1], title=f"Decision regions: {_name(estimator)}")
+    ax.legend(handles=handles, loc="best", fontsize="small", framealpha=0.8)
+    return ax
+
+
+def _gaussian_params(estimator, features: list[int]):
+    """(means (K, 2), covs (K, 2, 2), draws or None); draws = (mu (S, K, 2), cov (S, K, 2, 2))."""
+    f = np.asarray(features)
+    K = len(estimator.classes_)
+    if hasattr(estimator, "covariance_"):
+        cov = np.asarray(estimator.covariance_, dtype=float)
+        cov = np.broadcast_to(cov, (K, *cov.shape[-2:]))[:, f[:, None], f]
+        mean = np.asarray(estimator.means_)[:, f]
+    elif hasattr(estimator, "var_"):
+        mean = np.asarray(estimator.theta_)[:, f]
+        cov = np.einsum("kj,jl->kjl", np.asarray(estimator.var_)[:, f], np.eye(2))
+    else:
+        raise ValueError(
+            f"probability_ellipses needs a Gaussian classifier (QDA, LDA or GaussianNB); "
+            f"got {type(estimator).__name__}."
+        )
+    if not _is_posterior(estimator):
+        return mean, cov, None
+    post = estimator.idata_.posterior
+    mu_d = post["mu"].stack(sample=("chain", "draw")).transpose("sample", ...).values[:, :, f]
+    if "cov" in post:
+        c = post["cov"].stack(sample=("chain", "draw")).transpose("sample", ...).values
+        c = c[..., f[:, None], f]
+        cov_d = np.broadcast_to(c if c.ndim == 4 else c[:, None], (*mu_d.shape, 2))
+    else:
+        v = post["var"].stack(sample=("chain", "draw")).transpose("sample", ...).values[:, :, f]
+        cov_d = np.einsum("skj,jl->skjl", v, np.eye(2))
+    return mean, cov, (mu_d, cov_d)
+
+
+def _ellipse_xy(mean: np.ndarray, cov: np.ndarray, level: float, n: int = 72) -> np.ndarray:
+    """Points of {x : (x - m)^T Sigma^-1 (x - m) = chi2_2.ppf(level)} = m + r L u(t),
+    Sigma = L L^T (Cholesky), r^2 = -2 log(1 - level); shapes (..., 2), (..., 2, 2) ->
+    (..., n, 2)."""
+    r = np.sqrt(-2.0 * np.log1p(-level))
+    t = np.linspace(0, 2 * np.pi, n)
+    circle = np.stack([np.cos(t), np.sin(t)], axis=-1)  # (n, 2)
+    L = np.linalg.cholesky(cov)
+    return mean[..., None, :] + r * np.einsum("...ij,nj->...ni", L, circle)
+
+
+def probability_ellipses(estimator, *, features: tuple[int, int] = (0, 1), level: float = 0.95,
+                         n_draws: int = 30, ax=None):
+    """``level`` probability ellipses of each class's Gaussian p(x | y=k) in two features.
+
+    Parameters
+    ----------
+    estimator : fitted ``QDA``, ``LDA`` or ``GaussianNB`` (diagonal covariance: axis-aligned
+        ellipses)
+    features : pair of int, default (0, 1)
+        Column positions of the two features.
+    level : float in (0, 1), default 0.95
+        Probability mass inside each ellipse (chi-square with 2 dof radius).
+    n_draws : int, default 30
+        Posterior methods: number of posterior draws (evenly spaced over chains and draws)
+        whose ellipses are drawn thin and transparent around the posterior-mean ellipse.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    check_is_fitted(estimator, "classes_")
+    feats = [int(j) for j in features]
+    d = estimator.n_features_in_
+    if len(feats) != 2 or feats[0] == feats[1] or not all(0 <= j < d for j in feats):
+        raise ValueError(f"features must be two distinct column positions in [0, {d}); "
+                         f"got {features!r}.")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1); got {level!r}.")
+    ax = _axes(ax)
+    mean, cov, draws = _gaussian_params(estimator, feats)
+    colors = _class_colors(len(estimator.classes_))
+    handles = []
+    if draws is not None and n_draws > 0:
+        mu_d, cov_d = draws
+        pick = np.linspace(0, mu_d.shape[0] - 1, min(n_draws, mu_d.shape[0])).astype(int)
+        cloud = _ellipse_xy(mu_d[pick], cov_d[pick], level)  # (s, K, n, 2)
+        for k in range(len(colors)):
+            ax.add_collection(LineCollection(cloud[:, k], colors=[colors[k]], linewidths=0.6,
+                                             alpha=0.25))
+        handles.append(Line2D([], [], color="grey", lw=0.6, alpha=0.5,
+                              label=f"{len(pick)} posterior draws"))
+    curves = _ellipse_xy(mean, cov, level)
+    for k, cls in enumerate(estimator.classes_):
+        ax.plot(curves[k, :, 0], curves[k, :, 1], color=colors[k], lw=2, label=f"class {cls}")
+        ax.plot(*mean[k], marker="x", color=colors[k], ms=8, mew=2)
+    ax.autoscale_view()
+    names = _feature_labels(estimator, d)
+    what = "posterior-mean" if draws is not None else "fitted"
+    ax.set(xlabel=names[feats[0]], ylabel=names[feats[1]],
+           title=f"{level:.0%} ellipses ({what}): {_name(estimator)}")
+    ax.legend(handles=ax.get_legend_handles_labels()[0] + handles, fontsize="small")
+    return ax
+
+
+def reliability_diagram(y_true: Any, proba: Any, *, classes: Any = None, n_bins: int = 10,
+                        ax=None):
+    """Reliability (calibration) diagram, one-vs-rest pooled over classes.
+
+    Parameters
+    ----------
+    y_true : array-like (n,)
+    proba : array (n, K) or dict name -> array (n, K)
+        Predicted probabilities (column order ``classes``); a dict compares methods.
+    classes : array-like (K,), optional
+        Labels of the columns; default ``np.unique(y_true)``.
+    n_bins : int, default 10
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+        Observed frequency vs mean predicted probability per bin, the diagonal, the
+        expected calibration error (ECE, see :func:`calibration_table`) of each method in
+        the legend, and the bin counts (log scale) as steps on a twin right axis.
+    """
+    sets = proba if isinstance(proba, dict) else {"model": proba}
+    tables = {name: calibration_table(y_true, p, classes=classes, n_bins=n_bins)
+              for name, p in sets.items()}
+    ax = _axes(ax)
+    counts_ax = ax.twinx()
+    edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", label="perfect calibration")
+    for i, (name, tab) in enumerate(tables.items()):
+        ax.plot(tab["prob_pred"], tab["prob_true"], marker="o", color=f"C{i}",
+                label=f"{name} (ECE = {tab['ece']:.3f})")
+        full = np.bincount(np.searchsorted(edges[1:-1], np.asarray(sets[name]).ravel()),
+                           minlength=n_bins)
+        counts_ax.stairs(full, edges, color=f"C{i}", alpha=0.35, lw=1.2)
+    counts_ax.set_yscale("log")
+    top = max(float(np.asarray(p).size) for p in sets.values())
+    counts_ax.set_ylim(0.8, top**2.2)  # steps stay in the lower part of the panel
+    counts_ax.set_ylabel("forecasts per bin (steps, log scale)")
+    ax.set_zorder(counts_ax.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    ax.set(xlim=(0, 1), ylim=(-0.02, 1.02), xlabel="predicted probability (one-vs-rest)",
+           ylabel="observed frequency", title="Reliability diagram (classes pooled)")
+    ax.legend(loc="upper left", fontsize="small")
+    return ax
+
+
+def probability_forest(estimator, X_points: Any, *, hdi_prob: float = 0.94, ax=None):
+    """Posterior mean and ``hdi_prob`` HDI of p(y=k | x, theta) for a few points.
+
+    One horizontal interval per (point, class), grouped by point and coloured by class.
+    The dot is the posterior mean of p(y=k | x, theta) over the draws.
+
+    Parameters
+    ----------
+    estimator : classifier fitted with ``method="conjugate"`` or ``"mcmc"``
+    X_points : array-like (m, d) or (d,)
+    hdi_prob : float in (0, 1), default 0.94
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    check_is_fitted(estimator, "classes_")
+    if not _is_posterior(estimator):
+        raise ValueError(f"probability_forest needs a posterior: fit with method='conjugate' "
+                         f"or 'mcmc' (this model has method={estimator.method!r}).")
+    if not 0 < hdi_prob < 1:
+        raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
+    X_points = np.asarray(X_points, dtype=float)
+    X_points = X_points[None, :] if X_points.ndim == 1 else X_points
+    draws = estimator.predict_proba_draws(X_points).values
+    draws = draws.reshape(-1, *draws.shape[2:])  # (S, m, K)
+    mean = draws.mean(axis=0)
+    s = np.sort(draws, axis=0)
+    n_in = int(np.floor(hdi_prob * s.shape[0]))
+    start = np.argmin(s[n_in:] - s[: s.shape[0] - n_in], axis=0)
+    lower = np.take_along_axis(s, start[None], 0)[0]
+    upper = np.take_along_axis(s, (start + n_in)[None], 0)[0]
+    m, K = mean.shape
+    colors = _class_colors(K)
+    ax = _axes(ax)
+    rows = np.arange(m)[:, None] * (K + 1) + np.arange(K)[None, :]
+    for k, cls in enumerate(estimator.classes_):
+        ax.hlines(rows[:, k], lower[:, k], upper[:, k], color=colors[k], lw=2.5,
+                  label=f"class {cls}")
+        ax.plot(mean[:, k], rows[:, k], "o", color=colors[k], mec="black", ms=5)
+    labels = [f"point {i}" + (f"\n({', '.join(f'{v:.3g}' for v in x)})" if x.size <= 4 else "")
+              for i, x in enumerate(X_points)]
+    ax.set_yticks(rows.mean(axis=1), labels, fontsize="small")
+    ax.invert_yaxis()
+    ax.set(xlim=(-0.02, 1.02), xlabel="p(y = k | x, θ)",
+           title=f"Class probabilities: posterior mean and {hdi_prob:.0%} HDI")
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def shrinkage(estimators: dict, *, feature_indices: Any = None, ax=None):
+    """MLE vs MAP / posterior-mean feature probabilities of Bernoulli / Multinomial models.
+
+    Parameters
+    ----------
+    estimators : dict name -> fitted ``BernoulliNB`` or ``MultinomialNB``
+        Exactly one must have ``method="mle"`` (the x axis); every other one is scattered
+        against it (y axis): theta_kd = exp(``feature_log_prob_``), all classes.
+    feature_indices : array-like of int, optional
+        Features to plot (default all).
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+        With the identity line: points pulled off it show the prior's shrinkage, strongest
+        where the counts (``feature_count_``) are small.
+    """
+    if not isinstance(estimators, dict) or len(estimators) < 2:
+        raise ValueError("estimators must be a dict name -> fitted estimator with one "
+                         "method='mle' fit and at least one other.")
+    ref = [n for n, e in estimators.items() if getattr(e, "method", None) == "mle"]
+    if len(ref) != 1:
+        raise ValueError(f"exactly one estimator must have method='mle' (the x axis); got "
+                         f"{len(ref)}.")
+    thetas = {}
+    for name, est in estimators.items():
+        check_is_fitted(est, "classes_")
+        flp = getattr(est, "feature_log_prob_", None)
+        if not isinstance(flp, np.ndarray) or flp.ndim != 2:
+            raise ValueError(f"{name!r} has no 2-D feature_log_prob_: shrinkage needs "
+                             "BernoulliNB or MultinomialNB fits.")
+        thetas[name] = np.exp(flp)
+    shapes = {t.shape for t in thetas.values()}
+    if len(shapes) != 1:
+        raise ValueError(f"all estimators must share classes and features; got shapes {shapes}.")
+    cols = np.arange(next(iter(shapes))[1]) if feature_indices is None else np.asarray(
+        feature_indices, dtype=int)
+    x = thetas[ref[0]][:, cols].ravel()
+    ax = _axes(ax)
+    for i, (name, t) in enumerate((n, t) for n, t in thetas.items() if n != ref[0]):
+        ax.scatter(x, t[:, cols].ravel(), s=14, alpha=0.6, color=f"C{i}", label=name,
+                   marker="os^vD"[i % 5])
+    hi = max(x.max(), *(t[:, cols].max() for t in thetas.values())) * 1.03
+    ax.plot([0, hi], [0, hi], ls="--", color="grey", label="identity (no shrinkage)")
+    ax.set(xlim=(0, hi), ylim=(0, hi), xlabel=rf"$\theta_{{kd}}$ of {ref[0]!r} (method='mle')",
+           ylabel=r"$\theta_{kd}$ of the other estimators",
+           title=f"Shrinkage of feature probabilities: {type(estimators[ref[0]]).__name__}")
+    ax.set_aspect("equal")
+    ax.legend(loc="upper left", fontsize="small")
+    return ax
+
+
+def _arviz_plot(fn_name: str, estimator, var_names, **kwargs):
+    import arviz as az
+
+    check_is_fitted(estimator, "classes_")
+    if not _is_posterior(estimator):
+        raise ValueError(f"{fn_name} needs a posterior: fit with method='conjugate' or 'mcmc' "
+                         f"(this model has method={estimator.method!r}).")
+    names = ["pi", *estimator.family_.param_dims] if var_names is None else var_names
+    with warnings.catch_warnings():  # ArviZ 0.23 internals vs matplotlib >= 3.11
+        warnings.filterwarnings("ignore", message=".*alias_mapping to normalize_kwargs")
+        return getattr(az, fn_name)(estimator.idata_, var_names=names, **kwargs)
+
+
+def trace(estimator, var_names: list[str] | None = None, **kwargs: Any):
+    """``az.plot_trace`` of the posterior (default variables ``["pi", *param_dims]``);
+    keyword arguments go to ArviZ. Returns the ndarray of axes."""
+    return _arviz_plot("plot_trace", estimator, var_names, **kwargs)
+
+
+def rank(estimator, var_names: list[str] | None = None, **kwargs: Any):
+    """``az.plot_rank`` of the posterior (default variables ``["pi", *param_dims]``);
+    keyword arguments go to ArviZ. Returns the ndarray of axes."""
+    return _arviz_plot("plot_rank", estimator, var_names, **kwargs)
