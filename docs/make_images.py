@@ -1,4 +1,5 @@
-"""Write one PNG per plot type of :mod:`bayesgen.plots` to ``docs/img/``.
+"""Write one PNG per plot type of :mod:`bayesgen.plots` and of the posterior predictive
+checks / model comparison of :mod:`bayesgen.diagnostics` to ``docs/img/``.
 
 Same data as ``tests/test_plots.py``: iris (sepal length and width) for the Gaussian
 plots, digits binarised at 7 for the shrinkage plot. Run from the repository root:
@@ -69,6 +70,13 @@ def main() -> None:
     save(plots.shrinkage(discrete), "shrinkage.png")
     save(plots.trace(qda, var_names=["pi", "mu"], figsize=(9, 4.5))[0, 0], "trace.png")
     save(plots.rank(qda, var_names=["pi"], figsize=(10, 3.2)).ravel()[0], "rank.png")
+
+    # posterior predictive checks (bayesgen.diagnostics) and the LOO comparison
+    gnb = bg.GaussianNB(**POST).fit(X, y)
+    axes = bg.plot_ppc(gnb, num_pp_samples=30, random_state=0)
+    save(axes.ravel()[0], "ppc.png")
+    models = {"LDA": bg.LDA(**POST).fit(X, y), "QDA": qda, "GaussianNB": gnb}
+    save(bg.plot_compare(models), "compare.png")
 
 
 if __name__ == "__main__":
