@@ -1,0 +1,99 @@
+"""Simulation-based calibration of the conjugate posteriors (validation/sbc.py).
+
+Under an exact posterior the rank of the true value among L posterior draws is uniform
+on 0..L (Talts et al. 2018); the uniformity tests are scipy's chi-square and KS tests.
+The deliberately wrong posteriors (variance x 2 and x 1/2) show the check can fail.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from validation import sbc
+
+N_DRAWS = 99
+LEVEL = 1e-3
+
+
+def _p_values(result):
+    return {r["summary"]: (r["chi2_p"], r["ks_p"]) for r in sbc.summarize(result)}
+
+
+@pytest.fixture(scope="module")
+def gaussian_wide():
+    """GaussianNB SBC with every posterior summary's variance doubled (wrong)."""
+    spec = sbc.SPECS["gaussian"]()
+    return sbc.run_sbc(spec, n_reps=600, n_obs=30, n_draws=N_DRAWS, seed=3, inflate=2.0)
+
+
+def test_uniformity_test_accepts_uniform_and_rejects_humped_ranks():
+    rng = np.random.default_rng(0)
+    uniform = rng.integers(0, N_DRAWS + 1, size=1000)
+    assert min(sbc.uniformity(uniform, N_DRAWS)) > LEVEL
+    humped = np.floor(rng.beta(2.0, 2.0, size=1000) * (N_DRAWS + 1)).astype(int)
+    assert max(sbc.uniformity(humped, N_DRAWS)) < LEVEL
+    with pytest.raises(ValueError, match="ranks must lie"):
+        sbc.uniformity(np.array([0, N_DRAWS + 1]), N_DRAWS)
+
+
+@pytest.mark.parametrize("family", ["gaussian", "bernoulli"])
+def test_conjugate_posterior_is_calibrated(family):
+    result = sbc.run_sbc(sbc.SPECS[family](), n_reps=200, n_obs=30, n_draws=N_DRAWS, seed=11)
+    for name, r in result.ranks.items():
+        assert r.shape == (200,) and r.min() >= 0 and r.max() <= N_DRAWS, name
+    for name, (p_chi2, p_ks) in _p_values(result).items():
+        assert p_chi2 > LEVEL and p_ks > LEVEL, (family, name, p_chi2, p_ks)
+
+
+def test_inflated_posterior_variance_is_detected(gaussian_wide):
+    for name, (p_chi2, _) in _p_values(gaussian_wide).items():
+        assert p_chi2 < LEVEL, (name, p_chi2)
+    # too wide a posterior: true values rarely fall in the outer 10% of the draws
+    for name, r in gaussian_wide.ranks.items():
+        outer = np.mean((r < 10) | (r >= 90))
+        assert outer < 0.12, (name, outer)
+
+
+def test_deflated_posterior_variance_is_detected():
+    spec = sbc.SPECS["bernoulli"]()
+    result = sbc.run_sbc(spec, n_reps=300, n_obs=30, n_draws=N_DRAWS, seed=5, inflate=0.5)
+    for name, (p_chi2, _) in _p_values(result).items():
+        assert p_chi2 < LEVEL, (name, p_chi2)
+    for name, r in result.ranks.items():  # too narrow: U-shaped ranks
+        assert np.mean((r < 10) | (r >= 90)) > 0.3, name
+
+
+def test_data_dependent_prior_is_refused():
+    import bayesgen as bg
+
+    spec = sbc.SPECS["gaussian"]()
+    default_prior = sbc.FamilySpec(
+        name="gaussian-default",
+        make_estimator=lambda draws, seed: bg.GaussianNB(
+            method="conjugate", class_alpha=sbc.CLASS_ALPHA, draws=draws, chains=1,
+            random_state=seed,
+        ),
+        prior=spec.prior, draw_truth=spec.draw_truth, simulate=spec.simulate,
+        summaries=spec.summaries,
+    )
+    with pytest.raises(RuntimeError, match="data-independent prior"):
+        sbc.run_sbc(default_prior, n_reps=2, n_obs=30, n_draws=9)
+
+
+@pytest.mark.parametrize("family", sorted(sbc.SPECS))
+def test_every_family_spec_runs_with_its_explicit_prior(family):
+    result = sbc.run_sbc(sbc.SPECS[family](), n_reps=3, n_obs=40, n_draws=9, seed=0)
+    assert set(result.ranks) == set(sbc.SPECS[family]().summaries)
+    for r in result.ranks.values():
+        assert r.min() >= 0 and r.max() <= 9
+
+
+def test_command_line_writes_table_and_histogram(tmp_path, capsys):
+    md = tmp_path / "res.md"
+    rows = sbc.main(["--family", "poisson", "--reps", "20", "--draws", "19", "--bins", "10",
+                     "--out", str(tmp_path), "--markdown", str(md)])
+    assert {r["summary"] for r in rows} == {"pi_0", "log_rate_00", "log_rate_12"}
+    assert (tmp_path / "sbc_poisson.png").stat().st_size > 0
+    assert md.read_text().startswith("| family | summary |")
+    assert "log_rate_12" in capsys.readouterr().out

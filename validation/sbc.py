@@ -1,0 +1,464 @@
+"""Simulation-based calibration (SBC, Talts et al. 2018) of bayesgen's conjugate posteriors.
+
+If theta ~ p(theta), data ~ p(data | theta) and theta_1..theta_L ~ p(theta | data) are
+exact posterior draws, then for any scalar summary f the rank
+
+    r = #{l : f(theta_l) < f(theta)}  in 0..L
+
+is uniform on {0, ..., L}. Each replication draws the true parameters from the *same
+explicit prior* the estimator is given (so nothing in the prior depends on the data),
+simulates ``n_obs`` rows (y ~ Categorical(pi), x | y from the family), fits
+``method="conjugate"`` with ``draws=L, chains=1`` and records the rank of every summary
+among ``est.idata_.posterior``. Non-uniform ranks mean a wrong posterior: a U shape is
+a posterior that is too narrow, a hump one that is too wide, a slope a biased one.
+
+A replication in which a class gets no row is discarded together with its theta (the
+estimator only knows the classes it sees). Conditioning the joint draw (theta, data)
+on an event of the data leaves p(theta | data) unchanged, so the ranks stay uniform;
+redrawing only the data for a fixed theta would not.
+
+Uniformity is tested per summary with a chi-square test on ``n_bins`` equal bins of the
+ranks and a Kolmogorov-Smirnov test on u = (r + U) / (L + 1), U ~ Uniform(0, 1), which
+is exactly Uniform(0, 1) under the null.
+
+``inflate=c`` turns the check on itself: every summary's posterior draws are scaled
+about their mean by sqrt(c) (posterior variance x c), a deliberately wrong posterior
+whose ranks pile up in the middle.
+
+Run::
+
+    .venv/bin/python -m validation.sbc --family gaussian --reps 500 --out validation/img
+    .venv/bin/python -m validation.sbc --all --reps 500 --out validation/img \
+        --markdown validation/results_conjugate.md
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+import bayesgen as bg
+
+N_CLASSES = 3
+N_FEATURES = 3
+CLASS_ALPHA = 2.0
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """One family's SBC set-up.
+
+    Attributes
+    ----------
+    name : str
+    make_estimator : callable (n_draws, seed) -> estimator
+        Unfitted ``method="conjugate"`` estimator with ``chains=1`` and explicit,
+        data-independent prior settings.
+    prior : dict
+        The hyper-parameters those settings must resolve to (compared with the fitted
+        ``est.prior_`` in every replication) and from which ``draw_truth`` draws.
+    draw_truth : callable (rng) -> dict
+        Family parameters ~ prior, without leading draw dims.
+    simulate : callable (truth, y, rng) -> X
+        One row per class index in ``y`` (n,).
+    summaries : dict of name -> callable
+        Scalar summaries f(params) of a parameter dict whose arrays may carry leading
+        draw dims (``pi`` is included).
+    """
+
+    name: str
+    make_estimator: Callable[[int, int], Any]
+    prior: dict
+    draw_truth: Callable[[np.random.Generator], dict]
+    simulate: Callable[[dict, np.ndarray, np.random.Generator], np.ndarray]
+    summaries: dict
+
+
+# ---------------------------------------------------------------- family specs
+def _gaussian_spec() -> FamilySpec:
+    m0, kappa0, s0, nu0 = np.array([0.0, 1.0, -2.0]), 1.0, np.array([1.0, 0.5, 2.0]), 5.0
+    # Documented NIG: sigma2 ~ InvGamma(nu0/2, (nu0 - 2) s0 / 2), mu | sigma2 ~ N(m0, sigma2/kappa0)
+    prior = {"m0": m0, "kappa0": kappa0, "a0": np.full(3, nu0 / 2), "b0": (nu0 - 2) * s0 / 2}
+
+    def draw_truth(rng):
+        shape = (N_CLASSES, N_FEATURES)
+        var = stats.invgamma(prior["a0"], scale=prior["b0"]).rvs(size=shape, random_state=rng)
+        return {"mu": rng.normal(m0, np.sqrt(var / kappa0)), "var": var}
+
+    return FamilySpec(
+        name="gaussian",
+        make_estimator=lambda draws, seed: bg.GaussianNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, mean_prior=m0, mean_strength=kappa0,
+            var_prior=s0, var_dof=nu0, draws=draws, chains=1, random_state=seed,
+        ),
+        prior=prior,
+        draw_truth=draw_truth,
+        simulate=lambda t, y, rng: rng.normal(t["mu"][y], np.sqrt(t["var"][y])),
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "mu_00": lambda p: p["mu"][..., 0, 0],
+            "mu_12": lambda p: p["mu"][..., 1, 2],
+            "log_var_00": lambda p: np.log(p["var"][..., 0, 0]),
+            "log_var_21": lambda p: np.log(p["var"][..., 2, 1]),
+        },
+    )
+
+
+def _mvn_spec(tied: bool) -> FamilySpec:
+    d = N_FEATURES
+    m0, kappa0, nu0 = np.array([0.0, 1.0, -1.0]), 1.0, d + 3.0
+    S0 = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, -0.4], [0.0, -0.4, 0.5]])
+    # Documented NIW: Sigma ~ IW(Psi0, nu0) with Psi0 = (nu0 - d - 1) S0 (E[Sigma] = S0)
+    prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
+    iw = stats.invwishart(df=nu0, scale=prior["Psi0"])
+
+    def draw_truth(rng):
+        cov = iw.rvs(size=1 if tied else N_CLASSES, random_state=rng).reshape(-1, d, d)
+        mu = np.stack([
+            rng.multivariate_normal(m0, cov[0 if tied else k] / kappa0) for k in range(N_CLASSES)
+        ])
+        return {"mu": mu, "cov": cov[0] if tied else cov}
+
+    def simulate(t, y, rng):
+        cov = np.broadcast_to(t["cov"], (N_CLASSES, d, d))
+        chol = np.linalg.cholesky(cov)[y]  # (n, d, d)
+        z = rng.standard_normal((y.size, d, 1))
+        return t["mu"][y] + (chol @ z)[..., 0]
+
+    if tied:
+        cov_summaries = {
+            "log_cov_00": lambda p: np.log(p["cov"][..., 0, 0]),
+            "cov_12": lambda p: p["cov"][..., 1, 2],
+            "log_cov_22": lambda p: np.log(p["cov"][..., 2, 2]),
+        }
+    else:
+        cov_summaries = {
+            "log_cov_0_00": lambda p: np.log(p["cov"][..., 0, 0, 0]),
+            "cov_1_12": lambda p: p["cov"][..., 1, 1, 2],
+            "log_cov_2_22": lambda p: np.log(p["cov"][..., 2, 2, 2]),
+        }
+    cls = bg.LDA if tied else bg.QDA
+    return FamilySpec(
+        name="mvn_lda" if tied else "mvn_qda",
+        make_estimator=lambda draws, seed: cls(
+            method="conjugate", class_alpha=CLASS_ALPHA, mean_prior=m0, mean_strength=kappa0,
+            cov_prior=S0, cov_dof=nu0, draws=draws, chains=1, random_state=seed,
+        ),
+        prior=prior,
+        draw_truth=draw_truth,
+        simulate=simulate,
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "mu_00": lambda p: p["mu"][..., 0, 0],
+            "mu_12": lambda p: p["mu"][..., 1, 2],
+            **cov_summaries,
+        },
+    )
+
+
+def _bernoulli_spec() -> FamilySpec:
+    alpha = 2.0
+    return FamilySpec(
+        name="bernoulli",
+        make_estimator=lambda draws, seed: bg.BernoulliNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, alpha=alpha, draws=draws, chains=1,
+            random_state=seed,
+        ),
+        prior={"alpha": np.full(N_FEATURES, alpha)},
+        draw_truth=lambda rng: {"theta": rng.beta(alpha, alpha, (N_CLASSES, N_FEATURES))},
+        simulate=lambda t, y, rng: (rng.random((y.size, N_FEATURES)) < t["theta"][y]) * 1.0,
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "theta_00": lambda p: p["theta"][..., 0, 0],
+            "theta_12": lambda p: p["theta"][..., 1, 2],
+        },
+    )
+
+
+def _multinomial_spec(n_trials: int = 10) -> FamilySpec:
+    alpha = 2.0
+    return FamilySpec(
+        name="multinomial",
+        make_estimator=lambda draws, seed: bg.MultinomialNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, alpha=alpha, draws=draws, chains=1,
+            random_state=seed,
+        ),
+        prior={"alpha": np.full(N_FEATURES, alpha)},
+        draw_truth=lambda rng: {
+            "theta": rng.dirichlet(np.full(N_FEATURES, alpha), size=N_CLASSES)
+        },
+        simulate=lambda t, y, rng: rng.multinomial(n_trials, t["theta"][y]).astype(float),
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "theta_00": lambda p: p["theta"][..., 0, 0],
+            "theta_12": lambda p: p["theta"][..., 1, 2],
+        },
+    )
+
+
+def _categorical_spec(n_categories: int = 3) -> FamilySpec:
+    alpha = 2.0
+
+    def simulate(t, y, rng):
+        cum = np.cumsum(t["theta"][y], axis=-1)  # (n, d, C)
+        codes = (rng.random((y.size, N_FEATURES, 1)) > cum).sum(axis=-1)
+        return np.minimum(codes, n_categories - 1).astype(float)
+
+    return FamilySpec(
+        name="categorical",
+        make_estimator=lambda draws, seed: bg.CategoricalNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, alpha=alpha,
+            min_categories=n_categories, draws=draws, chains=1, random_state=seed,
+        ),
+        prior={"alpha": np.full(N_FEATURES, alpha),
+               "n_categories": np.full(N_FEATURES, n_categories)},
+        draw_truth=lambda rng: {
+            "theta": rng.dirichlet(np.full(n_categories, alpha), size=(N_CLASSES, N_FEATURES))
+        },
+        simulate=simulate,
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "theta_000": lambda p: p["theta"][..., 0, 0, 0],
+            "theta_121": lambda p: p["theta"][..., 1, 2, 1],
+        },
+    )
+
+
+def _poisson_spec() -> FamilySpec:
+    alpha, rate_prior = 3.0, 2.0
+    # Documented Gamma prior: shape alpha, rate beta = (alpha - 1) / rate_prior
+    beta = (alpha - 1.0) / rate_prior
+    return FamilySpec(
+        name="poisson",
+        make_estimator=lambda draws, seed: bg.PoissonNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, alpha=alpha, rate_prior=rate_prior,
+            draws=draws, chains=1, random_state=seed,
+        ),
+        prior={"alpha": np.full(N_FEATURES, alpha), "beta": np.full(N_FEATURES, beta)},
+        draw_truth=lambda rng: {
+            "rate": rng.gamma(alpha, 1.0 / beta, size=(N_CLASSES, N_FEATURES))
+        },
+        simulate=lambda t, y, rng: rng.poisson(t["rate"][y]).astype(float),
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "log_rate_00": lambda p: np.log(p["rate"][..., 0, 0]),
+            "log_rate_12": lambda p: np.log(p["rate"][..., 1, 2]),
+        },
+    )
+
+
+SPECS: dict[str, Callable[[], FamilySpec]] = {
+    "gaussian": _gaussian_spec,
+    "mvn_qda": lambda: _mvn_spec(tied=False),
+    "mvn_lda": lambda: _mvn_spec(tied=True),
+    "bernoulli": _bernoulli_spec,
+    "multinomial": _multinomial_spec,
+    "categorical": _categorical_spec,
+    "poisson": _poisson_spec,
+}
+
+
+# ------------------------------------------------------------------- engine
+@dataclass
+class SBCResult:
+    """Ranks of one SBC run: ``ranks[name]`` (n_reps,) integers in 0..n_draws."""
+
+    family: str
+    ranks: dict
+    n_draws: int
+    n_discarded: int
+    inflate: float
+
+
+def _check_prior(spec: FamilySpec, est) -> None:
+    """The fitted prior must be the explicit one the truth was drawn from."""
+    for key, value in spec.prior.items():
+        got = np.asarray(est.prior_[key], dtype=float)
+        if got.shape != np.shape(value) or not np.allclose(got, value):
+            raise RuntimeError(
+                f"SBC {spec.name}: est.prior_[{key!r}] = {got!r} differs from the prior the "
+                f"truth was drawn from ({value!r}); SBC needs a data-independent prior."
+            )
+    if not np.allclose(est.class_alpha_, CLASS_ALPHA):
+        raise RuntimeError(f"SBC {spec.name}: class_alpha_ = {est.class_alpha_!r}.")
+
+
+def posterior_draws(est) -> dict:
+    """``est.idata_.posterior`` variables as arrays with one leading draw dim (S, ...)."""
+    post = est.idata_.posterior
+    return {name: v.values.reshape(-1, *v.shape[2:]) for name, v in post.data_vars.items()}
+
+
+def run_sbc(spec: FamilySpec, *, n_reps: int = 500, n_obs: int = 40, n_draws: int = 99,
+            seed: int = 0, inflate: float = 1.0, max_discard: int = 10_000) -> SBCResult:
+    """Run SBC for one family.
+
+    Parameters
+    ----------
+    spec : FamilySpec
+    n_reps : int
+        Replications (each: theta ~ prior, data, fit, ranks).
+    n_obs : int
+        Rows per simulated data set.
+    n_draws : int
+        Posterior draws L per fit; ranks lie in 0..L.
+    seed : int
+        Seed of the simulation (the fits get seeds drawn from it).
+    inflate : float
+        1 = the estimator's posterior; c != 1 scales each summary's draws about their
+        mean by sqrt(c) (a deliberately wrong posterior, variance x c).
+    max_discard : int
+        Give up after this many replications discarded for a class with no rows.
+
+    Returns
+    -------
+    SBCResult
+    """
+    rng = np.random.default_rng(seed)
+    ranks = {name: np.empty(n_reps, dtype=np.int64) for name in spec.summaries}
+    discarded = 0
+    rep = 0
+    while rep < n_reps:
+        truth = spec.draw_truth(rng)
+        truth["pi"] = rng.dirichlet(np.full(N_CLASSES, CLASS_ALPHA))
+        y = rng.choice(N_CLASSES, size=n_obs, p=truth["pi"])
+        if np.bincount(y, minlength=N_CLASSES).min() == 0:
+            discarded += 1
+            if discarded > max_discard:
+                raise RuntimeError(f"SBC {spec.name}: too many data sets miss a class.")
+            continue
+        X = spec.simulate(truth, y, rng)
+        est = spec.make_estimator(n_draws, int(rng.integers(2**31))).fit(X, y)
+        _check_prior(spec, est)
+        draws = posterior_draws(est)
+        for name, f in spec.summaries.items():
+            values = f(draws)
+            if inflate != 1.0:
+                values = values.mean() + np.sqrt(inflate) * (values - values.mean())
+            ranks[name][rep] = int(np.sum(values < f(truth)))
+        rep += 1
+    return SBCResult(spec.name, ranks, n_draws, discarded, inflate)
+
+
+def uniformity(ranks: np.ndarray, n_draws: int, *, n_bins: int = 20,
+               seed: int = 0) -> tuple[float, float]:
+    """p-values (chi-square, KS) of the hypothesis that ``ranks`` are uniform on 0..n_draws.
+
+    The chi-square test uses ``n_bins`` bins of equal width in u = (r + U) / (L + 1)
+    (exact bins of ranks when L + 1 is a multiple of ``n_bins``); the KS test compares
+    u, U ~ Uniform(0, 1) jitter, with Uniform(0, 1).
+    """
+    ranks = np.asarray(ranks)
+    if ranks.min() < 0 or ranks.max() > n_draws:
+        raise ValueError(f"ranks must lie in 0..{n_draws}.")
+    u = (ranks + np.random.default_rng(seed).random(ranks.size)) / (n_draws + 1)
+    if (n_draws + 1) % n_bins == 0:
+        bins = ranks * n_bins // (n_draws + 1)
+    else:
+        bins = np.minimum((u * n_bins).astype(int), n_bins - 1)
+    counts = np.bincount(bins, minlength=n_bins)
+    return float(stats.chisquare(counts).pvalue), float(stats.kstest(u, "uniform").pvalue)
+
+
+def summarize(result: SBCResult, *, n_bins: int = 20, level: float = 0.01) -> list[dict]:
+    """One row per summary: family, summary, chi2 p, KS p, pass (both p > ``level``)."""
+    rows = []
+    for name, r in result.ranks.items():
+        p_chi2, p_ks = uniformity(r, result.n_draws, n_bins=n_bins)
+        rows.append({"family": result.family, "summary": name, "chi2_p": p_chi2, "ks_p": p_ks,
+                     "pass": bool(min(p_chi2, p_ks) > level)})
+    return rows
+
+
+def format_table(rows: list[dict], *, markdown: bool = False) -> str:
+    """Rows of :func:`summarize` as a plain or Markdown table."""
+    head = ["family", "summary", "chi2 p", "KS p", "pass (p > 0.01)"]
+    body = [[r["family"], r["summary"], f"{r['chi2_p']:.3g}", f"{r['ks_p']:.3g}",
+             "pass" if r["pass"] else "FAIL"] for r in rows]
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(b) + " |" for b in body]
+        return "\n".join(lines)
+    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
+    return "\n".join("  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True))
+                     for line in [head, *body])
+
+
+def plot_ranks(result: SBCResult, path: str | Path, *, n_bins: int = 20) -> Path:
+    """Rank histograms, one panel per summary, with the 99% band of a uniform histogram.
+
+    The band is the 0.5%..99.5% quantile range of Binomial(n_reps, 1 / n_bins), the
+    count of one bin under uniformity.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(result.ranks)
+    ncols = min(3, len(names))
+    nrows = -(-len(names) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 2.7 * nrows), squeeze=False)
+    n_reps = next(iter(result.ranks.values())).size
+    lo, hi = stats.binom(n_reps, 1.0 / n_bins).ppf([0.005, 0.995])
+    edges = np.linspace(0, result.n_draws + 1, n_bins + 1)
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    for ax, name in zip(axes.flat, names, strict=False):
+        ax.axhspan(lo, hi, color="0.85", zorder=0)
+        ax.axhline(n_reps / n_bins, color="0.5", lw=1, zorder=1)
+        ax.hist(result.ranks[name] + 0.5, bins=edges, color="C0", edgecolor="white", zorder=2)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel(f"rank (0..{result.n_draws})")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("replications")
+    tag = "" if result.inflate == 1.0 else f", posterior variance x {result.inflate:g} (wrong)"
+    fig.suptitle(f"SBC {result.family}: {n_reps} reps{tag}", fontsize=11)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ---------------------------------------------------------------------- CLI
+def main(argv: list[str] | None = None) -> list[dict]:
+    """Command line: run SBC for one or all families, print the table, write PNGs."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--family", choices=sorted(SPECS))
+    which.add_argument("--all", action="store_true", help="every conjugate family")
+    parser.add_argument("--reps", type=int, default=500)
+    parser.add_argument("--n-obs", type=int, default=40)
+    parser.add_argument("--draws", type=int, default=99)
+    parser.add_argument("--bins", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--inflate", type=float, default=1.0,
+                        help="scale posterior variance (a deliberately wrong posterior)")
+    parser.add_argument("--out", type=Path, default=None, help="folder for rank histograms")
+    parser.add_argument("--markdown", type=Path, default=None, help="write the table here")
+    args = parser.parse_args(argv)
+    names = list(SPECS) if args.all else [args.family]
+    rows = []
+    for name in names:
+        result = run_sbc(SPECS[name](), n_reps=args.reps, n_obs=args.n_obs,
+                         n_draws=args.draws, seed=args.seed, inflate=args.inflate)
+        rows += summarize(result, n_bins=args.bins)
+        if args.out is not None:
+            suffix = "" if args.inflate == 1.0 else f"_inflate{args.inflate:g}"
+            plot_ranks(result, args.out / f"sbc_{name}{suffix}.png", n_bins=args.bins)
+    print(format_table(rows))
+    if args.markdown is not None:
+        args.markdown.write_text(format_table(rows, markdown=True) + "\n")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
