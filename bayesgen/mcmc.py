@@ -101,6 +101,8 @@ def sample_posterior(estimator):
         kwargs["nuts_sampler_kwargs"] = {"chain_method": "parallel"}
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*at least 4 chains.*")
+        # the C backend's missing BLAS does not matter: NUTS runs in JAX/numba/Rust
+        warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
         idata = pm.sample(
             draws=draws,
             tune=int(estimator.tune),

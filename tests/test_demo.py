@@ -15,6 +15,8 @@ from sklearn.metrics import accuracy_score, log_loss
 from bayesgen import demo
 from bayesgen.__main__ import main
 
+pytestmark = pytest.mark.slow  # the demo samples three models with NUTS
+
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
@@ -71,6 +73,21 @@ def test_demo_writes_png_and_csv(demo_run):
     assert (table.loc[ok, "log_loss"] > 0).all()
     assert table.loc[ok, "ece"].between(0, 1).all()
     assert (table.loc[ok, "fit_ms"] > 0).all()
+    reliability = (out / "reliability.png").read_bytes()
+    assert reliability[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_mcmc_rows_report_convergence_and_agree_with_the_exact_posterior(demo_run):
+    """On wine every Gaussian classifier is also sampled with NUTS: its convergence is
+    reported, and its held-out log loss is close to the exact conjugate posterior's."""
+    _, _, out = demo_run
+    table = pd.read_csv(out / "results.csv").fillna("")
+    wine = table[table["data"] == "wine"]
+    for name in ("LDA", "QDA", "GaussianNB"):
+        rows = wine[wine["classifier"] == name].set_index("method")
+        assert rows.loc["mcmc", "convergence"].startswith("R-hat")
+        assert rows.loc["conjugate", "convergence"] == "exact draws"
+        assert abs(rows.loc["mcmc", "log_loss"] - rows.loc["conjugate", "log_loss"]) < 0.02
 
 
 @pytest.mark.parametrize(
