@@ -351,8 +351,30 @@ def reliability(table: pd.DataFrame, seed: int, path: Path) -> Path:
     return path
 
 
+def regions(seed: int, path: Path) -> Path:
+    """Decision regions of QDA's exact posterior on wine's first two features, shaded by
+    the uncertainty of the class probability, with the MLE and MAP boundaries."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayesgen.plots import decision_regions
+
+    X, y = load_wine(return_X_y=True)
+    X = X[:, :2]
+    post = bg.QDA(method="conjugate", draws=250, random_state=seed).fit(X, y)
+    compare = {f"QDA {m.upper()}": bg.QDA(method=m).fit(X, y) for m in ("mle", "map")}
+    ax = decision_regions(post, X, y, compare=compare, resolution=120)
+    ax.set(xlabel="alcohol", ylabel="malic acid")
+    ax.figure.savefig(path, dpi=100)
+    plt.close(ax.figure)
+    return path
+
+
 def main(out: str | Path = "bayesgen-demo", seed: int = 0) -> pd.DataFrame:
-    """Run the demo, print the table, write ``results.csv`` and ``log_loss.png`` to ``out``."""
+    """Run the demo, print the table, write ``results.csv``, ``log_loss.png``,
+    ``reliability.png`` and ``decision_regions.png`` to ``out``."""
     out = Path(out)
     start = time.perf_counter()
     print("fitting; PyMC shows its progress while sampling (method='mcmc' on wine)")
@@ -365,6 +387,7 @@ def main(out: str | Path = "bayesgen-demo", seed: int = 0) -> pd.DataFrame:
     png = plot(table, out / "log_loss.png")
     print(f"\nwrote {png}")
     print(f"wrote {reliability(table, seed, out / 'reliability.png')}")
+    print(f"wrote {regions(seed, out / 'decision_regions.png')}")
     print(f"wrote {out / 'results.csv'}")
     print(f"done in {time.perf_counter() - start:.1f} s")
     return table

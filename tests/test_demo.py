@@ -73,8 +73,8 @@ def test_demo_writes_png_and_csv(demo_run):
     assert (table.loc[ok, "log_loss"] > 0).all()
     assert table.loc[ok, "ece"].between(0, 1).all()
     assert (table.loc[ok, "fit_ms"] > 0).all()
-    reliability = (out / "reliability.png").read_bytes()
-    assert reliability[:8] == b"\x89PNG\r\n\x1a\n"
+    for name in ("reliability.png", "decision_regions.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_mcmc_rows_report_convergence_and_agree_with_the_exact_posterior(demo_run):
