@@ -202,9 +202,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _raw_scores(self, X: np.ndarray, full: bool) -> np.ndarray:
         """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K).
 
-        Posterior methods: log p(x, y=k | data) = log mean_s p(x, y=k | theta_s), the
-        posterior predictive joint (always full: terms that differ between draws matter).
+        Posterior methods: the posterior predictive joint log p(x, y=k | data) (always
+        full). ``method="conjugate"`` uses its closed form (Student-t, Beta-Bernoulli,
+        Dirichlet-multinomial, negative binomial): exact, and unlike the log-mean-exp
+        over draws not biased low where one draw dominates (many features);
+        ``method="mcmc"`` estimates it as log mean_s p(x, y=k | theta_s).
         """
+        if self.method == "conjugate":
+            return posterior.closed_form_log_joint(self, X)
         if self._is_posterior:
             return posterior.predictive_log_joint(
                 self.family_, X, self.params_, self.log_pi_draws_
@@ -216,7 +221,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """log p(x, y=k) for every row and class, shape (n, K).
 
         Point methods: plug-in log pi_k + log p(x | theta_k). Posterior methods: the
-        posterior predictive log p(x, y=k | data), estimated with log-mean-exp over draws.
+        posterior predictive log p(x, y=k | data), in closed form for
+        ``method="conjugate"`` and estimated with log-mean-exp over draws for "mcmc".
         """
         return self._scores(self._check_X_predict(X), full=True)
 
@@ -238,7 +244,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         Posterior methods: the log posterior predictive, i.e. the posterior mean of the
         joint p(x, y=k | theta) normalised over classes (not a mean of per-draw
-        conditionals).
+        conditionals); exact for ``method="conjugate"``.
         """
         scores = self._scores(self._check_X_predict(X), full=False)
         return normalise(scores, self.class_log_prior_, type(self).__name__)

@@ -140,7 +140,7 @@ class _MVNClassifier(_Common):
         mean_prior: Any = None,
         mean_strength: float = 0.01,
         cov_prior: Any = None,
-        cov_dof: Any = None,
+        cov_dof: Any = "auto",
         divisor: str = "n",
         covariance_prior: str = "niw",
         draws: int = 1000,

@@ -52,21 +52,32 @@ def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
     return log_pi, params, post
 
 
+def closed_form_log_joint(estimator, X: np.ndarray) -> np.ndarray:
+    """``log E[pi_k | data] + log p(x | y=k, data)`` for validated ``X``, shape (n, K).
+
+    E[pi_k | data] = (N_k + a_k) / sum_j (N_j + a_j) (Dirichlet posterior mean) and
+    p(x | y=k, data) is the family's closed-form posterior predictive density.
+    """
+    conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(conc / conc.sum())
+        return estimator.family_.log_predictive(X, estimator.posterior_) + log_pi
+
+
 def exact_predictive_log_joint(estimator, X) -> np.ndarray:
     """Closed-form log p(x, y=k | data) of a ``method="conjugate"`` fit, shape (n, K).
 
     ``log E[pi_k] + log p(x | y=k, data)`` with the family's closed-form predictive
     density (Student-t, Dirichlet-multinomial, Beta-Bernoulli, negative binomial, ...):
     pi and the family parameters are independent a posteriori, so the expectation of
-    the joint factorises. The draw-based ``predict_proba`` converges to its normalised
-    form as the number of draws grows.
+    the joint factorises. It is what ``predict_joint_log_proba`` returns for
+    ``method="conjugate"``; the draw-based :func:`predictive_log_joint` converges to it
+    as the number of draws grows.
     """
     X = estimator._check_X_predict(X)
     if not hasattr(estimator, "posterior_"):
         raise ValueError("exact_predictive_log_joint needs a model fitted with method='conjugate'.")
-    conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
-    log_pi = np.log(conc / conc.sum())
-    return estimator.family_.log_predictive(X, estimator.posterior_) + log_pi
+    return closed_form_log_joint(estimator, X)
 
 
 def _chunk_rows(n_draws: int, n_classes: int) -> int:

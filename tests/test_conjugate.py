@@ -8,7 +8,7 @@ from scipy import stats
 from scipy.special import softmax
 
 import bayesgen as bg
-from bayesgen.posterior import exact_predictive_log_joint
+from bayesgen.posterior import exact_predictive_log_joint, predictive_log_joint
 from tests.conftest import CLASSIFIERS, make_data
 
 matplotlib.use("Agg")
@@ -65,10 +65,16 @@ def test_pi_posterior_moments(fitted):
     np.testing.assert_allclose(clf.class_prior_, pi.mean(0))
 
 
-def test_draw_based_predictive_matches_closed_form(fitted):
+def test_predict_proba_is_the_closed_form_and_draws_converge_to_it(fitted):
     name, factory, X, y, clf = fitted
     exact = softmax(exact_predictive_log_joint(clf, X), axis=1)
-    np.testing.assert_allclose(clf.predict_proba(X), exact, atol=0.03)
+    np.testing.assert_allclose(clf.predict_proba(X), exact, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(clf.predict_joint_log_proba(X),
+                               exact_predictive_log_joint(clf, X), rtol=1e-12)
+    # the log-mean-exp over the i.i.d. draws estimates the same predictive
+    by_draws = softmax(predictive_log_joint(clf.family_, X, clf.params_, clf.log_pi_draws_),
+                       axis=1)
+    np.testing.assert_allclose(by_draws, exact, atol=0.03)
 
 
 def test_predictive_approaches_map_plugin_with_more_data(fitted):

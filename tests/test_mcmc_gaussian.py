@@ -153,3 +153,21 @@ def test_bad_sampler_settings(iris):
     assert resolve_sampler("auto") in ("numpyro", "nutpie", "blackjax", "pymc")
     with pytest.raises(ValueError, match="posterior"):
         bg.GaussianNB().fit(X, y).summary()
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/maps"), reason="Linux only")
+def test_repeated_fits_do_not_leak_compiled_programs():
+    """Each JAX fit compiles a program for its own data; without releasing it a process
+    ran out of memory maps (LLVM "Cannot allocate memory") after ~110 fits."""
+    rng = np.random.default_rng(0)
+    sizes = []
+    for rep in range(4):
+        y = np.repeat([0, 1, 2], 10)
+        X = rng.normal(size=(30, 2)) + y[:, None]
+        with pytest.warns(RuntimeWarning, match="converged"):
+            bg.GaussianNB(method="mcmc", chains=1, draws=50, tune=50, random_state=rep,
+                          progressbar=False).fit(X, y)
+        with open("/proc/self/maps") as maps:
+            sizes.append(sum(1 for _ in maps))
+    # before the fix every fit added ~570 maps
+    assert max(sizes[1:]) - sizes[1] < 100, sizes

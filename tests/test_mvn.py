@@ -267,12 +267,20 @@ def test_default_prior_is_data_scaled(small, cls):
         )
         / N
     )
-    default = cls().fit(X, y, sample_weight=w)
+    # cov_dof=None is d + 2 = 5 (mclust's default); the default "auto" is empirical Bayes
+    default = cls(cov_dof=None).fit(X, y, sample_weight=w)
     explicit = cls(mean_prior=m0, cov_prior=np.diag(within), cov_dof=5).fit(X, y, sample_weight=w)
     np.testing.assert_allclose(default.means_, explicit.means_, rtol=1e-12)
     np.testing.assert_allclose(
         np.asarray(default.covariance_), np.asarray(explicit.covariance_), rtol=1e-12
     )
+    auto = cls().fit(X, y, sample_weight=w)
+    nu0 = auto.prior_["nu0"]
+    assert nu0 > X.shape[1] + 1
+    explicit = cls(mean_prior=m0, cov_prior=np.diag(within), cov_dof=nu0).fit(
+        X, y, sample_weight=w)
+    np.testing.assert_allclose(np.asarray(auto.covariance_), np.asarray(explicit.covariance_),
+                               rtol=1e-12)
 
 
 def test_map_finite_where_mle_fails():

@@ -95,5 +95,25 @@ def test_command_line_writes_table_and_histogram(tmp_path, capsys):
                      "--out", str(tmp_path), "--markdown", str(md)])
     assert {r["summary"] for r in rows} == {"pi_0", "log_rate_00", "log_rate_12"}
     assert (tmp_path / "sbc_poisson.png").stat().st_size > 0
-    assert md.read_text().startswith("| family | summary |")
+    assert md.read_text().startswith("| family | method | summary | reps |")
     assert "log_rate_12" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_mcmc_posterior_is_calibrated_on_a_small_sbc():
+    """NUTS on the statistics model, thinned: ranks stay uniform (40 reps is a smoke
+    test of the MCMC path; the full run is in validation/results_mcmc.md)."""
+    result = sbc.run_sbc(sbc.SPECS["poisson"](), n_reps=40, n_obs=30, n_draws=N_DRAWS,
+                         seed=2, method="mcmc", thin=3, tune=300)
+    assert result.method == "mcmc" and 1.0 <= result.max_rhat < 1.1
+    for name, (p_chi2, p_ks) in _p_values(result).items():
+        assert p_chi2 > LEVEL and p_ks > LEVEL, (name, p_chi2, p_ks)
+
+
+def test_configure_method_sets_nuts_up_for_thinned_draws():
+    est = sbc.SPECS["gaussian"]().make_estimator(99, 0)
+    assert sbc.configure_method(est, "conjugate", 99) is est and est.method == "conjugate"
+    est = sbc.configure_method(est, "mcmc", 99, thin=5, tune=200, chains=2)
+    assert (est.method, est.chains, est.draws, est.tune) == ("mcmc", 2, 250, 200)
+    with pytest.raises(ValueError, match="method must be"):
+        sbc.configure_method(est, "vi", 99)

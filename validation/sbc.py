@@ -30,16 +30,24 @@ Run::
     .venv/bin/python -m validation.sbc --family gaussian --reps 500 --out validation/img
     .venv/bin/python -m validation.sbc --all --reps 500 --out validation/img \
         --markdown validation/results_conjugate.md
+    .venv/bin/python -m validation.sbc --all --method mcmc --reps 100 --n-obs 30 \
+        --out validation/img --markdown validation/results_mcmc.md
+
+With ``--method mcmc`` every replication runs NUTS on the statistics model (2 chains,
+``--tune`` steps, draws thinned by ``--thin`` to about independent ones); divergent
+replications are kept (dropping them would bias the ranks) and counted.
 """
 
 from __future__ import annotations
 
 import argparse
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import arviz as az
 import numpy as np
 from scipy import stats
 
@@ -274,6 +282,9 @@ class SBCResult:
     n_draws: int
     n_discarded: int
     inflate: float
+    method: str = "conjugate"
+    n_diverged: int = 0  #: MCMC replications with a divergent transition (kept)
+    max_rhat: float = float("nan")  #: worst R-hat over all MCMC replications
 
 
 def _check_prior(spec: FamilySpec, est) -> None:
@@ -289,14 +300,37 @@ def _check_prior(spec: FamilySpec, est) -> None:
         raise RuntimeError(f"SBC {spec.name}: class_alpha_ = {est.class_alpha_!r}.")
 
 
-def posterior_draws(est) -> dict:
-    """``est.idata_.posterior`` variables as arrays with one leading draw dim (S, ...)."""
-    post = est.idata_.posterior
-    return {name: v.values.reshape(-1, *v.shape[2:]) for name, v in post.data_vars.items()}
+def posterior_draws(est, *, thin: int = 1, n_draws: int | None = None) -> dict:
+    """``est.idata_.posterior`` variables as arrays with one leading draw dim (S, ...).
+
+    ``thin`` keeps every ``thin``-th draw of each chain (MCMC draws are autocorrelated;
+    SBC's uniformity assumes roughly independent draws), then the chains are stacked and
+    the first ``n_draws`` kept (all when None).
+    """
+    post = est.idata_.posterior.isel(draw=slice(thin - 1, None, thin))
+    out = {name: v.values.reshape(-1, *v.shape[2:]) for name, v in post.data_vars.items()}
+    if n_draws is not None:
+        out = {name: v[:n_draws] for name, v in out.items()}
+    return out
+
+
+def configure_method(est, method: str, n_draws: int, *, thin: int = 5, tune: int = 500,
+                     chains: int = 2):
+    """Set ``est`` up for ``method``: ``"conjugate"`` keeps the spec's ``chains=1,
+    draws=n_draws``; ``"mcmc"`` runs NUTS with ``chains`` chains long enough to leave
+    ``n_draws`` draws after thinning by ``thin``."""
+    if method == "conjugate":
+        return est
+    if method != "mcmc":
+        raise ValueError(f"method must be 'conjugate' or 'mcmc'; got {method!r}.")
+    per_chain = -(-n_draws // chains) * thin
+    return est.set_params(method="mcmc", chains=chains, draws=per_chain, tune=tune,
+                          progressbar=False)
 
 
 def run_sbc(spec: FamilySpec, *, n_reps: int = 500, n_obs: int = 40, n_draws: int = 99,
-            seed: int = 0, inflate: float = 1.0, max_discard: int = 10_000) -> SBCResult:
+            seed: int = 0, inflate: float = 1.0, max_discard: int = 10_000,
+            method: str = "conjugate", thin: int = 5, tune: int = 500) -> SBCResult:
     """Run SBC for one family.
 
     Parameters
@@ -315,6 +349,11 @@ def run_sbc(spec: FamilySpec, *, n_reps: int = 500, n_obs: int = 40, n_draws: in
         mean by sqrt(c) (a deliberately wrong posterior, variance x c).
     max_discard : int
         Give up after this many replications discarded for a class with no rows.
+    method : {"conjugate", "mcmc"}
+        The posterior under test: exact draws, or NUTS on the statistics model (2
+        chains after ``tune`` tuning steps, thinned by ``thin``; replications with
+        divergences are kept and counted in ``SBCResult.n_diverged``, since
+        discarding them would bias the ranks).
 
     Returns
     -------
@@ -322,7 +361,8 @@ def run_sbc(spec: FamilySpec, *, n_reps: int = 500, n_obs: int = 40, n_draws: in
     """
     rng = np.random.default_rng(seed)
     ranks = {name: np.empty(n_reps, dtype=np.int64) for name in spec.summaries}
-    discarded = 0
+    discarded = diverged = 0
+    worst_rhat = 1.0
     rep = 0
     while rep < n_reps:
         truth = spec.draw_truth(rng)
@@ -334,16 +374,28 @@ def run_sbc(spec: FamilySpec, *, n_reps: int = 500, n_obs: int = 40, n_draws: in
                 raise RuntimeError(f"SBC {spec.name}: too many data sets miss a class.")
             continue
         X = spec.simulate(truth, y, rng)
-        est = spec.make_estimator(n_draws, int(rng.integers(2**31))).fit(X, y)
+        est = configure_method(spec.make_estimator(n_draws, int(rng.integers(2**31))),
+                               method, n_draws, thin=thin, tune=tune)
+        with warnings.catch_warnings():
+            # short chains always fall under the ESS >= 400 warning; divergences and
+            # R-hat are recorded below instead
+            warnings.filterwarnings("ignore", message=".*may not have converged.*")
+            est.fit(X, y)
+        if method == "mcmc":
+            diverged += bool(est.idata_.sample_stats["diverging"].any())
+            rhat = az.rhat(est.idata_.posterior)
+            worst_rhat = max(worst_rhat, max(float(rhat[v].max()) for v in rhat.data_vars))
         _check_prior(spec, est)
-        draws = posterior_draws(est)
+        draws = (posterior_draws(est) if method == "conjugate"
+                 else posterior_draws(est, thin=thin, n_draws=n_draws))
         for name, f in spec.summaries.items():
             values = f(draws)
             if inflate != 1.0:
                 values = values.mean() + np.sqrt(inflate) * (values - values.mean())
             ranks[name][rep] = int(np.sum(values < f(truth)))
         rep += 1
-    return SBCResult(spec.name, ranks, n_draws, discarded, inflate)
+    return SBCResult(spec.name, ranks, n_draws, discarded, inflate, method, diverged,
+                     worst_rhat if method == "mcmc" else float("nan"))
 
 
 def uniformity(ranks: np.ndarray, n_draws: int, *, n_bins: int = 20,
@@ -371,16 +423,18 @@ def summarize(result: SBCResult, *, n_bins: int = 20, level: float = 0.01) -> li
     rows = []
     for name, r in result.ranks.items():
         p_chi2, p_ks = uniformity(r, result.n_draws, n_bins=n_bins)
-        rows.append({"family": result.family, "summary": name, "chi2_p": p_chi2, "ks_p": p_ks,
+        rows.append({"family": result.family, "method": result.method, "summary": name,
+                     "chi2_p": p_chi2, "ks_p": p_ks, "n_reps": r.size,
+                     "n_diverged": result.n_diverged, "max_rhat": result.max_rhat,
                      "pass": bool(min(p_chi2, p_ks) > level)})
     return rows
 
 
 def format_table(rows: list[dict], *, markdown: bool = False) -> str:
     """Rows of :func:`summarize` as a plain or Markdown table."""
-    head = ["family", "summary", "chi2 p", "KS p", "pass (p > 0.01)"]
-    body = [[r["family"], r["summary"], f"{r['chi2_p']:.3g}", f"{r['ks_p']:.3g}",
-             "pass" if r["pass"] else "FAIL"] for r in rows]
+    head = ["family", "method", "summary", "reps", "chi2 p", "KS p", "pass (p > 0.01)"]
+    body = [[r["family"], r["method"], r["summary"], str(r["n_reps"]), f"{r['chi2_p']:.3g}",
+             f"{r['ks_p']:.3g}", "pass" if r["pass"] else "FAIL"] for r in rows]
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(b) + " |" for b in body]
@@ -419,7 +473,7 @@ def plot_ranks(result: SBCResult, path: str | Path, *, n_bins: int = 20) -> Path
     for ax in axes[:, 0]:
         ax.set_ylabel("replications")
     tag = "" if result.inflate == 1.0 else f", posterior variance x {result.inflate:g} (wrong)"
-    fig.suptitle(f"SBC {result.family}: {n_reps} reps{tag}", fontsize=11)
+    fig.suptitle(f"SBC {result.family} ({result.method}): {n_reps} reps{tag}", fontsize=11)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -433,8 +487,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     """Command line: run SBC for one or all families, print the table, write PNGs."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--family", choices=sorted(SPECS))
+    which.add_argument("--family", choices=sorted(SPECS), nargs="+")
     which.add_argument("--all", action="store_true", help="every conjugate family")
+    parser.add_argument("--method", choices=("conjugate", "mcmc"), default="conjugate")
+    parser.add_argument("--thin", type=int, default=5, help="MCMC: keep every thin-th draw")
+    parser.add_argument("--tune", type=int, default=500, help="MCMC: tuning steps per chain")
     parser.add_argument("--reps", type=int, default=500)
     parser.add_argument("--n-obs", type=int, default=40)
     parser.add_argument("--draws", type=int, default=99)
@@ -445,14 +502,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--out", type=Path, default=None, help="folder for rank histograms")
     parser.add_argument("--markdown", type=Path, default=None, help="write the table here")
     args = parser.parse_args(argv)
-    names = list(SPECS) if args.all else [args.family]
+    names = list(SPECS) if args.all else args.family
     rows = []
     for name in names:
         result = run_sbc(SPECS[name](), n_reps=args.reps, n_obs=args.n_obs,
-                         n_draws=args.draws, seed=args.seed, inflate=args.inflate)
+                         n_draws=args.draws, seed=args.seed, inflate=args.inflate,
+                         method=args.method, thin=args.thin, tune=args.tune)
         rows += summarize(result, n_bins=args.bins)
+        print(f"{name} ({args.method}): {args.reps} reps, {result.n_discarded} discarded "
+              f"for an empty class; MCMC: {result.n_diverged} with divergences, worst R-hat "
+              f"{result.max_rhat:.3f}", flush=True)
         if args.out is not None:
-            suffix = "" if args.inflate == 1.0 else f"_inflate{args.inflate:g}"
+            suffix = "" if args.method == "conjugate" else f"_{args.method}"
+            suffix += "" if args.inflate == 1.0 else f"_inflate{args.inflate:g}"
             plot_ranks(result, args.out / f"sbc_{name}{suffix}.png", n_bins=args.bins)
     print(format_table(rows))
     if args.markdown is not None:

@@ -10,8 +10,10 @@ mu_k | Sigma ~ N(m0, Sigma / kappa0) independently per class.
 
 Defaults: m0 = overall mean, kappa0 = ``mean_strength`` = 0.01, nu0 = ``cov_dof`` = d + 2
 and Psi0 = (nu0 - d - 1) S0, so that E[Sigma] = S0 = ``cov_prior`` (default: diagonal of
-the pooled within-class variances). All defaults rescale with the features, so MAP and
-posterior predictions are equivariant under feature rescaling.
+the pooled within-class variances); these follow mclust's default prior (Fraley &
+Raftery 2007). ``cov_dof="auto"`` picks nu0 by maximising the evidence (empirical
+Bayes). All defaults rescale with the features, so MAP and posterior predictions are
+equivariant under feature rescaling.
 
 Sufficient statistics: weighted counts N_k, means xbar_k and centred scatter matrices
 S_k = sum_{y_n=k} w_n (x_n - xbar_k)(x_n - xbar_k)^T (pooled S = sum_k S_k if tied).
@@ -42,6 +44,7 @@ from bayesgen.families._mvn_linalg import (
     _swap,
     _whiten,
 )
+from bayesgen.families._niw_evidence import evidence_dof
 
 LOG_2PI = np.log(2.0 * np.pi)
 # A covariance whose correlation matrix has an eigenvalue below this is treated as singular.
@@ -65,8 +68,11 @@ class MVNFamily:
         Prior mean S0 = E[Sigma]: a vector is a diagonal matrix, a matrix must be
         symmetric positive definite. None = diagonal of the pooled within-class variances
         (:func:`bayesgen.families._gaussian_stats.default_scale`).
-    cov_dof : float or None
-        nu0 > d + 1, prior pseudo-observations for the covariance (None = d + 2).
+    cov_dof : float, None or "auto"
+        nu0 > d + 1, prior pseudo-observations for the covariance (None = d + 2, the
+        weakest prior with a finite mean, as mclust's default; "auto" = the empirical-Bayes
+        value maximising the marginal likelihood of the data, see
+        :mod:`bayesgen.families._niw_evidence`).
     divisor : {"n", "unbiased"}
         MLE covariance divisor: N_k (QDA) / N (LDA), as scikit-learn, or the unbiased
         N_k - 1 / N - K.
@@ -143,14 +149,20 @@ class MVNFamily:
         kappa0 = _scalar(self.mean_strength)
         if not kappa0 > 0:
             raise ValueError(f"mean_strength must be a number > 0; got {self.mean_strength!r}.")
-        nu0 = d + 2.0 if self.cov_dof is None else _scalar(self.cov_dof)
+        auto = isinstance(self.cov_dof, str)
+        if auto and self.cov_dof != "auto":
+            raise ValueError(f"cov_dof must be a number > d + 1, None or 'auto'; got "
+                             f"{self.cov_dof!r}.")
+        nu0 = d + 2.0 if self.cov_dof is None or auto else _scalar(self.cov_dof)
         if not nu0 > d + 1:
             raise ValueError(
                 f"cov_dof must be > d + 1 = {d + 1} (finite prior mean of the covariance); "
-                f"got {self.cov_dof!r}. Leave it None for d + 2."
+                f"got {self.cov_dof!r}. Leave it None for d + 2, or 'auto'."
             )
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", gstats.overall_mean(stats))
         S0 = self._resolve_cov_prior(stats, d)
+        if auto:
+            nu0 = evidence_dof(stats, m0, kappa0, S0, tied=self.tied)
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
 
     def _resolve_cov_prior(self, stats: dict, d: int) -> np.ndarray:
