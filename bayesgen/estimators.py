@@ -181,8 +181,10 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
     cov_prior : array-like (d,) or (d, d) or None
         Prior mean of the covariance (default: diagonal of pooled within-class
         variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_prior.
-    cov_dof : float or None
-        nu0 > d + 1 (default d + 2, the weakest prior with a finite mean).
+    cov_dof : float, None or "auto", default="auto"
+        nu0 > d + 1. "auto": the empirical-Bayes nu0 maximising the marginal likelihood
+        of the training data (closed form; see ``bayesgen.families._niw_evidence``);
+        None: d + 2, the weakest prior with a finite mean (mclust's default).
     divisor : {{"n", "unbiased"}}, default="n"
         MLE covariance divisor: n (scikit-learn) or the unbiased one
         ({div_unbiased}, as R's MASS).

@@ -9,6 +9,9 @@ import warnings
 import numpy as np
 from scipy.special import logsumexp
 
+#: |log-sum-exp| above which normalise() takes a second pass (rounding of huge scores)
+_RENORMALISE_ABOVE = 1e4
+
 
 def normalise(
     log_joint: np.ndarray, log_prior: np.ndarray, who: str
@@ -48,7 +51,12 @@ def normalise(
         norm[impossible] = 0.0
         log_joint = log_joint.copy()
         log_joint[impossible] = log_prior - logsumexp(log_prior)
-    return log_joint - norm
+    log_proba = log_joint - norm
+    if np.max(np.abs(norm), initial=0.0) > _RENORMALISE_ABOVE:
+        # |scores| ~ 1e8 (a near-constant feature) leave an absolute rounding error of
+        # ~1e-8 in log_joint - norm; a second pass on the now O(1) values removes it
+        log_proba -= _logsumexp_rows(log_proba)
+    return log_proba
 
 
 def fast_logsumexp(a: np.ndarray, axis: int, keepdims: bool = False) -> np.ndarray:

@@ -193,3 +193,25 @@ def test_random_state_reproducible():
     a = bg.QDA(random_state=5).fit(X, y).sample(20, random_state=1)
     b = bg.QDA(random_state=5).fit(X, y).sample(20, random_state=1)
     np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_probabilities_sum_to_one_to_rounding_even_with_huge_scores():
+    """A feature nearly constant in training gives log-scores ~ -1e10 on test rows;
+    log_joint - logsumexp then carries a rounding error ~1e-6 unless renormalised."""
+    from scipy.special import logsumexp
+
+    from bayesgen.predict import normalise
+
+    rng = np.random.default_rng(0)
+    log_joint = -1e10 + rng.normal(size=(50, 4)) * 3.0
+    log_proba = normalise(log_joint, np.log(np.full(4, 0.25)), "test")
+    np.testing.assert_allclose(np.exp(log_proba).sum(1), 1.0, rtol=0, atol=1e-14)
+    # the probabilities are those of the O(1) part of the scores
+    expected = log_joint + 1e10
+    expected -= logsumexp(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(log_proba, expected, atol=1e-5)
+    X = rng.normal(size=(40, 3))
+    y = np.repeat([0, 1], 20)
+    X[:, 2] = 1.0 + 1e-7 * rng.normal(size=40)  # near-constant feature
+    proba = bg.GaussianNB(method="map").fit(X, y).predict_proba(rng.normal(size=(30, 3)))
+    np.testing.assert_allclose(proba.sum(1), 1.0, rtol=0, atol=1e-14)

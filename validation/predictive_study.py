@@ -237,11 +237,16 @@ def plot(table: pd.DataFrame, path: Path) -> None:
                             marker="o", color=colour, linestyle=style, label=model, capsize=2)
         ax.set(title=name, xlabel="training rows per class", ylabel="held-out log loss",
                yscale="log")
-    axes[0, -1].legend(fontsize=7, loc="upper right")
+    legend = {}  # every model once, in the order of ``show``
+    for ax in axes[0]:
+        legend.update(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
+    order = [m for m in show if m in legend]
+    fig.legend([legend[m] for m in order], order, fontsize=8, loc="center left",
+               bbox_to_anchor=(1.0, 0.5))
     fig.suptitle("Held-out log loss: bayesgen posterior predictive (solid), scikit-learn "
                  "(dashed), Ledoit-Wolf shrinkage (dotted); missing = fit fails")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -8,12 +8,13 @@ Model (QDA, ``tied=False``), independently per class k::
 LDA (``tied=True``) shares one covariance: Sigma ~ IW(Psi0, nu0) and
 mu_k | Sigma ~ N(m0, Sigma / kappa0) independently per class.
 
-Defaults: m0 = overall mean, kappa0 = ``mean_strength`` = 0.01, nu0 = ``cov_dof`` = d + 2
-and Psi0 = (nu0 - d - 1) S0, so that E[Sigma] = S0 = ``cov_prior`` (default: diagonal of
-the pooled within-class variances); these follow mclust's default prior (Fraley &
-Raftery 2007). ``cov_dof="auto"`` picks nu0 by maximising the evidence (empirical
-Bayes). All defaults rescale with the features, so MAP and posterior predictions are
-equivariant under feature rescaling.
+Defaults (of the family; the estimators default to ``cov_dof="auto"``): m0 = overall
+mean, kappa0 = ``mean_strength`` = 0.01, nu0 = ``cov_dof`` = d + 2 and
+Psi0 = (nu0 - d - 1) S0, so that E[Sigma] = S0 = ``cov_prior`` (default: diagonal of the
+pooled within-class variances); these follow mclust's default prior (Fraley & Raftery
+2007). ``cov_dof="auto"`` picks nu0 by maximising the evidence (empirical Bayes). All
+defaults rescale with the features, so MAP and posterior predictions are equivariant
+under feature rescaling.
 
 Sufficient statistics: weighted counts N_k, means xbar_k and centred scatter matrices
 S_k = sum_{y_n=k} w_n (x_n - xbar_k)(x_n - xbar_k)^T (pooled S = sum_k S_k if tied).
