@@ -214,6 +214,30 @@ def markdown(goal: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def metrics_markdown(table: pd.DataFrame) -> str:
+    """Accuracy and ECE of every method and counterpart, one line per data set, size and
+    classifier ("acc / ECE"; "fails" where a model never fitted)."""
+    head = ["data", "n/class", "classifier", "mle", "map", "conjugate", "mcmc",
+            "scikit-learn counterparts"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cell(by_model, model):
+        if model not in by_model.index:
+            return "fails"
+        r = by_model.loc[model]
+        return f"{r['accuracy']:.3f} / {r['ece']:.3f}"
+
+    for (data, n), sub in table.groupby(["data", "n_per_class"]):
+        by_model = sub.set_index("model")
+        for name, counterparts in COUNTERPARTS.items():
+            methods = [cell(by_model, f"bg {name} {m}") for m in ("mle", "map", "conjugate")]
+            mcmc = f"bg {name} mcmc"
+            methods.append(cell(by_model, mcmc) if mcmc in by_model.index else "")
+            sk = ", ".join(f"{o.removeprefix('sk ')} {cell(by_model, o)}" for o in counterparts)
+            lines.append("| " + " | ".join([data, str(n), name, *methods, sk]) + " |")
+    return "\n".join(lines)
+
+
 def plot(table: pd.DataFrame, path: Path) -> None:
     import matplotlib
 
@@ -278,7 +302,10 @@ def main(argv: list[str] | None = None) -> None:
         print(table.round(4).to_string(index=False))
         print(goal.round(4).to_string(index=False))
     if args.markdown is not None:
-        args.markdown.write_text(markdown(goal) + "\n")
+        args.markdown.write_text(
+            "## Held-out log loss and the goal\n\n" + markdown(goal)
+            + "\n\n## Held-out accuracy / expected calibration error (10 bins)\n\n"
+            + metrics_markdown(table) + "\n")
     print(f"wrote {args.out / 'predictive_study.csv'} and {args.out / 'predictive_study.png'}")
 
 
