@@ -68,3 +68,9 @@ def test_goal_table_compares_with_every_counterpart_that_fitted():
     text = markdown(goal_table(summarise(results), results, splits=2))
     assert "| d | 10 | LDA | 0.220 ± 0.020 | 0.250 (0.200) | LDA 0.210 |" in text
     assert "QDA fails, QDA reg 0.5 0.410" in text
+    from validation.predictive_study import metrics_markdown
+
+    acc = metrics_markdown(summarise(results))
+    perfect = "1.000 / 0.000"
+    assert f"| d | 10 | LDA | fails | fails | {perfect} | {perfect} | LDA {perfect} |" in acc
+    assert "| d | 50 | GaussianNB | fails | fails | 1.000 / 0.000 |  | GaussianNB fails |" in acc
