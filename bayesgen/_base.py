@@ -14,19 +14,20 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from bayesgen import classprior, posterior
+from bayesgen._params import check_params, legacy_rng, rng_from
 from bayesgen._validation import (
     POSTERIOR_METHODS,
     check_concentration,
     check_finite,
     check_loss,
-    check_method,
     check_sample_weight,
+    check_stats,
     encode_labels,
 )
+from bayesgen.exceptions import DataWarning, warn
 from bayesgen.predict import decide, normalise
 
 
@@ -63,24 +64,17 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        if self.method == "conjugate" and "conjugate" not in self._methods:
-            raise ValueError(
-                f"{type(self).__name__} has no conjugate prior, so its posterior has no closed "
-                "form and method='conjugate' is not available; use method='mcmc' to sample "
-                "it with NUTS, or 'mle'/'map' for point estimates."
-            )
-        method = check_method(self.method, self._methods)
+        method = check_params(self)
         fused = self._fused_finite_check()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=not fused)
         classes, y_index = encode_labels(y)
         n_classes = classes.size
-        weights = check_sample_weight(sample_weight, X.shape[0])
+        weights = check_sample_weight(sample_weight, X.shape[0], method)
         family = self._make_family(X)
         family.labels = classes
         X = family.check_X(X, method=method, who=type(self).__name__)
         stats = family.stats(X, y_index, weights, n_classes)
-        if fused and not all(np.all(np.isfinite(v)) for v in stats.values()):
-            check_finite(X, type(self).__name__)
+        check_stats(stats, X, weights, type(self).__name__)
         counts = np.bincount(y_index, weights=weights, minlength=n_classes)
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
@@ -119,7 +113,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
         chains, draws = self._posterior_size()
         if method == "conjugate":
-            rng = np.random.default_rng(self.random_state)
+            rng = rng_from(self.random_state)
             log_pi, params, post = posterior.draw_conjugate(
                 self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng
             )
@@ -158,13 +152,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
         n_values = chains * draws * X.shape[0]
         if n_values > posterior.LOG_LIK_MAX_VALUES:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: the pointwise log-likelihood would hold {chains} x "
                 f"{draws} x {X.shape[0]} values ({n_values * 8 / 1e9:.1f} GB), so idata_ has "
                 "no log_likelihood group (az.loo and bg.compare need it). Refit with fewer "
                 "draws or chains, or on a subsample, to get it.",
-                RuntimeWarning,
-                stacklevel=3,
+                DataWarning,
             )
             log_lik = None
         else:
@@ -321,7 +314,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "params_")
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"n must be a non-negative integer; got {n!r}.")
-        rng = np.random.default_rng(check_random_state(random_state).randint(2**31))
+        rng = legacy_rng(random_state)
         if self._is_posterior:
             # posterior predictive: one posterior draw per row, then y and x given it
             random = self.family_.param_dims

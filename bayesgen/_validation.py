@@ -7,6 +7,7 @@ here so that families only call them.
 
 from __future__ import annotations
 
+import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -33,24 +34,36 @@ def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     y : ndarray of shape (n,)
-        Hashable labels (numbers or strings).
+        Hashable labels: integers of any width (uint64 >= 2**63 included), bools,
+        floats with whole-number values, strings, or an object array of either
+        strings or numbers (not both).
 
     Returns
     -------
     classes : ndarray of shape (K,)
-        Sorted unique labels.
+        Sorted unique labels, in the dtype of ``y``.
     y_index : ndarray of shape (n,), int
         ``classes[y_index] == y``.
+
+    Raises
+    ------
+    ValueError
+        Labels mixing strings and numbers (they have no order), continuous float
+        labels (scikit-learn's "Unknown label type"), or a single class.
     """
     if y.dtype.kind in "iu" and y.size and int(y.max()) - int(y.min()) < 4 * y.size + 1000:
-        # integer labels: counting is O(n), sorting (np.unique) is O(n log n)
-        low = int(y.min())
-        present = np.bincount(y - low) > 0
-        classes = (np.flatnonzero(present) + low).astype(y.dtype)
-        y_index = (np.cumsum(present) - 1)[y - low]
+        classes, y_index = _encode_int_range(y)
     else:
+        if y.dtype == object:
+            _check_label_types(y)
         check_classification_targets(y)
-        classes, y_index = np.unique(y, return_inverse=True)
+        try:
+            classes, y_index = np.unique(y, return_inverse=True)
+        except TypeError as err:
+            raise ValueError(
+                f"y holds labels that cannot be sorted ({err}); give labels of one type "
+                "(all strings or all numbers)."
+            ) from None
     if classes.size < 2:
         raise ValueError(
             f"Classifier can't train when only one class is present: y has 1 class "
@@ -59,17 +72,64 @@ def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, y_index.reshape(-1)
 
 
-def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray:
+def _encode_int_range(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer labels spanning a short range: count them in O(n) (``np.unique`` sorts,
+    O(n log n)). Offsets from the minimum are computed without overflow for every
+    integer dtype (int8 spanning 255, uint64 at and above 2**63)."""
+    low = y.min()
+    if y.dtype.kind == "u":
+        offset = (y - low).astype(np.intp)  # y >= low: no wrap-around
+    else:
+        offset = y.astype(np.int64) - np.int64(low)
+    present = np.bincount(offset) > 0
+    codes = np.flatnonzero(present)
+    if y.dtype.kind == "u":
+        classes = codes.astype(y.dtype) + low
+    else:
+        classes = (codes + np.int64(low)).astype(y.dtype)
+    return classes, (np.cumsum(present) - 1)[offset]
+
+
+def _check_label_types(y: np.ndarray) -> None:
+    """Object labels must be all strings or all numbers (NaN, a missing label, aside)."""
+    types = set(map(type, y))
+    if not any(issubclass(t, str | bytes) for t in types):
+        return
+    if not any(issubclass(t, numbers.Number) for t in types):
+        return
+
+    def is_number(v: Any) -> bool:
+        return isinstance(v, numbers.Number) and not (isinstance(v, float) and v != v)
+
+    number = next((v for v in y if is_number(v)), None)
+    if number is None:  # the only numbers are NaN
+        return
+    string = next(v for v in y if isinstance(v, str | bytes))
+    raise ValueError(
+        f"y mixes strings and numbers (e.g. {string!r} and {number!r}), which have no "
+        "common order; convert the labels to one type, e.g. y.astype(str)."
+    )
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int, method: str = "map") -> np.ndarray:
     """Validate ``sample_weight`` and return it as float64 of shape (n,).
 
     ``None`` gives unit weights. Weights must be finite and non-negative, and not all
-    zero.
+    zero. Weights whose total exceeds :data:`WEIGHT_TOTAL_MAX` (or overflows float64)
+    are divided by a power of two (exact in floating point) for ``method="mle"``, whose
+    estimates do not change under a common factor, so that their total lies in
+    (n/2, n] (``class_count_`` is then the rescaled count); for the other methods the
+    scale matters (weight w is w copies of a row against the prior), so a total beyond
+    the float64 range is an error.
     """
     if sample_weight is None:
         return np.ones(n_samples)
-    if np.isscalar(sample_weight):
-        sample_weight = np.full(n_samples, float(sample_weight))
-    w = np.asarray(sample_weight, dtype=np.float64)
+    try:
+        if np.isscalar(sample_weight):
+            sample_weight = np.full(n_samples, float(sample_weight))
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"sample_weight must be numbers; got {err}.") from None
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(
             f"sample_weight must have shape ({n_samples},), one weight per sample; "
@@ -81,7 +141,55 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray:
         raise ValueError("sample_weight must be non-negative; found negative weights.")
     if not np.any(w > 0):
         raise ValueError("sample_weight is zero for every sample; nothing to fit.")
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not total <= WEIGHT_TOTAL_MAX:
+        if method != "mle":
+            if np.isfinite(total):
+                return w
+            raise ValueError(
+                f"sample_weight sums to more than the float64 range (largest weight "
+                f"{w.max():.3g}, {n_samples} rows). Rescale it: method={method!r} reads a "
+                "weight w as w copies of the row, so only the MLE ignores a common factor."
+            )
+        w = np.ldexp(w, -int(np.frexp(w.max())[1]))  # max weight in [0.5, 1): no overflow
+        w = np.ldexp(w, int(np.frexp(n_samples / w.sum())[1]) - 1)  # total in (n/2, n]
     return w
+
+
+#: total weight above which the MLE rescales ``sample_weight`` (far from overflow
+#: even after multiplying by squared feature values)
+WEIGHT_TOTAL_MAX = 2.0**128
+
+
+def check_stats(stats: Any, X: np.ndarray, weights: np.ndarray, estimator_name: str) -> None:
+    """Raise ``ValueError`` if the sufficient statistics hold NaN or infinity.
+
+    That happens when X holds infinity or NaN (families whose support check lets them
+    through, see ``support_check_rejects_nan``), or when finite data overflow float64
+    once weighted, summed or squared (features near 1e154, weights near 1e308).
+    """
+    if _all_finite(stats):
+        return
+    check_finite(X, estimator_name)
+    raise ValueError(
+        f"{estimator_name}: the sufficient statistics of X overflow float64 (largest "
+        f"|x| = {float(np.max(np.abs(X), initial=0.0)):.3g}, total sample_weight = "
+        f"{float(weights.sum()):.3g}). Rescale the features (e.g. StandardScaler) or "
+        "sample_weight."
+    )
+
+
+def _all_finite(value: Any) -> bool:
+    """True unless a float array or number nested in dicts/lists is NaN or infinite."""
+    if isinstance(value, dict):
+        return all(_all_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_all_finite(v) for v in value)
+    if isinstance(value, np.ndarray | float | np.floating):
+        arr = np.asarray(value)
+        return arr.dtype.kind != "f" or bool(np.isfinite(arr).all())
+    return True
 
 
 def check_concentration(value: Any, size: int, name: str, what: str) -> np.ndarray:
@@ -96,7 +204,13 @@ def check_concentration(value: Any, size: int, name: str, what: str) -> np.ndarr
     name, what : str
         Parameter name and what each entry is for, used in error messages.
     """
-    a = np.asarray(value, dtype=np.float64)
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be a positive number or one positive number per {what}; got "
+            f"{value!r}."
+        ) from None
     if a.ndim == 0:
         a = np.full(size, float(a))
     if a.shape != (size,):
@@ -113,14 +227,23 @@ def check_loss(loss: Any, n_classes: int) -> np.ndarray | None:
     """Validate a K x K loss matrix (``loss[i, j]`` = cost of predicting j when truth is i)."""
     if loss is None:
         return None
-    L = np.asarray(loss, dtype=np.float64)
+    try:
+        L = np.asarray(loss, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"loss must be a K x K matrix of numbers; got {loss!r}.") from None
     if L.shape != (n_classes, n_classes):
         raise ValueError(
             f"loss must be a {n_classes} x {n_classes} matrix (truth x prediction, in the "
             f"order of classes_); got shape {L.shape}."
         )
     if not np.all(np.isfinite(L)):
-        raise ValueError("loss contains NaN or infinity.")
+        raise ValueError("loss contains NaN or infinity; give finite costs.")
+    if np.any(L < 0):
+        i, j = np.argwhere(L < 0)[0]
+        raise ValueError(
+            f"loss must be non-negative (a cost); loss[{i}, {j}] = {L[i, j]:g}. Shift the "
+            "matrix (adding a constant to a row does not change the decisions)."
+        )
     return L
 
 

@@ -17,7 +17,7 @@ loss : array (K, K) or None
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import linalg
@@ -25,6 +25,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from bayesgen._base import GenerativeClassifier
+from bayesgen._params import constraints
 from bayesgen.families import get_family
 
 _SHARED_DOC = """
@@ -88,6 +89,7 @@ class GaussianNB(_Common):
     classes_, class_count_, class_prior_, theta_ (K, d), var_ (K, d)
     """
     )
+    _parameter_constraints: ClassVar[dict] = constraints("gaussian")
 
     def __init__(
         self,
@@ -131,6 +133,7 @@ class _MVNClassifier(_Common):
     """Shared constructor of LDA and QDA (tied or per-class covariance)."""
 
     _tied: bool
+    _parameter_constraints: ClassVar[dict] = constraints("mvn")
 
     def __init__(
         self,

@@ -6,8 +6,9 @@ Thin scikit-learn classes over one family each; shared parameters as in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from bayesgen._params import constraints
 from bayesgen.estimators import _SHARED_DOC, _Common
 from bayesgen.families import get_family
 
@@ -60,6 +61,7 @@ class MultinomialNB(_DiscreteClassifier):
     """
     )
     _family_name = "multinomial"
+    _parameter_constraints: ClassVar[dict] = constraints("multinomial")
 
 
 class BernoulliNB(_DiscreteClassifier):
@@ -76,6 +78,7 @@ class BernoulliNB(_DiscreteClassifier):
     """
     )
     _family_name = "bernoulli"
+    _parameter_constraints: ClassVar[dict] = constraints("bernoulli")
 
     def __init__(
         self,
@@ -122,6 +125,7 @@ class CategoricalNB(_DiscreteClassifier):
     """
     )
     _family_name = "categorical"
+    _parameter_constraints: ClassVar[dict] = constraints("categorical")
 
     def __init__(
         self,
@@ -168,6 +172,8 @@ class PoissonNB(_Common):
     """
     )
 
+    _parameter_constraints: ClassVar[dict] = constraints("poisson")
+
     def __init__(
         self,
         *,
@@ -212,6 +218,7 @@ class KernelNB(_Common):
     )
 
     _methods = ("mle", "map", "mcmc")
+    _parameter_constraints: ClassVar[dict] = constraints("kernel")
 
     def __init__(
         self,
@@ -253,6 +260,8 @@ class MixedNB(_Common):
         Default concentration of the discrete parts (overridden by a part's options).
     """
     )
+
+    _parameter_constraints: ClassVar[dict] = constraints("mixed")
 
     def __init__(
         self,

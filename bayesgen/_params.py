@@ -1,0 +1,193 @@
+"""Constructor parameters: their constraints, their validation at fit, random states.
+
+Every estimator declares ``_parameter_constraints`` (scikit-learn's machinery, see
+``sklearn.utils._param_validation``) built from the tables below, and
+:func:`check_params` validates all of them at the start of ``fit`` whatever the method,
+so that a misspelt ``divisor`` fails with ``method="map"`` as well as with "mle". Its
+``InvalidParameterError`` is a ``ValueError`` whose message names the parameter, the
+accepted values and the value given. Checks that need the data (``class_alpha`` of
+length K, ``loss`` of shape K x K, ``cov_dof > d + 1``, prior vectors of length d) stay
+where the data are known; only the type and range are checked here.
+
+Random states: ``random_state`` may be None, an int in [0, 2**32 - 1], a
+``numpy.random.RandomState`` or a ``numpy.random.Generator`` for every method;
+:func:`rng_from` (conjugate draws), :func:`seed_from` (PyMC's seed for MCMC) and
+:func:`legacy_rng` (``sample`` and the predictive samplers) turn it into what each
+consumer needs, with one error message naming the parameter.
+"""
+
+from __future__ import annotations
+
+import numbers
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
+
+from bayesgen._validation import METHODS
+from bayesgen.mcmc import SAMPLERS
+
+#: finite and > 0
+POSITIVE = Interval(Real, 0, None, closed="neither")
+#: finite (both ends open, so +-inf and NaN are rejected)
+FINITE = Interval(Real, None, None, closed="neither")
+
+#: parameters shared by every estimator
+COMMON: dict[str, list] = {
+    "method": [StrOptions(set(METHODS))],
+    "class_alpha": [POSITIVE, "array-like"],
+    "draws": [Interval(Integral, 1, None, closed="left")],
+    "tune": [Interval(Integral, 0, None, closed="left")],
+    "chains": [Interval(Integral, 1, None, closed="left")],
+    "sampler": [StrOptions(set(SAMPLERS))],
+    "target_accept": [Interval(Real, 0, 1, closed="neither")],
+    "progressbar": ["boolean"],
+    "random_state": ["random_state", np.random.Generator],
+    "loss": ["array-like", None],
+}
+
+_ALPHA = [POSITIVE, "array-like"]
+_DIVISOR = [StrOptions({"n", "unbiased"})]
+_MEAN_PRIOR = ["array-like", FINITE, None]
+
+#: hyper-parameters of each family (also the keys of MixedNB's per-part options)
+FAMILIES: dict[str, dict[str, list]] = {
+    "gaussian": {
+        "mean_prior": _MEAN_PRIOR,
+        "mean_strength": [POSITIVE],
+        "var_prior": ["array-like", POSITIVE, None],
+        "var_dof": [Interval(Real, 2, None, closed="neither")],
+        "divisor": _DIVISOR,
+    },
+    "mvn": {
+        "mean_prior": _MEAN_PRIOR,
+        "mean_strength": [POSITIVE],
+        "cov_prior": ["array-like", POSITIVE, None],
+        # nu0 > d + 1 >= 2; the bound with d is checked once d is known
+        "cov_dof": [StrOptions({"auto"}), None, Interval(Real, 2, None, closed="neither")],
+        "divisor": _DIVISOR,
+        "covariance_prior": [StrOptions({"niw", "lkj"})],
+    },
+    "bernoulli": {"alpha": _ALPHA, "binarize": [None, FINITE]},
+    "multinomial": {"alpha": _ALPHA},
+    "categorical": {
+        "alpha": _ALPHA,
+        "min_categories": [None, Interval(Real, 1, None, closed="left"), "array-like"],
+    },
+    "poisson": {
+        "alpha": [Interval(Real, 1, None, closed="left"), "array-like"],
+        "rate_prior": ["array-like", POSITIVE, None],
+    },
+    "kernel": {"bandwidth_sd": [POSITIVE]},
+}
+
+#: MixedNB's own parameters (the parts' options are checked against FAMILIES)
+MIXED: dict[str, list] = {
+    "families": [list, tuple, StrOptions({"auto"}), None],
+    "alpha": _ALPHA,
+}
+
+
+def constraints(family: str) -> dict[str, list]:
+    """``_parameter_constraints`` of the estimator over ``family`` ("mixed" for MixedNB)."""
+    own = MIXED if family == "mixed" else FAMILIES[family]
+    return {**COMMON, **own}
+
+
+def check_params(estimator: Any) -> str:
+    """Validate every constructor parameter of ``estimator``; return its ``method``.
+
+    Raises
+    ------
+    ValueError
+        ``sklearn.utils._param_validation.InvalidParameterError`` (a ``ValueError``)
+        naming the parameter, for a wrong type or range; a plain ``ValueError`` for a
+        MixedNB part's options, or ``method="conjugate"`` on an estimator without a
+        conjugate prior (KernelNB).
+    """
+    estimator._validate_params()
+    who = type(estimator).__name__
+    if isinstance(getattr(estimator, "families", None), list | tuple):
+        _check_part_options(estimator.families, who)
+    method = estimator.method
+    if method not in estimator._methods:
+        raise ValueError(
+            f"{who} has no conjugate prior, so its posterior has no closed form and "
+            f"method={method!r} is not available; use method='mcmc' to sample it with "
+            "NUTS, or 'mle'/'map' for point estimates."
+        )
+    return method
+
+
+def _check_part_options(families: Any, who: str) -> None:
+    """Type/range of the hyper-parameters given in MixedNB's ``(name, columns,
+    options)`` entries; the layout itself is checked by the mixed family."""
+    for p, entry in enumerate(families):
+        if not (isinstance(entry, list | tuple) and len(entry) == 3):
+            continue
+        name, _, options = entry
+        table = FAMILIES.get(name) if isinstance(name, str) else None
+        if table is None or not isinstance(options, dict):
+            continue
+        known = {k: v for k, v in options.items() if k in table}
+        validate_parameter_constraints(table, known, caller_name=f"{who} families[{p}] ({name!r})")
+
+
+# ---------------------------------------------------------------- random state
+def _checked(random_state: Any, name: str) -> Any:
+    """``random_state`` if it is None, an int in [0, 2**32 - 1], a RandomState or a
+    Generator (scikit-learn's ``check_random_state`` plus Generators), else a
+    ``ValueError`` naming ``name``."""
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return random_state
+    try:
+        check_random_state(random_state)
+    except (ValueError, TypeError) as err:
+        raise ValueError(
+            f"{name} must be None, an int in [0, 2**32 - 1], a numpy.random.RandomState "
+            f"or a numpy.random.Generator; got {random_state!r}."
+        ) from err
+    return random_state
+
+
+def rng_from(random_state: Any, name: str = "random_state") -> np.random.Generator:
+    """A ``numpy.random.Generator`` for ``random_state``.
+
+    None: fresh entropy; int s: ``default_rng(s)``; Generator: itself (its state
+    advances, as scikit-learn does with RandomState instances); RandomState: a
+    Generator seeded from one draw of it.
+    """
+    random_state = _checked(random_state, name)
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, numbers.Integral):
+        return np.random.default_rng(int(random_state))
+    return np.random.default_rng(random_state.randint(2**31))
+
+
+def seed_from(random_state: Any, name: str = "random_state") -> int | None:
+    """An int seed (or None) for ``random_state``: ints pass through, a Generator or
+    RandomState gives one draw in [0, 2**31)."""
+    random_state = _checked(random_state, name)
+    if random_state is None:
+        return None
+    if isinstance(random_state, numbers.Integral):
+        return int(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**31))
+    return int(random_state.randint(2**31))
+
+
+def legacy_rng(random_state: Any, name: str = "random_state") -> np.random.Generator:
+    """``default_rng(check_random_state(random_state).randint(2**31))`` (the stream
+    ``sample`` and the predictive samplers always used), or the Generator itself."""
+    random_state = _checked(random_state, name)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(check_random_state(random_state).randint(2**31))
