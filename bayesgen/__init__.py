@@ -8,6 +8,7 @@ from bayesgen import diagnostics
 from bayesgen.compare import compare
 from bayesgen.diagnostics import plot_compare, plot_ppc, ppc_pvalues
 from bayesgen.estimators import LDA, QDA, GaussianNB
+from bayesgen.exceptions import BayesgenWarning, ConvergenceWarning, DataWarning
 from bayesgen.io import load
 from bayesgen.naive_bayes import (
     BernoulliNB,
@@ -32,8 +33,11 @@ def __getattr__(name: str):
 __all__ = [
     "LDA",
     "QDA",
+    "BayesgenWarning",
     "BernoulliNB",
     "CategoricalNB",
+    "ConvergenceWarning",
+    "DataWarning",
     "GaussianNB",
     "KernelNB",
     "MixedNB",

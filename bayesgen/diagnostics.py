@@ -18,11 +18,12 @@ mean the observed statistic is extreme under the fitted model.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from bayesgen.exceptions import DataWarning, warn
 
 #: families whose features are discrete (counts, binary, categories)
 DISCRETE_FAMILIES = ("bernoulli", "categorical", "multinomial", "poisson")
@@ -170,7 +171,7 @@ def ppc_pvalues(
         ``n_draws`` (draws where T_rep is defined: e.g. sd needs two rows of the class).
         A statistic undefined on the observed data (sd of a one-row class, correlation
         with a constant feature) has p_value NaN, is never flagged and triggers a
-        ``RuntimeWarning``.
+        :class:`~bayesgen.exceptions.DataWarning`.
 
     Raises
     ------
@@ -214,12 +215,11 @@ def ppc_pvalues(
     table = pd.DataFrame(rows, columns=COLUMNS)
     if table["p_value"].isna().any():
         bad = table.loc[table["p_value"].isna(), ["class", "feature", "statistic"]]
-        warnings.warn(
+        warn(
             "ppc_pvalues: some statistics are undefined on the data (p_value NaN), e.g. "
             f"{bad.iloc[0].to_dict()}: a class with fewer than two rows, or a constant "
             "feature in a correlation.",
-            RuntimeWarning,
-            stacklevel=2,
+            DataWarning,
         )
     return table
 

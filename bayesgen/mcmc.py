@@ -81,11 +81,10 @@ def release_jax_programs() -> None:
 
 
 def _seed(random_state) -> int | None:
-    if random_state is None:
-        return None
-    if isinstance(random_state, (int, np.integer)):
-        return int(random_state)
-    raise ValueError("random_state must be an int or None for method='mcmc'.")
+    """PyMC's ``random_seed``: None, an int, or one draw from a Generator/RandomState."""
+    from bayesgen._params import seed_from
+
+    return seed_from(random_state)
 
 
 def sample_posterior(estimator):
@@ -155,24 +154,36 @@ def sample_posterior(estimator):
 def convergence_report(idata, var_names: list[str]) -> list[str]:
     """Problems found in the posterior: R-hat > 1.01, bulk/tail ESS < 400, divergences.
 
+    R-hat compares chains, so with one chain it cannot be computed: the report then
+    says that it needs two or more chains (instead of an R-hat of NaN).
+
     Returns a list of human-readable problems (empty when all is well).
     """
     import arviz as az
 
     problems = []
     post = idata.posterior[var_names]
+    n_chains = int(post.sizes.get("chain", 1))
     # constant entries (CategoricalNB's zero padding) have undefined R-hat/ESS: NaN,
     # skipped by the max/min below
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        rhat = az.rhat(post)
+        rhat = az.rhat(post) if n_chains >= 2 else None
         ess_bulk = az.ess(post, method="bulk")
         ess_tail = az.ess(post, method="tail")
-    worst_rhat = max(float(rhat[v].max()) for v in var_names)
-    if not worst_rhat <= RHAT_MAX:
-        problems.append(f"R-hat up to {worst_rhat:.3f} (> {RHAT_MAX})")
+    if rhat is None:
+        problems.append(
+            "R-hat was not computed: it needs two or more chains (chains=1); use "
+            "chains >= 2 (4 recommended) to check convergence"
+        )
+    else:
+        worst_rhat = _extreme(max, [float(rhat[v].max()) for v in var_names])
+        if np.isnan(worst_rhat):
+            problems.append("R-hat is undefined (every parameter constant across draws)")
+        elif worst_rhat > RHAT_MAX:
+            problems.append(f"R-hat up to {worst_rhat:.3f} (> {RHAT_MAX})")
     for label, ess in (("bulk", ess_bulk), ("tail", ess_tail)):
-        low = min(float(ess[v].min()) for v in var_names)
+        low = _extreme(min, [float(ess[v].min()) for v in var_names])
         if not low >= ESS_MIN:
             problems.append(f"{label} ESS as low as {low:.0f} (< {ESS_MIN})")
     if "sample_stats" in idata.groups() and "diverging" in idata.sample_stats:
@@ -182,14 +193,23 @@ def convergence_report(idata, var_names: list[str]) -> list[str]:
     return problems
 
 
+def _extreme(pick, values: list[float]) -> float:
+    """``pick`` (max or min) of the non-NaN values (NaN if all are NaN): Python's
+    max/min with a NaN among the values depend on its position."""
+    finite = [v for v in values if not np.isnan(v)]
+    return pick(finite) if finite else float("nan")
+
+
 def warn_if_not_converged(idata, var_names: list[str], who: str) -> None:
-    """Emit one ``RuntimeWarning`` listing convergence problems and what to try."""
+    """Emit one :class:`bayesgen.ConvergenceWarning` listing convergence problems and
+    what to try, attributed to the user's line."""
+    from bayesgen.exceptions import ConvergenceWarning, warn
+
     problems = convergence_report(idata, var_names)
     if problems:
-        warnings.warn(
+        warn(
             f"{who} MCMC may not have converged: {'; '.join(problems)}. Try more tuning "
             "steps (tune=2000) and draws, a higher target_accept (0.95) against "
             "divergences, or for LDA/QDA the other covariance_prior ('lkj' / 'niw').",
-            RuntimeWarning,
-            stacklevel=3,
+            ConvergenceWarning,
         )

@@ -4,10 +4,10 @@ posterior draws and minimum-expected-loss decisions.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from scipy.special import logsumexp
+
+from bayesgen.exceptions import DataWarning, warn
 
 #: |log-sum-exp| above which normalise() takes a second pass (rounding of huge scores)
 _RENORMALISE_ABOVE = 1e4
@@ -25,7 +25,8 @@ def normalise(
     log_prior : ndarray of shape (K,)
         Log class probabilities used for rows whose score is ``-inf`` under every
         class (e.g. an MLE with a word unseen in every class): such rows carry no
-        usable evidence, so they get the class prior, with a warning.
+        usable evidence, so they get the class prior, with a
+        :class:`~bayesgen.exceptions.DataWarning`.
     who : str
         Estimator name for the warning.
 
@@ -40,13 +41,12 @@ def normalise(
         if np.any(np.isnan(norm)) or np.any(norm == np.inf):
             raise FloatingPointError(f"{who}: non-finite joint log-likelihood (NaN or +inf).")
         n_bad = int(impossible.sum())
-        warnings.warn(
+        warn(
             f"{who}: {n_bad} row(s) have zero likelihood under every class (e.g. a "
             "feature value never seen in training, with method='mle'); their "
             "probabilities fall back to the class prior. Use method='map' (smoothing) "
             "to avoid this.",
-            RuntimeWarning,
-            stacklevel=3,
+            DataWarning,
         )
         norm[impossible] = 0.0
         log_joint = log_joint.copy()

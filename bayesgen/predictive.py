@@ -25,9 +25,9 @@ MAX_VALUES = 500_000_000
 
 
 def _rng(random_state: Any) -> np.random.Generator:
-    from sklearn.utils import check_random_state
+    from bayesgen._params import legacy_rng
 
-    return np.random.default_rng(check_random_state(random_state).randint(2**31))
+    return legacy_rng(random_state)
 
 
 def _replicate_x(estimator, params: dict, y_rep: np.ndarray, rng: np.random.Generator):

@@ -175,7 +175,7 @@ def test_huge_log_likelihood_is_skipped_with_a_warning(monkeypatch):
 
     monkeypatch.setattr(posterior, "LOG_LIK_MAX_VALUES", 1000)
     X, y = make_data("real")
-    with pytest.warns(RuntimeWarning, match="no log_likelihood group"):
+    with pytest.warns(bg.DataWarning, match="no log_likelihood group"):
         clf = bg.GaussianNB(method="conjugate", draws=100, random_state=0).fit(X, y)
     assert "log_likelihood" not in clf.idata_.groups()
     assert np.all(np.isfinite(clf.predict_proba(X)))

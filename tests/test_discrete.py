@@ -319,7 +319,7 @@ def test_mle_unseen_value(name):
         proba = clf.predict_proba([impossible, possible])
     messages = [str(c.message) for c in caught]
     assert len(messages) == 1 and "1 row(s)" in messages[0], messages
-    assert issubclass(caught[0].category, RuntimeWarning)
+    assert issubclass(caught[0].category, bg.DataWarning)
     assert not np.isnan(proba).any()
     np.testing.assert_allclose(proba[0], clf.class_prior_)
     # zero probabilities (and 0 log 0 = 0) agree with scipy.stats

@@ -137,7 +137,7 @@ def test_prior_predictive_moments(iris):
 
 def test_convergence_warning_says_what_to_try(iris):
     X, y = iris
-    with pytest.warns(RuntimeWarning, match="target_accept"):
+    with pytest.warns(bg.ConvergenceWarning, match="target_accept"):
         bg.GaussianNB(method="mcmc", chains=2, draws=30, tune=30, random_state=0,
                       progressbar=False).fit(X, y)
 
@@ -164,7 +164,7 @@ def test_repeated_fits_do_not_leak_compiled_programs():
     for rep in range(4):
         y = np.repeat([0, 1, 2], 10)
         X = rng.normal(size=(30, 2)) + y[:, None]
-        with pytest.warns(RuntimeWarning, match="converged"):
+        with pytest.warns(bg.ConvergenceWarning, match="converged"):
             bg.GaussianNB(method="mcmc", chains=1, draws=50, tune=50, random_state=rep,
                           progressbar=False).fit(X, y)
         with open("/proc/self/maps") as maps:
