@@ -55,8 +55,11 @@ def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         classes, y_index = _encode_int_range(y)
     else:
         if y.dtype == object:
-            _check_label_types(y)
-        check_classification_targets(y)
+            y = _check_label_types(y)
+        try:
+            check_classification_targets(y)
+        except TypeError as err:  # e.g. bytes labels
+            raise ValueError(str(err)) from None
         try:
             classes, y_index = np.unique(y, return_inverse=True)
         except TypeError as err:
@@ -90,20 +93,27 @@ def _encode_int_range(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, (np.cumsum(present) - 1)[offset]
 
 
-def _check_label_types(y: np.ndarray) -> None:
-    """Object labels must be all strings or all numbers (NaN, a missing label, aside)."""
+def _check_label_types(y: np.ndarray) -> np.ndarray:
+    """Object labels must be all strings or all numbers (NaN, a missing label, aside).
+
+    Returns ``y``, or for labels that are all numbers the numeric array numpy infers
+    for them (int64, float64, ...), which scikit-learn's target checks accept.
+    """
     types = set(map(type, y))
-    if not any(issubclass(t, str | bytes) for t in types):
-        return
-    if not any(issubclass(t, numbers.Number) for t in types):
-        return
+    has_str = any(issubclass(t, str | bytes) for t in types)
+    has_number = any(issubclass(t, numbers.Number) for t in types)
+    if has_number and not has_str and all(issubclass(t, numbers.Number) for t in types):
+        numeric = np.array(y.tolist())
+        return numeric if numeric.dtype.kind in "biuf" else y
+    if not (has_str and has_number):
+        return y
 
     def is_number(v: Any) -> bool:
         return isinstance(v, numbers.Number) and not (isinstance(v, float) and v != v)
 
     number = next((v for v in y if is_number(v)), None)
     if number is None:  # the only numbers are NaN
-        return
+        return y
     string = next(v for v in y if isinstance(v, str | bytes))
     raise ValueError(
         f"y mixes strings and numbers (e.g. {string!r} and {number!r}), which have no "
