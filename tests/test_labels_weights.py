@@ -145,7 +145,8 @@ def test_overflowing_total_weight_is_an_error_for_other_methods(method):
 def test_overflowing_statistics_are_an_error():
     X, y = make_data("real")
     w = np.full(len(y), 1e300)  # total finite, weighted squares overflow
-    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match="sufficient statistics of X overflow float64"):
+    message = "sufficient statistics of X overflow float64"
+    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match=message):
         bg.GaussianNB(method="map").fit(X * 1e5, y, sample_weight=w)
 
 

@@ -84,7 +84,8 @@ def fits():
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 est = make_estimator(name, **kwargs).fit(X, y)
-            runtime = [str(w.message) for w in caught if issubclass(w.category, bg.ConvergenceWarning)]
+            runtime = [str(w.message) for w in caught
+                       if issubclass(w.category, bg.ConvergenceWarning)]
             cache[name, method] = (est, X, y, runtime)
         return cache[name, method]
 

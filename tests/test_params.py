@@ -98,7 +98,7 @@ def test_bad_parameter_raises_naming_it_for_every_method(data, name, param, valu
 
 def test_kernel_nb_conjugate_explains(data):
     X, y = data["real"]
-    with pytest.raises(ValueError, match="no conjugate prior.*method='mcmc'"):
+    with pytest.raises(ValueError, match=r"no conjugate prior.*method='mcmc'"):
         bg.KernelNB(method="conjugate").fit(X, y)
 
 
