@@ -9,7 +9,7 @@ class_alpha : float or array (K,), default 1.0
     ``(N_k + a_k - 1) / (N + sum(a) - K)``.
 draws, tune, chains : int, default 1000, 1000, 4
 sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default "auto"
-random_state : int or None
+random_state : int, numpy.random.Generator, numpy.random.RandomState or None
 loss : array (K, K) or None
     ``loss[i, j]`` = cost of predicting class j when the truth is class i;
     ``predict`` then minimises the posterior expected loss.
@@ -44,10 +44,14 @@ _SHARED_DOC = """
         NUTS target acceptance rate (raise it, e.g. to 0.95, after divergences).
     progressbar : bool, default=True
         Show PyMC's progress bar while sampling.
-    random_state : int or None, default=None
-        Seed; the same seed and data give identical results.
+    random_state : int, Generator, RandomState or None, default=None
+        Seed (an int in [0, 2**32 - 1]); the same seed and data give identical
+        results. A Generator or RandomState is used (and advanced) as given.
     loss : array-like of shape (K, K) or None, default=None
-        ``loss[i, j]``: cost of predicting class j when the truth is i.
+        ``loss[i, j]`` >= 0: cost of predicting class j when the truth is i.
+
+    Every parameter is checked when ``fit`` is called, whatever the method (a
+    ``ValueError`` naming it); see ``bayesgen._params``.
 """
 
 

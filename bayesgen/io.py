@@ -255,7 +255,7 @@ def _format_version(attrs: dict) -> int:
 
     raw = attrs.get("bayesgen_format", 0)
     try:
-        version = int(raw)
+        version = int(np.asarray(raw).item())
     except (TypeError, ValueError):
         raise _Invalid(f"unreadable format version {raw!r}; the file is corrupt.") from None
     if version > FORMAT_VERSION:
