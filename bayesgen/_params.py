@@ -81,7 +81,7 @@ FAMILIES: dict[str, dict[str, list]] = {
         "min_categories": [None, Interval(Real, 1, None, closed="left"), "array-like"],
     },
     "poisson": {
-        "alpha": [Interval(Real, 1, None, closed="left"), "array-like"],
+        "alpha": _ALPHA,  # >= 1 checked by the family, whose message says why
         "rate_prior": ["array-like", POSITIVE, None],
     },
     "kernel": {"bandwidth_sd": [POSITIVE]},

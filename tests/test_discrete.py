@@ -362,7 +362,7 @@ def test_bernoulli_binarize(digits):
     Xc = X - 8.0
     centred = bg.BernoulliNB(binarize=-4.0).fit(Xc, y)
     np.testing.assert_allclose(centred.predict_proba(Xc), pre.predict_proba((X > 4) * 1.0))
-    with pytest.raises(ValueError, match="binarize must be None or a finite number"):
+    with pytest.raises(ValueError, match="'binarize' parameter of BernoulliNB must be None or"):
         bg.BernoulliNB(binarize="high").fit(X, y)
 
 
@@ -371,8 +371,10 @@ def test_alpha_validation(name):
     X, y = small_data(name)
     with pytest.raises(ValueError, match=r"alpha must be a scalar or have one value per feature"):
         ESTIMATORS[name](alpha=[2.0, 2.0, 2.0]).fit(X, y)
-    with pytest.raises(ValueError, match="alpha must be finite and > 0"):
+    with pytest.raises(ValueError, match=r"'alpha' parameter of \w+ must be a float in the range \(0.0, inf\)"):
         ESTIMATORS[name](alpha=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="alpha must be finite and > 0"):
+        ESTIMATORS[name](alpha=[1.0, 1.0, 0.0, 1.0]).fit(X, y)
     with pytest.raises(ValueError, match="alpha >= 1"):
         ESTIMATORS[name](alpha=0.5).fit(X, y)
     # a per-feature array is accepted

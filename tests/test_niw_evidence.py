@@ -109,5 +109,5 @@ def test_auto_dof_tracks_how_close_the_class_covariances_are():
 @pytest.mark.parametrize("bad", ["fast", "AUTO"])
 def test_bad_cov_dof_string_is_rejected(data, bad):
     X, y = data
-    with pytest.raises(ValueError, match="cov_dof must be"):
+    with pytest.raises(ValueError, match="'cov_dof' parameter of QDA must be"):
         bg.QDA(cov_dof=bad).fit(X, y)
