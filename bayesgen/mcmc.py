@@ -161,6 +161,12 @@ def convergence_report(idata, var_names: list[str]) -> list[str]:
     """
     import arviz as az
 
+    def extreme(pick, values: list[float]) -> float:
+        # max/min of the non-NaN values (NaN if all are): Python's max/min with a NaN
+        # among the values depend on its position
+        finite = [v for v in values if not np.isnan(v)]
+        return pick(finite) if finite else float("nan")
+
     problems = []
     post = idata.posterior[var_names]
     n_chains = int(post.sizes.get("chain", 1))
@@ -177,13 +183,13 @@ def convergence_report(idata, var_names: list[str]) -> list[str]:
             "chains >= 2 (4 recommended) to check convergence"
         )
     else:
-        worst_rhat = _extreme(max, [float(rhat[v].max()) for v in var_names])
+        worst_rhat = extreme(max, [float(rhat[v].max()) for v in var_names])
         if np.isnan(worst_rhat):
             problems.append("R-hat is undefined (every parameter constant across draws)")
         elif worst_rhat > RHAT_MAX:
             problems.append(f"R-hat up to {worst_rhat:.3f} (> {RHAT_MAX})")
     for label, ess in (("bulk", ess_bulk), ("tail", ess_tail)):
-        low = _extreme(min, [float(ess[v].min()) for v in var_names])
+        low = extreme(min, [float(ess[v].min()) for v in var_names])
         if not low >= ESS_MIN:
             problems.append(f"{label} ESS as low as {low:.0f} (< {ESS_MIN})")
     if "sample_stats" in idata.groups() and "diverging" in idata.sample_stats:
@@ -191,13 +197,6 @@ def convergence_report(idata, var_names: list[str]) -> list[str]:
         if n_div:
             problems.append(f"{n_div} divergent transitions")
     return problems
-
-
-def _extreme(pick, values: list[float]) -> float:
-    """``pick`` (max or min) of the non-NaN values (NaN if all are NaN): Python's
-    max/min with a NaN among the values depend on its position."""
-    finite = [v for v in values if not np.isnan(v)]
-    return pick(finite) if finite else float("nan")
 
 
 def warn_if_not_converged(idata, var_names: list[str], who: str) -> None:

@@ -371,7 +371,7 @@ def test_alpha_validation(name):
     X, y = small_data(name)
     with pytest.raises(ValueError, match=r"alpha must be a scalar or have one value per feature"):
         ESTIMATORS[name](alpha=[2.0, 2.0, 2.0]).fit(X, y)
-    with pytest.raises(ValueError, match=r"'alpha' parameter of \w+ must be a float in the range \(0.0, inf\)"):
+    with pytest.raises(ValueError, match=r"'alpha' parameter of \w+ must be a float in the"):
         ESTIMATORS[name](alpha=0.0).fit(X, y)
     with pytest.raises(ValueError, match="alpha must be finite and > 0"):
         ESTIMATORS[name](alpha=[1.0, 1.0, 0.0, 1.0]).fit(X, y)

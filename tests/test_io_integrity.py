@@ -253,7 +253,7 @@ def test_file_without_version_loads_as_format_0(saved, tmp_path):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nothing.nc"):
+    with pytest.raises(FileNotFoundError, match=r"nothing\.nc"):
         bg.load(tmp_path / "nothing.nc")
 
 
