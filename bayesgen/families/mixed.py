@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.families import _mixed_pymc, get_family
+from bayesgen.families import _far, _mixed_pymc, get_family
 
 NAMES = ("gaussian", "bernoulli", "multinomial", "categorical", "poisson", "kernel")
 DISCRETE = ("bernoulli", "multinomial", "categorical")
@@ -75,6 +75,7 @@ class MixedFamily:
         self.feature_names = None if feature_names is None else list(feature_names)
         self.n_features = n_features
         self._labels: np.ndarray | None = None
+        self._frame = None
         self.parts_: list[dict] | None = None
 
     # ------------------------------------------------------- specification
@@ -96,6 +97,27 @@ class MixedFamily:
         self._labels = value
         for part in self.parts_ or []:
             part["family"].labels = value
+
+    @property
+    def frame(self):
+        """The frame of the internal coordinates (:mod:`bayesgen.frame`); setting it
+        gives every real-valued part (Gaussian, kernel) its columns' frame."""
+        return getattr(self, "_frame", None)
+
+    @frame.setter
+    def frame(self, value) -> None:
+        self._frame = value
+        for part in self.parts_ or []:
+            if hasattr(part["family"], "real_columns"):
+                part["family"].frame = None if value is None else value.sub(part["columns"])
+
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Columns of the real-valued parts (the others keep the identity frame)."""
+        real = np.zeros(n_features, dtype=bool)
+        for part in self._resolve(n_features):
+            if hasattr(part["family"], "real_columns"):
+                real[part["columns"]] = True
+        return real
 
     def _entries(self) -> list[tuple[str, Any, dict]]:
         """The validated ``(name, columns, options)`` triples of ``families``."""
@@ -387,6 +409,30 @@ class MixedFamily:
             for q, features in zip(self._parts(), map(self._features, self._parts()), strict=True)
         ]
         return out
+
+    # ----------------------------------------------------------------- frame
+    def to_user(self, params: dict) -> dict:
+        """The parameters present in ``params`` in the units of X, part by part."""
+        return self._namespaced([
+            q["family"].to_user(sub) if hasattr(q["family"], "to_user") else sub
+            for q, sub in zip(self._parts(), self._split(params), strict=True)
+        ])
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved priors of the parts in the units of X (for ``model_``)."""
+        return {"parts": [
+            q["family"].prior_to_user(pr) if hasattr(q["family"], "prior_to_user") else pr
+            for q, pr in zip(self._parts(), prior["parts"], strict=True)
+        ]}
+
+    def far_terms(self, far, params: dict):
+        """(a2, a1, a0) of far rows, summed over the parts (:func:`._far.mixed_terms`)."""
+        return _far.mixed_terms(self, far, params)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form predictive log-density of far rows, summed over the parts."""
+        self._require_conjugate()
+        return _far.mixed_predictive(self, far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:

@@ -28,6 +28,10 @@ Conjugate update (Murphy 2007, sec. 9), with N = sum_k N_k::
 
 Joint posterior modes: QDA Sigma_k = Psi_k / (nu_k + d + 2); LDA Sigma = Psi / (nu + d + 1
 + K) (each of the K class means adds a factor |Sigma|^-1/2); mu_k = m_k in both.
+
+Frame: as the Gaussian family (:mod:`bayesgen.families.gaussian`), everything here is
+in the internal coordinates z = (x - c) / s set by the estimator (``frame``);
+``mean_prior`` and ``cov_prior`` are given in the units of X and converted.
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen.families import _far
 from bayesgen.families import _gaussian_stats as gstats
+from bayesgen.families._far import attach_frame, user_to_internal
 from bayesgen.families._mvn_linalg import (
     _cholesky,
     _qda_mahalanobis,
@@ -111,6 +117,7 @@ class MVNFamily:
         self.cov_dof = cov_dof
         self.divisor = divisor
         self.labels: np.ndarray | None = None
+        self.frame = None  # bayesgen.frame.Frame of the internal coordinates, set at fit
         cov_dims = ("feature", "feature_bis") if self.tied else ("class", "feature", "feature_bis")
         self.param_dims = {"mu": ("class", "feature"), "cov": cov_dims}
 
@@ -118,17 +125,24 @@ class MVNFamily:
     def _who(self) -> str:
         return "LDA" if self.tied else "QDA"
 
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Every column is real-valued (transformed by the frame)."""
+        return np.ones(n_features, dtype=bool)
+
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
         """Real-valued features: nothing beyond finiteness (checked by the caller)."""
         return X
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied."""
-        return gstats.scatter_stats(X, y, w, n_classes, tied=self.tied)
+        """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied, rows
+        of positive weight (K,) and the frame (``loc``, ``scale``)."""
+        return attach_frame(gstats.scatter_stats(X, y, w, n_classes, tied=self.tied),
+                            self.frame)
 
     def merge(self, a: dict, b: dict) -> dict:
-        """Combine the statistics of two disjoint data sets (Chan et al.'s update)."""
+        """Combine the statistics of two disjoint data sets (Chan et al.'s update),
+        whatever frames they were computed in (the result is in ``a``'s)."""
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
@@ -160,8 +174,18 @@ class MVNFamily:
                 f"cov_dof must be > d + 1 = {d + 1} (finite prior mean of the covariance); "
                 f"got {self.cov_dof!r}. Leave it None for d + 2, or 'auto'."
             )
-        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", gstats.overall_mean(stats))
+        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
+        m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
         S0 = self._resolve_cov_prior(stats, d)
+        if self.cov_prior is not None:
+            S0 = user_to_internal(self, "cov", S0)
+            diag = np.diagonal(S0)
+            if not (np.all(np.isfinite(S0)) and np.all(diag > 0)):
+                raise ValueError(
+                    "cov_prior is out of the float64 range once expressed in the scale of "
+                    f"the data (features {np.flatnonzero(~(diag > 0)).tolist()}); give "
+                    "prior variances of the order of the data's."
+                )
         if auto:
             nu0 = evidence_dof(stats, m0, kappa0, S0, tied=self.tied)
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
@@ -198,44 +222,52 @@ class MVNFamily:
         (QDA: N_k <= d; LDA: N_k = 0 or N <= K) or the covariance is singular.
         """
         counts = stats["count"]
+        rows = gstats.sample_rows(stats)
         n_classes, d = stats["mean"].shape
         ddof = gstats.check_divisor(self.divisor)
+        if ddof and np.any(counts <= (n_classes if self.tied else 1)):
+            raise ValueError(
+                f"{self._who} divisor='unbiased' treats sample weights as replication "
+                "counts and needs weighted counts above the classes' number of means; "
+                "use divisor='n'."
+            )
         if self.tied:
-            empty = np.flatnonzero(counts <= 0)
+            empty = np.flatnonzero(rows <= 0)
             if empty.size:
                 raise ValueError(
                     f"LDA method='mle' needs samples in every class; class "
                     f"{gstats.label(self.labels, empty[0])} has none. Use method='map'."
                 )
-            total = counts.sum()
-            if total <= n_classes:
+            if rows.sum() <= n_classes:
                 raise ValueError(
-                    f"LDA method='mle' needs more samples ({total:g}) than classes "
+                    f"LDA method='mle' needs more samples ({rows.sum():g}) than classes "
                     f"({n_classes}) to estimate the covariance. Use method='map'."
                 )
-            cov = stats["scatter"] / (total - ddof * n_classes)
+            cov = stats["scatter"] / (counts.sum() - ddof * n_classes)
         else:
-            low = np.flatnonzero(counts <= d)
+            low = np.flatnonzero(rows <= d)
             if low.size:
                 k = low[0]
                 raise ValueError(
                     f"QDA method='mle' needs more than d = {d} samples in every class (a "
                     f"class covariance has rank at most N_k - 1); class "
-                    f"{gstats.label(self.labels, k)} has {counts[k]:g}. Use method='map', "
+                    f"{gstats.label(self.labels, k)} has {rows[k]:g}. Use method='map', "
                     "whose prior keeps every covariance positive definite."
                 )
             cov = stats["scatter"] / (counts - ddof)[:, None, None]
-        self._check_nonsingular(cov)
+        tol = gstats.zero_tolerance(stats)
+        self._check_nonsingular(cov, tol)
         return {"mu": stats["mean"].copy(), "cov": cov}
 
-    def _check_nonsingular(self, cov: np.ndarray) -> None:
-        """ValueError for a constant feature or collinear features (per class)."""
+    def _check_nonsingular(self, cov: np.ndarray, tol: np.ndarray) -> None:
+        """ValueError for a constant feature (variance <= ``tol`` (d,), rounding residue)
+        or collinear features (per class)."""
         stack = cov.reshape(-1, *cov.shape[-2:])
         names = [f"within class {gstats.label(self.labels, k)}" for k in range(len(stack))]
         where = ["within every class"] if self.tied else names
         diag = np.diagonal(stack, axis1=-2, axis2=-1)
-        if np.any(diag <= 0):
-            k, j = np.argwhere(diag <= 0)[0]
+        if np.any(diag <= tol):
+            k, j = np.argwhere(diag <= tol)[0]
             raise ValueError(
                 f"{self._who} method='mle': feature {j} is constant {where[k]}, so the "
                 "covariance is singular and the likelihood unbounded. Drop the feature or "
@@ -427,6 +459,30 @@ class MVNFamily:
         """``means_`` (K, d); ``covariance_``: list of K (d, d) (QDA) or (d, d) (LDA)."""
         cov = params["cov"]
         return {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
+
+    # ----------------------------------------------------------------- frame
+    def to_user(self, params: dict) -> dict:
+        """Parameters in the units of X: mu -> c + s mu, cov -> S cov S (S = diag s)."""
+        if self.frame is None:
+            return params
+        convert = {"mu": self.frame.user_loc, "cov": self.frame.user_cov}
+        return {k: convert[k](v) if k in convert else v for k, v in params.items()}
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved prior in the units of X (for ``model_``): m0 -> c + s m0,
+        Psi0 -> S Psi0 S."""
+        if self.frame is None:
+            return prior
+        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
+                    Psi0=self.frame.user_cov(prior["Psi0"]))
+
+    def far_terms(self, far, params: dict):
+        """(a2, a1, a0) of far rows, (..., m, K) each (:func:`._far.mvn_terms`)."""
+        return _far.mvn_terms(self, far, params)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log-density of far rows, (m, K)."""
+        return _far.mvn_predictive(self, far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
