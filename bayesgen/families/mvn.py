@@ -43,19 +43,11 @@ import numpy as np
 from bayesgen.families import _far
 from bayesgen.families import _gaussian_stats as gstats
 from bayesgen.families._far import attach_frame, user_to_internal
-from bayesgen.families._mvn_linalg import (
-    _cholesky,
-    _qda_mahalanobis,
-    _qda_mahalanobis_draws,
-    _scalar,
-    _swap,
-    _whiten,
-)
+from bayesgen.families._mvn_checks import check_nonsingular, draw_niw, resolve_cov_prior
+from bayesgen.families._mvn_linalg import _cholesky, _scalar, _swap, _whiten, mahalanobis
 from bayesgen.families._niw_evidence import evidence_dof
 
 LOG_2PI = np.log(2.0 * np.pi)
-# A covariance whose correlation matrix has an eigenvalue below this is treated as singular.
-_SINGULAR_TOL = 1e-12
 #: covariance priors of the PyMC models (model_ and method="mcmc")
 COVARIANCE_PRIORS = ("niw", "lkj")
 
@@ -176,7 +168,7 @@ class MVNFamily:
             )
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
-        S0 = self._resolve_cov_prior(stats, d)
+        S0 = resolve_cov_prior(self.cov_prior, stats, d)
         if self.cov_prior is not None:
             S0 = user_to_internal(self, "cov", S0)
             diag = np.diagonal(S0)
@@ -189,30 +181,6 @@ class MVNFamily:
         if auto:
             nu0 = evidence_dof(stats, m0, kappa0, S0, tied=self.tied)
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
-
-    def _resolve_cov_prior(self, stats: dict, d: int) -> np.ndarray:
-        value = self.cov_prior
-        if value is None:
-            return np.diag(gstats.default_scale(stats))
-        S0 = np.asarray(value, dtype=np.float64)
-        if S0.ndim < 2:
-            s0 = gstats.resolve_vector(S0, d, "cov_prior", S0)
-            if np.any(s0 <= 0):
-                raise ValueError("cov_prior (prior variances) must be > 0 for every feature.")
-            return np.diag(s0)
-        scale = np.abs(S0).max() if S0.size and np.all(np.isfinite(S0)) else 0.0
-        if (
-            S0.shape != (d, d)
-            or scale == 0
-            or not np.allclose(S0, S0.T, rtol=0, atol=1e-12 * scale)
-        ):
-            raise ValueError(
-                f"cov_prior must be a vector of {d} variances or a finite symmetric "
-                f"({d}, {d}) matrix; got shape {S0.shape}."
-            )
-        S0 = (S0 + S0.T) / 2.0
-        _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
-        return S0
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
@@ -256,35 +224,8 @@ class MVNFamily:
                 )
             cov = stats["scatter"] / (counts - ddof)[:, None, None]
         tol = gstats.zero_tolerance(stats)
-        self._check_nonsingular(cov, tol)
+        check_nonsingular(cov, tol, self.labels, tied=self.tied)
         return {"mu": stats["mean"].copy(), "cov": cov}
-
-    def _check_nonsingular(self, cov: np.ndarray, tol: np.ndarray) -> None:
-        """ValueError for a constant feature (variance <= ``tol`` (d,), rounding residue)
-        or collinear features (per class)."""
-        stack = cov.reshape(-1, *cov.shape[-2:])
-        names = [f"within class {gstats.label(self.labels, k)}" for k in range(len(stack))]
-        where = ["within every class"] if self.tied else names
-        diag = np.diagonal(stack, axis1=-2, axis2=-1)
-        if np.any(diag <= tol):
-            k, j = np.argwhere(diag <= tol)[0]
-            raise ValueError(
-                f"{self._who} method='mle': feature {j} is constant {where[k]}, so the "
-                "covariance is singular and the likelihood unbounded. Drop the feature or "
-                "use method='map', whose prior keeps the covariance positive definite."
-            )
-        inv_sd = 1.0 / np.sqrt(diag)
-        corr = stack * inv_sd[:, :, None] * inv_sd[:, None, :]
-        evals, evecs = np.linalg.eigh(corr)
-        bad = np.flatnonzero(evals[:, 0] <= _SINGULAR_TOL)
-        if bad.size:
-            k = bad[0]
-            v = np.abs(evecs[k, :, 0])
-            feats = np.flatnonzero(v > 0.1 * v.max()).tolist()
-            raise ValueError(
-                f"{self._who} method='mle': the covariance {where[k]} is singular: features "
-                f"{feats} are collinear. Drop redundant features or use method='map'."
-            )
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Normal-Inverse-Wishart posterior hyper-parameters.
@@ -325,36 +266,10 @@ class MVNFamily:
         return {"mu": post["m"], "cov": cov}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws, vectorised.
-
-        Sigma ~ IW(Psi, nu) by the Bartlett decomposition: with Psi = C C^T and A lower
-        triangular, A_ii^2 ~ chi2(nu - i) (i = 0..d-1), A_ij ~ N(0, 1) below the
-        diagonal, Sigma^-1 = C^-T A A^T C^-1 ~ Wishart(Psi^-1, nu), so
-        Sigma = T^T T with T = A^-1 C^T. Then mu_k = m_k + T^T z_k / sqrt(kappa_k),
-        z_k ~ N(0, I), i.e. mu_k ~ N(m_k, Sigma / kappa_k).
-
-        Returns
-        -------
-        dict
-            ``mu`` (size, K, d) and ``cov`` (size, K, d, d) (QDA) or (size, d, d) (LDA).
-        """
-        m, Psi = post["m"], post["Psi"]
-        n_classes, d = m.shape
-        batch = (size, *Psi.shape[:-2])
-        C = _cholesky(Psi, "The posterior scale Psi")
-        nu = np.broadcast_to(np.asarray(post["nu"], dtype=np.float64), batch[1:])
-        df = nu[..., None] - np.arange(d)
-        A = np.tril(rng.standard_normal((*batch, d, d)), -1)
-        idx = np.arange(d)
-        A[..., idx, idx] = np.sqrt(2.0 * rng.standard_gamma(df / 2.0, size=(*batch, d)))
-        T = np.linalg.solve(A, np.broadcast_to(_swap(C), A.shape))
-        cov = _swap(T) @ T
-        z = rng.standard_normal((size, n_classes, d)) / np.sqrt(post["kappa"])[:, None]
-        if self.tied:
-            mu = m + z @ T
-        else:
-            mu = m + (z[..., None, :] @ T)[..., 0, :]
-        return {"mu": mu, "cov": (cov + _swap(cov)) / 2.0}
+        """``size`` i.i.d. posterior draws by the Bartlett decomposition
+        (:func:`._mvn_checks.draw_niw`): ``mu`` (size, K, d) and ``cov``
+        (size, K, d, d) (QDA) or (size, d, d) (LDA)."""
+        return draw_niw(post, size, rng, tied=self.tied)
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
         """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
@@ -367,7 +282,7 @@ class MVNFamily:
         from scipy.special import gammaln
 
         d = X.shape[1]
-        maha, logdet = self._mahalanobis(X, post["m"], post["Psi"])
+        maha, logdet = mahalanobis(X, post["m"], post["Psi"], tied=self.tied)
         kappa = post["kappa"]
         df = np.asarray(post["nu"], dtype=np.float64) - d + 1.0
         log_scale = logdet + d * np.log((kappa + 1.0) / (kappa * df))
@@ -377,32 +292,6 @@ class MVNFamily:
         return const - 0.5 * (df + d) * np.log1p(maha * (kappa / (kappa + 1.0)))
 
     # ------------------------------------------------------------ likelihood
-    def _mahalanobis(self, X: np.ndarray, mu: np.ndarray, cov: np.ndarray):
-        """(x_n - mu_k)^T Sigma_k^-1 (x_n - mu_k), (..., n, K), and log|Sigma_k|, (..., K).
-
-        With A_k = L_k^-T (Cholesky), the distance is ``||x^T A_k - mu_k^T A_k||^2``.
-        QDA: one product ``X @ [A_1 .. A_K]`` per block of rows. LDA: ``Z = X A``
-        (..., n, d) and the expansion ``||z||^2 - 2 z . (mu_k A) + ||mu_k A||^2``. X and
-        mu are first centred at the mean of the class means, which keeps both accurate.
-        """
-        d = mu.shape[-1]
-        A, logdet = _whiten(cov)
-        centre = mu.reshape(-1, d).mean(axis=0)
-        Xc = X - centre
-        mc = mu - centre
-        if not self.tied:
-            if A.ndim == 5 or (A.ndim == 4 and A.shape[0] > 1):
-                flat = A.reshape(-1, *A.shape[-3:])
-                dist = _qda_mahalanobis_draws(Xc, mc.reshape(-1, *mc.shape[-2:]), flat)
-                return dist.reshape(*A.shape[:-3], *dist.shape[1:]), logdet
-            return _qda_mahalanobis(Xc, mc, A), logdet
-        Z = Xc @ A  # (..., n, d)
-        MA = mc @ A  # (..., K, d)
-        out = np.einsum("...nd,...nd->...n", Z, Z)[..., None]
-        out = out - 2.0 * (Z @ _swap(MA))
-        out += np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
-        return out, np.broadcast_to(logdet[..., None], mu.shape[:-1])
-
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """log N(x_n; mu_k, Sigma_k) for every row and class.
 
@@ -422,7 +311,7 @@ class MVNFamily:
         -------
         ndarray of shape (..., n, K)
             ``-1/2 [(x - mu_k)^T Sigma_k^-1 (x - mu_k) + log|Sigma_k| + d log 2pi]``,
-            see :meth:`_mahalanobis`.
+            see :func:`._mvn_linalg.mahalanobis`.
         """
         mu, cov = params["mu"], params["cov"]
         d = mu.shape[-1]
@@ -430,7 +319,7 @@ class MVNFamily:
             A, _ = _whiten(cov)
             MA = mu @ A  # (..., K, d)
             return X @ (A @ _swap(MA)) - 0.5 * np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
-        out, logdet = self._mahalanobis(X, mu, cov)
+        out, logdet = mahalanobis(X, mu, cov, tied=self.tied)
         out += logdet[..., None, :]
         if full:
             out += d * LOG_2PI
