@@ -74,7 +74,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             )
         method = check_method(self.method, self._methods)
         fused = self._fused_finite_check()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=not fused)
+        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=not fused)
         classes, y_index = encode_labels(y)
         n_classes = classes.size
         weights = check_sample_weight(sample_weight, X.shape[0])
@@ -195,7 +196,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")
         fused = self._fused_finite_check()
-        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=not fused)
+        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
+            X = validate_data(self, X, reset=False, dtype=np.float64,
+                              ensure_all_finite=not fused)
         return self.family_.check_X(X, method=self.method, who=type(self).__name__)
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:

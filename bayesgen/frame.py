@@ -128,7 +128,7 @@ def _pow2(value: np.ndarray) -> np.ndarray:
     """The power of two nearest to each positive finite value (log scale)."""
     mant, expo = np.frexp(value)  # value = mant 2^expo, 0.5 <= mant < 1
     expo = expo - (mant < np.sqrt(0.5)).astype(int)
-    return np.ldexp(1.0, expo)
+    return np.ldexp(1.0, np.clip(expo, -1074, 1023))  # within the float range
 
 
 def _spread(v: np.ndarray, median: float) -> float:
@@ -258,17 +258,31 @@ def far_scores(log_t: np.ndarray, a2: np.ndarray, a1: np.ndarray, a0: np.ndarray
 
 
 def check_finite_user(values: dict[str, Any], who: str) -> None:
-    """Warn when fitted attributes overflow or underflow in user units."""
+    """Warn when fitted attributes overflow (inf) or underflow (a variance, covariance
+    diagonal or bandwidth of 0) in user units."""
     import warnings
 
-    bad = [k for k, v in values.items()
-           if isinstance(v, np.ndarray) and v.dtype.kind == "f" and not np.all(np.isfinite(v))]
-    if bad:
+    over, under = [], []
+    for name, value in values.items():
+        arr = np.asarray(value) if isinstance(value, (np.ndarray, list)) else None
+        if arr is None or arr.dtype.kind != "f":
+            continue
+        if not np.all(np.isfinite(arr)):
+            over.append(name)
+        elif name.endswith(("var_", "bandwidth_", "covariance_")):
+            spread = np.diagonal(arr, axis1=-2, axis2=-1) if name.endswith("covariance_") else arr
+            if np.any(spread <= 0):
+                under.append(name)
+    if over or under:
+        what = " and ".join(
+            f"{kind} float64 in the units of X ({names})"
+            for kind, names in (("overflow", over), ("underflow", under)) if names
+        )
         warnings.warn(
-            f"{who}: the fitted attribute(s) {bad} overflow float64 in the units of X "
-            "(features of extreme scale have variances beyond 1.8e308); predictions use "
-            "the internal standardised parameters and are unaffected. Rescale the "
-            "features to read the parameters.",
+            f"{who}: the fitted attribute(s) {what}: the features are of extreme scale "
+            "(variances beyond the float range). Predictions use the internal "
+            "standardised parameters and are unaffected; rescale the features to read "
+            "the parameters.",
             RuntimeWarning,
             stacklevel=4,
         )

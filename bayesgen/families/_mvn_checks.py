@@ -16,7 +16,8 @@ _SINGULAR_TOL = 1e-12
 
 def resolve_cov_prior(value: Any, stats: dict, d: int) -> np.ndarray:
     """The prior mean S0 of the covariance (d, d): ``cov_prior`` validated (a vector of
-    variances or an SPD matrix, in the units given) or the diagonal default."""
+    positive variances or a symmetric matrix, in the units given; the caller checks
+    positive definiteness in the internal frame) or the diagonal default."""
     if value is None:
         return np.diag(gstats.default_scale(stats))
     S0 = np.asarray(value, dtype=np.float64)
@@ -35,9 +36,7 @@ def resolve_cov_prior(value: Any, stats: dict, d: int) -> np.ndarray:
             f"cov_prior must be a vector of {d} variances or a finite symmetric "
             f"({d}, {d}) matrix; got shape {S0.shape}."
         )
-    S0 = (S0 + S0.T) / 2.0
-    _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
-    return S0
+    return (S0 + S0.T) / 2.0
 
 
 def check_nonsingular(cov: np.ndarray, tol: np.ndarray, labels, *, tied: bool) -> None:

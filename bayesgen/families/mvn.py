@@ -178,6 +178,7 @@ class MVNFamily:
                     f"the data (features {np.flatnonzero(~(diag > 0)).tolist()}); give "
                     "prior variances of the order of the data's."
                 )
+            _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
         if auto:
             nu0 = evidence_dof(stats, m0, kappa0, S0, tied=self.tied)
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
