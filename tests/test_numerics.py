@@ -305,3 +305,29 @@ def test_idata_is_in_user_units_and_round_trips(iris, tmp_path):
     path = est.save(tmp_path / "gnb.nc")
     loaded = bg.load(path)
     np.testing.assert_array_equal(loaded.predict_proba(a * X + b), est.predict_proba(a * X + b))
+
+
+@pytest.mark.parametrize("name", ["QDA", "GaussianNB", "MixedNB-conjugate"])
+def test_posterior_predictive_is_in_user_units(iris, name):
+    X, y = iris
+    a, b = np.array([1e6, 1e-6, 1.0, 3.0]), np.array([1e9, 0.0, -1e4, 0.0])
+    Xt = a * X + b
+    if name == "MixedNB-conjugate":
+        est = bg.MixedNB(families=[("gaussian", [0, 1, 2, 3])], method="conjugate",
+                         draws=30, chains=2, random_state=0)
+    else:
+        est = REAL[name](method="conjugate", draws=30, chains=2, random_state=0)
+    est.fit(Xt, y).sample_posterior_predictive(random_state=0)
+    rep = est.idata_.posterior_predictive["x"].values.reshape(-1, 4)
+    z = (rep.mean(0) - Xt.mean(0)) / Xt.std(0)
+    assert np.all(np.abs(z) < 0.2)
+    np.testing.assert_allclose(rep.std(0) / Xt.std(0), 1.0, atol=0.2)
+
+
+def test_kernel_prior_predictive_is_in_user_units(iris):
+    X, y = iris
+    Xt = X * 1e6 + 1e9
+    est = bg.KernelNB().fit(Xt, y)
+    est.sample_prior_predictive(draws=5, random_state=0)
+    rep = est.idata_.prior_predictive["x"].values.reshape(-1, 4)
+    assert np.all(np.abs(np.median(rep, 0) - np.median(Xt, 0)) < 3 * Xt.std(0))

@@ -13,16 +13,22 @@ log-likelihood over t = log h::
     v_il = w_l (l != i),   v_ii = w_i - u_i,   u_i = min(w_i, 1)
 
 Leaving out one *unit* of weight (``u_i``) rather than the whole point makes a
-sample weight of 2 the same as a duplicated row; with unit weights this is the
-usual ``sum_{l != i}`` criterion. MAP adds the log-normal prior
-``log h_kj ~ Normal(log s_kj, bandwidth_sd^2)`` centred on Silverman's rule of thumb
-``s_kj = 0.9 min(sd, IQR / 1.34) W_k^(-1/5)`` (weighted population sd, weighted
-inverted-CDF quartiles; sd alone when the IQR is 0) and maximises the posterior
-density of log h.
+sample weight of 2 the same as a duplicated row (MAP, MCMC: weights are replication
+counts); with unit weights this is the usual ``sum_{l != i}`` criterion. The MLE
+divides the weights by the smallest one first, so that only relative weights matter.
+
+Frame: X, the points and the bandwidths are in the internal coordinates z = (x - c) / s
+set by the estimator (``frame``); :meth:`KernelFamily.to_user` converts.
+
+MAP adds the log-normal prior ``log h_kj ~ Normal(log s_kj, bandwidth_sd^2)`` centred on
+Silverman's rule of thumb ``s_kj = 0.9 min(sd, IQR / 1.34) W_k^(-1/5)`` (weighted
+population sd, weighted inverted-CDF quartiles; sd alone when the IQR is 0) and
+maximises the posterior density of log h.
 
 The search runs over the bracket ``[s_kj / 1000, 10 s_kj]``: a grid of 13 points in
-log h, then golden-section refinement around the best grid point, vectorised over
-features (one loop over classes). When the LOO objective is unbounded as h -> 0
+log h, golden-section refinement around the best grid point, then Newton steps on the
+analytic derivative (:mod:`bayesgen.families._kernel_fit`), vectorised over features
+(one loop over classes). When the LOO objective is unbounded as h -> 0
 (every value of the class has a duplicate) the answer is the lower end ``s_kj / 1000``.
 A class/feature with zero spread gets ``s_kj = 1e-3`` times the feature's overall sd
 (``1e-9`` times the largest sd over features if the feature is constant), so every
