@@ -147,13 +147,15 @@ def _spread(v: np.ndarray, median: float) -> float:
 def choose(X: np.ndarray, real: np.ndarray, w: np.ndarray | None = None) -> Frame:
     """The frame of the training data X (n, d) for the columns marked ``real``.
 
-    Rows of weight 0 are ignored (when any row has positive weight). X must be finite.
+    Rows of weight 0 are ignored (when any row has positive weight), and so are
+    non-finite entries (missing values), column by column.
     """
     d = X.shape[1]
     loc, scale = np.zeros(d), np.ones(d)
     rows = X if w is None or not np.any(w > 0) else X[w > 0]
     for j in np.flatnonzero(real):
         v = rows[:, j]
+        v = v[np.isfinite(v)]
         if v.size == 0:
             continue
         median = float(np.quantile(v, 0.5, method="inverted_cdf"))
@@ -196,6 +198,11 @@ class FarRows:
         expo = np.rint(self.log_t / _LN2).astype(int)
         return np.ldexp(value, -expo.reshape(-1, *([1] * (np.ndim(value) - 1))))
 
+    def take(self, index: np.ndarray) -> FarRows:
+        """A subset of the far rows (positions among them)."""
+        return FarRows(self.rows[index], self.log_t[index], self.U[index], self.ZN[index],
+                       self.far[index])
+
     def columns(self, columns: np.ndarray) -> FarRows:
         """The same rows restricted to some columns (a MixedNB part); same t."""
         return FarRows(self.rows, self.log_t, self.U[:, columns], self.ZN[:, columns],
@@ -207,7 +214,7 @@ def split(frame: Frame | None, X: np.ndarray, Z: np.ndarray) -> FarRows | None:
     if frame is None or not frame.real.any():
         return None
     with np.errstate(invalid="ignore"):
-        far = ~(np.abs(Z) <= FAR) & frame.real
+        far = (np.abs(Z) > FAR) & frame.real  # NaN (a missing value) is not far
     rows = np.flatnonzero(far.any(axis=1))
     if rows.size == 0:
         return None

@@ -43,7 +43,7 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray) -> np.ndarray:
     frame = choose(X, real, w)
     Z = frame.internal(X)
     with np.errstate(invalid="ignore"):
-        bad = np.flatnonzero(~(np.abs(Z) <= _FIT_LIMIT).all(axis=0) & real)
+        bad = np.flatnonzero((np.abs(Z) > _FIT_LIMIT).any(axis=0) & real)
     if bad.size:
         raise ValueError(
             f"{type(estimator).__name__}: feature(s) {bad.tolist()} have training values "

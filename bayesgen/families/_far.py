@@ -130,7 +130,21 @@ def mvn_predictive(family, far, post: dict) -> np.ndarray:
 
 # ------------------------------------------------------------------- kernel
 def kernel_terms(far, params: dict):
-    """(a2, a1, a0) of KernelNB for far rows, each (..., m, K)."""
+    """(a2, a1, a0) of KernelNB for far rows, each (..., m, K); rows in blocks of at
+    most ``_BUDGET`` (draws x rows x points) values."""
+    from bayesgen.families.kernel import _BUDGET, _fixed
+
+    n_points = _fixed(params)[0].shape[0]
+    n_draws = int(np.prod(np.shape(params["bandwidth"])[:-2]))
+    step = max(1, _BUDGET // max(1, n_draws * n_points))
+    if far.rows.size <= step:
+        return _kernel_block(far, params)
+    blocks = [_kernel_block(far.take(np.arange(i, min(i + step, far.rows.size))), params)
+              for i in range(0, far.rows.size, step)]
+    return tuple(np.concatenate([b[i] for b in blocks], axis=-2) for i in range(3))
+
+
+def _kernel_block(far, params: dict):
     from bayesgen.families.kernel import _fixed
 
     P, cls, w = _fixed(params)
