@@ -208,14 +208,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return scores
 
     def _raw_scores(self, X: np.ndarray, full: bool) -> np.ndarray:
-        """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K).
-
-        Posterior methods: the posterior predictive joint log p(x, y=k | data) (always
-        full). ``method="conjugate"`` uses its closed form (Student-t, Beta-Bernoulli,
-        Dirichlet-multinomial, negative binomial): exact, and unlike the log-mean-exp
-        over draws not biased low where one draw dominates (many features);
-        ``method="mcmc"`` estimates it as log mean_s p(x, y=k | theta_s).
-        """
+        """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K);
+        posterior methods: the posterior predictive joint (see :func:`.framing.raw_scores`)."""
         return framing.raw_scores(self, X, full)
 
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:

@@ -117,9 +117,13 @@ def _split_rows(estimator, X: np.ndarray):
 def raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     """log p(x, y=k) (full) or discriminant scores, (n, K), for validated X.
 
-    Point methods: plug-in ``log pi_k + log p(x | theta_k)``; ``method="conjugate"``:
-    the closed-form predictive; ``"mcmc"``: log-mean-exp over the draws. Joint
-    densities subtract the Jacobian so that they are densities of x.
+    Point methods: plug-in ``log pi_k + log p(x | theta_k)``. Posterior methods: the
+    posterior predictive joint log p(x, y=k | data) (full either way, except for far
+    rows): ``method="conjugate"`` in closed form (Student-t, Beta-Bernoulli,
+    Dirichlet-multinomial, negative binomial), exact and, unlike the log-mean-exp over
+    draws, not biased low where one draw dominates (many features); ``"mcmc"`` as
+    log mean_s p(x, y=k | theta_s). Joint densities subtract the Jacobian so that they
+    are densities of x.
     """
     Z, far, near = _split_rows(estimator, X)
     family, jac = estimator.family_, _jacobian(estimator)
