@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import classprior, posterior
+from bayesgen import classprior, framing, posterior
 from bayesgen._params import check_params, legacy_rng, rng_from
 from bayesgen._validation import (
     POSTERIOR_METHODS,
@@ -58,7 +58,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n,)
             Class labels (any hashable values, strings included).
         sample_weight : array-like of shape (n,), optional
-            Non-negative weights; weight 2 is the same as a duplicated row.
+            Non-negative weights. For ``"map"``, ``"conjugate"`` and ``"mcmc"`` a weight
+            is a replication count (weight 2 is a duplicated row; the prior weighs
+            against the total weight). ``"mle"`` depends only on relative weights: a
+            common factor changes nothing.
 
         Returns
         -------
@@ -66,14 +69,16 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         method = check_params(self)
         fused = self._fused_finite_check()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=not fused)
+        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=not fused)
         classes, y_index = encode_labels(y)
         n_classes = classes.size
         weights = check_sample_weight(sample_weight, X.shape[0], method)
         family = self._make_family(X)
         family.labels = classes
         X = family.check_X(X, method=method, who=type(self).__name__)
-        stats = family.stats(X, y_index, weights, n_classes)
+        Z = framing.fit_frame(self, family, X, weights)  # internal coordinates
+        stats = family.stats(Z, y_index, weights, n_classes)
         check_stats(stats, X, weights, type(self).__name__)
         counts = np.bincount(y_index, weights=weights, minlength=n_classes)
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
@@ -106,7 +111,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self.class_prior_ = pi
         with np.errstate(divide="ignore"):
             self.class_log_prior_ = np.log(pi)
-        for name, value in self.family_.attributes(params).items():
+        attributes = self.family_.attributes(framing.user_params(self, params))
+        framing.check_user_attributes(self, attributes)
+        for name, value in attributes.items():
             setattr(self, name, value)
 
     def _fit_posterior(self, method, X, y_index, counts, class_alpha) -> None:
@@ -161,11 +168,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             )
             log_lik = None
         else:
-            log_lik = posterior.pointwise_log_lik(
-                family, X, y_index, self.params_, self.log_pi_draws_
-            )
+            log_lik = framing.pointwise_log_lik(self, X, y_index)
         self.idata_ = posterior.build_idata(
-            log_pi=self.log_pi_draws_, params=self.params_, param_dims=family.param_dims,
+            log_pi=self.log_pi_draws_, params=framing.user_params(self, self.params_),
+            param_dims=family.param_dims,
             chains=chains, draws=draws, coords=coords, log_lik=log_lik, X=X, y=y_index,
             sample_stats=sample_stats,
             attrs={"bayesgen_estimator": type(self).__name__, "bayesgen_method": self.method},
@@ -183,7 +189,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")
         fused = self._fused_finite_check()
-        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=not fused)
+        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
+            X = validate_data(self, X, reset=False, dtype=np.float64,
+                              ensure_all_finite=not fused)
         return self.family_.check_X(X, method=self.method, who=type(self).__name__)
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
@@ -193,22 +201,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return scores
 
     def _raw_scores(self, X: np.ndarray, full: bool) -> np.ndarray:
-        """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K).
-
-        Posterior methods: the posterior predictive joint log p(x, y=k | data) (always
-        full). ``method="conjugate"`` uses its closed form (Student-t, Beta-Bernoulli,
-        Dirichlet-multinomial, negative binomial): exact, and unlike the log-mean-exp
-        over draws not biased low where one draw dominates (many features);
-        ``method="mcmc"`` estimates it as log mean_s p(x, y=k | theta_s).
-        """
-        if self.method == "conjugate":
-            return posterior.closed_form_log_joint(self, X)
-        if self._is_posterior:
-            return posterior.predictive_log_joint(
-                self.family_, X, self.params_, self.log_pi_draws_
-            )
-        with np.errstate(divide="ignore"):
-            return self.family_.log_lik(X, self.params_, full=full) + self.class_log_prior_
+        """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K);
+        posterior methods: the posterior predictive joint (see :func:`.framing.raw_scores`)."""
+        return framing.raw_scores(self, X, full)
 
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:
         """log p(x, y=k) for every row and class, shape (n, K).
@@ -227,10 +222,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         posterior methods the posterior predictive log p(x, y=k | data).
         Returns (n, K), or (n,) = delta_1 - delta_0 for two classes (as scikit-learn).
         """
-        scores = self._scores(self._check_X_predict(X), full=False)
+        X = self._check_X_predict(X)
+        scores = self._scores(X, full=False)
         if scores.shape[1] == 2:
             return scores[:, 1] - scores[:, 0]
-        return scores
+        return framing.user_discriminant(self, X, scores)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """log p(y=k | x), (n, K), normalised with log-sum-exp. Never NaN.
@@ -271,7 +267,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_posterior("predict_proba_draws")
         X = self._check_X_predict(X)
-        values = posterior.proba_draws(self.family_, X, self.params_, self.log_pi_draws_)
+        values = framing.proba_draws(self, X)
         chains, draws = self._posterior_size()
         return posterior.as_dataarray(values, chains, draws, self.classes_)
 
@@ -332,7 +328,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         else:
             y = self._sample_classes(n, classes, rng)
             params = {k: np.broadcast_to(v, (n, *np.shape(v))) for k, v in self.params_.items()}
-        return self.family_.sample(params, y, rng), self.classes_[y]
+        return framing.to_user_rows(self, self.family_.sample(params, y, rng)), self.classes_[y]
 
     def _sample_classes(self, n: int, classes: Any, rng: np.random.Generator) -> np.ndarray:
         if classes is None:

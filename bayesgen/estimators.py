@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from bayesgen._base import GenerativeClassifier
 from bayesgen._params import constraints
 from bayesgen.families import get_family
+from bayesgen.families._mvn_linalg import _cholesky
 
 _SHARED_DOC = """
     Parameters
@@ -249,26 +250,43 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
 
         delta_k(x) = x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k. The
         projection solves the generalised eigenproblem S_b v = lambda Sigma v with
-        S_b = sum_k (N_k/N)(mu_k - xbar)(mu_k - xbar)^T (as scikit-learn's eigen solver).
+        S_b = sum_k (N_k/N)(mu_k - xbar)(mu_k - xbar)^T (as scikit-learn's eigen solver),
+        through the Cholesky factor Sigma = L L^T: the eigenvectors of L^-1 S_b L^-T.
+        Both are computed in the internal frame z = (x - c) / s and converted:
+        coef = w / s, intercept = b - c . coef, scalings = V / s, xbar = c + s zbar.
         """
-        mu, cov = self.means_, self.covariance_  # posterior means for posterior methods
-        coef = linalg.cho_solve(linalg.cho_factor(cov, lower=True), mu.T).T
+        from bayesgen import framing
+
+        internal = framing.point_params(self)  # posterior means for posterior methods
+        mu, cov = internal["mu"], internal["cov"]
+        L = _cholesky(cov, "LDA's covariance", "the fit is degenerate")
+        frame = getattr(self, "frame_", None)
+        scale = np.ones(mu.shape[1]) if frame is None else frame.scale
+        g = np.zeros(mu.shape[1]) if frame is None else frame.loc / frame.scale
         with np.errstate(divide="ignore"):
-            intercept = -0.5 * np.sum(coef * mu, axis=1) + self.class_log_prior_
-        if self.classes_.size == 2:
-            coef = (coef[1] - coef[0])[None, :]
-            intercept = np.array([intercept[1] - intercept[0]])
-        self.coef_, self.intercept_ = coef, intercept
+            log_pi = self.class_log_prior_
+        if self.classes_.size == 2:  # differences first: exact whatever the offset g
+            diff = mu[1] - mu[0]
+            w = linalg.cho_solve((L, True), diff)
+            coef = w[None, :]
+            intercept = np.array([-0.5 * w @ (mu[1] + mu[0] + 2.0 * g) + log_pi[1] - log_pi[0]])
+        else:
+            coef = linalg.cho_solve((L, True), (mu + g).T).T
+            intercept = -0.5 * np.sum(coef * (mu + g), axis=1) + log_pi
+        self.coef_, self.intercept_ = coef / scale, intercept
 
         weights = self.class_count_ / self.class_count_.sum()
-        self.xbar_ = weights @ mu
-        centred = mu - self.xbar_
+        self._zbar = weights @ mu
+        centred = mu - self._zbar
         between = (centred * weights[:, None]).T @ centred
-        evals, evecs = linalg.eigh(between, cov)
+        Linv = linalg.solve_triangular(L, np.eye(L.shape[0]), lower=True)
+        evals, evecs = linalg.eigh(Linv @ between @ Linv.T)
         order = np.argsort(evals)[::-1]
         n_max = min(self.classes_.size - 1, mu.shape[1])
         evals = np.clip(evals[order], 0.0, None)
-        self.scalings_ = evecs[:, order]
+        self._scalings = Linv.T @ evecs[:, order]
+        self.scalings_ = self._scalings / np.reshape(scale, (-1, 1))
+        self.xbar_ = framing.to_user_rows(self, self._zbar)
         total = evals.sum()
         ratio = evals / total if total > 0 else np.zeros_like(evals)
         self.explained_variance_ratio_ = ratio[:n_max]
@@ -286,6 +304,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         over within-class variance and are scaled so that the within-class
         covariance of the projected data is the identity.
         """
+        from bayesgen import framing
+
         check_is_fitted(self, "scalings_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return (X - self.xbar_) @ self.scalings_[:, : self._n_components]
+        if not hasattr(self, "_scalings"):  # fitted before the frame existed
+            return (X - self.xbar_) @ self.scalings_[:, : self._n_components]
+        Z = framing.internal(self, X)  # exact and overflow-free in the fit's frame
+        return (Z - self._zbar) @ self._scalings[:, : self._n_components]

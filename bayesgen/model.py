@@ -49,11 +49,13 @@ def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
     """The generative ``pymc.Model`` with observed rows (the estimator's ``model_``)."""
     import pymc as pm
 
+    from bayesgen import framing
+
     family = estimator.family_
     with pm.Model(coords=model_coords(estimator, X.shape[0])) as model:
         pi = pm.Dirichlet("pi", a=estimator.class_alpha_, dims="class")
         y = pm.Categorical("y", p=pi, observed=y_index, dims="obs")
-        params = family.pymc_params(estimator.prior_)
+        params = family.pymc_params(framing.user_prior(estimator))  # in the units of X
         family.pymc_observed(params, X, y)
     return model
 

@@ -52,15 +52,22 @@ def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
     return log_pi, params, post
 
 
+def closed_form_log_pi(estimator) -> np.ndarray:
+    """log E[pi_k | data], (K,): the Dirichlet posterior mean (N_k + a_k) / sum (N + a)."""
+    conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
+    with np.errstate(divide="ignore"):
+        return np.log(conc / conc.sum())
+
+
 def closed_form_log_joint(estimator, X: np.ndarray) -> np.ndarray:
-    """``log E[pi_k | data] + log p(x | y=k, data)`` for validated ``X``, shape (n, K).
+    """``log E[pi_k | data] + log p(x | y=k, data)`` for ``X`` in the family's
+    (internal) coordinates, shape (n, K).
 
     E[pi_k | data] = (N_k + a_k) / sum_j (N_j + a_j) (Dirichlet posterior mean) and
     p(x | y=k, data) is the family's closed-form posterior predictive density.
     """
-    conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
+    log_pi = closed_form_log_pi(estimator)
     with np.errstate(divide="ignore"):
-        log_pi = np.log(conc / conc.sum())
         return estimator.family_.log_predictive(X, estimator.posterior_) + log_pi
 
 
@@ -74,10 +81,9 @@ def exact_predictive_log_joint(estimator, X) -> np.ndarray:
     ``method="conjugate"``; the draw-based :func:`predictive_log_joint` converges to it
     as the number of draws grows.
     """
-    X = estimator._check_X_predict(X)
     if not hasattr(estimator, "posterior_"):
         raise ValueError("exact_predictive_log_joint needs a model fitted with method='conjugate'.")
-    return closed_form_log_joint(estimator, X)
+    return estimator.predict_joint_log_proba(X)
 
 
 def _chunk_rows(n_draws: int, n_classes: int) -> int:

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen import framing
+
 #: refuse to build replicated data sets larger than this many values (~4 GB)
 MAX_VALUES = 500_000_000
 
@@ -30,8 +32,11 @@ def _rng(random_state: Any) -> np.random.Generator:
     return legacy_rng(random_state)
 
 
-def _replicate_x(estimator, params: dict, y_rep: np.ndarray, rng: np.random.Generator):
-    """x_rep (S, n, d): for each draw s, one x per row given class y_rep[s]."""
+def _replicate_x(estimator, params: dict, y_rep: np.ndarray, rng: np.random.Generator,
+                 *, internal: bool):
+    """x_rep (S, n, d) in the units of X: for each draw s, one x per row given class
+    y_rep[s]; ``internal``: ``params`` are in the fit's internal frame (the posterior
+    ``params_``), else in the units of X (prior draws of ``model_``)."""
     family = estimator.family_
     random = family.param_dims
     n_draws, n_obs = y_rep.shape
@@ -47,7 +52,7 @@ def _replicate_x(estimator, params: dict, y_rep: np.ndarray, rng: np.random.Gene
             value = v[s] if k in random else v
             batched[k] = np.broadcast_to(value, (n_obs, *np.shape(value)))
         out[s] = family.sample(batched, y_rep[s], rng)
-    return out
+    return framing.to_user_rows(estimator, out) if internal else out
 
 
 def _draw_classes(pi: np.ndarray, n_obs: int, rng: np.random.Generator) -> np.ndarray:
@@ -75,7 +80,7 @@ def posterior_predictive(estimator, random_state: Any = None):
     X, _ = estimator._train
     pi = np.exp(estimator.log_pi_draws_)
     y_rep = _draw_classes(pi, X.shape[0], rng)
-    x_rep = _replicate_x(estimator, estimator.params_, y_rep, rng)
+    x_rep = _replicate_x(estimator, estimator.params_, y_rep, rng, internal=True)
     coords = {
         "chain": np.arange(chains),
         "draw": np.arange(draws),
@@ -116,10 +121,11 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
     pp = sampled.prior_predictive
     if "x" not in pp:
         params = {k: prior[k].values[0] for k in estimator.family_.param_dims}
-        if hasattr(estimator.family_, "fixed_params"):
-            params.update(estimator.family_.fixed_params(estimator.stats_))
+        if hasattr(estimator.family_, "fixed_params"):  # training points, in user units
+            fixed = estimator.family_.fixed_params(estimator.stats_)
+            params.update(framing.user_params(estimator, fixed))
         y_rep = pp["y"].values[0]
-        x_rep = _replicate_x(estimator, params, y_rep, rng)
+        x_rep = _replicate_x(estimator, params, y_rep, rng, internal=False)
         pp = pp.assign(x=(("chain", "draw", "obs", "feature"), x_rep[None]))
         pp = pp.assign_coords(feature=estimator._feature_names())
     groups = az.InferenceData(prior=prior, prior_predictive=pp[["y", "x"]])

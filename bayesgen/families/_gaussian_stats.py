@@ -36,58 +36,108 @@ def class_means(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int):
     return R, count, mean
 
 
+def _constant(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int):
+    """Rows of positive weight per class (K,) and whether each feature is constant
+    (max == min) over them, (K, d) (True for an empty class)."""
+    d = X.shape[1]
+    rows = np.zeros(n_classes)
+    const = np.ones((n_classes, d), dtype=bool)
+    for k in range(n_classes):
+        Xk = X[(y == k) & (w > 0)]
+        rows[k] = Xk.shape[0]
+        if Xk.shape[0]:
+            const[k] = Xk.max(axis=0) == Xk.min(axis=0)
+    return rows, const
+
+
 def diagonal_stats(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-    """count (K,), mean (K, d), m2 (K, d) = sum_n w_n (x_n - mean_k)^2 (two passes)."""
+    """count (K,), mean (K, d), m2 (K, d) = sum_n w_n (x_n - mean_k)^2 (two passes),
+    and ``rows`` (K,), the number of rows of positive weight.
+
+    A feature constant within a class gets m2 exactly 0 (a rounded mean would leave
+    a residue of order (1e-16 mean)^2).
+    """
     R, count, mean = class_means(X, y, w, n_classes)
     Xc = X - mean[y]
     Xc *= Xc
-    return {"count": count, "mean": mean, "m2": R.T @ Xc}
+    m2 = R.T @ Xc
+    rows, const = _constant(X, y, w, n_classes)
+    m2[const] = 0.0
+    return {"count": count, "mean": mean, "m2": m2, "rows": rows}
 
 
 def scatter_stats(
     X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, *, tied: bool
 ) -> dict:
-    """count (K,), mean (K, d) and centred scatter: (K, d, d), or (d, d) pooled if tied.
+    """count (K,), mean (K, d), centred scatter (K, d, d), or (d, d) pooled if tied,
+    and ``rows`` (K,), the number of rows of positive weight.
 
     The per-class scatter is ``S_k = sum_{y_n=k} w_n (x_n - mean_k)(x_n - mean_k)^T``;
-    the pooled one is ``sum_k S_k``. The pooled scatter is computed in one pass over the
-    data centred at the overall mean c: ``sum_n w_n (x_n - c)(x_n - c)^T -
-    sum_k s_k s_k^T / N_k`` with ``s_k = sum_{y_n=k} w_n (x_n - c)``; when the between-class
-    part dwarfs the within-class part (the subtraction would lose digits) it falls back
-    to the two-pass form.
+    the pooled one is ``sum_k S_k``. Both are computed in two passes (data centred at
+    their class means). A feature constant within a class has its row and column of
+    S_k exactly 0 (pooled: when it is constant within every class).
     """
-    if not tied:
-        _, count, mean = class_means(X, y, w, n_classes)
-        Xc = X - mean[y]
+    _, count, mean = class_means(X, y, w, n_classes)
+    rows, const = _constant(X, y, w, n_classes)
+    Xc = X - mean[y]
+    if tied:
+        scatter = (Xc * w[:, None]).T @ Xc
+        flat = const.all(axis=0)
+        scatter[flat, :] = 0.0
+        scatter[:, flat] = 0.0
+    else:
         d = X.shape[1]
         scatter = np.zeros((n_classes, d, d))
         for k in range(n_classes):
-            rows = y == k
-            Xk = Xc[rows]
-            scatter[k] = (Xk * w[rows, None]).T @ Xk
-        return {"count": count, "mean": mean, "scatter": _symmetric(scatter)}
-    R = one_hot(y, w, n_classes)
-    count = R.sum(axis=0)
-    centre = (w @ X) / w.sum()
-    Xc = X - centre
-    sums = R.T @ Xc
-    mean = _safe_div(sums, count[:, None]) + centre
-    unit_weights = bool(np.all(w == 1.0))
-    total = Xc.T @ Xc if unit_weights else (Xc * w[:, None]).T @ Xc
-    between = _safe_div(sums, count[:, None]).T @ sums
-    scatter = total - between
-    if np.trace(between) > 1e4 * max(np.trace(scatter), 0.0):
-        Xc = X - mean[y]
-        scatter = (Xc * w[:, None]).T @ Xc
-    return {"count": count, "mean": mean, "scatter": _symmetric(scatter)}
+            mine = y == k
+            Xk = Xc[mine]
+            scatter[k] = (Xk * w[mine, None]).T @ Xk
+            scatter[k][const[k], :] = 0.0
+            scatter[k][:, const[k]] = 0.0
+    return {"count": count, "mean": mean, "scatter": _symmetric(scatter), "rows": rows}
 
 
 def _symmetric(a: np.ndarray) -> np.ndarray:
     return (a + np.swapaxes(a, -1, -2)) / 2
 
 
+def frame_of(stats: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The frame (loc, scale) the statistics were computed in (identity if absent)."""
+    d = stats["mean"].shape[-1]
+    return stats.get("loc", np.zeros(d)), stats.get("scale", np.ones(d))
+
+
+def reframe(stats: dict, loc: np.ndarray, scale: np.ndarray) -> dict:
+    """The same statistics expressed in the frame (loc, scale).
+
+    With z_old = (x - c_old) / s_old and z = (x - c) / s: z = r z_old + o, with
+    r = s_old / s and o = (c_old - c) / s; means map affinely, m2 by r^2 and scatter
+    by r r^T. Exact when r is a power of two and o is exact (bayesgen's frames).
+    """
+    c_old, s_old = frame_of(stats)
+    if np.array_equal(c_old, loc) and np.array_equal(s_old, scale):
+        return stats
+    r = s_old / scale
+    o = (c_old - loc) / scale
+    out = dict(stats, mean=stats["mean"] * r + o, loc=np.array(loc, dtype=np.float64),
+               scale=np.array(scale, dtype=np.float64))
+    if "m2" in stats:
+        out["m2"] = stats["m2"] * r**2
+    if "scatter" in stats:
+        out["scatter"] = stats["scatter"] * r[:, None] * r[None, :]
+    return out
+
+
 def merge(a: dict, b: dict) -> dict:
-    """Combine centred statistics of two disjoint data sets (diagonal or full)."""
+    """Combine centred statistics of two disjoint data sets (diagonal or full).
+
+    Statistics computed in different frames are first expressed in a common one
+    (``a``'s, or ``b``'s when ``a`` holds no weight); the result carries that frame.
+    """
+    if a["count"].sum() <= 0 < b["count"].sum():
+        a = reframe(a, *frame_of(b))
+    else:
+        b = reframe(b, *frame_of(a))
     na, nb = a["count"], b["count"]
     n = na + nb
     delta = b["mean"] - a["mean"]
@@ -100,6 +150,10 @@ def merge(a: dict, b: dict) -> dict:
         outer = np.einsum("k,ki,kj->kij", f, delta, delta)
         tied = a["scatter"].ndim == 2
         out["scatter"] = a["scatter"] + b["scatter"] + (outer.sum(0) if tied else outer)
+    if "rows" in a and "rows" in b:
+        out["rows"] = a["rows"] + b["rows"]
+    if "loc" in a:
+        out["loc"], out["scale"] = a["loc"], a["scale"]
     return out
 
 
@@ -127,15 +181,30 @@ def total_variance(stats: dict) -> np.ndarray:
     return within_variance(stats) + between
 
 
+#: a variance below this fraction of (mean^2 + total variance) is rounding residue
+ZERO_VARIANCE = 1e-24
+
+
+def zero_tolerance(stats: dict) -> np.ndarray:
+    """Per feature (d,), the variance below which a class or pooled variance is
+    rounding residue of the centring (merged statistics of a constant feature):
+    ``ZERO_VARIANCE * (max_k mean_kj^2 + total variance_j)``."""
+    scale = np.max(stats["mean"] ** 2, axis=0) + total_variance(stats)
+    return ZERO_VARIANCE * scale
+
+
 def default_scale(stats: dict) -> np.ndarray:
     """Scale-aware default prior variance per feature, all > 0.
 
     The pooled within-class variance; where it is 0 (feature constant within every
-    class) the total variance; where that is 0 too (constant feature, no class
-    information) 1e-9 times the largest positive value, or 1 if there is none.
+    class, up to rounding: :func:`zero_tolerance`) the total variance; where that is 0
+    too (constant feature, no class information) 1e-9 times the largest positive
+    value, or 1 if there is none.
     """
+    tol = zero_tolerance(stats)
     s = within_variance(stats)
-    s = np.where(s > 0, s, total_variance(stats))
+    s = np.where(s > tol, s, total_variance(stats))
+    s = np.where(s > tol, s, 0.0)
     positive = s[s > 0]
     floor = 1e-9 * positive.max() if positive.size else 1.0
     return np.where(s > 0, s, floor)
@@ -170,10 +239,18 @@ def label(labels: np.ndarray | None, k: int) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def sample_rows(stats: dict) -> np.ndarray:
+    """Rows of positive weight per class (K,): what an MLE's sample-size checks count,
+    so that a common factor on the weights changes nothing (the weighted count when
+    the statistics do not carry ``rows``)."""
+    return stats.get("rows", stats["count"])
+
+
 def require_samples(
     counts: np.ndarray, minimum: float, labels: np.ndarray | None, what: str
 ) -> None:
-    """Raise ``ValueError`` if some class has a weighted count below ``minimum``."""
+    """Raise ``ValueError`` if some class has fewer than ``minimum`` samples (rows of
+    positive weight, :func:`sample_rows`)."""
     low = np.flatnonzero(counts < minimum)
     if low.size:
         k = low[0]

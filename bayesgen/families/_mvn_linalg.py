@@ -97,3 +97,30 @@ def _qda_mahalanobis(Xc: np.ndarray, mc: np.ndarray, A: np.ndarray) -> np.ndarra
         np.square(Z, out=Z)
         np.sum(Z.reshape(*Z.shape[:-1], n_classes, d), axis=-1, out=out[..., start:stop, :])
     return out
+
+
+def mahalanobis(X: np.ndarray, mu: np.ndarray, cov: np.ndarray, *, tied: bool):
+    """(x_n - mu_k)^T Sigma_k^-1 (x_n - mu_k), (..., n, K), and log|Sigma_k|, (..., K).
+
+    With A_k = L_k^-T (Cholesky), the distance is ``||x^T A_k - mu_k^T A_k||^2``.
+    QDA: one product ``X @ [A_1 .. A_K]`` per block of rows. LDA: ``Z = X A``
+    (..., n, d) and the expansion ``||z||^2 - 2 z . (mu_k A) + ||mu_k A||^2``. X and
+    mu are first centred at the mean of the class means, which keeps both accurate.
+    """
+    d = mu.shape[-1]
+    A, logdet = _whiten(cov)
+    centre = mu.reshape(-1, d).mean(axis=0)
+    Xc = X - centre
+    mc = mu - centre
+    if not tied:
+        if A.ndim == 5 or (A.ndim == 4 and A.shape[0] > 1):
+            flat = A.reshape(-1, *A.shape[-3:])
+            dist = _qda_mahalanobis_draws(Xc, mc.reshape(-1, *mc.shape[-2:]), flat)
+            return dist.reshape(*A.shape[:-3], *dist.shape[1:]), logdet
+        return _qda_mahalanobis(Xc, mc, A), logdet
+    Z = Xc @ A  # (..., n, d)
+    MA = mc @ A  # (..., K, d)
+    out = np.einsum("...nd,...nd->...n", Z, Z)[..., None]
+    out = out - 2.0 * (Z @ _swap(MA))
+    out += np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
+    return out, np.broadcast_to(logdet[..., None], mu.shape[:-1])

@@ -18,6 +18,12 @@ Conjugate update (Murphy 2007, sec. 6)::
     a_n = a0 + N / 2,       b_n = b0 + S / 2 + kappa0 N (xbar - m0)^2 / (2 kappa_n)
 
 MAP is the joint mode: mu = m_n, sigma2 = b_n / (a_n + 3/2).
+
+Frame: the estimator gives this family internal coordinates z = (x - c) / s
+(:mod:`bayesgen.frame`) and sets :attr:`GaussianFamily.frame`; statistics, the prior,
+parameters and posteriors are then internal, user-given ``mean_prior``/``var_prior``
+are converted in :meth:`GaussianFamily.prior`, and :meth:`GaussianFamily.to_user`
+gives parameters in the units of X.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from bayesgen.families import _far
 from bayesgen.families import _gaussian_stats as gstats
+from bayesgen.families._far import attach_frame, user_to_internal
 
 LOG_2PI = np.log(2.0 * np.pi)
 
@@ -68,6 +76,11 @@ class GaussianFamily:
         self.var_dof = var_dof
         self.divisor = divisor
         self.labels: np.ndarray | None = None
+        self.frame = None  # bayesgen.frame.Frame of the internal coordinates, set at fit
+
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Every column is real-valued (transformed by the frame)."""
+        return np.ones(n_features, dtype=bool)
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -75,11 +88,13 @@ class GaussianFamily:
         return X
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted per-class count, mean and centred sum of squares, each (K, d)."""
-        return gstats.diagonal_stats(X, y, w, n_classes)
+        """Weighted per-class count, mean and centred sum of squares, each (K, d), the
+        rows of positive weight (K,) and the frame they are in (``loc``, ``scale``)."""
+        return attach_frame(gstats.diagonal_stats(X, y, w, n_classes), self.frame)
 
     def merge(self, a: dict, b: dict) -> dict:
-        """Combine the statistics of two disjoint data sets (Chan et al.'s update)."""
+        """Combine the statistics of two disjoint data sets (Chan et al.'s update),
+        whatever frames they were computed in (the result is in ``a``'s)."""
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
@@ -92,10 +107,18 @@ class GaussianFamily:
             raise ValueError(
                 f"var_dof must be > 2 (finite prior mean of the variance); got {self.var_dof!r}."
             )
-        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", gstats.overall_mean(stats))
-        s0 = gstats.resolve_vector(self.var_prior, d, "var_prior", gstats.default_scale(stats))
-        if np.any(s0 <= 0):
+        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
+        m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
+        s0 = gstats.resolve_vector(self.var_prior, d, "var_prior", None)
+        if s0 is not None and np.any(s0 <= 0):
             raise ValueError("var_prior must be > 0 for every feature.")
+        s0 = gstats.default_scale(stats) if s0 is None else user_to_internal(self, "var", s0)
+        if not np.all((s0 > 0) & np.isfinite(s0)):
+            raise ValueError(
+                "var_prior is out of the float64 range once expressed in the scale of the "
+                f"data (features {np.flatnonzero(~((s0 > 0) & np.isfinite(s0))).tolist()}); "
+                "give prior variances of the order of the data's."
+            )
         nu0 = float(self.var_dof)
         return {
             "m0": m0,
@@ -109,9 +132,15 @@ class GaussianFamily:
         """Per-class mean and variance with divisor N_k (or N_k - 1); needs N_k >= 2."""
         counts = stats["count"]
         ddof = gstats.check_divisor(self.divisor)
-        gstats.require_samples(counts, 2, self.labels, "GaussianNB method='mle'")
+        gstats.require_samples(gstats.sample_rows(stats), 2, self.labels,
+                               "GaussianNB method='mle'")
+        if ddof and np.any(counts <= ddof):
+            raise ValueError(
+                "GaussianNB divisor='unbiased' treats sample weights as replication "
+                "counts and needs a weighted count above 1 in every class; use divisor='n'."
+            )
         var = stats["m2"] / (counts - ddof)[:, None]
-        zero = var <= 0
+        zero = stats["m2"] <= gstats.zero_tolerance(stats) * counts[:, None]
         if zero.any():
             k, j = np.argwhere(zero)[0]
             raise ValueError(
@@ -205,6 +234,31 @@ class GaussianFamily:
     def attributes(self, params: dict) -> dict:
         """scikit-learn's fitted attribute names: ``theta_`` (means) and ``var_``."""
         return {"theta_": params["mu"], "var_": params["var"]}
+
+    # ----------------------------------------------------------------- frame
+    def to_user(self, params: dict) -> dict:
+        """Parameters (..., K, d) in the units of X: mu -> c + s mu, var -> s^2 var."""
+        if self.frame is None:
+            return params
+        convert = {"mu": self.frame.user_loc, "var": self.frame.user_var}
+        return {k: convert[k](v) if k in convert else v for k, v in params.items()}
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved prior in the units of X (for ``model_``): m0 -> c + s m0,
+        b0 -> s^2 b0."""
+        if self.frame is None:
+            return prior
+        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
+                    b0=self.frame.user_var(prior["b0"]))
+
+    def far_terms(self, far, params: dict):
+        """(a2, a1, a0) of far rows, each (..., m, K): log p(x | k) = t^2 a2 + t a1 + a0
+        (:mod:`bayesgen.frame`, :func:`._far.gaussian_terms`)."""
+        return _far.gaussian_terms(self, far, params)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data) of far rows, (m, K)."""
+        return _far.gaussian_predictive(far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:

@@ -13,16 +13,22 @@ log-likelihood over t = log h::
     v_il = w_l (l != i),   v_ii = w_i - u_i,   u_i = min(w_i, 1)
 
 Leaving out one *unit* of weight (``u_i``) rather than the whole point makes a
-sample weight of 2 the same as a duplicated row; with unit weights this is the
-usual ``sum_{l != i}`` criterion. MAP adds the log-normal prior
-``log h_kj ~ Normal(log s_kj, bandwidth_sd^2)`` centred on Silverman's rule of thumb
-``s_kj = 0.9 min(sd, IQR / 1.34) W_k^(-1/5)`` (weighted population sd, weighted
-inverted-CDF quartiles; sd alone when the IQR is 0) and maximises the posterior
-density of log h.
+sample weight of 2 the same as a duplicated row (MAP, MCMC: weights are replication
+counts); with unit weights this is the usual ``sum_{l != i}`` criterion. The MLE
+divides the weights by the smallest one first, so that only relative weights matter.
+
+Frame: X, the points and the bandwidths are in the internal coordinates z = (x - c) / s
+set by the estimator (``frame``); :meth:`KernelFamily.to_user` converts.
+
+MAP adds the log-normal prior ``log h_kj ~ Normal(log s_kj, bandwidth_sd^2)`` centred on
+Silverman's rule of thumb ``s_kj = 0.9 min(sd, IQR / 1.34) W_k^(-1/5)`` (weighted
+population sd, weighted inverted-CDF quartiles; sd alone when the IQR is 0) and
+maximises the posterior density of log h.
 
 The search runs over the bracket ``[s_kj / 1000, 10 s_kj]``: a grid of 13 points in
-log h, then golden-section refinement around the best grid point, vectorised over
-features (one loop over classes). When the LOO objective is unbounded as h -> 0
+log h, golden-section refinement around the best grid point, then Newton steps on the
+analytic derivative (:mod:`bayesgen.families._kernel_fit`), vectorised over features
+(one loop over classes). When the LOO objective is unbounded as h -> 0
 (every value of the class has a duplicate) the answer is the lower end ``s_kj / 1000``.
 A class/feature with zero spread gets ``s_kj = 1e-3`` times the feature's overall sd
 (``1e-9`` times the largest sd over features if the feature is constant), so every
@@ -45,14 +51,19 @@ from typing import ClassVar
 
 import numpy as np
 
+from bayesgen.families import _far
 from bayesgen.families import _gaussian_stats as gstats
+from bayesgen.families._far import attach_frame
+from bayesgen.families._kernel_fit import (  # noqa: F401 (_loo re-exported for tests)
+    _loo,
+    _loo_slope,
+    _maximise,
+    _weighted_sd,
+    silverman,
+)
 
 LOG_2PI = np.log(2.0 * np.pi)
 _BUDGET = 4_000_000  # doubles per temporary block (~32 MB)
-_GRID = 13
-_GOLDEN_STEPS = 34
-_INVPHI = (np.sqrt(5.0) - 1.0) / 2.0
-_LOW, _HIGH = np.log(1e-3), np.log(10.0)
 NO_CONJUGATE = (
     "KernelNB has no conjugate prior; use method='mcmc' for posterior inference on the "
     "bandwidths (or method='mle'/'map' for point estimates)."
@@ -75,95 +86,6 @@ def _fixed(params: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
-def _weighted_sd(P: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Weighted population sd per column, (d,): sqrt(sum w (x - mean)^2 / W)."""
-    W = w.sum()
-    mean = w @ P / W
-    return np.sqrt(np.maximum(w @ (P - mean) ** 2 / W, 0.0))
-
-
-def silverman(stats: dict) -> np.ndarray:
-    """Silverman's rule-of-thumb bandwidth per class and feature, (K, d), all > 0.
-
-    ``0.9 min(sd, IQR / 1.34) W_k^(-1/5)`` with the weighted population sd and the
-    weighted inverted-CDF quartiles (both consistent with duplicated rows); the sd
-    alone where the IQR is 0. Zero spread (or an empty class) is floored at 1e-3
-    times the feature's overall weighted sd; a constant feature at 1e-9 times the
-    largest overall sd (1 if every feature is constant).
-    """
-    X, y, w = stats["X"], stats["y"], stats["w"]
-    K, d = stats["count"].shape[0], X.shape[1]
-    overall = _weighted_sd(X, w) if X.shape[0] else np.zeros(d)
-    positive = overall[overall > 0]
-    overall = np.where(overall > 0, overall, 1e-9 * positive.max() if positive.size else 1.0)
-    h = np.zeros((K, d))
-    for k in range(K):
-        rows = y == k
-        if not rows.any():
-            continue
-        P, wk = X[rows], w[rows]
-        sd = _weighted_sd(P, wk)
-        q = np.quantile(P, [0.25, 0.75], axis=0, weights=wk, method="inverted_cdf")
-        iqr = (q[1] - q[0]) / 1.34
-        spread = np.where(iqr > 0, np.minimum(sd, iqr), sd)
-        h[k] = 0.9 * spread * wk.sum() ** -0.2
-    return np.where(h > 0, h, 1e-3 * overall)
-
-
-def _logsumexp_last(a: np.ndarray) -> np.ndarray:
-    """log sum exp over the last axis, overwriting ``a`` (shifted by the row maximum).
-
-    Rows that are ``-inf`` throughout give ``-inf`` (never NaN).
-    """
-    top = a.max(axis=-1)
-    top = np.where(np.isfinite(top), top, 0.0)
-    a -= top[..., None]
-    np.exp(a, out=a)
-    with np.errstate(divide="ignore"):
-        return np.log(a.sum(axis=-1)) + top
-
-
-def _loo(Pt: np.ndarray, w: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Weighted LOO log-likelihood of one class for log-bandwidths ``t`` (d,); returns (d,).
-
-    ``Pt`` (d, n) points of the class (features first), weights ``w`` (n,) > 0; the
-    terms are log-sum-exps (:func:`_kde_sums`), so tiny bandwidths give no NaN.
-    """
-    u = np.minimum(w, 1.0)
-    with np.errstate(divide="ignore"):
-        log_self = np.log(w - u)  # v_ii = w_i - u_i
-    terms = _kde_sums(Pt, Pt, np.log(w), np.exp(t)[None], np.arange(w.size), log_self, True)
-    return (terms[0] - np.log(w.sum() - u)) @ w - w.sum() * (t + 0.5 * LOG_2PI)
-
-
-def _maximise(objective, centre: np.ndarray) -> np.ndarray:
-    """Maximise ``objective(t) -> (d,)`` over t in [log c + log 1e-3, log c + log 10] per entry.
-
-    A grid of ``_GRID`` points, then golden-section search between the best grid
-    point's neighbours, vectorised over the d entries. Returns the maximiser (d,).
-    """
-    grid = np.log(centre) + np.linspace(_LOW, _HIGH, _GRID)[:, None]
-    values = np.stack([objective(t) for t in grid])
-    cols = np.arange(centre.size)
-    best = values.argmax(axis=0)
-    t_best, f_best = grid[best, cols], values[best, cols]
-    a = grid[np.maximum(best - 1, 0), cols]
-    b = grid[np.minimum(best + 1, _GRID - 1), cols]
-    c, e = b - _INVPHI * (b - a), a + _INVPHI * (b - a)
-    fc, fe = objective(c), objective(e)
-    for _ in range(_GOLDEN_STEPS):
-        left = fc >= fe  # the maximum lies in [a, e]
-        b = np.where(left, e, b)
-        a = np.where(left, a, c)
-        new = np.where(left, b - _INVPHI * (b - a), a + _INVPHI * (b - a))
-        f_new = objective(new)
-        c, e = np.where(left, new, e), np.where(left, c, new)
-        fc, fe = np.where(left, f_new, fe), np.where(left, fc, f_new)
-    t = np.where(fc >= fe, c, e)
-    f = np.maximum(fc, fe)
-    return np.where(f >= f_best, t, t_best)
-
-
 class KernelFamily:
     """Per-class, per-feature Gaussian KDE whose bandwidths are the parameters.
 
@@ -180,6 +102,11 @@ class KernelFamily:
     def __init__(self, *, bandwidth_sd: float = 1.0) -> None:
         self.bandwidth_sd = bandwidth_sd
         self.labels: np.ndarray | None = None
+        self.frame = None  # bayesgen.frame.Frame of the internal coordinates, set at fit
+
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Every column is real-valued (transformed by the frame)."""
+        return np.ones(n_features, dtype=bool)
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -192,26 +119,33 @@ class KernelFamily:
         Rows of weight 0 are dropped (they add nothing to any KDE); ``row`` (n,) holds
         the positions of the kept rows among the ``n_rows`` rows given (so that
         :meth:`train_log_lik` can find each training row's own kernel). ``count`` (K,)
-        is the weighted class count.
+        is the weighted class count; ``loc``, ``scale`` the frame of X.
         """
         keep = w > 0
         y = np.asarray(y, dtype=np.intp)[keep]
         w = np.asarray(w, dtype=np.float64)[keep]
-        return {
+        return attach_frame({
             "count": np.bincount(y, weights=w, minlength=n_classes).astype(np.float64),
             "X": np.array(X[keep], dtype=np.float64),
             "y": y,
             "w": w,
             "row": np.flatnonzero(keep),
             "n_rows": int(keep.size),
-        }
+        }, self.frame)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union (the rows of ``a`` then those of ``b``): the points of
-        both sets, counts added, ``b``'s row positions shifted by ``a``'s ``n_rows``."""
+        both sets, counts added, ``b``'s row positions shifted by ``a``'s ``n_rows``;
+        ``b``'s points are re-expressed in ``a``'s frame first (z = r z_b + o)."""
+        Xb = b["X"]
+        if "loc" in a and "loc" in b:
+            r = b["scale"] / a["scale"]
+            Xb = Xb * r + (b["loc"] - a["loc"]) / a["scale"]
+        frame = {"loc": a["loc"], "scale": a["scale"]} if "loc" in a else {}
         return {
+            **frame,
             "count": a["count"] + b["count"],
-            "X": np.concatenate([a["X"], b["X"]]),
+            "X": np.concatenate([a["X"], Xb]),
             "y": np.concatenate([a["y"], b["y"]]),
             "w": np.concatenate([a["w"], b["w"]]),
             "row": np.concatenate([a["row"], b["row"] + a["n_rows"]]),
@@ -255,16 +189,30 @@ class KernelFamily:
                 penalty = 0.0 if sd is None else 0.5 * ((t - log_c) / sd) ** 2
                 return _loo(P, wk, t) - penalty
 
-            h[k] = np.exp(_maximise(objective, centre[k]))
+            def slope(t, P=P, wk=wk, log_c=log_c):
+                f1, f2 = _loo_slope(P, wk, t)
+                if sd is None:
+                    return f1, f2
+                return f1 - (t - log_c) / sd**2, f2 - 1.0 / sd**2
+
+            h[k] = np.exp(_maximise(objective, centre[k], slope))
         return {"bandwidth": h, **self.fixed_params(stats)}
 
     def mle(self, stats: dict) -> dict:
-        """Bandwidths maximising the weighted LOO log-likelihood, (K, d), plus the data."""
+        """Bandwidths maximising the weighted LOO log-likelihood, (K, d), plus the data.
+
+        Only relative weights matter: the weights are divided by the smallest one (unit
+        weights stay 1), so each point leaves min(w_i / w_min, 1) of its weight out of
+        its own kernel and a common factor on the weights changes nothing."""
+        if stats["w"].size:
+            unit = stats["w"].min()
+            stats = dict(stats, w=stats["w"] / unit, count=stats["count"] / unit)
         self._require_points(stats, "KernelNB")
         return self._fit(stats, silverman(stats), None)
 
     def map(self, stats: dict, prior: dict) -> dict:
-        """Mode in log h of LOO(h) + log Normal(log h; log centre, sd^2), (K, d)."""
+        """Mode in log h of LOO(h) + log Normal(log h; log centre, sd^2), (K, d);
+        weights are replication counts (each point leaves min(w_i, 1) out)."""
         self._require_points(stats, "KernelNB")
         return self._fit(stats, prior["centre"], prior["sd"])
 
@@ -342,6 +290,30 @@ class KernelFamily:
         """``bandwidth_`` (K, d): the fitted bandwidths."""
         return {"bandwidth_": params["bandwidth"]}
 
+    # ----------------------------------------------------------------- frame
+    def to_user(self, params: dict) -> dict:
+        """Entries present in ``params`` in the units of X: bandwidth -> s h, the
+        training points -> c + s p."""
+        if self.frame is None:
+            return params
+        out = dict(params)
+        if "bandwidth" in params:
+            with np.errstate(over="ignore"):
+                out["bandwidth"] = params["bandwidth"] * self.frame.scale
+        if "points" in params:
+            out["points"] = self.frame.user(params["points"])
+        return out
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved prior in the units of X (for ``model_``): centre -> s centre."""
+        if self.frame is None:
+            return prior
+        return dict(prior, centre=prior["centre"] * self.frame.scale)
+
+    def far_terms(self, far, params: dict):
+        """(a2, a1, a0) of far rows, (..., m, K) each (:func:`._far.kernel_terms`)."""
+        return _far.kernel_terms(far, params)
+
     # ------------------------------------------------------------------ PyMC
     def fixed_params(self, stats: dict) -> dict:
         """The non-random ``params`` entries, as the point fits store them: the training
@@ -374,6 +346,19 @@ class KernelFamily:
         from bayesgen.families import _kernel_pymc
 
         return _kernel_pymc.stats_loglik(self, params, stats)
+
+
+def _logsumexp_last(a: np.ndarray) -> np.ndarray:
+    """log sum exp over the last axis, overwriting ``a`` (shifted by the row maximum).
+
+    Rows that are ``-inf`` throughout give ``-inf`` (never NaN).
+    """
+    top = a.max(axis=-1)
+    top = np.where(np.isfinite(top), top, 0.0)
+    a -= top[..., None]
+    np.exp(a, out=a)
+    with np.errstate(divide="ignore"):
+        return np.log(a.sum(axis=-1)) + top
 
 
 def _kde_sums(Xt: np.ndarray, Pt: np.ndarray, log_w: np.ndarray, h: np.ndarray,

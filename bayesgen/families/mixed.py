@@ -28,17 +28,13 @@ training rows live in :mod:`bayesgen.families._mixed_pymc`.
 
 from __future__ import annotations
 
-import inspect
 import numbers
 from typing import Any
 
 import numpy as np
 
-from bayesgen.families import _mixed_pymc, get_family
-
-NAMES = ("gaussian", "bernoulli", "multinomial", "categorical", "poisson", "kernel")
-DISCRETE = ("bernoulli", "multinomial", "categorical")
-_USAGE = "families=[(name, columns), ...] or [(name, columns, options), ...]"
+from bayesgen.families import _far, _mixed_pymc, _mixed_spec
+from bayesgen.families._mixed_spec import DISCRETE, NAMES  # noqa: F401 (public names)
 
 
 class MixedFamily:
@@ -75,6 +71,7 @@ class MixedFamily:
         self.feature_names = None if feature_names is None else list(feature_names)
         self.n_features = n_features
         self._labels: np.ndarray | None = None
+        self._frame = None
         self.parts_: list[dict] | None = None
 
     # ------------------------------------------------------- specification
@@ -82,7 +79,7 @@ class MixedFamily:
     def positive_only(self) -> bool:
         """True only when every part is positive-only (False if the spec is invalid)."""
         try:
-            return all(bool(part.positive_only) for _, part in self._instances())
+            return all(bool(part.positive_only) for _, part in _mixed_spec.instances(self))
         except (ValueError, TypeError):
             return False
 
@@ -97,84 +94,32 @@ class MixedFamily:
         for part in self.parts_ or []:
             part["family"].labels = value
 
-    def _entries(self) -> list[tuple[str, Any, dict]]:
-        """The validated ``(name, columns, options)`` triples of ``families``."""
-        spec = self.families
-        if not isinstance(spec, (list, tuple)) or len(spec) == 0:
-            raise ValueError(
-                f"MixedNB needs {_USAGE}, with every column in exactly one part; got {spec!r}."
-            )
-        out = []
-        for p, entry in enumerate(spec):
-            if not isinstance(entry, (tuple, list)) or len(entry) not in (2, 3):
-                raise ValueError(
-                    f"families[{p}] must be (name, columns[, options]); got {entry!r}."
-                )
-            name, columns = entry[0], entry[1]
-            options = entry[2] if len(entry) == 3 else None
-            if not isinstance(name, str) or name not in NAMES:
-                raise ValueError(
-                    f"families[{p}]: unknown family {name!r}; choose one of {list(NAMES)}."
-                )
-            if options is None:
-                options = {}
-            if not isinstance(options, dict):
-                raise ValueError(f"families[{p}]: options must be a dict; got {options!r}.")
-            out.append((name, columns, dict(options)))
-        return out
+    @property
+    def frame(self):
+        """The frame of the internal coordinates (:mod:`bayesgen.frame`); setting it
+        gives every real-valued part (Gaussian, kernel) its columns' frame."""
+        return getattr(self, "_frame", None)
 
-    def _instances(self) -> list[tuple[str, Any]]:
-        """One configured family instance per part, as ``(name, family)``."""
-        parts = []
-        for p, (name, _, options) in enumerate(self._entries()):
-            cls = get_family(name)
-            accepted = [
-                q.name
-                for q in inspect.signature(cls).parameters.values()
-                if q.kind == q.KEYWORD_ONLY
-            ]
-            unknown = sorted(set(options) - set(accepted))
-            if unknown:
-                raise ValueError(
-                    f"families[{p}] ({name!r}): unknown option(s) {unknown}; the {name} "
-                    f"family accepts {accepted}."
-                )
-            if name in DISCRETE and "alpha" not in options:
-                options["alpha"] = self.alpha
-            parts.append((name, cls(**options)))
-        return parts
+    @frame.setter
+    def frame(self, value) -> None:
+        self._frame = value
+        for part in self.parts_ or []:
+            if hasattr(part["family"], "real_columns"):
+                part["family"].frame = None if value is None else value.sub(part["columns"])
 
-    def _column(self, c: Any, p: int, n_features: int) -> int:
-        """Position of one column given as an integer position or a column name."""
-        if isinstance(c, (numbers.Integral, np.integer)) and not isinstance(c, (bool, np.bool_)):
-            if not 0 <= int(c) < n_features:
-                raise ValueError(
-                    f"families[{p}]: column position {int(c)} is out of range; X has "
-                    f"{n_features} columns (0..{n_features - 1})."
-                )
-            return int(c)
-        if isinstance(c, str):
-            if self.feature_names is None:
-                raise ValueError(
-                    f"families[{p}]: column name {c!r} needs X to be a DataFrame with "
-                    "string column names; use integer positions otherwise."
-                )
-            if c not in self.feature_names:
-                raise ValueError(
-                    f"families[{p}]: unknown column {c!r}; X has columns {self.feature_names}."
-                )
-            return self.feature_names.index(c)
-        raise ValueError(f"families[{p}]: a column must be an int position or a name; got {c!r}.")
-
-    def _describe(self, positions) -> list:
-        names = self.feature_names
-        return [names[j] if names is not None else int(j) for j in positions]
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Columns of the real-valued parts (the others keep the identity frame)."""
+        real = np.zeros(n_features, dtype=bool)
+        for part in self._resolve(n_features):
+            if hasattr(part["family"], "real_columns"):
+                real[part["columns"]] = True
+        return real
 
     def _resolve(self, n_features: int) -> list[dict]:
         """Validate the specification and build ``parts_`` (once)."""
         if self.parts_ is not None:
             return self.parts_
-        entries, instances = self._entries(), self._instances()
+        entries, instances = _mixed_spec.entries(self), _mixed_spec.instances(self)
         parts = []
         for p, ((name, columns, _), (_, family)) in enumerate(zip(entries, instances, strict=True)):
             if isinstance(columns, (str, numbers.Integral, np.integer)):
@@ -187,19 +132,20 @@ class MixedFamily:
                 ) from None
             if not items:
                 raise ValueError(f"families[{p}] ({name!r}) has no columns; give it at least one.")
-            cols = np.array([self._column(c, p, n_features) for c in items], dtype=np.intp)
+            cols = np.array([_mixed_spec.column(self, c, p, n_features) for c in items],
+                            dtype=np.intp)
             family.labels = self._labels
             parts.append({"name": name, "prefix": f"{name}{p}", "family": family, "columns": cols})
         used = np.bincount(np.concatenate([q["columns"] for q in parts]), minlength=n_features)
         if np.any(used > 1):
             raise ValueError(
-                f"Columns {self._describe(np.flatnonzero(used > 1))} are in more than one part "
-                "of families; every column must be in exactly one part."
+                f"Columns {_mixed_spec.describe(self, np.flatnonzero(used > 1))} are in more "
+                "than one part of families; every column must be in exactly one part."
             )
         if np.any(used == 0):
             raise ValueError(
-                f"Columns {self._describe(np.flatnonzero(used == 0))} are in no part of "
-                "families; every column must be in exactly one part."
+                f"Columns {_mixed_spec.describe(self, np.flatnonzero(used == 0))} are in no "
+                "part of families; every column must be in exactly one part."
             )
         self.parts_ = parts
         return parts
@@ -387,6 +333,30 @@ class MixedFamily:
             for q, features in zip(self._parts(), map(self._features, self._parts()), strict=True)
         ]
         return out
+
+    # ----------------------------------------------------------------- frame
+    def to_user(self, params: dict) -> dict:
+        """The parameters present in ``params`` in the units of X, part by part."""
+        return self._namespaced([
+            q["family"].to_user(sub) if hasattr(q["family"], "to_user") else sub
+            for q, sub in zip(self._parts(), self._split(params), strict=True)
+        ])
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved priors of the parts in the units of X (for ``model_``)."""
+        return {"parts": [
+            q["family"].prior_to_user(pr) if hasattr(q["family"], "prior_to_user") else pr
+            for q, pr in zip(self._parts(), prior["parts"], strict=True)
+        ]}
+
+    def far_terms(self, far, params: dict):
+        """(a2, a1, a0) of far rows, summed over the parts (:func:`._far.mixed_terms`)."""
+        return _far.mixed_terms(self, far, params)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form predictive log-density of far rows, summed over the parts."""
+        self._require_conjugate()
+        return _far.mixed_predictive(self, far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:

@@ -28,6 +28,10 @@ Conjugate update (Murphy 2007, sec. 9), with N = sum_k N_k::
 
 Joint posterior modes: QDA Sigma_k = Psi_k / (nu_k + d + 2); LDA Sigma = Psi / (nu + d + 1
 + K) (each of the K class means adds a factor |Sigma|^-1/2); mu_k = m_k in both.
+
+Frame: as the Gaussian family (:mod:`bayesgen.families.gaussian`), everything here is
+in the internal coordinates z = (x - c) / s set by the estimator (``frame``);
+``mean_prior`` and ``cov_prior`` are given in the units of X and converted.
 """
 
 from __future__ import annotations
@@ -36,20 +40,14 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen.families import _far
 from bayesgen.families import _gaussian_stats as gstats
-from bayesgen.families._mvn_linalg import (
-    _cholesky,
-    _qda_mahalanobis,
-    _qda_mahalanobis_draws,
-    _scalar,
-    _swap,
-    _whiten,
-)
+from bayesgen.families._far import attach_frame, user_to_internal
+from bayesgen.families._mvn_checks import check_nonsingular, draw_niw, resolve_cov_prior
+from bayesgen.families._mvn_linalg import _cholesky, _scalar, _swap, _whiten, mahalanobis
 from bayesgen.families._niw_evidence import evidence_dof
 
 LOG_2PI = np.log(2.0 * np.pi)
-# A covariance whose correlation matrix has an eigenvalue below this is treated as singular.
-_SINGULAR_TOL = 1e-12
 #: covariance priors of the PyMC models (model_ and method="mcmc")
 COVARIANCE_PRIORS = ("niw", "lkj")
 
@@ -111,6 +109,7 @@ class MVNFamily:
         self.cov_dof = cov_dof
         self.divisor = divisor
         self.labels: np.ndarray | None = None
+        self.frame = None  # bayesgen.frame.Frame of the internal coordinates, set at fit
         cov_dims = ("feature", "feature_bis") if self.tied else ("class", "feature", "feature_bis")
         self.param_dims = {"mu": ("class", "feature"), "cov": cov_dims}
 
@@ -118,17 +117,24 @@ class MVNFamily:
     def _who(self) -> str:
         return "LDA" if self.tied else "QDA"
 
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Every column is real-valued (transformed by the frame)."""
+        return np.ones(n_features, dtype=bool)
+
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
         """Real-valued features: nothing beyond finiteness (checked by the caller)."""
         return X
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied."""
-        return gstats.scatter_stats(X, y, w, n_classes, tied=self.tied)
+        """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied, rows
+        of positive weight (K,) and the frame (``loc``, ``scale``)."""
+        return attach_frame(gstats.scatter_stats(X, y, w, n_classes, tied=self.tied),
+                            self.frame)
 
     def merge(self, a: dict, b: dict) -> dict:
-        """Combine the statistics of two disjoint data sets (Chan et al.'s update)."""
+        """Combine the statistics of two disjoint data sets (Chan et al.'s update),
+        whatever frames they were computed in (the result is in ``a``'s)."""
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
@@ -160,35 +166,22 @@ class MVNFamily:
                 f"cov_dof must be > d + 1 = {d + 1} (finite prior mean of the covariance); "
                 f"got {self.cov_dof!r}. Leave it None for d + 2, or 'auto'."
             )
-        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", gstats.overall_mean(stats))
-        S0 = self._resolve_cov_prior(stats, d)
+        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
+        m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
+        S0 = resolve_cov_prior(self.cov_prior, stats, d)
+        if self.cov_prior is not None:
+            S0 = user_to_internal(self, "cov", S0)
+            diag = np.diagonal(S0)
+            if not (np.all(np.isfinite(S0)) and np.all(diag > 0)):
+                raise ValueError(
+                    "cov_prior is out of the float64 range once expressed in the scale of "
+                    f"the data (features {np.flatnonzero(~(diag > 0)).tolist()}); give "
+                    "prior variances of the order of the data's."
+                )
+            _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
         if auto:
             nu0 = evidence_dof(stats, m0, kappa0, S0, tied=self.tied)
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
-
-    def _resolve_cov_prior(self, stats: dict, d: int) -> np.ndarray:
-        value = self.cov_prior
-        if value is None:
-            return np.diag(gstats.default_scale(stats))
-        S0 = np.asarray(value, dtype=np.float64)
-        if S0.ndim < 2:
-            s0 = gstats.resolve_vector(S0, d, "cov_prior", S0)
-            if np.any(s0 <= 0):
-                raise ValueError("cov_prior (prior variances) must be > 0 for every feature.")
-            return np.diag(s0)
-        scale = np.abs(S0).max() if S0.size and np.all(np.isfinite(S0)) else 0.0
-        if (
-            S0.shape != (d, d)
-            or scale == 0
-            or not np.allclose(S0, S0.T, rtol=0, atol=1e-12 * scale)
-        ):
-            raise ValueError(
-                f"cov_prior must be a vector of {d} variances or a finite symmetric "
-                f"({d}, {d}) matrix; got shape {S0.shape}."
-            )
-        S0 = (S0 + S0.T) / 2.0
-        _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
-        return S0
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
@@ -198,61 +191,42 @@ class MVNFamily:
         (QDA: N_k <= d; LDA: N_k = 0 or N <= K) or the covariance is singular.
         """
         counts = stats["count"]
+        rows = gstats.sample_rows(stats)
         n_classes, d = stats["mean"].shape
         ddof = gstats.check_divisor(self.divisor)
+        if ddof and np.any(counts <= (n_classes if self.tied else 1)):
+            raise ValueError(
+                f"{self._who} divisor='unbiased' treats sample weights as replication "
+                "counts and needs weighted counts above the classes' number of means; "
+                "use divisor='n'."
+            )
         if self.tied:
-            empty = np.flatnonzero(counts <= 0)
+            empty = np.flatnonzero(rows <= 0)
             if empty.size:
                 raise ValueError(
                     f"LDA method='mle' needs samples in every class; class "
                     f"{gstats.label(self.labels, empty[0])} has none. Use method='map'."
                 )
-            total = counts.sum()
-            if total <= n_classes:
+            if rows.sum() <= n_classes:
                 raise ValueError(
-                    f"LDA method='mle' needs more samples ({total:g}) than classes "
+                    f"LDA method='mle' needs more samples ({rows.sum():g}) than classes "
                     f"({n_classes}) to estimate the covariance. Use method='map'."
                 )
-            cov = stats["scatter"] / (total - ddof * n_classes)
+            cov = stats["scatter"] / (counts.sum() - ddof * n_classes)
         else:
-            low = np.flatnonzero(counts <= d)
+            low = np.flatnonzero(rows <= d)
             if low.size:
                 k = low[0]
                 raise ValueError(
                     f"QDA method='mle' needs more than d = {d} samples in every class (a "
                     f"class covariance has rank at most N_k - 1); class "
-                    f"{gstats.label(self.labels, k)} has {counts[k]:g}. Use method='map', "
+                    f"{gstats.label(self.labels, k)} has {rows[k]:g}. Use method='map', "
                     "whose prior keeps every covariance positive definite."
                 )
             cov = stats["scatter"] / (counts - ddof)[:, None, None]
-        self._check_nonsingular(cov)
+        tol = gstats.zero_tolerance(stats)
+        check_nonsingular(cov, tol, self.labels, tied=self.tied)
         return {"mu": stats["mean"].copy(), "cov": cov}
-
-    def _check_nonsingular(self, cov: np.ndarray) -> None:
-        """ValueError for a constant feature or collinear features (per class)."""
-        stack = cov.reshape(-1, *cov.shape[-2:])
-        names = [f"within class {gstats.label(self.labels, k)}" for k in range(len(stack))]
-        where = ["within every class"] if self.tied else names
-        diag = np.diagonal(stack, axis1=-2, axis2=-1)
-        if np.any(diag <= 0):
-            k, j = np.argwhere(diag <= 0)[0]
-            raise ValueError(
-                f"{self._who} method='mle': feature {j} is constant {where[k]}, so the "
-                "covariance is singular and the likelihood unbounded. Drop the feature or "
-                "use method='map', whose prior keeps the covariance positive definite."
-            )
-        inv_sd = 1.0 / np.sqrt(diag)
-        corr = stack * inv_sd[:, :, None] * inv_sd[:, None, :]
-        evals, evecs = np.linalg.eigh(corr)
-        bad = np.flatnonzero(evals[:, 0] <= _SINGULAR_TOL)
-        if bad.size:
-            k = bad[0]
-            v = np.abs(evecs[k, :, 0])
-            feats = np.flatnonzero(v > 0.1 * v.max()).tolist()
-            raise ValueError(
-                f"{self._who} method='mle': the covariance {where[k]} is singular: features "
-                f"{feats} are collinear. Drop redundant features or use method='map'."
-            )
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Normal-Inverse-Wishart posterior hyper-parameters.
@@ -293,36 +267,10 @@ class MVNFamily:
         return {"mu": post["m"], "cov": cov}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws, vectorised.
-
-        Sigma ~ IW(Psi, nu) by the Bartlett decomposition: with Psi = C C^T and A lower
-        triangular, A_ii^2 ~ chi2(nu - i) (i = 0..d-1), A_ij ~ N(0, 1) below the
-        diagonal, Sigma^-1 = C^-T A A^T C^-1 ~ Wishart(Psi^-1, nu), so
-        Sigma = T^T T with T = A^-1 C^T. Then mu_k = m_k + T^T z_k / sqrt(kappa_k),
-        z_k ~ N(0, I), i.e. mu_k ~ N(m_k, Sigma / kappa_k).
-
-        Returns
-        -------
-        dict
-            ``mu`` (size, K, d) and ``cov`` (size, K, d, d) (QDA) or (size, d, d) (LDA).
-        """
-        m, Psi = post["m"], post["Psi"]
-        n_classes, d = m.shape
-        batch = (size, *Psi.shape[:-2])
-        C = _cholesky(Psi, "The posterior scale Psi")
-        nu = np.broadcast_to(np.asarray(post["nu"], dtype=np.float64), batch[1:])
-        df = nu[..., None] - np.arange(d)
-        A = np.tril(rng.standard_normal((*batch, d, d)), -1)
-        idx = np.arange(d)
-        A[..., idx, idx] = np.sqrt(2.0 * rng.standard_gamma(df / 2.0, size=(*batch, d)))
-        T = np.linalg.solve(A, np.broadcast_to(_swap(C), A.shape))
-        cov = _swap(T) @ T
-        z = rng.standard_normal((size, n_classes, d)) / np.sqrt(post["kappa"])[:, None]
-        if self.tied:
-            mu = m + z @ T
-        else:
-            mu = m + (z[..., None, :] @ T)[..., 0, :]
-        return {"mu": mu, "cov": (cov + _swap(cov)) / 2.0}
+        """``size`` i.i.d. posterior draws by the Bartlett decomposition
+        (:func:`._mvn_checks.draw_niw`): ``mu`` (size, K, d) and ``cov``
+        (size, K, d, d) (QDA) or (size, d, d) (LDA)."""
+        return draw_niw(post, size, rng, tied=self.tied)
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
         """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
@@ -335,7 +283,7 @@ class MVNFamily:
         from scipy.special import gammaln
 
         d = X.shape[1]
-        maha, logdet = self._mahalanobis(X, post["m"], post["Psi"])
+        maha, logdet = mahalanobis(X, post["m"], post["Psi"], tied=self.tied)
         kappa = post["kappa"]
         df = np.asarray(post["nu"], dtype=np.float64) - d + 1.0
         log_scale = logdet + d * np.log((kappa + 1.0) / (kappa * df))
@@ -345,32 +293,6 @@ class MVNFamily:
         return const - 0.5 * (df + d) * np.log1p(maha * (kappa / (kappa + 1.0)))
 
     # ------------------------------------------------------------ likelihood
-    def _mahalanobis(self, X: np.ndarray, mu: np.ndarray, cov: np.ndarray):
-        """(x_n - mu_k)^T Sigma_k^-1 (x_n - mu_k), (..., n, K), and log|Sigma_k|, (..., K).
-
-        With A_k = L_k^-T (Cholesky), the distance is ``||x^T A_k - mu_k^T A_k||^2``.
-        QDA: one product ``X @ [A_1 .. A_K]`` per block of rows. LDA: ``Z = X A``
-        (..., n, d) and the expansion ``||z||^2 - 2 z . (mu_k A) + ||mu_k A||^2``. X and
-        mu are first centred at the mean of the class means, which keeps both accurate.
-        """
-        d = mu.shape[-1]
-        A, logdet = _whiten(cov)
-        centre = mu.reshape(-1, d).mean(axis=0)
-        Xc = X - centre
-        mc = mu - centre
-        if not self.tied:
-            if A.ndim == 5 or (A.ndim == 4 and A.shape[0] > 1):
-                flat = A.reshape(-1, *A.shape[-3:])
-                dist = _qda_mahalanobis_draws(Xc, mc.reshape(-1, *mc.shape[-2:]), flat)
-                return dist.reshape(*A.shape[:-3], *dist.shape[1:]), logdet
-            return _qda_mahalanobis(Xc, mc, A), logdet
-        Z = Xc @ A  # (..., n, d)
-        MA = mc @ A  # (..., K, d)
-        out = np.einsum("...nd,...nd->...n", Z, Z)[..., None]
-        out = out - 2.0 * (Z @ _swap(MA))
-        out += np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
-        return out, np.broadcast_to(logdet[..., None], mu.shape[:-1])
-
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """log N(x_n; mu_k, Sigma_k) for every row and class.
 
@@ -390,7 +312,7 @@ class MVNFamily:
         -------
         ndarray of shape (..., n, K)
             ``-1/2 [(x - mu_k)^T Sigma_k^-1 (x - mu_k) + log|Sigma_k| + d log 2pi]``,
-            see :meth:`_mahalanobis`.
+            see :func:`._mvn_linalg.mahalanobis`.
         """
         mu, cov = params["mu"], params["cov"]
         d = mu.shape[-1]
@@ -398,7 +320,7 @@ class MVNFamily:
             A, _ = _whiten(cov)
             MA = mu @ A  # (..., K, d)
             return X @ (A @ _swap(MA)) - 0.5 * np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
-        out, logdet = self._mahalanobis(X, mu, cov)
+        out, logdet = mahalanobis(X, mu, cov, tied=self.tied)
         out += logdet[..., None, :]
         if full:
             out += d * LOG_2PI
@@ -427,6 +349,30 @@ class MVNFamily:
         """``means_`` (K, d); ``covariance_``: list of K (d, d) (QDA) or (d, d) (LDA)."""
         cov = params["cov"]
         return {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
+
+    # ----------------------------------------------------------------- frame
+    def to_user(self, params: dict) -> dict:
+        """Parameters in the units of X: mu -> c + s mu, cov -> S cov S (S = diag s)."""
+        if self.frame is None:
+            return params
+        convert = {"mu": self.frame.user_loc, "cov": self.frame.user_cov}
+        return {k: convert[k](v) if k in convert else v for k, v in params.items()}
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved prior in the units of X (for ``model_``): m0 -> c + s m0,
+        Psi0 -> S Psi0 S."""
+        if self.frame is None:
+            return prior
+        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
+                    Psi0=self.frame.user_cov(prior["Psi0"]))
+
+    def far_terms(self, far, params: dict):
+        """(a2, a1, a0) of far rows, (..., m, K) each (:func:`._far.mvn_terms`)."""
+        return _far.mvn_terms(self, far, params)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log-density of far rows, (m, K)."""
+        return _far.mvn_predictive(self, far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
