@@ -267,7 +267,7 @@ def far_scores(log_t: np.ndarray, a2: np.ndarray, a1: np.ndarray, a0: np.ndarray
 def check_finite_user(values: dict[str, Any], who: str) -> None:
     """Warn when fitted attributes overflow (inf) or underflow (a variance, covariance
     diagonal or bandwidth of 0) in user units."""
-    import warnings
+    from bayesgen.exceptions import DataWarning, warn
 
     over, under = [], []
     for name, value in values.items():
@@ -285,11 +285,10 @@ def check_finite_user(values: dict[str, Any], who: str) -> None:
             f"{kind} float64 in the units of X ({names})"
             for kind, names in (("overflow", over), ("underflow", under)) if names
         )
-        warnings.warn(
+        warn(
             f"{who}: the fitted attribute(s) {what}: the features are of extreme scale "
             "(variances beyond the float range). Predictions use the internal "
             "standardised parameters and are unaffected; rescale the features to read "
             "the parameters.",
-            RuntimeWarning,
-            stacklevel=4,
+            DataWarning,
         )

@@ -142,12 +142,23 @@ def test_overflowing_total_weight_is_an_error_for_other_methods(method):
         bg.GaussianNB(method=method).fit(X, y, sample_weight=np.full(len(y), HUGE))
 
 
-def test_overflowing_statistics_are_an_error():
+def test_huge_weights_on_large_features_do_not_overflow():
+    # the Gaussian statistics live in the internal (standardised) frame, so weights
+    # of 1e300 on features of size 1e5 stay finite; with the prior swamped, MAP is the MLE
     X, y = make_data("real")
-    w = np.full(len(y), 1e300)  # total finite, weighted squares overflow
-    message = "sufficient statistics of X overflow float64"
+    w = np.full(len(y), 1e300)
+    clf = bg.GaussianNB(method="map").fit(X * 1e5, y, sample_weight=w)
+    ref = bg.GaussianNB(method="mle").fit(X * 1e5, y)
+    np.testing.assert_allclose(clf.theta_, ref.theta_, rtol=1e-10)
+    np.testing.assert_allclose(clf.var_, ref.var_, rtol=1e-10)
+
+
+def test_overflowing_statistics_are_an_error():
+    X, y = make_data("count")
+    w = np.full(len(y), 1e300)  # total finite, weighted counts overflow
+    message = "overflow"
     with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match=message):
-        bg.GaussianNB(method="map").fit(X * 1e5, y, sample_weight=w)
+        bg.PoissonNB(method="map").fit(X * 1e10, y, sample_weight=w)
 
 
 def test_non_numeric_sample_weight_is_named():

@@ -209,7 +209,7 @@ def test_values_near_float_max(iris, name, method):
 @pytest.mark.parametrize("name", ["QDA", "GaussianNB"])
 def test_attributes_out_of_float_range_warn(iris, name, factor):
     X, y = iris
-    with pytest.warns(RuntimeWarning, match="(overflow|underflow) float64 in the units of X"):
+    with pytest.warns(bg.DataWarning, match="(overflow|underflow) float64 in the units of X"):
         est = REAL[name]().fit(X * factor, y)
     ref = REAL[name]().fit(X, y)
     np.testing.assert_allclose(est.predict_proba(X * factor), ref.predict_proba(X),
