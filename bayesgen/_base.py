@@ -16,16 +16,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import classprior, framing, posterior
+from bayesgen import classprior, framing, posterior, training
 from bayesgen._params import check_params, legacy_rng, rng_from
 from bayesgen._validation import (
     POSTERIOR_METHODS,
     check_concentration,
     check_finite,
     check_loss,
-    check_sample_weight,
-    check_stats,
-    encode_labels,
 )
 from bayesgen.exceptions import DataWarning, warn
 from bayesgen.predict import decide, normalise
@@ -68,44 +65,48 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         method = check_params(self)
-        fused = self._fused_finite_check()
-        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
-            X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=not fused)
-        classes, y_index = encode_labels(y)
+        family, batch = training.read_batch(self, X, y, sample_weight, method)
+        self._fit_statistics(method, family, batch.classes, batch.stats, batch.counts,
+                             train=(batch.X, batch.y_index))
+        return self
+
+    def _fit_statistics(self, method: str, family, classes: np.ndarray, stats: dict,
+                        counts: np.ndarray, train: tuple | None) -> None:
+        """Fit from sufficient statistics: prior, then MLE/MAP, conjugate draws or NUTS.
+
+        The second half of every fit (see :mod:`bayesgen.training`). ``train`` is
+        ``(X, y_index)`` of the training rows when they are at hand (for ``model_``, the
+        ``observed_data`` and ``log_likelihood`` groups and the predictive checks), or
+        None when only statistics are (streamed, merged or Dask fits).
+        """
         n_classes = classes.size
-        weights = check_sample_weight(sample_weight, X.shape[0], method)
-        family = self._make_family(X)
-        family.labels = classes
-        X = family.check_X(X, method=method, who=type(self).__name__)
-        Z = framing.fit_frame(self, family, X, weights)  # internal coordinates
-        stats = family.stats(Z, y_index, weights, n_classes)
-        check_stats(stats, X, weights, type(self).__name__)
-        counts = np.bincount(y_index, weights=weights, minlength=n_classes)
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
-
         for stale in ("idata_", "posterior_", "log_pi_draws_"):  # from an earlier fit
             self.__dict__.pop(stale, None)
         self.classes_ = classes
         self.class_count_ = counts
-        self._train = (X, y_index)  # for model_ (built lazily) and the predictive checks
+        self._train = train  # for model_ (built lazily) and the predictive checks
         self._model = None
         self.family_ = family
         self.stats_ = stats
         self.prior_ = family.prior(stats)
         self.class_alpha_ = class_alpha
         if method in POSTERIOR_METHODS:
-            self._fit_posterior(method, X, y_index, counts, class_alpha)
-            return self
-        if method == "mle":
-            pi = classprior.mle(counts)
-            params = family.mle(stats)
+            self._fit_posterior(method, counts, class_alpha)
         else:
-            pi = classprior.map_estimate(counts, class_alpha)
-            params = family.map(stats, self.prior_)
-        self.params_ = params
-        self._set_point_attributes(pi, params)
-        return self
+            if method == "mle":
+                pi = classprior.mle(counts)
+                params = family.mle(stats)
+            else:
+                pi = classprior.map_estimate(counts, class_alpha)
+                params = family.map(stats, self.prior_)
+            self.params_ = params
+            self._set_point_attributes(pi, params)
+        self._after_fit()
+
+    def _after_fit(self) -> None:
+        """Hook for attributes derived from the fitted model (LDA's projection)."""
 
     def _set_point_attributes(self, pi: np.ndarray, params: dict) -> None:
         self.class_prior_ = pi
@@ -116,7 +117,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         for name, value in attributes.items():
             setattr(self, name, value)
 
-    def _fit_posterior(self, method, X, y_index, counts, class_alpha) -> None:
+    def _fit_posterior(self, method, counts, class_alpha) -> None:
         """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
         chains, draws = self._posterior_size()
         if method == "conjugate":
@@ -132,7 +133,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             log_pi, params, sample_stats = mcmc.sample_posterior(self)
         self.params_ = params
         self.log_pi_draws_ = log_pi
-        self._build_idata(X, y_index, sample_stats)
+        self._build_idata(sample_stats)
         if method == "mcmc":
             from bayesgen import mcmc
 
@@ -153,8 +154,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             return [str(n) for n in names]
         return [f"x{j}" for j in range(self.n_features_in_)]
 
-    def _build_idata(self, X, y_index, sample_stats) -> None:
+    def _build_idata(self, sample_stats) -> None:
         chains, draws = self._posterior_size()
+        X, y_index = self._train
         family = self.family_
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
         n_values = chains * draws * X.shape[0]

@@ -243,10 +243,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
     )
     _tied = True
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None):
-        super().fit(X, y, sample_weight)
+    def _after_fit(self) -> None:
         self._fit_linear_and_projection()
-        return self
 
     def _fit_linear_and_projection(self) -> None:
         """coef_/intercept_ of the linear discriminants and the Fisher projection.

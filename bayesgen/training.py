@@ -1,0 +1,79 @@
+"""From training rows to sufficient statistics: the first half of every fit.
+
+``fit`` is two steps, so that every way of obtaining statistics shares the second:
+
+1. :func:`read_batch` validates a batch of rows (X, y, sample_weight), encodes the
+   labels, chooses the affine frame of the real-valued columns (first batch only) and
+   returns the family's weighted per-class sufficient statistics;
+2. :meth:`bayesgen._base.GenerativeClassifier._fit_statistics` turns statistics into
+   the fitted model (prior, MLE/MAP, conjugate posterior or NUTS).
+
+``partial_fit``, ``bg.merge``, Dask's tree reduction, missing values and EM differ
+only in how they obtain (or combine, with the family's ``merge``) the statistics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from bayesgen import framing
+from bayesgen._validation import check_sample_weight, check_stats, encode_labels
+
+
+@dataclass
+class Batch:
+    """One validated batch of training rows and its statistics.
+
+    Attributes
+    ----------
+    X : ndarray (n, d)
+        Validated rows in the user's units (after the family's support checks).
+    y_index : ndarray (n,) of int
+        Class index of every row, into ``classes``.
+    weights : ndarray (n,)
+        Validated sample weights.
+    classes : ndarray (K,)
+        Sorted class labels.
+    stats : dict
+        The family's weighted per-class sufficient statistics (internal frame).
+    counts : ndarray (K,)
+        Weighted class counts N_k.
+    """
+
+    X: np.ndarray
+    y_index: np.ndarray
+    weights: np.ndarray
+    classes: np.ndarray
+    stats: dict
+    counts: np.ndarray
+
+
+def validate_rows(estimator, X: Any, y: Any, *, reset: bool):
+    """scikit-learn's ``validate_data`` (float64; sets or checks ``n_features_in_``)."""
+    fused = estimator._fused_finite_check()
+    with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
+        return validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=not fused,
+                             reset=reset)
+
+
+def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str):
+    """Validate the first (or only) batch and compute its statistics.
+
+    Creates the family (``estimator._make_family``) and chooses the frame; returns
+    ``(family, batch)``.
+    """
+    X, y = validate_rows(estimator, X, y, reset=True)
+    classes, y_index = encode_labels(y)
+    weights = check_sample_weight(sample_weight, X.shape[0], method)
+    family = estimator._make_family(X)
+    family.labels = classes
+    X = family.check_X(X, method=method, who=type(estimator).__name__)
+    Z = framing.fit_frame(estimator, family, X, weights)  # internal coordinates
+    stats = family.stats(Z, y_index, weights, classes.size)
+    check_stats(stats, X, weights, type(estimator).__name__)
+    counts = np.bincount(y_index, weights=weights, minlength=classes.size)
+    return family, Batch(X, y_index, weights, classes, stats, counts)
