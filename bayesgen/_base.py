@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import classprior, posterior
+from bayesgen import _sparse, classprior, posterior
 from bayesgen._validation import (
     POSTERIOR_METHODS,
     check_concentration,
@@ -45,6 +45,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         family = self._make_family()
         tags.input_tags.positive_only = bool(getattr(family, "positive_only", False))
         tags.classifier_tags.poor_score = bool(getattr(family, "poor_score", False))
+        tags.input_tags.sparse = bool(getattr(family, "accepts_sparse", False))
         return tags
 
     # -------------------------------------------------------------------- fit
@@ -71,7 +72,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             )
         method = check_method(self.method, self._methods)
         fused = self._fused_finite_check()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=not fused)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=not fused,
+                             **_sparse.validate_kwargs(self, X))
         classes, y_index = encode_labels(y)
         n_classes = classes.size
         weights = check_sample_weight(sample_weight, X.shape[0])
@@ -80,7 +82,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         X = family.check_X(X, method=method, who=type(self).__name__)
         stats = family.stats(X, y_index, weights, n_classes)
         if fused and not all(np.all(np.isfinite(v)) for v in stats.values()):
-            check_finite(X, type(self).__name__)
+            check_finite(_sparse.values(X), type(self).__name__)
         counts = np.bincount(y_index, weights=weights, minlength=n_classes)
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
@@ -190,13 +192,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")
         fused = self._fused_finite_check()
-        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=not fused)
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=not fused,
+                          **_sparse.validate_kwargs(self, X))
         return self.family_.check_X(X, method=self.method, who=type(self).__name__)
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
         scores = self._raw_scores(X, full)
         if self._fused_finite_check() and not np.all(np.isfinite(scores)):
-            check_finite(X, type(self).__name__)  # +inf in X, or a genuine -inf score
+            check_finite(_sparse.values(X), type(self).__name__)  # +inf in X, or a -inf score
         return scores
 
     def _raw_scores(self, X: np.ndarray, full: bool) -> np.ndarray:
