@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import classprior, framing, posterior, training
+from bayesgen import _sparse, classprior, framing, posterior, training
 from bayesgen._params import check_params, legacy_rng, rng_from
 from bayesgen._validation import (
     POSTERIOR_METHODS,
@@ -43,6 +43,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         family = self._make_family()
         tags.input_tags.positive_only = bool(getattr(family, "positive_only", False))
         tags.classifier_tags.poor_score = bool(getattr(family, "poor_score", False))
+        tags.input_tags.sparse = bool(getattr(family, "accepts_sparse", False))
         return tags
 
     # -------------------------------------------------------------------- fit
@@ -193,13 +194,13 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         fused = self._fused_finite_check()
         with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
             X = validate_data(self, X, reset=False, dtype=np.float64,
-                              ensure_all_finite=not fused)
+                              ensure_all_finite=not fused, **_sparse.validate_kwargs(self, X))
         return self.family_.check_X(X, method=self.method, who=type(self).__name__)
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
         scores = self._raw_scores(X, full)
         if self._fused_finite_check() and not np.all(np.isfinite(scores)):
-            check_finite(X, type(self).__name__)  # +inf in X, or a genuine -inf score
+            check_finite(_sparse.values(X), type(self).__name__)  # +inf in X, or a -inf score
         return scores
 
     def _raw_scores(self, X: np.ndarray, full: bool) -> np.ndarray:

@@ -181,6 +181,9 @@ def check_stats(stats: Any, X: np.ndarray, weights: np.ndarray, estimator_name: 
     """
     if _all_finite(stats):
         return
+    from bayesgen._sparse import values
+
+    X = values(X)  # the stored values of sparse X
     check_finite(X, estimator_name)
     raise ValueError(
         f"{estimator_name}: the sufficient statistics of X overflow float64 (largest "
@@ -286,8 +289,20 @@ def _min(X: np.ndarray) -> float:
     return np.min(mins)
 
 
-def check_nonnegative(X: np.ndarray, estimator_name: str) -> None:
-    """Raise ``ValueError`` if X holds negative (or NaN) values."""
+def _stored_values(X: Any) -> np.ndarray:
+    """X itself, or ``X.data`` for scipy.sparse X (the implicit zeros pass every
+    support check)."""
+    from bayesgen._sparse import values
+
+    return values(X)
+
+
+def check_nonnegative(X: Any, estimator_name: str) -> None:
+    """Raise ``ValueError`` if X holds negative (or NaN) values.
+
+    X may be scipy.sparse: then only its stored values ``X.data`` are checked.
+    """
+    X = _stored_values(X)
     if X.size and not _min(X) >= 0:
         check_finite(X, estimator_name)
         raise ValueError(
@@ -296,9 +311,11 @@ def check_nonnegative(X: np.ndarray, estimator_name: str) -> None:
         )
 
 
-def check_integer_counts(X: np.ndarray, estimator_name: str) -> None:
-    """Raise ``ValueError`` unless X holds non-negative whole numbers."""
+def check_integer_counts(X: Any, estimator_name: str) -> None:
+    """Raise ``ValueError`` unless X (dense, or the stored values of sparse X) holds
+    non-negative whole numbers."""
     check_nonnegative(X, estimator_name)
+    X = _stored_values(X)
     if X.size and not np.array_equal(X, np.floor(X)):
         raise ValueError(
             f"{estimator_name} with a posterior method needs whole-number counts; X has "
@@ -307,9 +324,9 @@ def check_integer_counts(X: np.ndarray, estimator_name: str) -> None:
         )
 
 
-def check_counts(X: np.ndarray, method: str, estimator_name: str) -> np.ndarray:
+def check_counts(X: Any, method: str, estimator_name: str) -> Any:
     """Count features: non-negative for point methods (real term weights allowed, as in
-    scikit-learn), whole numbers for posterior methods; returns X."""
+    scikit-learn), whole numbers for posterior methods; returns X (dense or sparse)."""
     if method in POSTERIOR_METHODS:
         check_integer_counts(X, estimator_name)
     else:
@@ -317,8 +334,9 @@ def check_counts(X: np.ndarray, method: str, estimator_name: str) -> np.ndarray:
     return X
 
 
-def check_binary(X: np.ndarray, estimator_name: str) -> None:
-    """Raise ``ValueError`` unless X holds only 0 and 1."""
+def check_binary(X: Any, estimator_name: str) -> None:
+    """Raise ``ValueError`` unless X (or the stored values of sparse X) holds only 0 and 1."""
+    X = _stored_values(X)
     if X.size and not np.all((X == 0) | (X == 1)):
         raise ValueError(
             f"{estimator_name} with binarize=None needs X to hold only 0 and 1; found "

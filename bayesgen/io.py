@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+from scipy import sparse
 
 STATE_GROUP = "bayesgen_state"
 #: version of the file layout written by :func:`save`; :func:`load` reads 0 (files
@@ -66,6 +67,12 @@ class _Encoder:
                 "t": "list" if isinstance(obj, list) else "tuple",
                 "v": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)],
             }
+        if sparse.issparse(obj):  # sparse training X (count families): CSR parts
+            csr = obj.tocsr()
+            return {"t": "sparse", "array": isinstance(obj, sparse.sparray),
+                    "shape": list(obj.shape),
+                    "v": {k: self._array(np.asarray(getattr(csr, k)), f"{where}.{k}")
+                          for k in ("data", "indices", "indptr")}}
         cls = type(obj)
         if cls.__module__.startswith("bayesgen."):
             return {"t": "object", "module": cls.__module__, "class": cls.__qualname__,
@@ -101,6 +108,10 @@ def _decode(node: Any, arrays: dict[str, np.ndarray]) -> Any:
     if kind in ("list", "tuple"):
         items = [_decode(v, arrays) for v in node["v"]]
         return items if kind == "list" else tuple(items)
+    if kind == "sparse":
+        parts = {k: _decode(v, arrays) for k, v in node["v"].items()}
+        cls = sparse.csr_array if node["array"] else sparse.csr_matrix
+        return cls((parts["data"], parts["indices"], parts["indptr"]), shape=tuple(node["shape"]))
     if kind == "object":
         if not node["module"].startswith("bayesgen."):
             raise ValueError(f"refusing to build {node['module']}.{node['class']}.")

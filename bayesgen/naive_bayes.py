@@ -110,18 +110,23 @@ class CategoricalNB(_DiscreteClassifier):
     __doc__ = (
         """Categorical naive Bayes: x_j | y=k ~ Categorical(theta_kj), theta_kj ~ Dirichlet.
 
-    Categories are the integers 0..C_j - 1 (use scikit-learn's ``OrdinalEncoder`` for
-    strings). C_j is ``max(x_j) + 1`` over the training data, or ``min_categories``
-    when larger: categories never seen in training then get the prior's share."""
+    X holds non-negative integer codes (use scikit-learn's ``OrdinalEncoder`` for
+    strings). The categories of feature j are the codes observed in training
+    (``categories_``; a code of 1e9 is one category, not a billion), plus 0..m_j - 1
+    when ``min_categories`` declares them: declared categories never seen in training
+    get the prior's share, and a code that is neither seen nor declared raises
+    ``ValueError`` at predict time."""
         + _SHARED_DOC
         + _ALPHA_DOC
         + """    min_categories : int, array-like (d,) or None, default=None
-        Known number of categories per feature (at least max(x_j) + 1 is used).
+        Declares the codes 0..m_j - 1 as categories of feature j (scalar: every
+        feature), in addition to the observed codes.
 
     Attributes
     ----------
-    classes_, class_count_, class_prior_, n_categories_ (d,),
-    category_count_ (list of d arrays (K, C_j)), feature_log_prob_ (list of d arrays)
+    classes_, class_count_, class_prior_, categories_ (list of d sorted arrays),
+    n_categories_ (d,), category_count_ (list of d arrays (K, C_j)),
+    feature_log_prob_ (list of d arrays (K, C_j)), both over ``categories_``
     """
     )
     _family_name = "categorical"

@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 
 from bayesgen import classprior
+from bayesgen._sparse import observed_x
 from bayesgen.predict import fast_logsumexp, log_mean_exp
 
 #: float64 values in one chunk's (draws, rows, classes) block (~80 MB); families keep
@@ -188,13 +189,14 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
         dims[name] = list(var_dims)
     obs = np.arange(X.shape[0])
     coords = {**coords, "obs": obs}
+    x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
     idata = az.from_dict(
         posterior=posterior,
         log_likelihood=None if log_lik is None else {"y": reshape_draws(log_lik, chains, draws)},
-        observed_data={"y": y.astype(np.int64), "x": X},
+        observed_data={"y": y.astype(np.int64), **x_vars},
         sample_stats=sample_stats,
         coords=coords,
-        dims={**dims, "y": ["obs"], "x": ["obs", "feature"]},
+        dims={**dims, "y": ["obs"], **x_dims},
         attrs=attrs or {},
     )
     return idata

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from bayesgen import framing
+from bayesgen._sparse import observed_x
 
 #: refuse to build replicated data sets larger than this many values (~4 GB)
 MAX_VALUES = 500_000_000
@@ -131,11 +132,12 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
     groups = az.InferenceData(prior=prior, prior_predictive=pp[["y", "x"]])
     if getattr(estimator, "idata_", None) is None:
         X, y = estimator._train
+        x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
         groups.extend(
             az.from_dict(
-                observed_data={"y": y.astype(np.int64), "x": X},
+                observed_data={"y": y.astype(np.int64), **x_vars},
                 coords={"obs": np.arange(X.shape[0]), "feature": estimator._feature_names()},
-                dims={"y": ["obs"], "x": ["obs", "feature"]},
+                dims={"y": ["obs"], **x_dims},
             )
         )
         estimator.idata_ = groups

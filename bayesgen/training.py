@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from bayesgen import framing
+from bayesgen import _sparse, framing
 from bayesgen._validation import check_sample_weight, check_stats, encode_labels
 
 
@@ -57,7 +57,7 @@ def validate_rows(estimator, X: Any, y: Any, *, reset: bool):
     fused = estimator._fused_finite_check()
     with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
         return validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=not fused,
-                             reset=reset)
+                             reset=reset, **_sparse.validate_kwargs(estimator, X))
 
 
 def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str):

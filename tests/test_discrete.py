@@ -113,8 +113,11 @@ def test_bernoulli_matches_sklearn(digits, cancer_binary, data):
 @pytest.mark.parametrize("data", ["digits", "random"])
 def test_categorical_matches_sklearn(digits, random_codes, data):
     X, y = digits if data == "digits" else random_codes
-    ours = bg.CategoricalNB(alpha=1.5).fit(X, y)
-    ref = sknb.CategoricalNB(alpha=0.5).fit(X, y)
+    # scikit-learn's categories are 0..max(x_j), ours the observed values (4 digits
+    # features have gaps): declaring 0..max(x_j) with min_categories makes them equal
+    mins = (X.max(axis=0) + 1).astype(int)
+    ours = bg.CategoricalNB(alpha=1.5, min_categories=mins).fit(X, y)
+    ref = sknb.CategoricalNB(alpha=0.5, min_categories=mins).fit(X, y)
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-6)
     np.testing.assert_allclose(
         ours.predict_joint_log_proba(X), ref.predict_joint_log_proba(X), rtol=1e-10

@@ -13,7 +13,14 @@ Dirichlet(c + alpha) only needs alpha > 0.
 Log-likelihoods of these families are linear in log-probabilities that may be
 exactly 0 for an MLE (a word never seen in a class). :func:`log_prob_matmul` computes
 ``X @ log(p).T`` with the convention ``0 * log(0) = 0`` and ``x * log(0) = -inf`` for
-x > 0, without NaN or numpy warnings.
+x > 0, without NaN or numpy warnings. Every helper here takes dense or scipy.sparse
+(CSR) X (see :mod:`bayesgen._sparse`).
+
+Numerical limits (issue 12): statistics and log-likelihoods that overflow float64
+raise a ``ValueError`` naming ``sample_weight`` or X (:func:`check_stats`,
+:func:`check_overflow`) instead of producing inf or NaN; :func:`log_rising` computes
+``lgamma(a + x) - lgamma(a)`` without cancellation for large a (posterior predictive
+densities of huge counts); :func:`poisson` samples beyond numpy's Poisson limit.
 """
 
 from __future__ import annotations
@@ -21,10 +28,19 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 
-from bayesgen._validation import check_concentration
+from bayesgen import _sparse
+from bayesgen._validation import check_concentration, check_finite
 from bayesgen.families._gaussian_stats import label, one_hot
+
+#: :func:`poisson` uses numpy's exact sampler up to this mean, the normal approximation
+#: above (numpy refuses means above about 9.2e18, and its draws are already too
+#: dispersed from about 1e15: measured variance / mean 1.05 at 1e15, 1.4 at 1e16)
+POISSON_EXACT_MAX = 1e12
+
+#: :func:`log_rising` uses Stirling's series at and above this a
+_STIRLING_FROM = 1e4
 
 
 def check_alpha(alpha: Any, d: int) -> np.ndarray:
@@ -56,7 +72,54 @@ def mode(numer: np.ndarray, denom: np.ndarray, labels: np.ndarray | None, who: s
             "maximum-likelihood probabilities are undefined. Use method='map' with "
             "alpha > 1 (smoothing)."
         )
-    return numer / denom
+    out = numer / denom
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"{who}: the estimated probabilities or rates overflow float64 (a tiny "
+            "weighted class count next to huge feature sums). Rescale sample_weight "
+            "(a common factor leaves the MLE unchanged) or X."
+        )
+    return out
+
+
+def log_prob_parts(X, p: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``X @ log(p).T`` split into its finite part and the impossible entries.
+
+    Returns ``(out, impossible)``: ``out`` (..., n, K) is the product with log 0
+    replaced by 0, ``impossible`` a boolean mask of the entries where some x_nj > 0 has
+    p_kj = 0 (None if p has no zeros). Callers add their other terms to ``out``, check
+    it with :func:`check_overflow` and then set ``out[impossible] = -inf``.
+    """
+    zero = p <= 0
+    with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
+        if not zero.any():
+            return matmul_t(X, np.log(p)), None
+        with np.errstate(divide="ignore"):
+            logp = np.where(zero, 0.0, np.log(np.where(zero, 1.0, p)))
+        return matmul_t(X, logp), matmul_t(X, zero.astype(np.float64)) > 0
+
+
+def check_overflow(out: np.ndarray, X, who: str) -> np.ndarray:
+    """Return ``out`` (a log-likelihood without its -inf entries) if finite, else raise.
+
+    A non-finite value here comes from values of X so large that ``x log p`` or
+    ``log x!`` overflows float64 (or from inf in X, reported as such).
+    """
+    if np.all(np.isfinite(out)):
+        return out
+    data = _sparse.values(X)
+    _raise_if_nonfinite(data, who)
+    raise ValueError(
+        f"{who}: the log-likelihood overflows float64 for some rows: X holds values up "
+        f"to {float(np.max(data, initial=0.0)):.3g}, too large for log p(x) to be "
+        "represented. Rescale X (e.g. divide the counts by a common factor)."
+    )
+
+
+def _raise_if_nonfinite(data: np.ndarray, who: str) -> None:
+    """Report NaN or inf in X (stored values for sparse X) as such."""
+    if not np.all(np.isfinite(data)):
+        check_finite(data, who)
 
 
 def log_prob_matmul(X: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -73,13 +136,9 @@ def log_prob_matmul(X: np.ndarray, p: np.ndarray) -> np.ndarray:
         ``sum_j x_nj log p_kj``; ``-inf`` where some x_nj > 0 has p_kj = 0. One matrix
         product, plus a second one (on the zero pattern) only if p has zeros.
     """
-    zero = p <= 0
-    if not zero.any():
-        return matmul_t(X, np.log(p))
-    with np.errstate(divide="ignore"):
-        logp = np.where(zero, 0.0, np.log(np.where(zero, 1.0, p)))
-    out = matmul_t(X, logp)
-    out[matmul_t(X, zero.astype(np.float64)) > 0] = -np.inf
+    out, impossible = log_prob_parts(X, p)
+    if impossible is not None:
+        out[impossible] = -np.inf
     return out
 
 
@@ -88,9 +147,69 @@ def matmul_t(X: np.ndarray, B: np.ndarray) -> np.ndarray:
 
     Computed as ``(B @ X^T)^T``: with K much smaller than n, OpenBLAS runs the wide
     product B X^T about twice as fast as the tall-skinny X B^T. Returns a transposed
-    view (fine for the element-wise and reduction steps that follow).
+    view (fine for the element-wise and reduction steps that follow). Sparse X: one
+    sparse x dense product (:func:`bayesgen._sparse.matmul_t`).
     """
+    if _sparse.is_sparse(X):
+        return _sparse.matmul_t(X, B)
     return np.swapaxes(B @ X.T, -1, -2)
+
+
+def log_rising(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``lgamma(a + x) - lgamma(a)`` (log of the rising factorial), a > 0, x >= 0.
+
+    The plain difference loses about ``a log(a) 1e-16`` to cancellation (all digits
+    for a ~ 1e15, NaN once lgamma overflows near 2.5e305). For a >= 1e4 this uses
+    Stirling's series: with c(z) = lgamma(z) - (z - 1/2) log z + z - log(2 pi)/2,
+
+        (a - 1/2) log1p(x / a) + x log(a + x) - x + c(a + x) - c(a),
+
+    c(z) = 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5) (error < 1e-22 there). Broadcasts;
+    returns exactly 0 where x = 0.
+    """
+    a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
+    big = a >= _STIRLING_FROM
+    if not big.any():
+        return gammaln(a + x) - gammaln(a)
+    out = np.zeros(a.shape)
+    small = ~big
+    out[small] = gammaln(a[small] + x[small]) - gammaln(a[small])
+    ab, xb = a[big], x[big]
+    z = ab + xb
+    out[big] = (ab - 0.5) * np.log1p(xb / ab) + xb * np.log(z) - xb
+    out[big] += _stirling_c(z) - _stirling_c(ab)
+    return out
+
+
+def _stirling_c(z: np.ndarray) -> np.ndarray:
+    """lgamma(z) - (z - 1/2) log z + z - log(2 pi) / 2 for z >= 1e4 (Stirling series)."""
+    r = 1.0 / z
+    r2 = r * r
+    return r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 / 1260.0))
+
+
+def poisson(mean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Poisson draws (float64) of any finite mean.
+
+    numpy's sampler raises "lam value too large" above about 9.2e18 and is inaccurate
+    from about 1e15. Means above :data:`POISSON_EXACT_MAX` (1e12) are drawn from the
+    normal approximation N(mean, mean), rounded to integers (clipped at 0): its error,
+    of order the skewness mean^(-1/2) <= 1e-6, is negligible there. Smaller means use
+    numpy's exact sampler, with the same random stream as ``rng.poisson``.
+    """
+    mean = np.asarray(mean, dtype=np.float64)
+    if not np.all(np.isfinite(mean)):
+        raise ValueError(
+            "Cannot sample: a Poisson mean (rate, or mean row total x probability) "
+            "overflows float64; the fitted model's counts are too large to simulate."
+        )
+    big = mean > POISSON_EXACT_MAX
+    if not big.any():
+        return rng.poisson(mean).astype(np.float64)
+    out = rng.poisson(np.where(big, 0.0, mean)).astype(np.float64)
+    m = mean[big]
+    out[big] = np.maximum(np.round(rng.normal(m, np.sqrt(m))), 0.0)
+    return out
 
 
 def log_dirichlet(conc: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -117,12 +236,41 @@ def draw_beta(a: np.ndarray, b: np.ndarray, size: int, rng: np.random.Generator)
     return np.exp(log_theta[..., 0])
 
 
-def class_sums(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+def class_sums(X, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> dict:
     """Weighted class counts N_k (K,) and per-class feature sums ``R^T X`` (K, d), with
     R (n, K) the weighted class indicators: the statistics of the Bernoulli,
-    multinomial and Poisson families (one matrix product)."""
-    R = one_hot(y, w, n_classes)
-    return {"count": R.sum(axis=0), "feature_count": R.T @ X}
+    multinomial and Poisson families (one matrix product; a sparse one for sparse X).
+
+    Raises ``ValueError`` (via :func:`check_stats`) if a sum overflows float64.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # reported by check_stats
+        if _sparse.is_sparse(X):
+            out = {
+                "count": np.bincount(y, weights=w, minlength=n_classes),
+                "feature_count": _sparse.class_sums(X, y, w, n_classes),
+            }
+        else:
+            R = one_hot(y, w, n_classes)
+            out = {"count": R.sum(axis=0), "feature_count": R.T @ X}
+    return check_stats(out, X, who)
+
+
+def check_stats(stats: dict, X, who: str) -> dict:
+    """Return ``stats`` if every array in it is finite, else raise ``ValueError``.
+
+    inf in X is reported as such; otherwise the weighted sums overflowed float64
+    (sample_weight or X too large), which names ``sample_weight``.
+    """
+    with np.errstate(over="ignore"):
+        total = np.sum(stats["count"])  # N, the total weight (class prior)
+    if np.isfinite(total) and all(np.all(np.isfinite(v)) for v in stats.values()):
+        return stats
+    _raise_if_nonfinite(_sparse.values(X), who)
+    raise ValueError(
+        f"{who}: the weighted statistics (sums of sample_weight and of sample_weight "
+        "x X per class) overflow float64 (> 1.8e308). Rescale sample_weight (e.g. divide "
+        "it by its maximum: a common factor leaves the MLE unchanged) or X."
+    )
 
 
 def add_stats(a: dict, b: dict) -> dict:
@@ -136,7 +284,7 @@ def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
     Raises ``ValueError`` if X holds non-integer values (term weights, which the point
     methods accept): a multinomial or Poisson likelihood is only defined on counts.
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = np.asarray(_sparse.dense_for_pymc(X, who), dtype=np.float64)
     if X.size and not np.array_equal(X, np.floor(X)):
         raise ValueError(
             f"{who}.model_ is the generative model of whole-number counts, but this fit's "

@@ -12,6 +12,10 @@ c_kj = sum_n w_n x_nj (``feature_count``).
 - MAP: theta = (c + alpha - 1) / (N_k + 2 (alpha - 1))  (scikit-learn's additive
   alpha = a is alpha = a + 1 here)
 - posterior: theta | data ~ Beta(c + alpha, N_k - c + alpha)
+
+X may be scipy.sparse (CSR): the log-likelihood is then
+``X @ (log theta - log(1 - theta))^T + sum_j log(1 - theta)`` on the non-zeros, and
+``binarize`` thresholds the stored values (so it must be >= 0 for sparse X).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from bayesgen import _sparse
 from bayesgen._validation import check_binary, check_nonnegative
 from bayesgen.families import _dirichlet as dr
 
@@ -47,6 +52,8 @@ class BernoulliFamily:
     name = "bernoulli"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature")}
     positive_only = True
+    #: takes scipy.sparse X (CSR) in every method, never densified
+    accepts_sparse = True
     #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
     poor_score = True
 
@@ -59,7 +66,13 @@ class BernoulliFamily:
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Threshold X at ``binarize``, or require it to hold only 0 and 1."""
+        """Threshold X at ``binarize``, or require it to hold only 0 and 1.
+
+        Sparse X: the checks and the threshold apply to its stored values (duplicates
+        summed first); a negative threshold would turn every implicit zero into 1, so
+        it raises ``ValueError``.
+        """
+        X = _sparse.canonical(X)
         if self.binarize is None:
             check_nonnegative(X, who)
             check_binary(X, who)
@@ -67,11 +80,21 @@ class BernoulliFamily:
         t = self.binarize
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not np.isfinite(t):
             raise ValueError(f"binarize must be None or a finite number; got {t!r}.")
+        if _sparse.is_sparse(X):
+            if t < 0:
+                raise ValueError(
+                    f"{who}: binarize={t!r} < 0 would make every implicit zero of the "
+                    "sparse X a 1 (a dense matrix). Use binarize >= 0, or X.toarray()."
+                )
+            return _sparse.with_data(X, (X.data > t).astype(np.float64))
         return (X > t).astype(np.float64)
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted class counts N_k (K,) and numbers of ones ``R^T X`` (K, d)."""
-        return dr.class_sums(X, y, w, n_classes)
+        """Weighted class counts N_k (K,) and numbers of ones ``R^T X`` (K, d).
+
+        Raises ``ValueError`` naming ``sample_weight`` if a weighted sum overflows.
+        """
+        return dr.class_sums(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""
@@ -135,16 +158,27 @@ class BernoulliFamily:
         Returns
         -------
         ndarray of shape (..., n, K)
-            ``X @ log(theta).T + (1 - X) @ log(1 - theta).T``; a row is ``-inf`` under
-            a class with theta = 0 where x = 1 or theta = 1 where x = 0.
+            ``X @ (log theta - log(1 - theta)).T + sum_j log(1 - theta)``: one matrix
+            product (sparse x dense for sparse X), never forming 1 - X. A row is
+            ``-inf`` under a class with theta = 0 where x = 1 or theta = 1 where x = 0.
         """
         theta = params["theta"]
-        if np.all((theta > 0) & (theta < 1)):
-            log1m = np.log1p(-theta)
-            out = dr.matmul_t(X, np.log(theta) - log1m)
-            out += log1m.sum(axis=-1)[..., None, :]
-            return out
-        return dr.log_prob_matmul(X, theta) + dr.log_prob_matmul(1.0 - X, 1.0 - theta)
+        zero, one = theta <= 0, theta >= 1
+        with np.errstate(divide="ignore"):
+            log_p = np.where(zero, 0.0, np.log(np.where(zero, 1.0, theta)))
+            log_q = np.where(one, 0.0, np.log1p(-np.where(one, 0.0, theta)))
+        out = dr.matmul_t(X, log_p - log_q)
+        out += log_q.sum(axis=-1)[..., None, :]
+        impossible = None
+        if zero.any():  # x = 1 where theta = 0
+            impossible = dr.matmul_t(X, zero.astype(np.float64)) > 0.5
+        if one.any():  # x = 0 where theta = 1: (number of theta = 1) - (ones among them)
+            n_one = one.sum(axis=-1)[..., None, :]
+            missing = n_one - dr.matmul_t(X, one.astype(np.float64)) > 0.5
+            impossible = missing if impossible is None else impossible | missing
+        if impossible is not None:
+            out[impossible] = -np.inf
+        return out
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One binary x per row given class ``y`` (n,) and per-row params (n, K, d)."""
@@ -181,6 +215,7 @@ class BernoulliFamily:
         import pymc as pm
 
         feature = (dims or self.param_dims)["theta"][1]
+        X = _sparse.dense_for_pymc(X, WHO)
         pm.Bernoulli(
             f"{prefix}x", p=params["theta"][y], observed=np.asarray(X, dtype=np.int64),
             dims=("obs", feature),

@@ -1,27 +1,34 @@
 """Independent categorical features (categorical naive Bayes) with Dirichlet priors.
 
-Features hold integer category codes 0..C_j - 1. Model, per class k and feature j::
+The categories of feature j are the distinct values observed in training (mapped to
+codes 0..C_j - 1 in sorted order, see :mod:`bayesgen.families._categories`), plus the
+codes 0..m_j - 1 declared by ``min_categories``; never the range 0..max(x_j), so a
+code of 1e9 is one category. Model, per class k and feature j::
 
     theta_kj ~ Dirichlet(alpha_j, ..., alpha_j)        (C_j categories)
     x_nj | y_n = k ~ Categorical(theta_kj)
 
-C_j = max(max code of feature j in training + 1, min_categories_j): categories never
-seen in training get the prior's share. Sufficient statistics: weighted class counts
-N_k and category counts c_kjc = sum_n w_n [x_nj = c], stored padded as (K, d, Cs)
-together with ``n_seen`` (d,) = max code + 1 (merged by maximum). With N_k the total
-of every feature in class k:
+Declared categories never seen in training get the prior's share; a value that is not
+a category of its feature at predict time raises ``ValueError``. Sufficient
+statistics: weighted class counts N_k, the observed categories per feature
+(``categories`` (d, Cs) padded, ``n_seen`` (d,) valid entries; merged by union) and
+the category counts c_kjc = sum_n w_n [x_nj = c-th category], (K, d, Cs). With N_k the
+total of every feature in class k:
 
 - MLE: theta_kjc = c_kjc / N_k
 - MAP: theta_kjc = (c_kjc + alpha_j - 1) / (N_k + C_j (alpha_j - 1))
 - posterior: theta_kj | data ~ Dirichlet(c_kj + alpha_j) over its C_j categories
 
 Parameters are stored padded as (..., K, d, Cmax), Cmax = max_j C_j, with probability
-0 for categories c >= C_j, so that the log-likelihood is one sparse matrix product.
+0 for codes c >= C_j, so that the log-likelihood is one sparse matrix product.
+Fitted attributes: ``categories_`` (list of d arrays, as scikit-learn's
+``OrdinalEncoder``), ``n_categories_``, and ``feature_log_prob_`` and
+``category_count_`` as lists of (K, C_j) arrays over those categories.
 
 In PyMC (``model_``, ``method="mcmc"``) the features with the same C_j share one
 Dirichlet variable ``theta_c{C_j}`` (as many model variables as distinct C_j, not one
 per feature); they are padded and put back in feature order as the deterministic
-``theta`` (K, d, Cmax). The observed codes are one ``pm.CustomDist`` named ``x``.
+``theta`` (K, d, Cmax). The observed values are one ``pm.CustomDist`` named ``x``.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import numpy as np
 from scipy import sparse
 
 from bayesgen._validation import check_nonnegative
+from bayesgen.families import _categories as cats
 from bayesgen.families import _dirichlet as dr
 
 WHO = "CategoricalNB"
@@ -45,14 +53,15 @@ class CategoricalFamily:
     alpha : float or array-like of shape (d,)
         Dirichlet concentration (> 0; >= 1 for MAP). 1 is the MLE, 2 Laplace smoothing.
     min_categories : int, array-like of shape (d,) or None
-        Known number of categories per feature; C_j is the larger of this and the
-        largest training code + 1.
+        Declared categories: codes 0..m_j - 1 are categories of feature j in addition
+        to the observed values (those never seen get the prior's share).
 
     Notes
     -----
-    :meth:`prior` resolves ``n_categories_`` (d,), which :meth:`check_X` then uses to
-    reject codes >= C_j at predict time. The family keeps the statistics it was
-    fitted on (``fitted_stats_``) for ``category_count_``.
+    :meth:`prior` (and the estimates) resolve ``categories_`` (list of d sorted
+    arrays) and ``n_categories_`` (d,), which :meth:`check_X` and :meth:`log_lik` use
+    to map values to codes. The family keeps the statistics it was fitted on
+    (``fitted_stats_``) for ``category_count_``.
     """
 
     name = "categorical"
@@ -65,69 +74,84 @@ class CategoricalFamily:
         self.alpha = alpha
         self.min_categories = min_categories
         self.labels: np.ndarray | None = None
+        self.categories_: list[np.ndarray] | None = None
         self.n_categories_: np.ndarray | None = None
         self.fitted_stats_: dict | None = None
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Non-negative integer codes; after fitting also codes < C_j."""
+        """Non-negative integer codes; after fitting also known categories only."""
         check_nonnegative(X, who)
         if X.size and not np.array_equal(X, np.floor(X)):
             raise ValueError(
                 f"{who} needs integer category codes 0, 1, 2, ... in X; found non-integer "
                 "values. Encode categories with sklearn.preprocessing.OrdinalEncoder."
             )
-        if self.n_categories_ is not None and X.size:
-            too_big = X >= self.n_categories_
-            if too_big.any():
-                row, j = np.argwhere(too_big)[0]
-                c, n_cat = int(X[row, j]), int(self.n_categories_[j])
-                raise ValueError(
-                    f"{who}: feature {j} has category code {c}, but the model was fitted "
-                    f"with C_j = {n_cat} categories (codes 0..{n_cat - 1}) for it. Refit "
-                    "with min_categories set to the known number of categories."
-                )
+        if self.categories_ is not None and X.size:
+            cats.encode(X, self.categories_, who)
         return X
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Class counts (K,), category counts (K, d, Cs) and ``n_seen`` (d,).
+        """Class counts (K,), observed categories and their counts (K, d, Cs).
 
-        One weighted ``bincount`` over the flat index ``(y_n d + j) Cs + x_nj``.
+        ``categories`` (d, Cs) holds each feature's sorted distinct values (padded,
+        ``n_seen`` (d,) valid entries); the counts are one weighted ``bincount`` over
+        the flat index ``(y_n d + j) Cs + code_nj``. Memory O(n d + K d Cs) with Cs the
+        largest number of distinct values of a feature, whatever the values are.
         """
         n, d = X.shape
-        codes = X.astype(np.intp)
-        n_seen = codes.max(axis=0) + 1 if n else np.zeros(d, dtype=np.intp)
+        found = [cats.observed(X[:, j]) for j in range(d)]
+        n_seen = np.array([v.size for v, _ in found], dtype=np.intp)
         width = int(n_seen.max()) if d else 0
+        codes = np.column_stack([c for _, c in found]) if d else np.zeros((n, 0), np.intp)
         flat = (y[:, None] * d + np.arange(d)) * width + codes
-        counts = np.bincount(flat.ravel(), weights=np.repeat(w, d), minlength=n_classes * d * width)
-        return {
+        with np.errstate(over="ignore", invalid="ignore"):  # reported by check_stats
+            counts = np.bincount(
+                flat.ravel(), weights=np.repeat(w, d), minlength=n_classes * d * width
+            )
+        out = {
             "count": np.bincount(y, weights=w, minlength=n_classes),
             "category_count": counts.reshape(n_classes, d, width),
+            "categories": cats.table([v for v, _ in found], width),
             "n_seen": n_seen,
         }
+        return dr.check_stats({k: out[k] for k in ("count", "category_count")}, X, WHO) | out
 
     def merge(self, a: dict, b: dict) -> dict:
-        """Sum the (zero-padded) counts; ``n_seen`` is the maximum."""
-        width = max(a["category_count"].shape[2], b["category_count"].shape[2])
+        """Union of the categories per feature; counts summed over it."""
+        ca = cats.from_table(a["categories"], a["n_seen"])
+        cb = cats.from_table(b["categories"], b["n_seen"])
+        union = [cats.union(u, v) for u, v in zip(ca, cb, strict=True)]
+        width = max((u.size for u in union), default=0)
+        counts = np.zeros((a["count"].shape[0], len(union), width))
+        for j, u in enumerate(union):
+            counts[:, j, : u.size] = cats.reindex(a["category_count"][:, j], ca[j], u)
+            counts[:, j, : u.size] += cats.reindex(b["category_count"][:, j], cb[j], u)
         return {
             "count": a["count"] + b["count"],
-            "category_count": _pad(a["category_count"], width) + _pad(b["category_count"], width),
-            "n_seen": np.maximum(a["n_seen"], b["n_seen"]),
+            "category_count": counts,
+            "categories": cats.table(union, width),
+            "n_seen": np.array([u.size for u in union], dtype=np.intp),
         }
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict) -> dict:
-        """``alpha`` (d,) and ``n_categories`` C_j (d,), also kept as ``n_categories_``."""
+        """``alpha`` (d,) and ``n_categories`` C_j (d,); resolves ``categories_``."""
         self.fitted_stats_ = stats
         alpha = dr.check_alpha(self.alpha, stats["n_seen"].shape[0])
-        return {"alpha": alpha, "n_categories": self._n_categories(stats)}
+        return {"alpha": alpha, "n_categories": self._resolve(stats)}
 
-    def _n_categories(self, stats: dict) -> np.ndarray:
-        """C_j = max(n_seen_j, min_categories_j), (d,); stored as ``n_categories_``."""
-        d = stats["n_seen"].shape[0]
-        n_cat = np.maximum(stats["n_seen"], self._min_categories(d)).astype(np.intp)
-        self.n_categories_ = n_cat
-        return n_cat
+    def _resolve(self, stats: dict) -> np.ndarray:
+        """Set ``categories_`` = observed values united with 0..min_categories_j - 1,
+        and ``n_categories_`` C_j (d,); returns C_j."""
+        observed = cats.from_table(stats["categories"], stats["n_seen"])
+        minimum = self._min_categories(len(observed))
+        self.categories_ = [
+            cats.union(o, np.arange(m, dtype=o.dtype)) if m else o
+            for o, m in zip(observed, minimum, strict=True)
+        ]
+        self.n_categories_ = np.array([c.size for c in self.categories_], dtype=np.intp)
+        return self.n_categories_
 
     def _min_categories(self, d: int) -> np.ndarray:
         if self.min_categories is None:
@@ -144,19 +168,26 @@ class CategoricalFamily:
         return m.astype(np.intp)
 
     # -------------------------------------------------------------- estimates
-    def _padded(self, stats: dict, prior: dict, add: np.ndarray) -> np.ndarray:
-        """Counts padded to Cmax with ``add`` (K, d, Cmax) on the valid categories."""
-        n_cat = prior["n_categories"]
-        width = int(n_cat.max())
-        valid = np.arange(width) < n_cat[:, None]  # (d, Cmax)
-        counts = _pad(stats["category_count"], width)
+    def _aligned(self, stats: dict) -> np.ndarray:
+        """Category counts over ``categories_`` (K, d, Cmax), zero-padded."""
+        observed = cats.from_table(stats["categories"], stats["n_seen"])
+        width = int(self.n_categories_.max()) if self.n_categories_.size else 0
+        out = np.zeros((stats["count"].shape[0], len(observed), width))
+        for j, (o, c) in enumerate(zip(observed, self.categories_, strict=True)):
+            out[:, j, : c.size] = cats.reindex(stats["category_count"][:, j], o, c)
+        return out
+
+    def _padded(self, stats: dict, add: np.ndarray) -> np.ndarray:
+        """Resolved counts plus ``add`` on the valid categories, 0 on the padding."""
+        n_cat = self._resolve(stats)
+        counts = self._aligned(stats)
+        valid = np.arange(counts.shape[-1]) < n_cat[:, None]  # (d, Cmax)
         return np.where(valid, counts + add, 0.0)
 
     def mle(self, stats: dict) -> dict:
         """theta_kjc = c_kjc / N_k (0 for categories unseen in class k)."""
         self.fitted_stats_ = stats
-        prior = {"n_categories": self._n_categories(stats)}
-        numer = self._padded(stats, prior, np.zeros(1))
+        numer = self._padded(stats, np.zeros(1))
         denom = stats["count"][:, None, None]
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
 
@@ -165,17 +196,14 @@ class CategoricalFamily:
         self.fitted_stats_ = stats
         alpha = prior["alpha"]
         dr.require_mode_alpha(alpha, WHO)
-        numer = self._padded(stats, prior, (alpha - 1.0)[:, None])
-        self.n_categories_ = prior["n_categories"]
-        denom = stats["count"][:, None, None] + (prior["n_categories"] * (alpha - 1.0))[:, None]
+        numer = self._padded(stats, (alpha - 1.0)[:, None])
+        denom = stats["count"][:, None, None] + (self.n_categories_ * (alpha - 1.0))[:, None]
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Dirichlet concentration ``c + alpha`` (K, d, Cmax), 0 on the padding."""
         self.fitted_stats_ = stats
-        conc = self._padded(stats, prior, prior["alpha"][:, None])
-        self.n_categories_ = prior["n_categories"]
-        return {"concentration": conc}
+        return {"concentration": self._padded(stats, prior["alpha"][:, None])}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. draws ``theta`` (size, K, d, Cmax); exact 0 only on padding."""
@@ -193,12 +221,12 @@ class CategoricalFamily:
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """sum_j log theta_{k, j, x_nj} for every row and class.
+        """sum_j log theta_{k, j, code(x_nj)} for every row and class.
 
         Parameters
         ----------
         X : ndarray of shape (n, d)
-            Codes that passed :meth:`check_X` (0 <= x_nj < C_j).
+            Values that passed :meth:`check_X` (categories of their feature).
         params : dict
             ``theta`` of shape (..., K, d, Cmax); leading dims are posterior draws.
         full : bool
@@ -207,16 +235,16 @@ class CategoricalFamily:
         Returns
         -------
         ndarray of shape (..., n, K)
-            The one-hot (sparse, n x d Cmax) encoding of X times log theta flattened
-            to (d Cmax, ... K): one sparse matrix product for all draws, no loop.
-            ``-inf`` where a code has probability 0 in a class (MLE).
+            The one-hot (sparse, n x d Cmax) encoding of the codes times log theta
+            flattened to (d Cmax, ... K): one sparse matrix product for all draws, no
+            loop. ``-inf`` where a category has probability 0 in a class (MLE).
         """
         theta = params["theta"]
         n, d = X.shape
         width = theta.shape[-1]
         lead = theta.shape[:-3]
         n_classes = theta.shape[-3]
-        cols = (np.arange(d) * width + X.astype(np.intp)).ravel()
+        cols = (np.arange(d) * width + cats.encode(X, self.categories_, WHO)).ravel()
         onehot = sparse.csr_matrix(
             (np.ones(n * d), cols, np.arange(0, n * d + 1, d)), shape=(n, d * width)
         )
@@ -228,28 +256,35 @@ class CategoricalFamily:
         return np.moveaxis(out, 0, -2).reshape(*lead, n, n_classes)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One code per feature and row given class ``y`` (n,), params (n, K, d, Cmax).
+        """One value per feature and row given class ``y`` (n,), params (n, K, d, Cmax).
 
-        Inverse-CDF sampling on the cumulative probabilities of each feature.
+        Inverse-CDF sampling of the codes on the cumulative probabilities of each
+        feature, returned as the category values (``categories_``).
         """
         theta = params["theta"][np.arange(y.shape[0]), y]  # (n, d, Cmax)
-        return _inverse_cdf(theta, rng).astype(np.float64)
+        codes = _inverse_cdf(theta, rng)
+        values = self._value_table(theta.shape[-1])
+        return values[np.arange(codes.shape[1]), codes].astype(np.float64)
+
+    def _value_table(self, width: int) -> np.ndarray:
+        """``categories_`` as a (d, width) table padded with each row's last value."""
+        return cats.table(self.categories_, width)
 
     def attributes(self, params: dict) -> dict:
-        """``n_categories_`` (d,), and lists of d arrays (K, C_j) like scikit-learn:
-        ``feature_log_prob_`` (log theta) and ``category_count_``."""
+        """``categories_`` and ``n_categories_`` (d,), and lists of d arrays (K, C_j)
+        over those categories, like scikit-learn: ``feature_log_prob_`` (log theta) and
+        ``category_count_``."""
         theta = params["theta"]
         n_cat = self.n_categories_
-        if n_cat is None:
-            n_cat = np.full(theta.shape[-2], theta.shape[-1], dtype=np.intp)
         with np.errstate(divide="ignore"):
             log_theta = np.log(theta)
         out = {
+            "categories_": list(self.categories_),
             "n_categories_": n_cat,
             "feature_log_prob_": [log_theta[..., j, :c] for j, c in enumerate(n_cat)],
         }
         if self.fitted_stats_ is not None:
-            counts = _pad(self.fitted_stats_["category_count"], int(n_cat.max()))
+            counts = self._aligned(self.fitted_stats_)
             out["category_count_"] = [counts[:, j, :c] for j, c in enumerate(n_cat)]
         return out
 
@@ -315,25 +350,37 @@ class CategoricalFamily:
         """Observed rows: ``x_nj ~ Categorical(theta[y_n, j, :C_j])`` for every feature.
 
         One ``pm.CustomDist`` named ``prefix + "x"`` with dims (obs, feature) over all
-        codes (log-density sum_nj log theta[y_n, j, x_nj], forward sampler by inverse
-        CDF), so that ``pm.sample_prior_predictive`` draws the whole of x at once.
+        values (log-density sum_nj log theta[y_n, j, code(x_nj)], forward sampler by
+        inverse CDF), so that ``pm.sample_prior_predictive`` draws the whole of x at
+        once. When every feature's categories are 0..C_j - 1 (codes = values) x is
+        int64; otherwise the category table (d, Cmax) is an input of the distribution,
+        which maps values to codes (log-density) and codes to values (sampler).
         """
         import pymc as pm
 
         feature = (dims or self.param_dims)["theta"][1]
+        if all(cats.is_identity(c) for c in self.categories_):
+            pm.CustomDist(
+                f"{prefix}x", params["theta"], y, logp=_rows_logp, random=_rows_random,
+                signature="(k,d,c),(n)->(n,d)", dtype="int64",
+                observed=np.asarray(X).astype(np.int64), dims=("obs", feature),
+            )
+            return
         pm.CustomDist(
-            f"{prefix}x", params["theta"], y, logp=_rows_logp, random=_rows_random,
-            signature="(k,d,c),(n)->(n,d)", dtype="int64",
-            observed=np.asarray(X).astype(np.int64), dims=("obs", feature),
+            f"{prefix}x", params["theta"], y, cats.table(self.categories_),
+            logp=_values_logp, random=_values_random,
+            signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64",
+            observed=np.asarray(X, dtype=np.float64), dims=("obs", feature),
         )
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kjc c_kjc log theta_kjc: the categorical log-likelihood of all (weighted)
-        rows, exact. Entries with c_kjc = 0 (the padding among them) contribute 0: theta
-        is replaced by 1 there, so that 0 log 0 never makes a NaN value or gradient."""
+        rows, exact, with the counts over ``categories_``. Entries with c_kjc = 0 (the
+        padding among them) contribute 0: theta is replaced by 1 there, so that 0 log 0
+        never makes a NaN value or gradient."""
         import pytensor.tensor as pt
 
-        counts = stats["category_count"]
+        counts = self._aligned(stats)
         theta = params["theta"][:, :, : counts.shape[-1]]
         return pt.sum(counts * pt.log(pt.switch(counts > 0, theta, 1.0)))
 
@@ -375,9 +422,16 @@ def _rows_random(theta, y, rng=None, size=None):
     return _inverse_cdf(rows, rng).astype(np.int64)
 
 
-def _pad(counts: np.ndarray, width: int) -> np.ndarray:
-    """Zero-pad the category axis (last) of ``counts`` to ``width``."""
-    extra = width - counts.shape[-1]
-    if extra <= 0:
-        return counts
-    return np.pad(counts, [(0, 0)] * (counts.ndim - 1) + [(0, extra)])
+def _values_logp(value, theta, y, table):
+    """:func:`_rows_logp` for observed category values: the code of x_nj is the number
+    of entries of its (sorted, last-value padded) table row below it."""
+    import pytensor.tensor as pt
+
+    codes = pt.sum(pt.lt(table[None, :, :], value[:, :, None]), axis=-1)
+    return _rows_logp(codes, theta, y)
+
+
+def _values_random(theta, y, table, rng=None, size=None):
+    """:func:`_rows_random` returning category values ``table[j, code]`` (float64)."""
+    codes = _rows_random(theta, y, rng=rng, size=size)
+    return table[np.arange(table.shape[0]), codes].astype(np.float64)

@@ -15,7 +15,9 @@ one-hot class matrix. With T_k = sum_j c_kj:
 - posterior: theta_k | data ~ Dirichlet(c_k + alpha)
 
 Non-negative real values (tf-idf term weights) are accepted for point estimates, as
-in scikit-learn; posterior methods need whole-number counts.
+in scikit-learn; posterior methods need whole-number counts. X may be scipy.sparse
+(CSR): statistics, log-likelihoods and predictive densities then touch only the
+non-zeros (see :mod:`bayesgen._sparse`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
+from bayesgen import _sparse
 from bayesgen._validation import check_counts
 from bayesgen.families import _dirichlet as dr
 
@@ -49,6 +52,8 @@ class MultinomialFamily:
     name = "multinomial"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature")}
     positive_only = True
+    #: takes scipy.sparse X (CSR) in every method, never densified
+    accepts_sparse = True
     #: check_nonnegative's ``X.min()`` pass also rejects NaN (see the estimator base)
     support_check_rejects_nan = True
     #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
@@ -61,12 +66,16 @@ class MultinomialFamily:
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Non-negative values; whole numbers for posterior methods."""
-        return check_counts(X, method, who)
+        """Non-negative values; whole numbers for posterior methods (sparse X: its
+        stored values, duplicates summed first)."""
+        return check_counts(_sparse.canonical(X), method, who)
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted class counts N_k (K,) and feature counts ``R^T X`` (K, d)."""
-        return dr.class_sums(X, y, w, n_classes)
+        """Weighted class counts N_k (K,) and feature counts ``R^T X`` (K, d).
+
+        Raises ``ValueError`` naming ``sample_weight`` if a weighted sum overflows.
+        """
+        return dr.class_sums(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""
@@ -107,20 +116,30 @@ class MultinomialFamily:
 
         Dirichlet-multinomial with concentration a_k (A_k = sum_j a_kj), n = sum_j x_j::
 
-            log n! - sum_j log x_j! + lgamma(A_k) - lgamma(n + A_k)
-                + sum_j [lgamma(x_j + a_kj) - lgamma(a_kj)]
+            log n! - sum_j log x_j! - R(A_k, n) + sum_j R(a_kj, x_j)
 
-        One (n, d) pass per class (loop over K keeps memory at n x d).
+        with R(a, x) = lgamma(a + x) - lgamma(a) (:func:`_dirichlet.log_rising`,
+        accurate for huge concentrations). R(a, 0) = 0, so sparse X only visits its
+        non-zeros; dense X takes one (n, d) pass per class.
         """
         conc = post["concentration"]
-        total = X.sum(axis=1)
+        total = _sparse.row_sum(X)
         out = np.empty((X.shape[0], conc.shape[0]))
         for k, a in enumerate(conc):
-            a_sum = a.sum()
-            out[:, k] = gammaln(X + a).sum(axis=1) - gammaln(a).sum()
-            out[:, k] += gammaln(a_sum) - gammaln(total + a_sum)
-        out += (gammaln(total + 1.0) - gammaln(X + 1.0).sum(axis=1))[:, None]
-        return out
+            if _sparse.is_sparse(X):
+                out[:, k] = _sparse.row_sum_of(X, dr.log_rising(a[X.indices], X.data))
+            else:
+                out[:, k] = dr.log_rising(a, X).sum(axis=1)
+            out[:, k] -= dr.log_rising(a.sum(), total)
+        out += self._coefficient(X, total)[:, None]
+        return dr.check_overflow(out, X, WHO)
+
+    @staticmethod
+    def _coefficient(X, total: np.ndarray) -> np.ndarray:
+        """log(n!) - sum_j log(x_j!) per row, (n,); sparse X via its non-zeros."""
+        if _sparse.is_sparse(X):
+            return gammaln(total + 1.0) - _sparse.row_sum_of(X, gammaln(X.data + 1.0))
+        return gammaln(total + 1.0) - gammaln(X + 1.0).sum(axis=1)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -139,27 +158,35 @@ class MultinomialFamily:
         Returns
         -------
         ndarray of shape (..., n, K)
-            ``X @ log(theta).T`` (+ coefficient): one matrix product. ``-inf`` where a
-            row has x_j > 0 for a theta_kj = 0 (MLE); 0 log 0 counts as 0.
+            ``X @ log(theta).T`` (+ coefficient): one matrix product (sparse x dense
+            for sparse X). ``-inf`` where a row has x_j > 0 for a theta_kj = 0 (MLE);
+            0 log 0 counts as 0. Raises ``ValueError`` if X is so large that a value
+            overflows float64.
         """
-        out = dr.log_prob_matmul(X, params["theta"])
+        out, impossible = dr.log_prob_parts(X, params["theta"])
         if full:
-            coef = gammaln(X.sum(axis=1) + 1.0) - gammaln(X + 1.0).sum(axis=1)
-            out += coef[:, None]
+            with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
+                out += self._coefficient(X, _sparse.row_sum(X))[:, None]
+        dr.check_overflow(out, X, WHO)
+        if impossible is not None:
+            out[impossible] = -np.inf
         return out
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One count vector per row given class ``y`` (n,) and per-row params (n, K, d).
 
         The multinomial needs a row total, which the model does not describe: each
-        row's total is drawn from Poisson(T_k / N_k), the mean row total of its class in
-        the training data, then the counts from Multinomial(total, theta_k).
+        row's total is Poisson(m_k) with m_k = T_k / N_k, the mean row total of its class
+        in the training data, and the counts given it Multinomial(total, theta_k). The
+        counts are drawn directly as independent Poisson(m_k theta_kj), which is the
+        same distribution (Poisson splitting) and, through
+        :func:`_dirichlet.poisson`, works for any mean (a normal approximation beyond
+        numpy's limit of about 9.2e18).
         """
         rows = np.arange(y.shape[0])
         theta = params["theta"][rows, y]
         theta = theta / theta.sum(axis=1, keepdims=True)
-        totals = rng.poisson(self._mean_totals()[y])
-        return rng.multinomial(totals, theta).astype(np.float64)
+        return dr.poisson(self._mean_totals()[y][:, None] * theta, rng)
 
     def _mean_totals(self) -> np.ndarray:
         """Per-class mean row total T_k / N_k (K,) of the fitted statistics."""

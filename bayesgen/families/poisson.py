@@ -6,16 +6,17 @@ Model, per class k and feature j::
     x_nj | y_n = k ~ Poisson(lambda_kj)
 
 with beta_j = (alpha - 1) / r_j, which puts the prior mode at r_j (``rate_prior``;
-default the overall weighted mean of feature j, floored at 0.5 / N so that an all-zero
-feature keeps a positive prior mode). Sufficient statistics per class: weighted count
-N_k and sums S_kj = sum_n w_n x_nj.
+default the overall weighted mean of feature j, floored at 0.5 / max(N, 1) with N
+the total weight, so that an all-zero feature keeps a positive, finite prior mode).
+Sufficient statistics per class: weighted count N_k and sums S_kj = sum_n w_n x_nj.
 
 - MLE: lambda = S_kj / N_k
 - MAP: lambda = (S_kj + alpha - 1) / (N_k + beta_j)   (alpha = 1 gives the MLE)
 - posterior: lambda_kj | data ~ Gamma(S_kj + alpha, N_k + beta_j)
 
 alpha >= 1 is required (beta_j >= 0). Non-negative real values are accepted for point
-estimates; posterior methods need whole-number counts.
+estimates; posterior methods need whole-number counts. X may be scipy.sparse (CSR):
+every computation then touches only the non-zeros (``log x!`` via ``X.data``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
+from bayesgen import _sparse
 from bayesgen._validation import check_counts
 from bayesgen.families import _dirichlet as dr
 from bayesgen.families._gaussian_stats import resolve_vector
@@ -51,6 +53,8 @@ class PoissonFamily:
     name = "poisson"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"rate": ("class", "feature")}
     positive_only = True
+    #: takes scipy.sparse X (CSR) in every method, never densified
+    accepts_sparse = True
     #: check_nonnegative's ``X.min()`` pass also rejects NaN (see the estimator base)
     support_check_rejects_nan = True
 
@@ -62,12 +66,16 @@ class PoissonFamily:
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Non-negative values; whole numbers for posterior methods."""
-        return check_counts(X, method, who)
+        """Non-negative values; whole numbers for posterior methods (sparse X: its
+        stored values, duplicates summed first)."""
+        return check_counts(_sparse.canonical(X), method, who)
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted class counts N_k (K,) and feature sums ``R^T X`` (K, d)."""
-        return dr.class_sums(X, y, w, n_classes)
+        """Weighted class counts N_k (K,) and feature sums ``R^T X`` (K, d).
+
+        Raises ``ValueError`` naming ``sample_weight`` if a weighted sum overflows.
+        """
+        return dr.class_sums(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""
@@ -77,7 +85,8 @@ class PoissonFamily:
     def prior(self, stats: dict) -> dict:
         """Gamma shape ``alpha`` (d,) and rate ``beta`` = (alpha - 1) / r (d,).
 
-        r_j is ``rate_prior`` or the overall mean sum_k S_kj / N, floored at 0.5 / N.
+        r_j is ``rate_prior`` or the overall mean sum_k S_kj / N, floored at
+        0.5 / max(N, 1) (half an event in the data set; bounded for tiny weights).
         """
         self.fitted_stats_ = stats
         s = stats["feature_count"]
@@ -89,7 +98,7 @@ class PoissonFamily:
                 f"min(alpha) = {float(alpha.min()):g}."
             )
         n = float(stats["count"].sum())
-        mean = np.maximum(s.sum(axis=0) / n, 0.5 / n)
+        mean = np.maximum(s.sum(axis=0) / n, 0.5 / max(n, 1.0))
         rate = resolve_vector(self.rate_prior, d, "rate_prior", mean)
         if np.any(rate <= 0):
             raise ValueError(f"rate_prior must be > 0 for every feature; got {self.rate_prior!r}.")
@@ -126,16 +135,28 @@ class PoissonFamily:
 
         Gamma-Poisson gives a negative binomial per feature::
 
-            lgamma(x + a) - lgamma(a) - log x! + a log(b / (b + 1)) - x log(b + 1)
+            R(a, x) - log x! - a log1p(1 / b) - x log1p(b)
 
-        summed over features; one (n, d) pass per class.
+        summed over features, with R(a, x) = lgamma(a + x) - lgamma(a)
+        (:func:`_dirichlet.log_rising`, accurate for huge a). R(a, 0) = 0, so sparse X
+        only visits its non-zeros; dense X takes one (n, d) pass per class.
         """
         a, b = post["a"], post["b"]
-        out = X @ (-np.log1p(b)).T + (a * np.log(b / (b + 1.0))).sum(axis=1)
+        out = dr.matmul_t(X, -np.log1p(b)) - (a * np.log1p(1.0 / b)).sum(axis=1)
         for k in range(a.shape[0]):
-            out[:, k] += (gammaln(X + a[k]) - gammaln(a[k])).sum(axis=1)
-        out -= gammaln(X + 1.0).sum(axis=1)[:, None]
-        return out
+            if _sparse.is_sparse(X):
+                out[:, k] += _sparse.row_sum_of(X, dr.log_rising(a[k][X.indices], X.data))
+            else:
+                out[:, k] += dr.log_rising(a[k], X).sum(axis=1)
+        out -= self._log_factorials(X)[:, None]
+        return dr.check_overflow(out, X, WHO)
+
+    @staticmethod
+    def _log_factorials(X) -> np.ndarray:
+        """sum_j log(x_nj!) per row, (n,); sparse X via its non-zeros."""
+        if _sparse.is_sparse(X):
+            return _sparse.row_sum_of(X, gammaln(X.data + 1.0))
+        return gammaln(X + 1.0).sum(axis=1)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -153,20 +174,29 @@ class PoissonFamily:
         Returns
         -------
         ndarray of shape (..., n, K)
-            ``X @ log(lambda).T - sum_j lambda_kj``: one matrix product. ``-inf`` where
-            x_nj > 0 for a rate 0 (MLE); 0 log 0 counts as 0.
+            ``X @ log(lambda).T - sum_j lambda_kj``: one matrix product (sparse x dense
+            for sparse X). ``-inf`` where x_nj > 0 for a rate 0 (MLE); 0 log 0 counts
+            as 0. Raises ``ValueError`` if X is so large that a value overflows.
         """
         rate = params["rate"]
-        out = dr.log_prob_matmul(X, rate)
-        out -= rate.sum(axis=-1)[..., None, :]
-        if full:
-            out -= gammaln(X + 1.0).sum(axis=1)[:, None]
+        out, impossible = dr.log_prob_parts(X, rate)
+        with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
+            out -= rate.sum(axis=-1)[..., None, :]
+            if full:
+                out -= self._log_factorials(X)[:, None]
+        dr.check_overflow(out, X, WHO)
+        if impossible is not None:
+            out[impossible] = -np.inf
         return out
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One count vector per row given class ``y`` (n,) and per-row params (n, K, d)."""
+        """One count vector per row given class ``y`` (n,) and per-row params (n, K, d).
+
+        Rates above numpy's Poisson limit (about 9.2e18) are sampled from the normal
+        approximation N(rate, rate), rounded (see :func:`_dirichlet.poisson`).
+        """
         rate = params["rate"][np.arange(y.shape[0]), y]
-        return rng.poisson(rate).astype(np.float64)
+        return dr.poisson(rate, rng)
 
     def attributes(self, params: dict) -> dict:
         """``feature_count_`` S (K, d) and ``rate_`` lambda (K, d)."""

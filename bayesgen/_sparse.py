@@ -1,0 +1,167 @@
+"""scipy.sparse input for the count families (MultinomialNB, BernoulliNB, PoissonNB).
+
+A family declares ``accepts_sparse = True`` to take sparse X. The estimator then
+validates X with ``accept_sparse="csr"`` (CSC, COO, DOK, ... matrices and arrays are
+converted once to CSR: a copy of the non-zeros, never a dense matrix), and the family
+computes on the non-zeros only:
+
+- statistics ``R^T X`` with R^T the (K, n) sparse weighted class indicator matrix
+  (:func:`class_sums`): O(nnz) time and O(nnz_out + K d) memory;
+- the joint log-likelihood ``X @ log(theta)^T`` (sparse x dense, :func:`matmul_t`):
+  O(nnz K), with terms such as ``sum_j log x_nj!`` summed over ``X.data``
+  (:func:`row_sum_of`);
+- support checks (negative, non-integer, non-binary values) on ``X.data``.
+
+Every other family raises a ``ValueError`` for sparse X that suggests ``X.toarray()``
+(:func:`validate_kwargs`). Where a dense copy is unavoidable (the observed rows of the
+PyMC ``model_``, ``observed_data`` in ``idata_``) X is densified only below
+:data:`DENSE_LIMIT` values: above it ``model_`` raises a ``ValueError`` and
+``observed_data`` stores the non-zeros (:func:`observed_x`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+#: largest n x d that is densified for PyMC's observed rows or ``observed_data`` (160 MB)
+DENSE_LIMIT = 20_000_000
+
+
+def is_sparse(X: Any) -> bool:
+    """Whether X is a scipy.sparse matrix or array."""
+    return sparse.issparse(X)
+
+
+def validate_kwargs(estimator: Any, X: Any) -> dict:
+    """Extra keyword arguments of ``validate_data`` for X (empty for dense X).
+
+    Sparse X is accepted (as CSR) when the estimator's family has
+    ``accepts_sparse = True``; otherwise a ``ValueError`` names the estimator and
+    suggests ``X.toarray()``.
+    """
+    if not sparse.issparse(X):
+        return {}
+    family = estimator._make_family()
+    if not getattr(family, "accepts_sparse", False):
+        raise ValueError(
+            f"{type(estimator).__name__} does not accept sparse input X (a scipy.sparse "
+            f"{X.format} {type(X).__name__}): its likelihood needs every entry. Pass a "
+            "dense array, X.toarray() (memory n x d), or use MultinomialNB, BernoulliNB "
+            "or PoissonNB, which take sparse X."
+        )
+    return {"accept_sparse": "csr", "accept_large_sparse": True}
+
+
+def values(X: Any) -> np.ndarray:
+    """The stored values of sparse X (``X.data``), or X itself when dense: what support
+    and finiteness checks look at (the implicit zeros pass every check)."""
+    return X.data if sparse.issparse(X) else X
+
+
+def canonical(X: Any) -> Any:
+    """X without duplicate entries (summed), so that per-entry checks and functions
+    (``x in {0, 1}``, ``log x!``) see the values of the matrix. Copies only a
+    non-canonical CSR matrix; dense X is returned as is."""
+    if sparse.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def with_data(X: Any, data: np.ndarray) -> Any:
+    """A CSR matrix with the sparsity structure of X and the values ``data``
+    (sharing X's index arrays, so no index copy)."""
+    return sparse.csr_array((data, X.indices, X.indptr), shape=X.shape)
+
+
+def row_sum_of(X: Any, data: np.ndarray) -> np.ndarray:
+    """``sum_j f(x_nj)`` per row, (n,), given ``data = f(X.data)`` with f(0) = 0."""
+    return with_data(X, data) @ np.ones(X.shape[1])
+
+
+def row_sum(X: Any) -> np.ndarray:
+    """Row totals sum_j x_nj, (n,), for dense or sparse X."""
+    if sparse.issparse(X):
+        return row_sum_of(X, X.data)
+    return X.sum(axis=1)
+
+
+def class_indicator_t(y: np.ndarray, w: np.ndarray, n_classes: int):
+    """R^T, the weighted class indicators as a sparse (K, n) CSR array:
+    ``R^T[k, n] = w_n`` if y_n = k (n stored values, rows sorted by class)."""
+    order = np.argsort(y, kind="stable")
+    indptr = np.zeros(n_classes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(y, minlength=n_classes), out=indptr[1:])
+    return sparse.csr_array((w[order], order, indptr), shape=(n_classes, y.shape[0]))
+
+
+def class_sums(X: Any, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
+    """Per-class weighted feature sums ``R^T X`` (K, d) for sparse CSR X, dense result.
+
+    A sparse x sparse product: O(nnz) operations, memory O(nnz of the result + K d).
+    """
+    product = class_indicator_t(y, w, n_classes) @ X
+    return product.toarray()
+
+
+def matmul_t(X: Any, B: np.ndarray) -> np.ndarray:
+    """``X @ B^T`` over the last axis for sparse X: (n, d) x (..., K, d) -> (..., n, K).
+
+    One sparse x dense product ``X @ B'`` with B' the (d, S K) matrix of all leading
+    (draw) dims and classes, then a reshape: O(nnz S K) operations.
+    """
+    lead, (n_classes, d) = B.shape[:-2], B.shape[-2:]
+    flat = np.ascontiguousarray(B.reshape(-1, d).T)  # (d, S K)
+    out = np.asarray(X @ flat)  # (n, S K)
+    if not lead:
+        return out
+    out = out.reshape(X.shape[0], *lead, n_classes)
+    return np.moveaxis(out, 0, -2)
+
+
+def entry_columns(X: Any) -> np.ndarray:
+    """Column index of every stored value of CSR X (``X.indices``)."""
+    return X.indices
+
+
+def dense_for_pymc(X: Any, who: str) -> np.ndarray:
+    """X as a dense array for PyMC's observed rows (``model_``).
+
+    Sparse X is densified only up to :data:`DENSE_LIMIT` values; above, a
+    ``ValueError`` explains that ``model_`` (one observed value per row and feature)
+    is not available, while ``method="mcmc"`` (which samples a model written on the
+    sufficient statistics) is.
+    """
+    if not sparse.issparse(X):
+        return X
+    n, d = X.shape
+    if n * d > DENSE_LIMIT:
+        raise ValueError(
+            f"{who}.model_ observes every entry of X, but this fit's X is sparse with "
+            f"{n} x {d} = {n * d:.3g} entries (> {DENSE_LIMIT:.0e}); the model is not "
+            "built, to avoid densifying X. method='mcmc' works (it samples a model written "
+            "on the sufficient statistics); build model_ from a subsample of the rows."
+        )
+    return X.toarray()
+
+
+def observed_x(X: Any) -> tuple[dict, dict]:
+    """Variables and dims of the features in ``idata_.observed_data``.
+
+    Dense X, or sparse X with at most :data:`DENSE_LIMIT` entries: ``x`` (obs,
+    feature). Larger sparse X is not densified: its non-zeros are stored as ``x_row``,
+    ``x_col`` and ``x_data`` (dim ``x_nonzero``), the COO triplets of X.
+    """
+    if not sparse.issparse(X):
+        return {"x": X}, {"x": ["obs", "feature"]}
+    if X.shape[0] * X.shape[1] <= DENSE_LIMIT:
+        return {"x": X.toarray()}, {"x": ["obs", "feature"]}
+    coo = X.tocoo()
+    dims = ["x_nonzero"]
+    return (
+        {"x_row": coo.row.astype(np.int64), "x_col": coo.col.astype(np.int64), "x_data": coo.data},
+        {"x_row": dims, "x_col": dims, "x_data": dims},
+    )
