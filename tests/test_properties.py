@@ -280,7 +280,8 @@ def test_scores_are_consistent(case, data):
     joint = clf.predict_joint_log_proba(X)
     decision = clf.decision_function(X)
     assert joint.shape == log_proba.shape
-    assert not np.any(np.isnan(joint)) and not np.any(np.isnan(decision))
+    assert not np.any(np.isnan(joint)), "predict_joint_log_proba has NaN"
+    assert not np.any(np.isnan(decision)), "decision_function has NaN"
     possible = ~np.all(np.isneginf(joint), axis=1)
     prior = np.log(clf.class_prior_) - logsumexp(np.log(clf.class_prior_))
     np.testing.assert_allclose(log_proba[~possible], np.broadcast_to(prior, log_proba.shape)[
