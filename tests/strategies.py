@@ -227,7 +227,9 @@ def _discrete_column(kind, rng, y_index, n_classes, n_test_rows, test_index):
     probs = rng.dirichlet(np.ones(n_cat), n_classes)
     draw = lambda idx: np.array([rng.choice(n_cat, p=probs[k]) for k in idx], dtype=float)  # noqa: E731
     train = draw(y_index)
-    return train, np.minimum(draw(test_index), train.max())  # codes seen in training
+    test = draw(test_index)
+    # the categories are the values seen in training: another value is an error at predict
+    return train, np.where(np.isin(test, train), test, train[0])
 
 
 def _well_posed(unit: np.ndarray, y_index: np.ndarray, real: list[int], name: str,
