@@ -188,7 +188,9 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
         posterior[name] = reshape_draws(params[name], chains, draws)
         dims[name] = list(var_dims)
     obs = np.arange(X.shape[0])
-    coords = {**coords, "obs": obs}
+    # arrays, not lists: ArviZ deep-copies the coords per variable (a minute for lists
+    # of 300,000 feature names, milliseconds for arrays)
+    coords = {**{k: np.asarray(v) for k, v in coords.items()}, "obs": obs}
     x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
     idata = az.from_dict(
         posterior=posterior,
