@@ -271,7 +271,10 @@ def check_finite_user(values: dict[str, Any], who: str) -> None:
 
     over, under = [], []
     for name, value in values.items():
-        arr = np.asarray(value) if isinstance(value, (np.ndarray, list)) else None
+        try:  # lists of arrays of one shape; ragged lists (families_) are not numbers
+            arr = np.asarray(value) if isinstance(value, (np.ndarray, list)) else None
+        except ValueError:
+            continue
         if arr is None or arr.dtype.kind != "f":
             continue
         if not np.all(np.isfinite(arr)):
