@@ -146,17 +146,13 @@ def describe(family, positions) -> list:
 
 def column_families(family, names: list[str] | None, kinds: list[str]) -> list[str]:
     """The family name of each column under ``family``'s specification for a table
-    with these column ``names`` and ``kinds`` ("" for every column when the
-    specification is invalid: its error is raised when the family is fitted)."""
+    with these column ``names`` and ``kinds``; ``ValueError`` for an invalid one."""
     probe = type(family)(family.families, alpha=family.alpha, feature_names=names,
                          n_features=len(kinds), overrides=family.overrides, kinds=kinds)
     out = [""] * len(kinds)
-    try:
-        for part in probe._resolve(len(kinds)):
-            for j in part["columns"]:
-                out[j] = part["name"]
-    except (ValueError, TypeError):
-        return [""] * len(kinds)
+    for part in probe._resolve(len(kinds)):
+        for j in part["columns"]:
+            out[j] = part["name"]
     return out
 
 

@@ -125,7 +125,8 @@ class MixedFamily:
 
     def column_families(self, names: list[str] | None, kinds: list[str]) -> list[str]:
         """The family name of each column under this specification for a table with
-        these column ``names`` and ``kinds`` (:func:`._mixed_spec.column_families`)."""
+        these column ``names`` and ``kinds`` (:func:`._mixed_spec.column_families`;
+        ``ValueError`` naming the problem for an invalid specification)."""
         return _mixed_spec.column_families(self, names, kinds)
 
     @property
