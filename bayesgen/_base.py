@@ -137,7 +137,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
             mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)
         mean = posterior.posterior_mean(params, self.family_.param_dims)
-        self._set_point_attributes(np.exp(log_pi).mean(axis=0), mean)
+        self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
 
     def _posterior_size(self) -> tuple[int, int]:
         for name in ("draws", "chains"):

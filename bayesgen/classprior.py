@@ -138,6 +138,11 @@ def point(method: str, counts: np.ndarray, alpha: np.ndarray,
     return mle(counts) if method == "mle" else map_estimate(counts, alpha)
 
 
+def mean(log_pi: np.ndarray, fixed: np.ndarray | None) -> np.ndarray:
+    """Posterior mean of pi from draws of log pi (S, K); exactly ``fixed`` when given."""
+    return np.exp(log_pi).mean(axis=0) if fixed is None else fixed
+
+
 def log_constant(fixed: np.ndarray, size: int) -> np.ndarray:
     """``size`` identical "draws" of log pi, shape (size, K): the fixed prior as a
     posterior that does not move (-inf where pi_k = 0)."""
