@@ -133,7 +133,7 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
         table = getattr(estimator, "_columns", None)
         if not _matches(table, names, len(columns)):
             return X  # scikit-learn reports the different names or width
-    out = np.empty((columns[0].size if columns else 0, len(columns)))
+    out = np.empty((columns[0].size if columns else 0, len(columns)), order="F")  # by column
     missing = {}
     for j, col in enumerate(columns):
         family = "" if table.families is None else str(table.families[j])

@@ -3,7 +3,8 @@
 Two equivalent models are built from the same family hooks:
 
 ``build_model`` (the estimator's ``model_``)
-    The natural generative model with its data: ``pi ~ Dirichlet(class_alpha)``,
+    The natural generative model with its data: ``pi ~ Dirichlet(class_alpha)`` (or,
+    with a fixed ``class_prior``, the data ``class_prior`` as the deterministic ``pi``),
     observed ``y ~ Categorical(pi)`` (dims ``obs``), the family's prior and observed
     features given the class (``x``, dims ``obs, feature``). For users to inspect, to
     draw prior predictive samples from and to sample themselves.

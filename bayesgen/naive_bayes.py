@@ -115,17 +115,21 @@ class CategoricalNB(_DiscreteClassifier):
     __doc__ = (
         """Categorical naive Bayes: x_j | y=k ~ Categorical(theta_kj), theta_kj ~ Dirichlet.
 
-    X holds non-negative integer codes (use scikit-learn's ``OrdinalEncoder`` for
-    strings). The categories of feature j are the codes observed in training
-    (``categories_``; a code of 1e9 is one category, not a billion), plus 0..m_j - 1
-    when ``min_categories`` declares them: declared categories never seen in training
-    get the prior's share, and a code that is neither seen nor declared raises
-    ``ValueError`` at predict time."""
+    X holds non-negative integer codes, or is a DataFrame (pandas or polars) whose
+    columns may also be text (object, ``string``), ``category`` or boolean. The
+    categories of feature j are the values observed in training (``categories_``:
+    the sorted strings, booleans or codes; a code of 1e9 is one category, not a
+    billion), plus 0..m_j - 1 for integer columns when ``min_categories`` declares
+    them: declared categories never seen in training get the prior's share, and a
+    value that is neither seen nor declared raises ``ValueError`` naming the column at
+    predict time. ``idata_``, ``model_`` and the replicated data hold the codes of
+    text columns (positions in ``categories_``); ``sample`` returns their values."""
         + _SHARED_DOC
         + _ALPHA_DOC
         + """    min_categories : int, array-like (d,) or None, default=None
         Declares the codes 0..m_j - 1 as categories of feature j (scalar: every
-        feature), in addition to the observed codes.
+        feature), in addition to the observed codes; not used for text, boolean and
+        ``category`` columns.
 
     Attributes
     ----------
