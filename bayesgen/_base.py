@@ -378,11 +378,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             self._model = None
 
     def _var_names(self) -> list[str]:
-        return ["pi", *self.family_.param_dims]
+        return [*classprior.random_names(self), *self.family_.param_dims]
 
     def summary(self, **kwargs: Any):
-        """``az.summary`` of the posterior of pi and the family parameters
-        (mean, sd, HDI, MCSE, ESS, R-hat); keyword arguments go to ``az.summary``."""
+        """``az.summary`` of the posterior of pi (unless ``class_prior`` fixes it) and the
+        family parameters (mean, sd, HDI, MCSE, ESS, R-hat); keyword arguments go to
+        ``az.summary``."""
         import arviz as az
 
         self._check_posterior("summary")

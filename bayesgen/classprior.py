@@ -129,6 +129,13 @@ def fixed_of(estimator) -> np.ndarray | None:
     return getattr(estimator, "_fixed_pi", None)
 
 
+def random_names(estimator) -> list[str]:
+    """``["pi"]`` when pi is a parameter (posterior summaries, convergence checks,
+    trace plots), ``[]`` when ``class_prior`` fixes it (``idata_`` still holds the
+    constant ``pi``)."""
+    return ["pi"] if fixed_of(estimator) is None else []
+
+
 def point(method: str, counts: np.ndarray, alpha: np.ndarray,
           fixed: np.ndarray | None) -> np.ndarray:
     """Point estimate of pi for ``method`` "mle" or "map"; the fixed prior when given
