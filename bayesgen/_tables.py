@@ -37,7 +37,8 @@ its column (:func:`_check_missing` is the one place to change to keep them).
 Plain arrays (NumPy, sparse, Dask, lists) pass through untouched (only their dtype's
 kind is recorded at fit), except object/string NumPy arrays given to an estimator with
 categorical columns, which are read column by column like a DataFrame. polars is
-imported only when X is a polars DataFrame.
+imported only when X is a polars DataFrame. The column readers are in
+:mod:`bayesgen._table_columns`.
 """
 
 from __future__ import annotations
@@ -47,16 +48,11 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen._table_columns import VALUE_FAMILIES, Column, Text, read
 from bayesgen.families import _categories as cats
 
 #: dtype kind letter -> column kind of a plain array
 _ARRAY_KINDS = {"b": "bool", "i": "int", "u": "int", "f": "float"}
-#: pandas.api.types.infer_dtype of an object column -> column kind
-_INFERRED = {"string": "category", "boolean": "bool", "integer": "int", "floating": "float",
-             "mixed-integer-float": "float", "decimal": "float", "empty": "float",
-             "bytes": "category", "categorical": "category"}
-#: families whose columns are read as category values
-_VALUE_FAMILIES = ("categorical",)
 
 
 @dataclass
@@ -116,7 +112,7 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
     X unchanged (plain arrays), or a pandas DataFrame of float64 with X's column
     labels (so that ``feature_names_in_`` is set and checked as for any DataFrame).
     """
-    source = _read(estimator, X)
+    source = read(estimator, X)
     if source is None:
         if reset:
             estimator._columns = _array_columns(X)
@@ -137,9 +133,12 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
     missing = {}
     for j, col in enumerate(columns):
         family = "" if table.families is None else str(table.families[j])
-        if reset and family in _VALUE_FAMILIES and col.kind in ("category", "bool"):
-            table.levels[str(j)] = cats.levels(col.factorize()[1], f"{who}: column {col.label!r}")
-        if str(j) in table.levels:
+        if reset and family in VALUE_FAMILIES and col.kind in ("category", "bool"):
+            codes, distinct = col.factorize()
+            used = distinct[np.unique(codes[codes >= 0])]  # not a dtype's unused categories
+            table.levels[str(j)] = cats.levels(used, f"{who}: column {col.label!r}")
+            out[:, j], mask = _codes(estimator, table, j, col, grow=False, read=(codes, distinct))
+        elif str(j) in table.levels:
             out[:, j], mask = _codes(estimator, table, j, col, grow=grow and not reset)
         else:
             out[:, j], mask = _numbers(col, family, who)
@@ -185,139 +184,11 @@ def to_user(estimator, X_new: np.ndarray):
     return pd.DataFrame(data)
 
 
-# ------------------------------------------------------------------ reading
-@dataclass
-class _Column:
-    """One input column: label, kind and two readers."""
-
-    label: Any
-    kind: str
-    size: int
-    numbers: Any  # () -> (float64 values with NaN where missing, missing mask)
-    factorize: Any  # () -> (codes with -1 where missing, distinct values (object))
-
-
-def _read(estimator, X: Any) -> tuple[list, list[_Column]] | None:
-    """Column labels and readers of a DataFrame (or of an object array given to an
-    estimator with categorical columns); None for everything that passes through."""
-    module = type(X).__module__
-    if module.startswith("pandas") and hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2:
-        return list(X.columns), [_pandas_column(X.columns[j], X.iloc[:, j])
-                                 for j in range(X.shape[1])]
-    if module.startswith("polars") and type(X).__name__ == "DataFrame":
-        return list(X.columns), [_polars_column(s) for s in X.get_columns()]
-    if (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "OUS"
-            and _takes_values(estimator)):
-        import pandas as pd
-
-        frame = pd.DataFrame(X.astype(object) if X.dtype.kind != "O" else X)
-        return list(frame.columns), [_pandas_column(j, frame.iloc[:, j])
-                                     for j in range(frame.shape[1])]
-    return None
-
-
-def _takes_values(estimator) -> bool:
-    family = estimator._make_family()
-    return getattr(family, "name", "") in _VALUE_FAMILIES or hasattr(family, "column_families")
-
-
-def _pandas_column(label: Any, s) -> _Column:
-    import pandas as pd
-    from pandas.api import types
-
-    dtype = s.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        kind = "category"
-    elif types.is_bool_dtype(dtype):
-        kind = "bool"
-    elif types.is_integer_dtype(dtype):
-        kind = "int"
-    elif types.is_float_dtype(dtype):
-        kind = "float"
-    elif types.is_object_dtype(dtype):
-        kind = _INFERRED.get(types.infer_dtype(s, skipna=True), "category")
-    elif types.is_string_dtype(dtype) or "dictionary" in str(dtype):
-        kind = "category"
-    elif "decimal" in str(dtype):
-        kind = "float"
-    else:
-        raise ValueError(
-            f"column {label!r} has dtype {dtype}, which is not numbers, booleans, text or "
-            "categories; convert it (e.g. dates to numbers of days) before fitting."
-        )
-
-    def numbers():
-        if kind == "category" or types.is_object_dtype(dtype):
-            return _from_factorized(*factorize(), label)
-        values = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        return values, np.isnan(values)
-
-    def factorize():
-        if isinstance(dtype, pd.CategoricalDtype):
-            return s.cat.codes.to_numpy(), s.cat.categories.to_numpy(dtype=object)
-        codes, distinct = pd.factorize(s, use_na_sentinel=True)
-        return codes, np.asarray(distinct, dtype=object)
-
-    return _Column(label, kind, len(s), numbers, factorize)
-
-
-def _polars_column(s) -> _Column:
-    import pandas as pd
-    import polars as pl
-    from pandas.api import types
-
-    dtype, label = s.dtype, s.name
-    if dtype == pl.Boolean:
-        kind = "bool"
-    elif dtype.is_integer():
-        kind = "int"
-    elif dtype.is_float() or dtype == pl.Decimal or dtype == pl.Null:
-        kind = "float"
-    elif dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Categorical | pl.Enum):
-        kind = "category"
-    elif dtype == pl.Object:
-        kind = _INFERRED.get(types.infer_dtype(s.to_numpy(), skipna=True), "category")
-    else:
-        raise ValueError(
-            f"column {label!r} has dtype {dtype}, which is not numbers, booleans, text or "
-            "categories; convert it (e.g. dates to numbers of days) before fitting."
-        )
-
-    def numbers():
-        if kind == "category" or dtype == pl.Object:
-            return _from_factorized(*factorize(), label)
-        values = s.cast(pl.Float64).to_numpy().astype(np.float64, copy=False)
-        return values, s.is_null().to_numpy() | np.isnan(values)
-
-    def factorize():
-        raw = s.cast(pl.String) if kind == "category" and dtype != pl.String else s
-        codes, distinct = pd.factorize(np.asarray(raw.to_numpy(), dtype=object),
-                                       use_na_sentinel=True)
-        return codes, np.asarray(distinct, dtype=object)
-
-    return _Column(label, kind, len(s), numbers, factorize)
-
-
-def _from_factorized(codes: np.ndarray, distinct: np.ndarray, label: Any):
-    """Numbers of a text/categorical/object column whose values are all numbers;
-    ``_Text`` (caught by :func:`_numbers`) when some are not."""
-    values = cats.natural_dtype(distinct)
-    if values.dtype == object:
-        text = next(v for v in distinct if not isinstance(v, int | float | np.number))
-        raise _Text(text)
-    table = np.append(values.astype(np.float64), np.nan)  # code -1 (missing) -> NaN
-    return table[codes], codes < 0
-
-
-class _Text(Exception):
-    """A value that is not a number in a column read as numbers."""
-
-
 # --------------------------------------------------------------- converting
-def _numbers(col: _Column, family: str, who: str) -> tuple[np.ndarray, np.ndarray]:
+def _numbers(col: Column, family: str, who: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         return col.numbers()
-    except _Text as err:
+    except Text as err:
         value = err.args[0]
     if family == "":
         hint = "Encode it first (e.g. sklearn.preprocessing.OrdinalEncoder)."
@@ -335,9 +206,11 @@ def _numbers(col: _Column, family: str, who: str) -> tuple[np.ndarray, np.ndarra
     )
 
 
-def _codes(estimator, table: Columns, j: int, col: _Column, *, grow: bool):
-    """Codes of a level column: each value's position among the column's levels."""
-    codes, distinct = col.factorize()
+def _codes(estimator, table: Columns, j: int, col: Column, *, grow: bool,
+           read: tuple | None = None):
+    """Codes of a level column: each value's position among the column's levels
+    (``read``: the column's factorisation when already at hand)."""
+    codes, distinct = col.factorize() if read is None else read
     known = table.levels[str(j)]
     position = cats.lookup(distinct, known)
     unseen = (position < 0) & np.isin(np.arange(distinct.size), codes)

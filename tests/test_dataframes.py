@@ -215,6 +215,9 @@ def test_unseen_category_raises_naming_the_column():
     with pytest.raises(ValueError, match=r"column 'colour' has the value 'purple'.*4 categories"):
         clf.predict(new)
     # a level declared by the dtype but never observed is not a category either
+    declared = pd.DataFrame({"colour": colour,
+                             "size": pd.Categorical(size, categories=["XL", "L", "M", "S"])})
+    assert bg.CategoricalNB().fit(declared, y).categories_[1].tolist() == ["L", "M", "S"]
     unused = pd.DataFrame({"colour": colour[:3],
                            "size": pd.Categorical(["XL"] * 3, categories=["L", "M", "S", "XL"])})
     with pytest.raises(ValueError, match="column 'size' has the value 'XL'"):
