@@ -169,8 +169,9 @@ def levels(estimator) -> list[np.ndarray | None] | None:
 
 def to_user(estimator, X_new: np.ndarray):
     """Rows drawn by ``sample`` (codes for level columns) in the user's values: a pandas
-    DataFrame with the training column names and each level column's values when
-    there are level columns, else ``X_new`` unchanged."""
+    DataFrame with the training column names, each level column's values, and integer
+    and boolean columns as such where the draws are whole numbers (0/1), when there
+    are level columns; else ``X_new`` unchanged."""
     table = getattr(estimator, "_columns", None)
     if table is None or not table.levels:
         return X_new
@@ -178,9 +179,13 @@ def to_user(estimator, X_new: np.ndarray):
 
     names = estimator._feature_names()
     data = {}
-    for j, name in enumerate(names):
+    for j, (name, kind) in enumerate(zip(names, table.kind_list(len(names)), strict=True)):
         level = table.levels.get(str(j))
-        data[name] = X_new[:, j] if level is None else level[X_new[:, j].astype(np.intp)]
+        column = X_new[:, j] if level is None else level[X_new[:, j].astype(np.intp)]
+        if level is None and kind in ("int", "bool") and np.all(column == np.round(column)):
+            if kind == "int" or np.all((column == 0) | (column == 1)):  # e.g. counts, 0/1
+                column = column.astype(np.int64 if kind == "int" else bool)
+        data[name] = column
     return pd.DataFrame(data)
 
 
