@@ -116,6 +116,8 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
     if source is None:
         if reset:
             estimator._columns = _array_columns(X)
+        else:
+            _check_not_codes(estimator, X)
         return X
     labels, columns = source
     names = _names(labels)
@@ -239,6 +241,21 @@ def _codes(estimator, table: Columns, j: int, col: Column, *, grow: bool,
             family.levels = table.level_list()
     lookup = np.append(position.astype(np.float64), np.nan)  # code -1 (missing) -> NaN
     return lookup[codes], codes < 0
+
+
+def _check_not_codes(estimator, X: Any) -> None:
+    """A numeric array given to a model fitted with text/category columns would be read
+    as their codes: ValueError asking for the values instead."""
+    table = getattr(estimator, "_columns", None)
+    if table is None or not table.levels:
+        return
+    names = [str(table.names[int(j)]) if table.names is not None else f"x{j}"
+             for j in table.levels]
+    raise ValueError(
+        f"{type(estimator).__name__} was fitted with text, boolean or category columns "
+        f"({', '.join(names)}); give X with their values, as a DataFrame (or an object "
+        "array), not a numeric array."
+    )
 
 
 def _check_missing(missing: dict, who: str) -> None:

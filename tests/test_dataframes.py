@@ -236,6 +236,12 @@ def test_levels_grow_in_later_training_batches():
     assert clf.family_.levels[0].tolist() == ["a", "b", "c"]
     with pytest.raises(ValueError, match="has the value 'd'"):
         _tables.to_numeric(clf, pd.DataFrame({"c": ["d"]}), reset=False)
+    # codes are internal: a numeric array is not read as them
+    with pytest.raises(ValueError, match=r"fitted with text, boolean or category columns \(c\)"):
+        clf.predict(np.array([[0.0]]))
+    with pytest.warns(UserWarning, match="feature names"):  # scikit-learn's: no names
+        labels = clf.predict(np.array([["a"], ["b"]], dtype=object))
+    np.testing.assert_array_equal(labels, [1, 0])
 
 
 def test_sample_returns_the_values_and_round_trips(tmp_path):
