@@ -82,6 +82,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         n_classes = classes.size
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
+        self._fixed_pi = classprior.check_fixed(getattr(self, "class_prior", None), n_classes)
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
         for stale in ("idata_", "posterior_", "log_pi_draws_"):  # from an earlier fit
             self.__dict__.pop(stale, None)
@@ -93,7 +94,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self.stats_ = stats
         self.prior_ = family.prior(stats)
         self.class_alpha_ = class_alpha
-        self._fixed_pi = classprior.check_fixed(getattr(self, "class_prior", None), n_classes)
         if method in POSTERIOR_METHODS:
             self._fit_posterior(method, counts, class_alpha)
         else:
@@ -305,8 +305,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        X_new : ndarray (n, d), or a pandas DataFrame with the category values of
-            text/categorical columns when the model was fitted on such columns
+        X_new : ndarray (n, d); a DataFrame holding the values of text columns, if fitted on any
         y_new : ndarray (n,) of labels from ``classes_``
         """
         check_is_fitted(self, "params_")
@@ -382,8 +381,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def summary(self, **kwargs: Any):
         """``az.summary`` of the posterior of pi (unless ``class_prior`` fixes it) and the
-        family parameters (mean, sd, HDI, MCSE, ESS, R-hat); keyword arguments go to
-        ``az.summary``."""
+        family parameters (mean, sd, HDI, MCSE, ESS, R-hat); kwargs go to ``az.summary``."""
         import arviz as az
 
         self._check_posterior("summary")
