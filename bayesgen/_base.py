@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import _sparse, classprior, framing, posterior, training
+from bayesgen import _sparse, _tables, classprior, framing, posterior, training
 from bayesgen._params import check_params, legacy_rng, rng_from
 from bayesgen._validation import (
     POSTERIOR_METHODS,
@@ -82,6 +82,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         n_classes = classes.size
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
+        self._fixed_pi = classprior.check_fixed(getattr(self, "class_prior", None), n_classes)
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
         for stale in ("idata_", "posterior_", "log_pi_draws_"):  # from an earlier fit
             self.__dict__.pop(stale, None)
@@ -96,13 +97,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if method in POSTERIOR_METHODS:
             self._fit_posterior(method, counts, class_alpha)
         else:
-            if method == "mle":
-                pi = classprior.mle(counts)
-                params = family.mle(stats)
-            else:
-                pi = classprior.map_estimate(counts, class_alpha)
-                params = family.map(stats, self.prior_)
+            params = family.mle(stats) if method == "mle" else family.map(stats, self.prior_)
             self.params_ = params
+            pi = classprior.point(method, counts, class_alpha, self._fixed_pi)
             self._set_point_attributes(pi, params)
         self._after_fit()
 
@@ -124,8 +121,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if method == "conjugate":
             rng = rng_from(self.random_state)
             log_pi, params, post = posterior.draw_conjugate(
-                self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng
-            )
+                self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng,
+                fixed=self._fixed_pi)
             self.posterior_ = post
             sample_stats = None
         else:
@@ -140,7 +137,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
             mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)
         mean = posterior.posterior_mean(params, self.family_.param_dims)
-        self._set_point_attributes(np.exp(log_pi).mean(axis=0), mean)
+        self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
 
     def _posterior_size(self) -> tuple[int, int]:
         for name in ("draws", "chains"):
@@ -192,6 +189,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")
         fused = self._fused_finite_check()
+        X = _tables.to_numeric(self, X, reset=False)  # DataFrames: column by column
         with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
             X = validate_data(self, X, reset=False, dtype=np.float64,
                               ensure_all_finite=not fused, **_sparse.validate_kwargs(self, X))
@@ -307,7 +305,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        X_new : ndarray (n, d)
+        X_new : ndarray (n, d); a DataFrame holding the values of text columns, if fitted on any
         y_new : ndarray (n,) of labels from ``classes_``
         """
         check_is_fitted(self, "params_")
@@ -331,7 +329,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         else:
             y = self._sample_classes(n, classes, rng)
             params = {k: np.broadcast_to(v, (n, *np.shape(v))) for k, v in self.params_.items()}
-        return framing.to_user_rows(self, self.family_.sample(params, y, rng)), self.classes_[y]
+        X_new = framing.to_user_rows(self, self.family_.sample(params, y, rng))
+        return _tables.to_user(self, X_new), self.classes_[y]
 
     def _sample_classes(self, n: int, classes: Any, rng: np.random.Generator) -> np.ndarray:
         if classes is None:
@@ -378,11 +377,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             self._model = None
 
     def _var_names(self) -> list[str]:
-        return ["pi", *self.family_.param_dims]
+        return [*classprior.random_names(self), *self.family_.param_dims]
 
     def summary(self, **kwargs: Any):
-        """``az.summary`` of the posterior of pi and the family parameters
-        (mean, sd, HDI, MCSE, ESS, R-hat); keyword arguments go to ``az.summary``."""
+        """``az.summary`` of the posterior of pi (unless ``class_prior`` fixes it) and the
+        family parameters (mean, sd, HDI, MCSE, ESS, R-hat); kwargs go to ``az.summary``."""
         import arviz as az
 
         self._check_posterior("summary")

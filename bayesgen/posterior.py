@@ -35,13 +35,17 @@ LOG_LIK_MAX_VALUES = 250_000_000
 
 
 def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
-                   class_alpha: np.ndarray, size: int, rng: np.random.Generator):
+                   class_alpha: np.ndarray, size: int, rng: np.random.Generator,
+                   fixed: np.ndarray | None = None):
     """Exact i.i.d. posterior draws of (log pi, family parameters).
+
+    ``fixed``: a fixed class prior (the ``class_prior`` parameter), which then is every
+    draw of pi (pi is known: nothing to sample).
 
     Returns
     -------
     log_pi : ndarray (size, K)
-        Draws of log pi from Dirichlet(N + class_alpha).
+        Draws of log pi from Dirichlet(N + class_alpha), or log ``fixed`` repeated.
     params : dict
         Family parameter draws with leading dim ``size``.
     post : dict
@@ -49,13 +53,18 @@ def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
     """
     post = family.posterior(stats, prior)
     params = family.draw(post, size, rng)
+    if fixed is not None:
+        return classprior.log_constant(fixed, size), params, post
     log_pi = classprior.log_dirichlet(classprior.posterior(counts, class_alpha), size, rng)
     return log_pi, params, post
 
 
 def closed_form_log_pi(estimator) -> np.ndarray:
-    """log E[pi_k | data], (K,): the Dirichlet posterior mean (N_k + a_k) / sum (N + a)."""
-    conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
+    """log E[pi_k | data], (K,): the Dirichlet posterior mean (N_k + a_k) / sum (N + a),
+    or log of the fixed ``class_prior``."""
+    conc = classprior.fixed_of(estimator)
+    if conc is None:
+        conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
     with np.errstate(divide="ignore"):
         return np.log(conc / conc.sum())
 
