@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import classprior, posterior
+from bayesgen import classprior, loglik, posterior
 from bayesgen._validation import (
     POSTERIOR_METHODS,
     check_concentration,
@@ -156,21 +156,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         chains, draws = self._posterior_size()
         family = self.family_
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
-        n_values = chains * draws * X.shape[0]
-        if n_values > posterior.LOG_LIK_MAX_VALUES:
-            warnings.warn(
-                f"{type(self).__name__}: the pointwise log-likelihood would hold {chains} x "
-                f"{draws} x {X.shape[0]} values ({n_values * 8 / 1e9:.1f} GB), so idata_ has "
-                "no log_likelihood group (az.loo and bg.compare need it). Refit with fewer "
-                "draws or chains, or on a subsample, to get it.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            log_lik = None
-        else:
-            log_lik = posterior.pointwise_log_lik(
-                family, X, y_index, self.params_, self.log_pi_draws_
-            )
+        log_lik = loglik.at_fit(self)  # None: too large for fit time, see loglik
         self.idata_ = posterior.build_idata(
             log_pi=self.log_pi_draws_, params=self.params_, param_dims=family.param_dims,
             chains=chains, draws=draws, coords=coords, log_lik=log_lik, X=X, y=y_index,
@@ -281,6 +267,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         values = posterior.proba_draws(self.family_, X, self.params_, self.log_pi_draws_)
         chains, draws = self._posterior_size()
         return posterior.as_dataarray(values, chains, draws, self.classes_)
+
+    def add_log_likelihood(self):
+        """Add the ``log_likelihood`` group (log p(x_n, y_n | theta_s), dims chain, draw,
+        obs) to ``idata_`` when fit left it out (draws x rows above
+        ``bayesgen.loglik.AT_FIT_MAX_VALUES``); returns ``idata_``."""
+        return loglik.add(self)
 
     def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
         """Highest-density credible intervals of p(y=k | x, theta) (``az.hdi``).

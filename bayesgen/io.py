@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import xarray as xr
 
 STATE_GROUP = "bayesgen_state"
 _SKIP = {"idata_", "model_", "_model"}
@@ -104,6 +103,7 @@ def save(estimator: Any, path: str | Path) -> Path:
     path : str or Path
         Target file (overwritten).
     """
+    import xarray as xr
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator, "params_")
@@ -132,6 +132,7 @@ def load(path: str | Path):
     """Read an estimator written by :func:`save`; it predicts exactly as the original."""
     import arviz as az
     import h5netcdf
+    import xarray as xr
 
     path = Path(path)
     with h5netcdf.File(str(path), "r") as f:

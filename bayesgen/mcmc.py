@@ -97,8 +97,6 @@ def sample_posterior(estimator):
     params : dict of family parameter draws with a leading dim S = chains x draws
     sample_stats : dict of NUTS statistics (chain, draw) (``diverging`` among them)
     """
-    import pymc as pm
-
     from bayesgen.model import build_stats_model
 
     for name in ("tune",):
@@ -110,12 +108,38 @@ def sample_posterior(estimator):
     sampler = resolve_sampler(estimator.sampler)
     chains, draws = estimator._posterior_size()
     model = build_stats_model(estimator)
-    kwargs = {}
-    if sampler in ("numpyro", "blackjax"):
-        enable_jax_cache()
+    names = ["pi", *estimator.family_.param_dims]
     if sampler == "numpyro":
-        # chains on separate XLA host devices (measured faster than "vectorized" here)
-        kwargs["nuts_sampler_kwargs"] = {"chain_method": "parallel"}
+        from bayesgen import _jax_nuts
+
+        enable_jax_cache()
+        post, sample_stats = _jax_nuts.sample(
+            model, names, chains=chains, tune=int(estimator.tune), draws=draws,
+            target_accept=float(estimator.target_accept), seed=_seed(estimator.random_state),
+        )
+    else:
+        post, sample_stats = _sample_pymc(estimator, model, sampler, chains, draws)
+    size = chains * draws
+    params = {
+        name: post[name].reshape(size, *post[name].shape[2:])
+        for name in estimator.family_.param_dims
+    }
+    family = estimator.family_
+    if hasattr(family, "fixed_params"):  # non-random entries (KernelNB's training points)
+        params.update(family.fixed_params(estimator.stats_))
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(post["pi"].reshape(size, -1))
+    return log_pi, params, sample_stats
+
+
+def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int):
+    """``pm.sample`` with ``nuts_sampler=sampler`` (nutpie, blackjax, PyMC's own):
+    draws ``name -> (chains, draws, ...)`` and the sample statistics."""
+    import pymc as pm
+
+    kwargs = {}
+    if sampler == "blackjax":
+        enable_jax_cache()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*at least 4 chains.*")
         # the C backend's missing BLAS does not matter: NUTS runs in JAX/numba/Rust
@@ -133,23 +157,13 @@ def sample_posterior(estimator):
             compute_convergence_checks=False,
             **kwargs,
         )
-    if sampler in ("numpyro", "blackjax"):
+    if sampler == "blackjax":
         release_jax_programs()
-    post = idata.posterior
-    size = chains * draws
-    params = {
-        name: post[name].values.reshape(size, *post[name].shape[2:])
-        for name in estimator.family_.param_dims
-    }
-    family = estimator.family_
-    if hasattr(family, "fixed_params"):  # non-random entries (KernelNB's training points)
-        params.update(family.fixed_params(estimator.stats_))
-    with np.errstate(divide="ignore"):
-        log_pi = np.log(post["pi"].values.reshape(size, -1))
+    post = {name: idata.posterior[name].values for name in idata.posterior.data_vars}
     sample_stats = {
         name: idata.sample_stats[name].values for name in idata.sample_stats.data_vars
     }
-    return log_pi, params, sample_stats
+    return post, sample_stats
 
 
 def convergence_report(idata, var_names: list[str]) -> list[str]:
