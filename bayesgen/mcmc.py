@@ -1,5 +1,10 @@
 """method="mcmc": NUTS on the statistics model, convergence checks, and the result as
 the same posterior draws the conjugate path produces.
+
+With numpyro (``sampler="numpyro"``, what ``"auto"`` picks when it is installed) the
+NUTS program is compiled once per model structure and shape and reused by later fits
+on other data (:mod:`bayesgen._jax_nuts`); nutpie, blackjax and PyMC's own sampler run
+through ``pm.sample``.
 """
 
 from __future__ import annotations
@@ -45,8 +50,8 @@ def enable_jax_cache() -> str | None:
 
     Compiled XLA programs are kept on disk (``$BAYESGEN_JAX_CACHE``, default
     ``~/.cache/bayesgen/jax``; set it to ``0`` to disable), so later fits of the same
-    model shapes skip much of the compilation that dominates small MCMC fits (measured
-    on iris QDA: 9-11 s for a cold fit, about 5 s with a warm cache). Returns the cache
+    model shapes in a new process skip most of the XLA compilation (within one process
+    :mod:`bayesgen._jax_nuts` keeps the compiled program itself). Returns the cache
     folder in use, or None.
     """
     import jax
@@ -64,16 +69,16 @@ def enable_jax_cache() -> str | None:
 
 
 def release_jax_programs() -> None:
-    """Free the XLA programs compiled for one fit (``jax.clear_caches``).
+    """Free the XLA programs compiled for one blackjax fit (``jax.clear_caches``).
 
-    PyMC's JAX samplers bake the model's constants (here: the sufficient statistics and
-    the prior) into the compiled program, so it cannot serve another data set; yet JAX
-    keeps it in its in-memory caches, about 570 memory maps per fit. After ~110 fits
-    in one process the kernel's map limit (``vm.max_map_count``, 65530) is reached and
-    LLVM fails with "Cannot allocate memory". Clearing after each fit keeps the process
-    flat; it also drops the caches of the user's own jitted functions (they recompile
-    on their next call), and the persistent on-disk cache (:func:`enable_jax_cache`) is
-    unaffected.
+    ``pm.sample``'s JAX samplers bake the model's constants (here: the sufficient
+    statistics and the prior) into the compiled program, so it cannot serve another
+    data set; yet JAX keeps it in its in-memory caches, about 570 memory maps per fit.
+    After ~110 fits in one process the kernel's map limit (``vm.max_map_count``, 65530)
+    is reached and LLVM fails with "Cannot allocate memory". Called after each blackjax
+    fit; it also drops the caches of the user's own jitted functions. The numpyro path
+    does not need it: its programs take the data as arguments and are reused, at most
+    ``bayesgen._jax_nuts.MAX_PROGRAMS`` of them kept.
     """
     import jax
 
