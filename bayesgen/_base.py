@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import _sparse, _tables, classprior, framing, posterior, training
+from bayesgen import _sparse, _tables, classprior, framing, loglik, posterior, training
 from bayesgen._params import check_params, legacy_rng, rng_from
 from bayesgen._validation import (
     POSTERIOR_METHODS,
@@ -24,7 +24,6 @@ from bayesgen._validation import (
     check_finite,
     check_loss,
 )
-from bayesgen.exceptions import DataWarning, warn
 from bayesgen.predict import decide, normalise
 
 
@@ -157,18 +156,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         X, y_index = self._train
         family = self.family_
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
-        n_values = chains * draws * X.shape[0]
-        if n_values > posterior.LOG_LIK_MAX_VALUES:
-            warn(
-                f"{type(self).__name__}: the pointwise log-likelihood would hold {chains} x "
-                f"{draws} x {X.shape[0]} values ({n_values * 8 / 1e9:.1f} GB), so idata_ has "
-                "no log_likelihood group (az.loo and bg.compare need it). Refit with fewer "
-                "draws or chains, or on a subsample, to get it.",
-                DataWarning,
-            )
-            log_lik = None
-        else:
-            log_lik = framing.pointwise_log_lik(self, X, y_index)
+        log_lik = loglik.at_fit(self)  # None: too large for fit time, see loglik
         self.idata_ = posterior.build_idata(
             log_pi=self.log_pi_draws_, params=framing.user_params(self, self.params_),
             param_dims=family.param_dims,
@@ -271,6 +259,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         values = framing.proba_draws(self, X)
         chains, draws = self._posterior_size()
         return posterior.as_dataarray(values, chains, draws, self.classes_)
+
+    def add_log_likelihood(self):
+        """Add the ``log_likelihood`` group (log p(x_n, y_n | theta_s), dims chain, draw,
+        obs) to ``idata_`` when fit left it out (draws x rows above
+        ``bayesgen.loglik.AT_FIT_MAX_VALUES``); returns ``idata_``."""
+        return loglik.add(self)
 
     def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
         """Highest-density credible intervals of p(y=k | x, theta) (``az.hdi``).

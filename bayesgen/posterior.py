@@ -16,14 +16,17 @@ Rows of X are processed in chunks so that memory stays bounded for large X x man
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import arviz as az
 import numpy as np
-import xarray as xr
 
 from bayesgen import classprior
 from bayesgen._sparse import observed_x
 from bayesgen.predict import fast_logsumexp, log_mean_exp
+
+if TYPE_CHECKING:  # arviz and xarray are imported when first needed (import time)
+    import arviz as az
+    import xarray as xr
 
 #: float64 values in one chunk's (draws, rows, classes) block (~80 MB); families keep
 #: their own larger temporaries bounded (they block over rows internally)
@@ -191,6 +194,8 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     theta) (chain, draw, obs), left out when ``log_lik`` is None (too large to store);
     ``observed_data`` holds ``y`` (class index, obs) and ``x`` (obs, feature).
     """
+    import arviz as az
+
     posterior = {"pi": reshape_draws(np.exp(log_pi), chains, draws)}
     dims = {"pi": ["class"]}
     for name, var_dims in param_dims.items():
@@ -222,6 +227,8 @@ def posterior_mean(params: dict, random: dict) -> dict:
 def as_dataarray(values: np.ndarray, chains: int, draws: int, classes: np.ndarray,
                  name: str = "p") -> xr.DataArray:
     """(S, n, K) -> DataArray with dims (chain, draw, obs, class)."""
+    import xarray as xr
+
     return xr.DataArray(
         reshape_draws(values, chains, draws),
         dims=("chain", "draw", "obs", "class"),
