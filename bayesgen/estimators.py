@@ -24,6 +24,7 @@ from scipy import linalg
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from bayesgen import _dask
 from bayesgen._base import GenerativeClassifier
 from bayesgen._params import constraints
 from bayesgen.families import get_family
@@ -298,6 +299,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         """Number of discriminant directions returned by ``transform`` (K - 1 at most)."""
         return self._n_components
 
+    @_dask.lazy("transform")
     def transform(self, X: Any) -> np.ndarray:
         """Project onto the K - 1 (at most d) Fisher discriminant directions.
 
