@@ -253,6 +253,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """p(y=k | x), (n, K); rows sum to 1, columns in the order of ``classes_``."""
         return np.exp(self.predict_log_proba(X))
 
+    score = _dask.score
+
     @_dask.lazy("label")
     def predict(self, X: Any) -> np.ndarray:
         """The Bayes decision: most probable class, or minimum expected ``loss``."""

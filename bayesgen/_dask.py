@@ -230,6 +230,44 @@ def _check_length(n_x: int, n_other: int) -> None:
 
 
 # ---------------------------------------------------------------- predictions
+def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+    """Mean accuracy of ``predict(X)`` against ``y`` (weighted by ``sample_weight``).
+
+    Dask input is scored chunk by chunk on the active scheduler (only two numbers per
+    chunk reach the client); in-memory input as scikit-learn's ``ClassifierMixin.score``.
+    """
+    from sklearn.base import ClassifierMixin
+
+    if not is_dask(X, y, sample_weight):
+        return ClassifierMixin.score(self, X, y, sample_weight=sample_weight)
+    import dask
+
+    if is_dask(X):
+        x_blocks, lengths = _row_blocks(X)
+        rows = _Lengths(X, lengths)
+    else:
+        ref = y if is_dask(y) else sample_weight
+        rows = _Lengths(ref, _row_blocks(ref)[1])
+        x_blocks = _aligned(X, rows, len(rows.get()))
+    y_blocks = _aligned(y, rows, len(x_blocks))
+    w_blocks = _aligned(sample_weight, rows, len(x_blocks))
+    shared = dask.delayed(self, pure=False)
+    parts = [dask.delayed(_chunk_score, pure=True)(shared, xb, yb, wb)
+             for xb, yb, wb in zip(x_blocks, y_blocks, w_blocks, strict=True)]
+    (totals,) = dask.compute(dask.delayed(np.sum, pure=True)(parts, axis=0))
+    return float(totals[0] / totals[1])
+
+
+def _chunk_score(estimator, X: Any, y: Any, w: Any) -> np.ndarray:
+    """(weighted number of correct predictions, total weight) of one chunk."""
+    if len(X) == 0:
+        return np.zeros(2)
+    truth = np.asarray(y).reshape(-1)
+    weights = np.ones(truth.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
+    correct = estimator.predict(X) == truth
+    return np.array([weights @ correct, weights.sum()])
+
+
 def lazy(kind: str):
     """Decorator of a predict method ``f(self, X, ...)``: Dask X gives a lazy Dask array
     (``kind``: "proba" (n, K), "label" (n,), "decision" (n,) for two classes else

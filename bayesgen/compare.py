@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from bayesgen import streaming
+
 
 def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFrame:
     """Rank fitted estimators by expected log predictive density (``az.compare``).
@@ -35,6 +37,7 @@ def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFr
     for name, est in models.items():
         idata = getattr(est, "idata_", None)
         if idata is None or "log_likelihood" not in idata.groups():
+            streaming.require_rows(est, f"model {name!r} has no pointwise log-likelihood")
             raise ValueError(
                 f"model {name!r} has no posterior log-likelihood: fit it with "
                 "method='conjugate' or 'mcmc'."

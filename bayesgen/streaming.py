@@ -212,8 +212,8 @@ def merge_pieces(a: Piece, b: Piece) -> Piece:
     """
     if a.n_features != b.n_features:
         raise ValueError(
-            f"X has {b.n_features} features, but the statistics it is merged with have "
-            f"{a.n_features}; every batch and shard must have the same columns."
+            f"The statistics merged have different numbers of features ({a.n_features} "
+            f"and {b.n_features}); every batch and shard must have the same columns."
         )
     if not _same_names(a.feature_names, b.feature_names):
         raise ValueError(
@@ -288,7 +288,7 @@ def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
             piece.classes, piece.counts, piece.stats, family)
         warn(
             f"{who}.partial_fit: class(es) {empty.tolist()} have no samples yet, and "
-            f"method={method!r} cannot be fitted until they do ({err}). The statistics "
+            f"method={method!r} cannot be fitted until they do. [{err}] The statistics "
             "are kept and the model is fitted by the first partial_fit call after which "
             "it can be; until then the estimator is not fitted.",
             DataWarning,
