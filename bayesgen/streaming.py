@@ -258,10 +258,11 @@ def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
 
     Everything is computed on a copy that replaces the estimator's state only once it
     is complete: a ``ValueError`` leaves the estimator as it was. With ``defer``
-    (``partial_fit``), statistics from which the model cannot be fitted yet because a
-    class has no samples (``method="mle"``, KernelNB) are kept instead, with a warning:
-    the estimator is then not fitted (``NotFittedError``) until a later batch fills the
-    class.
+    (``partial_fit`` before the model could be fitted once), statistics from which the
+    model cannot be fitted yet while some class has fewer than d + 2 samples (the most
+    any method needs: QDA's MLE needs d + 1, KernelNB 2 per class) are kept instead,
+    with a ``DataWarning`` that quotes the error: the estimator is then not fitted
+    (``NotFittedError``) until a later batch fills the classes.
     """
     who = type(estimator).__name__
     if not _all_finite(piece.stats):
@@ -279,16 +280,17 @@ def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
     try:
         new._fit_statistics(method, family, piece.classes, piece.stats, piece.counts, None)
     except ValueError as err:
-        empty = piece.classes[piece.counts <= 0]
-        if not (defer and empty.size):
+        few = piece.classes[piece.counts < piece.n_features + 2]
+        if not (defer and few.size):
             raise
         new = template(estimator, fitted=False)
         _set_columns(new, piece)
         new.classes_, new.class_count_, new.stats_, new.family_ = (
             piece.classes, piece.counts, piece.stats, family)
         warn(
-            f"{who}.partial_fit: class(es) {empty.tolist()} have no samples yet, and "
-            f"method={method!r} cannot be fitted until they do. [{err}] The statistics "
+            f"{who}.partial_fit: class(es) {few.tolist()} have few samples so far "
+            f"(fewer than d + 2 = {piece.n_features + 2}), and method={method!r} cannot "
+            f"be fitted from them yet. [{err}] The statistics "
             "are kept and the model is fitted by the first partial_fit call after which "
             "it can be; until then the estimator is not fitted.",
             DataWarning,
@@ -346,10 +348,12 @@ def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = 
     -----
     Without its rows the model has no ``model_``, ``observed_data`` or
     ``log_likelihood`` group and no posterior predictive replicates (they raise
-    ``ValueError``; see :mod:`bayesgen.streaming`). With ``method="mle"`` (and for
-    KernelNB with any method) a class without samples cannot be estimated: such
-    statistics are kept with a ``DataWarning`` and the model is fitted once every class
-    has samples.
+    ``ValueError``; see :mod:`bayesgen.streaming`). Until the model has been fitted
+    once, statistics it cannot be fitted from while a class has fewer than d + 2
+    samples (``method="mle"`` or KernelNB with a class not seen yet, QDA's MLE with
+    fewer than d + 1 rows in a class) are kept with a ``DataWarning`` quoting the
+    reason, and the estimator stays unfitted (``NotFittedError``) until a batch
+    completes them; the default ``method="map"`` needs no sample in any class.
     """
     from bayesgen import _dask
 
@@ -364,7 +368,7 @@ def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = 
         piece = batch_piece(tmpl, X, y, sample_weight, method, classes, reset=first)
     if not first:
         piece = merge_pieces(stored_piece(self), piece)
-    commit(self, method, piece, defer=True)
+    commit(self, method, piece, defer="params_" not in vars(self))
     return self
 
 
