@@ -145,7 +145,7 @@ def test_fitted_without_rows(streamed, tmp_path):
     for what in (lambda: est.model_, est.sample_posterior_predictive,
                  est.sample_prior_predictive, lambda: bg.compare({"a": est, "b": est}),
                  lambda: bg.ppc_pvalues(est)):
-        with pytest.raises(ValueError, match="fitted from statistics.*Refit with fit"):
+        with pytest.raises(ValueError, match=r"fitted from statistics.*Refit with fit"):
             what()
     est.sample(5, random_state=0)  # the generative model itself needs no rows
     est.save(tmp_path / "m.nc")
