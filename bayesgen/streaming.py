@@ -151,6 +151,10 @@ def check_weight_total(sample_weight: Any, method: str, who: str) -> None:
         )
 
 
+#: rows a batch's frame is chosen from (its statistics are re-expressed exactly anyway)
+FRAME_ROWS = 2**14
+
+
 def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
                 classes: np.ndarray | None, *, reset: bool) -> Piece:
     """Validate rows against the template (or, with ``reset``, set its columns from
@@ -158,7 +162,7 @@ def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     est = copy.copy(tmpl)
     check_weight_total(sample_weight, method, f"{type(est).__name__}.partial_fit")
     family, batch = training.read_batch(est, X, y, sample_weight, method, classes=classes,
-                                        reset=reset)
+                                        reset=reset, frame_rows=FRAME_ROWS)
     return Piece(batch.classes, batch.stats, batch.counts, family,
                  getattr(est, "frame_", None), est.n_features_in_,
                  getattr(est, "feature_names_in_", None))

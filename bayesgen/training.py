@@ -66,7 +66,8 @@ def validate_rows(estimator, X: Any, y: Any, *, reset: bool):
 
 
 def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
-               classes: np.ndarray | None = None, reset: bool = True):
+               classes: np.ndarray | None = None, reset: bool = True,
+               frame_rows: int | None = None):
     """Validate a batch and compute its statistics.
 
     Creates the family (``estimator._make_family``) and chooses the frame of this batch
@@ -75,6 +76,8 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     batch's are encoded against (a batch of one class is fine; a label not among them
     is a ``ValueError``): ``partial_fit`` and Dask chunks. ``reset=False`` checks the
     columns against the estimator's ``n_features_in_`` / ``feature_names_in_``.
+    ``frame_rows``: choose the frame from about that many rows (see
+    :func:`bayesgen.framing.fit_frame`).
     """
     X, y = validate_rows(estimator, X, y, reset=reset)
     if classes is None:
@@ -85,7 +88,7 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     family = estimator._make_family(X)
     family.labels = classes
     X = family.check_X(X, method=method, who=type(estimator).__name__)
-    Z = framing.fit_frame(estimator, family, X, weights)  # internal coordinates
+    Z = framing.fit_frame(estimator, family, X, weights, frame_rows)  # internal frame
     stats = family.stats(Z, y_index, weights, classes.size)
     check_stats(stats, X, weights, type(estimator).__name__)
     counts = np.bincount(y_index, weights=weights, minlength=classes.size)

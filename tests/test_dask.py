@@ -164,7 +164,7 @@ def test_errors(threads):
     with pytest.raises(NotFittedError):
         make("GaussianNB", "map").predict(Xd)
     est = make("GaussianNB", "map").fit(Xd, yd)
-    with pytest.raises(ValueError, match="3 features.*expecting 4"):
+    with pytest.raises(ValueError, match=r"3 features.*expecting 4"):
         est.predict_proba(Xd[:, :3])  # eagerly, before anything is computed
     with pytest.raises(ValueError, match=r"label\(s\) \['9'\]"):
         make("GaussianNB", "map").partial_fit(Xd, da.where(yd == 2, 9, yd), classes=[0, 1, 2])

@@ -210,3 +210,30 @@ def test_merge_mle_with_a_class_missing_from_a_shard():
     both = make("BernoulliNB", "mle").fit(np.concatenate([X[part], X]),
                                           np.concatenate([y[part], y]))
     assert_same_model(merged, both, X)
+
+
+# ------------------------------------------------------- constant features
+@pytest.mark.parametrize("offset", [0.0, 3.0, -7e5, 1e12])
+def test_constant_features_found_as_by_brute_force(offset):
+    """The statistics zero the spread of a feature constant within a class; only the
+    columns whose spread is within the rounding residue are checked against the data,
+    which must find exactly what max == min per class finds."""
+    from bayesgen.families import _gaussian_stats as gs
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 200)
+    X = rng.normal(size=(600, 5)) + offset
+    X[y == 0, 1] = offset + 0.1  # constant in class 0
+    X[:, 2] = offset + 1.0  # constant everywhere
+    X[y == 1, 3] = offset * (1 + 1e-15 * rng.integers(0, 2, size=200))  # almost
+    w = rng.uniform(0.0, 2.0, size=600)
+    w[::7] = 0.0
+    brute = np.array([[np.ptp(X[(y == k) & (w > 0), j]) == 0 for j in range(5)]
+                      for k in range(3)])
+    diag = gs.diagonal_stats(X, y, w, 3)
+    np.testing.assert_array_equal(diag["m2"] == 0, brute)
+    full = gs.scatter_stats(X, y, w, 3, tied=False)
+    np.testing.assert_array_equal(np.diagonal(full["scatter"], axis1=1, axis2=2) == 0, brute)
+    tied = gs.scatter_stats(X, y, w, 3, tied=True)
+    np.testing.assert_array_equal(np.diagonal(tied["scatter"]) == 0, brute.all(axis=0))
+    np.testing.assert_array_equal(diag["rows"], [np.sum((y == k) & (w > 0)) for k in range(3)])
