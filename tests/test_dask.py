@@ -2,9 +2,6 @@
 1e-10 for every estimator and method, on the threaded scheduler and on a LocalCluster;
 predict methods return lazy Dask arrays equal to the NumPy results."""
 
-import dask
-import dask.array as da
-import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,7 +11,10 @@ import bayesgen as bg
 from bayesgen import _dask
 from tests.streaming_helpers import CASES, assert_close, assert_same_model, data, make
 
+dask = pytest.importorskip("dask")  # the optional extra bayesgen[dask]
 distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
 
 PREDICT = ("predict_joint_log_proba", "predict_proba", "predict_log_proba",
            "decision_function", "predict")
