@@ -286,6 +286,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         chains, draws = self._posterior_size()
         return posterior.as_dataarray(values, chains, draws, self.classes_)
 
+    @_dask.lazy("interval")
     def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
         """Highest-density credible intervals of p(y=k | x, theta) (``az.hdi``).
 

@@ -20,9 +20,10 @@ client (memory O(N)).
 
 Predictions: every predict method (``predict``, ``predict_proba``,
 ``predict_log_proba``, ``predict_joint_log_proba``, ``decision_function``, LDA's
-``transform``, ``predict_proba_draws``) given a Dask X returns a lazy Dask array (a
-``map_blocks`` of the NumPy method over row chunks; a Dask-backed ``xarray.DataArray``
-for ``predict_proba_draws``), computed with ``.compute()``.
+``transform``, ``predict_proba_draws``, ``predict_proba_interval``) given a Dask X
+returns a lazy Dask array (a ``map_blocks`` of the NumPy method over row chunks; a
+Dask-backed ``xarray.DataArray`` for the last two), computed with ``.compute()``;
+``score`` is computed chunk by chunk and returns a number.
 """
 
 from __future__ import annotations
@@ -200,8 +201,8 @@ def _compute_lengths(X: Any) -> tuple[int, ...]:
 def _aligned(values: Any, rows: _Lengths, n_blocks: int) -> list:
     """``values`` (X, y or sample_weight: Dask, NumPy, pandas, list or None) split into
     the row chunks ``rows``."""
-    if values is None:
-        return [None] * n_blocks
+    if values is None or np.isscalar(values):  # a scalar sample_weight goes to every chunk
+        return [values] * n_blocks
     if is_dask(values):
         if _n_blocks(values) == n_blocks and (
                 rows.known is None or _is_frame(values)
@@ -271,7 +272,8 @@ def _chunk_score(estimator, X: Any, y: Any, w: Any) -> np.ndarray:
 def lazy(kind: str):
     """Decorator of a predict method ``f(self, X, ...)``: Dask X gives a lazy Dask array
     (``kind``: "proba" (n, K), "label" (n,), "decision" (n,) for two classes else
-    (n, K), "transform" (n, n_components), "draws" (chain, draw, n, K) as a DataArray)."""
+    (n, K), "transform" (n, n_components); "draws" (chain, draw, obs, class) and
+    "interval" (obs, class, hdi) as DataArrays over Dask arrays)."""
 
     def decorate(method):
         @functools.wraps(method)
@@ -315,8 +317,8 @@ def predict_lazily(estimator, name: str, X: Any, kind: str, args: tuple, kwargs:
             f"X has {n_features} features, but {type(estimator).__name__} is expecting "
             f"{estimator.n_features_in_} features as input."
         )
-    if kind == "draws":
-        return _lazy_draws(estimator, name, X, args, kwargs)
+    if kind in ("draws", "interval"):
+        return _lazy_dataarray(estimator, name, X, kind, args, kwargs)
     tail, dtype = _output(estimator, kind)
     shared = dask.delayed(estimator, pure=False)
     if _is_frame(X):
@@ -334,29 +336,33 @@ def predict_lazily(estimator, name: str, X: Any, kind: str, args: tuple, kwargs:
                         drop_axis=1)
 
 
-def _lazy_draws(estimator, name: str, X: Any, args: tuple, kwargs: dict):
-    """``predict_proba_draws`` for Dask X: a DataArray over a Dask array, chunked by rows."""
+def _lazy_dataarray(estimator, name: str, X: Any, kind: str, args: tuple, kwargs: dict):
+    """``predict_proba_draws`` / ``predict_proba_interval`` for Dask X: the DataArray
+    of the NumPy method over a Dask array chunked by rows (``obs``)."""
     import dask
     import dask.array as da
     import xarray as xr
 
-    chains, draws = estimator._posterior_size()
     blocks, lengths = _row_blocks(X)
     if lengths is None:
         lengths = _compute_lengths(X)
+    classes = [c.item() if isinstance(c, np.generic) else c for c in estimator.classes_]
+    n_classes = len(classes)
+    if kind == "draws":
+        chains, draws = estimator._posterior_size()
+        dims, axis = ("chain", "draw", "obs", "class"), 2
+        shape = lambda n: (chains, draws, n, n_classes)  # noqa: E731
+        coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
+    else:
+        dims, axis = ("obs", "class", "hdi"), 0
+        shape = lambda n: (n, n_classes, 2)  # noqa: E731
+        coords = {"hdi": ["lower", "higher"]}
     shared = dask.delayed(estimator, pure=False)
-    n_classes = estimator.classes_.size
     parts = [
         da.from_delayed(dask.delayed(_apply, pure=True)(b, shared, name, args, kwargs),
-                        shape=(chains, draws, n, n_classes), dtype=np.float64)
+                        shape=shape(n), dtype=np.float64)
         for b, n in zip(blocks, lengths, strict=True)
     ]
-    return xr.DataArray(
-        da.concatenate(parts, axis=2),
-        dims=("chain", "draw", "obs", "class"),
-        coords={"chain": np.arange(chains), "draw": np.arange(draws),
-                "obs": np.arange(sum(lengths)),
-                "class": [c.item() if isinstance(c, np.generic) else c
-                          for c in estimator.classes_]},
-        name="p",
-    )
+    coords.update({"obs": np.arange(sum(lengths)), "class": classes})
+    return xr.DataArray(da.concatenate(parts, axis=axis), dims=dims, coords=coords,
+                        name="p")

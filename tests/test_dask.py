@@ -129,6 +129,11 @@ def test_predict_proba_draws_and_transform_are_lazy(threads):
     draws = est.predict_proba_draws(Xd)
     assert isinstance(draws.data, da.Array) and draws.dims == ref.predict_proba_draws(X).dims
     assert_close(draws.values, ref.predict_proba_draws(X).values)
+    interval = est.predict_proba_interval(Xd, hdi_prob=0.9)
+    assert isinstance(interval.data, da.Array)
+    expected = ref.predict_proba_interval(X, hdi_prob=0.9)
+    assert interval.dims == expected.dims
+    assert_close(interval.values, expected.values)
     point = make("LDA", "map").fit(Xd, yd)
     projected = point.transform(Xd)
     assert isinstance(projected, da.Array)
