@@ -16,6 +16,7 @@ from bayesgen.naive_bayes import (
     MultinomialNB,
     PoissonNB,
 )
+from bayesgen.streaming import merge
 
 __version__ = "0.1.0"
 
@@ -66,6 +67,7 @@ __all__ = [
     "compare",
     "diagnostics",
     "load",
+    "merge",
     "plot_compare",
     "plot_ppc",
     "plots",

@@ -16,7 +16,17 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import _sparse, _tables, classprior, framing, loglik, posterior, training
+from bayesgen import (
+    _dask,
+    _sparse,
+    _tables,
+    classprior,
+    framing,
+    loglik,
+    posterior,
+    streaming,
+    training,
+)
 from bayesgen._params import check_params, legacy_rng, rng_from
 from bayesgen._validation import (
     POSTERIOR_METHODS,
@@ -64,11 +74,15 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        if _dask.is_dask(X, y, sample_weight):  # tree reduction of per-chunk statistics
+            return _dask.fit(self, X, y, sample_weight)
         method = check_params(self)
         family, batch = training.read_batch(self, X, y, sample_weight, method)
         self._fit_statistics(method, family, batch.classes, batch.stats, batch.counts,
                              train=(batch.X, batch.y_index))
         return self
+
+    partial_fit = streaming.partial_fit
 
     def _fit_statistics(self, method: str, family, classes: np.ndarray, stats: dict,
                         counts: np.ndarray, train: tuple | None) -> None:
@@ -153,10 +167,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _build_idata(self, sample_stats) -> None:
         chains, draws = self._posterior_size()
-        X, y_index = self._train
+        X, y_index = self._train or (None, None)  # None: fitted from statistics alone
         family = self.family_
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
-        log_lik = loglik.at_fit(self)  # None: too large for fit time, see loglik
+        # None: no rows (fitted from statistics) or too large for fit time, see loglik
+        log_lik = None if X is None else loglik.at_fit(self)
         self.idata_ = posterior.build_idata(
             log_pi=self.log_pi_draws_, params=framing.user_params(self, self.params_),
             param_dims=family.param_dims,
@@ -194,6 +209,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         posterior methods: the posterior predictive joint (see :func:`.framing.raw_scores`)."""
         return framing.raw_scores(self, X, full)
 
+    @_dask.lazy("proba")
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:
         """log p(x, y=k) for every row and class, shape (n, K).
 
@@ -203,6 +219,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         return self._scores(self._check_X_predict(X), full=True)
 
+    @_dask.lazy("decision")
     def decision_function(self, X: Any) -> np.ndarray:
         """Discriminant functions delta_k(x): log p(x, y=k) up to terms equal across classes.
 
@@ -217,6 +234,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             return scores[:, 1] - scores[:, 0]
         return framing.user_discriminant(self, X, scores)
 
+    @_dask.lazy("proba")
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """log p(y=k | x), (n, K), normalised with log-sum-exp. Never NaN.
 
@@ -227,10 +245,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         scores = self._scores(self._check_X_predict(X), full=False)
         return normalise(scores, self.class_log_prior_, type(self).__name__)
 
+    @_dask.lazy("proba")
     def predict_proba(self, X: Any) -> np.ndarray:
         """p(y=k | x), (n, K); rows sum to 1, columns in the order of ``classes_``."""
         return np.exp(self.predict_log_proba(X))
 
+    score = _dask.score
+
+    @_dask.lazy("label")
     def predict(self, X: Any) -> np.ndarray:
         """The Bayes decision: most probable class, or minimum expected ``loss``."""
         proba = self.predict_proba(X)
@@ -245,6 +267,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 f"(this model was fitted with method={self.method!r})."
             )
 
+    @_dask.lazy("draws")
     def predict_proba_draws(self, X: Any):
         """p(y=k | x, theta_s) for every posterior draw.
 
@@ -264,8 +287,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """Add the ``log_likelihood`` group (log p(x_n, y_n | theta_s), dims chain, draw,
         obs) to ``idata_`` when fit left it out (draws x rows above
         ``bayesgen.loglik.AT_FIT_MAX_VALUES``); returns ``idata_``."""
+        streaming.require_rows(self, "the pointwise log-likelihood")
         return loglik.add(self)
 
+    @_dask.lazy("interval")
     def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
         """Highest-density credible intervals of p(y=k | x, theta) (``az.hdi``).
 
@@ -353,6 +378,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         statistics (see :mod:`bayesgen.model`).
         """
         check_is_fitted(self, "params_")
+        streaming.require_rows(self, "model_ (the PyMC model with its observed rows)")
         if getattr(self, "_model", None) is None:
             from bayesgen.model import build_model
 

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+from bayesgen import streaming
+
 
 def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFrame:
     """Rank fitted estimators by expected log predictive density (``az.compare``).
@@ -36,7 +38,10 @@ def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFr
     idatas = {}
     n_obs = set()
     for name, est in models.items():
-        if getattr(est, "idata_", None) is None:
+        idata = getattr(est, "idata_", None)
+        if idata is not None and "log_likelihood" not in idata.groups():
+            streaming.require_rows(est, f"model {name!r} has no pointwise log-likelihood")
+        if idata is None:
             raise ValueError(
                 f"model {name!r} has no posterior log-likelihood: fit it with "
                 "method='conjugate' or 'mcmc'."

@@ -29,7 +29,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import _tables, classprior
+from bayesgen import _dask, _tables, classprior
 from bayesgen._base import GenerativeClassifier
 from bayesgen._params import constraints
 from bayesgen.families import get_family
@@ -366,6 +366,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         """Number of discriminant directions returned by ``transform`` (K - 1 at most)."""
         return self._n_components
 
+    @_dask.lazy("transform")
     def transform(self, X: Any) -> np.ndarray:
         """Project onto the first ``n_components`` Fisher discriminant directions.
 

@@ -19,6 +19,11 @@ interquartile range / 1.349; the range where that is 0; |m| or 1 for a constant 
 - ``c`` is m rounded to a multiple of s, so ``x - c`` is exact for the data near c;
 - a column already well scaled (2^-4 <= r <= 2^4) keeps ``s = 1``, and one whose median
   lies within 16 s of 0 keeps ``c = 0``: ordinary data are used exactly as given;
+- a constant column (one row, or all values equal) has ``c = m`` itself, whatever s:
+  its values are then exactly 0, and rows merged later (``partial_fit``, ``bg.merge``,
+  Dask chunks, whose statistics are re-expressed in this frame) keep full precision
+  however far from 0 the column lies (with ``c = 0`` their spread would be a 1e-16
+  fraction of |m|);
 - discrete columns (MixedNB's count/binary/categorical parts) keep ``c = 0, s = 1``.
 
 Scores of the joint density in user units subtract sum_j log s_j (the Jacobian), so
@@ -161,7 +166,10 @@ def choose(X: np.ndarray, real: np.ndarray, w: np.ndarray | None = None) -> Fram
         median = float(np.quantile(v, 0.5, method="inverted_cdf"))
         spread = _spread(v, median)
         s = 1.0 if 2.0**-BAND <= spread <= 2.0**BAND else float(_pow2(np.array(spread)))
-        c = 0.0 if abs(median) <= 2.0**BAND * s else float(np.round(median / s) * s)
+        if v.min() == v.max():  # constant: its value is the location (z = 0 exactly)
+            c = median
+        else:
+            c = 0.0 if abs(median) <= 2.0**BAND * s else float(np.round(median / s) * s)
         loc[j], scale[j] = c, s
     return Frame(loc, scale, real)
 

@@ -32,15 +32,23 @@ def _frame(estimator) -> Frame | None:
     return getattr(estimator, "frame_", None)
 
 
-def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray) -> np.ndarray:
+def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
+              sample: int | None = None) -> np.ndarray:
     """Choose the frame of X (sets ``estimator.frame_`` and ``family.frame``) and return
     the internal coordinates Z; ValueError naming the columns whose values are too far
-    apart for float64 statistics."""
+    apart for float64 statistics.
+
+    ``sample``: choose the frame from at most about that many evenly spaced rows
+    (``partial_fit`` batches and Dask chunks, whose statistics are re-expressed in a
+    common frame anyway; the quantiles of every row would cost more than the
+    statistics). Any frame near the data keeps full precision.
+    """
     real = family.real_columns(X.shape[1]) if hasattr(family, "real_columns") else None
     if real is None or not np.any(real):
         estimator.frame_ = None
         return X
-    frame = choose(X, real, w)
+    step = 1 if sample is None else max(1, -(-X.shape[0] // sample))
+    frame = choose(X[::step], real, w[::step])
     Z = frame.internal(X)
     with np.errstate(invalid="ignore"):
         bad = np.flatnonzero((np.abs(Z) > _FIT_LIMIT).any(axis=0) & real)

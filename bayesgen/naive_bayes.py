@@ -226,7 +226,13 @@ class KernelNB(_Common):
 
     The bandwidths are the parameters. MLE maximises the leave-one-out log-likelihood
     of each class and feature; MAP adds a log-normal prior centred on Silverman's
-    rule-of-thumb bandwidth, log h ~ Normal(log h_silverman, bandwidth_sd)."""
+    rule-of-thumb bandwidth, log h ~ Normal(log h_silverman, bandwidth_sd).
+
+    The training points are its statistics: the fitted model keeps every row (memory
+    O(N d)), ``partial_fit`` appends each batch's points to them and refits the
+    bandwidths on all points so far, ``bayesgen.merge`` concatenates the shards' points,
+    and a Dask fit gathers every chunk's points on the client. Unlike the other
+    estimators, its memory and refit cost grow with the number of rows streamed."""
         + _SHARED_DOC
         + """    bandwidth_sd : float, default=1.0
         Prior sd of log h around Silverman's bandwidth (MAP and MCMC).

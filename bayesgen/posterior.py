@@ -192,7 +192,8 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     ``posterior`` holds ``pi`` (chain, draw, class) and every family parameter with its
     named dims; ``log_likelihood`` holds one variable ``y`` = the joint log p(x_n, y_n |
     theta) (chain, draw, obs), left out when ``log_lik`` is None (too large to store);
-    ``observed_data`` holds ``y`` (class index, obs) and ``x`` (obs, feature).
+    ``observed_data`` holds ``y`` (class index, obs) and ``x`` (obs, feature), left out
+    (with ``log_likelihood``) when ``X`` is None (a fit from statistics alone).
     """
     import arviz as az
 
@@ -201,18 +202,22 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     for name, var_dims in param_dims.items():
         posterior[name] = reshape_draws(params[name], chains, draws)
         dims[name] = list(var_dims)
-    obs = np.arange(X.shape[0])
     # arrays, not lists: ArviZ deep-copies the coords per variable (a minute for lists
     # of 300,000 feature names, milliseconds for arrays)
-    coords = {**{k: np.asarray(v) for k, v in coords.items()}, "obs": obs}
-    x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
+    coords = {k: np.asarray(v) for k, v in coords.items()}
+    observed, x_dims = None, {}
+    if X is not None:  # None: fitted from statistics, no rows (bayesgen.streaming)
+        coords["obs"] = np.arange(X.shape[0])
+        x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
+        observed = {"y": y.astype(np.int64), **x_vars}
+        dims = {**dims, "y": ["obs"]}
     idata = az.from_dict(
         posterior=posterior,
         log_likelihood=None if log_lik is None else {"y": reshape_draws(log_lik, chains, draws)},
-        observed_data={"y": y.astype(np.int64), **x_vars},
+        observed_data=observed,
         sample_stats=sample_stats,
         coords=coords,
-        dims={**dims, "y": ["obs"], **x_dims},
+        dims={**dims, **x_dims},
         attrs=attrs or {},
     )
     return idata

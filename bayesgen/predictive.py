@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen import framing
+from bayesgen import framing, streaming
 from bayesgen._sparse import observed_x
 
 #: refuse to build replicated data sets larger than this many values (~4 GB)
@@ -76,6 +76,7 @@ def posterior_predictive(estimator, random_state: Any = None):
     """Add ``posterior_predictive`` (``y``, ``x``) to ``estimator.idata_``; return it."""
     import arviz as az
 
+    streaming.require_rows(estimator, "sample_posterior_predictive (replicates of the rows)")
     rng = _rng(random_state)
     chains, draws = estimator._posterior_size()
     X, _ = estimator._train
@@ -107,6 +108,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
 
     if not isinstance(draws, (int, np.integer)) or draws < 1:
         raise ValueError(f"draws must be a positive integer; got {draws!r}.")
+    streaming.require_rows(estimator, "sample_prior_predictive (shaped like the rows)")
     rng = _rng(random_state)
     seed = int(rng.integers(2**31))
     names = ["pi", *estimator.family_.param_dims]

@@ -21,7 +21,12 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from bayesgen import _sparse, _tables, framing
-from bayesgen._validation import check_sample_weight, check_stats, encode_labels
+from bayesgen._validation import (
+    _check_label_types,
+    check_sample_weight,
+    check_stats,
+    encode_labels,
+)
 
 
 @dataclass
@@ -62,20 +67,57 @@ def validate_rows(estimator, X: Any, y: Any, *, reset: bool):
                              reset=reset, **_sparse.validate_kwargs(estimator, X))
 
 
-def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str):
-    """Validate the first (or only) batch and compute its statistics.
+def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
+               classes: np.ndarray | None = None, reset: bool = True,
+               frame_rows: int | None = None):
+    """Validate a batch and compute its statistics.
 
-    Creates the family (``estimator._make_family``) and chooses the frame; returns
-    ``(family, batch)``.
+    Creates the family (``estimator._make_family``) and chooses the frame of this batch
+    (sets ``estimator.frame_``); returns ``(family, batch)``. ``classes`` None: the
+    labels of the batch are the classes (at least two). Otherwise the sorted labels the
+    batch's are encoded against (a batch of one class is fine; a label not among them
+    is a ``ValueError``): ``partial_fit`` and Dask chunks. ``reset=False`` checks the
+    columns against the estimator's ``n_features_in_`` / ``feature_names_in_``.
+    ``frame_rows``: choose the frame from about that many rows (see
+    :func:`bayesgen.framing.fit_frame`).
     """
-    X, y = validate_rows(estimator, X, y, reset=True)
-    classes, y_index = encode_labels(y)
+    X, y = validate_rows(estimator, X, y, reset=reset)
+    if classes is None:
+        classes, y_index = encode_labels(y)
+    else:
+        y_index = encode_known(y, classes)
     weights = check_sample_weight(sample_weight, X.shape[0], method)
     family = estimator._make_family(X)
     family.labels = classes
     X = family.check_X(X, method=method, who=type(estimator).__name__)
-    Z = framing.fit_frame(estimator, family, X, weights)  # internal coordinates
+    Z = framing.fit_frame(estimator, family, X, weights, frame_rows)  # internal frame
     stats = family.stats(Z, y_index, weights, classes.size)
     check_stats(stats, X, weights, type(estimator).__name__)
     counts = np.bincount(y_index, weights=weights, minlength=classes.size)
     return family, Batch(X, y_index, weights, classes, stats, counts)
+
+
+def encode_known(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Class index (n,) of every label of ``y`` into the sorted ``classes``.
+
+    Raises ``ValueError`` listing the labels of ``y`` that are not among ``classes``.
+    """
+    if y.dtype == object:
+        y = _check_label_types(y)
+    try:
+        index = np.searchsorted(classes, y)
+    except TypeError:  # labels of another type than the classes (str vs int)
+        index = np.zeros(y.shape[0], dtype=np.intp)
+        known = np.zeros(y.shape[0], dtype=bool)
+    else:
+        index = np.minimum(index, classes.size - 1)
+        known = classes[index] == y
+    if not np.all(known):
+        unknown = np.unique(np.asarray(y[~known], dtype=object).astype(str))
+        raise ValueError(
+            f"y holds label(s) {unknown[:10].tolist()} that are not among classes="
+            f"{np.asarray(classes).tolist()} (given at the first call to partial_fit, or "
+            "seen in fit). Every label must be one of them; pass all the classes on the "
+            "first call."
+        )
+    return index.astype(np.intp)

@@ -36,18 +36,33 @@ def class_means(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int):
     return R, count, mean
 
 
-def _constant(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int):
+def _constant(X: np.ndarray, y: np.ndarray, w: np.ndarray, count: np.ndarray,
+              mean: np.ndarray, m2: np.ndarray):
     """Rows of positive weight per class (K,) and whether each feature is constant
-    (max == min) over them, (K, d) (True for an empty class)."""
-    d = X.shape[1]
-    rows = np.zeros(n_classes)
-    const = np.ones((n_classes, d), dtype=bool)
-    for k in range(n_classes):
-        Xk = X[(y == k) & (w > 0)]
-        rows[k] = Xk.shape[0]
-        if Xk.shape[0]:
-            const[k] = Xk.max(axis=0) == Xk.min(axis=0)
-    return rows, const
+    (max == min) over them, (K, d) (True for an empty class).
+
+    ``m2`` (K, d) are the computed centred sums of squares (for a pooled scatter, the
+    pooled diagonal (d,)). A constant feature leaves only the rounding residue of its
+    mean: |mean - x| <= 2 n eps |x| for a weighted sum of n terms, so m2 <= N_k (2 n eps
+    mean)^2; only the (class, feature) pairs within 4 times that bound (a relative
+    spread below ~4 n eps) are checked against the data, the others are not constant.
+    This keeps the check off the common path (one pass over X less per class).
+    """
+    positive = w > 0
+    n_classes = count.shape[0]
+    rows = np.bincount(y[positive], minlength=n_classes).astype(np.float64)
+    eps = 4.0 * max(X.shape[0], 1) * np.finfo(np.float64).eps
+    with np.errstate(over="ignore"):
+        residue = count[:, None] * (eps * mean) ** 2
+    if m2.ndim == 1:  # pooled: constant within every class only if the sum is residue
+        maybe = np.broadcast_to(m2 <= residue.sum(axis=0), residue.shape).copy()
+    else:
+        maybe = m2 <= residue
+    for k in np.flatnonzero(maybe.any(axis=1) & (rows > 0)):
+        cols = np.flatnonzero(maybe[k])
+        Xk = X[np.flatnonzero((y == k) & positive)[:, None], cols]
+        maybe[k, cols] = Xk.max(axis=0) == Xk.min(axis=0)
+    return rows, maybe
 
 
 def diagonal_stats(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
@@ -61,7 +76,7 @@ def diagonal_stats(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) 
     Xc = X - mean[y]
     Xc *= Xc
     m2 = R.T @ Xc
-    rows, const = _constant(X, y, w, n_classes)
+    rows, const = _constant(X, y, w, count, mean, m2)
     m2[const] = 0.0
     return {"count": count, "mean": mean, "m2": m2, "rows": rows}
 
@@ -78,10 +93,10 @@ def scatter_stats(
     S_k exactly 0 (pooled: when it is constant within every class).
     """
     _, count, mean = class_means(X, y, w, n_classes)
-    rows, const = _constant(X, y, w, n_classes)
     Xc = X - mean[y]
     if tied:
         scatter = (Xc * w[:, None]).T @ Xc
+        rows, const = _constant(X, y, w, count, mean, np.diagonal(scatter).copy())
         flat = const.all(axis=0)
         scatter[flat, :] = 0.0
         scatter[:, flat] = 0.0
@@ -92,6 +107,9 @@ def scatter_stats(
             mine = y == k
             Xk = Xc[mine]
             scatter[k] = (Xk * w[mine, None]).T @ Xk
+        rows, const = _constant(X, y, w, count, mean,
+                                np.diagonal(scatter, axis1=1, axis2=2).copy())
+        for k in range(n_classes):
             scatter[k][const[k], :] = 0.0
             scatter[k][:, const[k]] = 0.0
     return {"count": count, "mean": mean, "scatter": _symmetric(scatter), "rows": rows}
