@@ -231,7 +231,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         X = self._check_X_predict(X)
         scores = self._scores(X, full=False)
         if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
+            impossible = np.isneginf(scores).all(axis=1)  # as predict_proba: the prior
+            with np.errstate(invalid="ignore"):
+                diff = scores[:, 1] - scores[:, 0]
+            diff[impossible] = self.class_log_prior_[1] - self.class_log_prior_[0]
+            return diff
         return framing.user_discriminant(self, X, scores)
 
     @_dask.lazy("proba")

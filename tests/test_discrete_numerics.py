@@ -359,3 +359,13 @@ def test_category_tables_take_strings_and_bools():
     np.testing.assert_allclose(ll_x, ll_codes, rtol=1e-12)
     with pytest.raises(ValueError, match="feature 0 has category code 'purple'"):
         fam_x.log_lik(np.array([["purple", True]], dtype=object), {"theta": np.ones((2, 2, 3))})
+
+
+def test_two_class_decision_function_of_an_impossible_row_is_the_prior_log_odds():
+    # MLE: a value never seen in either class has likelihood 0 under both; like
+    # predict_proba (which falls back to the prior), the score is log pi_1 - log pi_0
+    clf = bg.BernoulliNB(method="mle").fit([[0], [0], [0]], [0, 1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        score = clf.decision_function([[1]])
+    np.testing.assert_allclose(score, [np.log(2.0)], rtol=1e-12)
