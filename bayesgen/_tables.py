@@ -314,3 +314,29 @@ def _wrap(values: np.ndarray, X: Any):
     import pandas as pd
 
     return pd.DataFrame(values, columns=list(X.columns), copy=False)
+
+
+def check_same_columns(estimators: list) -> None:
+    """For ``bg.merge``: estimators whose statistics are added must read X alike. The
+    codes of a text column are positions among its levels, so two fits with different
+    levels (different values seen, or seen first in another batch) cannot be merged
+    by adding statistics: ValueError naming the column."""
+    first = getattr(estimators[0], "_columns", None)
+    for other in estimators[1:]:
+        table = getattr(other, "_columns", None)
+        mine = {} if first is None else first.levels
+        theirs = {} if table is None else table.levels
+        for j in sorted(set(mine) | set(theirs), key=int):
+            a, b = mine.get(j), theirs.get(j)
+            if a is None or b is None or a.tolist() != b.tolist():
+                named = first is not None and first.names is not None
+                name = first.names[int(j)] if named else f"x{j}"
+                raise ValueError(
+                    f"cannot merge: the estimators were fitted with different categories "
+                    f"of the text column {name!r} ({_show(a)} and {_show(b)}); fit them on "
+                    "data with the same values, or refit one model on all the data."
+                )
+
+
+def _show(levels: np.ndarray | None) -> str:
+    return "numbers" if levels is None else repr(levels.tolist())

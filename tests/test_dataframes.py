@@ -320,3 +320,17 @@ def test_feature_names_checked_at_predict():
     # an array is accepted (scikit-learn warns about the missing names)
     with pytest.warns(UserWarning, match="feature names"):
         clf.predict(X)
+
+
+def test_merge_check_of_text_columns():
+    """Fits whose text columns have different levels cannot add their statistics."""
+    a = bg.CategoricalNB().fit(pd.DataFrame({"c": ["a", "b"]}), [0, 1])
+    b = bg.CategoricalNB().fit(pd.DataFrame({"c": ["b", "a"]}), [0, 1])
+    c = bg.CategoricalNB().fit(pd.DataFrame({"c": ["a", "c"]}), [0, 1])
+    _tables.check_same_columns([a, b])
+    with pytest.raises(ValueError, match=r"text column 'c' \(\['a', 'b'\] and \['a', 'c'\]\)"):
+        _tables.check_same_columns([a, c])
+    numeric = bg.CategoricalNB().fit(np.array([[0.0], [1.0]]), [0, 1])
+    _tables.check_same_columns([numeric, numeric])
+    with pytest.raises(ValueError, match="numbers"):
+        _tables.check_same_columns([a, numeric])
