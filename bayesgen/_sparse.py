@@ -140,8 +140,10 @@ def log_t(p: np.ndarray) -> np.ndarray:
     hit = _LOG_CACHE.get(key)
     if hit is not None and hit[0]() is p:
         return hit[1]
+    out = np.array(p.T, order="C")  # a copy; the log of a strided view is slower
     with np.errstate(divide="ignore"):
-        out = np.log(p.T, order="C").T
+        np.log(out, out=out)
+    out = out.T
     _LOG_CACHE[key] = (weakref.ref(p), out)
     weakref.finalize(p, _LOG_CACHE.pop, key, None)  # forget it with p
     return out
