@@ -106,3 +106,11 @@ def _preview(categories: np.ndarray, shown: int = 6) -> str:
     if categories.size > shown:
         items.append("...")
     return ", ".join(items)
+
+
+def inverse_cdf(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One code per entry of ``theta`` (..., Cmax) (probabilities on the last axis):
+    the number of cumulative probabilities <= u, with u ~ Uniform(0, total)."""
+    cdf = np.cumsum(theta, axis=-1)
+    u = rng.uniform(size=(*theta.shape[:-1], 1)) * cdf[..., -1:]
+    return (cdf <= u).sum(axis=-1)

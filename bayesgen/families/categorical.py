@@ -39,6 +39,7 @@ import numpy as np
 from scipy import sparse
 
 from bayesgen._validation import check_nonnegative
+from bayesgen.families import _categorical_pymc as _pymc
 from bayesgen.families import _categories as cats
 from bayesgen.families import _dirichlet as dr
 
@@ -262,7 +263,7 @@ class CategoricalFamily:
         feature, returned as the category values (``categories_``).
         """
         theta = params["theta"][np.arange(y.shape[0]), y]  # (n, d, Cmax)
-        codes = _inverse_cdf(theta, rng)
+        codes = cats.inverse_cdf(theta, rng)
         values = self._value_table(theta.shape[-1])
         return values[np.arange(codes.shape[1]), codes].astype(np.float64)
 
@@ -300,7 +301,7 @@ class CategoricalFamily:
         """
         if self.n_categories_ is None:
             return {}
-        return _category_coords(self.n_categories_, *(dims or self.param_dims)["theta"][1:])
+        return _pymc.category_coords(self.n_categories_, *(dims or self.param_dims)["theta"][1:])
 
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
         """Dirichlet priors in the current PyMC model, in blocks of equal C_j (ragged).
@@ -321,7 +322,7 @@ class CategoricalFamily:
         class_dim, feature, category = dims["theta"]
         n_cat, alpha = prior["n_categories"], prior["alpha"]
         model = pm.modelcontext(None)
-        for name, values in _category_coords(n_cat, feature, category).items():
+        for name, values in _pymc.category_coords(n_cat, feature, category).items():
             if name not in model.coords:
                 model.add_coord(name, values)
         width = int(n_cat.max())
@@ -361,14 +362,14 @@ class CategoricalFamily:
         feature = (dims or self.param_dims)["theta"][1]
         if all(cats.is_identity(c) for c in self.categories_):
             pm.CustomDist(
-                f"{prefix}x", params["theta"], y, logp=_rows_logp, random=_rows_random,
+                f"{prefix}x", params["theta"], y, logp=_pymc.rows_logp, random=_pymc.rows_random,
                 signature="(k,d,c),(n)->(n,d)", dtype="int64",
                 observed=np.asarray(X).astype(np.int64), dims=("obs", feature),
             )
             return
         pm.CustomDist(
             f"{prefix}x", params["theta"], y, cats.table(self.categories_),
-            logp=_values_logp, random=_values_random,
+            logp=_pymc.values_logp, random=_pymc.values_random,
             signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64",
             observed=np.asarray(X, dtype=np.float64), dims=("obs", feature),
         )
@@ -383,55 +384,3 @@ class CategoricalFamily:
         counts = self._aligned(stats)
         theta = params["theta"][:, :, : counts.shape[-1]]
         return pt.sum(counts * pt.log(pt.switch(counts > 0, theta, 1.0)))
-
-
-def _inverse_cdf(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One code per entry of ``theta`` (..., Cmax) (probabilities on the last axis):
-    the number of cumulative probabilities <= u, with u ~ Uniform(0, total)."""
-    cdf = np.cumsum(theta, axis=-1)
-    u = rng.uniform(size=(*theta.shape[:-1], 1)) * cdf[..., -1:]
-    return (cdf <= u).sum(axis=-1)
-
-
-def _category_coords(n_categories: np.ndarray, feature: str, category: str) -> dict:
-    """``{category: 0..Cmax-1}`` and, per distinct C, ``{feature_cC: positions j with
-    C_j = C, category_cC: 0..C-1}`` (see :meth:`CategoricalFamily.coords`)."""
-    out = {category: list(range(int(n_categories.max())))}
-    for c in np.unique(n_categories):
-        out[f"{feature}_c{c}"] = np.flatnonzero(n_categories == c).tolist()
-        out[f"{category}_c{c}"] = list(range(int(c)))
-    return out
-
-
-def _rows_logp(value, theta, y):
-    """PyMC log-density of the observed codes ``value`` (n, d) given the padded
-    ``theta`` (K, d, Cmax) and class indices ``y`` (n,): sum_nj log theta[y_n, j, x_nj]."""
-    import pytensor.tensor as pt
-
-    features = pt.arange(theta.shape[-2])
-    return pt.sum(pt.log(theta[y[:, None], features[None, :], value]))
-
-
-def _rows_random(theta, y, rng=None, size=None):
-    """Forward sampler of the observed codes for ``pm.CustomDist``: (*size, n, d) int64
-    given ``theta`` (..., K, d, Cmax) and ``y`` (..., n) (inverse CDF, vectorised)."""
-    batch = tuple(size) if size is not None else np.broadcast_shapes(theta.shape[:-3], y.shape[:-1])
-    theta = np.broadcast_to(theta, (*batch, *theta.shape[-3:]))
-    y = np.broadcast_to(y, (*batch, y.shape[-1]))
-    rows = np.take_along_axis(theta, y[..., :, None, None], axis=-3)  # (*batch, n, d, Cmax)
-    return _inverse_cdf(rows, rng).astype(np.int64)
-
-
-def _values_logp(value, theta, y, table):
-    """:func:`_rows_logp` for observed category values: the code of x_nj is the number
-    of entries of its (sorted, last-value padded) table row below it."""
-    import pytensor.tensor as pt
-
-    codes = pt.sum(pt.lt(table[None, :, :], value[:, :, None]), axis=-1)
-    return _rows_logp(codes, theta, y)
-
-
-def _values_random(theta, y, table, rng=None, size=None):
-    """:func:`_rows_random` returning category values ``table[j, code]`` (float64)."""
-    codes = _rows_random(theta, y, rng=rng, size=size)
-    return table[np.arange(table.shape[0]), codes].astype(np.float64)
