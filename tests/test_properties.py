@@ -62,11 +62,11 @@ _OFFSETS = (
 )
 _COV_DOF = (
     "; LDA/QDA map and conjugate also fail from cov_dof='auto', whose nu0 is optimised to "
-    "xatol=1e-4 only (not a known bug: it stays red after the offset fix)"
+    "xatol=1e-4 only (a new bug: still fails when this mark goes)"
 )
 _KERNEL = (
     "known bug: KernelNB affine invariance (at moderate a, b too: the bandwidths are "
-    "optimised to ~3e-8 relative only, so this stays red until that is fixed)"
+    "optimised to ~3e-8 relative only: still fails when this mark goes, until that is fixed)"
 )
 KNOWN_OFFSET_BUG = {("LDA", "mle"): _OFFSETS, ("LDA", "map"): _OFFSETS + _COV_DOF}
 
