@@ -93,6 +93,17 @@ def _encode_int_range(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, (np.cumsum(present) - 1)[offset]
 
 
+def check_label_sequence(y: Any) -> Any:
+    """Labels given as a list or tuple are checked like an object array before NumPy
+    converts them: a list mixing strings and numbers (``["a", 1]``) would otherwise
+    become the strings ``["a", "1"]`` silently. Returns ``y`` unchanged."""
+    if isinstance(y, list | tuple) and y and not isinstance(y[0], list | tuple):
+        values = np.empty(len(y), dtype=object)
+        values[:] = list(y)
+        _check_label_types(values)
+    return y
+
+
 def _check_label_types(y: np.ndarray) -> np.ndarray:
     """Object labels must be all strings or all numbers (NaN, a missing label, aside).
 

@@ -248,7 +248,7 @@ class MVNFamily:
         diff = stats["mean"] - prior["m0"]
         between = np.einsum("k,ki,kj->kij", kappa0 * n / kappa, diff, diff)
         if self.tied:
-            Psi = prior["Psi0"] + stats["scatter"] + between.sum(0)
+            Psi = prior["Psi0"] + stats["scatter"] + gstats.class_sum(between)
             nu = float(np.asarray(prior["nu0"]) + n.sum())
         else:
             Psi = prior["Psi0"] + stats["scatter"] + between
