@@ -23,6 +23,7 @@ from bayesgen import (
     classprior,
     framing,
     loglik,
+    missing,
     posterior,
     streaming,
     training,
@@ -191,12 +192,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")
-        fused = self._fused_finite_check()
+        finite = missing.finite_policy(self._fused_finite_check())  # NaN: missing
         X = _tables.to_numeric(self, X, reset=False)  # DataFrames: column by column
         with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
             X = validate_data(self, X, reset=False, dtype=np.float64,
-                              ensure_all_finite=not fused, **_sparse.validate_kwargs(self, X))
-        return self.family_.check_X(X, method=self.method, who=type(self).__name__)
+                              ensure_all_finite=finite, **_sparse.validate_kwargs(self, X))
+        return missing.check_X(self, self.family_, X, self.method)
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
         scores = self._raw_scores(X, full)
