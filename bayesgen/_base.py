@@ -21,6 +21,7 @@ from bayesgen import (
     _sparse,
     _tables,
     classprior,
+    conjugate_fit,
     framing,
     loglik,
     missing,
@@ -28,7 +29,7 @@ from bayesgen import (
     streaming,
     training,
 )
-from bayesgen._params import check_params, legacy_rng, rng_from
+from bayesgen._params import check_params, legacy_rng
 from bayesgen._validation import (
     POSTERIOR_METHODS,
     check_concentration,
@@ -131,14 +132,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_posterior(self, method, counts, class_alpha) -> None:
         """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
-        chains, draws = self._posterior_size()
-        if method == "conjugate":
-            rng = rng_from(self.random_state)
-            log_pi, params, post = posterior.draw_conjugate(
-                self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng,
-                fixed=self._fixed_pi)
-            self.posterior_ = post
-            sample_stats = None
+        if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
+            log_pi, params, self.posterior_, sample_stats = conjugate_fit.fit(
+                self, counts, class_alpha)
         else:
             from bayesgen import mcmc
 
@@ -146,7 +142,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self.params_ = params
         self.log_pi_draws_ = log_pi
         self._build_idata(sample_stats)
-        if method == "mcmc":
+        if sample_stats is not None:  # NUTS or data augmentation: Markov chains
             from bayesgen import mcmc
 
             mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)

@@ -40,9 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.families import _far
+from bayesgen.families import _far, _mvn_em, _mvn_missing
 from bayesgen.families import _gaussian_stats as gstats
-from bayesgen.families import _mvn_em, _mvn_missing
 from bayesgen.families._far import attach_frame, user_to_internal
 from bayesgen.families._mvn_checks import check_nonsingular, draw_niw, resolve_cov_prior
 from bayesgen.families._mvn_linalg import _cholesky, _scalar, _swap, _whiten, mahalanobis
@@ -282,6 +281,16 @@ class MVNFamily:
         else:
             cov = post["Psi"] / (post["nu"] + d + 2)[:, None, None]
         return {"mu": post["m"], "cov": cov}
+
+    def needs_augmentation(self, stats: dict) -> bool:
+        """Missing entries: ``method="conjugate"`` runs data augmentation."""
+        return "groups" in stats
+
+    def augment(self, stats: dict, prior: dict, **kwargs):
+        """Data-augmentation posterior draws (:func:`._mvn_augment.sample`)."""
+        from bayesgen.families import _mvn_augment
+
+        return _mvn_augment.sample(self, stats, prior, **kwargs)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. posterior draws by the Bartlett decomposition
