@@ -438,6 +438,8 @@ class MVNFamily:
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_k [N_k log|U_k| - tr(U_k^T (S_k + N_k (xbar_k - mu_k)(xbar_k - mu_k)^T) U_k) / 2]
         with Sigma_k^-1 = U_k U_k^T: the rows' log-likelihood without its constant."""
-        from bayesgen.families import _mvn_pymc
+        from bayesgen.families import _mvn_pymc, _mvn_pymc_missing
 
+        if "groups" in stats:  # missing entries: per (pattern, class) group
+            return _mvn_pymc_missing.stats_loglik(self, params, stats)
         return _mvn_pymc.stats_loglik(self, params, stats)
