@@ -176,7 +176,9 @@ def user_discriminant(estimator, X: np.ndarray, scores: np.ndarray) -> np.ndarra
     formulas in the units of X: QDA, naive Bayes and kernel scores drop the Jacobian
     sum_j log s_j; LDA's linear ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k``
     differs from its internal form by ``z^T P g + g^T P g / 2`` (g = c / s, P the
-    internal precision), a term equal for every class. Posterior scores are joint
+    internal precision), a term equal for every class (for a row with missing entries,
+    whose scores are the discriminants of its observed coordinates, the missing z_j
+    count as 0: still a term equal for every class). Posterior scores are joint
     log-densities already."""
     frame = _frame(estimator)
     if frame is None or estimator._is_posterior:
@@ -189,7 +191,8 @@ def user_discriminant(estimator, X: np.ndarray, scores: np.ndarray) -> np.ndarra
     if not np.any(g):
         return scores
     Pg = linalg.cho_solve(linalg.cho_factor(estimator.params_["cov"], lower=True), g)
-    return scores + (internal(estimator, X) @ Pg + 0.5 * g @ Pg)[:, None]
+    Z = np.nan_to_num(internal(estimator, X), nan=0.0)  # missing: any row constant will do
+    return scores + (Z @ Pg + 0.5 * g @ Pg)[:, None]
 
 
 def proba_draws(estimator, X: np.ndarray) -> np.ndarray:
