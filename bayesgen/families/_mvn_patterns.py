@@ -130,9 +130,10 @@ def available_case(groups: dict, count: np.ndarray, tied: bool) -> dict:
     ``mean`` (K, d): weighted mean of the observed entries of each class and feature (the
     feature's overall observed mean where a class never observes it); ``scatter``:
     diagonal, N_k times the class's observed variance (pooled within-class observed
-    variance where the class has fewer than two observed entries), pooled over classes
-    if ``tied``. ``observed`` (K, d): weighted observed entries. These set the prior's
-    data defaults (:meth:`MVNFamily.prior`) and EM's starting point.
+    variance where the class has fewer than two observed entries); if ``tied``, N times
+    the pooled within-class variance of the observed entries. ``observed`` (K, d):
+    weighted observed entries. These set the prior's data defaults
+    (:meth:`MVNFamily.prior`) and EM's starting point.
     """
     n_classes = count.shape[0]
     D = groups["obs"].astype(np.float64)
@@ -150,9 +151,11 @@ def available_case(groups: dict, count: np.ndarray, tied: bool) -> dict:
     var_kj = ss / safe
     pooled = ss.sum(0) / np.maximum(n_kj.sum(0), 1e-300)
     var_kj = np.where(n_kj > 1, var_kj, pooled)
-    scatter = np.einsum("kj,jl->kjl", count[:, None] * var_kj, np.eye(D.shape[1]))
-    return {"mean": mean_kj, "scatter": scatter.sum(0) if tied else scatter,
-            "observed": n_kj}
+    if tied:  # N times the pooled observed variance (whatever class holds a scatter)
+        scatter = np.diag(count.sum() * pooled)
+    else:
+        scatter = np.einsum("kj,jl->kjl", count[:, None] * var_kj, np.eye(D.shape[1]))
+    return {"mean": mean_kj, "scatter": scatter, "observed": n_kj}
 
 
 def class_covariances(cov: np.ndarray, groups: dict, tied: bool) -> np.ndarray:
