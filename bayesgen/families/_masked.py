@@ -114,3 +114,51 @@ def drop_terms(terms: np.ndarray, M: np.ndarray) -> np.ndarray:
     """Sum over features of per-feature terms (n, K, d) with the missing ones (M (n, d))
     set to 0 (their NaN never reaches the sum)."""
     return np.where(M[:, None, :], 0.0, terms).sum(axis=-1)
+
+
+# ----------------------------------------------------------- count families
+def observed_matmul(M, B: np.ndarray) -> np.ndarray:
+    """``O @ B^T`` over the last axis, O = 1 - M the observed indicator (n, d) (dense,
+    or sparse M: ``sum_j B - M @ B^T``) and B (..., K, d): (..., n, K)."""
+    from bayesgen import _sparse
+    from bayesgen.families._dirichlet import matmul_t
+
+    if _sparse.is_sparse(M):
+        return B.sum(axis=-1)[..., None, :] - missing.missing_matmul(M, B)
+    return matmul_t((~M).astype(np.float64), B)
+
+
+def count_stats(X, M, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> dict:
+    """:func:`._dirichlet.class_sums` of X with its missing entries as 0, plus the
+    observed counts N_kj (``observed``, (K, d))."""
+    from bayesgen.families import _dirichlet as dr
+
+    stats = dr.class_sums(missing.filled(X), y, w, n_classes, who)
+    return missing.with_observed(stats, M, y, w)
+
+
+def add_count_stats(a: dict, b: dict) -> dict:
+    """Sums of two sets of count statistics, ``observed`` included when either side
+    has it (the other's is its class count)."""
+    out = {key: a[key] + b[key] for key in a if key != "observed"}
+    return missing.merge_observed(out, a, b)
+
+
+def renormalise(out: np.ndarray, impossible, X, M, theta: np.ndarray):
+    """Multinomial with missing counts: ``out - n_O log s_O`` with s_O = O @ theta^T the
+    probability of the observed words (..., n, K) and n_O the observed row total (X
+    with 0 for NaN). A row whose observed words all have probability 0 in a class
+    (MLE) but some count is impossible there (``impossible`` updated); a row with no
+    observed count (n_O = 0) has log-likelihood 0 under every class."""
+    from bayesgen import _sparse
+
+    total = _sparse.row_sum(X)[:, None]  # n_O (n, 1)
+    s = observed_matmul(M, theta)
+    positive = s > 0
+    with np.errstate(divide="ignore"):
+        log_s = np.log(np.where(positive, s, 1.0))
+    out = out - np.where(total > 0, total * log_s, 0.0)
+    dead = (total > 0) & ~positive
+    if dead.any():
+        impossible = dead if impossible is None else impossible | dead
+    return out, impossible
