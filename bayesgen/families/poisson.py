@@ -106,7 +106,6 @@ class PoissonFamily:
                 f"{WHO} needs alpha >= 1 (Gamma shape; alpha = 1 is the MLE); got "
                 f"min(alpha) = {float(alpha.min()):g}."
             )
-        n = float(stats["count"].sum())
         seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
         mean = np.maximum(s.sum(axis=0) / seen, 0.5 / np.maximum(seen, 1.0))
         rate = resolve_vector(self.rate_prior, d, "rate_prior", mean)
