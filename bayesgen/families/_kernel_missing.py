@@ -75,7 +75,7 @@ def log_lik(X: np.ndarray, P: np.ndarray, cls: np.ndarray, w: np.ndarray, H: np.
 
     M = np.isnan(X)
     Xt = np.ascontiguousarray(np.where(M, 0.0, X).T)
-    S, K, d = H.shape
+    S, K, _ = H.shape
     out = np.zeros((S, X.shape[0], K))
     O = (~M).astype(np.float64)
     for k in range(K):
