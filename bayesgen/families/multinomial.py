@@ -172,7 +172,12 @@ class MultinomialFamily:
                 out[:, k] = _sparse.row_sum_of(X, dr.log_rising(a[X.indices], X.data))
             else:
                 out[:, k] = dr.log_rising(a, X).sum(axis=1)
-            out[:, k] -= dr.log_rising(A[:, k], total)
+            if M is None:
+                out[:, k] -= dr.log_rising(A[:, k], total)
+            else:  # no observed count: R(A, 0) = 0 (A may be 0 there)
+                some = total > 0
+                A_k = np.broadcast_to(A[:, k], total.shape)
+                out[some, k] -= dr.log_rising(A_k[some], total[some])
         out += self._coefficient(X, total)[:, None]
         return dr.check_overflow(out, X, WHO)
 
