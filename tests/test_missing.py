@@ -184,7 +184,7 @@ def test_multinomial_predict_is_renormalised_marginal():
 def test_multinomial_fit_with_missing_is_an_error():
     X = RNG.poisson(3.0, size=(N, 5)).astype(float)
     X[0, 0] = np.nan
-    with pytest.raises(ValueError, match="MultinomialNB cannot be fitted.*not conjugate"):
+    with pytest.raises(ValueError, match=r"MultinomialNB cannot be fitted.*not conjugate"):
         bg.MultinomialNB().fit(X, Y)
 
 
@@ -270,10 +270,10 @@ def test_infinity_is_still_an_error():
 def test_all_missing_column_is_named():
     X = DATA["gaussian"].copy()
     X[:, 1] = np.nan
-    with pytest.raises(ValueError, match="column x1.*no observed value"):
+    with pytest.raises(ValueError, match=r"column x1.*no observed value"):
         bg.GaussianNB().fit(X, Y)
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    with pytest.raises(ValueError, match="column 'b'.*no observed value"):
+    with pytest.raises(ValueError, match=r"column 'b'.*no observed value"):
         bg.GaussianNB().fit(frame, Y)
 
 
@@ -281,7 +281,7 @@ def test_all_missing_column_is_named():
 def test_never_observed_in_a_class(name):
     X = DATA[name].copy()
     X[Y == 1, 1] = np.nan
-    with pytest.raises(ValueError, match="feature x1.*never observed in class 1"):
+    with pytest.raises(ValueError, match=r"feature x1.*never observed in class 1"):
         ESTIMATORS[name](method="mle").fit(X, Y)
     for method in ("map", "conjugate"):
         clf = ESTIMATORS[name](method=method, random_state=0).fit(X, Y)

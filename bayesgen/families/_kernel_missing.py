@@ -91,3 +91,23 @@ def log_lik(X: np.ndarray, P: np.ndarray, cls: np.ndarray, w: np.ndarray, H: np.
             norm = norm + 0.5 * LOG_2PI
         out[:, :, k] = sums.sum(axis=1) - norm @ O.T
     return out
+
+
+def fit_features(family, stats: dict, centre, sd: float | None) -> dict:
+    """Bandwidths (K, d) feature by feature from each feature's observed points alone
+    (``centre(stats_j)`` -> (K, 1) the search centre), which is exact: the LOO
+    objective of (k, j) involves feature j only. Returns ``params`` with the data."""
+    def one(sub: dict) -> np.ndarray:
+        family._require_points(sub, "KernelNB")
+        return family._fit(sub, centre(sub), sd)["bandwidth"]
+
+    return {"bandwidth": per_feature(one, stats), **family.fixed_params(stats)}
+
+
+def refuse_mcmc(stats: dict) -> None:
+    """``ValueError`` for ``method="mcmc"`` on training points with missing entries."""
+    if has_gaps(stats):
+        raise ValueError(
+            "KernelNB method='mcmc' does not support missing values in the training "
+            "data yet; use method='map' (missing entries handled exactly) or drop them."
+        )

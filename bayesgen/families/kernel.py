@@ -217,7 +217,7 @@ class KernelFamily:
             stats = dict(stats, w=stats["w"] / unit, count=stats["count"] / unit)
         if km.has_gaps(stats):  # feature by feature on its observed points
             km.check_observed(stats, self.labels)
-            return self._fit_features(stats, lambda s: silverman(s), None)
+            return km.fit_features(self, stats, silverman, None)
         self._require_points(stats, "KernelNB")
         return self._fit(stats, silverman(stats), None)
 
@@ -226,19 +226,9 @@ class KernelFamily:
         weights are replication counts (each point leaves min(w_i, 1) out)."""
         if km.has_gaps(stats):  # feature by feature on its observed points
             centre = iter(prior["centre"].T)
-            return self._fit_features(stats, lambda s: next(centre)[:, None], prior["sd"])
+            return km.fit_features(self, stats, lambda s: next(centre)[:, None], prior["sd"])
         self._require_points(stats, "KernelNB")
         return self._fit(stats, prior["centre"], prior["sd"])
-
-    def _fit_features(self, stats: dict, centre, sd: float | None) -> dict:
-        """Missing entries: each feature's bandwidths from its observed points alone
-        (``centre(stats_j)`` -> (K, 1)), which is exact (the LOO objective of (k, j)
-        involves feature j only)."""
-        def one(sub: dict) -> np.ndarray:
-            self._require_points(sub, "KernelNB")
-            return self._fit(sub, centre(sub), sd)["bandwidth"]
-
-        return {"bandwidth": km.per_feature(one, stats), **self.fixed_params(stats)}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Not available: the bandwidth prior is not conjugate (always raises ValueError)."""
@@ -372,11 +362,7 @@ class KernelFamily:
         objective of ``mle``/``map`` (:func:`._kernel_pymc.stats_loglik`)."""
         from bayesgen.families import _kernel_pymc
 
-        if km.has_gaps(stats):
-            raise ValueError(
-                "KernelNB method='mcmc' does not support missing values in the training "
-                "data yet; use method='map' (missing entries handled exactly) or drop them."
-            )
+        km.refuse_mcmc(stats)
         return _kernel_pymc.stats_loglik(self, params, stats)
 
 
