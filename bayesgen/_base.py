@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from bayesgen import (
     _dask,
@@ -24,7 +24,6 @@ from bayesgen import (
     conjugate_fit,
     framing,
     loglik,
-    missing,
     posterior,
     streaming,
     training,
@@ -188,12 +187,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")
-        finite = missing.finite_policy(self._fused_finite_check())  # NaN: missing
-        X = _tables.to_numeric(self, X, reset=False)  # DataFrames: column by column
-        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
-            X = validate_data(self, X, reset=False, dtype=np.float64,
-                              ensure_all_finite=finite, **_sparse.validate_kwargs(self, X))
-        return missing.check_X(self, self.family_, X, self.method)
+        return training.validate_predict(self, X)  # NaN: a missing value
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
         scores = self._raw_scores(X, full)

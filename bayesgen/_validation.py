@@ -195,8 +195,9 @@ def check_stats(stats: Any, X: np.ndarray, weights: np.ndarray, estimator_name: 
 
 def _all_finite(value: Any) -> bool:
     """True unless a float array or number nested in dicts/lists is NaN or infinite."""
-    if isinstance(value, dict):
-        return all(_all_finite(v) for v in value.values())
+    if isinstance(value, dict):  # "X": data kept as statistics (KernelNB), NaN = missing
+        return all(_all_finite(v) if k != "X" else not np.isinf(v).any()
+                   for k, v in value.items())
     if isinstance(value, list | tuple):
         return all(_all_finite(v) for v in value)
     if isinstance(value, np.ndarray | float | np.floating):

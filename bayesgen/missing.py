@@ -253,3 +253,41 @@ def check_X(estimator, family, X: Any, method: str, *, reset: bool = False) -> A
     if reset:
         check_columns(X, getattr(estimator, "feature_names_in_", None), who)
     return family.check_X(X, method=method, who=who)
+
+
+# ------------------------------------------------------- predictive checks
+def masked_stats(x: np.ndarray, rows: np.ndarray, observed: np.ndarray,
+                 stats: tuple[str, ...], correlation: bool) -> dict[str, np.ndarray]:
+    """Per-draw statistics of the rows ``rows`` (S, n) over the entries ``observed``
+    (n, d) only (see :func:`bayesgen.diagnostics._masked_stats`): ``frequency`` (S, 1)
+    counts rows, ``mean``/``sd``/``min``/``max`` (S, d) the observed entries of each
+    feature, ``corr`` the pairs over the rows where both are observed (pairwise complete).
+    NaN where undefined."""
+    w = rows[..., None] & observed[None]  # (S, n, d)
+    count = w.sum(axis=1).astype(float)  # (S, d)
+    out = {"frequency": rows.sum(axis=1).astype(float)[:, None]}
+    xs = np.where(w, x, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = xs.sum(axis=1) / count
+        if "mean" in stats:
+            out["mean"] = mean
+        if "sd" in stats:
+            dev = np.where(w, x - mean[:, None, :], 0.0)
+            var = (dev**2).sum(axis=1) / (count - 1.0)
+            out["sd"] = np.sqrt(np.where(count > 1, var, np.nan))
+        if "min" in stats:
+            out["min"] = np.where(count == 0, np.nan, np.where(w, x, np.inf).min(axis=1))
+        if "max" in stats:
+            out["max"] = np.where(count == 0, np.nan, np.where(w, x, -np.inf).max(axis=1))
+        if correlation:
+            i, j = np.triu_indices(x.shape[2], 1)
+            both = w[..., i] & w[..., j]  # (S, n, pairs)
+            n = both.sum(axis=1).astype(float)
+            a = np.where(both, xs[..., i], 0.0)
+            b = np.where(both, xs[..., j], 0.0)
+            ma, mb = a.sum(axis=1) / n, b.sum(axis=1) / n
+            da = np.where(both, a - ma[:, None], 0.0)
+            db = np.where(both, b - mb[:, None], 0.0)
+            corr = (da * db).sum(axis=1) / np.sqrt((da**2).sum(axis=1) * (db**2).sum(axis=1))
+            out["corr"] = np.where(np.isfinite(corr), corr, np.nan)
+    return out

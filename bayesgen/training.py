@@ -67,6 +67,18 @@ def validate_rows(estimator, X: Any, y: Any, *, reset: bool):
                              reset=reset, **_sparse.validate_kwargs(estimator, X))
 
 
+def validate_predict(estimator, X: Any) -> Any:
+    """Rows to predict: DataFrames read column by column, scikit-learn's checks (NaN
+    allowed: a missing value, see :mod:`bayesgen.missing`), the missing-value guard and
+    the family's support checks."""
+    finite = missing.finite_policy(estimator._fused_finite_check())
+    X = _tables.to_numeric(estimator, X, reset=False)
+    with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
+        X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=finite,
+                          **_sparse.validate_kwargs(estimator, X))
+    return missing.check_X(estimator, estimator.family_, X, estimator.method)
+
+
 def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
                classes: np.ndarray | None = None, reset: bool = True,
                frame_rows: int | None = None):

@@ -175,27 +175,32 @@ def merge(a: dict, b: dict) -> dict:
     return out
 
 
+def _weights(stats: dict) -> np.ndarray:
+    """Weight behind each class mean: ``count[:, None]`` (K, 1), or the observed counts
+    N_kj (K, d) of data with missing entries (:mod:`bayesgen.missing`)."""
+    return stats["observed"] if "observed" in stats else stats["count"][:, None]
+
+
 def overall_mean(stats: dict) -> np.ndarray:
-    """Weighted mean of all data, (d,), from the class statistics."""
-    c = stats["count"]
-    return (c[:, None] * stats["mean"]).sum(0) / c.sum()
+    """Weighted mean of all (observed) data, (d,), from the class statistics."""
+    c = _weights(stats)
+    return (c * stats["mean"]).sum(0) / c.sum(0)
 
 
 def within_variance(stats: dict) -> np.ndarray:
     """Pooled within-class variance per feature, (d,): sum_k S_k,jj / N."""
     if "m2" in stats:
-        ss = stats["m2"].sum(0)
-    else:
-        sc = stats["scatter"]
-        ss = np.diagonal(sc, axis1=-2, axis2=-1)
-        ss = ss if ss.ndim == 1 else ss.sum(0)
+        return stats["m2"].sum(0) / _weights(stats).sum(0)
+    sc = stats["scatter"]
+    ss = np.diagonal(sc, axis1=-2, axis2=-1)
+    ss = ss if ss.ndim == 1 else ss.sum(0)
     return ss / stats["count"].sum()
 
 
 def total_variance(stats: dict) -> np.ndarray:
     """Variance of all data per feature, (d,): within plus between classes."""
-    c = stats["count"]
-    between = (c[:, None] * (stats["mean"] - overall_mean(stats)) ** 2).sum(0) / c.sum()
+    c = _weights(stats)
+    between = (c * (stats["mean"] - overall_mean(stats)) ** 2).sum(0) / c.sum(0)
     return within_variance(stats) + between
 
 
