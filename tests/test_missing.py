@@ -300,12 +300,10 @@ def test_never_observed_uses_the_prior():
 
 
 @pytest.mark.parametrize("factory", [bg.LDA, bg.QDA])
-def test_lda_qda_guard(factory):
-    with pytest.raises(ValueError, match=f"{factory.__name__} does not support missing"):
-        factory().fit(DATA["gaussian"], Y)
-    clf = factory().fit(np.nan_to_num(DATA["gaussian"], nan=0.0), Y)
-    with pytest.raises(ValueError, match="does not support missing"):
-        clf.predict(DATA["gaussian"])
+def test_lda_qda_accept_missing(factory):
+    # LDA/QDA integrate missing entries out (tests/test_missing_mvn.py checks the values)
+    clf = factory().fit(DATA["gaussian"], Y)
+    assert np.all(np.isfinite(clf.predict_proba(DATA["gaussian"])))
 
 
 # ----------------------------------------------------------- idata and PPC

@@ -15,10 +15,10 @@ from bayesgen.families import _mvn_patterns as pat
 CHOL = np.array([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.3, 0.4, 0.9]])
 
 
-def make(n=240, d=3, K=2, frac=0.25, seed=0, offset=0.0):
+def make(n=240, d=3, K=2, frac=0.25, seed=0, offset=0.0, scale=1.0):
     rng = np.random.default_rng(seed)
     y = np.arange(n) % K
-    X = rng.standard_normal((n, d)) @ CHOL[:d, :d].T + 1.5 * y[:, None] + offset
+    X = (rng.standard_normal((n, d)) @ CHOL[:d, :d].T + 1.5 * y[:, None]) * scale + offset
     X[rng.random((n, d)) < frac] = np.nan
     X[3] = np.nan  # a row with nothing observed
     return X, y
@@ -29,6 +29,11 @@ def data():
     return make()
 
 
+def clf_frame_is_identity(Est, X, y):
+    frame = Est().fit(X, y).frame_
+    return np.all(frame.scale == 1.0) or np.all(frame.loc == 0.0)
+
+
 def _covs(clf):
     K = clf.classes_.size
     return [np.asarray(clf.covariance_)] * K if isinstance(clf, bg.LDA) else clf.covariance_
@@ -37,7 +42,8 @@ def _covs(clf):
 @pytest.mark.parametrize("Est", [bg.LDA, bg.QDA])
 @pytest.mark.parametrize("method", ["mle", "map"])
 def test_point_predictive_is_marginal_by_hand(Est, method):
-    X, y = make(offset=50.0)  # a non-trivial internal frame
+    X, y = make(offset=5e4, scale=[1e3, 1.0, 1e-3])  # a non-trivial internal frame
+    assert not clf_frame_is_identity(Est, X, y)
     clf = Est(method=method).fit(X, y)
     got = clf.predict_joint_log_proba(X[:20])
     covs = _covs(clf)
@@ -45,11 +51,17 @@ def test_point_predictive_is_marginal_by_hand(Est, method):
         o = ~np.isnan(X[i])
         for k in range(2):
             want = np.log(clf.class_prior_[k])
-            if o.any():
-                want += stats.multivariate_normal(clf.means_[k][o], covs[k][np.ix_(o, o)]
-                                                  ).logpdf(X[i, o])
-            assert got[i, k] == pytest.approx(want, rel=1e-9, abs=1e-9)
+            if o.any():  # scipy in rescaled units (it judges 1e6 vs 1e-6 singular)
+                s = np.array([1e3, 1.0, 1e-3])[o]
+                want += stats.multivariate_normal(
+                    clf.means_[k][o] / s, covs[k][np.ix_(o, o)] / np.outer(s, s)
+                ).logpdf(X[i, o] / s) - np.log(s).sum()
+            # the reference rounds x / s near 5e7 (feature 2): ~1e-8 absolute
+            assert got[i, k] == pytest.approx(want, rel=1e-7, abs=1e-7)
     np.testing.assert_allclose(clf.predict_proba(X[3:4])[0], clf.class_prior_)
+    dec = clf.decision_function(X[:20])  # discriminants: the joint up to a row constant
+    np.testing.assert_allclose(np.diff(dec, axis=-1) if dec.ndim == 2 else dec,
+                               np.diff(got, axis=1)[:, 0], rtol=1e-7, atol=1e-8)
 
 
 @pytest.mark.parametrize("Est", [bg.LDA, bg.QDA])
