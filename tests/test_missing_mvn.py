@@ -356,4 +356,6 @@ def test_data_augmentation_agrees_with_nuts(Est, data):
         diff = np.abs(sa["mean"] - sb["mean"]).to_numpy()
         keep = sa["sd"].to_numpy() > 0
         assert np.all(diff[keep] < 5 * se[keep] + 1e-3), (name, diff / se)
-    np.testing.assert_allclose(da.predict_proba(X), nuts.predict_proba(X), atol=0.02)
+    # NUTS's predictive is a 600-draw average of Gaussians (noisy for outlying rows),
+    # data augmentation's the average of 100 Student-t: agreement within MC error
+    np.testing.assert_allclose(da.predict_proba(X), nuts.predict_proba(X), atol=0.05)
