@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from bayesgen import _sparse, _tables, framing
+from bayesgen import _sparse, _tables, framing, missing
 from bayesgen._validation import (
     _check_label_types,
     check_label_sequence,
@@ -63,10 +63,22 @@ def validate_rows(estimator, X: Any, y: Any, *, reset: bool):
     after DataFrames are read column by column (:mod:`bayesgen._tables`)."""
     X = _tables.to_numeric(estimator, X, reset=reset, grow=True)
     y = check_label_sequence(y)
-    fused = estimator._fused_finite_check()
+    finite = missing.finite_policy(estimator._fused_finite_check())
     with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
-        return validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=not fused,
+        return validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=finite,
                              reset=reset, **_sparse.validate_kwargs(estimator, X))
+
+
+def validate_predict(estimator, X: Any) -> Any:
+    """Rows to predict: DataFrames read column by column, scikit-learn's checks (NaN
+    allowed: a missing value, see :mod:`bayesgen.missing`), the missing-value guard and
+    the family's support checks."""
+    finite = missing.finite_policy(estimator._fused_finite_check())
+    X = _tables.to_numeric(estimator, X, reset=False)
+    with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
+        X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=finite,
+                          **_sparse.validate_kwargs(estimator, X))
+    return missing.check_X(estimator, estimator.family_, X, estimator.method)
 
 
 def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
@@ -88,10 +100,10 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
         classes, y_index = encode_labels(y)
     else:
         y_index = encode_known(y, classes)
-    weights = check_sample_weight(sample_weight, X.shape[0], method)
+    weights = check_sample_weight(sample_weight, X.shape[0], method)  # NaN in X: missing
     family = estimator._make_family(X)
     family.labels = classes
-    X = family.check_X(X, method=method, who=type(estimator).__name__)
+    X = missing.check_X(estimator, family, X, method, reset=reset)
     Z = framing.fit_frame(estimator, family, X, weights, frame_rows)  # internal frame
     stats = family.stats(Z, y_index, weights, classes.size)
     check_stats(stats, X, weights, type(estimator).__name__)
