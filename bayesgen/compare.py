@@ -45,6 +45,9 @@ def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFr
 
     if not isinstance(models, dict) or len(models) < 2:
         raise ValueError("compare needs a dict of at least two fitted estimators.")
+    ic = "loo" if ic is None else str(ic).lower()
+    if ic not in ("loo", "waic", "evidence"):
+        raise ValueError(f"ic must be 'loo', 'waic' or 'evidence'; got {ic!r}.")
     if ic == "evidence":
         if kwargs:
             raise ValueError(f"ic='evidence' takes no further arguments; got {sorted(kwargs)}.")

@@ -188,3 +188,20 @@ def test_compare_scale_deviance(conjugate_models):
     dev = bg.compare(models, scale="deviance")
     for name in models:
         assert dev.loc[name, "elpd_loo"] == pytest.approx(-2 * log.loc[name, "elpd_loo"])
+
+
+def test_save_load_keeps_weights(tmp_path):
+    est, kind = CASES["gaussian"]
+    X, y = _data(kind, np.random.default_rng(9))
+    w = np.linspace(0.5, 2.0, len(y))
+    fitted = clone(est).fit(X, y, sample_weight=w)
+    fitted.save(tmp_path / "m.nc")
+    loaded = bg.load(tmp_path / "m.nc")
+    np.testing.assert_allclose(exact_loo.pointwise(loaded), exact_loo.pointwise(fitted),
+                               rtol=1e-14)
+    assert loaded.log_marginal_likelihood() == fitted.log_marginal_likelihood()
+
+
+def test_compare_rejects_unknown_ic(conjugate_models):
+    with pytest.raises(ValueError, match="ic must be"):
+        bg.compare(conjugate_models[2], ic="aic")

@@ -116,7 +116,7 @@ def test_dask_is_lazy_and_equal():
 def test_novelty_flags_far_rows():
     X, y = _data("real", np.random.default_rng(9), n=80)
     est = bg.LDA(method="map").fit(X, y)
-    Xt = np.vstack([X[:3], X[:1] + [40.0, 0.0]])
+    Xt = np.vstack([X[:3], X[:1] + np.array([40.0, 0.0])])
     with pytest.warns(bg.DataWarning, match="unlike the training data"):
         flags = density.novelty(est, Xt, quantile=0.01)
     threshold = np.quantile(est.score_samples(X), 0.01)
