@@ -22,6 +22,8 @@ from bayesgen import (
     _tables,
     classprior,
     conjugate_fit,
+    density,
+    evidence,
     framing,
     loglik,
     posterior,
@@ -79,6 +81,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             return _dask.fit(self, X, y, sample_weight)
         method = check_params(self)
         family, batch = training.read_batch(self, X, y, sample_weight, method)
+        self._train_weights = batch.weights  # exact LOO and evidence with weights
         self._fit_statistics(method, family, batch.classes, batch.stats, batch.counts,
                              train=(batch.X, batch.y_index))
         return self
@@ -246,6 +249,18 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return np.exp(self.predict_log_proba(X))
 
     score = _dask.score
+
+    @_dask.lazy("score")
+    def score_samples(self, X: Any) -> np.ndarray:
+        """log p(x) = log sum_k p(x, y=k), (n,): the density of x (posterior predictive
+        for posterior methods; missing entries integrated out), for novelty detection
+        (see :mod:`bayesgen.density`)."""
+        return density.score_samples(self, X)
+
+    def log_marginal_likelihood(self) -> float:
+        """Exact log p(X, y) of the training data under the prior (conjugate families;
+        formulas and conventions in :mod:`bayesgen.evidence`)."""
+        return evidence.log_marginal_likelihood(self)
 
     @_dask.lazy("label")
     def predict(self, X: Any) -> np.ndarray:

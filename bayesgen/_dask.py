@@ -272,8 +272,8 @@ def _chunk_score(estimator, X: Any, y: Any, w: Any) -> np.ndarray:
 def lazy(kind: str):
     """Decorator of a predict method ``f(self, X, ...)``: Dask X gives a lazy Dask array
     (``kind``: "proba" (n, K), "label" (n,), "decision" (n,) for two classes else
-    (n, K), "transform" (n, n_components); "draws" (chain, draw, obs, class) and
-    "interval" (obs, class, hdi) as DataArrays over Dask arrays)."""
+    (n, K), "transform" (n, n_components), "score" (n,) floats; "draws" (chain, draw,
+    obs, class) and "interval" (obs, class, hdi) as DataArrays over Dask arrays)."""
 
     def decorate(method):
         @functools.wraps(method)
@@ -297,6 +297,8 @@ def _output(estimator, kind: str) -> tuple[tuple[int, ...], np.dtype]:
     n_classes = estimator.classes_.size
     if kind == "label":
         return (), estimator.classes_.dtype
+    if kind == "score":  # score_samples: one log density per row
+        return (), np.dtype(np.float64)
     if kind == "decision":
         return ((), np.dtype(np.float64)) if n_classes == 2 else ((n_classes,), np.float64)
     if kind == "transform":
