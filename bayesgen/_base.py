@@ -56,6 +56,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.positive_only = bool(getattr(family, "positive_only", False))
         tags.classifier_tags.poor_score = bool(getattr(family, "poor_score", False))
         tags.input_tags.sparse = bool(getattr(family, "accepts_sparse", False))
+        tags.input_tags.allow_nan = bool(getattr(family, "accepts_missing", False)
+                                         and getattr(family, "fits_missing", True))
         return tags
 
     # -------------------------------------------------------------------- fit

@@ -27,9 +27,9 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from bayesgen import _dask, _tables, classprior
+from bayesgen import _dask, classprior
 from bayesgen._base import GenerativeClassifier
 from bayesgen._params import constraints
 from bayesgen.families import get_family
@@ -374,16 +374,23 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         (n_components = min(K - 1, d) by default): the directions maximise
         between-class over within-class variance and are scaled so that the
         within-class covariance of the projected data is the identity. Posterior
-        methods project with the posterior mean of the means and covariance.
+        methods project with the posterior mean of the means and covariance. A row with
+        missing entries (NaN) is projected through its posterior mean
+        E[x | x_o] = sum_k p(k | x_o) E[x | x_o, k] (the Gaussian conditional mean of
+        the missing coordinates given the observed ones).
         """
         from bayesgen import framing
 
         check_is_fitted(self, "scalings_")
-        X = validate_data(self, _tables.to_numeric(self, X, reset=False), reset=False,
-                          dtype=np.float64)
+        X = self._check_X_predict(X)
         if not hasattr(self, "_scalings"):  # fitted before the frame existed
             return (X - self.xbar_) @ self.scalings_[:, : self._n_components]
         Z = framing.internal(self, X)  # exact and overflow-free in the fit's frame
+        if np.isnan(Z).any():  # gaps: project the rows' posterior means
+            from bayesgen.families._mvn_missing import expected_rows
+
+            internal = framing.point_params(self)
+            Z = expected_rows(Z, internal["mu"], internal["cov"], self.predict_proba(X))
         return (Z - self._zbar) @ self._scalings[:, : self._n_components]
 
 

@@ -189,3 +189,34 @@ def far_log_predictive(family, far, post: dict) -> np.ndarray:
                                             _sub_post(one, o))
         values.append(out)
     return values[0] if len(values) == 1 else log_mean_exp(np.stack(values), axis=0)
+
+
+# ------------------------------------------------------------ LDA transform
+def expected_rows(Z: np.ndarray, mu: np.ndarray, cov: np.ndarray,
+                  resp: np.ndarray) -> np.ndarray:
+    """Z (n, d) with each missing entry replaced by its expectation given the row's
+    observed entries under the fitted Gaussian mixture (shared covariance ``cov``
+    (d, d), class means ``mu`` (K, d), class probabilities ``resp`` (n, K) = p(k | z_o))::
+
+        E[z_m | z_o] = sum_k p(k | z_o) (mu_km + S_mo S_oo^-1 (z_o - mu_ko))
+
+    Used by LDA's ``transform``: the projection of a row with gaps is the projection of
+    its posterior mean (projection is linear). Complete rows are returned unchanged; a
+    row with nothing observed becomes sum_k p(k) mu_k.
+    """
+    out = Z.copy()
+    missing = np.isnan(Z)
+    rows_with_gaps = np.flatnonzero(missing.any(axis=1))
+    if rows_with_gaps.size == 0:
+        return out
+    for rows, o in patterns(missing[rows_with_gaps]):
+        rows = rows_with_gaps[rows]
+        m = np.flatnonzero(~np.isin(np.arange(Z.shape[1]), o))
+        cond = mu[:, m][None]  # (1, K, |m|)
+        if o.size:
+            gain = np.linalg.solve(cov[np.ix_(o, o)], cov[np.ix_(o, m)])  # (|o|, |m|)
+            dev = Z[np.ix_(rows, o)][:, None, :] - mu[None][:, :, o]  # (r, K, |o|)
+            cond = cond + dev @ gain
+        out[np.ix_(rows, m)] = np.einsum("rk,rkm->rm", resp[rows],
+                                         np.broadcast_to(cond, (rows.size, *cond.shape[1:])))
+    return out

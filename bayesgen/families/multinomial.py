@@ -81,6 +81,8 @@ class MultinomialFamily:
     #: NaN in X at predict is integrated out exactly (renormalised theta); at fit it is
     #: a ValueError (not conjugate, see the module docstring)
     accepts_missing = True
+    #: ... but not at fit (scikit-learn's ``allow_nan`` tag stays False)
+    fits_missing = False
 
     def __init__(self, *, alpha: Any = 2.0) -> None:
         self.alpha = alpha
