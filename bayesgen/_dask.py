@@ -8,7 +8,7 @@ Fit (``fit`` and ``partial_fit`` with a ``dask.array`` or ``dask.dataframe`` X, 
 ``sample_weight``): every row chunk (array block or DataFrame partition) becomes one
 task that validates it exactly as in-memory input (the same
 :func:`bayesgen.training.read_batch`; pandas partitions keep their column names) and
-returns its statistics as a :class:`bayesgen.streaming.Piece`, with the chunk's own
+returns its statistics as a :class:`bayesgen._pieces.Piece`, with the chunk's own
 classes and affine frame. The pieces are combined pairwise-exactly by the family's
 ``merge`` in a tree of fan-in :data:`SPLIT_EVERY` (classes united, frames re-expressed):
 only statistics travel, X is never gathered, and the graph runs on whatever scheduler
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen import streaming
+from bayesgen import _pieces
 
 #: pieces combined per task of the tree reduction
 SPLIT_EVERY = 8
@@ -50,14 +50,14 @@ def fit(estimator, X: Any, y: Any, sample_weight: Any = None):
     from bayesgen._params import check_params
 
     method = check_params(estimator)
-    tmpl = streaming.template(estimator, fitted=False)
+    tmpl = _pieces.template(estimator, fitted=False)
     piece = collection_piece(tmpl, X, y, sample_weight, method, None, reset=True)
-    streaming.commit(estimator, method, piece, defer=False)
+    _pieces.commit(estimator, method, piece, defer=False)
     return estimator
 
 
 def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
-                     classes: np.ndarray | None, *, reset: bool) -> streaming.Piece:
+                     classes: np.ndarray | None, *, reset: bool) -> _pieces.Piece:
     """The statistics of all rows of Dask (or mixed Dask/in-memory) input.
 
     ``classes`` None: the classes are the labels found (at least two); otherwise every
@@ -117,7 +117,7 @@ def _set_columns(tmpl, X: Any) -> None:
 
 
 def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str,
-                 classes: np.ndarray | None) -> streaming.Piece | None:
+                 classes: np.ndarray | None) -> _pieces.Piece | None:
     """The statistics of one chunk (None for an empty or all-zero-weight chunk)."""
     if len(X) == 0:
         return None
@@ -127,17 +127,17 @@ def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str,
             return None  # no weight: contributes nothing (fit checks the total)
     if classes is None:
         labels = np.asarray(y)
-        classes = streaming.unique_labels(labels.reshape(-1) if labels.ndim == 2 else labels,
+        classes = _pieces.unique_labels(labels.reshape(-1) if labels.ndim == 2 else labels,
                                           "y")
-    return streaming.batch_piece(tmpl, X, y, w, method, classes, reset=False)
+    return _pieces.batch_piece(tmpl, X, y, w, method, classes, reset=False)
 
 
-def _combine(*pieces: streaming.Piece | None) -> streaming.Piece | None:
+def _combine(*pieces: _pieces.Piece | None) -> _pieces.Piece | None:
     """Merge pieces left to right (the order of the rows)."""
     out = None
     for piece in pieces:
         if piece is not None:
-            out = piece if out is None else streaming.merge_pieces(out, piece)
+            out = piece if out is None else _pieces.merge_pieces(out, piece)
     return out
 
 
