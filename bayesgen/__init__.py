@@ -4,9 +4,7 @@ Each classifier is a generative model y ~ Categorical(pi), pi ~ Dirichlet, x | y
 a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
 """
 
-from bayesgen import diagnostics
 from bayesgen.compare import compare
-from bayesgen.diagnostics import plot_compare, plot_ppc, ppc_pvalues
 from bayesgen.estimators import LDA, QDA, GaussianNB
 from bayesgen.exceptions import BayesgenWarning, ConvergenceWarning, DataWarning
 from bayesgen.io import load
@@ -23,13 +21,34 @@ from bayesgen.streaming import merge
 __version__ = "0.1.0"
 
 
+#: attributes imported on first use (PEP 562): they need ArviZ, PyMC or matplotlib,
+#: which a user of the point methods (mle/map) never loads
+_LAZY = {
+    "diagnostics": ("bayesgen.diagnostics", None),
+    "plot_compare": ("bayesgen.diagnostics", "plot_compare"),
+    "plot_ppc": ("bayesgen.diagnostics", "plot_ppc"),
+    "ppc_pvalues": ("bayesgen.diagnostics", "ppc_pvalues"),
+    "plots": ("bayesgen.plots", None),
+}
+
+
 def __getattr__(name: str):
-    """``bg.plots`` is imported on first use (it imports matplotlib.pyplot)."""
-    if name == "plots":
+    """Import the attributes of :data:`_LAZY` on first use."""
+    if name in _LAZY:
         import importlib
 
-        return importlib.import_module("bayesgen.plots")
+        module, attr = _LAZY[name]
+        value = importlib.import_module(module)
+        if attr is not None:
+            value = getattr(value, attr)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'bayesgen' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "LDA",

@@ -16,7 +16,17 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import _dask, _sparse, classprior, framing, posterior, streaming, training
+from bayesgen import (
+    _dask,
+    _sparse,
+    _tables,
+    classprior,
+    framing,
+    loglik,
+    posterior,
+    streaming,
+    training,
+)
 from bayesgen._params import check_params, legacy_rng, rng_from
 from bayesgen._validation import (
     POSTERIOR_METHODS,
@@ -24,7 +34,6 @@ from bayesgen._validation import (
     check_finite,
     check_loss,
 )
-from bayesgen.exceptions import DataWarning, warn
 from bayesgen.predict import decide, normalise
 
 
@@ -88,6 +97,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         n_classes = classes.size
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
+        self._fixed_pi = classprior.check_fixed(getattr(self, "class_prior", None), n_classes)
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
         for stale in ("idata_", "posterior_", "log_pi_draws_"):  # from an earlier fit
             self.__dict__.pop(stale, None)
@@ -102,13 +112,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if method in POSTERIOR_METHODS:
             self._fit_posterior(method, counts, class_alpha)
         else:
-            if method == "mle":
-                pi = classprior.mle(counts)
-                params = family.mle(stats)
-            else:
-                pi = classprior.map_estimate(counts, class_alpha)
-                params = family.map(stats, self.prior_)
+            params = family.mle(stats) if method == "mle" else family.map(stats, self.prior_)
             self.params_ = params
+            pi = classprior.point(method, counts, class_alpha, self._fixed_pi)
             self._set_point_attributes(pi, params)
         self._after_fit()
 
@@ -130,8 +136,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if method == "conjugate":
             rng = rng_from(self.random_state)
             log_pi, params, post = posterior.draw_conjugate(
-                self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng
-            )
+                self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng,
+                fixed=self._fixed_pi)
             self.posterior_ = post
             sample_stats = None
         else:
@@ -146,7 +152,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
             mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)
         mean = posterior.posterior_mean(params, self.family_.param_dims)
-        self._set_point_attributes(np.exp(log_pi).mean(axis=0), mean)
+        self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
 
     def _posterior_size(self) -> tuple[int, int]:
         for name in ("draws", "chains"):
@@ -166,18 +172,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         X, y_index = self._train or (None, None)  # None: fitted from statistics alone
         family = self.family_
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
-        n_values = 0 if X is None else chains * draws * X.shape[0]
-        if n_values > posterior.LOG_LIK_MAX_VALUES:
-            warn(
-                f"{type(self).__name__}: the pointwise log-likelihood would hold {chains} x "
-                f"{draws} x {X.shape[0]} values ({n_values * 8 / 1e9:.1f} GB), so idata_ has "
-                "no log_likelihood group (az.loo and bg.compare need it). Refit with fewer "
-                "draws or chains, or on a subsample, to get it.",
-                DataWarning,
-            )
-            log_lik = None
-        else:
-            log_lik = None if X is None else framing.pointwise_log_lik(self, X, y_index)
+        # None: no rows (fitted from statistics) or too large for fit time, see loglik
+        log_lik = None if X is None else loglik.at_fit(self)
         self.idata_ = posterior.build_idata(
             log_pi=self.log_pi_draws_, params=framing.user_params(self, self.params_),
             param_dims=family.param_dims,
@@ -198,6 +194,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")
         fused = self._fused_finite_check()
+        X = _tables.to_numeric(self, X, reset=False)  # DataFrames: column by column
         with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
             X = validate_data(self, X, reset=False, dtype=np.float64,
                               ensure_all_finite=not fused, **_sparse.validate_kwargs(self, X))
@@ -236,7 +233,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         X = self._check_X_predict(X)
         scores = self._scores(X, full=False)
         if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
+            impossible = np.isneginf(scores).all(axis=1)  # as predict_proba: the prior
+            with np.errstate(invalid="ignore"):
+                diff = scores[:, 1] - scores[:, 0]
+            diff[impossible] = self.class_log_prior_[1] - self.class_log_prior_[0]
+            return diff
         return framing.user_discriminant(self, X, scores)
 
     @_dask.lazy("proba")
@@ -288,6 +289,13 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         chains, draws = self._posterior_size()
         return posterior.as_dataarray(values, chains, draws, self.classes_)
 
+    def add_log_likelihood(self):
+        """Add the ``log_likelihood`` group (log p(x_n, y_n | theta_s), dims chain, draw,
+        obs) to ``idata_`` when fit left it out (draws x rows above
+        ``bayesgen.loglik.AT_FIT_MAX_VALUES``); returns ``idata_``."""
+        streaming.require_rows(self, "the pointwise log-likelihood")
+        return loglik.add(self)
+
     @_dask.lazy("interval")
     def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
         """Highest-density credible intervals of p(y=k | x, theta) (``az.hdi``).
@@ -322,7 +330,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        X_new : ndarray (n, d)
+        X_new : ndarray (n, d); a DataFrame holding the values of text columns, if fitted on any
         y_new : ndarray (n,) of labels from ``classes_``
         """
         check_is_fitted(self, "params_")
@@ -346,7 +354,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         else:
             y = self._sample_classes(n, classes, rng)
             params = {k: np.broadcast_to(v, (n, *np.shape(v))) for k, v in self.params_.items()}
-        return framing.to_user_rows(self, self.family_.sample(params, y, rng)), self.classes_[y]
+        X_new = framing.to_user_rows(self, self.family_.sample(params, y, rng))
+        return _tables.to_user(self, X_new), self.classes_[y]
 
     def _sample_classes(self, n: int, classes: Any, rng: np.random.Generator) -> np.ndarray:
         if classes is None:
@@ -394,11 +403,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             self._model = None
 
     def _var_names(self) -> list[str]:
-        return ["pi", *self.family_.param_dims]
+        return [*classprior.random_names(self), *self.family_.param_dims]
 
     def summary(self, **kwargs: Any):
-        """``az.summary`` of the posterior of pi and the family parameters
-        (mean, sd, HDI, MCSE, ESS, R-hat); keyword arguments go to ``az.summary``."""
+        """``az.summary`` of the posterior of pi (unless ``class_prior`` fixes it) and the
+        family parameters (mean, sd, HDI, MCSE, ESS, R-hat); kwargs go to ``az.summary``."""
         import arviz as az
 
         self._check_posterior("summary")

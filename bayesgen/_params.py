@@ -42,6 +42,7 @@ FINITE = Interval(Real, None, None, closed="neither")
 COMMON: dict[str, list] = {
     "method": [StrOptions(set(METHODS))],
     "class_alpha": [POSITIVE, "array-like"],
+    "class_prior": ["array-like", None],
     "draws": [Interval(Integral, 1, None, closed="left")],
     "tune": [Interval(Integral, 0, None, closed="left")],
     "chains": [Interval(Integral, 1, None, closed="left")],
@@ -90,6 +91,7 @@ FAMILIES: dict[str, dict[str, list]] = {
 #: MixedNB's own parameters (the parts' options are checked against FAMILIES)
 MIXED: dict[str, list] = {
     "families": [list, tuple, StrOptions({"auto"}), None],
+    "overrides": [dict, None],
     "alpha": _ALPHA,
 }
 

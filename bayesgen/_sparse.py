@@ -5,8 +5,8 @@ validates X with ``accept_sparse="csr"`` (CSC, COO, DOK, ... matrices and arrays
 converted once to CSR: a copy of the non-zeros, never a dense matrix), and the family
 computes on the non-zeros only:
 
-- statistics ``R^T X`` with R^T the (K, n) sparse weighted class indicator matrix
-  (:func:`class_sums`): O(nnz) time and O(nnz_out + K d) memory;
+- statistics ``R^T X`` (R the weighted class indicators) by one weighted bincount
+  over the stored values (:func:`class_sums`): O(nnz) time, O(nnz + K d) memory;
 - the joint log-likelihood ``X @ log(theta)^T`` (sparse x dense, :func:`matmul_t`):
   O(nnz K), with terms such as ``sum_j log x_nj!`` summed over ``X.data``
   (:func:`row_sum_of`);
@@ -21,6 +21,9 @@ PyMC ``model_``, ``observed_data`` in ``idata_``) X is densified only below
 
 from __future__ import annotations
 
+import os
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -89,42 +92,102 @@ def row_sum(X: Any) -> np.ndarray:
     return X.sum(axis=1)
 
 
-def class_indicator_t(y: np.ndarray, w: np.ndarray, n_classes: int):
-    """R^T, the weighted class indicators as a sparse (K, n) CSR array:
-    ``R^T[k, n] = w_n`` if y_n = k (n stored values, rows sorted by class)."""
-    order = np.argsort(y, kind="stable")
-    indptr = np.zeros(n_classes + 1, dtype=np.int64)
-    np.cumsum(np.bincount(y, minlength=n_classes), out=indptr[1:])
-    return sparse.csr_array((w[order], order, indptr), shape=(n_classes, y.shape[0]))
-
-
 def class_sums(X: Any, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
     """Per-class weighted feature sums ``R^T X`` (K, d) for sparse CSR X, dense result.
 
-    A sparse x sparse product: O(nnz) operations, memory O(nnz of the result + K d).
+    One weighted ``np.bincount`` over the stored values with the flat index
+    ``y_n d + j`` of each entry (row n, column j): O(nnz) time, O(nnz) index memory
+    plus the (K, d) result, and no (n, K) indicator matrix.
     """
-    product = class_indicator_t(y, w, n_classes) @ X
-    return product.toarray()
+    d = X.shape[1]
+    per_row = np.diff(X.indptr)
+    flat = np.repeat(y.astype(np.intp, copy=False), per_row)  # class of every entry
+    flat *= d
+    flat += X.indices
+    weights = X.data
+    if not np.all(w == 1.0):
+        weights = weights * np.repeat(w, per_row)
+    return np.bincount(flat, weights=weights, minlength=n_classes * d).reshape(n_classes, d)
 
 
 def matmul_t(X: Any, B: np.ndarray) -> np.ndarray:
     """``X @ B^T`` over the last axis for sparse X: (n, d) x (..., K, d) -> (..., n, K).
 
     One sparse x dense product ``X @ B'`` with B' the (d, S K) matrix of all leading
-    (draw) dims and classes, then a reshape: O(nnz S K) operations.
+    (draw) dims and classes, then a reshape: O(nnz S K) operations. B' is used as is
+    when it is C-contiguous (B given as the transpose of a (d, K) array, see
+    :func:`log_t`), else copied once.
     """
     lead, (n_classes, d) = B.shape[:-2], B.shape[-2:]
-    flat = np.ascontiguousarray(B.reshape(-1, d).T)  # (d, S K)
-    out = np.asarray(X @ flat)  # (n, S K)
+    flat = np.ascontiguousarray(B.reshape(-1, d).T)  # (d, S K); no copy if already C
+    out = _product(X, flat)  # (n, S K)
     if not lead:
         return out
     out = out.reshape(X.shape[0], *lead, n_classes)
     return np.moveaxis(out, 0, -2)
 
 
-def entry_columns(X: Any) -> np.ndarray:
-    """Column index of every stored value of CSR X (``X.indices``)."""
-    return X.indices
+#: multiply-adds (nnz x columns) from which :func:`_product` splits the rows over threads
+PARALLEL_FROM = 2**22
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _product(X: Any, dense: np.ndarray) -> np.ndarray:
+    """``X @ dense`` (CSR x C-contiguous (d, m)) as an (n, m) ndarray.
+
+    SciPy's kernel releases the GIL, so for large products the rows are cut into
+    blocks of about equal numbers of non-zeros, multiplied by a thread pool (one thread
+    per core, at most 8) and written into one output array. The blocks share X's
+    arrays (no copy); the result is the same as ``X @ dense``, bit for bit.
+    """
+    workers = min(os.cpu_count() or 1, 8)
+    if workers < 2 or X.nnz * dense.shape[1] < PARALLEL_FROM:
+        return np.asarray(X @ dense)
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=workers)
+    n = X.shape[0]
+    out = np.empty((n, dense.shape[1]))
+    cuts = np.searchsorted(X.indptr, np.linspace(0, X.nnz, 4 * workers + 1), side="left")
+    cuts[0], cuts[-1] = 0, n
+    cuts = np.unique(cuts)
+
+    def block(i: int) -> None:
+        a, b = int(cuts[i]), int(cuts[i + 1])
+        lo, hi = X.indptr[a], X.indptr[b]
+        part = sparse.csr_matrix(
+            (X.data[lo:hi], X.indices[lo:hi], X.indptr[a : b + 1] - lo), shape=(b - a, X.shape[1])
+        )
+        out[a:b] = part @ dense
+
+    list(_POOL.map(block, range(cuts.size - 1)))
+    return out
+
+
+def log_t(p: np.ndarray) -> np.ndarray:
+    """``log(p)`` for (K, d) p >= 0, returned as the transpose of a C-contiguous (d, K)
+    array: the layout :func:`matmul_t` multiplies without a copy (arrays with leading
+    draw dims keep p's layout).
+
+    The result for a (K, d) array is remembered while p is alive (keyed by identity
+    through a weak reference; fitted parameters are never modified in place), so that
+    the ``feature_log_prob_`` computed at fit serves every later prediction.
+    """
+    if p.ndim != 2:
+        return np.log(p)
+    key = id(p)
+    hit = _LOG_CACHE.get(key)
+    if hit is not None and hit[0]() is p:
+        return hit[1]
+    with np.errstate(divide="ignore"):
+        out = np.log(p.T, order="C").T
+    _LOG_CACHE[key] = (weakref.ref(p), out)
+    weakref.finalize(p, _LOG_CACHE.pop, key, None)  # forget it with p
+    return out
+
+
+#: id(p) -> (weak reference to p, log(p)) for :func:`log_t`
+_LOG_CACHE: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 
 
 def dense_for_pymc(X: Any, who: str) -> np.ndarray:

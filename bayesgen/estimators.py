@@ -7,6 +7,9 @@ method : {"mle", "map", "conjugate", "mcmc"}, default "map"
 class_alpha : float or array (K,), default 1.0
     Dirichlet concentration of the class prior; MAP of pi is
     ``(N_k + a_k - 1) / (N + sum(a) - K)``.
+class_prior : array (K,) or None, default None
+    Fixed class probabilities (order of ``classes_``); pi is then known, not
+    estimated or sampled, and ``class_alpha`` is not used.
 draws, tune, chains : int, default 1000, 1000, 4
 sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default "auto"
 random_state : int, numpy.random.Generator, numpy.random.RandomState or None
@@ -17,14 +20,16 @@ loss : array (K, K) or None
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import linalg
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesgen import _dask
+from bayesgen import _dask, _tables, classprior
 from bayesgen._base import GenerativeClassifier
 from bayesgen._params import constraints
 from bayesgen.families import get_family
@@ -37,6 +42,16 @@ _SHARED_DOC = """
         Point estimate (closed-form MLE or posterior mode) or posterior inference.
     class_alpha : float or array-like of shape (K,), default=1.0
         Dirichlet concentration of the class prior (1 = MLE of pi, 2 = Laplace).
+    class_prior : array-like of shape (K,) or None, default=None
+        Fixed class probabilities pi, in the order of ``classes_`` (sorted labels),
+        summing to 1. pi is then known: not estimated, smoothed or sampled by any
+        method (``class_prior_`` equals it, posterior draws of pi are constant, and
+        ``model_`` holds it as data); ``class_alpha`` is not used. scikit-learn's
+        ``priors=p`` (LDA, QDA, GaussianNB) and ``class_prior=p`` (discrete naive
+        Bayes) are ``class_prior=p``; its ``fit_prior=False`` is the uniform
+        ``class_prior=np.full(K, 1 / K)``; None (default) estimates pi under
+        Dirichlet(class_alpha) (``class_alpha=1`` with "mle"/"map": N_k / N, as
+        ``fit_prior=True``).
     draws, tune, chains : int, default=1000, 1000, 4
         Posterior size for ``"conjugate"`` and ``"mcmc"``.
     sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default="auto"
@@ -60,9 +75,11 @@ _SHARED_DOC = """
 class _Common(GenerativeClassifier):
     """Stores the shared keyword parameters (one level below the base class)."""
 
-    def _init_common(self, method, class_alpha, draws, tune, chains, sampler, random_state, loss):
+    def _init_common(self, method, class_alpha, class_prior, draws, tune, chains, sampler,
+                     random_state, loss):
         self.method = method
         self.class_alpha = class_alpha
+        self.class_prior = class_prior
         self.draws = draws
         self.tune = tune
         self.chains = chains
@@ -103,6 +120,7 @@ class GaussianNB(_Common):
         *,
         method: str = "map",
         class_alpha: Any = 1.0,
+        class_prior: Any = None,
         mean_prior: Any = None,
         mean_strength: float = 0.01,
         var_prior: Any = None,
@@ -117,7 +135,8 @@ class GaussianNB(_Common):
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
-        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.mean_prior = mean_prior
@@ -147,6 +166,7 @@ class _MVNClassifier(_Common):
         *,
         method: str = "map",
         class_alpha: Any = 1.0,
+        class_prior: Any = None,
         mean_prior: Any = None,
         mean_strength: float = 0.01,
         cov_prior: Any = None,
@@ -162,7 +182,8 @@ class _MVNClassifier(_Common):
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
-        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.mean_prior = mean_prior
@@ -241,8 +262,52 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
     coef_ (K, d) or (1, d), intercept_ (K,) or (1,), scalings_ (d, d),
     explained_variance_ratio_ (n_components,), xbar_ (d,)
     """
+    ).replace(
+        "    Every parameter is checked",
+        """    n_components : int or None, default=None
+        Number of discriminant directions kept by ``transform``: at most
+        min(K - 1, d) (as scikit-learn); None keeps that maximum. Larger values raise
+        ``ValueError`` at fit.
+
+    Every parameter is checked""",
     )
     _tied = True
+    _parameter_constraints: ClassVar[dict] = {
+        **constraints("mvn"),
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        n_components: int | None = None,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        cov_prior: Any = None,
+        cov_dof: Any = "auto",
+        divisor: str = "n",
+        covariance_prior: str = "niw",
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool = True,
+        random_state: Any = None,
+        loss: Any = None,
+    ) -> None:
+        super().__init__(
+            method=method, class_alpha=class_alpha, class_prior=class_prior,
+            mean_prior=mean_prior, mean_strength=mean_strength, cov_prior=cov_prior,
+            cov_dof=cov_dof, divisor=divisor, covariance_prior=covariance_prior,
+            draws=draws, tune=tune, chains=chains, sampler=sampler,
+            target_accept=target_accept, progressbar=progressbar,
+            random_state=random_state, loss=loss,
+        )
+        self.n_components = n_components
 
     def _after_fit(self) -> None:
         self._fit_linear_and_projection()
@@ -278,13 +343,15 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         self.coef_, self.intercept_ = coef / scale, intercept
 
         weights = self.class_count_ / self.class_count_.sum()
+        if classprior.fixed_of(self) is not None:  # a fixed class_prior weighs the
+            weights = classprior.fixed_of(self)  # classes (as scikit-learn's priors)
         self._zbar = weights @ mu
         centred = mu - self._zbar
         between = (centred * weights[:, None]).T @ centred
         Linv = linalg.solve_triangular(L, np.eye(L.shape[0]), lower=True)
         evals, evecs = linalg.eigh(Linv @ between @ Linv.T)
         order = np.argsort(evals)[::-1]
-        n_max = min(self.classes_.size - 1, mu.shape[1])
+        n_max = _n_components(self.n_components, self.classes_.size, mu.shape[1])
         evals = np.clip(evals[order], 0.0, None)
         self._scalings = Linv.T @ evecs[:, order]
         self.scalings_ = self._scalings / np.reshape(scale, (-1, 1))
@@ -301,17 +368,34 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
 
     @_dask.lazy("transform")
     def transform(self, X: Any) -> np.ndarray:
-        """Project onto the K - 1 (at most d) Fisher discriminant directions.
+        """Project onto the first ``n_components`` Fisher discriminant directions.
 
-        ``(X - xbar_) @ scalings_[:, :K-1]``: the directions maximise between-class
-        over within-class variance and are scaled so that the within-class
-        covariance of the projected data is the identity.
+        ``(X - xbar_) @ scalings_[:, :n_components]``, shape (n, n_components)
+        (n_components = min(K - 1, d) by default): the directions maximise
+        between-class over within-class variance and are scaled so that the
+        within-class covariance of the projected data is the identity. Posterior
+        methods project with the posterior mean of the means and covariance.
         """
         from bayesgen import framing
 
         check_is_fitted(self, "scalings_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, _tables.to_numeric(self, X, reset=False), reset=False,
+                          dtype=np.float64)
         if not hasattr(self, "_scalings"):  # fitted before the frame existed
             return (X - self.xbar_) @ self.scalings_[:, : self._n_components]
         Z = framing.internal(self, X)  # exact and overflow-free in the fit's frame
         return (Z - self._zbar) @ self._scalings[:, : self._n_components]
+
+
+def _n_components(n_components: int | None, n_classes: int, n_features: int) -> int:
+    """Directions kept by LDA's transform: ``n_components``, at most min(K - 1, d)."""
+    n_max = min(n_classes - 1, n_features)
+    if n_components is None:
+        return n_max
+    if n_components > n_max:
+        raise ValueError(
+            f"n_components={n_components} cannot be larger than min(n_features, "
+            f"n_classes - 1) = min({n_features}, {n_classes - 1}) = {n_max}; use "
+            "n_components=None for that maximum."
+        )
+    return int(n_components)

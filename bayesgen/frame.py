@@ -279,9 +279,12 @@ def check_finite_user(values: dict[str, Any], who: str) -> None:
 
     over, under = [], []
     for name, value in values.items():
-        arr = np.asarray(value) if isinstance(value, (np.ndarray, list)) else None
-        if arr is None or arr.dtype.kind != "f":
+        try:  # lists of arrays of one shape; ragged lists (families_) are not numbers
+            arr = np.asarray(value) if isinstance(value, (np.ndarray, list)) else None
+        except ValueError:
             continue
+        if arr is None or arr.dtype.kind != "f" or "log_prob" in name:
+            continue  # log probabilities of -inf (MLE of an unseen category) are exact
         if not np.all(np.isfinite(arr)):
             over.append(name)
         elif name.endswith(("var_", "bandwidth_", "covariance_")):

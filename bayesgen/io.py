@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import xarray as xr
 from scipy import sparse
 
 STATE_GROUP = "bayesgen_state"
@@ -138,6 +137,7 @@ def save(estimator: Any, path: str | Path) -> Path:
     -------
     Path
     """
+    import xarray as xr
     from sklearn.utils.validation import check_is_fitted
 
     from bayesgen import __version__
@@ -216,6 +216,7 @@ def load(path: str | Path):
 def _read(path: Path):
     import arviz as az
     import h5netcdf
+    import xarray as xr
 
     try:
         with h5netcdf.File(str(path), "r") as f:

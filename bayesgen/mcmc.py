@@ -1,5 +1,10 @@
 """method="mcmc": NUTS on the statistics model, convergence checks, and the result as
 the same posterior draws the conjugate path produces.
+
+With numpyro (``sampler="numpyro"``, what ``"auto"`` picks when it is installed) the
+NUTS program is compiled once per model structure and shape and reused by later fits
+on other data (:mod:`bayesgen._jax_nuts`); nutpie, blackjax and PyMC's own sampler run
+through ``pm.sample``.
 """
 
 from __future__ import annotations
@@ -45,8 +50,8 @@ def enable_jax_cache() -> str | None:
 
     Compiled XLA programs are kept on disk (``$BAYESGEN_JAX_CACHE``, default
     ``~/.cache/bayesgen/jax``; set it to ``0`` to disable), so later fits of the same
-    model shapes skip much of the compilation that dominates small MCMC fits (measured
-    on iris QDA: 9-11 s for a cold fit, about 5 s with a warm cache). Returns the cache
+    model shapes in a new process skip most of the XLA compilation (within one process
+    :mod:`bayesgen._jax_nuts` keeps the compiled program itself). Returns the cache
     folder in use, or None.
     """
     import jax
@@ -64,16 +69,16 @@ def enable_jax_cache() -> str | None:
 
 
 def release_jax_programs() -> None:
-    """Free the XLA programs compiled for one fit (``jax.clear_caches``).
+    """Free the XLA programs compiled for one blackjax fit (``jax.clear_caches``).
 
-    PyMC's JAX samplers bake the model's constants (here: the sufficient statistics and
-    the prior) into the compiled program, so it cannot serve another data set; yet JAX
-    keeps it in its in-memory caches, about 570 memory maps per fit. After ~110 fits
-    in one process the kernel's map limit (``vm.max_map_count``, 65530) is reached and
-    LLVM fails with "Cannot allocate memory". Clearing after each fit keeps the process
-    flat; it also drops the caches of the user's own jitted functions (they recompile
-    on their next call), and the persistent on-disk cache (:func:`enable_jax_cache`) is
-    unaffected.
+    ``pm.sample``'s JAX samplers bake the model's constants (here: the sufficient
+    statistics and the prior) into the compiled program, so it cannot serve another
+    data set; yet JAX keeps it in its in-memory caches, about 570 memory maps per fit.
+    After ~110 fits in one process the kernel's map limit (``vm.max_map_count``, 65530)
+    is reached and LLVM fails with "Cannot allocate memory". Called after each blackjax
+    fit; it also drops the caches of the user's own jitted functions. The numpyro path
+    does not need it: its programs take the data as arguments and are reused, at most
+    ``bayesgen._jax_nuts.MAX_PROGRAMS`` of them kept.
     """
     import jax
 
@@ -96,8 +101,6 @@ def sample_posterior(estimator):
     params : dict of family parameter draws with a leading dim S = chains x draws
     sample_stats : dict of NUTS statistics (chain, draw) (``diverging`` among them)
     """
-    import pymc as pm
-
     from bayesgen.model import build_stats_model
 
     for name in ("tune",):
@@ -109,12 +112,38 @@ def sample_posterior(estimator):
     sampler = resolve_sampler(estimator.sampler)
     chains, draws = estimator._posterior_size()
     model = build_stats_model(estimator)
-    kwargs = {}
-    if sampler in ("numpyro", "blackjax"):
-        enable_jax_cache()
+    names = ["pi", *estimator.family_.param_dims]
     if sampler == "numpyro":
-        # chains on separate XLA host devices (measured faster than "vectorized" here)
-        kwargs["nuts_sampler_kwargs"] = {"chain_method": "parallel"}
+        from bayesgen import _jax_nuts
+
+        enable_jax_cache()
+        post, sample_stats = _jax_nuts.sample(
+            model, names, chains=chains, tune=int(estimator.tune), draws=draws,
+            target_accept=float(estimator.target_accept), seed=_seed(estimator.random_state),
+        )
+    else:
+        post, sample_stats = _sample_pymc(estimator, model, sampler, chains, draws)
+    size = chains * draws
+    params = {
+        name: post[name].reshape(size, *post[name].shape[2:])
+        for name in estimator.family_.param_dims
+    }
+    family = estimator.family_
+    if hasattr(family, "fixed_params"):  # non-random entries (KernelNB's training points)
+        params.update(family.fixed_params(estimator.stats_))
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(post["pi"].reshape(size, -1))
+    return log_pi, params, sample_stats
+
+
+def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int):
+    """``pm.sample`` with ``nuts_sampler=sampler`` (nutpie, blackjax, PyMC's own):
+    draws ``name -> (chains, draws, ...)`` and the sample statistics."""
+    import pymc as pm
+
+    kwargs = {}
+    if sampler == "blackjax":
+        enable_jax_cache()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*at least 4 chains.*")
         # the C backend's missing BLAS does not matter: NUTS runs in JAX/numba/Rust
@@ -132,23 +161,13 @@ def sample_posterior(estimator):
             compute_convergence_checks=False,
             **kwargs,
         )
-    if sampler in ("numpyro", "blackjax"):
+    if sampler == "blackjax":
         release_jax_programs()
-    post = idata.posterior
-    size = chains * draws
-    params = {
-        name: post[name].values.reshape(size, *post[name].shape[2:])
-        for name in estimator.family_.param_dims
-    }
-    family = estimator.family_
-    if hasattr(family, "fixed_params"):  # non-random entries (KernelNB's training points)
-        params.update(family.fixed_params(estimator.stats_))
-    with np.errstate(divide="ignore"):
-        log_pi = np.log(post["pi"].values.reshape(size, -1))
+    post = {name: idata.posterior[name].values for name in idata.posterior.data_vars}
     sample_stats = {
         name: idata.sample_stats[name].values for name in idata.sample_stats.data_vars
     }
-    return log_pi, params, sample_stats
+    return post, sample_stats
 
 
 def convergence_report(idata, var_names: list[str]) -> list[str]:

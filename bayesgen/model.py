@@ -3,7 +3,8 @@
 Two equivalent models are built from the same family hooks:
 
 ``build_model`` (the estimator's ``model_``)
-    The natural generative model with its data: ``pi ~ Dirichlet(class_alpha)``,
+    The natural generative model with its data: ``pi ~ Dirichlet(class_alpha)`` (or,
+    with a fixed ``class_prior``, the data ``class_prior`` as the deterministic ``pi``),
     observed ``y ~ Categorical(pi)`` (dims ``obs``), the family's prior and observed
     features given the class (``x``, dims ``obs, feature``). For users to inspect, to
     draw prior predictive samples from and to sample themselves.
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen import classprior
+
 
 def model_coords(estimator, n_obs: int) -> dict:
     """Coordinates shared by ``model_``, the statistics model and ``idata_``."""
@@ -53,7 +56,7 @@ def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
 
     family = estimator.family_
     with pm.Model(coords=model_coords(estimator, X.shape[0])) as model:
-        pi = pm.Dirichlet("pi", a=estimator.class_alpha_, dims="class")
+        pi = classprior.pymc_pi(estimator, data=True)  # Dirichlet, or a fixed class_prior
         y = pm.Categorical("y", p=pi, observed=y_index, dims="obs")
         params = family.pymc_params(framing.user_prior(estimator))  # in the units of X
         family.pymc_observed(params, X, y)
@@ -63,12 +66,11 @@ def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
 def build_stats_model(estimator):
     """The same prior, likelihood on the sufficient statistics (what NUTS samples)."""
     import pymc as pm
-    import pytensor.tensor as pt
 
     family = estimator.family_
     with pm.Model(coords=model_coords(estimator, 0)) as model:
-        pi = pm.Dirichlet("pi", a=estimator.class_alpha_, dims="class")
-        pm.Potential("y_loglik", pt.sum(estimator.class_count_ * pt.log(pi)))
+        pi = classprior.pymc_pi(estimator)  # Dirichlet, or a fixed class_prior (constant)
+        pm.Potential("y_loglik", classprior.pymc_loglik(estimator, pi))
         params = family.pymc_params(estimator.prior_)
         pm.Potential("x_loglik", family.pymc_stats_loglik(params, estimator.stats_))
     return model

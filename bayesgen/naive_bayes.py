@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from bayesgen import _tables
 from bayesgen._params import constraints
 from bayesgen.estimators import _SHARED_DOC, _Common
 from bayesgen.families import get_family
@@ -23,6 +24,7 @@ class _DiscreteClassifier(_Common):
         *,
         method: str = "map",
         class_alpha: Any = 1.0,
+        class_prior: Any = None,
         alpha: Any = 2.0,
         draws: int = 1000,
         tune: int = 1000,
@@ -33,7 +35,8 @@ class _DiscreteClassifier(_Common):
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
-        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -85,6 +88,7 @@ class BernoulliNB(_DiscreteClassifier):
         *,
         method: str = "map",
         class_alpha: Any = 1.0,
+        class_prior: Any = None,
         alpha: Any = 2.0,
         binarize: Any = None,
         draws: int = 1000,
@@ -96,7 +100,8 @@ class BernoulliNB(_DiscreteClassifier):
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
-        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -110,17 +115,21 @@ class CategoricalNB(_DiscreteClassifier):
     __doc__ = (
         """Categorical naive Bayes: x_j | y=k ~ Categorical(theta_kj), theta_kj ~ Dirichlet.
 
-    X holds non-negative integer codes (use scikit-learn's ``OrdinalEncoder`` for
-    strings). The categories of feature j are the codes observed in training
-    (``categories_``; a code of 1e9 is one category, not a billion), plus 0..m_j - 1
-    when ``min_categories`` declares them: declared categories never seen in training
-    get the prior's share, and a code that is neither seen nor declared raises
-    ``ValueError`` at predict time."""
+    X holds non-negative integer codes, or is a DataFrame (pandas or polars) whose
+    columns may also be text (object, ``string``), ``category`` or boolean. The
+    categories of feature j are the values observed in training (``categories_``:
+    the sorted strings, booleans or codes; a code of 1e9 is one category, not a
+    billion), plus 0..m_j - 1 for integer columns when ``min_categories`` declares
+    them: declared categories never seen in training get the prior's share, and a
+    value that is neither seen nor declared raises ``ValueError`` naming the column at
+    predict time. ``idata_``, ``model_`` and the replicated data hold the codes of
+    text columns (positions in ``categories_``); ``sample`` returns their values."""
         + _SHARED_DOC
         + _ALPHA_DOC
         + """    min_categories : int, array-like (d,) or None, default=None
         Declares the codes 0..m_j - 1 as categories of feature j (scalar: every
-        feature), in addition to the observed codes.
+        feature), in addition to the observed codes; not used for text, boolean and
+        ``category`` columns.
 
     Attributes
     ----------
@@ -137,6 +146,7 @@ class CategoricalNB(_DiscreteClassifier):
         *,
         method: str = "map",
         class_alpha: Any = 1.0,
+        class_prior: Any = None,
         alpha: Any = 2.0,
         min_categories: Any = None,
         draws: int = 1000,
@@ -148,14 +158,17 @@ class CategoricalNB(_DiscreteClassifier):
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
-        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
         self.min_categories = min_categories
 
     def _make_family(self, X=None):
-        return get_family("categorical")(alpha=self.alpha, min_categories=self.min_categories)
+        family = get_family("categorical")(alpha=self.alpha, min_categories=self.min_categories)
+        family.levels = _tables.levels(self) if X is not None else None
+        return family
 
 
 class PoissonNB(_Common):
@@ -184,6 +197,7 @@ class PoissonNB(_Common):
         *,
         method: str = "map",
         class_alpha: Any = 1.0,
+        class_prior: Any = None,
         alpha: float = 2.0,
         rate_prior: Any = None,
         draws: int = 1000,
@@ -195,7 +209,8 @@ class PoissonNB(_Common):
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
-        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -236,6 +251,7 @@ class KernelNB(_Common):
         *,
         method: str = "map",
         class_alpha: Any = 1.0,
+        class_prior: Any = None,
         bandwidth_sd: float = 1.0,
         draws: int = 1000,
         tune: int = 1000,
@@ -246,7 +262,8 @@ class KernelNB(_Common):
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
-        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.bandwidth_sd = bandwidth_sd
@@ -264,11 +281,33 @@ class MixedNB(_Common):
     "kernel"}, ``columns`` integer positions or DataFrame column names, and an optional
     dict of that family's hyper-parameters. log p(x, y=k) = log pi_k + the sum of the
     parts; each part's defaults equal the standalone family's. Every column must be
-    in exactly one part."""
+    in exactly one part.
+
+    ``families="auto"`` chooses each column's family from its dtype: float and
+    integer columns Gaussian, booleans Bernoulli, text (object, ``string``) and
+    ``category`` columns categorical (their categories are the values observed in
+    training); ``overrides={"visits": "poisson"}`` replaces the choice for the columns
+    it names (a column of counts, a kernel density...). ``families_`` shows the
+    fitted choice.
+
+    Example::
+
+        clf = MixedNB(families="auto", overrides={"visits": "poisson"}).fit(df, y)
+        clf.families_   # [('gaussian', ['age']), ('bernoulli', ['smoker']),
+                        #  ('categorical', ['colour', 'size']), ('poisson', ['visits'])]"""
         + _SHARED_DOC
-        + """    families : list of tuples
+        + """    families : list of tuples, or "auto"
+    overrides : dict or None, default=None
+        With ``families="auto"`` only: ``{column: family name}``, columns by
+        DataFrame name or integer position, family names as in ``families``.
     alpha : float, default=2.0
         Default concentration of the discrete parts (overridden by a part's options).
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, families_ (the fitted specification, columns
+    by name or position), parts_, and each part's attributes prefixed with its name
+    and position (``gaussian0_theta_``, ``categorical2_categories_``, ...)
     """
     )
 
@@ -278,8 +317,10 @@ class MixedNB(_Common):
         self,
         *,
         families: Any = None,
+        overrides: Any = None,
         method: str = "map",
         class_alpha: Any = 1.0,
+        class_prior: Any = None,
         alpha: Any = 2.0,
         draws: int = 1000,
         tune: int = 1000,
@@ -290,10 +331,12 @@ class MixedNB(_Common):
         random_state: Any = None,
         loss: Any = None,
     ) -> None:
-        self._init_common(method, class_alpha, draws, tune, chains, sampler, random_state, loss)
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.families = families
+        self.overrides = overrides
         self.alpha = alpha
 
     def _make_family(self, X=None):
@@ -301,6 +344,10 @@ class MixedNB(_Common):
 
         names = getattr(self, "feature_names_in_", None)
         n_features = getattr(self, "n_features_in_", None)
+        fitting = X is not None  # else the attributes of an earlier fit may be stale
         return MixedFamily(
-            self.families, alpha=self.alpha, feature_names=names, n_features=n_features
+            self.families, alpha=self.alpha, feature_names=names, n_features=n_features,
+            overrides=self.overrides,
+            kinds=_tables.kinds(self, n_features) if fitting else None,
+            levels=_tables.levels(self) if fitting else None,
         )

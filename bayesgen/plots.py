@@ -427,7 +427,7 @@ def _arviz_plot(fn_name: str, estimator, var_names, **kwargs):
     if not _is_posterior(estimator):
         raise ValueError(f"{fn_name} needs a posterior: fit with method='conjugate' or 'mcmc' "
                          f"(this model has method={estimator.method!r}).")
-    names = ["pi", *estimator.family_.param_dims] if var_names is None else var_names
+    names = estimator._var_names() if var_names is None else var_names  # pi if random
     with warnings.catch_warnings():  # ArviZ 0.23 internals vs matplotlib >= 3.11
         warnings.filterwarnings("ignore", message=".*alias_mapping to normalize_kwargs")
         return getattr(az, fn_name)(estimator.idata_, var_names=names, **kwargs)

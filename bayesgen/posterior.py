@@ -16,14 +16,17 @@ Rows of X are processed in chunks so that memory stays bounded for large X x man
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import arviz as az
 import numpy as np
-import xarray as xr
 
 from bayesgen import classprior
 from bayesgen._sparse import observed_x
 from bayesgen.predict import fast_logsumexp, log_mean_exp
+
+if TYPE_CHECKING:  # arviz and xarray are imported when first needed (import time)
+    import arviz as az
+    import xarray as xr
 
 #: float64 values in one chunk's (draws, rows, classes) block (~80 MB); families keep
 #: their own larger temporaries bounded (they block over rows internally)
@@ -35,13 +38,17 @@ LOG_LIK_MAX_VALUES = 250_000_000
 
 
 def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
-                   class_alpha: np.ndarray, size: int, rng: np.random.Generator):
+                   class_alpha: np.ndarray, size: int, rng: np.random.Generator,
+                   fixed: np.ndarray | None = None):
     """Exact i.i.d. posterior draws of (log pi, family parameters).
+
+    ``fixed``: a fixed class prior (the ``class_prior`` parameter), which then is every
+    draw of pi (pi is known: nothing to sample).
 
     Returns
     -------
     log_pi : ndarray (size, K)
-        Draws of log pi from Dirichlet(N + class_alpha).
+        Draws of log pi from Dirichlet(N + class_alpha), or log ``fixed`` repeated.
     params : dict
         Family parameter draws with leading dim ``size``.
     post : dict
@@ -49,13 +56,18 @@ def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
     """
     post = family.posterior(stats, prior)
     params = family.draw(post, size, rng)
+    if fixed is not None:
+        return classprior.log_constant(fixed, size), params, post
     log_pi = classprior.log_dirichlet(classprior.posterior(counts, class_alpha), size, rng)
     return log_pi, params, post
 
 
 def closed_form_log_pi(estimator) -> np.ndarray:
-    """log E[pi_k | data], (K,): the Dirichlet posterior mean (N_k + a_k) / sum (N + a)."""
-    conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
+    """log E[pi_k | data], (K,): the Dirichlet posterior mean (N_k + a_k) / sum (N + a),
+    or log of the fixed ``class_prior``."""
+    conc = classprior.fixed_of(estimator)
+    if conc is None:
+        conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
     with np.errstate(divide="ignore"):
         return np.log(conc / conc.sum())
 
@@ -183,14 +195,19 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     ``observed_data`` holds ``y`` (class index, obs) and ``x`` (obs, feature), left out
     (with ``log_likelihood``) when ``X`` is None (a fit from statistics alone).
     """
+    import arviz as az
+
     posterior = {"pi": reshape_draws(np.exp(log_pi), chains, draws)}
     dims = {"pi": ["class"]}
     for name, var_dims in param_dims.items():
         posterior[name] = reshape_draws(params[name], chains, draws)
         dims[name] = list(var_dims)
+    # arrays, not lists: ArviZ deep-copies the coords per variable (a minute for lists
+    # of 300,000 feature names, milliseconds for arrays)
+    coords = {k: np.asarray(v) for k, v in coords.items()}
     observed, x_dims = None, {}
     if X is not None:  # None: fitted from statistics, no rows (bayesgen.streaming)
-        coords = {**coords, "obs": np.arange(X.shape[0])}
+        coords["obs"] = np.arange(X.shape[0])
         x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
         observed = {"y": y.astype(np.int64), **x_vars}
         dims = {**dims, "y": ["obs"]}
@@ -215,6 +232,8 @@ def posterior_mean(params: dict, random: dict) -> dict:
 def as_dataarray(values: np.ndarray, chains: int, draws: int, classes: np.ndarray,
                  name: str = "p") -> xr.DataArray:
     """(S, n, K) -> DataArray with dims (chain, draw, obs, class)."""
+    import xarray as xr
+
     return xr.DataArray(
         reshape_draws(values, chains, draws),
         dims=("chain", "draw", "obs", "class"),

@@ -138,7 +138,8 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
         groups.extend(
             az.from_dict(
                 observed_data={"y": y.astype(np.int64), **x_vars},
-                coords={"obs": np.arange(X.shape[0]), "feature": estimator._feature_names()},
+                coords={"obs": np.arange(X.shape[0]),
+                        "feature": np.asarray(estimator._feature_names())},
                 dims={"y": ["obs"], **x_dims},
             )
         )

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from bayesgen import _sparse, framing
+from bayesgen import _sparse, _tables, framing
 from bayesgen._validation import (
     _check_label_types,
     check_sample_weight,
@@ -58,7 +58,9 @@ class Batch:
 
 
 def validate_rows(estimator, X: Any, y: Any, *, reset: bool):
-    """scikit-learn's ``validate_data`` (float64; sets or checks ``n_features_in_``)."""
+    """scikit-learn's ``validate_data`` (float64; sets or checks ``n_features_in_``)
+    after DataFrames are read column by column (:mod:`bayesgen._tables`)."""
+    X = _tables.to_numeric(estimator, X, reset=reset, grow=True)
     fused = estimator._fused_finite_check()
     with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
         return validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=not fused,

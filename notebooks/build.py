@@ -245,11 +245,11 @@ predictive) give such words a small positive probability."""),
     ("code", """\
 fits = {}
 with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always", RuntimeWarning)
+    warnings.simplefilter("always", bg.DataWarning)
     fits["MLE (alpha=1)"] = bg.MultinomialNB(method="mle").fit(X_train, y_train)
     p_mle = fits["MLE (alpha=1)"].predict_proba(X_test)
 for w in caught:
-    print("RuntimeWarning:", str(w.message)[:160], "...")
+    print(f"{w.category.__name__}:", str(w.message)[:160], "...")
 fits["MAP (alpha=2)"] = bg.MultinomialNB(method="map", alpha=2.0).fit(X_train, y_train)
 fits["conjugate (alpha=2)"] = bg.MultinomialNB(
     method="conjugate", alpha=2.0, draws=N_DRAWS, random_state=SEED).fit(X_train, y_train)

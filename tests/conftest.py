@@ -1,9 +1,27 @@
 """Shared test data: one small data set per classifier's support."""
 
+import os
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 import bayesgen as bg
+
+# --- Hypothesis profiles (tests/test_properties.py) -------------------------------------
+# "ci" (default): derandomised, the same examples every run, about 2 minutes for the
+# property file on 2 cores. "long": ~10x the examples, random, for hunting bugs:
+#   HYPOTHESIS_PROFILE=long python -m pytest tests/test_properties.py
+settings.register_profile(
+    "ci", max_examples=12, derandomize=True, database=None, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow], print_blob=True,
+)
+settings.register_profile(
+    "long", max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# ----------------------------------------------------------------------------------------
 
 MIXED_FAMILIES = [("gaussian", [0, 1]), ("bernoulli", [2, 3]), ("poisson", [4, 5])]
 

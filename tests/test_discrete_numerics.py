@@ -334,3 +334,38 @@ def test_poisson_prior_finite_for_tiny_total_weight():
     clf.fit(X, y, sample_weight=np.full(y.size, 1e-320))
     assert np.all(np.isfinite(clf.prior_["beta"])) and np.all(clf.prior_["beta"] > 0)
     assert np.all(np.isfinite(clf.predict_proba(X)))
+
+
+def test_category_tables_take_strings_and_bools():
+    """The family's statistics, estimates and log-likelihood work on any sortable
+    values (strings, booleans) once the estimator lets them through: the same model as
+    for their ordinal codes."""
+    rng = np.random.default_rng(2)
+    n = 60
+    y = rng.integers(0, 2, n)
+    words = np.array(["red", "green", "blue"], dtype=object)[rng.integers(0, 3, n)]
+    flags = rng.uniform(size=n) < 0.3 + 0.4 * y
+    X = np.empty((n, 2), dtype=object)
+    X[:, 0], X[:, 1] = words, flags
+    codes = OrdinalEncoder().fit_transform(X)
+    results = []
+    for data in (X, codes):
+        family = get_family("categorical")(alpha=2.0)
+        st = family.stats(data, y, np.ones(n), 2)
+        params = family.map(st, family.prior(st))
+        results.append((family, family.log_lik(data, params)))
+    (fam_x, ll_x), (_, ll_codes) = results
+    assert [list(c) for c in fam_x.categories_] == [["blue", "green", "red"], [False, True]]
+    np.testing.assert_allclose(ll_x, ll_codes, rtol=1e-12)
+    with pytest.raises(ValueError, match="feature 0 has category code 'purple'"):
+        fam_x.log_lik(np.array([["purple", True]], dtype=object), {"theta": np.ones((2, 2, 3))})
+
+
+def test_two_class_decision_function_of_an_impossible_row_is_the_prior_log_odds():
+    # MLE: a value never seen in either class has likelihood 0 under both; like
+    # predict_proba (which falls back to the prior), the score is log pi_1 - log pi_0
+    clf = bg.BernoulliNB(method="mle").fit([[0], [0], [0]], [0, 1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        score = clf.decision_function([[1]])
+    np.testing.assert_allclose(score, [np.log(2.0)], rtol=1e-12)

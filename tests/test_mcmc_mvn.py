@@ -267,7 +267,7 @@ def test_lkj_samples_and_is_close_to_the_conjugate(lkj_fits, iris):
 # ------------------------------------------------------------ hooks and checks
 def test_bad_covariance_prior(iris):
     X, y = iris
-    with pytest.raises(ValueError, match="covariance_prior must be one of"):
+    with pytest.raises(ValueError, match="'covariance_prior' parameter of QDA must be a str among"):
         bg.QDA(covariance_prior="wishart").fit(X, y)
 
 

@@ -7,9 +7,16 @@ list, so the per-feature counts and parameters have C_j = (number of categories)
 entries.
 
 Everything here works on any 1-D array that ``np.unique`` and ``np.searchsorted`` can
-sort: numbers now, and equally strings, booleans or the values of a pandas
-categorical column (converted to a NumPy array), which the estimator can pass once its
-validation lets them through.
+sort: numbers, strings, booleans or the values of a pandas categorical column.
+
+Columns of strings, booleans or pandas categoricals (DataFrames, see
+:mod:`bayesgen._tables`) reach the family as *codes*: their category values are the
+column's *levels*, the sorted distinct values observed in training (:func:`levels`),
+and a value enters the numeric matrix as its position among them (:func:`lookup`).
+The family then sees the codes 0..C_j - 1 (its categories, :func:`is_identity`) and
+reports the levels as ``categories_``. Levels met in a later training batch are
+appended (:func:`lookup` with ``grow``), so codes already in the statistics keep
+their meaning.
 
 Statistics store the categories as a padded table (d, Cs) plus the number of valid
 entries per feature (``n_seen``), so that they stay a dict of arrays (additive with
@@ -106,3 +113,53 @@ def _preview(categories: np.ndarray, shown: int = 6) -> str:
     if categories.size > shown:
         items.append("...")
     return ", ".join(items)
+
+
+# ------------------------------------------------------- levels of value columns
+def levels(values: np.ndarray, where: str) -> np.ndarray:
+    """Sorted distinct category values (a column's levels), as a NumPy array of their
+    natural dtype: strings as an object array (as scikit-learn's encoders), booleans
+    as bool, numbers as int64/float64.
+
+    Raises ``ValueError`` naming ``where`` when the values cannot be ordered (strings
+    mixed with numbers).
+    """
+    distinct = np.asarray(values, dtype=object)
+    try:
+        ordered, _ = observed(distinct)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in distinct})
+        raise ValueError(
+            f"{where} mixes values of types {kinds}, which have no common order; "
+            "convert the column to one type (e.g. .astype(str))."
+        ) from None
+    return natural_dtype(ordered)
+
+
+def natural_dtype(values: np.ndarray) -> np.ndarray:
+    """An object array of category values as bool / int64 / float64 when they are all
+    of that kind (bools are not numbers here), else object (strings)."""
+    items = values.tolist()
+    if not items:
+        return np.zeros(0)
+    if all(isinstance(v, bool | np.bool_) for v in items):
+        return np.asarray(items, dtype=bool)
+    if not any(isinstance(v, bool | np.bool_) for v in items):
+        if all(isinstance(v, int | np.integer) for v in items):
+            try:
+                return np.asarray(items, dtype=np.int64)
+            except OverflowError:
+                return values
+        if all(isinstance(v, int | float | np.integer | np.floating) for v in items):
+            return np.asarray(items, dtype=np.float64)
+    return np.asarray(items, dtype=object)
+
+
+def lookup(values: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Position of each of ``values`` among the levels ``known`` (any order), -1 where
+    it is not one of them; hash-based, so levels need not be sortable together with
+    the values."""
+    import pandas as pd
+
+    index = pd.Index(np.asarray(known, dtype=object))
+    return index.get_indexer(pd.Index(np.asarray(values, dtype=object)))

@@ -93,7 +93,8 @@ def log_prob_parts(X, p: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     zero = p <= 0
     with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
         if not zero.any():
-            return matmul_t(X, np.log(p)), None
+            log = _sparse.log_t if _sparse.is_sparse(X) else np.log
+            return matmul_t(X, log(p)), None
         with np.errstate(divide="ignore"):
             logp = np.where(zero, 0.0, np.log(np.where(zero, 1.0, p)))
         return matmul_t(X, logp), matmul_t(X, zero.astype(np.float64)) > 0

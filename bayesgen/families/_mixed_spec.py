@@ -16,9 +16,21 @@ DISCRETE = ("bernoulli", "multinomial", "categorical")
 USAGE = "families=[(name, columns), ...] or [(name, columns, options), ...]"
 
 
+#: family chosen by ``families="auto"`` for each column kind (see :mod:`bayesgen._tables`)
+AUTO = {"float": "gaussian", "int": "gaussian", "bool": "bernoulli", "category": "categorical"}
+
+
 def entries(family) -> list[tuple[str, Any, dict]]:
     """The validated ``(name, columns, options)`` triples of ``families``."""
     spec = family.families
+    overrides = getattr(family, "overrides", None)
+    if isinstance(spec, str) and spec == "auto":
+        return auto_entries(family)
+    if overrides is not None:
+        raise ValueError(
+            "overrides is only used with families='auto'; with an explicit families=[...] "
+            "put each column in the part of its family there."
+        )
     if not isinstance(spec, (list, tuple)) or len(spec) == 0:
         raise ValueError(
             f"MixedNB needs {USAGE}, with every column in exactly one part; got {spec!r}."
@@ -42,6 +54,44 @@ def entries(family) -> list[tuple[str, Any, dict]]:
         out.append((name, columns, dict(options)))
     return out
 
+
+def auto_entries(family) -> list[tuple[str, list, dict]]:
+    """``families="auto"``: one part per family, in the order of their first column,
+    each column's family chosen from its kind (:data:`AUTO`: float and integer
+    columns Gaussian, booleans Bernoulli, text and categories categorical) unless
+    ``overrides`` names it.
+
+    ``overrides`` is a dict ``{column: family name}`` with columns given by name
+    (DataFrames) or integer position. Columns are listed by name when X had string
+    column names, else by position.
+    """
+    n_features = family.n_features
+    kinds = family.kinds
+    if kinds is None:
+        if n_features is None:
+            raise ValueError("MixedNB(families='auto') chooses families when fitted on X.")
+        kinds = ["float"] * n_features
+    chosen = [AUTO[k] for k in kinds]
+    overrides = family.overrides
+    if overrides is not None and not isinstance(overrides, dict):
+        raise ValueError(
+            "overrides must be a dict {column: family name}, e.g. {'visits': 'poisson'}; "
+            f"got {overrides!r}."
+        )
+    for key, name in (overrides or {}).items():
+        j = column(family, key, f"overrides[{key!r}]", len(kinds))
+        if not isinstance(name, str) or name not in NAMES:
+            raise ValueError(
+                f"overrides[{key!r}]: unknown family {name!r}; choose one of {list(NAMES)}."
+            )
+        chosen[j] = name
+    names = family.feature_names
+    parts: dict[str, list] = {}
+    for j, name in enumerate(chosen):
+        parts.setdefault(name, []).append(names[j] if names is not None else j)
+    return [(name, columns, {}) for name, columns in parts.items()]
+
+
 def instances(family) -> list[tuple[str, Any]]:
     """One configured family instance per part, as ``(name, family)``."""
     parts = []
@@ -63,28 +113,52 @@ def instances(family) -> list[tuple[str, Any]]:
         parts.append((name, cls(**options)))
     return parts
 
-def column(family, c: Any, p: int, n_features: int) -> int:
-    """Position of one column given as an integer position or a column name."""
+
+def column(family, c: Any, p: int | str, n_features: int) -> int:
+    """Position of one column given as an integer position or a column name; ``p`` is
+    the part's position in ``families`` (or a label such as ``"overrides['a']"``)."""
+    where = f"families[{p}]" if isinstance(p, int) else p
     if isinstance(c, (numbers.Integral, np.integer)) and not isinstance(c, (bool, np.bool_)):
         if not 0 <= int(c) < n_features:
             raise ValueError(
-                f"families[{p}]: column position {int(c)} is out of range; X has "
+                f"{where}: column position {int(c)} is out of range; X has "
                 f"{n_features} columns (0..{n_features - 1})."
             )
         return int(c)
     if isinstance(c, str):
         if family.feature_names is None:
             raise ValueError(
-                f"families[{p}]: column name {c!r} needs X to be a DataFrame with "
+                f"{where}: column name {c!r} needs X to be a DataFrame with "
                 "string column names; use integer positions otherwise."
             )
         if c not in family.feature_names:
             raise ValueError(
-                f"families[{p}]: unknown column {c!r}; X has columns {family.feature_names}."
+                f"{where}: unknown column {c!r}; X has columns {family.feature_names}."
             )
         return family.feature_names.index(c)
-    raise ValueError(f"families[{p}]: a column must be an int position or a name; got {c!r}.")
+    raise ValueError(f"{where}: a column must be an int position or a name; got {c!r}.")
+
 
 def describe(family, positions) -> list:
     names = family.feature_names
     return [names[j] if names is not None else int(j) for j in positions]
+
+
+def column_families(family, names: list[str] | None, kinds: list[str]) -> list[str]:
+    """The family name of each column under ``family``'s specification for a table
+    with these column ``names`` and ``kinds``; ``ValueError`` for an invalid one."""
+    probe = type(family)(family.families, alpha=family.alpha, feature_names=names,
+                         n_features=len(kinds), overrides=family.overrides, kinds=kinds)
+    out = [""] * len(kinds)
+    for part in probe._resolve(len(kinds)):
+        for j in part["columns"]:
+            out[j] = part["name"]
+    return out
+
+
+def fitted(family) -> list[tuple[str, list]]:
+    """``families_``: ``[(name, columns), ...]`` of the resolved parts, columns by name
+    (X had string column names) or position."""
+    names = family.feature_names
+    return [(q["name"], [names[j] if names is not None else int(j) for j in q["columns"]])
+            for q in family.parts_]

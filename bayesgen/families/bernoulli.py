@@ -186,9 +186,9 @@ class BernoulliFamily:
         return (rng.uniform(size=theta.shape) < theta).astype(np.float64)
 
     def attributes(self, params: dict) -> dict:
-        """``feature_count_`` (K, d) and ``feature_log_prob_`` = log theta (K, d)."""
-        with np.errstate(divide="ignore"):
-            out = {"feature_log_prob_": np.log(params["theta"])}
+        """``feature_count_`` (K, d) and ``feature_log_prob_`` = log theta (K, d)
+        (computed once and reused by sparse predictions, see ``_sparse.log_t``)."""
+        out = {"feature_log_prob_": _sparse.log_t(params["theta"])}
         if self.fitted_stats_ is not None:
             out["feature_count_"] = self.fitted_stats_["feature_count"]
         return out

@@ -22,7 +22,8 @@ total of every feature in class k:
 Parameters are stored padded as (..., K, d, Cmax), Cmax = max_j C_j, with probability
 0 for codes c >= C_j, so that the log-likelihood is one sparse matrix product.
 Fitted attributes: ``categories_`` (list of d arrays, as scikit-learn's
-``OrdinalEncoder``), ``n_categories_``, and ``feature_log_prob_`` and
+``OrdinalEncoder``; for text, boolean or categorical DataFrame columns their values,
+which reach the family as codes, see ``levels``), ``n_categories_``, and ``feature_log_prob_`` and
 ``category_count_`` as lists of (K, C_j) arrays over those categories.
 
 In PyMC (``model_``, ``method="mcmc"``) the features with the same C_j share one
@@ -41,6 +42,14 @@ from scipy import sparse
 from bayesgen._validation import check_nonnegative
 from bayesgen.families import _categories as cats
 from bayesgen.families import _dirichlet as dr
+from bayesgen.families._categorical_rows import (
+    _category_coords,
+    _inverse_cdf,
+    _rows_logp,
+    _rows_random,
+    _values_logp,
+    _values_random,
+)
 
 WHO = "CategoricalNB"
 
@@ -74,6 +83,10 @@ class CategoricalFamily:
         self.alpha = alpha
         self.min_categories = min_categories
         self.labels: np.ndarray | None = None
+        #: per feature, the category values (levels) behind the codes of a text,
+        #: boolean or categorical DataFrame column, or None (set by the estimator,
+        #: see :mod:`bayesgen._tables`); reported as ``categories_``
+        self.levels: list[np.ndarray | None] | None = None
         self.categories_: list[np.ndarray] | None = None
         self.n_categories_: np.ndarray | None = None
         self.fitted_stats_: dict | None = None
@@ -154,6 +167,7 @@ class CategoricalFamily:
         return self.n_categories_
 
     def _min_categories(self, d: int) -> np.ndarray:
+        """m_j (d,); 0 for features with levels (their categories are their values)."""
         if self.min_categories is None:
             return np.zeros(d, dtype=np.intp)
         m = np.asarray(self.min_categories)
@@ -165,7 +179,11 @@ class CategoricalFamily:
                 "min_categories must be a positive integer or one positive integer per "
                 f"feature (shape ({d},)); got {self.min_categories!r}."
             )
-        return m.astype(np.intp)
+        m = m.astype(np.intp)
+        for j, level in enumerate(self.levels or []):
+            if level is not None:
+                m[j] = 0
+        return m
 
     # -------------------------------------------------------------- estimates
     def _aligned(self, stats: dict) -> np.ndarray:
@@ -279,7 +297,7 @@ class CategoricalFamily:
         with np.errstate(divide="ignore"):
             log_theta = np.log(theta)
         out = {
-            "categories_": list(self.categories_),
+            "categories_": self._user_categories(),
             "n_categories_": n_cat,
             "feature_log_prob_": [log_theta[..., j, :c] for j, c in enumerate(n_cat)],
         }
@@ -287,6 +305,13 @@ class CategoricalFamily:
             counts = self._aligned(self.fitted_stats_)
             out["category_count_"] = [counts[:, j, :c] for j, c in enumerate(n_cat)]
         return out
+
+    def _user_categories(self) -> list[np.ndarray]:
+        """``categories_`` in the user's values: the levels of text/boolean/categorical
+        columns (whose codes are the family's categories), the values otherwise."""
+        levels = self.levels or [None] * len(self.categories_)
+        return [c if level is None else level[c.astype(np.intp)]
+                for c, level in zip(self.categories_, levels, strict=True)]
 
     # ------------------------------------------------------------------ PyMC
     def coords(self, dims: dict | None = None) -> dict:
@@ -383,55 +408,3 @@ class CategoricalFamily:
         counts = self._aligned(stats)
         theta = params["theta"][:, :, : counts.shape[-1]]
         return pt.sum(counts * pt.log(pt.switch(counts > 0, theta, 1.0)))
-
-
-def _inverse_cdf(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One code per entry of ``theta`` (..., Cmax) (probabilities on the last axis):
-    the number of cumulative probabilities <= u, with u ~ Uniform(0, total)."""
-    cdf = np.cumsum(theta, axis=-1)
-    u = rng.uniform(size=(*theta.shape[:-1], 1)) * cdf[..., -1:]
-    return (cdf <= u).sum(axis=-1)
-
-
-def _category_coords(n_categories: np.ndarray, feature: str, category: str) -> dict:
-    """``{category: 0..Cmax-1}`` and, per distinct C, ``{feature_cC: positions j with
-    C_j = C, category_cC: 0..C-1}`` (see :meth:`CategoricalFamily.coords`)."""
-    out = {category: list(range(int(n_categories.max())))}
-    for c in np.unique(n_categories):
-        out[f"{feature}_c{c}"] = np.flatnonzero(n_categories == c).tolist()
-        out[f"{category}_c{c}"] = list(range(int(c)))
-    return out
-
-
-def _rows_logp(value, theta, y):
-    """PyMC log-density of the observed codes ``value`` (n, d) given the padded
-    ``theta`` (K, d, Cmax) and class indices ``y`` (n,): sum_nj log theta[y_n, j, x_nj]."""
-    import pytensor.tensor as pt
-
-    features = pt.arange(theta.shape[-2])
-    return pt.sum(pt.log(theta[y[:, None], features[None, :], value]))
-
-
-def _rows_random(theta, y, rng=None, size=None):
-    """Forward sampler of the observed codes for ``pm.CustomDist``: (*size, n, d) int64
-    given ``theta`` (..., K, d, Cmax) and ``y`` (..., n) (inverse CDF, vectorised)."""
-    batch = tuple(size) if size is not None else np.broadcast_shapes(theta.shape[:-3], y.shape[:-1])
-    theta = np.broadcast_to(theta, (*batch, *theta.shape[-3:]))
-    y = np.broadcast_to(y, (*batch, y.shape[-1]))
-    rows = np.take_along_axis(theta, y[..., :, None, None], axis=-3)  # (*batch, n, d, Cmax)
-    return _inverse_cdf(rows, rng).astype(np.int64)
-
-
-def _values_logp(value, theta, y, table):
-    """:func:`_rows_logp` for observed category values: the code of x_nj is the number
-    of entries of its (sorted, last-value padded) table row below it."""
-    import pytensor.tensor as pt
-
-    codes = pt.sum(pt.lt(table[None, :, :], value[:, :, None]), axis=-1)
-    return _rows_logp(codes, theta, y)
-
-
-def _values_random(theta, y, table, rng=None, size=None):
-    """:func:`_rows_random` returning category values ``table[j, code]`` (float64)."""
-    codes = _rows_random(theta, y, rng=rng, size=size)
-    return table[np.arange(table.shape[0]), codes].astype(np.float64)

@@ -55,6 +55,16 @@ class MixedFamily:
     n_features : int or None
         Number of training columns, for information: positions are checked against
         the width of the X given to :meth:`check_X`.
+    overrides : dict or None
+        With ``families="auto"``: ``{column: family name}`` replacing the family
+        chosen from a column's kind (see :func:`._mixed_spec.auto_entries`).
+    kinds : list of str or None
+        Kind of every training column (``"float"``, ``"int"``, ``"bool"``,
+        ``"category"``; :mod:`bayesgen._tables`), from which ``families="auto"``
+        chooses.
+    levels : list or None
+        Per column, the category values behind the codes of a text/boolean/categorical
+        column (None elsewhere); given to the categorical parts.
 
     Notes
     -----
@@ -65,11 +75,16 @@ class MixedFamily:
     name = "mixed"
 
     def __init__(self, families: Any, *, alpha: Any = 2.0, feature_names: Any = None,
-                 n_features: int | None = None) -> None:
+                 n_features: int | None = None, overrides: Any = None,
+                 kinds: list[str] | None = None,
+                 levels: list[np.ndarray | None] | None = None) -> None:
         self.families = families
         self.alpha = alpha
         self.feature_names = None if feature_names is None else list(feature_names)
         self.n_features = n_features
+        self.overrides = overrides
+        self.kinds = kinds
+        self._levels = levels
         self._labels: np.ndarray | None = None
         self._frame = None
         self.parts_: list[dict] | None = None
@@ -93,6 +108,26 @@ class MixedFamily:
         self._labels = value
         for part in self.parts_ or []:
             part["family"].labels = value
+
+    @property
+    def levels(self) -> list | None:
+        """Levels per column (:mod:`bayesgen._tables`); setting them also sets each
+        categorical part's levels for its columns."""
+        return self._levels
+
+    @levels.setter
+    def levels(self, value: list | None) -> None:
+        self._levels = value
+        for part in self.parts_ or []:
+            if hasattr(part["family"], "levels"):
+                part["family"].levels = (None if value is None
+                                          else [value[j] for j in part["columns"]])
+
+    def column_families(self, names: list[str] | None, kinds: list[str]) -> list[str]:
+        """The family name of each column under this specification for a table with
+        these column ``names`` and ``kinds`` (:func:`._mixed_spec.column_families`;
+        ``ValueError`` naming the problem for an invalid specification)."""
+        return _mixed_spec.column_families(self, names, kinds)
 
     @property
     def frame(self):
@@ -148,6 +183,7 @@ class MixedFamily:
                 "part of families; every column must be in exactly one part."
             )
         self.parts_ = parts
+        self.levels = self._levels  # to the categorical parts
         return parts
 
     def _parts(self) -> list[dict]:
@@ -314,7 +350,13 @@ class MixedFamily:
         return out
 
     def attributes(self, params: dict) -> dict:
-        """Namespaced part attributes (``gaussian0_theta_``, ...) and ``parts_``.
+        """Namespaced part attributes (``gaussian0_theta_``, ...), ``families_`` and
+        ``parts_``.
+
+        ``families_`` is the specification that was fitted, ``[(name, columns), ...]``
+        with columns by name (DataFrames) or position: for ``families="auto"`` the
+        family chosen for every column; ``MixedNB(families=clf.families_)`` fits the
+        same model (a part's options are not repeated there).
 
         ``parts_`` is a list of dicts with ``name``, ``prefix``, ``columns`` (list of
         positions) and ``features`` (column names, or ``x{j}`` without names, as :meth:`coords`).
@@ -323,6 +365,7 @@ class MixedFamily:
         for part, sub in zip(self._parts(), self._split(params), strict=True):
             attrs = part["family"].attributes(sub)
             out.update({f"{part['prefix']}_{key}": value for key, value in attrs.items()})
+        out["families_"] = _mixed_spec.fitted(self)
         out["parts_"] = [
             {
                 "name": q["name"],

@@ -197,9 +197,9 @@ class MultinomialFamily:
         return s["feature_count"].sum(axis=1) / np.where(n > 0, n, 1.0)
 
     def attributes(self, params: dict) -> dict:
-        """``feature_count_`` (K, d) and ``feature_log_prob_`` = log theta (K, d)."""
-        with np.errstate(divide="ignore"):
-            out = {"feature_log_prob_": np.log(params["theta"])}
+        """``feature_count_`` (K, d) and ``feature_log_prob_`` = log theta (K, d)
+        (computed once and reused by sparse predictions, see ``_sparse.log_t``)."""
+        out = {"feature_log_prob_": _sparse.log_t(params["theta"])}
         if self.fitted_stats_ is not None:
             out["feature_count_"] = self.fitted_stats_["feature_count"]
         return out
