@@ -61,14 +61,15 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     """The statistics of all rows of Dask (or mixed Dask/in-memory) input.
 
     ``classes`` None: the classes are the labels found (at least two); otherwise every
-    label must be one of them. ``reset``: take the columns (number, names) from X's
-    metadata; else check every chunk against the template's.
+    label must be one of them. ``reset``: every chunk records its own columns (the
+    merges check that they agree and unite the levels of categorical columns); else
+    every chunk is checked against (and may extend) the template's.
     """
     import dask
 
     who = type(tmpl).__name__
     if reset:
-        _set_columns(tmpl, X)
+        _check_shape(tmpl, X)
     if is_dask(X):
         x_blocks, lengths = _row_blocks(X)
         rows = _Lengths(X, lengths)
@@ -80,7 +81,7 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     w_blocks = _aligned(sample_weight, rows, len(x_blocks))
     shared = dask.delayed(tmpl, pure=False)  # one copy in the graph, not one per task
     leaves = [
-        dask.delayed(_chunk_piece, pure=True)(shared, xb, yb, wb, method, classes)
+        dask.delayed(_chunk_piece, pure=True)(shared, xb, yb, wb, method, classes, reset)
         for xb, yb, wb in zip(x_blocks, y_blocks, w_blocks, strict=True)
     ]
     if not leaves:
@@ -97,10 +98,8 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     return piece
 
 
-def _set_columns(tmpl, X: Any) -> None:
-    """n_features_in_ / feature_names_in_ from X's metadata (no data computed)."""
-    from sklearn.utils.validation import _check_feature_names
-
+def _check_shape(tmpl, X: Any) -> None:
+    """X is 2-D with a known number of columns (from its metadata: nothing computed)."""
     meta = getattr(X, "_meta", X) if is_dask(X) else X
     if not hasattr(meta, "shape"):
         meta = np.asarray(meta)
@@ -112,13 +111,15 @@ def _set_columns(tmpl, X: Any) -> None:
     n_features = X.shape[1] if not hasattr(meta, "columns") else len(meta.columns)
     if not isinstance(n_features, int | np.integer):
         raise ValueError("X has an unknown number of columns; give X with known columns.")
-    _check_feature_names(tmpl, meta, reset=True)
-    tmpl.n_features_in_ = int(n_features)
 
 
-def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str,
-                 classes: np.ndarray | None) -> _pieces.Piece | None:
-    """The statistics of one chunk (None for an empty or all-zero-weight chunk)."""
+def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str, classes: np.ndarray | None,
+                 reset: bool) -> _pieces.Piece | None:
+    """The statistics of one chunk (None for an empty or all-zero-weight chunk).
+
+    ``reset`` (a first fit): the chunk records its own columns (number, names, kinds,
+    the levels of categorical columns), which the merges check and unite; else it is
+    read with the estimator's record."""
     if len(X) == 0:
         return None
     if w is not None:
@@ -129,7 +130,7 @@ def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str,
         labels = np.asarray(y)
         classes = _pieces.unique_labels(labels.reshape(-1) if labels.ndim == 2 else labels,
                                           "y")
-    return _pieces.batch_piece(tmpl, X, y, w, method, classes, reset=False)
+    return _pieces.batch_piece(tmpl, X, y, w, method, classes, reset=reset)
 
 
 def _combine(*pieces: _pieces.Piece | None) -> _pieces.Piece | None:

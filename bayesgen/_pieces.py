@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from bayesgen import training
+from bayesgen import _piece_levels, training
 from bayesgen._validation import WEIGHT_TOTAL_MAX, _all_finite, _check_label_types
 from bayesgen.exceptions import DataWarning, warn
 
@@ -40,6 +40,9 @@ class Piece:
         The frame of the real-valued statistics.
     n_features : int
     feature_names : ndarray of str or None
+    columns : bayesgen._tables.Columns or None
+        The record of the columns the rows were read with (kinds, families, and the
+        levels behind the codes of categorical columns).
     """
 
     classes: np.ndarray
@@ -49,6 +52,7 @@ class Piece:
     frame: Any
     n_features: int
     feature_names: np.ndarray | None
+    columns: Any = None
 
 
 # ------------------------------------------------------------------ classes
@@ -78,14 +82,17 @@ def _comparable(a: np.ndarray, b: np.ndarray) -> bool:
 # ------------------------------------------------------------------- pieces
 def template(estimator, fitted: bool):
     """A bare estimator with ``estimator``'s parameters (and, if ``fitted``, its
-    ``n_features_in_`` / ``feature_names_in_``) for validating new rows: nothing of
-    ``estimator`` itself is changed by the validation."""
+    ``n_features_in_`` / ``feature_names_in_`` and a copy of its column record, whose
+    levels a new batch may extend) for validating new rows: nothing of ``estimator``
+    itself is changed by the validation."""
     new = type(estimator).__new__(type(estimator))
     keep = set(estimator._get_param_names())
     if fitted:
         keep |= {"n_features_in_", "feature_names_in_"}
     new.__dict__.update({k: v for k, v in vars(estimator).items()
                          if k in keep or k.startswith("_sklearn_output")})
+    if fitted and getattr(estimator, "_columns", None) is not None:
+        new._columns = copy.deepcopy(estimator._columns)
     return new
 
 
@@ -114,19 +121,22 @@ def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     """Validate rows against the template (or, with ``reset``, set its columns from
     them) and compute their statistics in their own frame."""
     est = copy.copy(tmpl)
+    if getattr(est, "_columns", None) is not None:  # grown by this batch, not shared
+        est._columns = copy.deepcopy(est._columns)  # (Dask chunks share the template)
     check_weight_total(sample_weight, method, f"{type(est).__name__}.partial_fit")
     family, batch = training.read_batch(est, X, y, sample_weight, method, classes=classes,
                                         reset=reset, frame_rows=FRAME_ROWS)
     return Piece(batch.classes, batch.stats, batch.counts, family,
                  getattr(est, "frame_", None), est.n_features_in_,
-                 getattr(est, "feature_names_in_", None))
+                 getattr(est, "feature_names_in_", None), getattr(est, "_columns", None))
 
 
 def stored_piece(estimator) -> Piece:
     """The statistics an estimator was fitted on (or has accumulated)."""
     return Piece(estimator.classes_, estimator.stats_, estimator.class_count_,
                  estimator.family_, getattr(estimator, "frame_", None),
-                 estimator.n_features_in_, getattr(estimator, "feature_names_in_", None))
+                 estimator.n_features_in_, getattr(estimator, "feature_names_in_", None),
+                 getattr(estimator, "_columns", None))
 
 
 #: statistics keys with a leading class axis (``scatter`` too when it is (K, d, d))
@@ -165,8 +175,9 @@ def reindex_classes(stats: dict, position: np.ndarray, n_classes: int) -> dict:
 def merge_pieces(a: Piece, b: Piece) -> Piece:
     """The piece of the union of two disjoint data sets (``a``'s rows first).
 
-    Classes are united (a class missing from one side has zero count there); the
-    statistics are merged by the family, in ``a``'s frame.
+    Classes are united (a class missing from one side has zero count there), so are
+    the levels of categorical columns (:mod:`bayesgen._piece_levels`); the statistics
+    are merged by the family, in ``a``'s frame.
     """
     if a.n_features != b.n_features:
         raise ValueError(
@@ -179,7 +190,8 @@ def merge_pieces(a: Piece, b: Piece) -> Piece:
             f"({_names(a.feature_names)} vs {_names(b.feature_names)}); every batch and "
             "shard must have the same columns in the same order."
         )
-    sa, sb, ca, cb, classes = a.stats, b.stats, a.counts, b.counts, a.classes
+    columns, sa, sb = _piece_levels.unite(a.columns, b.columns, a.family, a.stats, b.stats)
+    ca, cb, classes = a.counts, b.counts, a.classes
     if not same_labels(a.classes, b.classes):
         if not _comparable(a.classes, b.classes):
             raise ValueError(
@@ -191,7 +203,8 @@ def merge_pieces(a: Piece, b: Piece) -> Piece:
         sa, sb = reindex_classes(sa, pa, classes.size), reindex_classes(sb, pb, classes.size)
         ca, cb = _spread(ca, pa, classes.size), _spread(cb, pb, classes.size)
     stats = a.family.merge(sa, sb)
-    return replace(a, classes=classes, stats=stats, counts=ca + cb, family=b.family)
+    return replace(a, classes=classes, stats=stats, counts=ca + cb, family=b.family,
+                   columns=columns)
 
 
 def _spread(counts: np.ndarray, position: np.ndarray, size: int) -> np.ndarray:
@@ -235,6 +248,8 @@ def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
     family.labels = piece.classes
     if piece.frame is not None:
         family.frame = piece.frame
+    if piece.columns is not None and hasattr(family, "levels"):
+        family.levels = piece.columns.level_list()
     try:
         new._fit_statistics(method, family, piece.classes, piece.stats, piece.counts, None)
     except ValueError as err:
@@ -263,4 +278,8 @@ def _set_columns(estimator, piece: Piece) -> None:
         estimator.__dict__.pop("feature_names_in_", None)
     else:
         estimator.feature_names_in_ = piece.feature_names
+    if piece.columns is None:
+        estimator.__dict__.pop("_columns", None)
+    else:
+        estimator._columns = piece.columns
     estimator.frame_ = piece.frame

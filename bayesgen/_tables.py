@@ -24,7 +24,10 @@ levels of a column
     observed in training (:func:`bayesgen.families._categories.levels`). The family
     reports the levels as ``categories_``. At predict a value that is not a level is a
     ``ValueError`` naming the column (CategoricalNB's unseen-category rule); a later
-    training batch (``grow=True``) appends its new values to the levels.
+    training batch (``grow=True``) appends its new values to the levels; when the
+    statistics of pieces read apart (``partial_fit`` batches, Dask partitions, estimators
+    merged by ``bg.merge``) are merged, :mod:`bayesgen._piece_levels` re-codes them to
+    the sorted union of their levels (as one fit on all the rows has).
 
 Every other column becomes float64: numbers as they are, booleans as 0/1, a
 categorical column of numbers as its values. Text in such a column (e.g. strings in
