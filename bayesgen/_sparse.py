@@ -21,9 +21,7 @@ PyMC ``model_``, ``observed_data`` in ``idata_``) X is densified only below
 
 from __future__ import annotations
 
-import os
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -120,48 +118,11 @@ def matmul_t(X: Any, B: np.ndarray) -> np.ndarray:
     """
     lead, (n_classes, d) = B.shape[:-2], B.shape[-2:]
     flat = np.ascontiguousarray(B.reshape(-1, d).T)  # (d, S K); no copy if already C
-    out = _product(X, flat)  # (n, S K)
+    out = np.asarray(X @ flat)  # (n, S K)
     if not lead:
         return out
     out = out.reshape(X.shape[0], *lead, n_classes)
     return np.moveaxis(out, 0, -2)
-
-
-#: multiply-adds (nnz x columns) from which :func:`_product` splits the rows over threads
-PARALLEL_FROM = 2**22
-_POOL: ThreadPoolExecutor | None = None
-
-
-def _product(X: Any, dense: np.ndarray) -> np.ndarray:
-    """``X @ dense`` (CSR x C-contiguous (d, m)) as an (n, m) ndarray.
-
-    SciPy's kernel releases the GIL, so for large products the rows are cut into
-    blocks of about equal numbers of non-zeros, multiplied by a thread pool (one thread
-    per core, at most 8) and written into one output array. The blocks share X's
-    arrays (no copy); the result is the same as ``X @ dense``, bit for bit.
-    """
-    workers = min(os.cpu_count() or 1, 8)
-    if workers < 2 or X.nnz * dense.shape[1] < PARALLEL_FROM:
-        return np.asarray(X @ dense)
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=workers)
-    n = X.shape[0]
-    out = np.empty((n, dense.shape[1]))
-    cuts = np.searchsorted(X.indptr, np.linspace(0, X.nnz, 4 * workers + 1), side="left")
-    cuts[0], cuts[-1] = 0, n
-    cuts = np.unique(cuts)
-
-    def block(i: int) -> None:
-        a, b = int(cuts[i]), int(cuts[i + 1])
-        lo, hi = X.indptr[a], X.indptr[b]
-        part = sparse.csr_matrix(
-            (X.data[lo:hi], X.indices[lo:hi], X.indptr[a : b + 1] - lo), shape=(b - a, X.shape[1])
-        )
-        out[a:b] = part @ dense
-
-    list(_POOL.map(block, range(cuts.size - 1)))
-    return out
 
 
 def log_t(p: np.ndarray) -> np.ndarray:
@@ -179,8 +140,10 @@ def log_t(p: np.ndarray) -> np.ndarray:
     hit = _LOG_CACHE.get(key)
     if hit is not None and hit[0]() is p:
         return hit[1]
+    out = np.array(p.T, order="C")  # a copy; the log of a strided view is slower
     with np.errstate(divide="ignore"):
-        out = np.log(p.T, order="C").T
+        np.log(out, out=out)
+    out = out.T
     _LOG_CACHE[key] = (weakref.ref(p), out)
     weakref.finalize(p, _LOG_CACHE.pop, key, None)  # forget it with p
     return out

@@ -136,9 +136,14 @@ def _pow2(value: np.ndarray) -> np.ndarray:
     return np.ldexp(1.0, np.clip(expo, -1074, 1023))  # within the float range
 
 
-def _spread(v: np.ndarray, median: float) -> float:
+def _quantile(v: np.ndarray, q, w: np.ndarray | None):
+    """Inverted-CDF quantile(s) of v, weighted by w (integer weights act as repeated rows)."""
+    return np.quantile(v, q, method="inverted_cdf", weights=w)
+
+
+def _spread(v: np.ndarray, median: float, w: np.ndarray | None = None) -> float:
     """Robust spread of one column's values, finite and > 0 (see the module docstring)."""
-    q1, q3 = np.quantile(v, [0.25, 0.75], method="inverted_cdf")
+    q1, q3 = _quantile(v, [0.25, 0.75], w)
     spread = (q3 * 0.5 - q1 * 0.5) * (2.0 / 1.349)  # halves: no overflow near 1.8e308
     if not spread > 0:
         spread = v.max() * 0.5 - v.min() * 0.5
@@ -152,19 +157,25 @@ def _spread(v: np.ndarray, median: float) -> float:
 def choose(X: np.ndarray, real: np.ndarray, w: np.ndarray | None = None) -> Frame:
     """The frame of the training data X (n, d) for the columns marked ``real``.
 
-    Rows of weight 0 are ignored (when any row has positive weight), and so are
-    non-finite entries (missing values), column by column.
+    The quantiles are weighted by the sample weights w (n,), so a row of integer weight
+    k gives the frame of k copies of the row. Rows of weight 0 are ignored (when any row
+    has positive weight), and so are non-finite entries (missing values), column by
+    column.
     """
     d = X.shape[1]
     loc, scale = np.zeros(d), np.ones(d)
-    rows = X if w is None or not np.any(w > 0) else X[w > 0]
+    use = None if w is None or not np.any(w > 0) else w > 0
+    rows = X if use is None else X[use]
+    weights = None if use is None else np.asarray(w, dtype=float)[use]
     for j in np.flatnonzero(real):
         v = rows[:, j]
-        v = v[np.isfinite(v)]
+        keep = np.isfinite(v)
+        v = v[keep]
         if v.size == 0:
             continue
-        median = float(np.quantile(v, 0.5, method="inverted_cdf"))
-        spread = _spread(v, median)
+        wv = None if weights is None else weights[keep]
+        median = float(_quantile(v, 0.5, wv))
+        spread = _spread(v, median, wv)
         s = 1.0 if 2.0**-BAND <= spread <= 2.0**BAND else float(_pow2(np.array(spread)))
         if v.min() == v.max():  # constant: its value is the location (z = 0 exactly)
             c = median

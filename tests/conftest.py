@@ -4,21 +4,25 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 import bayesgen as bg
 
 # --- Hypothesis profiles (tests/test_properties.py) -------------------------------------
 # "ci" (default): derandomised, the same examples every run, about 2 minutes for the
-# property file on 2 cores. "long": ~10x the examples, random, for hunting bugs:
+# property file on 2 cores; it reports a failing example as found (shrinking one can take
+# Hypothesis up to 5 minutes per test). "long": ~10x the examples, random, and failures
+# shrunk to minimal examples (kept in .hypothesis/ to replay):
 #   HYPOTHESIS_PROFILE=long python -m pytest tests/test_properties.py
+# Neither runs the "explain" phase: its tracing slows these numeric tests many times.
 settings.register_profile(
     "ci", max_examples=12, derandomize=True, database=None, deadline=None,
     suppress_health_check=[HealthCheck.too_slow], print_blob=True,
+    phases=[Phase.explicit, Phase.generate],
 )
 settings.register_profile(
     "long", max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-    print_blob=True,
+    print_blob=True, phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # ----------------------------------------------------------------------------------------

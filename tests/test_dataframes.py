@@ -320,3 +320,21 @@ def test_feature_names_checked_at_predict():
     # an array is accepted (scikit-learn warns about the missing names)
     with pytest.warns(UserWarning, match="feature names"):
         clf.predict(X)
+
+
+def test_merge_of_text_columns():
+    """Fits that saw different levels of a text column merge into the fit on all rows
+    (their codes are re-coded to the union of the levels, see tests/test_piece_levels.py);
+    a text column merged with a numeric one is a ValueError naming it."""
+    a = bg.CategoricalNB().fit(pd.DataFrame({"c": ["a", "b"]}), [0, 1])
+    c = bg.CategoricalNB().fit(pd.DataFrame({"c": ["c", "a"]}), [0, 1])
+    merged = bg.merge(c, a)
+    assert merged.categories_[0].tolist() == ["a", "b", "c"]
+    one = bg.CategoricalNB().fit(pd.DataFrame({"c": ["c", "a", "a", "b"]}), [0, 1, 0, 1])
+    np.testing.assert_allclose(merged.feature_log_prob_[0], one.feature_log_prob_[0],
+                               rtol=1e-12)
+    numeric = bg.CategoricalNB().fit(pd.DataFrame({"c": [0, 1]}), [0, 1])
+    bg.merge(numeric, numeric)
+    with pytest.raises(ValueError, match="Column 'c' holds category values in one piece "
+                                         "merged and numbers in the other"):
+        bg.merge(a, numeric)

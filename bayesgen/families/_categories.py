@@ -164,3 +164,11 @@ def lookup(values: np.ndarray, known: np.ndarray) -> np.ndarray:
 
     index = pd.Index(np.asarray(known, dtype=object))
     return index.get_indexer(pd.Index(np.asarray(values, dtype=object)))
+
+
+def inverse_cdf(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One code per entry of ``theta`` (..., Cmax) (probabilities on the last axis):
+    the number of cumulative probabilities <= u, with u ~ Uniform(0, total)."""
+    cdf = np.cumsum(theta, axis=-1)
+    u = rng.uniform(size=(*theta.shape[:-1], 1)) * cdf[..., -1:]
+    return (cdf <= u).sum(axis=-1)

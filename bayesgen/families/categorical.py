@@ -40,16 +40,9 @@ import numpy as np
 from scipy import sparse
 
 from bayesgen._validation import check_nonnegative
+from bayesgen.families import _categorical_pymc as _pymc
 from bayesgen.families import _categories as cats
 from bayesgen.families import _dirichlet as dr
-from bayesgen.families._categorical_rows import (
-    _category_coords,
-    _inverse_cdf,
-    _rows_logp,
-    _rows_random,
-    _values_logp,
-    _values_random,
-)
 
 WHO = "CategoricalNB"
 
@@ -280,7 +273,7 @@ class CategoricalFamily:
         feature, returned as the category values (``categories_``).
         """
         theta = params["theta"][np.arange(y.shape[0]), y]  # (n, d, Cmax)
-        codes = _inverse_cdf(theta, rng)
+        codes = cats.inverse_cdf(theta, rng)
         values = self._value_table(theta.shape[-1])
         return values[np.arange(codes.shape[1]), codes].astype(np.float64)
 
@@ -325,7 +318,7 @@ class CategoricalFamily:
         """
         if self.n_categories_ is None:
             return {}
-        return _category_coords(self.n_categories_, *(dims or self.param_dims)["theta"][1:])
+        return _pymc.category_coords(self.n_categories_, *(dims or self.param_dims)["theta"][1:])
 
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
         """Dirichlet priors in the current PyMC model, in blocks of equal C_j (ragged).
@@ -346,7 +339,7 @@ class CategoricalFamily:
         class_dim, feature, category = dims["theta"]
         n_cat, alpha = prior["n_categories"], prior["alpha"]
         model = pm.modelcontext(None)
-        for name, values in _category_coords(n_cat, feature, category).items():
+        for name, values in _pymc.category_coords(n_cat, feature, category).items():
             if name not in model.coords:
                 model.add_coord(name, values)
         width = int(n_cat.max())
@@ -386,14 +379,14 @@ class CategoricalFamily:
         feature = (dims or self.param_dims)["theta"][1]
         if all(cats.is_identity(c) for c in self.categories_):
             pm.CustomDist(
-                f"{prefix}x", params["theta"], y, logp=_rows_logp, random=_rows_random,
+                f"{prefix}x", params["theta"], y, logp=_pymc.rows_logp, random=_pymc.rows_random,
                 signature="(k,d,c),(n)->(n,d)", dtype="int64",
                 observed=np.asarray(X).astype(np.int64), dims=("obs", feature),
             )
             return
         pm.CustomDist(
             f"{prefix}x", params["theta"], y, cats.table(self.categories_),
-            logp=_values_logp, random=_values_random,
+            logp=_pymc.values_logp, random=_pymc.values_random,
             signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64",
             observed=np.asarray(X, dtype=np.float64), dims=("obs", feature),
         )

@@ -1,21 +1,15 @@
-"""Module-level helpers of :mod:`bayesgen.families.categorical`: inverse-CDF sampling,
-the category coordinates and the ``pm.CustomDist`` log-densities and samplers of the
-observed rows (module-level so that PyMC can pickle them)."""
+"""PyMC pieces of CategoricalNB (:mod:`bayesgen.families.categorical`): coordinates of
+the per-C_j blocks and the ``pm.CustomDist`` log-density and sampler of the observed
+values (codes, or category values through a (d, Cmax) table)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-
-def _inverse_cdf(theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One code per entry of ``theta`` (..., Cmax) (probabilities on the last axis):
-    the number of cumulative probabilities <= u, with u ~ Uniform(0, total)."""
-    cdf = np.cumsum(theta, axis=-1)
-    u = rng.uniform(size=(*theta.shape[:-1], 1)) * cdf[..., -1:]
-    return (cdf <= u).sum(axis=-1)
+from bayesgen.families._categories import inverse_cdf
 
 
-def _category_coords(n_categories: np.ndarray, feature: str, category: str) -> dict:
+def category_coords(n_categories: np.ndarray, feature: str, category: str) -> dict:
     """``{category: 0..Cmax-1}`` and, per distinct C, ``{feature_cC: positions j with
     C_j = C, category_cC: 0..C-1}`` (see :meth:`CategoricalFamily.coords`)."""
     out = {category: list(range(int(n_categories.max())))}
@@ -25,7 +19,7 @@ def _category_coords(n_categories: np.ndarray, feature: str, category: str) -> d
     return out
 
 
-def _rows_logp(value, theta, y):
+def rows_logp(value, theta, y):
     """PyMC log-density of the observed codes ``value`` (n, d) given the padded
     ``theta`` (K, d, Cmax) and class indices ``y`` (n,): sum_nj log theta[y_n, j, x_nj]."""
     import pytensor.tensor as pt
@@ -34,26 +28,26 @@ def _rows_logp(value, theta, y):
     return pt.sum(pt.log(theta[y[:, None], features[None, :], value]))
 
 
-def _rows_random(theta, y, rng=None, size=None):
+def rows_random(theta, y, rng=None, size=None):
     """Forward sampler of the observed codes for ``pm.CustomDist``: (*size, n, d) int64
     given ``theta`` (..., K, d, Cmax) and ``y`` (..., n) (inverse CDF, vectorised)."""
     batch = tuple(size) if size is not None else np.broadcast_shapes(theta.shape[:-3], y.shape[:-1])
     theta = np.broadcast_to(theta, (*batch, *theta.shape[-3:]))
     y = np.broadcast_to(y, (*batch, y.shape[-1]))
     rows = np.take_along_axis(theta, y[..., :, None, None], axis=-3)  # (*batch, n, d, Cmax)
-    return _inverse_cdf(rows, rng).astype(np.int64)
+    return inverse_cdf(rows, rng).astype(np.int64)
 
 
-def _values_logp(value, theta, y, table):
-    """:func:`_rows_logp` for observed category values: the code of x_nj is the number
+def values_logp(value, theta, y, table):
+    """:func:`rows_logp` for observed category values: the code of x_nj is the number
     of entries of its (sorted, last-value padded) table row below it."""
     import pytensor.tensor as pt
 
     codes = pt.sum(pt.lt(table[None, :, :], value[:, :, None]), axis=-1)
-    return _rows_logp(codes, theta, y)
+    return rows_logp(codes, theta, y)
 
 
-def _values_random(theta, y, table, rng=None, size=None):
-    """:func:`_rows_random` returning category values ``table[j, code]`` (float64)."""
-    codes = _rows_random(theta, y, rng=rng, size=size)
+def values_random(theta, y, table, rng=None, size=None):
+    """:func:`rows_random` returning category values ``table[j, code]`` (float64)."""
+    codes = rows_random(theta, y, rng=rng, size=size)
     return table[np.arange(table.shape[0]), codes].astype(np.float64)
