@@ -106,7 +106,9 @@ def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = 
     ValueError
         ``classes`` missing on the first call or different from the first call's, a
         label not among ``classes``, a batch with another number (or other names) of
-        features, or any invalid row; the estimator is then left unchanged.
+        features or a column read as another dtype (e.g. numbers where earlier batches
+        had text), or any invalid row; the estimator is then left unchanged. New values
+        of a text column are fine: the levels are re-coded to the sorted union.
 
     Notes
     -----
@@ -152,8 +154,10 @@ def merge(*estimators: Any):
     *estimators : fitted bayesgen estimators (or one list of them)
         Same class and the same parameters (``get_params``), except ``random_state``
         and ``progressbar``, which are taken from the first. Their columns must agree
-        (number and names). Their classes may differ: the result has the union, a class
-        a shard did not see counting zero rows there.
+        (number, names, and how each is read: text in one and numbers in another is an
+        error). Their classes may differ: the result has the union, a class a shard did
+        not see counting zero rows there; so may the levels of text, boolean and
+        category columns (re-coded to their sorted union, as one fit has).
 
     Returns
     -------
