@@ -14,20 +14,21 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from bayesgen import (
     _dask,
     _sparse,
     _tables,
     classprior,
+    conjugate_fit,
     framing,
     loglik,
     posterior,
     streaming,
     training,
 )
-from bayesgen._params import check_params, legacy_rng, rng_from
+from bayesgen._params import check_params, legacy_rng
 from bayesgen._validation import (
     POSTERIOR_METHODS,
     check_concentration,
@@ -132,14 +133,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_posterior(self, method, counts, class_alpha) -> None:
         """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
-        chains, draws = self._posterior_size()
-        if method == "conjugate":
-            rng = rng_from(self.random_state)
-            log_pi, params, post = posterior.draw_conjugate(
-                self.family_, self.stats_, self.prior_, counts, class_alpha, chains * draws, rng,
-                fixed=self._fixed_pi)
-            self.posterior_ = post
-            sample_stats = None
+        if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
+            log_pi, params, self.posterior_, sample_stats = conjugate_fit.fit(
+                self, counts, class_alpha)
         else:
             from bayesgen import mcmc
 
@@ -147,7 +143,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self.params_ = params
         self.log_pi_draws_ = log_pi
         self._build_idata(sample_stats)
-        if method == "mcmc":
+        if sample_stats is not None:  # NUTS or data augmentation: Markov chains
             from bayesgen import mcmc
 
             mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)
@@ -193,12 +189,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")
-        fused = self._fused_finite_check()
-        X = _tables.to_numeric(self, X, reset=False)  # DataFrames: column by column
-        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
-            X = validate_data(self, X, reset=False, dtype=np.float64,
-                              ensure_all_finite=not fused, **_sparse.validate_kwargs(self, X))
-        return self.family_.check_X(X, method=self.method, who=type(self).__name__)
+        return training.validate_predict(self, X)  # NaN: a missing value
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
         scores = self._raw_scores(X, full)

@@ -89,6 +89,14 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     (piece,) = dask.compute(_tree(leaves))
     if piece is None:
         raise ValueError(f"{who}: X has no rows of positive sample_weight; nothing to fit.")
+    if reset and piece.n_observed is not None and not np.all(piece.n_observed > 0):
+        from bayesgen.missing import column_name
+
+        j = int(np.argmin(piece.n_observed > 0))
+        raise ValueError(
+            f"{who}: column {column_name(piece.feature_names, j)} has no observed value "
+            "(every entry is missing), so nothing can be learned about it. Drop the column."
+        )
     if classes is None and piece.classes.size < 2:
         raise ValueError(
             f"Classifier can't train when only one class is present: y has 1 class "
@@ -130,7 +138,7 @@ def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str, classes: np.ndarray 
         labels = np.asarray(y)
         classes = _pieces.unique_labels(labels.reshape(-1) if labels.ndim == 2 else labels,
                                           "y")
-    return _pieces.batch_piece(tmpl, X, y, w, method, classes, reset=reset)
+    return _pieces.batch_piece(tmpl, X, y, w, method, classes, reset=reset, whole=False)
 
 
 def _combine(*pieces: _pieces.Piece | None) -> _pieces.Piece | None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from bayesgen import _piece_levels, training
+from bayesgen import _piece_levels, _sparse, missing, training
 from bayesgen._validation import WEIGHT_TOTAL_MAX, _all_finite, _check_label_types
 from bayesgen.exceptions import DataWarning, warn
 
@@ -43,6 +43,10 @@ class Piece:
     columns : bayesgen._tables.Columns or None
         The record of the columns the rows were read with (kinds, families, and the
         levels behind the codes of categorical columns).
+    n_observed : ndarray (d,) or None
+        Rows with an observed (not missing) entry, per column (None: not counted, e.g.
+        an estimator's statistics); a Dask fit checks on the total that every column
+        has one.
     """
 
     classes: np.ndarray
@@ -53,6 +57,7 @@ class Piece:
     n_features: int
     feature_names: np.ndarray | None
     columns: Any = None
+    n_observed: np.ndarray | None = None
 
 
 # ------------------------------------------------------------------ classes
@@ -117,18 +122,31 @@ FRAME_ROWS = 2**14
 
 
 def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
-                classes: np.ndarray | None, *, reset: bool) -> Piece:
+                classes: np.ndarray | None, *, reset: bool, whole: bool = True) -> Piece:
     """Validate rows against the template (or, with ``reset``, set its columns from
-    them) and compute their statistics in their own frame."""
+    them) and compute their statistics in their own frame. ``whole=False`` (a Dask
+    chunk): a column with no observed value is not an error here (see ``n_observed``)."""
     est = copy.copy(tmpl)
     if getattr(est, "_columns", None) is not None:  # grown by this batch, not shared
         est._columns = copy.deepcopy(est._columns)  # (Dask chunks share the template)
     check_weight_total(sample_weight, method, f"{type(est).__name__}.partial_fit")
     family, batch = training.read_batch(est, X, y, sample_weight, method, classes=classes,
-                                        reset=reset, frame_rows=FRAME_ROWS)
+                                        reset=reset, frame_rows=FRAME_ROWS, whole=whole)
     return Piece(batch.classes, batch.stats, batch.counts, family,
                  getattr(est, "frame_", None), est.n_features_in_,
-                 getattr(est, "feature_names_in_", None), getattr(est, "_columns", None))
+                 getattr(est, "feature_names_in_", None), getattr(est, "_columns", None),
+                 _observed(batch.X))
+
+
+def _observed(X: Any) -> np.ndarray:
+    """Rows with an observed (non-NaN) entry per column of validated X (dense or sparse)."""
+    n, d = X.shape
+    if not missing.has_missing(X):
+        return np.full(d, n, dtype=np.int64)
+    if _sparse.is_sparse(X):
+        X = X.tocsr()
+        return n - np.bincount(X.indices[np.isnan(X.data)], minlength=d)
+    return n - np.isnan(X).sum(axis=0)
 
 
 def stored_piece(estimator) -> Piece:
@@ -140,7 +158,8 @@ def stored_piece(estimator) -> Piece:
 
 
 #: statistics keys with a leading class axis (``scatter`` too when it is (K, d, d))
-_CLASS_AXIS = {"count", "mean", "m2", "rows", "feature_count", "category_count"}
+_CLASS_AXIS = {"count", "mean", "m2", "rows", "feature_count", "category_count",
+               "observed", "observed_rows"}  # observed: per (class, feature), missing values
 #: statistics keys without one
 _NO_CLASS_AXIS = {"loc", "scale", "X", "w", "row", "n_rows", "categories", "n_seen"}
 
@@ -203,8 +222,9 @@ def merge_pieces(a: Piece, b: Piece) -> Piece:
         sa, sb = reindex_classes(sa, pa, classes.size), reindex_classes(sb, pb, classes.size)
         ca, cb = _spread(ca, pa, classes.size), _spread(cb, pb, classes.size)
     stats = a.family.merge(sa, sb)
+    seen = None if a.n_observed is None or b.n_observed is None else a.n_observed + b.n_observed
     return replace(a, classes=classes, stats=stats, counts=ca + cb, family=b.family,
-                   columns=columns)
+                   columns=columns, n_observed=seen)
 
 
 def _spread(counts: np.ndarray, position: np.ndarray, size: int) -> np.ndarray:

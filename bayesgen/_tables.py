@@ -34,8 +34,9 @@ categorical column of numbers as its values. Text in such a column (e.g. strings
 a Gaussian column) is a ``ValueError`` naming the column and the family.
 
 Missing values (None, NaN, ``pd.NA``, polars null) are found per column as a mask and
-written as NaN into the matrix; for now any missing value is a ``ValueError`` naming
-its column (:func:`_check_missing` is the one place to change to keep them).
+written as NaN into the matrix (category codes too), where the families integrate them
+out (:mod:`bayesgen.missing`); at fit, a column with no observed value is a
+``ValueError`` naming it (:func:`_check_missing`).
 
 Plain arrays (NumPy, sparse, Dask, lists) pass through untouched (only their dtype's
 kind is recorded at fit), except object/string NumPy arrays given to an estimator with
@@ -96,7 +97,8 @@ class Columns:
 
 
 # ------------------------------------------------------------------ public
-def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
+def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False,
+               whole: bool = True) -> Any:
     """X as scikit-learn's ``validate_data`` can take it (float64 for DataFrames).
 
     Parameters
@@ -109,6 +111,9 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
     grow : bool
         A later training batch: values that are not yet levels of their column are
         appended to its levels instead of raising.
+    whole : bool
+        X is the whole training set: at fit, a column with no observed value is a
+        ``ValueError``. False for a Dask chunk (checked on the total instead).
 
     Returns
     -------
@@ -149,8 +154,9 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
             out[:, j], mask = _numbers(col, family, who)
         if mask is not None and mask.any():
             missing[col.label] = mask
-    _check_missing(missing, who)
     if reset:
+        if whole:
+            _check_missing(missing, out.shape[0], who)
         estimator._columns = table
     return _wrap(out, X)
 
@@ -261,18 +267,16 @@ def _check_not_codes(estimator, X: Any) -> None:
     )
 
 
-def _check_missing(missing: dict, who: str) -> None:
-    """Missing values are not supported yet: ValueError naming the columns. (NaN is
-    already in their place in the matrix, and ``missing`` maps each column to its
-    mask, for the day they are kept.)"""
-    if not missing:
-        return
-    parts = [f"{label!r} ({int(mask.sum())} row(s), first row {int(np.argmax(mask))})"
-             for label, mask in missing.items()]
-    raise ValueError(
-        f"{who}: missing values (None, NaN, NA or null) in column(s) {', '.join(parts)}; "
-        "missing values are not supported yet. Impute or drop them first."
-    )
+def _check_missing(missing: dict, n_rows: int, who: str) -> None:
+    """Missing values are kept (NaN in the matrix, see :mod:`bayesgen.missing`); a
+    column with no observed value is a ``ValueError`` naming it. ``missing`` maps each
+    column with missing entries to its mask."""
+    for label, mask in missing.items():
+        if n_rows and int(mask.sum()) == n_rows:
+            raise ValueError(
+                f"{who}: column {label!r} has no observed value (every entry is None, "
+                "NaN, NA or null), so nothing can be learned about it. Drop the column."
+            )
 
 
 # ----------------------------------------------------------------- helpers

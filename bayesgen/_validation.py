@@ -93,6 +93,17 @@ def _encode_int_range(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, (np.cumsum(present) - 1)[offset]
 
 
+def check_label_sequence(y: Any) -> Any:
+    """Labels given as a list or tuple are checked like an object array before NumPy
+    converts them: a list mixing strings and numbers (``["a", 1]``) would otherwise
+    become the strings ``["a", "1"]`` silently. Returns ``y`` unchanged."""
+    if isinstance(y, list | tuple) and y and not isinstance(y[0], list | tuple):
+        values = np.empty(len(y), dtype=object)
+        values[:] = list(y)
+        _check_label_types(values)
+    return y
+
+
 def _check_label_types(y: np.ndarray) -> np.ndarray:
     """Object labels must be all strings or all numbers (NaN, a missing label, aside).
 
@@ -195,8 +206,9 @@ def check_stats(stats: Any, X: np.ndarray, weights: np.ndarray, estimator_name: 
 
 def _all_finite(value: Any) -> bool:
     """True unless a float array or number nested in dicts/lists is NaN or infinite."""
-    if isinstance(value, dict):
-        return all(_all_finite(v) for v in value.values())
+    if isinstance(value, dict):  # "X": data kept as statistics (KernelNB), NaN = missing
+        return all(_all_finite(v) if k != "X" else not np.isinf(v).any()
+                   for k, v in value.items())
     if isinstance(value, list | tuple):
         return all(_all_finite(v) for v in value)
     if isinstance(value, np.ndarray | float | np.floating):
@@ -261,13 +273,13 @@ def check_loss(loss: Any, n_classes: int) -> np.ndarray | None:
 
 
 def check_finite(X: np.ndarray, estimator_name: str) -> None:
-    """Raise ``ValueError`` if X holds NaN or infinity (one pass, no temporaries)."""
+    """Raise ``ValueError`` if X holds infinity (one pass, no temporaries on the common
+    path). NaN is a missing value (:mod:`bayesgen.missing`) and passes."""
     total = np.add.reduce(X, axis=None)
-    if not np.isfinite(total):
-        bad = "NaN" if np.isnan(X).any() else "infinity"
+    if not np.isfinite(total) and np.isinf(X).any():
         raise ValueError(
-            f"Input X contains {bad}; {estimator_name} does not support missing or "
-            "infinite values. Impute or drop them first."
+            f"Input X contains infinity; {estimator_name} does not support infinite "
+            "values (NaN, None or NA mark a missing value). Replace or drop them first."
         )
 
 
@@ -297,13 +309,23 @@ def _stored_values(X: Any) -> np.ndarray:
     return values(X)
 
 
+def _nanmin_ok(X: np.ndarray) -> bool:
+    """After a minimum that is not >= 0: True when that came only from NaN (missing
+    values) and the observed values are >= 0 (a second pass, only with missing
+    values)."""
+    if not np.isnan(X).any():
+        return False
+    observed = X[~np.isnan(X)]
+    return not observed.size or bool(observed.min() >= 0)
+
+
 def check_nonnegative(X: Any, estimator_name: str) -> None:
-    """Raise ``ValueError`` if X holds negative (or NaN) values.
+    """Raise ``ValueError`` if X holds negative values (NaN, a missing value, passes).
 
     X may be scipy.sparse: then only its stored values ``X.data`` are checked.
     """
     X = _stored_values(X)
-    if X.size and not _min(X) >= 0:
+    if X.size and not _min(X) >= 0 and not _nanmin_ok(X):
         check_finite(X, estimator_name)
         raise ValueError(
             f"Negative values in data passed to {estimator_name}: its features are "
@@ -316,7 +338,7 @@ def check_integer_counts(X: Any, estimator_name: str) -> None:
     non-negative whole numbers."""
     check_nonnegative(X, estimator_name)
     X = _stored_values(X)
-    if X.size and not np.array_equal(X, np.floor(X)):
+    if X.size and not np.array_equal(X, np.floor(X), equal_nan=True):
         raise ValueError(
             f"{estimator_name} with a posterior method needs whole-number counts; X has "
             "non-integer values. Round them, or use method='mle'/'map', which accept "
@@ -337,7 +359,7 @@ def check_counts(X: Any, method: str, estimator_name: str) -> Any:
 def check_binary(X: Any, estimator_name: str) -> None:
     """Raise ``ValueError`` unless X (or the stored values of sparse X) holds only 0 and 1."""
     X = _stored_values(X)
-    if X.size and not np.all((X == 0) | (X == 1)):
+    if X.size and not np.all((X == 0) | (X == 1) | np.isnan(X)):
         raise ValueError(
             f"{estimator_name} with binarize=None needs X to hold only 0 and 1; found "
             "other values. Pass binarize=<threshold> (x > threshold becomes 1)."

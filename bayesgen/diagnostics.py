@@ -70,7 +70,8 @@ def _class_index(estimator, klass: Any) -> int:
 
 # ------------------------------------------------------------------ statistics
 def _masked_stats(
-    x: np.ndarray, mask: np.ndarray, stats: tuple[str, ...], correlation: bool
+    x: np.ndarray, mask: np.ndarray, stats: tuple[str, ...], correlation: bool,
+    observed: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-draw statistics of the rows selected by ``mask``.
 
@@ -83,6 +84,11 @@ def _masked_stats(
     correlation : bool
         Also return ``"corr"``, the Pearson correlations of the feature pairs
         ``np.triu_indices(d, 1)``, shape (S, d (d - 1) / 2).
+    observed : bool ndarray (n, d) or None
+        The observed entries of the data (missing values): every statistic is then
+        computed over the entries observed in the data only, in the observed data and
+        in every replicate alike (the replicates keep the data's missingness pattern);
+        correlations over the rows where both features are observed.
 
     Returns
     -------
@@ -91,6 +97,10 @@ def _masked_stats(
         (S, d); NaN where undefined (mean, min, max: no row; sd (divisor n_k - 1): fewer
         than two rows; corr: a constant feature).
     """
+    if observed is not None and not observed.all():
+        from bayesgen.missing import masked_stats
+
+        return masked_stats(x, mask, observed, stats, correlation)
     count = mask.sum(axis=1).astype(float)
     w = mask[..., None]
     out = {"frequency": count[:, None]}
@@ -146,6 +156,9 @@ def ppc_pvalues(
     replicated rows with ``y_rep[s] == k`` and on the observed rows with ``y == k``;
     ``p = P(T_rep > T_obs) + 0.5 P(T_rep = T_obs)`` over the draws (mid-p for ties).
     All draws are handled at once with boolean masks (a loop over classes only).
+    Missing values: the statistics use the entries observed in the data only, in the
+    data and in the (complete) replicates alike, i.e. the replicates are compared
+    under the data's missingness pattern (ignorable missingness).
 
     Parameters
     ----------
@@ -186,6 +199,7 @@ def ppc_pvalues(
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}.")
     x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state)
+    seen = ~np.isnan(x_obs)  # missing values: statistics of the observed entries only
     if correlation is None:
         correlation = estimator.family_.name == "mvn"
     correlation = bool(correlation) and x_obs.shape[1] > 1
@@ -194,8 +208,8 @@ def ppc_pvalues(
     pairs = [f"{names[a]},{names[b]}" for a, b in zip(i, j, strict=True)]
     rows = []
     for k, label in enumerate(estimator.classes_):
-        rep = _masked_stats(x_rep, y_rep == k, tuple(stats), correlation)
-        obs = _masked_stats(x_obs[None], (y_obs == k)[None], tuple(stats), correlation)
+        rep = _masked_stats(x_rep, y_rep == k, tuple(stats), correlation, seen)
+        obs = _masked_stats(x_obs[None], (y_obs == k)[None], tuple(stats), correlation, seen)
         order = ["frequency", *[s for s in STATISTICS if s in stats]]
         order += ["corr"] if correlation else []
         for stat in order:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesgen import posterior
+from bayesgen import missing, posterior
 from bayesgen.frame import Frame, check_finite_user, choose, far_scores, split
 from bayesgen.predict import fast_logsumexp, log_mean_exp
 
@@ -70,9 +70,21 @@ def internal(estimator, X: np.ndarray) -> np.ndarray:
     return X if frame is None else frame.internal(X)
 
 
-def _jacobian(estimator) -> float:
+def _jacobian(estimator, Z: np.ndarray | None = None):
+    """sum_j log s_j (a float), or with missing entries in Z its sum over the observed
+    j of each row, (n, 1) (a missing feature is integrated out: no Jacobian)."""
     frame = _frame(estimator)
-    return 0.0 if frame is None else frame.log_jacobian
+    if frame is None:
+        return 0.0
+    M = None if Z is None else missing.mask(Z)
+    if M is None:
+        return frame.log_jacobian
+    return (missing.observed_indicator(M, Z.shape) @ np.log(frame.scale))[:, None]
+
+
+def _rows(jac, rows):
+    """The Jacobian of some rows (a float applies to all)."""
+    return jac if np.ndim(jac) == 0 else jac[rows]
 
 
 def user_params(estimator, params: dict) -> dict:
@@ -134,14 +146,15 @@ def raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     are densities of x.
     """
     Z, far, near = _split_rows(estimator, X)
-    family, jac = estimator.family_, _jacobian(estimator)
+    family, jac = estimator.family_, _jacobian(estimator, Z)
     out = np.empty((X.shape[0], estimator.classes_.size))
     if near.all():
         out[:] = _near_scores(estimator, Z, full, jac)
     elif near.any():
-        out[near] = _near_scores(estimator, Z[near], full, jac)
+        out[near] = _near_scores(estimator, Z[near], full, _rows(jac, near))
     if far is None:
         return out
+    jac = _rows(jac, far.rows)
     if estimator.method == "conjugate":
         log_pi = posterior.closed_form_log_pi(estimator)
         out[far.rows] = family.far_log_predictive(far, estimator.posterior_) + log_pi - jac
@@ -176,20 +189,23 @@ def user_discriminant(estimator, X: np.ndarray, scores: np.ndarray) -> np.ndarra
     formulas in the units of X: QDA, naive Bayes and kernel scores drop the Jacobian
     sum_j log s_j; LDA's linear ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k``
     differs from its internal form by ``z^T P g + g^T P g / 2`` (g = c / s, P the
-    internal precision), a term equal for every class. Posterior scores are joint
+    internal precision), a term equal for every class (for a row with missing entries,
+    whose scores are the discriminants of its observed coordinates, the missing z_j
+    count as 0: still a term equal for every class). Posterior scores are joint
     log-densities already."""
     frame = _frame(estimator)
     if frame is None or estimator._is_posterior:
         return scores
     if not getattr(estimator.family_, "tied", False):
-        return scores - frame.log_jacobian
+        return scores - _jacobian(estimator, internal(estimator, X))
     from scipy import linalg
 
     g = frame.loc / frame.scale
     if not np.any(g):
         return scores
     Pg = linalg.cho_solve(linalg.cho_factor(estimator.params_["cov"], lower=True), g)
-    return scores + (internal(estimator, X) @ Pg + 0.5 * g @ Pg)[:, None]
+    Z = np.nan_to_num(internal(estimator, X), nan=0.0)  # missing: any row constant will do
+    return scores + (Z @ Pg + 0.5 * g @ Pg)[:, None]
 
 
 def proba_draws(estimator, X: np.ndarray) -> np.ndarray:
@@ -211,4 +227,5 @@ def pointwise_log_lik(estimator, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     Z = internal(estimator, X)
     values = posterior.pointwise_log_lik(
         estimator.family_, Z, y, estimator.params_, estimator.log_pi_draws_)
-    return values - _jacobian(estimator)
+    jac = _jacobian(estimator, Z)
+    return values - (jac if np.ndim(jac) == 0 else jac[:, 0])

@@ -288,17 +288,20 @@ def test_text_in_a_numeric_column_names_the_column():
         pd.array(["a", pd.NA, "b", "a"], dtype="string"),
     ],
 )
-def test_missing_values_name_the_column(library, column):
+def test_missing_values_are_kept_and_empty_columns_named(library, column):
+    """None / NaN / pd.NA / polars null are missing values (issue 14): fit and predict
+    integrate them out; a column with no observed value is a ValueError naming it."""
     df = pd.DataFrame({"ok": [1.0, 2.0, 3.0, 4.0], "gap": column})
     filled = df.fillna({"gap": df["gap"].dropna().iloc[0]})
+    empty = df.assign(gap=pd.Series([None] * 4, dtype=object))
     if library == "polars":
-        df, filled = pl.from_pandas(df), pl.from_pandas(filled)
-    clf = bg.MixedNB(families="auto")
-    with pytest.raises(ValueError, match=r"missing values.*column\(s\) 'gap' \(1 row"):
-        clf.fit(df, [0, 0, 1, 1])
+        df, filled, empty = pl.from_pandas(df), pl.from_pandas(filled), pl.from_pandas(empty)
+    proba = bg.MixedNB(families="auto").fit(df, [0, 0, 1, 1]).predict_proba(df)
+    assert np.all(np.isfinite(proba))
     fitted = bg.MixedNB(families="auto").fit(filled, [0, 0, 1, 1])
-    with pytest.raises(ValueError, match=r"column\(s\) 'gap'"):
-        fitted.predict(df)
+    assert np.all(np.isfinite(fitted.predict_proba(df)))
+    with pytest.raises(ValueError, match=r"column 'gap' has no observed value"):
+        bg.MixedNB(families="auto").fit(empty, [0, 0, 1, 1])
 
 
 def test_unsupported_dtypes_and_mixed_types_name_the_column():

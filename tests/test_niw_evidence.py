@@ -111,3 +111,44 @@ def test_bad_cov_dof_string_is_rejected(data, bad):
     X, y = data
     with pytest.raises(ValueError, match="'cov_dof' parameter of QDA must be"):
         bg.QDA(cov_dof=bad).fit(X, y)
+
+
+def _whitened(rng, n: int, d: int) -> np.ndarray:
+    """n rows with mean exactly 0 and scatter Z^T Z = n I (sample covariance I)."""
+    Z = rng.normal(size=(n, d))
+    Z -= Z.mean(axis=0)
+    L = np.linalg.cholesky(Z.T @ Z / n)
+    return np.linalg.solve(L, Z.T).T
+
+
+def test_auto_dof_is_the_bound_when_the_evidence_rises_to_it():
+    """Every class's sample covariance is exactly S0: the evidence keeps rising with c, so
+    cov_dof='auto' is the upper bound itself, not a point within the search tolerance
+    of it (which would move with the rounding of the statistics)."""
+
+    rng = np.random.default_rng(3)
+    sizes = [30, 40, 25]
+    y = np.repeat([0, 1, 2], sizes)
+    X = np.vstack([_whitened(rng, n, 2) + 3.0 * k for k, n in enumerate(sizes)])
+    for tied in (False, True):
+        est = (bg.LDA if tied else bg.QDA)(method="map", cov_prior=np.eye(2),
+                                           cov_dof="auto").fit(X, y)
+        assert est.prior_["nu0"] == 2 + 1 + C_BOUNDS[1], tied
+
+
+def test_auto_dof_weights_equal_repeated_rows(data):
+    X, y = data
+    w = np.random.default_rng(4).integers(1, 4, size=y.size)
+    for cls in (bg.LDA, bg.QDA):
+        weighted = cls(method="map").fit(X, y, sample_weight=w)
+        repeated = cls(method="map").fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+        np.testing.assert_allclose(weighted.prior_["nu0"], repeated.prior_["nu0"], rtol=1e-12)
+
+
+def test_auto_dof_does_not_depend_on_the_order_of_the_classes(data):
+    X, y = data
+    perm = np.array([2, 0, 1])
+    a = bg.QDA(method="map").fit(X, y)
+    b = bg.QDA(method="map").fit(X, perm[y])
+    assert a.prior_["nu0"] == b.prior_["nu0"]
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X)[:, perm], rtol=1e-12)

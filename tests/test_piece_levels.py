@@ -177,3 +177,20 @@ def test_dask_partitions_of_other_dtypes_are_an_error(name):
         yd = dd.from_pandas(pd.Series(np.r_[y, y]), npartitions=2, sort=False)
         with pytest.raises(ValueError, match=match):
             make(name).fit(Xd, yd)
+
+
+# ------------------------------------------------------- missing values in chunks
+def test_dask_partition_with_a_column_all_missing():
+    """A column with no observed value in one partition is fine (it has some in the
+    others: the fit equals one fit); with none in any partition it is a ValueError."""
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"x": rng.normal(size=60), "z": rng.normal(size=60)})
+    y = np.tile([0, 1, 2], 20)
+    X.loc[:19, "x"] = np.nan
+    ref = bg.GaussianNB().fit(X, y)
+    with dask.config.set(scheduler="threads"):
+        est = bg.GaussianNB().fit(*_dask_xy(X, y))
+        assert_same_model(est, ref, X)
+        X["z"] = np.nan
+        with pytest.raises(ValueError, match="column 'z' has no observed value"):
+            bg.GaussianNB().fit(*_dask_xy(X, y))

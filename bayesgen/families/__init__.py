@@ -12,6 +12,10 @@ the PyMC models rely on:
     ``{"mu": ("class", "feature")}``; names the ``idata_`` variables.
 ``positive_only`` : bool
     Whether X must be non-negative (scikit-learn's ``positive_only`` tag).
+``accepts_missing`` : bool, optional (default False)
+    Whether the family integrates missing entries (NaN in X) out, at fit and predict
+    (:mod:`bayesgen.missing`); without it a NaN is a ``ValueError`` naming the
+    estimator (the one guard, :func:`bayesgen.missing.check_supported`).
 ``labels`` : ndarray or None
     Class labels, set by the estimator before fitting, for error messages.
 ``check_X(X, *, method, who) -> ndarray``

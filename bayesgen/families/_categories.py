@@ -35,6 +35,15 @@ def observed(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values, codes.reshape(-1)
 
 
+def observed_masked(column: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`observed` of the entries not ``missing`` (NaN); missing entries get code 0
+    (their weight is 0 wherever codes are counted)."""
+    values, codes = observed(column[~missing])
+    out = np.zeros(column.shape[0], dtype=np.intp)
+    out[~missing] = codes
+    return values, out
+
+
 def table(categories: list[np.ndarray], width: int | None = None) -> np.ndarray:
     """Categories per feature as a (d, width) array, each row padded with its last value
     (rows stay sorted, so :func:`np.searchsorted` works on them unchanged)."""
@@ -73,7 +82,8 @@ def is_identity(categories: np.ndarray) -> bool:
 
 
 def encode(X: np.ndarray, categories: list[np.ndarray], who: str) -> np.ndarray:
-    """Codes (n, d) of the values in X: position of x_nj among the categories of j.
+    """Codes (n, d) of the values in X: position of x_nj among the categories of j
+    (0 for a missing value, NaN, which callers weigh 0).
 
     Raises ``ValueError`` naming the feature and the value for a value that is not a
     category of its feature (never seen in training and not declared).
@@ -82,6 +92,9 @@ def encode(X: np.ndarray, categories: list[np.ndarray], who: str) -> np.ndarray:
     codes = np.empty((n, d), dtype=np.intp)
     for j, cats in enumerate(categories):
         column = X[:, j]
+        gap = np.isnan(column) if column.dtype.kind == "f" else None  # missing: code 0
+        if gap is not None and gap.any():
+            column = np.where(gap, cats[0] if cats.size else 0, column)
         if is_identity(cats):
             bad = ~((column >= 0) & (column < cats.size))
             code = np.where(bad, 0, column).astype(np.intp)

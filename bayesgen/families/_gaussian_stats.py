@@ -175,27 +175,41 @@ def merge(a: dict, b: dict) -> dict:
     return out
 
 
+def class_sum(a: np.ndarray) -> np.ndarray:
+    """Sum over the class axis (axis 0) in an order that does not depend on the order of
+    the classes: each entry's terms are sorted before summing, so relabelling the classes
+    gives bit-identical totals (priors and ``cov_dof="auto"`` then do not move with the
+    labels' order)."""
+    a = np.asarray(a)
+    return np.sort(a, axis=0).sum(axis=0)
+
+
+def _weights(stats: dict) -> np.ndarray:
+    """Weight behind each class mean: ``count[:, None]`` (K, 1), or the observed counts
+    N_kj (K, d) of data with missing entries (:mod:`bayesgen.missing`)."""
+    return stats["observed"] if "observed" in stats else stats["count"][:, None]
+
+
 def overall_mean(stats: dict) -> np.ndarray:
-    """Weighted mean of all data, (d,), from the class statistics."""
-    c = stats["count"]
-    return (c[:, None] * stats["mean"]).sum(0) / c.sum()
+    """Weighted mean of all (observed) data, (d,), from the class statistics."""
+    c = _weights(stats)
+    return class_sum(c * stats["mean"]) / class_sum(c)
 
 
 def within_variance(stats: dict) -> np.ndarray:
     """Pooled within-class variance per feature, (d,): sum_k S_k,jj / N."""
     if "m2" in stats:
-        ss = stats["m2"].sum(0)
-    else:
-        sc = stats["scatter"]
-        ss = np.diagonal(sc, axis1=-2, axis2=-1)
-        ss = ss if ss.ndim == 1 else ss.sum(0)
-    return ss / stats["count"].sum()
+        return class_sum(stats["m2"]) / class_sum(_weights(stats))
+    sc = stats["scatter"]
+    ss = np.diagonal(sc, axis1=-2, axis2=-1)
+    ss = ss if ss.ndim == 1 else class_sum(ss)
+    return ss / class_sum(stats["count"])
 
 
 def total_variance(stats: dict) -> np.ndarray:
     """Variance of all data per feature, (d,): within plus between classes."""
-    c = stats["count"]
-    between = (c[:, None] * (stats["mean"] - overall_mean(stats)) ** 2).sum(0) / c.sum()
+    c = _weights(stats)
+    between = class_sum(c * (stats["mean"] - overall_mean(stats)) ** 2) / class_sum(c)
     return within_variance(stats) + between
 
 

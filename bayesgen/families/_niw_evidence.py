@@ -27,6 +27,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import digamma, multigammaln, polygamma
 
+from bayesgen.families._gaussian_stats import class_sum
+
 #: search range of c = nu0 - d - 1 for ``cov_dof="auto"``
 C_BOUNDS = (1e-2, 1e6)
 
@@ -39,7 +41,7 @@ def _group_scatter(stats: dict, m0: np.ndarray, kappa0: float, tied: bool
     shrink = kappa0 * count / (kappa0 + count)
     outer = shrink[:, None, None] * diff[:, :, None] * diff[:, None, :]
     if tied:
-        return [stats["scatter"] + outer.sum(axis=0)], [float(count.sum())]
+        return [stats["scatter"] + class_sum(outer)], [float(class_sum(count))]
     return list(stats["scatter"] + outer), [float(c) for c in count]
 
 
@@ -95,17 +97,34 @@ def evidence_dof(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
     def neg_log_evidence(log_c: float) -> float:
         c = np.exp(log_c)
         nu0 = d + 1.0 + c
-        value = np.sum(multigammaln((nu0 + sizes_arr) / 2.0, d)) - len(sizes) * (
+        per_group = [multigammaln((nu0 + n) / 2.0, d) - 0.5 * (nu0 + n) * np.sum(np.log(c + lam))
+                     for lam, n in zip(eigen, sizes, strict=True)]
+        value = class_sum(np.array(per_group)) - len(sizes) * (
             multigammaln(nu0 / 2.0, d) - 0.5 * nu0 * d * np.log(c))
-        value -= sum(0.5 * (nu0 + n) * np.sum(np.log(c + lam))
-                     for lam, n in zip(eigen, sizes, strict=True))
         return -float(value)
 
     lo, hi = np.log(C_BOUNDS[0]), np.log(C_BOUNDS[1])
     result = minimize_scalar(neg_log_evidence, bounds=(lo, hi), method="bounded",
                              options={"xatol": 1e-4})
-    c = _newton_polish(float(np.exp(result.x)), d, eigen, sizes_arr)
+    c = _at_bound(d, eigen, sizes_arr)
+    if c is None:
+        c = _newton_polish(float(np.exp(result.x)), d, eigen, sizes_arr)
     return d + 1.0 + c
+
+
+def _at_bound(d: int, eigen: list[np.ndarray], sizes: np.ndarray) -> float | None:
+    """The bound of :data:`C_BOUNDS` itself when the evidence still rises towards it
+    (slope > 0 at the upper bound, < 0 at the lower one), else None.
+
+    The bounded search stops within its tolerance of such a bound, at a point that moves
+    with the rounding of the statistics (summation order, weights as repeated rows);
+    the bound is the exact answer of the bounded problem."""
+    hi, lo = C_BOUNDS[1], C_BOUNDS[0]
+    if _evidence_slope(hi, d, eigen, sizes)[0] >= 0:
+        return hi
+    if _evidence_slope(lo, d, eigen, sizes)[0] <= 0:
+        return lo
+    return None
 
 
 def _evidence_slope(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray):
@@ -121,12 +140,14 @@ def _evidence_slope(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray
     """
     nu0 = d + 1.0 + c
     half = np.arange(d) / 2.0
-    f1 = f2 = 0.0
+    g1, g2 = [], []
     for lam, n in zip(eigen, sizes, strict=True):
         a = (nu0 + n) / 2.0 - half
         inv = 1.0 / (c + lam)
-        f1 += 0.5 * digamma(a).sum() - 0.5 * np.log(c + lam).sum() - 0.5 * (nu0 + n) * inv.sum()
-        f2 += 0.25 * polygamma(1, a).sum() - inv.sum() + 0.5 * (nu0 + n) * (inv**2).sum()
+        g1.append(0.5 * digamma(a).sum() - 0.5 * np.log(c + lam).sum()
+                  - 0.5 * (nu0 + n) * inv.sum())
+        g2.append(0.25 * polygamma(1, a).sum() - inv.sum() + 0.5 * (nu0 + n) * (inv**2).sum())
+    f1, f2 = class_sum(np.array(g1)), class_sum(np.array(g2))  # independent of class order
     a0 = nu0 / 2.0 - half
     G = len(eigen)
     f1 -= G * (0.5 * digamma(a0).sum() - 0.5 * d * np.log(c) - 0.5 * nu0 * d / c)

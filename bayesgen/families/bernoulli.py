@@ -25,9 +25,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bayesgen import _sparse
+from bayesgen import _sparse, missing
 from bayesgen._validation import check_binary, check_nonnegative
 from bayesgen.families import _dirichlet as dr
+from bayesgen.families import _masked
 
 WHO = "BernoulliNB"
 
@@ -56,6 +57,8 @@ class BernoulliFamily:
     accepts_sparse = True
     #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
     poor_score = True
+    #: NaN in X is a missing value, integrated out (:mod:`._masked`)
+    accepts_missing = True
 
     def __init__(self, *, alpha: Any = 2.0, binarize: Any = None) -> None:
         self.alpha = alpha
@@ -86,19 +89,24 @@ class BernoulliFamily:
                     f"{who}: binarize={t!r} < 0 would make every implicit zero of the "
                     "sparse X a 1 (a dense matrix). Use binarize >= 0, or X.toarray()."
                 )
-            return _sparse.with_data(X, (X.data > t).astype(np.float64))
-        return (X > t).astype(np.float64)
+            return _sparse.with_data(X, _threshold(X.data, t))
+        return _threshold(X, t)
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted class counts N_k (K,) and numbers of ones ``R^T X`` (K, d).
 
-        Raises ``ValueError`` naming ``sample_weight`` if a weighted sum overflows.
+        With missing entries (NaN) also ``observed`` N_kj (K, d), the weighted number of
+        observed entries, which replaces N_k below. Raises ``ValueError`` naming
+        ``sample_weight`` if a weighted sum overflows.
         """
+        M = missing.mask(X)
+        if M is not None:
+            return _masked.count_stats(X, M, y, w, n_classes, WHO)
         return dr.class_sums(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""
-        return dr.add_stats(a, b)
+        return _masked.add_count_stats(a, b)
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict) -> dict:
@@ -110,7 +118,9 @@ class BernoulliFamily:
     def mle(self, stats: dict) -> dict:
         """theta = c / N_k (0 or 1 where a feature is constant within a class)."""
         self.fitted_stats_ = stats
-        n = stats["count"][:, None]
+        n = missing.observed_count(stats)
+        missing.require_observed(np.broadcast_to(n, stats["feature_count"].shape),
+                                 self.labels, WHO)
         return {"theta": dr.mode(stats["feature_count"], n, self.labels, WHO)}
 
     def map(self, stats: dict, prior: dict) -> dict:
@@ -119,7 +129,7 @@ class BernoulliFamily:
         alpha = prior["alpha"]
         dr.require_mode_alpha(alpha, WHO)
         numer = stats["feature_count"] + (alpha - 1.0)
-        denom = stats["count"][:, None] + 2.0 * (alpha - 1.0)
+        denom = missing.observed_count(stats) + 2.0 * (alpha - 1.0)
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
@@ -127,7 +137,7 @@ class BernoulliFamily:
         self.fitted_stats_ = stats
         c, alpha = stats["feature_count"], prior["alpha"]
         # max(., 0) guards against rounding of weighted sums (c <= N_k exactly).
-        b = np.maximum(stats["count"][:, None] - c, 0.0) + alpha
+        b = np.maximum(missing.observed_count(stats) - c, 0.0) + alpha
         return {"a": c + alpha, "b": b}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
@@ -161,21 +171,31 @@ class BernoulliFamily:
             ``X @ (log theta - log(1 - theta)).T + sum_j log(1 - theta)``: one matrix
             product (sparse x dense for sparse X), never forming 1 - X. A row is
             ``-inf`` under a class with theta = 0 where x = 1 or theta = 1 where x = 0.
+            A missing x_nj (NaN) drops its term: ``X0 @ (log theta - log(1 - theta)).T
+            + O @ log(1 - theta).T`` with X0 = X with 0 for NaN and O the observed
+            indicator.
         """
+        M = missing.mask(X)
+        if M is not None:
+            X = missing.filled(X)
         theta = params["theta"]
         zero, one = theta <= 0, theta >= 1
         with np.errstate(divide="ignore"):
             log_p = np.where(zero, 0.0, np.log(np.where(zero, 1.0, theta)))
             log_q = np.where(one, 0.0, np.log1p(-np.where(one, 0.0, theta)))
         out = dr.matmul_t(X, log_p - log_q)
-        out += log_q.sum(axis=-1)[..., None, :]
+        if M is None:
+            out += log_q.sum(axis=-1)[..., None, :]
+        else:
+            out += _masked.observed_matmul(M, log_q)
         impossible = None
         if zero.any():  # x = 1 where theta = 0
             impossible = dr.matmul_t(X, zero.astype(np.float64)) > 0.5
         if one.any():  # x = 0 where theta = 1: (number of theta = 1) - (ones among them)
-            n_one = one.sum(axis=-1)[..., None, :]
-            missing = n_one - dr.matmul_t(X, one.astype(np.float64)) > 0.5
-            impossible = missing if impossible is None else impossible | missing
+            n_one = (one.sum(axis=-1)[..., None, :] if M is None
+                     else _masked.observed_matmul(M, one.astype(np.float64)))
+            lacking = n_one - dr.matmul_t(X, one.astype(np.float64)) > 0.5
+            impossible = lacking if impossible is None else impossible | lacking
         if impossible is not None:
             out[impossible] = -np.inf
         return out
@@ -231,6 +251,11 @@ class BernoulliFamily:
 
         c = stats["feature_count"]
         # max(., 0) guards against rounding of weighted sums (c <= N_k exactly).
-        zeros = np.maximum(stats["count"][:, None] - c, 0.0)
+        zeros = np.maximum(missing.observed_count(stats) - c, 0.0)
         theta = params["theta"]
         return pt.sum(c * pt.log(theta) + zeros * pt.log1p(-theta))
+
+
+def _threshold(values: np.ndarray, t: float) -> np.ndarray:
+    """1.0 where values > t, else 0.0; NaN (a missing value) stays NaN."""
+    return np.where(np.isnan(values), np.nan, (values > t).astype(np.float64))

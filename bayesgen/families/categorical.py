@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import sparse
 
+from bayesgen import missing
 from bayesgen._validation import check_nonnegative
 from bayesgen.families import _categorical_pymc as _pymc
 from bayesgen.families import _categories as cats
@@ -71,6 +72,9 @@ class CategoricalFamily:
     positive_only = True
     #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
     poor_score = True
+    #: NaN in X is a missing value, integrated out (counts of the observed entries;
+    #: a missing x_j drops its term)
+    accepts_missing = True
 
     def __init__(self, *, alpha: Any = 2.0, min_categories: Any = None) -> None:
         self.alpha = alpha
@@ -88,7 +92,7 @@ class CategoricalFamily:
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
         """Non-negative integer codes; after fitting also known categories only."""
         check_nonnegative(X, who)
-        if X.size and not np.array_equal(X, np.floor(X)):
+        if X.size and not np.array_equal(X, np.floor(X), equal_nan=True):
             raise ValueError(
                 f"{who} needs integer category codes 0, 1, 2, ... in X; found non-integer "
                 "values. Encode categories with sklearn.preprocessing.OrdinalEncoder."
@@ -104,23 +108,29 @@ class CategoricalFamily:
         ``n_seen`` (d,) valid entries); the counts are one weighted ``bincount`` over
         the flat index ``(y_n d + j) Cs + code_nj``. Memory O(n d + K d Cs) with Cs the
         largest number of distinct values of a feature, whatever the values are.
+        Missing entries (NaN) count nowhere; then ``observed`` (K, d) holds the weighted
+        number of observed entries N_kj = sum_c c_kjc, which replaces N_k below.
         """
         n, d = X.shape
-        found = [cats.observed(X[:, j]) for j in range(d)]
+        M = missing.mask(X)
+        found = [cats.observed(X[:, j]) for j in range(d)] if M is None else [
+            cats.observed_masked(X[:, j], M[:, j]) for j in range(d)]
         n_seen = np.array([v.size for v, _ in found], dtype=np.intp)
         width = int(n_seen.max()) if d else 0
         codes = np.column_stack([c for _, c in found]) if d else np.zeros((n, 0), np.intp)
         flat = (y[:, None] * d + np.arange(d)) * width + codes
         with np.errstate(over="ignore", invalid="ignore"):  # reported by check_stats
-            counts = np.bincount(
-                flat.ravel(), weights=np.repeat(w, d), minlength=n_classes * d * width
-            )
+            weights = np.repeat(w, d) if M is None else np.where(M, 0.0, w[:, None]).ravel()
+            counts = np.bincount(flat.ravel(), weights=weights,
+                                 minlength=n_classes * d * width)
         out = {
             "count": np.bincount(y, weights=w, minlength=n_classes),
             "category_count": counts.reshape(n_classes, d, width),
             "categories": cats.table([v for v, _ in found], width),
             "n_seen": n_seen,
         }
+        if M is not None:
+            out["observed"] = out["category_count"].sum(axis=-1)
         return dr.check_stats({k: out[k] for k in ("count", "category_count")}, X, WHO) | out
 
     def merge(self, a: dict, b: dict) -> dict:
@@ -133,12 +143,13 @@ class CategoricalFamily:
         for j, u in enumerate(union):
             counts[:, j, : u.size] = cats.reindex(a["category_count"][:, j], ca[j], u)
             counts[:, j, : u.size] += cats.reindex(b["category_count"][:, j], cb[j], u)
-        return {
+        out = {
             "count": a["count"] + b["count"],
             "category_count": counts,
             "categories": cats.table(union, width),
             "n_seen": np.array([u.size for u in union], dtype=np.intp),
         }
+        return missing.merge_observed(out, a, b)
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict) -> dict:
@@ -196,10 +207,13 @@ class CategoricalFamily:
         return np.where(valid, counts + add, 0.0)
 
     def mle(self, stats: dict) -> dict:
-        """theta_kjc = c_kjc / N_k (0 for categories unseen in class k)."""
+        """theta_kjc = c_kjc / N_k (0 for categories unseen in class k); N_kj, the
+        observed count, with missing entries (never observed: ``ValueError``)."""
         self.fitted_stats_ = stats
         numer = self._padded(stats, np.zeros(1))
-        denom = stats["count"][:, None, None]
+        if "observed" in stats:
+            missing.require_observed(stats["observed"], self.labels, WHO)
+        denom = missing.observed_count(stats)[..., None]
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
 
     def map(self, stats: dict, prior: dict) -> dict:
@@ -208,7 +222,8 @@ class CategoricalFamily:
         alpha = prior["alpha"]
         dr.require_mode_alpha(alpha, WHO)
         numer = self._padded(stats, (alpha - 1.0)[:, None])
-        denom = stats["count"][:, None, None] + (self.n_categories_ * (alpha - 1.0))[:, None]
+        denom = (missing.observed_count(stats)[..., None]
+                 + (self.n_categories_ * (alpha - 1.0))[:, None])
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
@@ -248,7 +263,8 @@ class CategoricalFamily:
         ndarray of shape (..., n, K)
             The one-hot (sparse, n x d Cmax) encoding of the codes times log theta
             flattened to (d Cmax, ... K): one sparse matrix product for all draws, no
-            loop. ``-inf`` where a category has probability 0 in a class (MLE).
+            loop. ``-inf`` where a category has probability 0 in a class (MLE). A
+            missing x_nj (NaN) has weight 0 in the one-hot matrix: its term drops.
         """
         theta = params["theta"]
         n, d = X.shape
@@ -256,8 +272,10 @@ class CategoricalFamily:
         lead = theta.shape[:-3]
         n_classes = theta.shape[-3]
         cols = (np.arange(d) * width + cats.encode(X, self.categories_, WHO)).ravel()
+        M = missing.mask(X)
+        ones = np.ones(n * d) if M is None else (~M).ravel().astype(np.float64)
         onehot = sparse.csr_matrix(
-            (np.ones(n * d), cols, np.arange(0, n * d + 1, d)), shape=(n, d * width)
+            (ones, cols, np.arange(0, n * d + 1, d)), shape=(n, d * width)
         )
         with np.errstate(divide="ignore"):
             log_theta = np.log(theta)

@@ -32,7 +32,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bayesgen.families import _far
+from bayesgen import missing
+from bayesgen.families import _far, _masked
 from bayesgen.families import _gaussian_stats as gstats
 from bayesgen.families._far import attach_frame, user_to_internal
 
@@ -60,6 +61,8 @@ class GaussianFamily:
     name = "gaussian"
     param_dims: ClassVar[dict] = {"mu": ("class", "feature"), "var": ("class", "feature")}
     positive_only = False
+    #: NaN in X is a missing value, integrated out (:mod:`._masked`)
+    accepts_missing = True
 
     def __init__(
         self,
@@ -89,12 +92,22 @@ class GaussianFamily:
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted per-class count, mean and centred sum of squares, each (K, d), the
-        rows of positive weight (K,) and the frame they are in (``loc``, ``scale``)."""
+        rows of positive weight (K,) and the frame they are in (``loc``, ``scale``).
+
+        With missing entries (NaN) the means and sums of squares are over the observed
+        entries of each (class, feature), whose weighted number is ``observed`` (K, d)
+        (and rows ``observed_rows``), see :func:`._masked.gaussian_stats`."""
+        M = missing.mask(X)
+        if M is not None:
+            return attach_frame(_masked.gaussian_stats(X, M, y, w, n_classes), self.frame)
         return attach_frame(gstats.diagonal_stats(X, y, w, n_classes), self.frame)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Combine the statistics of two disjoint data sets (Chan et al.'s update),
-        whatever frames they were computed in (the result is in ``a``'s)."""
+        whatever frames they were computed in (the result is in ``a``'s); per (class,
+        feature) with the observed counts when either side had missing entries."""
+        if "observed" in a or "observed" in b:
+            return _masked.gaussian_merge(a, b)
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
@@ -129,18 +142,23 @@ class GaussianFamily:
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
-        """Per-class mean and variance with divisor N_k (or N_k - 1); needs N_k >= 2."""
-        counts = stats["count"]
+        """Per-class mean and variance with divisor N_k (or N_k - 1); needs N_k >= 2.
+
+        With missing entries N_kj, the weighted number of observed entries of feature j
+        in class k, replaces N_k; a pair never observed is a ``ValueError``."""
         ddof = gstats.check_divisor(self.divisor)
         gstats.require_samples(gstats.sample_rows(stats), 2, self.labels,
                                "GaussianNB method='mle'")
+        if "observed_rows" in stats:
+            missing.require_observed(stats["observed_rows"], self.labels, "GaussianNB")
+        counts = missing.observed_count(stats)
         if ddof and np.any(counts <= ddof):
             raise ValueError(
                 "GaussianNB divisor='unbiased' treats sample weights as replication "
                 "counts and needs a weighted count above 1 in every class; use divisor='n'."
             )
-        var = stats["m2"] / (counts - ddof)[:, None]
-        zero = stats["m2"] <= gstats.zero_tolerance(stats) * counts[:, None]
+        var = stats["m2"] / (counts - ddof)
+        zero = stats["m2"] <= gstats.zero_tolerance(stats) * counts
         if zero.any():
             k, j = np.argwhere(zero)[0]
             raise ValueError(
@@ -151,8 +169,9 @@ class GaussianFamily:
         return {"mu": stats["mean"].copy(), "var": var}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
-        """Normal-Inverse-Gamma posterior hyper-parameters, each (K, d)."""
-        n = stats["count"][:, None]
+        """Normal-Inverse-Gamma posterior hyper-parameters, each (K, d), with N the
+        observed count of each (class, feature) (the prior where it is 0)."""
+        n = missing.observed_count(stats)
         kappa_n = prior["kappa0"] + n
         diff = stats["mean"] - prior["m0"]
         return {
@@ -178,10 +197,14 @@ class GaussianFamily:
         """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
 
         Each feature is Student-t with 2 a_n degrees of freedom, location m_n and
-        squared scale b_n (kappa_n + 1) / (a_n kappa_n) (Murphy 2007, eq. 100).
+        squared scale b_n (kappa_n + 1) / (a_n kappa_n) (Murphy 2007, eq. 100). A
+        missing x_j (NaN) drops its term.
         """
         from scipy.special import gammaln
 
+        M = missing.mask(X)
+        if M is not None:
+            X = np.where(M, 0.0, X)
         nu = 2.0 * post["a"]
         scale2 = post["b"] * (post["kappa"] + 1.0) / (post["a"] * post["kappa"])
         z2 = (X[:, None, :] - post["m"]) ** 2 / (nu * scale2)
@@ -189,7 +212,7 @@ class GaussianFamily:
             gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi * scale2)
             - (nu + 1) / 2 * np.log1p(z2)
         )
-        return terms.sum(axis=-1)
+        return terms.sum(axis=-1) if M is None else _masked.drop_terms(terms, M)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -209,7 +232,11 @@ class GaussianFamily:
             Computed as ``-1/2 [(x-c)^2 @ (1/var)^T - 2 (x-c) @ ((mu-c)/var)^T
             + sum (mu-c)^2/var + sum log var]`` with ``c`` the mean of the class means
             (centring keeps the expansion accurate): two matrix products, no loop.
+            A missing x_nj (NaN) drops its term (:func:`._masked.gaussian_log_lik`).
         """
+        M = missing.mask(X)
+        if M is not None:
+            return _masked.gaussian_log_lik(X, M, params, full)
         mu, var = params["mu"], params["var"]
         centre = mu.reshape(-1, mu.shape[-1]).mean(axis=0)
         Xc = X - centre
@@ -292,11 +319,11 @@ class GaussianFamily:
         """sum_kj [-N_k/2 log var_kj - (S_kj + N_k (xbar_kj - mu_kj)^2) / (2 var_kj)].
 
         The Gaussian log-likelihood of all rows from (N_k, xbar_k, S_k), without the
-        constant -N d/2 log(2 pi).
+        constant -N d/2 log(2 pi); with missing entries N_kj (observed) replaces N_k.
         """
         import pytensor.tensor as pt
 
-        n = stats["count"][:, None]
+        n = missing.observed_count(stats)
         mu, var = params["mu"], params["var"]
         ss = stats["m2"] + n * (stats["mean"] - mu) ** 2
         return pt.sum(-0.5 * n * pt.log(var) - 0.5 * ss / var)

@@ -51,8 +51,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from bayesgen import missing
 from bayesgen.families import _far
 from bayesgen.families import _gaussian_stats as gstats
+from bayesgen.families import _kernel_missing as km
 from bayesgen.families._far import attach_frame
 from bayesgen.families._kernel_fit import (  # noqa: F401 (_loo re-exported for tests)
     _loo,
@@ -98,6 +100,9 @@ class KernelFamily:
     name = "kernel"
     param_dims: ClassVar[dict] = {"bandwidth": ("class", "feature")}
     positive_only = False
+    #: NaN in X is a missing value: per-feature KDEs of the observed points, a missing
+    #: x_j drops its factor (:mod:`._kernel_missing`; not with method="mcmc" at fit)
+    accepts_missing = True
 
     def __init__(self, *, bandwidth_sd: float = 1.0) -> None:
         self.bandwidth_sd = bandwidth_sd
@@ -163,6 +168,9 @@ class KernelFamily:
             raise ValueError(
                 f"bandwidth_sd must be a finite number > 0; got {self.bandwidth_sd!r}."
             )
+        if km.has_gaps(stats):
+            km.check_observed(stats, self.labels)
+            return {"centre": km.per_feature(silverman, stats), "sd": sd}
         return {"centre": silverman(stats), "sd": sd}
 
     # -------------------------------------------------------------- estimates
@@ -207,12 +215,18 @@ class KernelFamily:
         if stats["w"].size:
             unit = stats["w"].min()
             stats = dict(stats, w=stats["w"] / unit, count=stats["count"] / unit)
+        if km.has_gaps(stats):  # feature by feature on its observed points
+            km.check_observed(stats, self.labels)
+            return km.fit_features(self, stats, silverman, None)
         self._require_points(stats, "KernelNB")
         return self._fit(stats, silverman(stats), None)
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Mode in log h of LOO(h) + log Normal(log h; log centre, sd^2), (K, d);
         weights are replication counts (each point leaves min(w_i, 1) out)."""
+        if km.has_gaps(stats):  # feature by feature on its observed points
+            centre = iter(prior["centre"].T)
+            return km.fit_features(self, stats, lambda s: next(centre)[:, None], prior["sd"])
         self._require_points(stats, "KernelNB")
         return self._fit(stats, prior["centre"], prior["sd"])
 
@@ -246,6 +260,9 @@ class KernelFamily:
         h = np.asarray(params["bandwidth"], dtype=np.float64)
         lead, (K, d) = h.shape[:-2], h.shape[-2:]
         H = h.reshape(-1, K, d)
+        if missing.has_missing(X) or missing.has_missing(P):  # drop missing factors
+            out = km.log_lik(X, P, cls, w, H, full)
+            return out.reshape(*lead, X.shape[0], K)
         Xt = np.ascontiguousarray(X.T)
         out = np.zeros((H.shape[0], X.shape[0], K))
         for k in range(K):
@@ -345,6 +362,7 @@ class KernelFamily:
         objective of ``mle``/``map`` (:func:`._kernel_pymc.stats_loglik`)."""
         from bayesgen.families import _kernel_pymc
 
+        km.refuse_mcmc(stats)
         return _kernel_pymc.stats_loglik(self, params, stats)
 
 

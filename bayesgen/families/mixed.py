@@ -89,6 +89,10 @@ class MixedFamily:
         self._frame = None
         self.parts_: list[dict] | None = None
 
+    #: NaN in X is a missing value: each part integrates its own columns' out (every
+    #: part family accepts missing entries; a multinomial part only at predict)
+    accepts_missing = True
+
     # ------------------------------------------------------- specification
     @property
     def positive_only(self) -> bool:

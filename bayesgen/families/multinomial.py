@@ -14,6 +14,25 @@ one-hot class matrix. With T_k = sum_j c_kj:
   (c + alpha - 1) / (T + d (alpha - 1)) for a scalar alpha
 - posterior: theta_k | data ~ Dirichlet(c_k + alpha)
 
+Missing counts (NaN). The marginal of the observed counts x_O of a row is not the
+multinomial with the missing terms dropped: the row total n is unknown once a count
+is missing. Read the counts as independent x_j ~ Poisson(lambda theta_kj) with a
+row-specific exposure lambda (Poisson splitting: given n this is Multinomial(n,
+theta_k)); the observed counts are Poisson(lambda theta_kj), j in O, and integrating
+lambda out under the scale-invariant prior d lambda / lambda (or conditioning on the
+observed total n_O) leaves, up to a factor free of theta and k::
+
+    p(x_O | y = k) = Multinomial(x_O; n_O, theta_kO / s_kO),   s_kO = sum_{j in O} theta_kj
+
+i.e. theta renormalised over the observed words: :meth:`MultinomialFamily.log_lik`
+adds ``-n_O log s_kO`` to the observed terms, and the conjugate predictive is the
+Dirichlet-multinomial over the observed words (the renormalised sub-vector of a
+Dirichlet is Dirichlet(a_O)). Predictions are exact for every method. *Fitting* on
+rows with missing counts is not supported: the factor ``s_kO^(-n_O)`` of each such row
+couples the words, so the Dirichlet prior is no longer conjugate (no closed-form MLE,
+MAP or posterior). It is a ``ValueError`` rather than an approximation; drop or
+impute those rows, or use PoissonNB, whose counts are independent per feature.
+
 Non-negative real values (tf-idf term weights) are accepted for point estimates, as
 in scikit-learn; posterior methods need whole-number counts. X may be scipy.sparse
 (CSR): statistics, log-likelihoods and predictive densities then touch only the
@@ -27,9 +46,10 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from bayesgen import _sparse
+from bayesgen import _sparse, missing
 from bayesgen._validation import check_counts
 from bayesgen.families import _dirichlet as dr
+from bayesgen.families import _masked
 
 WHO = "MultinomialNB"
 
@@ -58,6 +78,9 @@ class MultinomialFamily:
     support_check_rejects_nan = True
     #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
     poor_score = True
+    #: NaN in X at predict is integrated out exactly (renormalised theta); at fit it is
+    #: a ValueError (not conjugate, see the module docstring)
+    accepts_missing = True
 
     def __init__(self, *, alpha: Any = 2.0) -> None:
         self.alpha = alpha
@@ -73,8 +96,20 @@ class MultinomialFamily:
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted class counts N_k (K,) and feature counts ``R^T X`` (K, d).
 
-        Raises ``ValueError`` naming ``sample_weight`` if a weighted sum overflows.
+        Raises ``ValueError`` naming ``sample_weight`` if a weighted sum overflows, and
+        for missing counts (NaN), whose exact likelihood is not conjugate (see the
+        module docstring).
         """
+        if missing.has_missing(X):
+            raise ValueError(
+                f"{WHO} cannot be fitted on rows with missing counts (NaN, None or NA): "
+                "with a count missing the row total is unknown, and the exact likelihood "
+                "of the observed counts (theta renormalised over the observed words) is "
+                "not conjugate to the Dirichlet prior, so no exact MLE, MAP or posterior "
+                "exists in closed form. Drop or impute those rows, or use PoissonNB, "
+                "whose counts are independent per feature. Missing counts at predict "
+                "time are integrated out exactly."
+            )
         return dr.class_sums(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
@@ -120,17 +155,29 @@ class MultinomialFamily:
 
         with R(a, x) = lgamma(a + x) - lgamma(a) (:func:`_dirichlet.log_rising`,
         accurate for huge concentrations). R(a, 0) = 0, so sparse X only visits its
-        non-zeros; dense X takes one (n, d) pass per class.
+        non-zeros; dense X takes one (n, d) pass per class. Missing counts (NaN): the
+        Dirichlet-multinomial over the observed words, A_k summed over them (module
+        docstring).
         """
         conc = post["concentration"]
+        M = missing.mask(X)
+        if M is not None:
+            X = missing.filled(X)
         total = _sparse.row_sum(X)
         out = np.empty((X.shape[0], conc.shape[0]))
+        A = (conc.sum(axis=1)[None, :] if M is None
+             else _masked.observed_matmul(M, conc))  # (1 or n, K)
         for k, a in enumerate(conc):
             if _sparse.is_sparse(X):
                 out[:, k] = _sparse.row_sum_of(X, dr.log_rising(a[X.indices], X.data))
             else:
                 out[:, k] = dr.log_rising(a, X).sum(axis=1)
-            out[:, k] -= dr.log_rising(a.sum(), total)
+            if M is None:
+                out[:, k] -= dr.log_rising(A[:, k], total)
+            else:  # no observed count: R(A, 0) = 0 (A may be 0 there)
+                some = total > 0
+                A_k = np.broadcast_to(A[:, k], total.shape)
+                out[some, k] -= dr.log_rising(A_k[some], total[some])
         out += self._coefficient(X, total)[:, None]
         return dr.check_overflow(out, X, WHO)
 
@@ -161,9 +208,16 @@ class MultinomialFamily:
             ``X @ log(theta).T`` (+ coefficient): one matrix product (sparse x dense
             for sparse X). ``-inf`` where a row has x_j > 0 for a theta_kj = 0 (MLE);
             0 log 0 counts as 0. Raises ``ValueError`` if X is so large that a value
-            overflows float64.
+            overflows float64. Missing counts (NaN): ``- n_O log(O @ theta.T)`` is
+            added (theta renormalised over the observed words; module docstring), and
+            the coefficient is over the observed counts.
         """
+        M = missing.mask(X)
+        if M is not None:
+            X = missing.filled(X)
         out, impossible = dr.log_prob_parts(X, params["theta"])
+        if M is not None:
+            out, impossible = _masked.renormalise(out, impossible, X, M, params["theta"])
         if full:
             with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
                 out += self._coefficient(X, _sparse.row_sum(X))[:, None]

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.families import _far
+from bayesgen.families import _far, _mvn_em, _mvn_missing
 from bayesgen.families import _gaussian_stats as gstats
 from bayesgen.families._far import attach_frame, user_to_internal
 from bayesgen.families._mvn_checks import check_nonsingular, draw_niw, resolve_cov_prior
@@ -89,6 +89,9 @@ class MVNFamily:
 
     name = "mvn"
     positive_only = False
+    #: NaN in X is a missing entry, integrated out (:mod:`._mvn_missing`, EM, data
+    #: augmentation, pattern-grouped NUTS)
+    accepts_missing = True
 
     def __init__(
         self,
@@ -128,13 +131,18 @@ class MVNFamily:
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied, rows
-        of positive weight (K,) and the frame (``loc``, ``scale``)."""
+        of positive weight (K,) and the frame (``loc``, ``scale``); with NaN in X the
+        pattern-grouped statistics of :func:`._mvn_missing.stats`."""
+        if _mvn_missing.has_nan(X):
+            return _mvn_missing.stats(self, X, y, w, n_classes)
         return attach_frame(gstats.scatter_stats(X, y, w, n_classes, tied=self.tied),
                             self.frame)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Combine the statistics of two disjoint data sets (Chan et al.'s update),
         whatever frames they were computed in (the result is in ``a``'s)."""
+        if "groups" in a or "groups" in b:  # missing entries on either side
+            return _mvn_missing.merge(self, a, b)
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
@@ -180,7 +188,8 @@ class MVNFamily:
                 )
             _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
         if auto:
-            nu0 = evidence_dof(stats, m0, kappa0, S0, tied=self.tied)
+            nu0 = evidence_dof(_mvn_em.evidence_stats(self, stats, m0, kappa0, S0), m0,
+                               kappa0, S0, tied=self.tied)
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
 
     # -------------------------------------------------------------- estimates
@@ -189,7 +198,12 @@ class MVNFamily:
 
         Raises ``ValueError`` naming the class when a class has too few samples
         (QDA: N_k <= d; LDA: N_k = 0 or N <= K) or the covariance is singular.
+        With missing entries: EM (:mod:`._mvn_em`), ``ValueError`` naming a class and
+        feature never observed together.
         """
+        if "groups" in stats:
+            _mvn_missing.check_mle(self, stats)
+            return _mvn_em.fit(self, stats, None)
         counts = stats["count"]
         rows = gstats.sample_rows(stats)
         n_classes, d = stats["mean"].shape
@@ -248,7 +262,7 @@ class MVNFamily:
         diff = stats["mean"] - prior["m0"]
         between = np.einsum("k,ki,kj->kij", kappa0 * n / kappa, diff, diff)
         if self.tied:
-            Psi = prior["Psi0"] + stats["scatter"] + between.sum(0)
+            Psi = prior["Psi0"] + stats["scatter"] + gstats.class_sum(between)
             nu = float(np.asarray(prior["nu0"]) + n.sum())
         else:
             Psi = prior["Psi0"] + stats["scatter"] + between
@@ -257,7 +271,9 @@ class MVNFamily:
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Joint posterior mode: mu_k = m_k; Sigma_k = Psi_k / (nu_k + d + 2) (QDA) or
-        Sigma = Psi / (nu + d + 1 + K) (LDA)."""
+        Sigma = Psi / (nu + d + 1 + K) (LDA). With missing entries: EM (:mod:`._mvn_em`)."""
+        if "groups" in stats:
+            return _mvn_em.fit(self, stats, prior)
         post = self.posterior(stats, prior)
         n_classes, d = post["m"].shape
         if self.tied:
@@ -265,6 +281,16 @@ class MVNFamily:
         else:
             cov = post["Psi"] / (post["nu"] + d + 2)[:, None, None]
         return {"mu": post["m"], "cov": cov}
+
+    def needs_augmentation(self, stats: dict) -> bool:
+        """Missing entries: ``method="conjugate"`` runs data augmentation."""
+        return "groups" in stats
+
+    def augment(self, stats: dict, prior: dict, **kwargs):
+        """Data-augmentation posterior draws (:func:`._mvn_augment.sample`)."""
+        from bayesgen.families import _mvn_augment
+
+        return _mvn_augment.sample(self, stats, prior, **kwargs)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. posterior draws by the Bartlett decomposition
@@ -279,7 +305,10 @@ class MVNFamily:
         freedom, location m_k and scale Psi_k (kappa_k + 1) / (kappa_k (nu_k - d + 1)).
         The same holds for LDA with the shared Psi and nu: given Sigma,
         x = mu_k + e ~ N(m_k, Sigma (1 + 1/kappa_k)), then Sigma is integrated out.
+        NaN in X or a data-augmentation stack: :func:`._mvn_missing.log_predictive`.
         """
+        if post["m"].ndim == 3 or _mvn_missing.has_nan(X):
+            return _mvn_missing.log_predictive(self, X, post)
         from scipy.special import gammaln
 
         d = X.shape[1]
@@ -312,8 +341,11 @@ class MVNFamily:
         -------
         ndarray of shape (..., n, K)
             ``-1/2 [(x - mu_k)^T Sigma_k^-1 (x - mu_k) + log|Sigma_k| + d log 2pi]``,
-            see :func:`._mvn_linalg.mahalanobis`.
+            see :func:`._mvn_linalg.mahalanobis`. NaN in X: the marginal of the
+            observed coordinates (:func:`._mvn_missing.log_lik`).
         """
+        if _mvn_missing.has_nan(X):
+            return _mvn_missing.log_lik(self, X, params, full)
         mu, cov = params["mu"], params["cov"]
         d = mu.shape[-1]
         if self.tied and not full:
@@ -348,7 +380,10 @@ class MVNFamily:
     def attributes(self, params: dict) -> dict:
         """``means_`` (K, d); ``covariance_``: list of K (d, d) (QDA) or (d, d) (LDA)."""
         cov = params["cov"]
-        return {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
+        out = {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
+        if hasattr(self, "em_"):  # EM ran (missing entries, method "mle" or "map")
+            out.update(n_iter_=self.em_["n_iter"], em_objective_=self.em_["objective"])
+        return out
 
     # ----------------------------------------------------------------- frame
     def to_user(self, params: dict) -> dict:
@@ -368,10 +403,14 @@ class MVNFamily:
 
     def far_terms(self, far, params: dict):
         """(a2, a1, a0) of far rows, (..., m, K) each (:func:`._far.mvn_terms`)."""
+        if np.isnan(far.ZN).any():
+            return _mvn_missing.far_terms(self, far, params)
         return _far.mvn_terms(self, far, params)
 
     def far_log_predictive(self, far, post: dict) -> np.ndarray:
         """Closed-form posterior predictive log-density of far rows, (m, K)."""
+        if post["m"].ndim == 3 or np.isnan(far.ZN).any():
+            return _mvn_missing.far_log_predictive(self, far, post)
         return _far.mvn_predictive(self, far, post)
 
     # ------------------------------------------------------------------ PyMC
@@ -399,6 +438,8 @@ class MVNFamily:
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_k [N_k log|U_k| - tr(U_k^T (S_k + N_k (xbar_k - mu_k)(xbar_k - mu_k)^T) U_k) / 2]
         with Sigma_k^-1 = U_k U_k^T: the rows' log-likelihood without its constant."""
-        from bayesgen.families import _mvn_pymc
+        from bayesgen.families import _mvn_pymc, _mvn_pymc_missing
 
+        if "groups" in stats:  # missing entries: per (pattern, class) group
+            return _mvn_pymc_missing.stats_loglik(self, params, stats)
         return _mvn_pymc.stats_loglik(self, params, stats)

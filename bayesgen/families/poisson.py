@@ -26,9 +26,10 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from bayesgen import _sparse
+from bayesgen import _sparse, missing
 from bayesgen._validation import check_counts
 from bayesgen.families import _dirichlet as dr
+from bayesgen.families import _masked
 from bayesgen.families._gaussian_stats import resolve_vector
 
 WHO = "PoissonNB"
@@ -55,8 +56,11 @@ class PoissonFamily:
     positive_only = True
     #: takes scipy.sparse X (CSR) in every method, never densified
     accepts_sparse = True
-    #: check_nonnegative's ``X.min()`` pass also rejects NaN (see the estimator base)
+    #: check_nonnegative's ``X.min()`` pass also catches -inf and scans for NaN (see the
+    #: estimator base; +inf is caught from the statistics or scores)
     support_check_rejects_nan = True
+    #: NaN in X is a missing value, integrated out (:mod:`._masked`)
+    accepts_missing = True
 
     def __init__(self, *, alpha: Any = 2.0, rate_prior: Any = None) -> None:
         self.alpha = alpha
@@ -73,13 +77,18 @@ class PoissonFamily:
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted class counts N_k (K,) and feature sums ``R^T X`` (K, d).
 
-        Raises ``ValueError`` naming ``sample_weight`` if a weighted sum overflows.
+        With missing entries (NaN) also ``observed`` N_kj (K, d), the weighted number of
+        observed entries, which replaces N_k below. Raises ``ValueError`` naming
+        ``sample_weight`` if a weighted sum overflows.
         """
+        M = missing.mask(X)
+        if M is not None:
+            return _masked.count_stats(X, M, y, w, n_classes, WHO)
         return dr.class_sums(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""
-        return dr.add_stats(a, b)
+        return _masked.add_count_stats(a, b)
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict) -> dict:
@@ -97,8 +106,8 @@ class PoissonFamily:
                 f"{WHO} needs alpha >= 1 (Gamma shape; alpha = 1 is the MLE); got "
                 f"min(alpha) = {float(alpha.min()):g}."
             )
-        n = float(stats["count"].sum())
-        mean = np.maximum(s.sum(axis=0) / n, 0.5 / max(n, 1.0))
+        seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
+        mean = np.maximum(s.sum(axis=0) / seen, 0.5 / np.maximum(seen, 1.0))
         rate = resolve_vector(self.rate_prior, d, "rate_prior", mean)
         if np.any(rate <= 0):
             raise ValueError(f"rate_prior must be > 0 for every feature; got {self.rate_prior!r}.")
@@ -106,23 +115,26 @@ class PoissonFamily:
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
-        """lambda = S_kj / N_k (0 for a feature that is always 0 in class k)."""
+        """lambda = S_kj / N_k (0 for a feature that is always 0 in class k); N_kj, the
+        observed count, with missing entries."""
         self.fitted_stats_ = stats
-        n = stats["count"][:, None]
+        n = missing.observed_count(stats)
+        missing.require_observed(np.broadcast_to(n, stats["feature_count"].shape),
+                                 self.labels, WHO)
         return {"rate": dr.mode(stats["feature_count"], n, self.labels, WHO)}
 
     def map(self, stats: dict, prior: dict) -> dict:
         """lambda = (S_kj + alpha - 1) / (N_k + beta_j)."""
         self.fitted_stats_ = stats
         numer = stats["feature_count"] + (prior["alpha"] - 1.0)
-        denom = stats["count"][:, None] + prior["beta"]
+        denom = missing.observed_count(stats) + prior["beta"]
         return {"rate": dr.mode(numer, denom, self.labels, WHO)}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Gamma posterior shape ``a = S + alpha`` and rate ``b = N_k + beta``, (K, d)."""
         self.fitted_stats_ = stats
         s = stats["feature_count"]
-        b = stats["count"][:, None] + prior["beta"]
+        b = missing.observed_count(stats) + prior["beta"]
         return {"a": s + prior["alpha"], "b": np.broadcast_to(b, s.shape).copy()}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
@@ -139,10 +151,16 @@ class PoissonFamily:
 
         summed over features, with R(a, x) = lgamma(a + x) - lgamma(a)
         (:func:`_dirichlet.log_rising`, accurate for huge a). R(a, 0) = 0, so sparse X
-        only visits its non-zeros; dense X takes one (n, d) pass per class.
+        only visits its non-zeros; dense X takes one (n, d) pass per class. A missing
+        x_nj (NaN) drops its term.
         """
         a, b = post["a"], post["b"]
-        out = dr.matmul_t(X, -np.log1p(b)) - (a * np.log1p(1.0 / b)).sum(axis=1)
+        M = missing.mask(X)
+        if M is None:
+            out = dr.matmul_t(X, -np.log1p(b)) - (a * np.log1p(1.0 / b)).sum(axis=1)
+        else:
+            X = missing.filled(X)
+            out = dr.matmul_t(X, -np.log1p(b)) - _masked.observed_matmul(M, a * np.log1p(1 / b))
         for k in range(a.shape[0]):
             if _sparse.is_sparse(X):
                 out[:, k] += _sparse.row_sum_of(X, dr.log_rising(a[k][X.indices], X.data))
@@ -176,12 +194,18 @@ class PoissonFamily:
         ndarray of shape (..., n, K)
             ``X @ log(lambda).T - sum_j lambda_kj``: one matrix product (sparse x dense
             for sparse X). ``-inf`` where x_nj > 0 for a rate 0 (MLE); 0 log 0 counts
-            as 0. Raises ``ValueError`` if X is so large that a value overflows.
+            as 0. Raises ``ValueError`` if X is so large that a value overflows. A
+            missing x_nj (NaN) drops its term (x = 0 and the rate summed over the
+            observed features only).
         """
         rate = params["rate"]
+        M = missing.mask(X)
+        if M is not None:
+            X = missing.filled(X)
         out, impossible = dr.log_prob_parts(X, rate)
         with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
-            out -= rate.sum(axis=-1)[..., None, :]
+            out -= (rate.sum(axis=-1)[..., None, :] if M is None
+                    else _masked.observed_matmul(M, rate))
             if full:
                 out -= self._log_factorials(X)[:, None]
         dr.check_overflow(out, X, WHO)
@@ -247,4 +271,5 @@ class PoissonFamily:
         import pytensor.tensor as pt
 
         rate = params["rate"]
-        return pt.sum(stats["feature_count"] * pt.log(rate) - stats["count"][:, None] * rate)
+        n = missing.observed_count(stats)
+        return pt.sum(stats["feature_count"] * pt.log(rate) - n * rate)

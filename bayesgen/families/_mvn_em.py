@@ -1,0 +1,168 @@
+"""EM for LDA/QDA with missing entries (``method="mle"`` and ``"map"``).
+
+Little & Rubin (2002, ch. 11). The observed-data objective is
+
+    l(theta) = sum_g loglik_g(theta)            (mle)
+    l(theta) = sum_g loglik_g(theta) + log p(theta)   (map; the NIW prior density)
+
+with loglik_g the Gaussian marginal of the observed coordinates of group g
+(:func:`._mvn_patterns.loglik`). Each iteration
+
+* E-step: for every (pattern, class) group, the conditional mean and covariance of the
+  missing coordinates given the observed ones at the current (mu, Sigma), i.e. the
+  expected complete-data statistics (:func:`._mvn_patterns.expected`):
+  E[x_m | x_o] = mu_m + B (x_o - mu_o), Cov = C, B = Sigma_mo Sigma_oo^-1,
+  C = Sigma_mm - B Sigma_om, combined per class;
+* M-step: the closed-form complete-data estimate on those statistics (the family's own
+  MLE, or its joint NIW posterior mode for MAP), which maximises the expected
+  complete-data log-likelihood (plus log prior), since both are linear in the
+  statistics.
+
+The objective never decreases (EM's monotonicity; tested). It starts from the observed
+entries' class means and diagonal variances (:func:`._mvn_patterns.available_case`)
+and stops when one iteration raises it by at most ``TOL * max(1, |l|)``; after
+``MAX_ITER`` iterations it stops with a :class:`bayesgen.exceptions.ConvergenceWarning`.
+The API fixes the estimators' parameters, so these are module constants.
+
+``divisor="unbiased"`` (MLE): EM maximises the likelihood (divisor N_k / N), then the
+covariance is multiplied by N_k / (N_k - 1) (QDA) or N / (N - K) (LDA), the counts
+being those of the rows with an observed entry.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from scipy.special import multigammaln
+
+from bayesgen.families import _mvn_patterns as pat
+
+#: relative tolerance on the increase of the objective per iteration
+TOL = 1e-10
+#: iterations after which EM stops with a ConvergenceWarning
+MAX_ITER = 1000
+
+
+def log_niw(mu: np.ndarray, cov: np.ndarray, prior: dict, tied: bool) -> float:
+    """log NIW density of (mu (K, d), Sigma): log IW(Sigma; Psi0, nu0) +
+    sum_k log N(mu_k; m0, Sigma / kappa0) (one Sigma for LDA, Sigma_k for QDA).
+
+    log IW(S; Psi, nu) = nu/2 log|Psi| - nu d/2 log 2 - log Gamma_d(nu/2)
+    - (nu + d + 1)/2 log|S| - tr(Psi S^-1)/2.
+    """
+    K, d = mu.shape
+    m0 = np.broadcast_to(prior["m0"], (K, d))
+    kappa0 = np.broadcast_to(np.asarray(prior["kappa0"], dtype=np.float64), (K,))
+    covs = np.broadcast_to(cov, (K, d, d)) if tied else cov
+    L = np.linalg.cholesky(covs)
+    logdet = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)  # (K,)
+    z = np.linalg.solve(L, (mu - m0)[..., None])[..., 0]
+    normal = 0.5 * d * (np.log(kappa0) - pat.LOG_2PI) - 0.5 * logdet - 0.5 * kappa0 * (z**2).sum(-1)
+    Psi0 = np.asarray(prior["Psi0"], dtype=np.float64)
+    nu0 = np.asarray(prior["nu0"], dtype=np.float64)
+    Lp = np.linalg.cholesky(Psi0)
+    logdet0 = 2.0 * np.log(np.diagonal(Lp, axis1=-2, axis2=-1)).sum(-1)
+    Linv = np.linalg.inv(L if not tied else L[0])
+    trace = np.einsum("...ij,...ji->...", Psi0, np.swapaxes(Linv, -1, -2) @ Linv)
+    ld = logdet if not tied else logdet[0]
+    iw = (0.5 * nu0 * logdet0 - 0.5 * nu0 * d * np.log(2.0) - multigammaln(nu0 / 2.0, d)
+          - 0.5 * (nu0 + d + 1.0) * ld - 0.5 * trace)
+    return float(np.sum(normal) + np.sum(iw))
+
+
+def objective(family, groups: dict, params: dict, prior: dict | None):
+    """The observed-data log-likelihood (plus log prior when ``prior`` is given) and the
+    conditional algebra of every group at ``params`` (reused by the next E-step)."""
+    cond = pat.condition(groups["obs"], params["mu"][groups["cls"]],
+                         pat.class_covariances(params["cov"], groups, family.tied))
+    value = float(pat.loglik(groups, cond).sum())
+    if prior is not None:
+        value += log_niw(params["mu"], params["cov"], prior, family.tied)
+    return value, cond
+
+
+def start(stats: dict, tied: bool) -> dict:
+    """EM's starting point: the observed entries' class means and diagonal variances
+    (pooled within classes for LDA; the pooled variance for a class without data)."""
+    count = stats["count"]
+    d = stats["mean"].shape[1]
+    if tied:
+        return {"mu": stats["mean"].copy(), "cov": stats["scatter"] / count.sum()}
+    pooled = stats["scatter"].sum(0) / count.sum()
+    safe = np.where(count > 0, count, 1.0)[:, None, None]
+    cov = np.where(count[:, None, None] > 0, stats["scatter"] / safe, pooled)
+    floor = np.eye(d) * np.maximum(np.diagonal(pooled), 1e-300)
+    bad = ~(np.diagonal(cov, axis1=1, axis2=2) > 0).all(axis=1)
+    cov[bad] = floor
+    return {"mu": stats["mean"].copy(), "cov": cov}
+
+
+def fit(family, stats: dict, prior: dict | None, *, record: bool = True) -> dict:
+    """Run EM; ``prior`` None: MLE, else MAP under that NIW prior.
+
+    Returns the parameters ``mu`` (K, d), ``cov``; sets ``family.em_`` =
+    ``{"n_iter": int, "objective": ndarray}`` (the objective after every iteration,
+    starting at the initial point) when ``record``.
+    """
+    from bayesgen.exceptions import ConvergenceWarning, warn
+
+    groups = stats["groups"]
+    n_classes = stats["count"].size
+    mle = prior is None
+    m_step = copy.copy(family)  # the likelihood's divisor N_k / N inside EM
+    m_step.divisor = "n"
+    params = start(stats, family.tied)
+    value, cond = objective(family, groups, params, prior)
+    trace = [value]
+    n_iter = 0
+    while True:
+        if n_iter >= MAX_ITER:
+            warn(f"{family._who} EM did not converge in {MAX_ITER} iterations (last "
+                 f"change of the objective {trace[-1] - trace[-2]:.3g}); the estimate may "
+                 "be inaccurate. Much missing data slows EM; method='mcmc' or "
+                 "'conjugate' do not depend on it.", ConvergenceWarning)
+            break
+        mean_g, scatter_g = pat.expected(groups, cond)
+        complete = pat.class_stats(groups, mean_g, scatter_g, n_classes, family.tied)
+        complete.update({k: stats[k] for k in ("loc", "scale") if k in stats})
+        params = m_step.mle(complete) if mle else family.map(complete, prior)
+        value, cond = objective(family, groups, params, prior)
+        trace.append(value)
+        n_iter += 1
+        if value - trace[-2] <= TOL * max(1.0, abs(value)):
+            break
+    if mle and family.divisor == "unbiased":
+        n = pat.class_stats(groups, mean_g, scatter_g, n_classes, family.tied)["count"]
+        factor = n.sum() / (n.sum() - n_classes) if family.tied else (n / (n - 1.0))[:, None, None]
+        params = dict(params, cov=params["cov"] * factor)
+    if record:
+        family.em_ = {"n_iter": n_iter, "objective": np.asarray(trace)}
+    return params
+
+
+def completed_stats(family, stats: dict, params: dict) -> dict:
+    """The expected complete-data class statistics at ``params`` (EM's E-step), e.g.
+    for the empirical-Bayes choice of ``cov_dof="auto"``."""
+    _, cond = objective(family, stats["groups"], params, None)
+    mean_g, scatter_g = pat.expected(stats["groups"], cond)
+    return pat.class_stats(stats["groups"], mean_g, scatter_g, stats["count"].size,
+                           family.tied)
+
+
+def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray) -> dict:
+    """Statistics for the empirical-Bayes ``cov_dof="auto"`` with missing entries.
+
+    The NIW evidence needs complete-data statistics. With missing entries they are the
+    expected complete-data statistics at the MAP found by EM under the weakest default
+    prior (nu0 = d + 2, Psi0 = S0, the given m0 and kappa0): EM's E-step fills each
+    missing coordinate with its conditional mean and adds its conditional covariance,
+    so the statistics keep the spread the missing entries would have added. Statistics
+    without missing entries are returned unchanged (the complete-data choice).
+    """
+    if "groups" not in stats:
+        return stats
+    d = S0.shape[0]
+    weak = {"m0": m0, "kappa0": kappa0, "nu0": d + 2.0, "Psi0": S0}
+    params = fit(family, stats, weak, record=False)
+    return completed_stats(family, stats, params)
