@@ -67,6 +67,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n, d)
+            Or a Dask array / DataFrame (also y, sample_weight): fitted from per-chunk
+            statistics by a tree reduction on the active scheduler (``bayesgen._dask``).
         y : array-like of shape (n,)
             Class labels (any hashable values, strings included).
         sample_weight : array-like of shape (n,), optional

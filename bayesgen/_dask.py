@@ -8,7 +8,7 @@ Fit (``fit`` and ``partial_fit`` with a ``dask.array`` or ``dask.dataframe`` X, 
 ``sample_weight``): every row chunk (array block or DataFrame partition) becomes one
 task that validates it exactly as in-memory input (the same
 :func:`bayesgen.training.read_batch`; pandas partitions keep their column names) and
-returns its statistics as a :class:`bayesgen.streaming.Piece`, with the chunk's own
+returns its statistics as a :class:`bayesgen._pieces.Piece`, with the chunk's own
 classes and affine frame. The pieces are combined pairwise-exactly by the family's
 ``merge`` in a tree of fan-in :data:`SPLIT_EVERY` (classes united, frames re-expressed):
 only statistics travel, X is never gathered, and the graph runs on whatever scheduler
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen import streaming
+from bayesgen import _pieces
 
 #: pieces combined per task of the tree reduction
 SPLIT_EVERY = 8
@@ -50,25 +50,26 @@ def fit(estimator, X: Any, y: Any, sample_weight: Any = None):
     from bayesgen._params import check_params
 
     method = check_params(estimator)
-    tmpl = streaming.template(estimator, fitted=False)
+    tmpl = _pieces.template(estimator, fitted=False)
     piece = collection_piece(tmpl, X, y, sample_weight, method, None, reset=True)
-    streaming.commit(estimator, method, piece, defer=False)
+    _pieces.commit(estimator, method, piece, defer=False)
     return estimator
 
 
 def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
-                     classes: np.ndarray | None, *, reset: bool) -> streaming.Piece:
+                     classes: np.ndarray | None, *, reset: bool) -> _pieces.Piece:
     """The statistics of all rows of Dask (or mixed Dask/in-memory) input.
 
     ``classes`` None: the classes are the labels found (at least two); otherwise every
-    label must be one of them. ``reset``: take the columns (number, names) from X's
-    metadata; else check every chunk against the template's.
+    label must be one of them. ``reset``: every chunk records its own columns (the
+    merges check that they agree and unite the levels of categorical columns); else
+    every chunk is checked against (and may extend) the template's.
     """
     import dask
 
     who = type(tmpl).__name__
     if reset:
-        _set_columns(tmpl, X)
+        _check_shape(tmpl, X)
     if is_dask(X):
         x_blocks, lengths = _row_blocks(X)
         rows = _Lengths(X, lengths)
@@ -80,7 +81,7 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     w_blocks = _aligned(sample_weight, rows, len(x_blocks))
     shared = dask.delayed(tmpl, pure=False)  # one copy in the graph, not one per task
     leaves = [
-        dask.delayed(_chunk_piece, pure=True)(shared, xb, yb, wb, method, classes)
+        dask.delayed(_chunk_piece, pure=True)(shared, xb, yb, wb, method, classes, reset)
         for xb, yb, wb in zip(x_blocks, y_blocks, w_blocks, strict=True)
     ]
     if not leaves:
@@ -88,6 +89,14 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     (piece,) = dask.compute(_tree(leaves))
     if piece is None:
         raise ValueError(f"{who}: X has no rows of positive sample_weight; nothing to fit.")
+    if reset and piece.n_observed is not None and not np.all(piece.n_observed > 0):
+        from bayesgen.missing import column_name
+
+        j = int(np.argmin(piece.n_observed > 0))
+        raise ValueError(
+            f"{who}: column {column_name(piece.feature_names, j)} has no observed value "
+            "(every entry is missing), so nothing can be learned about it. Drop the column."
+        )
     if classes is None and piece.classes.size < 2:
         raise ValueError(
             f"Classifier can't train when only one class is present: y has 1 class "
@@ -97,10 +106,8 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     return piece
 
 
-def _set_columns(tmpl, X: Any) -> None:
-    """n_features_in_ / feature_names_in_ from X's metadata (no data computed)."""
-    from sklearn.utils.validation import _check_feature_names
-
+def _check_shape(tmpl, X: Any) -> None:
+    """X is 2-D with a known number of columns (from its metadata: nothing computed)."""
     meta = getattr(X, "_meta", X) if is_dask(X) else X
     if not hasattr(meta, "shape"):
         meta = np.asarray(meta)
@@ -112,13 +119,15 @@ def _set_columns(tmpl, X: Any) -> None:
     n_features = X.shape[1] if not hasattr(meta, "columns") else len(meta.columns)
     if not isinstance(n_features, int | np.integer):
         raise ValueError("X has an unknown number of columns; give X with known columns.")
-    _check_feature_names(tmpl, meta, reset=True)
-    tmpl.n_features_in_ = int(n_features)
 
 
-def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str,
-                 classes: np.ndarray | None) -> streaming.Piece | None:
-    """The statistics of one chunk (None for an empty or all-zero-weight chunk)."""
+def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str, classes: np.ndarray | None,
+                 reset: bool) -> _pieces.Piece | None:
+    """The statistics of one chunk (None for an empty or all-zero-weight chunk).
+
+    ``reset`` (a first fit): the chunk records its own columns (number, names, kinds,
+    the levels of categorical columns), which the merges check and unite; else it is
+    read with the estimator's record."""
     if len(X) == 0:
         return None
     if w is not None:
@@ -127,17 +136,17 @@ def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str,
             return None  # no weight: contributes nothing (fit checks the total)
     if classes is None:
         labels = np.asarray(y)
-        classes = streaming.unique_labels(labels.reshape(-1) if labels.ndim == 2 else labels,
+        classes = _pieces.unique_labels(labels.reshape(-1) if labels.ndim == 2 else labels,
                                           "y")
-    return streaming.batch_piece(tmpl, X, y, w, method, classes, reset=False)
+    return _pieces.batch_piece(tmpl, X, y, w, method, classes, reset=reset, whole=False)
 
 
-def _combine(*pieces: streaming.Piece | None) -> streaming.Piece | None:
+def _combine(*pieces: _pieces.Piece | None) -> _pieces.Piece | None:
     """Merge pieces left to right (the order of the rows)."""
     out = None
     for piece in pieces:
         if piece is not None:
-            out = piece if out is None else streaming.merge_pieces(out, piece)
+            out = piece if out is None else _pieces.merge_pieces(out, piece)
     return out
 
 

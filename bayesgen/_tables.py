@@ -24,7 +24,10 @@ levels of a column
     observed in training (:func:`bayesgen.families._categories.levels`). The family
     reports the levels as ``categories_``. At predict a value that is not a level is a
     ``ValueError`` naming the column (CategoricalNB's unseen-category rule); a later
-    training batch (``grow=True``) appends its new values to the levels.
+    training batch (``grow=True``) appends its new values to the levels; when the
+    statistics of pieces read apart (``partial_fit`` batches, Dask partitions, estimators
+    merged by ``bg.merge``) are merged, :mod:`bayesgen._piece_levels` re-codes them to
+    the sorted union of their levels (as one fit on all the rows has).
 
 Every other column becomes float64: numbers as they are, booleans as 0/1, a
 categorical column of numbers as its values. Text in such a column (e.g. strings in
@@ -94,7 +97,8 @@ class Columns:
 
 
 # ------------------------------------------------------------------ public
-def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
+def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False,
+               whole: bool = True) -> Any:
     """X as scikit-learn's ``validate_data`` can take it (float64 for DataFrames).
 
     Parameters
@@ -107,6 +111,9 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
     grow : bool
         A later training batch: values that are not yet levels of their column are
         appended to its levels instead of raising.
+    whole : bool
+        X is the whole training set: at fit, a column with no observed value is a
+        ``ValueError``. False for a Dask chunk (checked on the total instead).
 
     Returns
     -------
@@ -148,7 +155,8 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False) -> Any:
         if mask is not None and mask.any():
             missing[col.label] = mask
     if reset:
-        _check_missing(missing, out.shape[0], who)
+        if whole:
+            _check_missing(missing, out.shape[0], who)
         estimator._columns = table
     return _wrap(out, X)
 
@@ -313,29 +321,3 @@ def _wrap(values: np.ndarray, X: Any):
     import pandas as pd
 
     return pd.DataFrame(values, columns=list(X.columns), copy=False)
-
-
-def check_same_columns(estimators: list) -> None:
-    """For ``bg.merge``: estimators whose statistics are added must read X alike. The
-    codes of a text column are positions among its levels, so two fits with different
-    levels (different values seen, or seen first in another batch) cannot be merged
-    by adding statistics: ValueError naming the column."""
-    first = getattr(estimators[0], "_columns", None)
-    for other in estimators[1:]:
-        table = getattr(other, "_columns", None)
-        mine = {} if first is None else first.levels
-        theirs = {} if table is None else table.levels
-        for j in sorted(set(mine) | set(theirs), key=int):
-            a, b = mine.get(j), theirs.get(j)
-            if a is None or b is None or a.tolist() != b.tolist():
-                named = first is not None and first.names is not None
-                name = first.names[int(j)] if named else f"x{j}"
-                raise ValueError(
-                    f"cannot merge: the estimators were fitted with different categories "
-                    f"of the text column {name!r} ({_show(a)} and {_show(b)}); fit them on "
-                    "data with the same values, or refit one model on all the data."
-                )
-
-
-def _show(levels: np.ndarray | None) -> str:
-    return "numbers" if levels is None else repr(levels.tolist())

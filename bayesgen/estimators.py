@@ -353,7 +353,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         order = np.argsort(evals)[::-1]
         n_max = _n_components(self.n_components, self.classes_.size, mu.shape[1])
         evals = np.clip(evals[order], 0.0, None)
-        self._scalings = Linv.T @ evecs[:, order]
+        evecs = evecs[:, order]  # sign: largest entry positive (eigh's is arbitrary, so
+        evecs = evecs * np.sign(evecs[np.argmax(np.abs(evecs), axis=0),  # merged stats
+                                      np.arange(evecs.shape[1])])  # could flip it)
+        self._scalings = Linv.T @ evecs
         self.scalings_ = self._scalings / np.reshape(scale, (-1, 1))
         self.xbar_ = framing.to_user_rows(self, self._zbar)
         total = evals.sum()

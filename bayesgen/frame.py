@@ -137,13 +137,18 @@ def _pow2(value: np.ndarray) -> np.ndarray:
 
 
 def _quantile(v: np.ndarray, q, w: np.ndarray | None):
-    """Inverted-CDF quantile(s) of v, weighted by w (integer weights act as repeated rows)."""
+    """Inverted-CDF quantile(s) of v, weighted by w (integer weights act as repeated rows).
+
+    Equal weights give the unweighted quantile, which NumPy finds by partitioning (O(n))
+    instead of sorting (the weighted path): the same value, several times faster."""
+    if w is not None and w.size and np.all(w == w[0]):
+        w = None
     return np.quantile(v, q, method="inverted_cdf", weights=w)
 
 
-def _spread(v: np.ndarray, median: float, w: np.ndarray | None = None) -> float:
-    """Robust spread of one column's values, finite and > 0 (see the module docstring)."""
-    q1, q3 = _quantile(v, [0.25, 0.75], w)
+def _spread(v: np.ndarray, median: float, q1: float, q3: float) -> float:
+    """Robust spread of one column's values, finite and > 0 (see the module docstring),
+    from its quartiles q1, q3."""
     spread = (q3 * 0.5 - q1 * 0.5) * (2.0 / 1.349)  # halves: no overflow near 1.8e308
     if not spread > 0:
         spread = v.max() * 0.5 - v.min() * 0.5
@@ -164,18 +169,22 @@ def choose(X: np.ndarray, real: np.ndarray, w: np.ndarray | None = None) -> Fram
     """
     d = X.shape[1]
     loc, scale = np.zeros(d), np.ones(d)
-    use = None if w is None or not np.any(w > 0) else w > 0
-    rows = X if use is None else X[use]
-    weights = None if use is None else np.asarray(w, dtype=float)[use]
+    positive = None if w is None else np.asarray(w, dtype=float) > 0
+    rows, weights = X, None
+    if positive is not None and positive.any():
+        weights = np.asarray(w, dtype=float)
+        if not positive.all():  # (no copy of X when every row counts)
+            rows, weights = X[positive], weights[positive]
     for j in np.flatnonzero(real):
         v = rows[:, j]
         keep = np.isfinite(v)
-        v = v[keep]
+        wv = weights
+        if not keep.all():
+            v, wv = v[keep], (None if weights is None else weights[keep])
         if v.size == 0:
             continue
-        wv = None if weights is None else weights[keep]
-        median = float(_quantile(v, 0.5, wv))
-        spread = _spread(v, median, wv)
+        q1, median, q3 = (float(q) for q in _quantile(v, [0.25, 0.5, 0.75], wv))
+        spread = _spread(v, median, q1, q3)
         s = 1.0 if 2.0**-BAND <= spread <= 2.0**BAND else float(_pow2(np.array(spread)))
         if v.min() == v.max():  # constant: its value is the location (z = 0 exactly)
             c = median

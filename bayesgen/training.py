@@ -58,10 +58,10 @@ class Batch:
     counts: np.ndarray
 
 
-def validate_rows(estimator, X: Any, y: Any, *, reset: bool):
+def validate_rows(estimator, X: Any, y: Any, *, reset: bool, whole: bool = True):
     """scikit-learn's ``validate_data`` (float64; sets or checks ``n_features_in_``)
     after DataFrames are read column by column (:mod:`bayesgen._tables`)."""
-    X = _tables.to_numeric(estimator, X, reset=reset, grow=True)
+    X = _tables.to_numeric(estimator, X, reset=reset, grow=True, whole=whole)
     y = check_label_sequence(y)
     finite = missing.finite_policy(estimator._fused_finite_check())
     with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
@@ -83,7 +83,7 @@ def validate_predict(estimator, X: Any) -> Any:
 
 def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
                classes: np.ndarray | None = None, reset: bool = True,
-               frame_rows: int | None = None):
+               frame_rows: int | None = None, whole: bool = True):
     """Validate a batch and compute its statistics.
 
     Creates the family (``estimator._make_family``) and chooses the frame of this batch
@@ -93,9 +93,10 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     is a ``ValueError``): ``partial_fit`` and Dask chunks. ``reset=False`` checks the
     columns against the estimator's ``n_features_in_`` / ``feature_names_in_``.
     ``frame_rows``: choose the frame from about that many rows (see
-    :func:`bayesgen.framing.fit_frame`).
+    :func:`bayesgen.framing.fit_frame`). ``whole=False``: the rows are one chunk of the
+    training set (Dask), whose columns with no observed value are checked on the total.
     """
-    X, y = validate_rows(estimator, X, y, reset=reset)
+    X, y = validate_rows(estimator, X, y, reset=reset, whole=whole)
     if classes is None:
         classes, y_index = encode_labels(y)
     else:
@@ -103,7 +104,7 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     weights = check_sample_weight(sample_weight, X.shape[0], method)  # NaN in X: missing
     family = estimator._make_family(X)
     family.labels = classes
-    X = missing.check_X(estimator, family, X, method, reset=reset)
+    X = missing.check_X(estimator, family, X, method, reset=reset and whole)
     Z = framing.fit_frame(estimator, family, X, weights, frame_rows)  # internal frame
     stats = family.stats(Z, y_index, weights, classes.size)
     check_stats(stats, X, weights, type(estimator).__name__)

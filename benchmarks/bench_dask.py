@@ -4,7 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_dask.py                  # 20 million rows x 20 (3.2 GB)
     .venv/bin/python benchmarks/bench_dask.py --rows 2000000   # a smaller run
-    .venv/bin/python benchmarks/bench_dask.py --numpy-rows 0 --no-dask-ml
+    .venv/bin/python benchmarks/bench_dask.py --numpy-rows --no-dask-ml  # no baselines
 
 Data: ``--rows`` rows x ``--features`` features, K = ``--classes`` classes; y is drawn
 uniformly and x | y=k ~ Normal(mu_k, diag(s_k^2)) (means and spreads per class), both
@@ -25,13 +25,18 @@ dask-ml fits) and ``dask_ml.naive_bayes.GaussianNB``:
 - per-task durations (Dask's task stream): the per-chunk statistics task, the tree
   reduction's merge tasks, and the data generation.
 
-In-memory NumPy baseline (``--numpy-rows``, run in a child process for a clean peak
-memory): bayesgen's fit + predict_proba on the whole matrix in one process (BLAS limited
-to one thread, like each worker), its time and peak memory.
+In-memory NumPy baseline (``--numpy-rows``, each N in a child process for a clean peak
+memory; N tried in increasing order, an N whose peak projected from the previous one
+exceeds ``--numpy-budget-gb`` skipped, so the largest N run is the largest that fits):
+bayesgen's fit + predict_proba on the whole matrix in one process (BLAS limited to one
+thread, like each worker), its time and peak memory.
 
-At the end, an estimate for 1e9 rows on W workers: (1e9 / chunk rows) x (measured
-per-chunk cost of the fit) / W + (depth of the reduction tree) x (measured merge cost)
-+ the client's final fit. The machine is shared: all figures are noisy.
+At the end, an estimate for 1e9 rows on W workers from the measured compute time of
+the tasks per chunk (see :func:`extrapolate`): ceil(chunks / W) x (generation +
+statistics of a chunk) + (depth of the reduction tree) x (merge task) + the client's
+final fit. bayesgen is
+imported from this checkout (client, workers and child). The load average is printed
+with every figure: the machine is shared, all figures are noisy.
 """
 
 from __future__ import annotations
@@ -51,6 +56,13 @@ import numpy as np
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads BLAS in workers
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+#: this checkout (not whatever bayesgen is installed): for the client, and through
+#: PYTHONPATH for the worker processes and the NumPy child
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
 
 SPLIT_EVERY = 8  # bayesgen._dask.SPLIT_EVERY
 
@@ -155,6 +167,11 @@ def timed(client, fn):
     return result, seconds, peak, growth, dict(durations)
 
 
+def load() -> str:
+    """The 1, 5 and 15 minute load averages (the machine is shared)."""
+    return "load average " + ", ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
 def _prefix(key) -> str:
     name = key[0] if isinstance(key, tuple) else str(key)
     return name.rsplit("-", 1)[0]
@@ -173,7 +190,8 @@ def run_dask(args) -> list[dict]:
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None, memory_limit=args.memory_limit) as cluster, \
             Client(cluster) as client:
-        client.run(lambda: __import__("bayesgen") and __import__("sklearn") and None)
+        where = set(client.run(lambda: __import__("bayesgen").__file__).values())
+        print(f"bayesgen from {sorted(where)} on the workers", flush=True)
         print(f"cluster: {args.workers} workers x 1 thread; X {args.rows:,} x {args.features} "
               f"({args.rows * args.features * 8 / 1e9:.1f} GB) in {X.numblocks[0]} chunks of "
               f"{args.chunk_rows:,} rows ({chunk_mb:.0f} MB)", flush=True)
@@ -192,15 +210,19 @@ def run_dask(args) -> list[dict]:
             else:
                 def fit(est=est):
                     return est.fit(X, y)
+            load_before = os.getloadavg()
             _, fit_s, fit_peak, fit_growth, fit_tasks = timed(client, fit)
             sums, pred_s, pred_peak, pred_growth, pred_tasks = timed(
                 client, lambda est=est: est.predict_proba(X).sum(axis=0).compute())
+            client_fit_s = _client_fit(est) if not name.startswith("dask_ml") else 0.0
             row = {
                 "estimator": name, "rows": args.rows, "fit_s": fit_s, "predict_proba_s": pred_s,
                 "fit_peak_worker_mb": fit_peak, "fit_growth_chunks": fit_growth / chunk_mb,
                 "predict_peak_worker_mb": pred_peak,
                 "predict_growth_chunks": pred_growth / chunk_mb,
                 "proba_sums": np.asarray(sums).round(1).tolist(),
+                "client_fit_s": client_fit_s,
+                "load_before": load_before, "load_after": os.getloadavg(),
                 "fit_tasks": {k: [len(v), float(np.median(v)), float(np.sum(v))]
                               for k, v in fit_tasks.items()},
                 "predict_tasks": {k: [len(v), float(np.median(v)), float(np.sum(v))]
@@ -209,11 +231,23 @@ def run_dask(args) -> list[dict]:
             rows.append(row)
             print(f"{name:20s} fit {fit_s:7.1f} s  predict_proba {pred_s:7.1f} s  peak worker "
                   f"{max(fit_peak, pred_peak):6.0f} MB (+{row['fit_growth_chunks']:.1f} / "
-                  f"+{row['predict_growth_chunks']:.1f} chunks)", flush=True)
-            for key, (count, median, total) in sorted(row["fit_tasks"].items()):
-                print(f"    fit task {key:28s} x{count:4d}  median {median * 1e3:8.1f} ms  "
-                      f"total {total:7.1f} s")
+                  f"+{row['predict_growth_chunks']:.1f} chunks); {load()}", flush=True)
+            for what in ("fit", "predict"):
+                for key, (count, median, total) in sorted(row[f"{what}_tasks"].items()):
+                    if total > 0.05:  # the tasks that cost something
+                        print(f"    {what} task {key[:40]:40s} x{count:4d}  median "
+                              f"{median * 1e3:8.1f} ms  total {total:7.1f} s")
     return rows
+
+
+def _client_fit(est) -> float:
+    """Seconds the client takes to fit the model from the reduced statistics (what
+    ``fit`` does after the reduction; timed as ``bg.merge`` of the fitted estimator)."""
+    import bayesgen as bg
+
+    start = time.perf_counter()
+    bg.merge(est)
+    return time.perf_counter() - start
 
 
 def run_numpy_child(args) -> None:
@@ -224,6 +258,7 @@ def run_numpy_child(args) -> None:
 
     import bayesgen as bg
 
+    base_mb = _rss() / 1e6  # the interpreter and the libraries, before any data
     X, y = numpy_data(args.numpy_child, args.features, args.classes, args.seed)
     out = []
     for name in args.estimators:
@@ -237,43 +272,86 @@ def run_numpy_child(args) -> None:
         out.append({"estimator": name, "rows": args.numpy_child, "fit_s": fit_s,
                     "predict_proba_s": pred_s})
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
-    print(json.dumps({"numpy": out, "peak_mb": peak_mb, "X_mb": X.nbytes / 1e6}))
+    print(json.dumps({"numpy": out, "peak_mb": peak_mb, "base_mb": base_mb,
+                      "X_mb": X.nbytes / 1e6, "rows": args.numpy_child}))
 
 
-def run_numpy(args) -> dict:
-    command = [sys.executable, __file__, "--numpy-child", str(args.numpy_rows),
-               "--features", str(args.features), "--classes", str(args.classes),
-               "--seed", str(args.seed), "--estimators", *args.estimators]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"in-memory NumPy, {args.numpy_rows:,} rows (X {result['X_mb']:.0f} MB), one "
-          f"process, 1 BLAS thread: peak RSS {result['peak_mb']:.0f} MB")
-    for row in result["numpy"]:
-        rate = row["rows"] / (row["fit_s"] + row["predict_proba_s"])
-        print(f"{row['estimator']:20s} fit {row['fit_s']:7.1f} s  predict_proba "
-              f"{row['predict_proba_s']:7.1f} s  ({rate / 1e6:.2f} M rows/s)")
-    return result
+def run_numpy(args) -> list[dict]:
+    """The in-memory baseline on growing N (``--numpy-rows``), each in a fresh process;
+    an N whose peak memory, projected from the previous run (linear in N), exceeds
+    ``--numpy-budget-gb`` is skipped: the largest N run is the largest that fits."""
+    results, per_row, base = [], None, 0.0
+    for n in sorted(args.numpy_rows):
+        if per_row is not None and (base + per_row * n) / 1e3 > args.numpy_budget_gb:
+            print(f"in-memory NumPy, {n:,} rows: skipped (projected peak "
+                  f"{(base + per_row * n) / 1e3:.1f} GB > --numpy-budget-gb "
+                  f"{args.numpy_budget_gb})", flush=True)
+            continue
+        command = [sys.executable, __file__, "--numpy-child", str(n),
+                   "--features", str(args.features), "--classes", str(args.classes),
+                   "--seed", str(args.seed), "--estimators", *args.estimators]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        result["load"] = os.getloadavg()
+        results.append(result)
+        base = result["base_mb"]
+        per_row = (result["peak_mb"] - base) / n
+        print(f"in-memory NumPy, {n:,} rows (X {result['X_mb']:.0f} MB), one process, "
+              f"1 BLAS thread: peak RSS {result['peak_mb']:.0f} MB ({base:.0f} MB before "
+              f"the data); {load()}", flush=True)
+        for row in result["numpy"]:
+            rate = row["rows"] / (row["fit_s"] + row["predict_proba_s"])
+            print(f"{row['estimator']:20s} fit {row['fit_s']:7.1f} s  predict_proba "
+                  f"{row['predict_proba_s']:7.1f} s  ({rate / 1e6:.2f} M rows/s)", flush=True)
+    return results
+
+
+def _total(tasks: dict, prefixes: tuple[str, ...] = ("",), exclude: tuple[str, ...] = ()
+           ) -> float:
+    """Summed compute time of the tasks whose key starts with one of ``prefixes``."""
+    return float(sum(v[2] for k, v in tasks.items()
+                     if k.startswith(prefixes) and not k.startswith(exclude)))
 
 
 def extrapolate(rows: list[dict], args, target: float = 1e9) -> list[dict]:
-    """Fit time at ``target`` rows on W workers from the measured per-chunk costs."""
+    """Fit and predict_proba time at ``target`` rows on W workers, from the compute
+    time of the tasks measured (Dask's task stream), per chunk of the run:
+
+    fit ~ ceil(chunks / W) x (per-chunk compute of the fit: generation + statistics)
+          + depth x merge (the reduction: ceil(log_8 chunks) levels of tasks of up to 8
+          merges; the measured merge task's compute time) + the client's fit;
+    predict_proba ~ ceil(chunks / W) x (per-chunk compute: generation + probabilities).
+
+    The generation of a chunk stands in for reading it from storage (its share is
+    reported). Scheduler overhead and data transfer are not included: an estimate.
+    """
     out = []
-    n_chunks = math.ceil(args.rows / args.chunk_rows)
+    n_run = math.ceil(args.rows / args.chunk_rows)
+    chunks = math.ceil(target / args.chunk_rows)
+    depth = math.ceil(math.log(chunks, SPLIT_EVERY))
     for row in rows:
         if row["estimator"].startswith("dask_ml"):
             continue
-        per_chunk = row["fit_s"] * args.workers / n_chunks  # everything, per chunk
-        merge = row["fit_tasks"].get("_combine", [0, 0.0, 0.0])[1]
-        chunks = math.ceil(target / args.chunk_rows)
-        depth = math.ceil(math.log(chunks, SPLIT_EVERY))
+        fit_t, pred_t = row["fit_tasks"], row["predict_tasks"]
+        merges = fit_t.get("_combine", [0, 0.0, 0.0])
+        fit_chunk = _total(fit_t, exclude=("_combine",)) / n_run
+        generate = _total(fit_t, ("_rows", "_labels")) / n_run
+        merge = merges[2] / max(merges[0], 1)  # mean compute time of a merge task
+        pred_chunk = _total(pred_t) / n_run
         for workers in (args.workers, 16, 100):
-            seconds = chunks * per_chunk / workers + depth * merge
-            out.append({"estimator": row["estimator"], "workers": workers,
-                        "chunks": chunks, "per_chunk_s": per_chunk, "merge_s": merge,
-                        "depth": depth, "estimate_s": seconds})
-            print(f"{row['estimator']:12s} 1e9 rows on {workers:3d} workers: {chunks} chunks x "
-                  f"{per_chunk:.2f} s / {workers} + {depth} x {merge * 1e3:.1f} ms merge "
-                  f"~ {seconds / 60:.1f} min")
+            waves = math.ceil(chunks / workers)
+            fit_s = waves * fit_chunk + depth * merge + row["client_fit_s"]
+            pred_s = waves * pred_chunk
+            out.append({"estimator": row["estimator"], "workers": workers, "chunks": chunks,
+                        "waves": waves, "fit_chunk_s": fit_chunk, "generate_chunk_s": generate,
+                        "merge_s": merge, "depth": depth, "client_fit_s": row["client_fit_s"],
+                        "predict_chunk_s": pred_chunk, "fit_estimate_s": fit_s,
+                        "predict_estimate_s": pred_s})
+            print(f"{row['estimator']:10s} 1e9 rows = {chunks} chunks, {workers:3d} workers: "
+                  f"fit ~ {waves} x {fit_chunk:.2f} s (of which generation {generate:.2f} s) "
+                  f"+ {depth} x {merge * 1e3:.1f} ms + {row['client_fit_s'] * 1e3:.0f} ms = "
+                  f"{fit_s / 60:.1f} min; predict_proba ~ {waves} x {pred_chunk:.2f} s = "
+                  f"{pred_s / 60:.1f} min")
     return out
 
 
@@ -285,8 +363,12 @@ def main() -> None:
     parser.add_argument("--chunk-rows", type=int, default=500_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--memory-limit", default="6GB", help="per worker")
-    parser.add_argument("--numpy-rows", type=int, default=4_000_000,
-                        help="rows of the in-memory NumPy baseline (0: skip)")
+    parser.add_argument("--numpy-rows", type=int, nargs="*",
+                        default=[2_000_000, 5_000_000, 10_000_000, 20_000_000],
+                        help="rows of the in-memory NumPy baseline, tried in increasing "
+                        "order (none: skip)")
+    parser.add_argument("--numpy-budget-gb", type=float, default=8.0,
+                        help="skip an in-memory N whose projected peak exceeds this")
     parser.add_argument("--no-dask-ml", dest="dask_ml", action="store_false")
     parser.add_argument("--estimators", nargs="+", default=["GaussianNB", "LDA", "QDA"])
     parser.add_argument("--seed", type=int, default=0)
@@ -296,10 +378,14 @@ def main() -> None:
     if args.numpy_child:
         run_numpy_child(args)
         return
-    results = {"args": vars(args), "dask": run_dask(args)}
+    print(f"start: {load()} on {os.cpu_count()} CPUs (a shared machine: figures are "
+          "noisy)", flush=True)
+    results = {"args": vars(args), "load_start": os.getloadavg(), "dask": run_dask(args)}
     if args.numpy_rows:
         results["numpy"] = run_numpy(args)
     results["estimate_1e9"] = extrapolate(results["dask"], args)
+    results["load_end"] = os.getloadavg()
+    print(f"end: {load()}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -325,15 +325,19 @@ def test_feature_names_checked_at_predict():
         clf.predict(X)
 
 
-def test_merge_check_of_text_columns():
-    """Fits whose text columns have different levels cannot add their statistics."""
+def test_merge_of_text_columns():
+    """Fits that saw different levels of a text column merge into the fit on all rows
+    (their codes are re-coded to the union of the levels, see tests/test_piece_levels.py);
+    a text column merged with a numeric one is a ValueError naming it."""
     a = bg.CategoricalNB().fit(pd.DataFrame({"c": ["a", "b"]}), [0, 1])
-    b = bg.CategoricalNB().fit(pd.DataFrame({"c": ["b", "a"]}), [0, 1])
-    c = bg.CategoricalNB().fit(pd.DataFrame({"c": ["a", "c"]}), [0, 1])
-    _tables.check_same_columns([a, b])
-    with pytest.raises(ValueError, match=r"text column 'c' \(\['a', 'b'\] and \['a', 'c'\]\)"):
-        _tables.check_same_columns([a, c])
-    numeric = bg.CategoricalNB().fit(np.array([[0.0], [1.0]]), [0, 1])
-    _tables.check_same_columns([numeric, numeric])
-    with pytest.raises(ValueError, match="numbers"):
-        _tables.check_same_columns([a, numeric])
+    c = bg.CategoricalNB().fit(pd.DataFrame({"c": ["c", "a"]}), [0, 1])
+    merged = bg.merge(c, a)
+    assert merged.categories_[0].tolist() == ["a", "b", "c"]
+    one = bg.CategoricalNB().fit(pd.DataFrame({"c": ["c", "a", "a", "b"]}), [0, 1, 0, 1])
+    np.testing.assert_allclose(merged.feature_log_prob_[0], one.feature_log_prob_[0],
+                               rtol=1e-12)
+    numeric = bg.CategoricalNB().fit(pd.DataFrame({"c": [0, 1]}), [0, 1])
+    bg.merge(numeric, numeric)
+    with pytest.raises(ValueError, match="Column 'c' holds category values in one piece "
+                                         "merged and numbers in the other"):
+        bg.merge(a, numeric)

@@ -16,7 +16,8 @@ and a value enters the numeric matrix as its position among them (:func:`lookup`
 The family then sees the codes 0..C_j - 1 (its categories, :func:`is_identity`) and
 reports the levels as ``categories_``. Levels met in a later training batch are
 appended (:func:`lookup` with ``grow``), so codes already in the statistics keep
-their meaning.
+their meaning, until the batch's statistics are merged with the earlier ones, which
+re-codes both to the sorted union of the levels (:mod:`bayesgen._piece_levels`).
 
 Statistics store the categories as a padded table (d, Cs) plus the number of valid
 entries per feature (``n_seen``), so that they stay a dict of arrays (additive with
