@@ -228,6 +228,13 @@ def require_observed(observed: np.ndarray, labels, who: str, minimum: float = 0.
         return
     from bayesgen.families._gaussian_stats import label
 
+    empty = np.flatnonzero(bad.all(axis=1))
+    if empty.size:  # nothing observed at all: the class has no data
+        raise ValueError(
+            f"{who} method='mle': class {label(labels, int(empty[0]))} has no data (no row "
+            "of positive weight), so its maximum-likelihood estimate is undefined. Use "
+            "method='map', 'conjugate' or 'mcmc', which fall back on the prior."
+        )
     k, j = np.argwhere(bad)[0]
     raise ValueError(
         f"{who} method='mle': feature {column_name(names, int(j))} is never observed in "
