@@ -25,6 +25,7 @@ from bayesgen import (
     framing,
     loglik,
     posterior,
+    semi,
     streaming,
     training,
 )
@@ -79,8 +80,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             return _dask.fit(self, X, y, sample_weight)
         method = check_params(self)
         family, batch = training.read_batch(self, X, y, sample_weight, method)
-        self._fit_statistics(method, family, batch.classes, batch.stats, batch.counts,
-                             train=(batch.X, batch.y_index))
+        semi.fit_batch(self, method, family, batch)  # unlabelled rows: bayesgen.semi
         return self
 
     partial_fit = streaming.partial_fit
