@@ -78,13 +78,8 @@ def fit(estimator, family, batch, lam: float) -> None:
     from bayesgen import _semi_em, mcmc
 
     classes, unl = batch.classes, batch.unlabeled
-    n_classes = classes.size
     Z_l = framing.internal(estimator, batch.X)
-    start = batch.stats
-    if lam > 0.0 and _semi_em._has_categories(family):  # categories of unlabelled rows
-        start = family.stats(_stack(Z_l, unl.Z), np.concatenate(
-            [batch.y_index, np.zeros(unl.w.size, dtype=np.intp)]),
-            np.concatenate([batch.weights, np.zeros(unl.w.size)]), n_classes)
+    start = _semi_em.start_stats(estimator, family, batch, lam)
     if lam > 0.0:
         check_supported(estimator, family, batch.stats, unl.Z)
     # the labelled-only posterior: every fitted attribute, and the chains' start

@@ -95,6 +95,23 @@ def objective(family, method: str, params: dict, log_pi: np.ndarray, prior: dict
     return value, log_r
 
 
+def start_stats(estimator, family, batch, lam: float) -> dict:
+    """The labelled rows' statistics; for categorical families with lambda > 0 they
+    also hold, at zero weight, the categories seen only in unlabelled rows (so that
+    ``categories_`` has them)."""
+    if lam == 0.0 or not _has_categories(family):
+        return batch.stats
+    unl = batch.unlabeled
+    Z_l = framing.internal(estimator, batch.X)
+    if _sparse.is_sparse(Z_l) or _sparse.is_sparse(unl.Z):
+        Z = sparse.vstack([sparse.csr_matrix(Z_l), sparse.csr_matrix(unl.Z)], format="csr")
+    else:
+        Z = np.concatenate([Z_l, unl.Z], axis=0)
+    y = np.concatenate([batch.y_index, np.zeros(unl.w.size, dtype=np.intp)])
+    w = np.concatenate([batch.weights, np.zeros(unl.w.size)])
+    return family.stats(Z, y, w, batch.classes.size)
+
+
 def _has_categories(family) -> bool:
     """Whether the family (or a MixedNB part) reads its categories from the data."""
     if family.name == "mixed":
@@ -119,10 +136,7 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
     classes = batch.classes
     n_classes = classes.size
     data = _Data(estimator, batch, n_classes, lam)
-    start = batch.stats
-    if lam > 0.0 and _has_categories(family):  # categories seen in unlabelled rows only
-        start = family.stats(data.Z_all, data.y_all, data.weights(
-            np.zeros((data.w_u.shape[0], n_classes))), n_classes)
+    start = start_stats(estimator, family, batch, lam)
     try:  # the starting point: the labelled-only fit
         estimator._fit_statistics(method, family, classes, start, batch.counts,
                                   train=(batch.X, batch.y_index))

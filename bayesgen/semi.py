@@ -243,9 +243,15 @@ def fit_batch(estimator, method: str, family, batch) -> None:
 
         _semi_da.fit(estimator, family, batch, lam)
     else:
+        from bayesgen import _semi_da, _semi_em, _semi_mcmc
+
+        if lam > 0.0:
+            _semi_da.check_supported(estimator, family, batch.stats, unl.Z)
+            _semi_mcmc.check_rows(estimator, unl.Z)
         estimator._semi = {"Z": unl.Z, "w": unl.w, "lam": lam}
+        start = _semi_em.start_stats(estimator, family, batch, lam)
         try:
-            estimator._fit_statistics(method, family, batch.classes, batch.stats,
+            estimator._fit_statistics(method, family, batch.classes, start,
                                       batch.counts, train=train)
         finally:
             estimator.__dict__.pop("_semi", None)
