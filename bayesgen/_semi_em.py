@@ -112,6 +112,32 @@ def start_stats(estimator, family, batch, lam: float) -> dict:
     return family.stats(Z, y, w, batch.classes.size)
 
 
+def resolve_prior(estimator, family, batch, start: dict, lam: float) -> dict | None:
+    """The prior of a semi-supervised fit, resolved once from *all* rows.
+
+    The data-aware defaults (prior means and scales, LDA/QDA's empirical-Bayes
+    ``cov_dof="auto"``) would otherwise come from the few labelled rows alone. They are
+    resolved from the statistics of the labelled rows plus the unlabelled rows weighted
+    by lambda times their responsibilities under the labelled-only MAP fit, and then
+    held fixed (EM's objective, the augmentation and NUTS target one posterior).
+    None when lambda = 0 (the labelled-only fit, prior included).
+    """
+    if lam == 0.0:
+        return None
+    from bayesgen._validation import check_concentration
+
+    classes = batch.classes
+    alpha = check_concentration(estimator.class_alpha, classes.size, "class_alpha", "class")
+    fixed = classprior.check_fixed(getattr(estimator, "class_prior", None), classes.size)
+    params = family.map(start, family.prior(start))  # the labelled-only MAP
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(classprior.point("map", batch.counts, alpha, fixed))
+    data = _Data(estimator, batch, classes.size, lam)
+    _, log_r = objective(family, "mle", params, log_pi, None, alpha, fixed, data)
+    stats = family.stats(data.Z_all, data.y_all, data.weights(np.exp(log_r)), classes.size)
+    return family.prior(stats)
+
+
 def _has_categories(family) -> bool:
     """Whether the family (or a MixedNB part) reads its categories from the data."""
     if family.name == "mixed":

@@ -32,9 +32,11 @@ responsibility), i.e. the family's own ``stats`` with those weights. The methods
     unlabelled block (:mod:`bayesgen._semi_mcmc`): the power (tempered) posterior for
     lambda < 1.
 
-The prior's data-aware defaults (prior means and scales) are resolved from the labelled
-rows, so lambda = 0 is the labelled-only fit. Without unlabelled rows nothing here runs
-and every fit is as before. ``model_``, ``idata_``'s ``observed_data`` and
+The prior's data-aware defaults (prior means and scales, ``cov_dof="auto"``) are
+resolved once from all rows (:func:`bayesgen._semi_em.resolve_prior`: the unlabelled
+rows weighted by their responsibilities under the labelled-only MAP fit) and held fixed;
+lambda = 0 is exactly the labelled-only fit, prior included. Without unlabelled rows
+nothing here runs and every fit is as before. ``model_``, ``idata_``'s ``observed_data`` and
 ``log_likelihood`` hold the labelled rows (``log p(x_n, y_n | theta)``, so ``bg.compare``
 compares fits of the same labelled rows). ``partial_fit``, ``bg.merge`` and Dask fits
 accept labelled rows only (EM and augmentation revisit every unlabelled row at every
@@ -45,6 +47,7 @@ the likelihood EM ascends).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,8 +192,9 @@ def check_labelled(counts: np.ndarray, classes: np.ndarray) -> None:
     empty = np.flatnonzero(~(counts > 0))
     if empty.size:
         raise ValueError(
-            f"y: class {classes[empty[0]]!r} has no labelled row of positive weight; "
-            "every class needs labelled rows for a semi-supervised fit (unlabelled rows "
+            f"y: class {np.asarray(classes)[empty[0]].item()!r} has no labelled row of "
+            "positive weight; every class needs labelled rows for a semi-supervised fit "
+            "(unlabelled rows "
             "cannot name a class nobody labelled)."
         )
 
@@ -234,24 +238,36 @@ def fit_batch(estimator, method: str, family, batch) -> None:
             "posterior) or 'map'."
         )
     train = (batch.X, batch.y_index)
-    if method in ("mle", "map"):
-        from bayesgen import _semi_em
+    from bayesgen import _semi_da, _semi_em, _semi_mcmc
 
-        _semi_em.fit(estimator, method, family, batch, lam)
-    elif method == "conjugate":
-        from bayesgen import _semi_da
+    if lam > 0.0 and method in ("conjugate", "mcmc"):
+        _semi_da.check_supported(estimator, family, batch.stats, unl.Z)
+    if lam > 0.0 and method == "mcmc":
+        _semi_mcmc.check_rows(estimator, unl.Z)
+    start = _semi_em.start_stats(estimator, family, batch, lam)
+    with _fixed_prior(family, _semi_em.resolve_prior(estimator, family, batch, start, lam)):
+        if method in ("mle", "map"):
+            _semi_em.fit(estimator, method, family, batch, lam)
+        elif method == "conjugate":
+            _semi_da.fit(estimator, family, batch, lam)
+        else:
+            estimator._semi = {"Z": unl.Z, "w": unl.w, "lam": lam}
+            try:
+                estimator._fit_statistics(method, family, batch.classes, start,
+                                          batch.counts, train=train)
+            finally:
+                estimator.__dict__.pop("_semi", None)
 
-        _semi_da.fit(estimator, family, batch, lam)
-    else:
-        from bayesgen import _semi_da, _semi_em, _semi_mcmc
 
-        if lam > 0.0:
-            _semi_da.check_supported(estimator, family, batch.stats, unl.Z)
-            _semi_mcmc.check_rows(estimator, unl.Z)
-        estimator._semi = {"Z": unl.Z, "w": unl.w, "lam": lam}
-        start = _semi_em.start_stats(estimator, family, batch, lam)
-        try:
-            estimator._fit_statistics(method, family, batch.classes, start,
-                                      batch.counts, train=train)
-        finally:
-            estimator.__dict__.pop("_semi", None)
+@contextmanager
+def _fixed_prior(family, prior: dict | None):
+    """``family.prior`` returns ``prior`` inside the block (the prior resolved from all
+    rows, :func:`bayesgen._semi_em.resolve_prior`); unchanged when None."""
+    if prior is None:
+        yield
+        return
+    family.prior = lambda stats: prior
+    try:
+        yield
+    finally:
+        del family.prior
