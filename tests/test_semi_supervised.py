@@ -230,8 +230,9 @@ def test_data_augmentation(da_fit, small):
     clf = da_fit
     assert set(clf.idata_.groups()) >= {"posterior", "sample_stats", "log_likelihood"}
     assert clf.idata_.posterior.sizes["chain"] == 2
-    assert clf.idata_.log_likelihood["log_lik"].shape[-1] == int((~np.isnan(y_semi)).sum()) \
-        if "log_lik" in clf.idata_.log_likelihood else True
+    # observed_data and log_likelihood: the labelled rows, log p(x_n, y_n | theta)
+    assert clf.idata_.log_likelihood["y"].shape == (2, 200, int((~np.isnan(y_semi)).sum()))
+    assert "lp" in clf.idata_.sample_stats
     em = bg.LDA().fit(X, y_semi)
     assert np.allclose(clf.means_, em.means_, atol=0.15)
     proba = clf.predict_proba(X)
