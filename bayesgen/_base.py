@@ -27,6 +27,7 @@ from bayesgen import (
     framing,
     loglik,
     posterior,
+    semi,
     streaming,
     training,
 )
@@ -86,8 +87,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         method = check_params(self)
         family, batch = training.read_batch(self, X, y, sample_weight, method)
         self._train_weights = batch.weights  # exact LOO and evidence with weights
-        self._fit_statistics(method, family, batch.classes, batch.stats, batch.counts,
-                             train=(batch.X, batch.y_index))
+        semi.fit_batch(self, method, family, batch)  # unlabelled rows: bayesgen.semi
         return self
 
     partial_fit = streaming.partial_fit

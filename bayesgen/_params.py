@@ -51,6 +51,8 @@ COMMON: dict[str, list] = {
     "progressbar": ["boolean"],
     "random_state": ["random_state", np.random.Generator],
     "loss": ["array-like", None],
+    "unlabeled": "no_validation",  # any label value, or None
+    "unlabeled_weight": [Interval(Real, 0, 1, closed="both")],
 }
 
 _ALPHA = [POSITIVE, "array-like"]

@@ -66,6 +66,16 @@ _SHARED_DOC = """
         results. A Generator or RandomState is used (and advanced) as given.
     loss : array-like of shape (K, K) or None, default=None
         ``loss[i, j]`` >= 0: cost of predicting class j when the truth is i.
+    unlabeled : label or None, default=None
+        A label value that marks an unlabelled row of y, e.g. -1 for scikit-learn's
+        ``semi_supervised`` convention. None, NaN and ``pd.NA`` in y always mark one.
+        Unlabelled rows are learned from by EM (``"mle"``, ``"map"``), data
+        augmentation (``"conjugate"``) or their mixture likelihood (``"mcmc"``); see
+        ``bayesgen.semi``. ``classes_`` never contains the marker.
+    unlabeled_weight : float in [0, 1], default=1.0
+        lambda, the weight of the unlabelled rows' log-likelihood (Nigam et al. 2000):
+        0 ignores them, 1 is the full semi-supervised likelihood; for ``"mcmc"`` a
+        power (tempered) likelihood; ``"conjugate"`` accepts 0 or 1 only.
 
     Every parameter is checked when ``fit`` is called, whatever the method (a
     ``ValueError`` naming it); see ``bayesgen._params``.
@@ -76,8 +86,10 @@ class _Common(GenerativeClassifier):
     """Stores the shared keyword parameters (one level below the base class)."""
 
     def _init_common(self, method, class_alpha, class_prior, draws, tune, chains, sampler,
-                     random_state, loss):
+                     random_state, loss, unlabeled=None, unlabeled_weight=1.0):
         self.method = method
+        self.unlabeled = unlabeled
+        self.unlabeled_weight = unlabeled_weight
         self.class_alpha = class_alpha
         self.class_prior = class_prior
         self.draws = draws
@@ -134,9 +146,11 @@ class GaussianNB(_Common):
         progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss)
+                          random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.mean_prior = mean_prior
@@ -181,9 +195,11 @@ class _MVNClassifier(_Common):
         progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss)
+                          random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.mean_prior = mean_prior
@@ -298,6 +314,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
     ) -> None:
         super().__init__(
             method=method, class_alpha=class_alpha, class_prior=class_prior,
@@ -305,7 +323,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
             cov_dof=cov_dof, divisor=divisor, covariance_prior=covariance_prior,
             draws=draws, tune=tune, chains=chains, sampler=sampler,
             target_accept=target_accept, progressbar=progressbar,
-            random_state=random_state, loss=loss,
+            random_state=random_state, loss=loss, unlabeled=unlabeled,
+            unlabeled_weight=unlabeled_weight,
         )
         self.n_components = n_components
 

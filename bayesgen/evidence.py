@@ -92,6 +92,11 @@ def log_marginal_likelihood(estimator) -> float:
 def check_supported(estimator) -> None:
     """``ValueError`` saying why this fitted estimator has no closed-form evidence."""
     who = type(estimator).__name__
+    if getattr(estimator, "n_unlabeled_", 0):
+        raise ValueError(
+            f"{who} was fitted with {estimator.n_unlabeled_} unlabelled rows: its marginal "
+            "likelihood (a sum over their classes) has no closed form."
+        )
     if estimator.method == "mle":
         raise ValueError(
             f"{who} fitted with method='mle' has no prior, hence no marginal likelihood; "

@@ -62,6 +62,8 @@ def supports(estimator) -> bool:
     """Whether :func:`pointwise` is exact for this fitted estimator."""
     if getattr(estimator, "method", None) != "conjugate":
         return False
+    if getattr(estimator, "n_unlabeled_", 0):  # semi-supervised: no closed form
+        return False
     if getattr(estimator, "_train", None) is None:  # fitted from statistics alone
         return False
     return _family_ok(estimator.family_, estimator.stats_)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesgen import classprior
+from bayesgen import _semi_mcmc, classprior
 
 
 def model_coords(estimator, n_obs: int) -> dict:
@@ -73,4 +73,5 @@ def build_stats_model(estimator):
         pm.Potential("y_loglik", classprior.pymc_loglik(estimator, pi))
         params = family.pymc_params(estimator.prior_)
         pm.Potential("x_loglik", family.pymc_stats_loglik(params, estimator.stats_))
+        _semi_mcmc.add_potential(estimator, pi, params)  # unlabelled rows, if any
     return model

@@ -34,9 +34,11 @@ class _DiscreteClassifier(_Common):
         progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss)
+                          random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -99,9 +101,11 @@ class BernoulliNB(_DiscreteClassifier):
         progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss)
+                          random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -157,9 +161,11 @@ class CategoricalNB(_DiscreteClassifier):
         progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss)
+                          random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -208,9 +214,11 @@ class PoissonNB(_Common):
         progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss)
+                          random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -261,9 +269,11 @@ class KernelNB(_Common):
         progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss)
+                          random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.bandwidth_sd = bandwidth_sd
@@ -330,9 +340,11 @@ class MixedNB(_Common):
         progressbar: bool = True,
         random_state: Any = None,
         loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss)
+                          random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.families = families

@@ -79,6 +79,10 @@ def closed_form_log_joint(estimator, X: np.ndarray) -> np.ndarray:
     E[pi_k | data] = (N_k + a_k) / sum_j (N_j + a_j) (Dirichlet posterior mean) and
     p(x | y=k, data) is the family's closed-form posterior predictive density.
     """
+    if "semi_rb" in estimator.posterior_:  # unlabelled rows: bayesgen._semi_da
+        from bayesgen._semi_da import rb_log_joint
+
+        return rb_log_joint(estimator, lambda post: estimator.family_.log_predictive(X, post))
     log_pi = closed_form_log_pi(estimator)
     with np.errstate(divide="ignore"):
         return estimator.family_.log_predictive(X, estimator.posterior_) + log_pi

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from bayesgen import _sparse, _tables, framing, missing
+from bayesgen import _sparse, _tables, framing, missing, semi
 from bayesgen._validation import (
     _check_label_types,
     check_label_sequence,
@@ -48,6 +48,9 @@ class Batch:
         The family's weighted per-class sufficient statistics (internal frame).
     counts : ndarray (K,)
         Weighted class counts N_k.
+    unlabeled : :class:`bayesgen.semi.Unlabeled` or None
+        The unlabelled rows (then ``X``, ``y_index``, ``weights``, ``stats`` and
+        ``counts`` are those of the labelled rows), or None.
     """
 
     X: np.ndarray
@@ -56,6 +59,7 @@ class Batch:
     classes: np.ndarray
     stats: dict
     counts: np.ndarray
+    unlabeled: semi.Unlabeled | None = None
 
 
 def validate_rows(estimator, X: Any, y: Any, *, reset: bool, whole: bool = True):
@@ -95,7 +99,15 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     ``frame_rows``: choose the frame from about that many rows (see
     :func:`bayesgen.framing.fit_frame`). ``whole=False``: the rows are one chunk of the
     training set (Dask), whose columns with no observed value are checked on the total.
+
+    Unlabelled rows (None, NaN, pd.NA or the estimator's ``unlabeled`` value in y, see
+    :mod:`bayesgen.semi`): the classes are those of the labelled rows, the statistics
+    are the labelled rows', and the others are returned in ``batch.unlabeled``; with
+    ``classes`` given (``partial_fit``, Dask) they are a ``ValueError``.
     """
+    y, unlabeled = semi.split_labels(y, getattr(estimator, "unlabeled", None))
+    if classes is not None:
+        semi.reject_streaming(unlabeled, f"{type(estimator).__name__}.partial_fit")
     X, y = validate_rows(estimator, X, y, reset=reset, whole=whole)
     if classes is None:
         classes, y_index = encode_labels(y)
@@ -106,10 +118,13 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     family.labels = classes
     X = missing.check_X(estimator, family, X, method, reset=reset and whole)
     Z = framing.fit_frame(estimator, family, X, weights, frame_rows)  # internal frame
+    rows = None
+    if unlabeled is not None:  # the labelled rows' statistics; the others kept as rows
+        X, Z, y_index, weights, rows = semi.split_rows(X, Z, y_index, weights, unlabeled)
     stats = family.stats(Z, y_index, weights, classes.size)
     check_stats(stats, X, weights, type(estimator).__name__)
     counts = np.bincount(y_index, weights=weights, minlength=classes.size)
-    return family, Batch(X, y_index, weights, classes, stats, counts)
+    return family, Batch(X, y_index, weights, classes, stats, counts, rows)
 
 
 def encode_known(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
