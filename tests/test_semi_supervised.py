@@ -274,6 +274,8 @@ def test_evidence_and_exact_loo_refuse_unlabelled_rows():
     with pytest.raises(ValueError, match="unlabelled rows"):
         clf.log_marginal_likelihood()
     assert not exact_loo.supports(clf)
-    labelled = bg.GaussianNB(method="conjugate", random_state=0).fit(X[y != None], y[y != None].astype(int))  # noqa: E711
+    keep = np.array([v is not None for v in y])
+    labelled = bg.GaussianNB(method="conjugate", random_state=0).fit(X[keep],
+                                                                      y[keep].astype(int))
     assert not hasattr(labelled, "n_unlabeled_")
     assert exact_loo.supports(labelled)
