@@ -98,12 +98,15 @@ def start(stats: dict, tied: bool) -> dict:
     return {"mu": stats["mean"].copy(), "cov": cov}
 
 
-def fit(family, stats: dict, prior: dict | None, *, record: bool = True) -> dict:
+def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
+        for_auto_dof: bool = False) -> dict:
     """Run EM; ``prior`` None: MLE, else MAP under that NIW prior.
 
     Returns the parameters ``mu`` (K, d), ``cov``; sets ``family.em_`` =
     ``{"n_iter": int, "objective": ndarray}`` (the objective after every iteration,
-    starting at the initial point) when ``record``.
+    starting at the initial point) when ``record``. ``for_auto_dof``: this EM serves the
+    empirical-Bayes ``cov_dof="auto"`` (:func:`evidence_stats`), which its
+    ConvergenceWarning says (it runs for every method, and not the EM of ``n_iter_``).
     """
     from bayesgen.exceptions import ConvergenceWarning, warn
 
@@ -118,10 +121,8 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True) -> dict
     n_iter = 0
     while True:
         if n_iter >= MAX_ITER:
-            warn(f"{family._who} EM did not converge in {MAX_ITER} iterations (last "
-                 f"change of the objective {trace[-1] - trace[-2]:.3g}); the estimate may "
-                 "be inaccurate. Much missing data slows EM; method='mcmc' or "
-                 "'conjugate' do not depend on it.", ConvergenceWarning)
+            warn(_max_iter_message(family._who, trace[-1] - trace[-2], for_auto_dof),
+                 ConvergenceWarning)
             break
         mean_g, scatter_g = pat.expected(groups, cond)
         complete = pat.class_stats(groups, mean_g, scatter_g, n_classes, family.tied)
@@ -139,6 +140,19 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True) -> dict
     if record:
         family.em_ = {"n_iter": n_iter, "objective": np.asarray(trace)}
     return params
+
+
+def _max_iter_message(who: str, change: float, for_auto_dof: bool) -> str:
+    if for_auto_dof:
+        return (f"{who} cov_dof='auto': the EM that completes the statistics for the "
+                f"empirical-Bayes choice of cov_dof did not converge in {MAX_ITER} "
+                f"iterations (last change of its objective {change:.3g}); the chosen "
+                "cov_dof may be inaccurate. Much missing data slows EM; pass a number as "
+                "cov_dof to skip this step.")
+    return (f"{who} EM did not converge in {MAX_ITER} iterations (last change of the "
+            f"objective {change:.3g}); the estimate may be inaccurate. Much missing data "
+            "slows EM; method='mcmc' or 'conjugate' do not depend on it (with a numeric "
+            "cov_dof).")
 
 
 def completed_stats(family, stats: dict, params: dict) -> dict:
@@ -164,5 +178,5 @@ def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.nd
         return stats
     d = S0.shape[0]
     weak = {"m0": m0, "kappa0": kappa0, "nu0": d + 2.0, "Psi0": S0}
-    params = fit(family, stats, weak, record=False)
+    params = fit(family, stats, weak, record=False, for_auto_dof=True)
     return completed_stats(family, stats, params)
