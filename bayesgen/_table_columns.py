@@ -16,9 +16,10 @@ import numpy as np
 
 from bayesgen.families import _categories as cats
 
-#: pandas.api.types.infer_dtype of an object column -> column kind
+#: pandas.api.types.infer_dtype of an object column -> column kind ("empty": every value
+#: missing, e.g. in one Dask partition or batch: read as the dtype suggests, categories)
 INFERRED = {"string": "category", "boolean": "bool", "integer": "int", "floating": "float",
-            "mixed-integer-float": "float", "decimal": "float", "empty": "float",
+            "mixed-integer-float": "float", "decimal": "float", "empty": "category",
             "bytes": "category", "categorical": "category"}
 #: families whose columns are read as category values
 VALUE_FAMILIES = ("categorical",)

@@ -102,9 +102,9 @@ def test_merge_equals_one_fit(case):
             np.testing.assert_array_equal(shard._columns.levels[key], record.levels[key])
 
 
-def _dask_xy(X: pd.DataFrame, y: np.ndarray):
-    return (dd.from_pandas(X, npartitions=3, sort=False),
-            dd.from_pandas(pd.Series(y), npartitions=3, sort=False))
+def _dask_xy(X: pd.DataFrame, y: np.ndarray, npartitions: int = 3):
+    return (dd.from_pandas(X, npartitions=npartitions, sort=False),
+            dd.from_pandas(pd.Series(y), npartitions=npartitions, sort=False))
 
 
 def test_dask_partitions_equal_one_fit(case):
@@ -194,3 +194,19 @@ def test_dask_partition_with_a_column_all_missing():
         X["z"] = np.nan
         with pytest.raises(ValueError, match="column 'z' has no observed value"):
             bg.GaussianNB().fit(*_dask_xy(X, y))
+
+
+@pytest.mark.parametrize("dtype", ["string", "object"])
+def test_dask_partition_with_a_text_column_all_missing(dtype):
+    """A text column whose values in one partition are all missing (a chunk with no
+    level yet; an object column of only None reads as categories, as its dtype says)
+    merges with the others: the fit equals one fit."""
+    X = pd.DataFrame({"c": pd.array(["a", "b", "a", "b"] + [None] * 4, dtype=dtype),
+                      "x": np.arange(8.0)})
+    y = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    ref = bg.MixedNB(families="auto").fit(X, y)
+    with dask.config.set(scheduler="threads"):
+        est = bg.MixedNB(families="auto").fit(*_dask_xy(X, y, npartitions=2))
+    assert est.families_ == ref.families_
+    np.testing.assert_allclose(np.asarray(est.predict_proba(X)), ref.predict_proba(X),
+                               rtol=1e-10)

@@ -123,6 +123,8 @@ class CategoricalFamily:
             weights = np.repeat(w, d) if M is None else np.where(M, 0.0, w[:, None]).ravel()
             counts = np.bincount(flat.ravel(), weights=weights,
                                  minlength=n_classes * d * width)
+        if width == 0:  # every entry missing (a Dask chunk or batch): no category yet
+            counts = np.zeros(0)
         out = {
             "count": np.bincount(y, weights=w, minlength=n_classes),
             "category_count": counts.reshape(n_classes, d, width),
