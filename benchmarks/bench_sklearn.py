@@ -219,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         f"bayesgen {bg.__version__} vs scikit-learn {sklearn.__version__}, numpy "
         f"{np.__version__}, Python {platform.python_version()}, {os.cpu_count()} CPU(s)"
     )
+    print(f"bayesgen imported from {os.path.dirname(bg.__file__)}")
     print(
         f"fit + predict_proba on the training data; {args.repeats} alternating runs per "
         f"library after 1 warm-up each; K = 5, seed {args.seed}"

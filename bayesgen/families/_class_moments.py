@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen._threads import one_blas_thread
+
 #: rows per block: BLOCK_ROWS x d float64 stays within a core's cache for d ~ 30
 BLOCK_ROWS = 2048
 
@@ -53,7 +55,17 @@ def class_moments(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, *
     unit = bool(np.all(w == 1.0))
     order, bounds = class_order(y, n_classes)
     buffer = np.empty((min(BLOCK_ROWS, X.shape[0]), d))
-    for k in range(n_classes):
+    with one_blas_thread():  # many small products (see bayesgen._threads)
+        _blocks(X, w, order, bounds, unit, full, buffer, count, mean, m2)
+    return count, mean, m2
+
+
+def _blocks(X: np.ndarray, w: np.ndarray, order: np.ndarray, bounds: np.ndarray,
+            unit: bool, full: bool, buffer: np.ndarray, count: np.ndarray,
+            mean: np.ndarray, m2: np.ndarray) -> None:
+    """Accumulate every class's blocks into count, mean and m2 (in place); ``unit``:
+    all weights are 1 (plain sums, and ``Xb.T @ Xb``, a symmetric rank-k update)."""
+    for k in range(count.shape[0]):
         for start in range(bounds[k], bounds[k + 1], BLOCK_ROWS):
             rows = order[start : min(start + BLOCK_ROWS, bounds[k + 1])]
             Xb = np.take(X, rows, axis=0, out=buffer[: rows.size])
@@ -70,7 +82,6 @@ def class_moments(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, *
                 Xb -= mb
                 Mb = (Xb.T * wb) @ Xb if full else wb @ (Xb * Xb)
             _merge_into(k, count, mean, m2, nb, mb, Mb)
-    return count, mean, m2
 
 
 def _merge_into(k: int, count: np.ndarray, mean: np.ndarray, m2: np.ndarray,
