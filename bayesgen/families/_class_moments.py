@@ -98,3 +98,23 @@ def _merge_into(k: int, count: np.ndarray, mean: np.ndarray, m2: np.ndarray,
     m2[k] += Mb
     m2[k] += np.multiply.outer(delta, delta * f) if m2.ndim == 3 else delta * delta * f
     count[k] = n
+
+
+def diagonal_quadratic(X: np.ndarray, centre: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``[(X - centre)^2, X - centre] @ W`` for X (n, d), centre (d,), W (2 d, K):
+    the scores of a diagonal Gaussian as one product per block of rows, (n, K).
+
+    Each block's centred values and their squares are written side by side into one
+    cached buffer (no (n, d) temporary), then multiplied by W with one BLAS thread.
+    """
+    n, d = X.shape
+    out = np.empty((n, W.shape[1]))
+    buffer = np.empty((min(BLOCK_ROWS, n), 2 * d))
+    with one_blas_thread():  # many small products (see bayesgen._threads)
+        for start in range(0, n, BLOCK_ROWS):
+            stop = min(start + BLOCK_ROWS, n)
+            H = buffer[: stop - start]
+            np.subtract(X[start:stop], centre, out=H[:, d:])
+            np.multiply(H[:, d:], H[:, d:], out=H[:, :d])
+            np.matmul(H, W, out=out[start:stop])
+    return out
