@@ -83,6 +83,8 @@ def _jacobian(estimator, Z: np.ndarray | None = None):
     frame = _frame(estimator)
     if frame is None:
         return 0.0
+    if not np.any(frame.scale != 1.0):  # every log s_j is 0: no pass over Z for NaN
+        return 0.0
     M = None if Z is None else missing.mask(Z)
     if M is None:
         return frame.log_jacobian
