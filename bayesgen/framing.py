@@ -21,11 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen import missing, posterior
-from bayesgen.frame import Frame, check_finite_user, choose, far_scores, split
+from bayesgen.frame import Frame, check_finite_user, choose, far_scores, split, within
 from bayesgen.predict import fast_logsumexp, log_mean_exp
 
 #: |z| of a training value beyond which the statistics would overflow (squares ~1e240)
 _FIT_LIMIT = 2.0**400
+#: rows the frame of a fit is chosen from, at most (evenly spaced; see fit_frame)
+FRAME_ROWS = 2**15
 
 
 def _frame(estimator) -> Frame | None:
@@ -39,19 +41,24 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
     apart for float64 statistics.
 
     ``sample``: choose the frame from at most about that many evenly spaced rows
-    (``partial_fit`` batches and Dask chunks, whose statistics are re-expressed in a
-    common frame anyway; the quantiles of every row would cost more than the
-    statistics). Any frame near the data keeps full precision.
+    (default :data:`FRAME_ROWS`; ``partial_fit`` batches and Dask chunks pass theirs).
+    The quantiles of every row would cost more than the statistics, and any frame near
+    the data keeps full precision: the frame is a power-of-two scale and a location
+    rounded to a multiple of it, the statistics are exact in it, and results differ
+    from those in another frame near the data by rounding only. Fits of up to
+    ``sample`` rows use every row.
     """
     real = family.real_columns(X.shape[1]) if hasattr(family, "real_columns") else None
     if real is None or not np.any(real):
         estimator.frame_ = None
         return X
-    step = 1 if sample is None else max(1, -(-X.shape[0] // sample))
+    step = max(1, -(-X.shape[0] // (FRAME_ROWS if sample is None else sample)))
     frame = choose(X[::step], real, w[::step])
     Z = frame.internal(X)
-    with np.errstate(invalid="ignore"):
-        bad = np.flatnonzero((np.abs(Z) > _FIT_LIMIT).any(axis=0) & real)
+    bad = np.zeros(0, dtype=int)
+    if within(Z) > _FIT_LIMIT:  # one reduction, no temporaries, on the common path
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero((np.abs(Z) > _FIT_LIMIT).any(axis=0) & real)
     if bad.size:
         raise ValueError(
             f"{type(estimator).__name__}: feature(s) {bad.tolist()} have training values "
@@ -75,6 +82,8 @@ def _jacobian(estimator, Z: np.ndarray | None = None):
     j of each row, (n, 1) (a missing feature is integrated out: no Jacobian)."""
     frame = _frame(estimator)
     if frame is None:
+        return 0.0
+    if not np.any(frame.scale != 1.0):  # every log s_j is 0: no pass over Z for NaN
         return 0.0
     M = None if Z is None else missing.mask(Z)
     if M is None:

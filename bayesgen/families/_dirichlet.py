@@ -31,6 +31,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from bayesgen import _sparse
+from bayesgen._threads import one_blas_thread
 from bayesgen._validation import check_concentration, check_finite
 from bayesgen.families._gaussian_stats import label, one_hot
 
@@ -153,7 +154,8 @@ def matmul_t(X: np.ndarray, B: np.ndarray) -> np.ndarray:
     """
     if _sparse.is_sparse(X):
         return _sparse.matmul_t(X, B)
-    return np.swapaxes(B @ X.T, -1, -2)
+    with one_blas_thread():  # memory-bound: a second thread gains little, stalls when busy
+        return np.swapaxes(B @ X.T, -1, -2)
 
 
 def log_rising(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -252,7 +254,8 @@ def class_sums(X, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> dic
             }
         else:
             R = one_hot(y, w, n_classes)
-            out = {"count": R.sum(axis=0), "feature_count": R.T @ X}
+            with one_blas_thread():  # memory-bound (K rows): see bayesgen._threads
+                out = {"count": R.sum(axis=0), "feature_count": R.T @ X}
     return check_stats(out, X, who)
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen.families._class_moments import class_moments
+
 
 def one_hot(y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
     """Weighted indicator matrix R (n, K) with ``R[n, y_n] = w_n``."""
@@ -26,14 +28,6 @@ def one_hot(y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return num / np.where(den > 0, den, 1.0)
-
-
-def class_means(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int):
-    """Weighted class counts (K,) and means (K, d); an empty class gets mean 0."""
-    R = one_hot(y, w, n_classes)
-    count = R.sum(axis=0)
-    mean = _safe_div(R.T @ X, count[:, None])
-    return R, count, mean
 
 
 def _constant(X: np.ndarray, y: np.ndarray, w: np.ndarray, count: np.ndarray,
@@ -66,16 +60,14 @@ def _constant(X: np.ndarray, y: np.ndarray, w: np.ndarray, count: np.ndarray,
 
 
 def diagonal_stats(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-    """count (K,), mean (K, d), m2 (K, d) = sum_n w_n (x_n - mean_k)^2 (two passes),
-    and ``rows`` (K,), the number of rows of positive weight.
+    """count (K,), mean (K, d), m2 (K, d) = sum_n w_n (x_n - mean_k)^2, and ``rows``
+    (K,), the number of rows of positive weight; one pass over X in cached blocks
+    centred at their own means (:func:`._class_moments.class_moments`).
 
     A feature constant within a class gets m2 exactly 0 (a rounded mean would leave
     a residue of order (1e-16 mean)^2).
     """
-    R, count, mean = class_means(X, y, w, n_classes)
-    Xc = X - mean[y]
-    Xc *= Xc
-    m2 = R.T @ Xc
+    count, mean, m2 = class_moments(X, y, w, n_classes, full=False)
     rows, const = _constant(X, y, w, count, mean, m2)
     m2[const] = 0.0
     return {"count": count, "mean": mean, "m2": m2, "rows": rows}
@@ -87,26 +79,21 @@ def scatter_stats(
     """count (K,), mean (K, d), centred scatter (K, d, d), or (d, d) pooled if tied,
     and ``rows`` (K,), the number of rows of positive weight.
 
-    The per-class scatter is ``S_k = sum_{y_n=k} w_n (x_n - mean_k)(x_n - mean_k)^T``;
-    the pooled one is ``sum_k S_k``. Both are computed in two passes (data centred at
-    their class means). A feature constant within a class has its row and column of
-    S_k exactly 0 (pooled: when it is constant within every class).
+    The per-class scatter is ``S_k = sum_{y_n=k} w_n (x_n - mean_k)(x_n - mean_k)^T``
+    (one pass over X in cached blocks centred at their own means, see
+    :func:`._class_moments.class_moments`); the pooled one is ``sum_k S_k``, summed by
+    :func:`class_sum` (independent of the order of the classes). A feature constant
+    within a class has its row and column of S_k exactly 0 (pooled: when it is
+    constant within every class).
     """
-    _, count, mean = class_means(X, y, w, n_classes)
-    Xc = X - mean[y]
+    count, mean, scatter = class_moments(X, y, w, n_classes, full=True)
     if tied:
-        scatter = (Xc * w[:, None]).T @ Xc
+        scatter = class_sum(scatter)
         rows, const = _constant(X, y, w, count, mean, np.diagonal(scatter).copy())
         flat = const.all(axis=0)
         scatter[flat, :] = 0.0
         scatter[:, flat] = 0.0
     else:
-        d = X.shape[1]
-        scatter = np.zeros((n_classes, d, d))
-        for k in range(n_classes):
-            mine = y == k
-            Xk = Xc[mine]
-            scatter[k] = (Xk * w[mine, None]).T @ Xk
         rows, const = _constant(X, y, w, count, mean,
                                 np.diagonal(scatter, axis1=1, axis2=2).copy())
         for k in range(n_classes):

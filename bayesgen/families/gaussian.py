@@ -35,6 +35,7 @@ import numpy as np
 from bayesgen import missing
 from bayesgen.families import _far, _masked
 from bayesgen.families import _gaussian_stats as gstats
+from bayesgen.families._class_moments import diagonal_quadratic
 from bayesgen.families._far import attach_frame, user_to_internal
 
 LOG_2PI = np.log(2.0 * np.pi)
@@ -239,11 +240,15 @@ class GaussianFamily:
             return _masked.gaussian_log_lik(X, M, params, full)
         mu, var = params["mu"], params["var"]
         centre = mu.reshape(-1, mu.shape[-1]).mean(axis=0)
-        Xc = X - centre
         mc = mu - centre
         prec = 1.0 / var
-        quad = (Xc * Xc) @ np.swapaxes(prec, -1, -2)
-        quad -= 2.0 * (Xc @ np.swapaxes(mc * prec, -1, -2))
+        if mu.ndim == 2:  # point estimates: one product per cached block of rows
+            W = np.concatenate([prec.T, -2.0 * (mc * prec).T], axis=0)
+            quad = diagonal_quadratic(X, centre, W)
+        else:
+            Xc = X - centre
+            quad = (Xc * Xc) @ np.swapaxes(prec, -1, -2)
+            quad -= 2.0 * (Xc @ np.swapaxes(mc * prec, -1, -2))
         const = (mc * mc * prec).sum(-1) + np.log(var).sum(-1)
         if full:
             const = const + X.shape[1] * LOG_2PI

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen._threads import one_blas_thread
 from bayesgen.families import _far, _mvn_em, _mvn_missing
 from bayesgen.families import _gaussian_stats as gstats
 from bayesgen.families._far import attach_frame, user_to_internal
@@ -351,7 +352,9 @@ class MVNFamily:
         if self.tied and not full:
             A, _ = _whiten(cov)
             MA = mu @ A  # (..., K, d)
-            return X @ (A @ _swap(MA)) - 0.5 * np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
+            with one_blas_thread():  # (n, d) x (d, K): memory-bound, see bayesgen._threads
+                scores = X @ (A @ _swap(MA))
+            return scores - 0.5 * np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
         out, logdet = mahalanobis(X, mu, cov, tied=self.tied)
         out += logdet[..., None, :]
         if full:
