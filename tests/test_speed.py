@@ -67,8 +67,10 @@ def test_large_log_likelihood_is_added_on_demand(big_fits):
 def test_compare_adds_the_missing_groups(big_fits):
     _, _, qda, lda = big_fits
     assert "log_likelihood" not in lda.idata_.groups()
-    table = bg.compare({"QDA": qda, "LDA": lda})
+    table = bg.compare({"QDA": qda, "LDA": lda})  # conjugate: exact LOO, no group needed
     assert set(table.index) == {"QDA", "LDA"}
+    assert "log_likelihood" not in lda.idata_.groups()
+    lda.add_log_likelihood()  # for az.loo / az.compare directly
     assert "log_likelihood" in lda.idata_.groups()
 
 
