@@ -17,8 +17,10 @@ for it: diagonal mass matrix and step size adapted during ``tune`` iterations (n
 windowed schedule), ``target_accept``, maximum tree depth 10, each chain started at
 PyMC's initial point (the prior's support point, in the unconstrained space) plus
 uniform(-1, 1) jitter (the point without jitter when the jittered one has a non-finite
-density). Chains run on separate XLA host devices (``chain_method="parallel"``, measured
-faster than "vectorized" on 2 cores, see ``benchmarks/README.md``).
+density). A semi-supervised fit passes its own start instead
+(:func:`bayesgen._semi_mcmc.start_point`) with uniform(-0.1, 0.1) jitter. Chains run
+on separate XLA host devices (``chain_method="parallel"``, measured faster than
+"vectorized" on 2 cores, see ``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -66,18 +68,21 @@ def _jaxify(inputs: list, outputs: list):
 
 
 def _build_program(value_vars, lifted, logp, targets, starts, *, chains: int, tune: int,
-                   draws: int, target_accept: float, chain_method: str):
+                   draws: int, target_accept: float, chain_method: str,
+                   given_start: bool = False, jitter: float = 1.0):
     """The jitted run ``(keys (C,), start, data) -> (constrained draws, stats)`` and
     None when it computes the initial point itself (then ``start`` is ``()``), else the
     host function of the lifted values computing it (``start`` then holds the
-    unconstrained initial values with a leading chain dim)."""
+    unconstrained initial values with a leading chain dim). With ``given_start`` the
+    caller passes ``start`` (and the host function is None). Each chain starts at
+    ``start`` plus uniform(-jitter, jitter)."""
     import jax
     import jax.numpy as jnp
     from numpyro.infer.hmc import hmc
 
     logp_fn = _jaxify(value_vars + lifted, [logp])
     out_fn = _jaxify(value_vars + lifted, targets)
-    start_fn, start_host = _start_function(lifted, starts)
+    start_fn, start_host = (None, None) if given_start else _start_function(lifted, starts)
     n_values = len(value_vars)
 
     def potential_gen(*data):
@@ -91,7 +96,8 @@ def _build_program(value_vars, lifted, logp, targets, starts, *, chains: int, tu
         key_jitter, key_run = jax.random.split(key)
         jitter_keys = jax.random.split(key_jitter, n_values)
         jittered = tuple(
-            s + jax.random.uniform(k, jnp.shape(s), dtype=s.dtype, minval=-1.0, maxval=1.0)
+            s + jax.random.uniform(k, jnp.shape(s), dtype=s.dtype, minval=-jitter,
+                                       maxval=jitter)
             for s, k in zip(start, jitter_keys, strict=True)
         )
         finite = jnp.isfinite(potential_gen(*data)(jittered))
@@ -197,8 +203,13 @@ def _start_expressions(model) -> list:
 
 
 def sample(model, names: list[str], *, chains: int, tune: int, draws: int,
-           target_accept: float, seed: int | None, chain_method: str | None = None):
+           target_accept: float, seed: int | None, chain_method: str | None = None,
+           init: dict | None = None, jitter: float = 1.0):
     """NUTS draws of the model variables ``names`` (constrained) and NUTS statistics.
+
+    ``init`` (value variable name -> unconstrained value) replaces PyMC's initial point
+    as the chains' start; ``jitter`` is the half-width of the uniform jitter added to
+    the start of each chain.
 
     Returns
     -------
@@ -224,18 +235,24 @@ def sample(model, names: list[str], *, chains: int, tune: int, draws: int,
             list(model.value_vars), [logp, *targets, *starts]
         )
         n_targets = len(targets)
-        key = (structure, chains, tune, draws, float(target_accept), chain_method)
+        key = (structure, chains, tune, draws, float(target_accept), chain_method,
+               init is not None, float(jitter))
         program, start_host = _program(key, lambda: _build_program(
             value_vars, lifted, new_outputs[0], new_outputs[1:1 + n_targets],
             new_outputs[1 + n_targets:], chains=chains, tune=tune, draws=draws,
             target_accept=float(target_accept), chain_method=chain_method,
+            given_start=init is not None, jitter=float(jitter),
         ))
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1)[0])
     keys = jax.random.split(jax.random.PRNGKey(seed), chains)
-    start = () if start_host is None else tuple(
+    if init is not None:
+        given = [init[v.name] for v in model.value_vars]  # value_vars keep this order
+    else:
+        given = None if start_host is None else start_host(*values)
+    start = () if given is None else tuple(
         np.broadcast_to(np.asarray(v, dtype=z.dtype), (chains, *np.shape(v)))
-        for v, z in zip(start_host(*values), value_vars, strict=True)
+        for v, z in zip(given, value_vars, strict=True)
     )
     outs, stats = program(keys, start, tuple(values))
     draws_out = {name: np.asarray(v) for name, v in zip(names, outs, strict=True)}
@@ -250,3 +267,28 @@ def sample(model, names: list[str], *, chains: int, tune: int, draws: int,
         "acceptance_rate": accept,
     }
     return draws_out, sample_stats
+
+
+def logp_and_grad(model):
+    """``z -> (log density, gradient)`` of ``model`` (unconstrained, Jacobian included)
+    at the value variables' values ``z`` (a list in ``model.value_vars`` order), as a
+    jitted JAX function of the graph with its constants lifted: compiled once per
+    model structure and shape and kept with the NUTS programs."""
+    import jax
+
+    from bayesgen._graph_inputs import lift_constants
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+        value_vars, outs, lifted, values, structure = lift_constants(
+            list(model.value_vars), [model.logp()]
+        )
+
+        def build():
+            logp_fn = _jaxify(value_vars + lifted, outs)
+            return jax.jit(jax.value_and_grad(lambda z, data: logp_fn(*z, *data)[0]))
+
+        fn = _program(("logp", structure), build)
+    data = tuple(values)
+    return lambda z: fn(tuple(np.asarray(v, dtype=x.dtype) for v, x in
+                              zip(z, value_vars, strict=True)), data)

@@ -13,6 +13,10 @@ family's own observed-data distribution (``pymc_observed``) evaluated row by row
 the cost per gradient is O(m K d) for m unlabelled rows. The rows enter as float
 constants, so the compile-once JAX path lifts them into inputs like the statistics.
 
+The chains start near the mode the labelled rows anchor (:func:`start_point`): from
+the prior's centre they could settle in a label-swapped mode of the mixture likelihood
+(3 labelled rows per class and ~300 unlabelled ones: R-hat 1.8 for LDA).
+
 Missing entries in the unlabelled rows are not supported here (PyMC would impute them
 as latent variables): a ``ValueError`` points to "map"/"mle" (EM) or "conjugate"
 (factorised families).
@@ -65,3 +69,98 @@ def add_potential(estimator, pi, params: dict) -> None:
     joint = pt.stack(columns, axis=1) + pt.log(pi)[None, :]  # (m, K)
     mix = pt.logsumexp(joint, axis=1)
     pm.Potential("unlabeled_loglik", semi["lam"] * pt.sum(pt.as_tensor(w) * mix))
+
+
+#: the chains' uniform jitter half-width around the semi-supervised start (unconstrained)
+START_JITTER = 0.1
+
+
+def start_point(estimator, model) -> dict | None:
+    """Where the NUTS chains of a semi-supervised fit start (issue 17).
+
+    Started at the prior's support point, the chains can settle in a label-swapped mode
+    of the unlabelled rows' mixture likelihood (the few labelled rows pull weakly
+    against hundreds of unlabelled ones). Instead they start at a local mode of the
+    posterior that the labelled rows anchor, found by two ascents of the log density
+    (unconstrained space, Jacobian included, L-BFGS):
+
+    1. the labelled-only model (``model`` without ``unlabeled_loglik``) from the prior's
+       support point: its posterior is the conjugate-like one of a few labelled rows,
+       with one mode whose class k is the labelled class k;
+    2. ``model`` itself from that point: like EM started at the labelled-only fit, it
+       climbs into the mode whose components keep their labelled rows.
+
+    Working on the model's own value variables needs no map from the family's
+    parameters to its parametrisation (transforms, LDA/QDA's Bartlett factors).
+
+    Returns
+    -------
+    dict or None
+        ``value variable name -> unconstrained value`` of every value variable of
+        ``model``; None when the fit has no unlabelled rows (lambda = 0 included),
+        when JAX (which compiles the ascent) is not installed, or when no finite point
+        was found (the chains then start as before).
+    """
+    import importlib.util
+
+    semi = getattr(estimator, "_semi", None)
+    if semi is None or semi["lam"] == 0.0 or importlib.util.find_spec("jax") is None:
+        return None
+    from bayesgen.model import build_stats_model
+
+    estimator.__dict__.pop("_semi")
+    try:
+        labelled = build_stats_model(estimator)
+    finally:
+        estimator._semi = semi
+    point = _ascend(labelled, labelled.initial_point())
+    if point is None:
+        return None
+    point = {v.name: point[v.name] for v in model.value_vars}
+    return _ascend(model, point) or point
+
+
+def _ascend(model, start: dict, maxiter: int = 500) -> dict | None:
+    """A local maximum of ``model``'s log density (unconstrained, Jacobian included)
+    from ``start`` (value variable name -> value), or None when it is not finite.
+    L-BFGS on the log density and its gradient compiled to JAX
+    (:func:`bayesgen._jax_nuts.logp_and_grad`, cached per model structure)."""
+    from scipy.optimize import minimize
+
+    from bayesgen import mcmc
+    from bayesgen._jax_nuts import logp_and_grad
+
+    mcmc.enable_jax_cache()
+    f = logp_and_grad(model)
+    names = [v.name for v in model.value_vars]
+    shapes = [np.shape(start[n]) for n in names]
+    sizes = [int(np.prod(s)) for s in shapes]
+    cuts = np.cumsum(sizes)[:-1]
+
+    def unravel(x):
+        return [p.reshape(s) for p, s in zip(np.split(x, cuts), shapes, strict=True)]
+
+    def cost(x):
+        value, grad = f(unravel(x))
+        value = float(value)
+        if not np.isfinite(value):
+            return np.inf, np.zeros_like(x)
+        flat = np.concatenate([np.asarray(g, dtype=float).ravel() for g in grad])
+        return -value, -flat
+
+    x0 = np.concatenate([np.asarray(start[n], dtype=float).ravel() for n in names])
+    with np.errstate(all="ignore"):
+        result = minimize(cost, x0, jac=True, method="L-BFGS-B", options={"maxiter": maxiter})
+    if not (np.all(np.isfinite(result.x)) and np.isfinite(result.fun)):
+        return None
+    return {n: np.asarray(v, dtype=np.asarray(start[n]).dtype)
+            for n, v in zip(names, unravel(result.x), strict=True)}
+
+
+def constrained(model, init: dict) -> dict:
+    """``init`` (unconstrained, by value variable name) as constrained values by free
+    random variable name: PyMC's ``initvals``."""
+    rvs = model.free_RVs
+    values = model.compile_fn(inputs=model.value_vars,
+                              outs=model.replace_rvs_by_values(rvs))(init)
+    return {rv.name: np.asarray(v) for rv, v in zip(rvs, values, strict=True)}

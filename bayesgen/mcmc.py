@@ -15,6 +15,8 @@ import warnings
 
 import numpy as np
 
+from bayesgen import _semi_mcmc
+
 SAMPLERS = ("auto", "numpyro", "nutpie", "blackjax", "pymc")
 
 #: convergence thresholds (Vehtari et al. 2021)
@@ -113,6 +115,8 @@ def sample_posterior(estimator):
     chains, draws = estimator._posterior_size()
     model = build_stats_model(estimator)
     names = ["pi", *estimator.family_.param_dims]
+    # unlabelled rows: start near the mode the labelled rows anchor (nutpie takes no start)
+    init = None if sampler == "nutpie" else _semi_mcmc.start_point(estimator, model)
     if sampler == "numpyro":
         from bayesgen import _jax_nuts
 
@@ -120,9 +124,10 @@ def sample_posterior(estimator):
         post, sample_stats = _jax_nuts.sample(
             model, names, chains=chains, tune=int(estimator.tune), draws=draws,
             target_accept=float(estimator.target_accept), seed=_seed(estimator.random_state),
+            init=init, jitter=1.0 if init is None else _semi_mcmc.START_JITTER,
         )
     else:
-        post, sample_stats = _sample_pymc(estimator, model, sampler, chains, draws)
+        post, sample_stats = _sample_pymc(estimator, model, sampler, chains, draws, init)
     size = chains * draws
     params = {
         name: post[name].reshape(size, *post[name].shape[2:])
@@ -136,12 +141,19 @@ def sample_posterior(estimator):
     return log_pi, params, sample_stats
 
 
-def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int):
+def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
+                 init: dict | None = None):
     """``pm.sample`` with ``nuts_sampler=sampler`` (nutpie, blackjax, PyMC's own):
-    draws ``name -> (chains, draws, ...)`` and the sample statistics."""
+    draws ``name -> (chains, draws, ...)`` and the sample statistics. ``init``
+    (unconstrained values by value variable name) becomes ``initvals`` (constrained)
+    for PyMC's sampler and blackjax; nutpie ignores initvals, so it starts as usual."""
     import pymc as pm
 
     kwargs = {}
+    if init is not None and sampler != "nutpie":
+        kwargs["initvals"] = _semi_mcmc.constrained(model, init)
+        if sampler == "pymc":  # no jitter of +-1 around the start
+            kwargs["init"] = "adapt_diag"
     if sampler == "blackjax":
         enable_jax_cache()
     with warnings.catch_warnings():

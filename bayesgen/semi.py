@@ -30,7 +30,9 @@ responsibility), i.e. the family's own ``stats`` with those weights. The methods
 ``"mcmc"``
     NUTS on the labelled statistics plus ``lambda * sum_n w_n logsumexp_k(...)`` of the
     unlabelled block (:mod:`bayesgen._semi_mcmc`): the power (tempered) posterior for
-    lambda < 1.
+    lambda < 1. The chains start at the local mode reached from the labelled-only
+    posterior mode (like EM from the labelled-only fit), not at the prior's centre,
+    where they could settle in a label-swapped mode.
 
 The prior's data-aware defaults (prior means and scales, ``cov_dof="auto"``) are
 resolved once from all rows (:func:`bayesgen._semi_em.resolve_prior`: the unlabelled

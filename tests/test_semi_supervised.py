@@ -256,7 +256,9 @@ def test_da_agrees_with_nuts(small):
     # Monte Carlo error of the difference of means with effective sizes >= 50
     assert np.all(np.abs(a.mean(0) - b.mean(0)) < 4 * sd / np.sqrt(50))
     assert np.allclose(a.std(0), b.std(0), rtol=0.3)
-    assert np.abs(da.predict_proba(Xb) - nuts.predict_proba(Xb)).max() < 0.05
+    # both are Monte Carlo estimates: over NUTS seeds 1-3 the largest difference was
+    # 0.040-0.059 (0.047-0.055 before the chains' semi-supervised start), so 0.08
+    assert np.abs(da.predict_proba(Xb) - nuts.predict_proba(Xb)).max() < 0.08
 
 
 def test_evidence_and_exact_loo_refuse_unlabelled_rows():
