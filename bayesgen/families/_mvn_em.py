@@ -42,6 +42,10 @@ from bayesgen.families import _mvn_patterns as pat
 TOL = 1e-10
 #: iterations after which EM stops with a ConvergenceWarning
 MAX_ITER = 1000
+#: relative change of nu0 that ends the fixed point of cov_dof='auto' with gaps
+DOF_TOL = 1e-6
+#: rounds after which that fixed point stops
+DOF_ROUNDS = 50
 
 
 def log_niw(mu: np.ndarray, cov: np.ndarray, prior: dict, tied: bool) -> float:
@@ -164,19 +168,52 @@ def completed_stats(family, stats: dict, params: dict) -> dict:
                            family.tied)
 
 
-def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray) -> dict:
-    """Statistics for the empirical-Bayes ``cov_dof="auto"`` with missing entries.
-
-    The NIW evidence needs complete-data statistics. With missing entries they are the
-    expected complete-data statistics at the MAP found by EM under the weakest default
-    prior (nu0 = d + 2, Psi0 = S0, the given m0 and kappa0): EM's E-step fills each
-    missing coordinate with its conditional mean and adds its conditional covariance,
-    so the statistics keep the spread the missing entries would have added. Statistics
-    without missing entries are returned unchanged (the complete-data choice).
-    """
+def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray,
+                   nu0: float | None = None) -> dict:
+    """Expected complete-data statistics at the EM MAP under NIW(m0, kappa0, nu0,
+    (nu0 - d - 1) S0) (nu0 = d + 2 by default); statistics without missing entries are
+    returned unchanged. EM's E-step fills each missing coordinate with its conditional
+    mean and adds its conditional covariance to the scatter."""
     if "groups" not in stats:
         return stats
     d = S0.shape[0]
-    weak = {"m0": m0, "kappa0": kappa0, "nu0": d + 2.0, "Psi0": S0}
-    params = fit(family, stats, weak, record=False, for_auto_dof=True)
+    nu0 = d + 2.0 if nu0 is None else nu0
+    prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1.0) * S0}
+    params = fit(family, stats, prior, record=False, for_auto_dof=True)
     return completed_stats(family, stats, params)
+
+
+def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray) -> float:
+    """The empirical-Bayes ``cov_dof="auto"`` (:func:`._niw_evidence.evidence_dof`).
+
+    Complete data: the evidence maximiser. Missing entries: the fixed point of
+    nu0 <- argmax evidence(expected complete-data statistics at the EM MAP under nu0),
+    started at nu0 = d + 2, stopped when nu0 changes by at most ``DOF_TOL`` relative or
+    after ``DOF_ROUNDS`` rounds. Statistics completed at a weak prior's MAP come out
+    too correlated (the MAP covariances over-fit the observed pairs, and the
+    conditional means follow them), which a single round reads as evidence for a weak
+    prior; each round completes the data under the last choice instead.
+
+    This is a heuristic, not EM on the observed-data evidence (the NIW evidence is not
+    linear in the statistics): data completed under a strong prior conform to it, so
+    the fixed point leans high. Measured (``validation/cov_dof_missing.py``): on wine
+    with 30% of entries missing it is close to the complete-data choice, with 50% it
+    runs to the upper end of :data:`._niw_evidence.C_BOUNDS` (covariances ~ S0), and
+    held-out log loss improves on the single round in all four cases; on 4-d data with
+    150 rows per class and 25% missing it is ~1.3 x the complete-data choice (the single
+    round ~1.01 x). Each round is one EM run (fits take a few times longer).
+    """
+    from bayesgen.families._niw_evidence import evidence_dof
+
+    nu0 = evidence_dof(evidence_stats(family, stats, m0, kappa0, S0), m0, kappa0, S0,
+                       tied=family.tied)
+    if "groups" not in stats:
+        return nu0
+    for _ in range(DOF_ROUNDS):
+        new = evidence_dof(evidence_stats(family, stats, m0, kappa0, S0, nu0), m0, kappa0,
+                           S0, tied=family.tied)
+        done = abs(new - nu0) <= DOF_TOL * nu0
+        nu0 = new
+        if done:
+            break
+    return nu0

@@ -12,7 +12,8 @@ Defaults (of the family; the estimators default to ``cov_dof="auto"``): m0 = ove
 mean, kappa0 = ``mean_strength`` = 0.01, nu0 = ``cov_dof`` = d + 2 and
 Psi0 = (nu0 - d - 1) S0, so that E[Sigma] = S0 = ``cov_prior`` (default: diagonal of the
 pooled within-class variances); these follow mclust's default prior (Fraley & Raftery
-2007). ``cov_dof="auto"`` picks nu0 by maximising the evidence (empirical Bayes). All
+2007). ``cov_dof="auto"`` picks nu0 by maximising the evidence (empirical Bayes; with
+missing entries, of EM-completed statistics, :func:`._mvn_em.auto_dof`). All
 defaults rescale with the features, so MAP and posterior predictions are equivariant
 under feature rescaling.
 
@@ -46,7 +47,6 @@ from bayesgen.families import _gaussian_stats as gstats
 from bayesgen.families._far import attach_frame, user_to_internal
 from bayesgen.families._mvn_checks import check_nonsingular, draw_niw, resolve_cov_prior
 from bayesgen.families._mvn_linalg import _cholesky, _scalar, _swap, _whiten, mahalanobis
-from bayesgen.families._niw_evidence import evidence_dof
 
 LOG_2PI = np.log(2.0 * np.pi)
 #: covariance priors of the PyMC models (model_ and method="mcmc")
@@ -72,7 +72,8 @@ class MVNFamily:
         nu0 > d + 1, prior pseudo-observations for the covariance (None = d + 2, the
         weakest prior with a finite mean, as mclust's default; "auto" = the empirical-Bayes
         value maximising the marginal likelihood of the data, see
-        :mod:`bayesgen.families._niw_evidence`).
+        :mod:`bayesgen.families._niw_evidence`; with missing entries a fixed point over
+        EM-completed statistics, :func:`bayesgen.families._mvn_em.auto_dof`).
     divisor : {"n", "unbiased"}
         MLE covariance divisor: N_k (QDA) / N (LDA), as scikit-learn, or the unbiased
         N_k - 1 / N - K.
@@ -189,8 +190,7 @@ class MVNFamily:
                 )
             _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
         if auto:
-            nu0 = evidence_dof(_mvn_em.evidence_stats(self, stats, m0, kappa0, S0), m0,
-                               kappa0, S0, tied=self.tied)
+            nu0 = _mvn_em.auto_dof(self, stats, m0, kappa0, S0)
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
 
     # -------------------------------------------------------------- estimates
