@@ -1,4 +1,4 @@
-"""The public API contract (API.md) for every classifier: sklearn behaviour and bad input."""
+"""The public API contract for every classifier: sklearn behaviour and bad input."""
 
 import warnings
 
