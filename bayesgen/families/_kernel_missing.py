@@ -13,9 +13,10 @@ fit on the rows where it is observed: :func:`per_feature` fits one feature at a 
 have missing entries). The one approximation-free restriction: Silverman's floor for
 a feature with zero spread uses that feature's overall sd alone.
 
-``method="mcmc"`` with missing training entries is not implemented (its PyTensor LOO
-likelihood vectorises over features with shared point weights) and raises
-``ValueError``.
+``method="mcmc"`` samples the same objective, written as a sum over features of the
+complete-case PyTensor likelihood on each feature's observed points
+(:func:`stats_loglik`); the pointwise terms of ``idata_`` likewise
+(:func:`train_log_lik`).
 """
 
 from __future__ import annotations
@@ -104,10 +105,39 @@ def fit_features(family, stats: dict, centre, sd: float | None) -> dict:
     return {"bandwidth": per_feature(one, stats), **family.fixed_params(stats)}
 
 
-def refuse_mcmc(stats: dict) -> None:
-    """``ValueError`` for ``method="mcmc"`` on training points with missing entries."""
-    if has_gaps(stats):
-        raise ValueError(
-            "KernelNB method='mcmc' does not support missing values in the training "
-            "data yet; use method='map' (missing entries handled exactly) or drop them."
-        )
+def stats_loglik(family, params: dict, stats: dict):
+    """The weighted LOO log-likelihood of training points with missing entries (PyTensor
+    scalar): the sum over features j of the complete-case objective of feature j alone on
+    the points observed in it (:func:`feature_stats`), since LOO_kj involves feature j
+    only. ``method="mcmc"`` samples it; it equals the ``mle``/``map`` objective."""
+    from bayesgen.families import _kernel_pymc
+
+    h = params["bandwidth"]
+    return sum(_kernel_pymc.stats_loglik(family, {"bandwidth": h[:, j:j + 1]},
+                                         feature_stats(stats, j))
+               for j in range(stats["X"].shape[1]))
+
+
+def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
+    """Each training row's LOO term (..., n) when points have missing entries: per
+    feature j, the complete-case term of the rows and points observed in j
+    (:func:`bayesgen.families._kernel_pymc.train_log_lik` on that one feature), summed
+    over the features a row observes; a row with nothing observed gets 0."""
+    from bayesgen.families import _kernel_pymc
+    from bayesgen.families.kernel import _fixed
+
+    P, cls, w = _fixed(params)
+    row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
+    h = np.asarray(params["bandwidth"], dtype=np.float64)
+    y = np.asarray(y, dtype=np.intp)
+    out = np.zeros((*h.shape[:-2], X.shape[0]))
+    for j in range(X.shape[1]):
+        rows = np.flatnonzero(~np.isnan(X[:, j]))
+        pts = np.flatnonzero(~np.isnan(P[:, j]))
+        position = np.full(X.shape[0], -1)
+        position[rows] = np.arange(rows.size)
+        sub = {"points": P[pts][:, j:j + 1], "point_class": cls[pts],
+               "point_weight": w[pts], "point_row": position[row[pts]],
+               "bandwidth": h[..., j:j + 1]}
+        out[..., rows] += _kernel_pymc.train_log_lik(X[rows][:, j:j + 1], y[rows], sub)
+    return out

@@ -282,6 +282,8 @@ class KernelFamily:
         pointwise log-likelihood of ``idata_`` (:func:`._kernel_pymc.train_log_lik`)."""
         from bayesgen.families import _kernel_pymc
 
+        if np.isnan(X).any():
+            return km.train_log_lik(X, y, params)
         return _kernel_pymc.train_log_lik(X, y, params)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -362,7 +364,8 @@ class KernelFamily:
         objective of ``mle``/``map`` (:func:`._kernel_pymc.stats_loglik`)."""
         from bayesgen.families import _kernel_pymc
 
-        km.refuse_mcmc(stats)
+        if km.has_gaps(stats):  # a sum over features of their observed points
+            return km.stats_loglik(self, params, stats)
         return _kernel_pymc.stats_loglik(self, params, stats)
 
 
