@@ -128,11 +128,15 @@ def observed_matmul(M, B: np.ndarray) -> np.ndarray:
     return matmul_t((~M).astype(np.float64), B)
 
 
-def count_stats(X, M, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> dict:
-    """:func:`._dirichlet.class_sums` of X with its missing entries as 0, plus the
-    observed counts N_kj (``observed``, (K, d))."""
+def count_stats(X, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> dict:
+    """:func:`._dirichlet.class_sums` of X (BernoulliNB, PoissonNB); with missing
+    entries (NaN), those count as 0 and the observed counts N_kj (``observed``, (K, d))
+    are added."""
     from bayesgen.families import _dirichlet as dr
 
+    M = missing.mask(X)
+    if M is None:
+        return dr.class_sums(X, y, w, n_classes, who)
     stats = dr.class_sums(missing.filled(X), y, w, n_classes, who)
     return missing.with_observed(stats, M, y, w)
 

@@ -81,10 +81,7 @@ class PoissonFamily:
         observed entries, which replaces N_k below. Raises ``ValueError`` naming
         ``sample_weight`` if a weighted sum overflows.
         """
-        M = missing.mask(X)
-        if M is not None:
-            return _masked.count_stats(X, M, y, w, n_classes, WHO)
-        return dr.class_sums(X, y, w, n_classes, WHO)
+        return _masked.count_stats(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""
