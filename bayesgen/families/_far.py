@@ -132,7 +132,8 @@ def mvn_predictive(family, far, post: dict) -> np.ndarray:
 def kernel_terms(far, params: dict):
     """(a2, a1, a0) of KernelNB for far rows, each (..., m, K); rows in blocks of at
     most ``_BUDGET`` (draws x rows x points) values."""
-    from bayesgen.families.kernel import _BUDGET, _fixed
+    from bayesgen.families._kde import _BUDGET
+    from bayesgen.families.kernel import _fixed
 
     n_points = _fixed(params)[0].shape[0]
     n_draws = int(np.prod(np.shape(params["bandwidth"])[:-2]))

@@ -72,7 +72,7 @@ def _loo(Pt: np.ndarray, w: np.ndarray, t: np.ndarray) -> np.ndarray:
     log-sum-exps (:func:`_kde_sums`), so tiny bandwidths give no NaN.
     """
     u, log_self = _left_out(w)
-    from bayesgen.families.kernel import _kde_sums
+    from bayesgen.families._kde import _kde_sums
 
     terms = _kde_sums(Pt, Pt, np.log(w), np.exp(t)[None], np.arange(w.size), log_self, True)
     return (terms[0] - np.log(w.sum() - u)) @ w - w.sum() * (t + 0.5 * LOG_2PI)
@@ -84,7 +84,7 @@ def _loo_slope(Pt: np.ndarray, w: np.ndarray, t: np.ndarray):
     With q_il = (x_i - x_l)^2 / h^2 and r_il the softmax weights of row i's terms,
     dLOO/dt = sum_i w_i E_r[q] - W and d2LOO/dt2 = sum_i w_i (Var_r[q] - 2 E_r[q]).
     """
-    from bayesgen.families.kernel import _BUDGET
+    from bayesgen.families._kde import _BUDGET
 
     d, n = Pt.shape
     _, log_self = _left_out(w)

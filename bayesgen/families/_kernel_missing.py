@@ -72,7 +72,7 @@ def log_lik(X: np.ndarray, P: np.ndarray, cls: np.ndarray, w: np.ndarray, H: np.
     """sum over the observed j of log p(x_nj | k) for every draw, row and class,
     (S, n, K); ``H`` (S, K, d) bandwidths, ``P`` (m, d) points (NaN: not a point of
     that feature's KDE), ``cls``/``w`` their classes and weights."""
-    from bayesgen.families.kernel import _kde_sums
+    from bayesgen.families._kde import _kde_sums
 
     M = np.isnan(X)
     Xt = np.ascontiguousarray(np.where(M, 0.0, X).T)

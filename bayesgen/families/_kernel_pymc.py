@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesgen.families.kernel import LOG_2PI, _fixed, _kde_sums
+from bayesgen.families._kde import _kde_sums
+from bayesgen.families.kernel import LOG_2PI, _fixed
 
 #: refuse MCMC when the pairwise constants of the LOO likelihood exceed this many bytes
 MAX_PAIR_BYTES = 200_000_000
