@@ -38,7 +38,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import logsumexp
 
-from bayesgen import _sparse, classprior, framing
+from bayesgen import _sparse, classprior, framing, missing
 from bayesgen._params import rng_from
 from bayesgen._semi_prior import log_prior
 
@@ -50,17 +50,12 @@ def check_supported(estimator, family, stats: dict, Z_u) -> None:
     """``ValueError`` for LDA/QDA with missing entries and unlabelled rows."""
     needs = getattr(family, "needs_augmentation", None)
     lab = needs is not None and needs(stats)
-    if family.name == "mvn" and (lab or _has_nan(Z_u)):
+    if family.name == "mvn" and (lab or missing.has_missing(Z_u)):
         raise ValueError(
             f"{type(estimator).__name__} with both missing values in X and unlabelled rows "
             f"is not available with method={estimator.method!r}; use method='map' or "
             "'mle' (EM integrates over both), or impute X first."
         )
-
-
-def _has_nan(Z) -> bool:
-    values = _sparse.values(Z)
-    return values.dtype.kind == "f" and bool(np.isnan(values).any())
 
 
 def _stack(A, B):

@@ -34,13 +34,6 @@ from bayesgen.families._far import attach_frame
 from bayesgen.predict import log_mean_exp
 
 
-def has_nan(X: np.ndarray) -> bool:
-    """Whether X holds a NaN (one reduction on the common path)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = np.add.reduce(X, axis=None) if X.size else 0.0
-    return not np.isfinite(total) and bool(np.isnan(X).any())
-
-
 def patterns(missing: np.ndarray):
     """Yield (rows, observed columns) per distinct missingness pattern of ``missing``."""
     uniq, inverse = np.unique(missing, axis=0, return_inverse=True)

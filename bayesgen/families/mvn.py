@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen import missing
 from bayesgen._threads import one_blas_thread
 from bayesgen.families import _far, _mvn_em, _mvn_missing
 from bayesgen.families import _gaussian_stats as gstats
@@ -135,7 +136,7 @@ class MVNFamily:
         """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied, rows
         of positive weight (K,) and the frame (``loc``, ``scale``); with NaN in X the
         pattern-grouped statistics of :func:`._mvn_missing.stats`."""
-        if _mvn_missing.has_nan(X):
+        if missing.has_missing(X):
             return _mvn_missing.stats(self, X, y, w, n_classes)
         return attach_frame(gstats.scatter_stats(X, y, w, n_classes, tied=self.tied),
                             self.frame)
@@ -308,7 +309,7 @@ class MVNFamily:
         x = mu_k + e ~ N(m_k, Sigma (1 + 1/kappa_k)), then Sigma is integrated out.
         NaN in X or a data-augmentation stack: :func:`._mvn_missing.log_predictive`.
         """
-        if post["m"].ndim == 3 or _mvn_missing.has_nan(X):
+        if post["m"].ndim == 3 or missing.has_missing(X):
             return _mvn_missing.log_predictive(self, X, post)
         from scipy.special import gammaln
 
@@ -345,7 +346,7 @@ class MVNFamily:
             see :func:`._mvn_linalg.mahalanobis`. NaN in X: the marginal of the
             observed coordinates (:func:`._mvn_missing.log_lik`).
         """
-        if _mvn_missing.has_nan(X):
+        if missing.has_missing(X):
             return _mvn_missing.log_lik(self, X, params, full)
         mu, cov = params["mu"], params["cov"]
         d = mu.shape[-1]
