@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.families import _categories as cats
 from bayesgen.families._categories import inverse_cdf
 
 
@@ -51,3 +52,77 @@ def values_random(theta, y, table, rng=None, size=None):
     """:func:`rows_random` returning category values ``table[j, code]`` (float64)."""
     codes = rows_random(theta, y, rng=rng, size=size)
     return table[np.arange(table.shape[0]), codes].astype(np.float64)
+
+
+def dirichlet_blocks(prior: dict, dims: dict, prefix: str = ""):
+    """Dirichlet priors of ``theta`` in the current PyMC model, in blocks of equal C_j.
+
+    The features with C_j = C share one variable ``prefix + f"theta_c{C}"`` ~
+    Dirichlet(alpha_j * ones(C)), dims (class, ``feature_cC``, ``category_cC``); the
+    blocks are padded with 0 to Cmax and put back in feature order as the
+    deterministic ``prefix + "theta"`` of shape (K, d, Cmax), dims ``dims["theta"]``.
+    Missing coordinates (:func:`category_coords`) are added to the model.
+
+    Parameters
+    ----------
+    prior : dict
+        ``{"n_categories": (d,) int, "alpha": (d,) float}``.
+    dims : dict
+        ``dims["theta"]`` = (class, feature, category) dim names.
+    prefix : str
+        Prefix of the model variable names.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    class_dim, feature, category = dims["theta"]
+    n_cat, alpha = prior["n_categories"], prior["alpha"]
+    model = pm.modelcontext(None)
+    for name, values in category_coords(n_cat, feature, category).items():
+        if name not in model.coords:
+            model.add_coord(name, values)
+    width = int(n_cat.max())
+    blocks, order = [], []
+    for c in np.unique(n_cat):
+        features = np.flatnonzero(n_cat == c)
+        block = pm.Dirichlet(
+            f"{prefix}theta_c{c}",
+            a=np.repeat(alpha[features, None], c, axis=1),
+            dims=(class_dim, f"{feature}_c{c}", f"{category}_c{c}"),
+        )
+        if c < width:
+            block = pt.concatenate(
+                [block, pt.zeros((block.shape[0], features.size, width - c))], axis=2
+            )
+        blocks.append(block)
+        order.append(features)
+    stacked = pt.concatenate(blocks, axis=1) if len(blocks) > 1 else blocks[0]
+    inverse = np.argsort(np.concatenate(order))
+    if np.any(inverse != np.arange(inverse.size)):
+        stacked = stacked[:, inverse, :]
+    return pm.Deterministic(f"{prefix}theta", stacked, dims=dims["theta"])
+
+
+def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> None:
+    """The observed rows ``x_nj ~ Categorical(theta[y_n, j, :C_j])`` as one
+    ``pm.CustomDist`` named ``prefix + "x"``, dims (obs, ``feature``).
+
+    Codes are observed directly (int64) when every feature's categories are
+    0..C_j - 1; otherwise the category table (d, Cmax) is an input that maps values to
+    codes (:func:`values_logp`) and codes back to values (:func:`values_random`).
+    """
+    import pymc as pm
+
+    if all(cats.is_identity(c) for c in categories):
+        pm.CustomDist(
+            f"{prefix}x", theta, y, logp=rows_logp, random=rows_random,
+            signature="(k,d,c),(n)->(n,d)", dtype="int64",
+            observed=np.asarray(X).astype(np.int64), dims=("obs", feature),
+        )
+        return
+    pm.CustomDist(
+        f"{prefix}x", theta, y, cats.table(categories),
+        logp=values_logp, random=values_random,
+        signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64",
+        observed=np.asarray(X, dtype=np.float64), dims=("obs", feature),
+    )

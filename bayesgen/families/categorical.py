@@ -352,37 +352,7 @@ class CategoricalFamily:
         conjugate parameters. Coordinates missing from the model (see :meth:`coords`)
         are added. Returns ``{"theta": ...}``.
         """
-        import pymc as pm
-        import pytensor.tensor as pt
-
-        dims = dims or self.param_dims
-        class_dim, feature, category = dims["theta"]
-        n_cat, alpha = prior["n_categories"], prior["alpha"]
-        model = pm.modelcontext(None)
-        for name, values in _pymc.category_coords(n_cat, feature, category).items():
-            if name not in model.coords:
-                model.add_coord(name, values)
-        width = int(n_cat.max())
-        blocks, order = [], []
-        for c in np.unique(n_cat):
-            features = np.flatnonzero(n_cat == c)
-            block = pm.Dirichlet(
-                f"{prefix}theta_c{c}",
-                a=np.repeat(alpha[features, None], c, axis=1),
-                dims=(class_dim, f"{feature}_c{c}", f"{category}_c{c}"),
-            )
-            if c < width:
-                block = pt.concatenate(
-                    [block, pt.zeros((block.shape[0], features.size, width - c))], axis=2
-                )
-            blocks.append(block)
-            order.append(features)
-        stacked = pt.concatenate(blocks, axis=1) if len(blocks) > 1 else blocks[0]
-        inverse = np.argsort(np.concatenate(order))
-        if np.any(inverse != np.arange(inverse.size)):
-            stacked = stacked[:, inverse, :]
-        theta = pm.Deterministic(f"{prefix}theta", stacked, dims=dims["theta"])
-        return {"theta": theta}
+        return {"theta": _pymc.dirichlet_blocks(prior, dims or self.param_dims, prefix)}
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Observed rows: ``x_nj ~ Categorical(theta[y_n, j, :C_j])`` for every feature.
@@ -394,22 +364,8 @@ class CategoricalFamily:
         int64; otherwise the category table (d, Cmax) is an input of the distribution,
         which maps values to codes (log-density) and codes to values (sampler).
         """
-        import pymc as pm
-
-        feature = (dims or self.param_dims)["theta"][1]
-        if all(cats.is_identity(c) for c in self.categories_):
-            pm.CustomDist(
-                f"{prefix}x", params["theta"], y, logp=_pymc.rows_logp, random=_pymc.rows_random,
-                signature="(k,d,c),(n)->(n,d)", dtype="int64",
-                observed=np.asarray(X).astype(np.int64), dims=("obs", feature),
-            )
-            return
-        pm.CustomDist(
-            f"{prefix}x", params["theta"], y, cats.table(self.categories_),
-            logp=_pymc.values_logp, random=_pymc.values_random,
-            signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64",
-            observed=np.asarray(X, dtype=np.float64), dims=("obs", feature),
-        )
+        _pymc.observed_rows(self.categories_, params["theta"], X, y, prefix,
+                            (dims or self.param_dims)["theta"][1])
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kjc c_kjc log theta_kjc: the categorical log-likelihood of all (weighted)
