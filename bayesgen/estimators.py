@@ -24,16 +24,14 @@ from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import linalg
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from bayesgen import _dask, classprior
+from bayesgen import _dask, _lda_discriminants
 from bayesgen._base import GenerativeClassifier
 from bayesgen._params import constraints
 from bayesgen.families import get_family
-from bayesgen.families._mvn_linalg import _cholesky
 
 _SHARED_DOC = """
     Parameters
@@ -329,59 +327,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         self.n_components = n_components
 
     def _after_fit(self) -> None:
-        self._fit_linear_and_projection()
-
-    def _fit_linear_and_projection(self) -> None:
-        """coef_/intercept_ of the linear discriminants and the Fisher projection.
-
-        delta_k(x) = x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k. The
-        projection solves the generalised eigenproblem S_b v = lambda Sigma v with
-        S_b = sum_k (N_k/N)(mu_k - xbar)(mu_k - xbar)^T (as scikit-learn's eigen solver),
-        through the Cholesky factor Sigma = L L^T: the eigenvectors of L^-1 S_b L^-T.
-        Both are computed in the internal frame z = (x - c) / s and converted:
-        coef = w / s, intercept = b - c . coef, scalings = V / s, xbar = c + s zbar.
-        """
-        from bayesgen import framing
-
-        internal = framing.point_params(self)  # posterior means for posterior methods
-        mu, cov = internal["mu"], internal["cov"]
-        L = _cholesky(cov, "LDA's covariance", "the fit is degenerate")
-        frame = getattr(self, "frame_", None)
-        scale = np.ones(mu.shape[1]) if frame is None else frame.scale
-        g = np.zeros(mu.shape[1]) if frame is None else frame.loc / frame.scale
-        with np.errstate(divide="ignore"):
-            log_pi = self.class_log_prior_
-        if self.classes_.size == 2:  # differences first: exact whatever the offset g
-            diff = mu[1] - mu[0]
-            w = linalg.cho_solve((L, True), diff)
-            coef = w[None, :]
-            intercept = np.array([-0.5 * w @ (mu[1] + mu[0] + 2.0 * g) + log_pi[1] - log_pi[0]])
-        else:
-            coef = linalg.cho_solve((L, True), (mu + g).T).T
-            intercept = -0.5 * np.sum(coef * (mu + g), axis=1) + log_pi
-        self.coef_, self.intercept_ = coef / scale, intercept
-
-        weights = self.class_count_ / self.class_count_.sum()
-        if classprior.fixed_of(self) is not None:  # a fixed class_prior weighs the
-            weights = classprior.fixed_of(self)  # classes (as scikit-learn's priors)
-        self._zbar = weights @ mu
-        centred = mu - self._zbar
-        between = (centred * weights[:, None]).T @ centred
-        Linv = linalg.solve_triangular(L, np.eye(L.shape[0]), lower=True)
-        evals, evecs = linalg.eigh(Linv @ between @ Linv.T)
-        order = np.argsort(evals)[::-1]
-        n_max = _n_components(self.n_components, self.classes_.size, mu.shape[1])
-        evals = np.clip(evals[order], 0.0, None)
-        evecs = evecs[:, order]  # sign: largest entry positive (eigh's is arbitrary, so
-        evecs = evecs * np.sign(evecs[np.argmax(np.abs(evecs), axis=0),  # merged stats
-                                      np.arange(evecs.shape[1])])  # could flip it)
-        self._scalings = Linv.T @ evecs
-        self.scalings_ = self._scalings / np.reshape(scale, (-1, 1))
-        self.xbar_ = framing.to_user_rows(self, self._zbar)
-        total = evals.sum()
-        ratio = evals / total if total > 0 else np.zeros_like(evals)
-        self.explained_variance_ratio_ = ratio[:n_max]
-        self._n_components = n_max
+        """coef_, intercept_ and the Fisher projection (:mod:`bayesgen._lda_discriminants`)."""
+        _lda_discriminants.fit(self)
 
     @property
     def _n_features_out(self) -> int:
@@ -415,16 +362,3 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
             Z = expected_rows(Z, internal["mu"], internal["cov"], self.predict_proba(X))
         return (Z - self._zbar) @ self._scalings[:, : self._n_components]
 
-
-def _n_components(n_components: int | None, n_classes: int, n_features: int) -> int:
-    """Directions kept by LDA's transform: ``n_components``, at most min(K - 1, d)."""
-    n_max = min(n_classes - 1, n_features)
-    if n_components is None:
-        return n_max
-    if n_components > n_max:
-        raise ValueError(
-            f"n_components={n_components} cannot be larger than min(n_features, "
-            f"n_classes - 1) = min({n_features}, {n_classes - 1}) = {n_max}; use "
-            "n_components=None for that maximum."
-        )
-    return int(n_components)
