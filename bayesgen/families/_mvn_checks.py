@@ -99,3 +99,84 @@ def draw_niw(post: dict, size: int, rng: np.random.Generator, *, tied: bool) -> 
     else:
         mu = m + (z[..., None, :] @ T)[..., 0, :]
     return {"mu": mu, "cov": (cov + _swap(cov)) / 2.0}
+
+
+def complete_mle(stats: dict, *, tied: bool, divisor: str, labels: Any, who: str) -> dict:
+    """The MLE on complete-data statistics: means xbar_k and covariances S_k / N_k
+    (QDA) or S / N (LDA); ``divisor="unbiased"``: S_k / (N_k - 1) or S / (N - K).
+
+    Parameters
+    ----------
+    stats : dict
+        ``count`` (K,), ``mean`` (K, d), ``scatter`` (K, d, d) or (d, d) if ``tied``.
+    tied, divisor, labels, who
+        The family's settings, its class labels and the estimator name for messages.
+
+    Returns
+    -------
+    dict
+        ``{"mu": (K, d), "cov": (K, d, d) or (d, d)}``.
+
+    Raises
+    ------
+    ValueError
+        Naming the class when a class has too few samples (QDA: N_k <= d; LDA:
+        N_k = 0 or N <= K) or a covariance is singular.
+    """
+    counts = stats["count"]
+    rows = gstats.sample_rows(stats)
+    n_classes, d = stats["mean"].shape
+    ddof = gstats.check_divisor(divisor)
+    if ddof and np.any(counts <= (n_classes if tied else 1)):
+        raise ValueError(
+            f"{who} divisor='unbiased' treats sample weights as replication "
+            "counts and needs weighted counts above the classes' number of means; "
+            "use divisor='n'."
+        )
+    if tied:
+        empty = np.flatnonzero(rows <= 0)
+        if empty.size:
+            raise ValueError(
+                f"LDA method='mle' needs samples in every class; class "
+                f"{gstats.label(labels, empty[0])} has none. Use method='map'."
+            )
+        if rows.sum() <= n_classes:
+            raise ValueError(
+                f"LDA method='mle' needs more samples ({rows.sum():g}) than classes "
+                f"({n_classes}) to estimate the covariance. Use method='map'."
+            )
+        cov = stats["scatter"] / (counts.sum() - ddof * n_classes)
+    else:
+        low = np.flatnonzero(rows <= d)
+        if low.size:
+            k = low[0]
+            raise ValueError(
+                f"QDA method='mle' needs more than d = {d} samples in every class (a "
+                f"class covariance has rank at most N_k - 1); class "
+                f"{gstats.label(labels, k)} has {rows[k]:g}. Use method='map', "
+                "whose prior keeps every covariance positive definite."
+            )
+        cov = stats["scatter"] / (counts - ddof)[:, None, None]
+    tol = gstats.zero_tolerance(stats)
+    check_nonsingular(cov, tol, labels, tied=tied)
+    return {"mu": stats["mean"].copy(), "cov": cov}
+
+
+def sample_rows(params: dict, y: np.ndarray, rng: np.random.Generator, *, tied: bool) -> np.ndarray:
+    """One x per row, shape (n, d): x_n = mu_{n,y_n} + L z, L the Cholesky factor of
+    Sigma_{n,y_n} and z standard normal.
+
+    ``params`` are batched per row: mu (n, K, d), cov (n, K, d, d) (QDA) or (n, d, d)
+    (LDA, ``tied``). Broadcast (shared) covariances are factorised once.
+    """
+    rows = np.arange(y.shape[0])
+    mu = params["mu"][rows, y]
+    cov = params["cov"]
+    shared = cov.shape[0] > 0 and cov.strides[0] == 0
+    if shared:
+        L = _cholesky(cov[0], "The covariance")
+        L = np.broadcast_to(L, cov.shape) if tied else L[y]
+    else:
+        L = _cholesky(cov if tied else cov[rows, y], "The covariance")
+    z = rng.standard_normal(mu.shape)
+    return mu + (L @ z[..., None])[..., 0]

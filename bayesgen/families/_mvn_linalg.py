@@ -124,3 +124,32 @@ def mahalanobis(X: np.ndarray, mu: np.ndarray, cov: np.ndarray, *, tied: bool):
     out = out - 2.0 * (Z @ _swap(MA))
     out += np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
     return out, np.broadcast_to(logdet[..., None], mu.shape[:-1])
+
+
+def student_t_predictive(X: np.ndarray, post: dict, *, tied: bool) -> np.ndarray:
+    """The Normal-Inverse-Wishart posterior predictive log-density, shape (n, K).
+
+    Multivariate Student-t (Murphy 2007, eq. 258) with df_k = nu_k - d + 1 degrees of
+    freedom, location m_k and scale Psi_k (kappa_k + 1) / (kappa_k df_k); LDA uses the
+    shared Psi and nu.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Complete rows.
+    post : dict
+        ``m`` (K, d), ``kappa`` (K,), ``Psi`` (K, d, d) or (d, d), ``nu`` (K,) or float.
+    tied : bool
+        LDA (one Psi) or QDA.
+    """
+    from scipy.special import gammaln
+
+    d = X.shape[1]
+    maha, logdet = mahalanobis(X, post["m"], post["Psi"], tied=tied)
+    kappa = post["kappa"]
+    df = np.asarray(post["nu"], dtype=np.float64) - d + 1.0
+    log_scale = logdet + d * np.log((kappa + 1.0) / (kappa * df))
+    const = (
+        gammaln((df + d) / 2.0) - gammaln(df / 2.0) - 0.5 * d * np.log(df * np.pi)
+    ) - 0.5 * log_scale
+    return const - 0.5 * (df + d) * np.log1p(maha * (kappa / (kappa + 1.0)))

@@ -43,10 +43,10 @@ import numpy as np
 
 from bayesgen import missing
 from bayesgen._threads import one_blas_thread
-from bayesgen.families import _far, _mvn_em, _mvn_missing
+from bayesgen.families import _far, _mvn_em, _mvn_linalg, _mvn_missing
 from bayesgen.families import _gaussian_stats as gstats
 from bayesgen.families._far import attach_frame, user_to_internal
-from bayesgen.families._mvn_checks import check_nonsingular, draw_niw, resolve_cov_prior
+from bayesgen.families._mvn_checks import complete_mle, draw_niw, resolve_cov_prior, sample_rows
 from bayesgen.families._mvn_linalg import _cholesky, _scalar, _swap, _whiten, mahalanobis
 
 LOG_2PI = np.log(2.0 * np.pi)
@@ -206,43 +206,8 @@ class MVNFamily:
         if "groups" in stats:
             _mvn_missing.check_mle(self, stats)
             return _mvn_em.fit(self, stats, None)
-        counts = stats["count"]
-        rows = gstats.sample_rows(stats)
-        n_classes, d = stats["mean"].shape
-        ddof = gstats.check_divisor(self.divisor)
-        if ddof and np.any(counts <= (n_classes if self.tied else 1)):
-            raise ValueError(
-                f"{self._who} divisor='unbiased' treats sample weights as replication "
-                "counts and needs weighted counts above the classes' number of means; "
-                "use divisor='n'."
-            )
-        if self.tied:
-            empty = np.flatnonzero(rows <= 0)
-            if empty.size:
-                raise ValueError(
-                    f"LDA method='mle' needs samples in every class; class "
-                    f"{gstats.label(self.labels, empty[0])} has none. Use method='map'."
-                )
-            if rows.sum() <= n_classes:
-                raise ValueError(
-                    f"LDA method='mle' needs more samples ({rows.sum():g}) than classes "
-                    f"({n_classes}) to estimate the covariance. Use method='map'."
-                )
-            cov = stats["scatter"] / (counts.sum() - ddof * n_classes)
-        else:
-            low = np.flatnonzero(rows <= d)
-            if low.size:
-                k = low[0]
-                raise ValueError(
-                    f"QDA method='mle' needs more than d = {d} samples in every class (a "
-                    f"class covariance has rank at most N_k - 1); class "
-                    f"{gstats.label(self.labels, k)} has {rows[k]:g}. Use method='map', "
-                    "whose prior keeps every covariance positive definite."
-                )
-            cov = stats["scatter"] / (counts - ddof)[:, None, None]
-        tol = gstats.zero_tolerance(stats)
-        check_nonsingular(cov, tol, self.labels, tied=self.tied)
-        return {"mu": stats["mean"].copy(), "cov": cov}
+        return complete_mle(stats, tied=self.tied, divisor=self.divisor, labels=self.labels,
+                            who=self._who)
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Normal-Inverse-Wishart posterior hyper-parameters.
@@ -311,17 +276,7 @@ class MVNFamily:
         """
         if post["m"].ndim == 3 or missing.has_missing(X):
             return _mvn_missing.log_predictive(self, X, post)
-        from scipy.special import gammaln
-
-        d = X.shape[1]
-        maha, logdet = mahalanobis(X, post["m"], post["Psi"], tied=self.tied)
-        kappa = post["kappa"]
-        df = np.asarray(post["nu"], dtype=np.float64) - d + 1.0
-        log_scale = logdet + d * np.log((kappa + 1.0) / (kappa * df))
-        const = (
-            gammaln((df + d) / 2.0) - gammaln(df / 2.0) - 0.5 * d * np.log(df * np.pi)
-        ) - 0.5 * log_scale
-        return const - 0.5 * (df + d) * np.log1p(maha * (kappa / (kappa + 1.0)))
+        return _mvn_linalg.student_t_predictive(X, post, tied=self.tied)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -369,17 +324,7 @@ class MVNFamily:
         ``params`` are batched per row: mu (n, K, d), cov (n, K, d, d) or (n, d, d).
         Broadcast (shared) covariances are factorised once.
         """
-        rows = np.arange(y.shape[0])
-        mu = params["mu"][rows, y]
-        cov = params["cov"]
-        shared = cov.shape[0] > 0 and cov.strides[0] == 0
-        if shared:
-            L = _cholesky(cov[0], "The covariance")
-            L = np.broadcast_to(L, cov.shape) if self.tied else L[y]
-        else:
-            L = _cholesky(cov if self.tied else cov[rows, y], "The covariance")
-        z = rng.standard_normal(mu.shape)
-        return mu + (L @ z[..., None])[..., 0]
+        return sample_rows(params, y, rng, tied=self.tied)
 
     def attributes(self, params: dict) -> dict:
         """``means_`` (K, d); ``covariance_``: list of K (d, d) (QDA) or (d, d) (LDA)."""
