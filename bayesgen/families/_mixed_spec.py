@@ -162,3 +162,41 @@ def fitted(family) -> list[tuple[str, list]]:
     names = family.feature_names
     return [(q["name"], [names[j] if names is not None else int(j) for j in q["columns"]])
             for q in family.parts_]
+
+
+def parts(mixed, n_features: int) -> list[dict]:
+    """Validate ``mixed.families`` against the n_features columns of X and build the
+    parts: ``[{"name", "prefix", "family", "columns"}, ...]``, one per entry, with
+    ``prefix = f"{name}{position}"`` and ``columns`` an intp array of positions.
+
+    Raises ``ValueError`` naming the entry for columns that are not a list, an empty
+    part, and naming the columns that are in more than one part or in none.
+    """
+    out = []
+    pairs = zip(entries(mixed), instances(mixed), strict=True)
+    for p, ((name, columns, _), (_, family)) in enumerate(pairs):
+        if isinstance(columns, (str, numbers.Integral, np.integer)):
+            columns = [columns]
+        try:
+            items = list(columns)
+        except TypeError:
+            raise ValueError(
+                f"families[{p}]: columns must be a list of positions or names; got {columns!r}."
+            ) from None
+        if not items:
+            raise ValueError(f"families[{p}] ({name!r}) has no columns; give it at least one.")
+        cols = np.array([column(mixed, c, p, n_features) for c in items], dtype=np.intp)
+        family.labels = mixed._labels
+        out.append({"name": name, "prefix": f"{name}{p}", "family": family, "columns": cols})
+    used = np.bincount(np.concatenate([q["columns"] for q in out]), minlength=n_features)
+    if np.any(used > 1):
+        raise ValueError(
+            f"Columns {describe(mixed, np.flatnonzero(used > 1))} are in more than one part "
+            "of families; every column must be in exactly one part."
+        )
+    if np.any(used == 0):
+        raise ValueError(
+            f"Columns {describe(mixed, np.flatnonzero(used == 0))} are in no part of "
+            "families; every column must be in exactly one part."
+        )
+    return out

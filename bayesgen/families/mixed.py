@@ -28,7 +28,6 @@ training rows live in :mod:`bayesgen.families._mixed_pymc`.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -158,37 +157,9 @@ class MixedFamily:
         """Validate the specification and build ``parts_`` (once)."""
         if self.parts_ is not None:
             return self.parts_
-        entries, instances = _mixed_spec.entries(self), _mixed_spec.instances(self)
-        parts = []
-        for p, ((name, columns, _), (_, family)) in enumerate(zip(entries, instances, strict=True)):
-            if isinstance(columns, (str, numbers.Integral, np.integer)):
-                columns = [columns]
-            try:
-                items = list(columns)
-            except TypeError:
-                raise ValueError(
-                    f"families[{p}]: columns must be a list of positions or names; got {columns!r}."
-                ) from None
-            if not items:
-                raise ValueError(f"families[{p}] ({name!r}) has no columns; give it at least one.")
-            cols = np.array([_mixed_spec.column(self, c, p, n_features) for c in items],
-                            dtype=np.intp)
-            family.labels = self._labels
-            parts.append({"name": name, "prefix": f"{name}{p}", "family": family, "columns": cols})
-        used = np.bincount(np.concatenate([q["columns"] for q in parts]), minlength=n_features)
-        if np.any(used > 1):
-            raise ValueError(
-                f"Columns {_mixed_spec.describe(self, np.flatnonzero(used > 1))} are in more "
-                "than one part of families; every column must be in exactly one part."
-            )
-        if np.any(used == 0):
-            raise ValueError(
-                f"Columns {_mixed_spec.describe(self, np.flatnonzero(used == 0))} are in no "
-                "part of families; every column must be in exactly one part."
-            )
-        self.parts_ = parts
+        self.parts_ = _mixed_spec.parts(self, n_features)
         self.levels = self._levels  # to the categorical parts
-        return parts
+        return self.parts_
 
     def _parts(self) -> list[dict]:
         if self.parts_ is None:
