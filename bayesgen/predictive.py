@@ -15,6 +15,8 @@ Both replicate the training data set: ``y`` (class indices, dims ``obs``) and ``
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import warnings
 from typing import Any
 
@@ -113,9 +115,12 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
     seed = int(rng.integers(2**31))
     names = ["pi", *estimator.family_.param_dims]
     observed = {"y"} | ({"x"} if "x" in estimator.model_.named_vars else set())
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _quiet_logger("pymc.sampling.forward"):
         # KernelNB's likelihood is a Potential with no forward sampler: x is drawn below
         warnings.filterwarnings("ignore", message=".*Potentials.*")
+        # forward sampling compiles with PyTensor's C backend, whose BLAS notice is about
+        # the speed of large matrix products, not of these draws
+        warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
         sampled = pm.sample_prior_predictive(
             draws=int(draws), model=estimator.model_, random_seed=seed,
             var_names=[*names, *sorted(observed)],
@@ -147,3 +152,16 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
     else:
         estimator.idata_.extend(groups, join="right")
     return estimator.idata_
+
+
+@contextlib.contextmanager
+def _quiet_logger(name: str):
+    """Raise logger ``name`` to WARNING for the block: PyMC logs "Sampling: [...]" at
+    INFO on every forward sampling call, which says nothing to a bayesgen user."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
