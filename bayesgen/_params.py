@@ -48,7 +48,7 @@ COMMON: dict[str, list] = {
     "chains": [Interval(Integral, 1, None, closed="left")],
     "sampler": [StrOptions(set(SAMPLERS))],
     "target_accept": [Interval(Real, 0, 1, closed="neither")],
-    "progressbar": ["boolean"],
+    "progressbar": ["boolean", StrOptions({"auto"})],
     "random_state": ["random_state", np.random.Generator],
     "loss": ["array-like", None],
     "unlabeled": "no_validation",  # any label value, or None

@@ -57,8 +57,13 @@ _SHARED_DOC = """
         (numpyro, then nutpie, blackjax, PyMC's own).
     target_accept : float, default=0.8
         NUTS target acceptance rate (raise it, e.g. to 0.95, after divergences).
-    progressbar : bool, default=True
-        Show PyMC's progress bar while sampling.
+    progressbar : bool or "auto", default="auto"
+        Progress bars while sampling (``"mcmc"`` with ``sampler`` "nutpie", "blackjax"
+        or "pymc", which run ``pm.sample``; the numpyro program, what "auto" picks when
+        installed, runs as one compiled call and draws none). "auto" shows them only in
+        an interactive terminal (standard error is a TTY) or a Jupyter notebook, so
+        redirected output (CI logs, batch jobs) stays clean; True shows them anywhere;
+        False never.
     random_state : int, Generator, RandomState or None, default=None
         Seed (an int in [0, 2**32 - 1]); the same seed and data give identical
         results. A Generator or RandomState is used (and advanced) as given.
@@ -141,7 +146,7 @@ class GaussianNB(_Common):
         chains: int = 4,
         sampler: str = "auto",
         target_accept: float = 0.8,
-        progressbar: bool = True,
+        progressbar: bool | str = "auto",
         random_state: Any = None,
         loss: Any = None,
         unlabeled: Any = None,
@@ -190,7 +195,7 @@ class _MVNClassifier(_Common):
         chains: int = 4,
         sampler: str = "auto",
         target_accept: float = 0.8,
-        progressbar: bool = True,
+        progressbar: bool | str = "auto",
         random_state: Any = None,
         loss: Any = None,
         unlabeled: Any = None,
@@ -309,7 +314,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         chains: int = 4,
         sampler: str = "auto",
         target_accept: float = 0.8,
-        progressbar: bool = True,
+        progressbar: bool | str = "auto",
         random_state: Any = None,
         loss: Any = None,
         unlabeled: Any = None,

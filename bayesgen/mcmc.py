@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from bayesgen import _semi_mcmc
+from bayesgen._progress import quiet_pymc_log, show_progress
 
 SAMPLERS = ("auto", "numpyro", "nutpie", "blackjax", "pymc")
 
@@ -156,7 +157,8 @@ def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
             kwargs["init"] = "adapt_diag"
     if sampler == "blackjax":
         enable_jax_cache()
-    with warnings.catch_warnings():
+    show = show_progress(estimator.progressbar)
+    with warnings.catch_warnings(), quiet_pymc_log(show):
         warnings.filterwarnings("ignore", message=".*at least 4 chains.*")
         # the C backend's missing BLAS does not matter: NUTS runs in JAX/numba/Rust
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
@@ -169,7 +171,7 @@ def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
             nuts_sampler=sampler,
             random_seed=_seed(estimator.random_state),
             target_accept=float(estimator.target_accept),
-            progressbar=bool(estimator.progressbar),
+            progressbar=show,
             compute_convergence_checks=False,
             **kwargs,
         )

@@ -1,0 +1,236 @@
+"""The families' set-ups for simulation-based calibration (:mod:`validation.sbc`):
+each :class:`FamilySpec` pairs an estimator with explicit, data-independent prior
+settings, the prior they must resolve to, a draw of the true parameters from it, a
+simulator of rows given the parameters, and the scalar summaries whose ranks are
+tested. :data:`SPECS` maps the command line's family names to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+import bayesgen as bg
+
+N_CLASSES = 3
+N_FEATURES = 3
+CLASS_ALPHA = 2.0
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """One family's SBC set-up.
+
+    Attributes
+    ----------
+    name : str
+    make_estimator : callable (n_draws, seed) -> estimator
+        Unfitted ``method="conjugate"`` estimator with ``chains=1`` and explicit,
+        data-independent prior settings.
+    prior : dict
+        The hyper-parameters those settings must resolve to (compared with the fitted
+        ``est.prior_`` in every replication) and from which ``draw_truth`` draws.
+    draw_truth : callable (rng) -> dict
+        Family parameters ~ prior, without leading draw dims.
+    simulate : callable (truth, y, rng) -> X
+        One row per class index in ``y`` (n,).
+    summaries : dict of name -> callable
+        Scalar summaries f(params) of a parameter dict whose arrays may carry leading
+        draw dims (``pi`` is included).
+    """
+
+    name: str
+    make_estimator: Callable[[int, int], Any]
+    prior: dict
+    draw_truth: Callable[[np.random.Generator], dict]
+    simulate: Callable[[dict, np.ndarray, np.random.Generator], np.ndarray]
+    summaries: dict
+
+
+# ---------------------------------------------------------------- family specs
+def _gaussian_spec() -> FamilySpec:
+    m0, kappa0, s0, nu0 = np.array([0.0, 1.0, -2.0]), 1.0, np.array([1.0, 0.5, 2.0]), 5.0
+    # Documented NIG: sigma2 ~ InvGamma(nu0/2, (nu0 - 2) s0 / 2), mu | sigma2 ~ N(m0, sigma2/kappa0)
+    prior = {"m0": m0, "kappa0": kappa0, "a0": np.full(3, nu0 / 2), "b0": (nu0 - 2) * s0 / 2}
+
+    def draw_truth(rng):
+        shape = (N_CLASSES, N_FEATURES)
+        var = stats.invgamma(prior["a0"], scale=prior["b0"]).rvs(size=shape, random_state=rng)
+        return {"mu": rng.normal(m0, np.sqrt(var / kappa0)), "var": var}
+
+    return FamilySpec(
+        name="gaussian",
+        make_estimator=lambda draws, seed: bg.GaussianNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, mean_prior=m0, mean_strength=kappa0,
+            var_prior=s0, var_dof=nu0, draws=draws, chains=1, random_state=seed,
+        ),
+        prior=prior,
+        draw_truth=draw_truth,
+        simulate=lambda t, y, rng: rng.normal(t["mu"][y], np.sqrt(t["var"][y])),
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "mu_00": lambda p: p["mu"][..., 0, 0],
+            "mu_12": lambda p: p["mu"][..., 1, 2],
+            "log_var_00": lambda p: np.log(p["var"][..., 0, 0]),
+            "log_var_21": lambda p: np.log(p["var"][..., 2, 1]),
+        },
+    )
+
+
+def _mvn_spec(tied: bool) -> FamilySpec:
+    d = N_FEATURES
+    m0, kappa0, nu0 = np.array([0.0, 1.0, -1.0]), 1.0, d + 3.0
+    S0 = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, -0.4], [0.0, -0.4, 0.5]])
+    # Documented NIW: Sigma ~ IW(Psi0, nu0) with Psi0 = (nu0 - d - 1) S0 (E[Sigma] = S0)
+    prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
+    iw = stats.invwishart(df=nu0, scale=prior["Psi0"])
+
+    def draw_truth(rng):
+        cov = iw.rvs(size=1 if tied else N_CLASSES, random_state=rng).reshape(-1, d, d)
+        mu = np.stack([
+            rng.multivariate_normal(m0, cov[0 if tied else k] / kappa0) for k in range(N_CLASSES)
+        ])
+        return {"mu": mu, "cov": cov[0] if tied else cov}
+
+    def simulate(t, y, rng):
+        cov = np.broadcast_to(t["cov"], (N_CLASSES, d, d))
+        chol = np.linalg.cholesky(cov)[y]  # (n, d, d)
+        z = rng.standard_normal((y.size, d, 1))
+        return t["mu"][y] + (chol @ z)[..., 0]
+
+    if tied:
+        cov_summaries = {
+            "log_cov_00": lambda p: np.log(p["cov"][..., 0, 0]),
+            "cov_12": lambda p: p["cov"][..., 1, 2],
+            "log_cov_22": lambda p: np.log(p["cov"][..., 2, 2]),
+        }
+    else:
+        cov_summaries = {
+            "log_cov_0_00": lambda p: np.log(p["cov"][..., 0, 0, 0]),
+            "cov_1_12": lambda p: p["cov"][..., 1, 1, 2],
+            "log_cov_2_22": lambda p: np.log(p["cov"][..., 2, 2, 2]),
+        }
+    cls = bg.LDA if tied else bg.QDA
+    return FamilySpec(
+        name="mvn_lda" if tied else "mvn_qda",
+        make_estimator=lambda draws, seed: cls(
+            method="conjugate", class_alpha=CLASS_ALPHA, mean_prior=m0, mean_strength=kappa0,
+            cov_prior=S0, cov_dof=nu0, draws=draws, chains=1, random_state=seed,
+        ),
+        prior=prior,
+        draw_truth=draw_truth,
+        simulate=simulate,
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "mu_00": lambda p: p["mu"][..., 0, 0],
+            "mu_12": lambda p: p["mu"][..., 1, 2],
+            **cov_summaries,
+        },
+    )
+
+
+def _bernoulli_spec() -> FamilySpec:
+    alpha = 2.0
+    return FamilySpec(
+        name="bernoulli",
+        make_estimator=lambda draws, seed: bg.BernoulliNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, alpha=alpha, draws=draws, chains=1,
+            random_state=seed,
+        ),
+        prior={"alpha": np.full(N_FEATURES, alpha)},
+        draw_truth=lambda rng: {"theta": rng.beta(alpha, alpha, (N_CLASSES, N_FEATURES))},
+        simulate=lambda t, y, rng: (rng.random((y.size, N_FEATURES)) < t["theta"][y]) * 1.0,
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "theta_00": lambda p: p["theta"][..., 0, 0],
+            "theta_12": lambda p: p["theta"][..., 1, 2],
+        },
+    )
+
+
+def _multinomial_spec(n_trials: int = 10) -> FamilySpec:
+    alpha = 2.0
+    return FamilySpec(
+        name="multinomial",
+        make_estimator=lambda draws, seed: bg.MultinomialNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, alpha=alpha, draws=draws, chains=1,
+            random_state=seed,
+        ),
+        prior={"alpha": np.full(N_FEATURES, alpha)},
+        draw_truth=lambda rng: {
+            "theta": rng.dirichlet(np.full(N_FEATURES, alpha), size=N_CLASSES)
+        },
+        simulate=lambda t, y, rng: rng.multinomial(n_trials, t["theta"][y]).astype(float),
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "theta_00": lambda p: p["theta"][..., 0, 0],
+            "theta_12": lambda p: p["theta"][..., 1, 2],
+        },
+    )
+
+
+def _categorical_spec(n_categories: int = 3) -> FamilySpec:
+    alpha = 2.0
+
+    def simulate(t, y, rng):
+        cum = np.cumsum(t["theta"][y], axis=-1)  # (n, d, C)
+        codes = (rng.random((y.size, N_FEATURES, 1)) > cum).sum(axis=-1)
+        return np.minimum(codes, n_categories - 1).astype(float)
+
+    return FamilySpec(
+        name="categorical",
+        make_estimator=lambda draws, seed: bg.CategoricalNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, alpha=alpha,
+            min_categories=n_categories, draws=draws, chains=1, random_state=seed,
+        ),
+        prior={"alpha": np.full(N_FEATURES, alpha),
+               "n_categories": np.full(N_FEATURES, n_categories)},
+        draw_truth=lambda rng: {
+            "theta": rng.dirichlet(np.full(n_categories, alpha), size=(N_CLASSES, N_FEATURES))
+        },
+        simulate=simulate,
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "theta_000": lambda p: p["theta"][..., 0, 0, 0],
+            "theta_121": lambda p: p["theta"][..., 1, 2, 1],
+        },
+    )
+
+
+def _poisson_spec() -> FamilySpec:
+    alpha, rate_prior = 3.0, 2.0
+    # Documented Gamma prior: shape alpha, rate beta = (alpha - 1) / rate_prior
+    beta = (alpha - 1.0) / rate_prior
+    return FamilySpec(
+        name="poisson",
+        make_estimator=lambda draws, seed: bg.PoissonNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, alpha=alpha, rate_prior=rate_prior,
+            draws=draws, chains=1, random_state=seed,
+        ),
+        prior={"alpha": np.full(N_FEATURES, alpha), "beta": np.full(N_FEATURES, beta)},
+        draw_truth=lambda rng: {
+            "rate": rng.gamma(alpha, 1.0 / beta, size=(N_CLASSES, N_FEATURES))
+        },
+        simulate=lambda t, y, rng: rng.poisson(t["rate"][y]).astype(float),
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "log_rate_00": lambda p: np.log(p["rate"][..., 0, 0]),
+            "log_rate_12": lambda p: np.log(p["rate"][..., 1, 2]),
+        },
+    )
+
+
+SPECS: dict[str, Callable[[], FamilySpec]] = {
+    "gaussian": _gaussian_spec,
+    "mvn_qda": lambda: _mvn_spec(tied=False),
+    "mvn_lda": lambda: _mvn_spec(tied=True),
+    "bernoulli": _bernoulli_spec,
+    "multinomial": _multinomial_spec,
+    "categorical": _categorical_spec,
+    "poisson": _poisson_spec,
+}
+
