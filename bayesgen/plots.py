@@ -17,161 +17,31 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection
-from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.lines import Line2D
 from sklearn.utils.validation import check_is_fitted
 
+from bayesgen._plot_common import (
+    _axes,
+    _class_colors,
+    _feature_labels,
+    _is_posterior,
+    _name,
+)
+from bayesgen._plot_regions import _hdi_width, _uncertainty, decision_regions  # noqa: F401
 from bayesgen.calibration import calibration_table
 
-_POSTERIOR = ("conjugate", "mcmc")
-_GRID_CHUNK = 2000  # grid points per predict_proba_draws call (bounds memory)
-_LINE_COLORS = ["black", "darkred", "navy", "darkgreen"]
-
-
-def _axes(ax):
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 4.8))
-    return ax
-
-
-def _is_posterior(estimator) -> bool:
-    return getattr(estimator, "method", None) in _POSTERIOR
-
-
-def _name(estimator) -> str:
-    return f"{type(estimator).__name__}(method={estimator.method!r})"
-
-
-def _feature_labels(estimator, n_features: int) -> list[str]:
-    names = getattr(estimator, "feature_names_in_", None)
-    return [str(n) for n in names] if names is not None else [f"x{j}" for j in range(n_features)]
-
-
-def _class_colors(n_classes: int) -> list:
-    cmap = plt.get_cmap("tab10" if n_classes <= 10 else "tab20")
-    return [cmap(k % cmap.N) for k in range(n_classes)]
-
-
-def _hdi_width(samples: np.ndarray, hdi_prob: float) -> np.ndarray:
-    """Width of the narrowest interval holding ``hdi_prob`` of the samples along axis 0.
-
-    Sorted samples s_(1..S); with m = floor(hdi_prob * S), the width is
-    min_i (s_(i+m) - s_(i)) (the same rule as ``arviz.hdi`` for unimodal samples).
-    """
-    s = np.sort(samples, axis=0)
-    m = int(np.floor(hdi_prob * s.shape[0]))
-    return np.min(s[m:] - s[: s.shape[0] - m], axis=0)
-
-
-def _grid(X: np.ndarray, resolution: int):
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    pad = 0.05 * np.where(hi > lo, hi - lo, 1.0)
-    xs = np.linspace(lo[0] - pad[0], hi[0] + pad[0], resolution)
-    ys = np.linspace(lo[1] - pad[1], hi[1] + pad[1], resolution)
-    xx, yy = np.meshgrid(xs, ys)
-    return xx, yy, np.column_stack([xx.ravel(), yy.ravel()])
-
-
-def _uncertainty(estimator, grid: np.ndarray, hdi_prob: float = 0.94):
-    """Predicted class index and its uncertainty at every grid point.
-
-    Posterior methods: width of the ``hdi_prob`` HDI of p(y=k_hat | x, theta) over the
-    posterior draws, k_hat = argmax of the posterior predictive. Point methods: max_k p.
-    """
-    proba = estimator.predict_proba(grid)
-    idx = np.argmax(proba, axis=1)
-    if not _is_posterior(estimator):
-        return idx, proba.max(axis=1)
-    width = np.empty(len(grid))
-    for start in range(0, len(grid), _GRID_CHUNK):
-        sl = slice(start, start + _GRID_CHUNK)
-        draws = estimator.predict_proba_draws(grid[sl]).values  # (chain, draw, obs, class)
-        draws = draws.reshape(-1, *draws.shape[2:])
-        picked = np.take_along_axis(draws, idx[sl][None, :, None], axis=2)[..., 0]
-        width[sl] = _hdi_width(picked, hdi_prob)
-    return idx, width
-
-
-def decision_regions(estimator, X: Any, y: Any, *, resolution: int = 200, ax=None,
-                     compare: Any = None):
-    """Predicted class regions of a 2-feature classifier, shaded by uncertainty.
-
-    Parameters
-    ----------
-    estimator : fitted bayesgen classifier with ``n_features_in_ == 2``
-    X : array-like (n, 2)
-        Training points, drawn on top (their range sets the plotted window).
-    y : array-like (n,)
-        Their labels (values of ``estimator.classes_``).
-    resolution : int, default 200
-        Grid points per axis.
-    ax : matplotlib Axes, optional
-    compare : list or dict of fitted estimators, optional
-        Their decision boundaries (edges of their predicted-class regions) are overlaid
-        as labelled lines, e.g. ``[fitted_mle, fitted_map]`` or ``{"MLE": m, "MAP": m2}``.
-
-    Returns
-    -------
-    matplotlib Axes
-
-    Notes
-    -----
-    The grey overlay (with colour bar) is, for posterior methods, the width of the 94% HDI
-    of p(y = k_hat | x, theta) over the posterior draws, k_hat the predicted class (dark =
-    uncertain); for point methods it is max_k p(y=k | x) (dark = low confidence).
-    """
-    check_is_fitted(estimator, "classes_")
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    if X.ndim != 2 or X.shape[1] != 2 or estimator.n_features_in_ != 2:
-        raise ValueError(
-            f"decision_regions needs 2-feature data and a model fitted on 2 features; got X of "
-            f"shape {X.shape} and a model with {estimator.n_features_in_} features. Select two "
-            "columns (e.g. X[:, [0, 1]]) and refit on them."
-        )
-    if y.shape != (X.shape[0],):
-        raise ValueError(f"y must have shape ({X.shape[0]},) to match X; got {y.shape}.")
-    if resolution < 2:
-        raise ValueError(f"resolution must be an integer >= 2; got {resolution!r}.")
-    ax = _axes(ax)
-    classes = estimator.classes_
-    colors = _class_colors(len(classes))
-    xx, yy, grid = _grid(X, int(resolution))
-    idx, unc = _uncertainty(estimator, grid)
-    cmap = ListedColormap(colors)
-    norm = BoundaryNorm(np.arange(len(classes) + 1) - 0.5, cmap.N)
-    ax.pcolormesh(xx, yy, idx.reshape(xx.shape), cmap=cmap, norm=norm, alpha=0.35,
-                  shading="auto", rasterized=True)
-    if _is_posterior(estimator):
-        mesh = ax.contourf(xx, yy, unc.reshape(xx.shape), levels=8, cmap="Greys", alpha=0.35)
-        label = "94% HDI width of p(predicted class | x)"
-    else:
-        mesh = ax.contourf(xx, yy, unc.reshape(xx.shape), levels=8, cmap="Greys_r", alpha=0.35)
-        label = "max$_k$ p(y=k | x)"
-    ax.figure.colorbar(mesh, ax=ax, label=label)
-    handles = []
-    for k, cls in enumerate(classes):
-        sel = y == cls
-        ax.scatter(X[sel, 0], X[sel, 1], color=colors[k], edgecolor="black", s=22, linewidth=0.6)
-        handles.append(Line2D([], [], marker="o", ls="", color=colors[k], mec="black",
-                              label=f"class {cls}"))
-    if compare is not None:
-        items = compare.items() if isinstance(compare, dict) else [(_name(m), m) for m in compare]
-        styles = ["--", ":", "-.", (0, (5, 1, 1, 1))]
-        for i, (label_i, other) in enumerate(items):
-            pred = np.searchsorted(classes, other.predict(grid)).reshape(xx.shape)
-            color, ls = _LINE_COLORS[i % 4], styles[i % 4]
-            for k in range(len(classes)):
-                ax.contour(xx, yy, (pred == k).astype(float), levels=[0.5], colors=[color],
-                           linestyles=[ls], linewidths=1.6)
-            handles.append(Line2D([], [], color=color, ls=ls, label=f"boundary: {label_i}"))
-    names = _feature_labels(estimator, 2)
-    ax.set(xlabel=names[0], ylabel=names[1], title=f"Decision regions: {_name(estimator)}")
-    ax.legend(handles=handles, loc="best", fontsize="small", framealpha=0.8)
-    return ax
+__all__ = [
+    "calibration_table",
+    "decision_regions",
+    "probability_ellipses",
+    "probability_forest",
+    "rank",
+    "reliability_diagram",
+    "shrinkage",
+    "trace",
+]
 
 
 def _gaussian_params(estimator, features: list[int]):
