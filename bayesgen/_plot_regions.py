@@ -41,18 +41,19 @@ def _grid(X: np.ndarray, resolution: int):
     return xx, yy, np.column_stack([xx.ravel(), yy.ravel()])
 
 
-def _probability_levels(values: np.ndarray, n_levels: int = 8) -> np.ndarray:
+def _probability_levels(values: np.ndarray) -> np.ndarray:
     """Contour levels for a quantity in [0, 1] (a probability or an HDI width of one).
 
-    From the data's range rounded outwards to tenths and clipped to [0, 1], so that the
-    colour bar never leaves [0, 1] (``contourf(levels=8)`` picks "nice" levels such as
-    1.05); ``n_levels`` bands, at least 0.1 wide in total.
+    From the data's range rounded outwards to tenths and clipped to [0, 1], in steps of
+    0.1 (0.05 when the range is at most 0.4), so that the colour bar never leaves [0, 1]
+    (``contourf(levels=8)`` picks "nice" levels such as 1.05) and reads in round numbers.
     """
     lo = max(0.0, np.floor(np.nanmin(values) * 10) / 10)
     hi = min(1.0, np.ceil(np.nanmax(values) * 10) / 10)
     if hi - lo < 0.1:
         lo, hi = (hi - 0.1, hi) if hi >= 0.1 else (0.0, 0.1)
-    return np.linspace(lo, hi, n_levels + 1)
+    step = 0.1 if hi - lo > 0.4 else 0.05
+    return np.round(np.linspace(lo, hi, round(float(hi - lo) / step) + 1), 10)
 
 
 def _uncertainty(estimator, grid: np.ndarray, hdi_prob: float = 0.94):

@@ -141,7 +141,7 @@ def probability_ellipses(estimator, *, features: tuple[int, int] = (0, 1), level
 
 
 def reliability_diagram(y_true: Any, proba: Any, *, classes: Any = None, n_bins: int = 10,
-                        ax=None):
+                        show_counts: bool | None = None, ax=None):
     """Reliability (calibration) diagram, one-vs-rest pooled over classes.
 
     Parameters
@@ -152,18 +152,24 @@ def reliability_diagram(y_true: Any, proba: Any, *, classes: Any = None, n_bins:
     classes : array-like (K,), optional
         Labels of the columns; default ``np.unique(y_true)``.
     n_bins : int, default 10
+    show_counts : bool or None, default None
+        Label every point with its number of forecasts (``n=``). None: only when at
+        most two methods are drawn (more labels overlap).
     ax : matplotlib Axes, optional
 
     Returns
     -------
     matplotlib Axes
-        Observed frequency vs mean predicted probability per bin, the diagonal, the
-        expected calibration error (ECE, see :func:`calibration_table`) of each method in
-        the legend, and the bin counts (log scale) as steps on a twin right axis.
+        Observed frequency vs mean predicted probability per bin, each point labelled
+        with its number of forecasts if ``show_counts`` (``n=``: a point from a handful
+        of forecasts says little), the diagonal, the expected calibration error (ECE, see
+        :func:`calibration_table`) of each method in the legend, and the bin counts (log
+        scale) as steps on a twin right axis.
     """
     sets = proba if isinstance(proba, dict) else {"model": proba}
     tables = {name: calibration_table(y_true, p, classes=classes, n_bins=n_bins)
               for name, p in sets.items()}
+    show_counts = len(sets) <= 2 if show_counts is None else bool(show_counts)
     ax = _axes(ax)
     counts_ax = ax.twinx()
     edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
@@ -171,6 +177,12 @@ def reliability_diagram(y_true: Any, proba: Any, *, classes: Any = None, n_bins:
     for i, (name, tab) in enumerate(tables.items()):
         ax.plot(tab["prob_pred"], tab["prob_true"], marker="o", color=f"C{i}",
                 label=f"{name} (ECE = {tab['ece']:.3f})")
+        labelled = zip(tab["prob_pred"], tab["prob_true"], tab["count"], strict=True)
+        for x, y, n in labelled if show_counts else ():
+            right = x > 0.85  # keep the label inside the panel
+            ax.annotate(f"n={n}", (x, y), xytext=(-5 if right else 5, 4 - 10 * i),
+                        textcoords="offset points", ha="right" if right else "left",
+                        fontsize="x-small", color=f"C{i}")
         full = np.bincount(np.searchsorted(edges[1:-1], np.asarray(sets[name]).ravel()),
                            minlength=n_bins)
         counts_ax.stairs(full, edges, color=f"C{i}", alpha=0.35, lw=1.2)
@@ -300,13 +312,31 @@ def _arviz_plot(fn_name: str, estimator, var_names, **kwargs):
     names = estimator._var_names() if var_names is None else var_names  # pi if random
     with warnings.catch_warnings():  # ArviZ 0.23 internals vs matplotlib >= 3.11
         warnings.filterwarnings("ignore", message=".*alias_mapping to normalize_kwargs")
-        return getattr(az, fn_name)(estimator.idata_, var_names=names, **kwargs)
+        axes = getattr(az, fn_name)(estimator.idata_, var_names=names, **kwargs)
+    if kwargs.get("ax") is None:  # a new figure: lay it out so titles and ticks do not clash
+        np.ravel(axes)[0].figure.set_layout_engine("constrained")
+    return axes
 
 
 def trace(estimator, var_names: list[str] | None = None, **kwargs: Any):
-    """``az.plot_trace`` of the posterior (default variables ``["pi", *param_dims]``);
-    keyword arguments go to ArviZ. Returns the ndarray of axes."""
-    return _arviz_plot("plot_trace", estimator, var_names, **kwargs)
+    """``az.plot_trace`` of the posterior (default variables ``["pi", *param_dims]``).
+
+    Keyword arguments go to ArviZ. With the default ``legend=True`` every density panel
+    has a legend of its coordinates (colours: class, feature) and the first trace panel
+    one of the chains (line styles). Returns the ndarray of axes.
+    """
+    kwargs.setdefault("legend", True)
+    axes = _arviz_plot("plot_trace", estimator, var_names, **kwargs)
+    for ax in np.ravel(axes):
+        legend = ax.get_legend()
+        if legend is not None:  # ArviZ's legends are large enough to hide the curves
+            handles = [Line2D([], [], color=h.get_color(), ls=h.get_linestyle())
+                       for h in legend.legend_handles]
+            ax.legend(handles, [t.get_text() for t in legend.get_texts()],
+                      title=legend.get_title().get_text(), fontsize="x-small",
+                      title_fontsize="x-small", framealpha=0.7, loc="best",
+                      ncols=2 if len(handles) > 4 else 1)
+    return axes
 
 
 def rank(estimator, var_names: list[str] | None = None, **kwargs: Any):
