@@ -118,6 +118,7 @@ def plot_ppc(
             panel.set_title(f"class {label}", fontsize="medium")
             panel.set_xlabel(feature, fontsize="medium")  # ArviZ: "x" and the coordinate
             panel.set_ylabel(ylabel if col == 0 else "")
+            panel.tick_params(labelsize="small")  # ArviZ's are larger than the labels
             legend = panel.get_legend()
             if legend is not None and (row, col) != (0, 0):
                 legend.remove()

@@ -115,7 +115,7 @@ def test_plot_ppc_var_names_selects_by_name(wide):
     # the observed curve of the panel is class 0's f5 data
     one = bg.plot_ppc(wide, klass=0, var_names="f5", num_pp_samples=5, random_state=0)
     assert one.shape == (1, 1) and one[0, 0].get_xlabel() == "f5"
-    with pytest.raises(ValueError, match="var_names.*unknown.*'nope'"):
+    with pytest.raises(ValueError, match=r"var_names.*unknown.*'nope'"):
         bg.plot_ppc(wide, var_names=["f1", "nope"])
 
 
