@@ -112,9 +112,14 @@ def test_plot_ppc_var_names_selects_by_name(wide):
     axes = bg.plot_ppc(wide, var_names=["f5", "f2"], num_pp_samples=5, random_state=0)
     assert axes.shape == (2, 2)
     assert [a.get_xlabel() for a in axes[0]] == ["f5", "f2"]
-    # the observed curve of the panel is class 0's f5 data
     one = bg.plot_ppc(wide, klass=0, var_names="f5", num_pp_samples=5, random_state=0)
     assert one.shape == (1, 1) and one[0, 0].get_xlabel() == "f5"
+    # the observed density of the panel spans class 0's f5 data (and no other column)
+    observed = next(line for line in one[0, 0].lines if line.get_label() == "Observed")
+    data = wide.idata_.observed_data["x"].sel(feature="f5").values[
+        wide.idata_.observed_data["y"].values == 0]
+    np.testing.assert_allclose([np.min(observed.get_xdata()), np.max(observed.get_xdata())],
+                               [data.min(), data.max()], atol=0.05)
     with pytest.raises(ValueError, match=r"var_names.*unknown.*'nope'"):
         bg.plot_ppc(wide, var_names=["f1", "nope"])
 
