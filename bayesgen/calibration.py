@@ -16,8 +16,8 @@ def calibration_table(y_true: Any, proba: Any, *, classes: Any = None, n_bins: i
     Returns
     -------
     dict with ``prob_pred`` (mean forecast per non-empty bin), ``prob_true`` (observed
-    frequency), ``count`` (forecasts per bin) and ``ece`` = sum_b (n_b / N) |prob_true_b -
-    prob_pred_b| (expected calibration error).
+    frequency), ``count`` (forecasts per bin) and ``ece`` =
+    ``sum_b (n_b / N) |prob_true_b - prob_pred_b|`` (expected calibration error).
     """
     y_true = np.asarray(y_true)
     proba = np.asarray(proba, dtype=float)

@@ -27,6 +27,7 @@ from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 
 import bayesgen as bg
+from bayesgen._demo_figures import plot, regions, reliability
 
 #: Training rows kept per class in the small-sample data set (breast cancer has d = 30).
 SMALL_N_PER_CLASS = 20
@@ -279,97 +280,6 @@ def format_table(table: pd.DataFrame) -> str:
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line(header), rule, *(line(r) for r in cells)])
-
-
-def plot(table: pd.DataFrame, path: Path) -> Path:
-    """Bar chart of test log loss by classifier and method, one panel per data set.
-
-    Uses matplotlib's Agg canvas directly (no pyplot, no display needed). Failed
-    fits are marked with an 'x' and their note at the bottom of the panel.
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    datasets = list(dict.fromkeys(table["data"]))
-    fig = Figure(figsize=(4.2 * len(datasets), 4.0), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, len(datasets), squeeze=False)[0]
-    for ax, name in zip(axes, datasets, strict=True):
-        part = table[table["data"] == name]
-        names = list(dict.fromkeys(part["classifier"]))
-        methods = list(dict.fromkeys(part["method"]))
-        width = 0.8 / len(methods)
-        for i, method in enumerate(methods):
-            rows = part[part["method"] == method].set_index("classifier").reindex(names)
-            x = np.arange(len(names)) + (i - (len(methods) - 1) / 2) * width
-            heights = rows["log_loss"].to_numpy(dtype=float)
-            ok = np.isfinite(heights)
-            ax.bar(x[ok], heights[ok], width, label=method, color=f"C{i}")
-            if not ok.all():
-                ax.plot(x[~ok], 0 * x[~ok], "x", color=f"C{i}", ms=10, mew=2, clip_on=False)
-            for xi, note in zip(x[~ok], rows["note"].to_numpy()[~ok], strict=True):
-                ax.annotate(
-                    note,
-                    (xi, 0),
-                    xytext=(0, 12),
-                    textcoords="offset points",
-                    rotation=90,
-                    fontsize=7,
-                    ha="center",
-                    va="bottom",
-                ).set_in_layout(False)
-        ax.set_xticks(np.arange(len(names)), [n.split("(")[0] for n in names])
-        ax.set_title(name, fontsize=10)
-        ax.set_ylabel("test log loss (lower is better)")
-        if ax is axes[0]:
-            ax.legend(title="method", fontsize=8)
-    fig.suptitle("bayesgen: MLE vs MAP vs posterior predictive, held-out log loss")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    return path
-
-
-def reliability(table: pd.DataFrame, seed: int, path: Path) -> Path:
-    """Reliability diagram of QDA's methods on wine (``bayesgen.plots``)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from bayesgen.plots import reliability_diagram
-
-    rows = table[(table["data"] == "wine") & (table["classifier"] == "QDA")]
-    proba = {
-        r["method"]: r["proba"]
-        for r in rows.to_dict("records")
-        if isinstance(r["proba"], np.ndarray)
-    }
-    ax = reliability_diagram(_wine(seed).y_test, proba, n_bins=5)
-    ax.set_title("QDA on wine: calibration of held-out probabilities")
-    ax.figure.savefig(path, dpi=100)
-    plt.close(ax.figure)
-    return path
-
-
-def regions(seed: int, path: Path) -> Path:
-    """Decision regions of QDA's exact posterior on wine's first two features, shaded by
-    the uncertainty of the class probability, with the MLE and MAP boundaries."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from bayesgen.plots import decision_regions
-
-    X, y = load_wine(return_X_y=True)
-    X = X[:, :2]
-    post = bg.QDA(method="conjugate", draws=250, random_state=seed).fit(X, y)
-    compare = {f"QDA {m.upper()}": bg.QDA(method=m).fit(X, y) for m in ("mle", "map")}
-    ax = decision_regions(post, X, y, compare=compare, resolution=120)
-    ax.set(xlabel="alcohol", ylabel="malic acid")
-    ax.figure.savefig(path, dpi=100)
-    plt.close(ax.figure)
-    return path
 
 
 def main(out: str | Path = "bayesgen-demo", seed: int = 0) -> pd.DataFrame:

@@ -23,12 +23,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayesgen._plot_ppc import plot_compare, plot_ppc
 from bayesgen.exceptions import DataWarning, warn
 
 #: families whose features are discrete (counts, binary, categories)
 DISCRETE_FAMILIES = ("bernoulli", "categorical", "multinomial", "poisson")
 #: statistics ``ppc_pvalues`` knows, besides the class frequency and correlations
 STATISTICS = ("mean", "sd", "min", "max")
+__all__ = [
+    "class_frequency_ppc",
+    "feature_ppc_data",
+    "plot_compare",
+    "plot_ppc",
+    "ppc_pvalues",
+]
 COLUMNS = [
     "class", "feature", "statistic", "observed", "replicated_mean", "p_value", "flagged",
     "n_draws",
@@ -301,88 +309,3 @@ def feature_ppc_data(estimator, klass: Any, random_state: Any = None):
         coords={"feature": names},
         dims={"x": ["obs", "feature"]},
     )
-
-
-def plot_ppc(
-    estimator,
-    klass: Any = None,
-    kind: str | None = None,
-    ax: Any = None,
-    num_pp_samples: int = 50,
-    random_state: Any = None,
-    **kwargs: Any,
-):
-    """``az.plot_ppc`` of every feature, one row of panels per class.
-
-    Parameters
-    ----------
-    estimator : fitted posterior bayesgen classifier
-    klass : label or None
-        One class (a label from ``classes_``), or None for all classes.
-    kind : {"kde", "cumulative", "scatter"} or None
-        None: ``"kde"`` for continuous families, ``"cumulative"`` (empirical CDFs) for
-        discrete ones (Bernoulli, categorical, multinomial, Poisson) and ``MixedNB``.
-    ax : array of matplotlib axes or None
-        Shape (number of classes plotted, n_features), or anything with that many axes.
-    num_pp_samples : int
-        Replicated data sets drawn per panel.
-    random_state : int or None
-        Seed for ``sample_posterior_predictive`` (if needed) and the subsampling.
-    **kwargs
-        Forwarded to ``az.plot_ppc``.
-
-    Returns
-    -------
-    ndarray of matplotlib axes, shape (classes plotted, n_features)
-    """
-    import arviz as az
-    import matplotlib.pyplot as plt
-
-    estimator._check_posterior("plot_ppc")
-    labels = list(estimator.classes_) if klass is None else [klass]
-    for label in labels:
-        _class_index(estimator, label)
-    if kind is None:
-        continuous = estimator.family_.name in ("gaussian", "mvn", "kernel")
-        kind = "kde" if continuous else "cumulative"
-    d = estimator.n_features_in_
-    if ax is None:
-        _, ax = plt.subplots(
-            len(labels), d, figsize=(3 * d, 2.5 * len(labels)), squeeze=False
-        )
-    axes = np.asarray(ax, dtype=object).reshape(len(labels), d)
-    seed = int(np.random.default_rng(random_state).integers(2**31))
-    for row, label in enumerate(labels):
-        data = feature_ppc_data(estimator, label, random_state)
-        az.plot_ppc(
-            data, kind=kind, var_names=["x"], flatten=["obs"], flatten_pp=["obs"],
-            num_pp_samples=num_pp_samples, random_seed=seed, ax=axes[row],
-            legend=row == 0, **kwargs,
-        )
-        for panel in axes[row]:
-            panel.set_title(f"{panel.get_title()}  class {label}".strip())
-    return axes
-
-
-def plot_compare(models: dict[str, Any], ax: Any = None, **kwargs: Any):
-    """Compare fitted posterior estimators by PSIS-LOO and plot the ranking.
-
-    ``bayesgen.compare(models)`` (``az.compare``), then ``az.plot_compare``.
-
-    Parameters
-    ----------
-    models : dict
-        ``{"name": fitted_estimator}`` (posterior methods, same training data).
-    ax : matplotlib axes or None
-    **kwargs
-        Forwarded to ``az.plot_compare``.
-
-    Returns
-    -------
-    matplotlib axes
-    """
-    import arviz as az
-
-    from bayesgen.compare import compare
-
-    return az.plot_compare(compare(models), ax=ax, **kwargs)

@@ -34,6 +34,10 @@ from bayesgen._params import constraints
 from bayesgen.families import get_family
 
 _SHARED_DOC = """
+
+    Every parameter is checked when ``fit`` is called, whatever the method (a
+    ``ValueError`` naming it); see ``bayesgen._params``.
+
     Parameters
     ----------
     method : {"mle", "map", "conjugate", "mcmc"}, default="map"
@@ -79,9 +83,6 @@ _SHARED_DOC = """
         lambda, the weight of the unlabelled rows' log-likelihood (Nigam et al. 2000):
         0 ignores them, 1 is the full semi-supervised likelihood; for ``"mcmc"`` a
         power (tempered) likelihood; ``"conjugate"`` accepts 0 or 1 only.
-
-    Every parameter is checked when ``fit`` is called, whatever the method (a
-    ``ValueError`` naming it); see ``bayesgen._params``.
 """
 
 
@@ -272,6 +273,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
     Prior: Sigma ~ IW(Psi0, nu0), mu_k | Sigma ~ N(m0, Sigma / kappa0) independently.
     MAP is the joint posterior mode: mu_k = m_k, Sigma = Psi_n / (nu_n + d + 1 + K)."""
         + _SHARED_DOC
+        + """    n_components : int or None, default=None
+        Number of discriminant directions kept by ``transform``: at most
+        min(K - 1, d) (as scikit-learn); None keeps that maximum. Larger values raise
+        ``ValueError`` at fit.
+"""
         + _MVN_DOC.format(div_unbiased="N - K")
         + """
     Attributes
@@ -281,14 +287,6 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
     coef_ (K, d) or (1, d), intercept_ (K,) or (1,), scalings_ (d, d),
     explained_variance_ratio_ (n_components,), xbar_ (d,)
     """
-    ).replace(
-        "    Every parameter is checked",
-        """    n_components : int or None, default=None
-        Number of discriminant directions kept by ``transform``: at most
-        min(K - 1, d) (as scikit-learn); None keeps that maximum. Larger values raise
-        ``ValueError`` at fit.
-
-    Every parameter is checked""",
     )
     _tied = True
     _parameter_constraints: ClassVar[dict] = {

@@ -17,161 +17,31 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection
-from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.lines import Line2D
 from sklearn.utils.validation import check_is_fitted
 
+from bayesgen._plot_common import (
+    _axes,
+    _class_colors,
+    _feature_labels,
+    _is_posterior,
+    _name,
+)
+from bayesgen._plot_regions import _hdi_width, _uncertainty, decision_regions  # noqa: F401
 from bayesgen.calibration import calibration_table
 
-_POSTERIOR = ("conjugate", "mcmc")
-_GRID_CHUNK = 2000  # grid points per predict_proba_draws call (bounds memory)
-_LINE_COLORS = ["black", "darkred", "navy", "darkgreen"]
-
-
-def _axes(ax):
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 4.8))
-    return ax
-
-
-def _is_posterior(estimator) -> bool:
-    return getattr(estimator, "method", None) in _POSTERIOR
-
-
-def _name(estimator) -> str:
-    return f"{type(estimator).__name__}(method={estimator.method!r})"
-
-
-def _feature_labels(estimator, n_features: int) -> list[str]:
-    names = getattr(estimator, "feature_names_in_", None)
-    return [str(n) for n in names] if names is not None else [f"x{j}" for j in range(n_features)]
-
-
-def _class_colors(n_classes: int) -> list:
-    cmap = plt.get_cmap("tab10" if n_classes <= 10 else "tab20")
-    return [cmap(k % cmap.N) for k in range(n_classes)]
-
-
-def _hdi_width(samples: np.ndarray, hdi_prob: float) -> np.ndarray:
-    """Width of the narrowest interval holding ``hdi_prob`` of the samples along axis 0.
-
-    Sorted samples s_(1..S); with m = floor(hdi_prob * S), the width is
-    min_i (s_(i+m) - s_(i)) (the same rule as ``arviz.hdi`` for unimodal samples).
-    """
-    s = np.sort(samples, axis=0)
-    m = int(np.floor(hdi_prob * s.shape[0]))
-    return np.min(s[m:] - s[: s.shape[0] - m], axis=0)
-
-
-def _grid(X: np.ndarray, resolution: int):
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    pad = 0.05 * np.where(hi > lo, hi - lo, 1.0)
-    xs = np.linspace(lo[0] - pad[0], hi[0] + pad[0], resolution)
-    ys = np.linspace(lo[1] - pad[1], hi[1] + pad[1], resolution)
-    xx, yy = np.meshgrid(xs, ys)
-    return xx, yy, np.column_stack([xx.ravel(), yy.ravel()])
-
-
-def _uncertainty(estimator, grid: np.ndarray, hdi_prob: float = 0.94):
-    """Predicted class index and its uncertainty at every grid point.
-
-    Posterior methods: width of the ``hdi_prob`` HDI of p(y=k_hat | x, theta) over the
-    posterior draws, k_hat = argmax of the posterior predictive. Point methods: max_k p.
-    """
-    proba = estimator.predict_proba(grid)
-    idx = np.argmax(proba, axis=1)
-    if not _is_posterior(estimator):
-        return idx, proba.max(axis=1)
-    width = np.empty(len(grid))
-    for start in range(0, len(grid), _GRID_CHUNK):
-        sl = slice(start, start + _GRID_CHUNK)
-        draws = estimator.predict_proba_draws(grid[sl]).values  # (chain, draw, obs, class)
-        draws = draws.reshape(-1, *draws.shape[2:])
-        picked = np.take_along_axis(draws, idx[sl][None, :, None], axis=2)[..., 0]
-        width[sl] = _hdi_width(picked, hdi_prob)
-    return idx, width
-
-
-def decision_regions(estimator, X: Any, y: Any, *, resolution: int = 200, ax=None,
-                     compare: Any = None):
-    """Predicted class regions of a 2-feature classifier, shaded by uncertainty.
-
-    Parameters
-    ----------
-    estimator : fitted bayesgen classifier with ``n_features_in_ == 2``
-    X : array-like (n, 2)
-        Training points, drawn on top (their range sets the plotted window).
-    y : array-like (n,)
-        Their labels (values of ``estimator.classes_``).
-    resolution : int, default 200
-        Grid points per axis.
-    ax : matplotlib Axes, optional
-    compare : list or dict of fitted estimators, optional
-        Their decision boundaries (edges of their predicted-class regions) are overlaid
-        as labelled lines, e.g. ``[fitted_mle, fitted_map]`` or ``{"MLE": m, "MAP": m2}``.
-
-    Returns
-    -------
-    matplotlib Axes
-
-    Notes
-    -----
-    The grey overlay (with colour bar) is, for posterior methods, the width of the 94% HDI
-    of p(y = k_hat | x, theta) over the posterior draws, k_hat the predicted class (dark =
-    uncertain); for point methods it is max_k p(y=k | x) (dark = low confidence).
-    """
-    check_is_fitted(estimator, "classes_")
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    if X.ndim != 2 or X.shape[1] != 2 or estimator.n_features_in_ != 2:
-        raise ValueError(
-            f"decision_regions needs 2-feature data and a model fitted on 2 features; got X of "
-            f"shape {X.shape} and a model with {estimator.n_features_in_} features. Select two "
-            "columns (e.g. X[:, [0, 1]]) and refit on them."
-        )
-    if y.shape != (X.shape[0],):
-        raise ValueError(f"y must have shape ({X.shape[0]},) to match X; got {y.shape}.")
-    if resolution < 2:
-        raise ValueError(f"resolution must be an integer >= 2; got {resolution!r}.")
-    ax = _axes(ax)
-    classes = estimator.classes_
-    colors = _class_colors(len(classes))
-    xx, yy, grid = _grid(X, int(resolution))
-    idx, unc = _uncertainty(estimator, grid)
-    cmap = ListedColormap(colors)
-    norm = BoundaryNorm(np.arange(len(classes) + 1) - 0.5, cmap.N)
-    ax.pcolormesh(xx, yy, idx.reshape(xx.shape), cmap=cmap, norm=norm, alpha=0.35,
-                  shading="auto", rasterized=True)
-    if _is_posterior(estimator):
-        mesh = ax.contourf(xx, yy, unc.reshape(xx.shape), levels=8, cmap="Greys", alpha=0.35)
-        label = "94% HDI width of p(predicted class | x)"
-    else:
-        mesh = ax.contourf(xx, yy, unc.reshape(xx.shape), levels=8, cmap="Greys_r", alpha=0.35)
-        label = "max$_k$ p(y=k | x)"
-    ax.figure.colorbar(mesh, ax=ax, label=label)
-    handles = []
-    for k, cls in enumerate(classes):
-        sel = y == cls
-        ax.scatter(X[sel, 0], X[sel, 1], color=colors[k], edgecolor="black", s=22, linewidth=0.6)
-        handles.append(Line2D([], [], marker="o", ls="", color=colors[k], mec="black",
-                              label=f"class {cls}"))
-    if compare is not None:
-        items = compare.items() if isinstance(compare, dict) else [(_name(m), m) for m in compare]
-        styles = ["--", ":", "-.", (0, (5, 1, 1, 1))]
-        for i, (label_i, other) in enumerate(items):
-            pred = np.searchsorted(classes, other.predict(grid)).reshape(xx.shape)
-            color, ls = _LINE_COLORS[i % 4], styles[i % 4]
-            for k in range(len(classes)):
-                ax.contour(xx, yy, (pred == k).astype(float), levels=[0.5], colors=[color],
-                           linestyles=[ls], linewidths=1.6)
-            handles.append(Line2D([], [], color=color, ls=ls, label=f"boundary: {label_i}"))
-    names = _feature_labels(estimator, 2)
-    ax.set(xlabel=names[0], ylabel=names[1], title=f"Decision regions: {_name(estimator)}")
-    ax.legend(handles=handles, loc="best", fontsize="small", framealpha=0.8)
-    return ax
+__all__ = [
+    "calibration_table",
+    "decision_regions",
+    "probability_ellipses",
+    "probability_forest",
+    "rank",
+    "reliability_diagram",
+    "shrinkage",
+    "trace",
+]
 
 
 def _gaussian_params(estimator, features: list[int]):
@@ -271,7 +141,7 @@ def probability_ellipses(estimator, *, features: tuple[int, int] = (0, 1), level
 
 
 def reliability_diagram(y_true: Any, proba: Any, *, classes: Any = None, n_bins: int = 10,
-                        ax=None):
+                        show_counts: bool | None = None, ax=None):
     """Reliability (calibration) diagram, one-vs-rest pooled over classes.
 
     Parameters
@@ -282,18 +152,24 @@ def reliability_diagram(y_true: Any, proba: Any, *, classes: Any = None, n_bins:
     classes : array-like (K,), optional
         Labels of the columns; default ``np.unique(y_true)``.
     n_bins : int, default 10
+    show_counts : bool or None, default None
+        Label every point with its number of forecasts (``n=``). None: only when at
+        most two methods are drawn (more labels overlap).
     ax : matplotlib Axes, optional
 
     Returns
     -------
     matplotlib Axes
-        Observed frequency vs mean predicted probability per bin, the diagonal, the
-        expected calibration error (ECE, see :func:`calibration_table`) of each method in
-        the legend, and the bin counts (log scale) as steps on a twin right axis.
+        Observed frequency vs mean predicted probability per bin, each point labelled
+        with its number of forecasts if ``show_counts`` (``n=``: a point from a handful
+        of forecasts says little), the diagonal, the expected calibration error (ECE, see
+        :func:`calibration_table`) of each method in the legend, and the bin counts (log
+        scale) as steps on a twin right axis.
     """
     sets = proba if isinstance(proba, dict) else {"model": proba}
     tables = {name: calibration_table(y_true, p, classes=classes, n_bins=n_bins)
               for name, p in sets.items()}
+    show_counts = len(sets) <= 2 if show_counts is None else bool(show_counts)
     ax = _axes(ax)
     counts_ax = ax.twinx()
     edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
@@ -301,6 +177,12 @@ def reliability_diagram(y_true: Any, proba: Any, *, classes: Any = None, n_bins:
     for i, (name, tab) in enumerate(tables.items()):
         ax.plot(tab["prob_pred"], tab["prob_true"], marker="o", color=f"C{i}",
                 label=f"{name} (ECE = {tab['ece']:.3f})")
+        labelled = zip(tab["prob_pred"], tab["prob_true"], tab["count"], strict=True)
+        for x, y, n in labelled if show_counts else ():
+            right = x > 0.85  # keep the label inside the panel
+            ax.annotate(f"n={n}", (x, y), xytext=(-5 if right else 5, 4 - 10 * i),
+                        textcoords="offset points", ha="right" if right else "left",
+                        fontsize="x-small", color=f"C{i}")
         full = np.bincount(np.searchsorted(edges[1:-1], np.asarray(sets[name]).ravel()),
                            minlength=n_bins)
         counts_ax.stairs(full, edges, color=f"C{i}", alpha=0.35, lw=1.2)
@@ -430,13 +312,31 @@ def _arviz_plot(fn_name: str, estimator, var_names, **kwargs):
     names = estimator._var_names() if var_names is None else var_names  # pi if random
     with warnings.catch_warnings():  # ArviZ 0.23 internals vs matplotlib >= 3.11
         warnings.filterwarnings("ignore", message=".*alias_mapping to normalize_kwargs")
-        return getattr(az, fn_name)(estimator.idata_, var_names=names, **kwargs)
+        axes = getattr(az, fn_name)(estimator.idata_, var_names=names, **kwargs)
+    if kwargs.get("ax") is None:  # a new figure: lay it out so titles and ticks do not clash
+        np.ravel(axes)[0].figure.set_layout_engine("constrained")
+    return axes
 
 
 def trace(estimator, var_names: list[str] | None = None, **kwargs: Any):
-    """``az.plot_trace`` of the posterior (default variables ``["pi", *param_dims]``);
-    keyword arguments go to ArviZ. Returns the ndarray of axes."""
-    return _arviz_plot("plot_trace", estimator, var_names, **kwargs)
+    """``az.plot_trace`` of the posterior (default variables ``["pi", *param_dims]``).
+
+    Keyword arguments go to ArviZ. With the default ``legend=True`` every density panel
+    has a legend of its coordinates (colours: class, feature) and the first trace panel
+    one of the chains (line styles). Returns the ndarray of axes.
+    """
+    kwargs.setdefault("legend", True)
+    axes = _arviz_plot("plot_trace", estimator, var_names, **kwargs)
+    for ax in np.ravel(axes):
+        legend = ax.get_legend()
+        if legend is not None:  # ArviZ's legends are large enough to hide the curves
+            handles = [Line2D([], [], color=h.get_color(), ls=h.get_linestyle())
+                       for h in legend.legend_handles]
+            ax.legend(handles, [t.get_text() for t in legend.get_texts()],
+                      title=legend.get_title().get_text(), fontsize="x-small",
+                      title_fontsize="x-small", framealpha=0.7, loc="best",
+                      ncols=2 if len(handles) > 4 else 1)
+    return axes
 
 
 def rank(estimator, var_names: list[str] | None = None, **kwargs: Any):

@@ -25,7 +25,8 @@ POST = {"method": "conjugate", "chains": 2, "draws": 200, "random_state": 0}
 
 def save(ax_or_fig, name: str) -> None:
     fig = getattr(ax_or_fig, "figure", ax_or_fig)
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:  # the plots' own figures use constrained layout
+        fig.tight_layout()
     fig.savefig(OUT / name, dpi=100)
     plt.close(fig)
     # 256-colour palette PNG: a few times smaller, no visible change for line plots.
