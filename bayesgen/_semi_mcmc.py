@@ -17,9 +17,11 @@ The chains start near the mode the labelled rows anchor (:func:`start_point`): f
 the prior's centre they could settle in a label-swapped mode of the mixture likelihood
 (3 labelled rows per class and ~300 unlabelled ones: R-hat 1.8 for LDA).
 
-Missing entries in the unlabelled rows are not supported here (PyMC would impute them
-as latent variables): a ``ValueError`` points to "map"/"mle" (EM) or "conjugate"
-(factorised families).
+Missing entries in the unlabelled rows: LDA/QDA integrate them out in closed form (the
+Gaussian marginal of the observed coordinates per missingness pattern,
+:func:`bayesgen._semi_gaps.mvn_columns`). Other families are not supported here (PyMC
+would impute the entries as latent variables): a ``ValueError`` points to "map"/"mle"
+(EM) or "conjugate" (factorised families).
 """
 
 from __future__ import annotations
@@ -29,8 +31,11 @@ import numpy as np
 from bayesgen import _sparse
 
 
-def check_rows(estimator, Z) -> None:
-    """``ValueError`` for missing entries among the unlabelled rows (module docstring)."""
+def check_rows(estimator, Z, family=None) -> None:
+    """``ValueError`` for missing entries among the unlabelled rows (module docstring);
+    LDA/QDA (``family.name == "mvn"``) accept them."""
+    if family is not None and family.name == "mvn":
+        return
     values = _sparse.values(Z)
     if values.dtype.kind == "f" and np.isnan(values).any():
         raise ValueError(
@@ -54,6 +59,11 @@ def add_potential(estimator, pi, params: dict) -> None:
     family, Z, w = estimator.family_, semi["Z"], semi["w"]
     m, n_classes = w.shape[0], estimator.classes_.size
     Z = Z.toarray() if _sparse.is_sparse(Z) else np.asarray(Z)
+    if family.name == "mvn" and np.isnan(Z).any():  # marginals per missingness pattern
+        from bayesgen._semi_gaps import mvn_columns
+
+        _mixture_potential(mvn_columns(family, params, Z, n_classes), pi, w, semi["lam"])
+        return
     columns = []
     with pm.Model(coords=model_coords(estimator, m), model=None) as scratch:
         for k in range(n_classes):
@@ -66,9 +76,17 @@ def add_potential(estimator, pi, params: dict) -> None:
                 total = total + (logp.sum(axis=tuple(range(1, logp.ndim))) if logp.ndim > 1
                                  else logp)
             columns.append(total)
-    joint = pt.stack(columns, axis=1) + pt.log(pi)[None, :]  # (m, K)
-    mix = pt.logsumexp(joint, axis=1)
-    pm.Potential("unlabeled_loglik", semi["lam"] * pt.sum(pt.as_tensor(w) * mix))
+    _mixture_potential(pt.stack(columns, axis=1), pi, w, semi["lam"])
+
+
+def _mixture_potential(log_lik, pi, w: np.ndarray, lam: float) -> None:
+    """``pm.Potential("unlabeled_loglik", lam * sum_n w_n logsumexp_k(log pi_k +
+    log_lik[n, k]))`` in the current model; ``log_lik`` (m, K)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    mix = pt.logsumexp(log_lik + pt.log(pi)[None, :], axis=1)
+    pm.Potential("unlabeled_loglik", lam * pt.sum(pt.as_tensor(w) * mix))
 
 
 #: the chains' uniform jitter half-width around the semi-supervised start (unconstrained)
