@@ -246,11 +246,12 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
     a batch with unlabelled rows (module docstring); sets the usual fitted attributes
     plus ``n_iter_`` and ``em_objective_`` (l after every iteration, the first at the
     labelled-only fit)."""
-    from bayesgen._semi_em import _set_fitted
+    from bayesgen._semi_em import _set_fitted, start_stats
     from bayesgen.exceptions import ConvergenceWarning, warn
 
     classes = batch.classes
-    estimator._fit_statistics(method, family, classes, batch.stats, batch.counts,
+    start = start_stats(estimator, family, batch, lam)  # + unlabelled-only categories
+    estimator._fit_statistics(method, family, classes, start, batch.counts,
                               train=(batch.X, batch.y_index))  # the start: labelled only
     data = _Data(estimator, batch, method, lam)
     stats_l = family.stats(data.Z_l, data.y_l, data.w_l, classes.size)

@@ -221,3 +221,20 @@ def test_nuts_samples_the_em_objective(data):
     log_h = np.log(nuts.idata_.posterior["bandwidth"].values.reshape(-1, 2, 2))
     assert np.all(np.abs(log_h.mean(0) - np.log(em.bandwidth_)) < 2.0 * log_h.std(0))
     assert np.array_equal(zero.params_["bandwidth"], only.params_["bandwidth"])
+
+
+def test_mixed_with_categories_seen_only_unlabelled():
+    rng = np.random.default_rng(0)
+    n = 120
+    y = rng.integers(0, 2, n)
+    X = np.column_stack([rng.normal(2 * y, 1), rng.integers(0, 3, n) + 3 * y]).astype(float)
+    ys = y.astype(float)
+    ys[rng.random(n) < 0.7] = np.nan
+    ys[:4] = [0, 1, 0, 1]
+    X[np.flatnonzero(np.isnan(ys))[:5], 1] = 6.0  # a category no labelled row has
+    spec = [("kernel", [0]), ("categorical", [1])]
+    for method in ("mle", "map"):
+        clf = bg.MixedNB(families=spec, method=method).fit(X, ys)
+        assert 6.0 in clf.categorical1_categories_[0]
+        assert np.all(np.diff(clf.em_objective_) >= -1e-9 * np.abs(clf.em_objective_[1:]))
+        assert np.all(np.isfinite(clf.predict_joint_log_proba(X)))
