@@ -180,12 +180,14 @@ def test_errors(data):
 # ------------------------------------------------------------------ NUTS
 def test_nuts_potential_by_hand(data):
     """unlabeled_loglik at a random point = lambda sum_n w_n logsumexp_k(log pi_k +
-    log KDE_k(x_n)) over the labelled points, brute force (a missing entry included)."""
+    log KDE_k(x_n)) over the labelled points, brute force (missing entries in both)."""
     from bayesgen.model import build_stats_model
 
     X, _, ys = data
     lab = ~np.isnan(ys)
-    clf = bg.KernelNB(method="map").fit(X[lab], ys[lab])
+    Xl = X[lab].copy()
+    Xl[2, 0] = np.nan  # a missing entry among the labelled points too
+    clf = bg.KernelNB(method="map").fit(Xl, ys[lab])
     Zu = framing.internal(clf, X[~lab])
     Zu[0, 1] = np.nan
     w = np.linspace(0.5, 1.5, Zu.shape[0])
