@@ -27,9 +27,11 @@ evenly spaced retained iterations, and
 the mean of closed-form predictive densities (``posterior_["semi_rb"]``), which has a
 far smaller Monte Carlo error than the mean of p(x, y=k | theta_s) over draws.
 
-LDA/QDA with missing entries *and* unlabelled rows are not augmented (the completed
-covariance statistics would need the missing coordinates drawn too): a ``ValueError``
-points to "map" or "mle", whose EM handles both.
+LDA/QDA with missing entries *and* unlabelled rows: step 2 also draws the missing
+coordinates of every row given its (drawn) class before the conjugate posterior
+(:func:`bayesgen._semi_gaps.conditional_posterior`, the gap augmentation's exact
+completion of the (pattern, class) statistics); step 1's r_nk use the Gaussian marginal
+of each row's observed coordinates.
 """
 
 from __future__ import annotations
@@ -38,24 +40,13 @@ import numpy as np
 from scipy import sparse
 from scipy.special import logsumexp
 
-from bayesgen import _sparse, classprior, framing, missing
+from bayesgen import _sparse, classprior, framing
 from bayesgen._params import rng_from
+from bayesgen._semi_gaps import conditional_posterior
 from bayesgen._semi_prior import log_prior
 
 #: conjugate posteriors kept for the Rao-Blackwellised posterior predictive
 RB_MAX = 100
-
-
-def check_supported(estimator, family, stats: dict, Z_u) -> None:
-    """``ValueError`` for LDA/QDA with missing entries and unlabelled rows."""
-    needs = getattr(family, "needs_augmentation", None)
-    lab = needs is not None and needs(stats)
-    if family.name == "mvn" and (lab or missing.has_missing(Z_u)):
-        raise ValueError(
-            f"{type(estimator).__name__} with both missing values in X and unlabelled rows "
-            f"is not available with method={estimator.method!r}; use method='map' or "
-            "'mle' (EM integrates over both), or impute X first."
-        )
 
 
 def _stack(A, B):
@@ -72,11 +63,9 @@ def fit(estimator, family, batch, lam: float) -> None:
     """Conjugate fit of a batch with unlabelled rows (module docstring)."""
     from bayesgen import _semi_em, mcmc
 
-    classes, unl = batch.classes, batch.unlabeled
+    classes = batch.classes
     Z_l = framing.internal(estimator, batch.X)
     start = _semi_em.start_stats(estimator, family, batch, lam)
-    if lam > 0.0:
-        check_supported(estimator, family, batch.stats, unl.Z)
     # the labelled-only posterior: every fitted attribute, and the chains' start
     estimator._fit_statistics("conjugate", family, classes, start, batch.counts,
                               train=(batch.X, batch.y_index))
@@ -144,7 +133,8 @@ def _run(estimator, family, batch, Z_l, chains: int, draws: int, tune: int, rng)
             y_all = np.concatenate([batch.y_index, z[c]])
             stats = family.stats(Z_all, y_all, w_all, n_classes)
             counts = batch.counts + np.bincount(z[c], weights=unl.w, minlength=n_classes)
-            post = family.posterior(stats, prior)
+            one_theta = {k: (v[c] if k in random else v) for k, v in theta.items()}
+            post = conditional_posterior(family, stats, one_theta, prior, rng)  # + x_mis
             one = family.draw(post, 1, rng)
             for k in new:
                 new[k].append(one[k][0])

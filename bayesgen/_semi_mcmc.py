@@ -17,9 +17,16 @@ The chains start near the mode the labelled rows anchor (:func:`start_point`): f
 the prior's centre they could settle in a label-swapped mode of the mixture likelihood
 (3 labelled rows per class and ~300 unlabelled ones: R-hat 1.8 for LDA).
 
-Missing entries in the unlabelled rows are not supported here (PyMC would impute them
-as latent variables): a ``ValueError`` points to "map"/"mle" (EM) or "conjugate"
-(factorised families).
+KernelNB and MixedNB's kernel parts: the KDEs of the labelled points at the unlabelled
+rows (:mod:`bayesgen._semi_kernel_pymc`; the family's ``pymc_observed`` is a LOO
+potential of training rows, not a distribution of new rows).
+
+Missing entries in the unlabelled rows: LDA/QDA integrate them out in closed form (the
+Gaussian marginal of the observed coordinates per missingness pattern,
+:func:`bayesgen._semi_gaps.mvn_columns`), KernelNB drops the factor of a missing
+feature. Other families are not supported here (PyMC
+would impute the entries as latent variables): a ``ValueError`` points to "map"/"mle"
+(EM) or "conjugate" (factorised families).
 """
 
 from __future__ import annotations
@@ -29,8 +36,11 @@ import numpy as np
 from bayesgen import _sparse
 
 
-def check_rows(estimator, Z) -> None:
-    """``ValueError`` for missing entries among the unlabelled rows (module docstring)."""
+def check_rows(estimator, Z, family=None) -> None:
+    """``ValueError`` for missing entries among the unlabelled rows (module docstring);
+    LDA/QDA and KernelNB accept them (a missing entry drops its factor or coordinate)."""
+    if family is not None and family.name in ("mvn", "kernel"):
+        return
     values = _sparse.values(Z)
     if values.dtype.kind == "f" and np.isnan(values).any():
         raise ValueError(
@@ -46,19 +56,41 @@ def add_potential(estimator, pi, params: dict) -> None:
     semi = getattr(estimator, "_semi", None)
     if semi is None or semi["lam"] == 0.0:
         return
+    from bayesgen._semi_kernel import has_kernel
+
+    family, Z, w = estimator.family_, semi["Z"], semi["w"]
+    n_classes = estimator.classes_.size
+    Z = Z.toarray() if _sparse.is_sparse(Z) else np.asarray(Z)
+    if family.name == "mvn" and np.isnan(Z).any():  # marginals per missingness pattern
+        from bayesgen._semi_gaps import mvn_columns
+
+        log_lik = mvn_columns(family, params, Z, n_classes)
+    elif has_kernel(family):  # KDEs of the labelled points
+        from bayesgen._semi_kernel_pymc import columns
+
+        log_lik = columns(estimator, family, params, Z,
+                          lambda f, p, Zp, pre, dims: _generic(estimator, f, p, Zp, pre, dims))
+    else:
+        log_lik = _generic(estimator, family, params, Z)
+    _mixture_potential(log_lik, pi, w, semi["lam"])
+
+
+def _generic(estimator, family, params: dict, Z: np.ndarray, prefix: str = "",
+             dims: dict | None = None):
+    """log p(x_n | y=k, theta) as a PyTensor (m, K) expression: the family's observed
+    distributions, built per class in a detached scratch model, through ``pm.logp``."""
     import pymc as pm
     import pytensor.tensor as pt
 
     from bayesgen.model import model_coords
 
-    family, Z, w = estimator.family_, semi["Z"], semi["w"]
-    m, n_classes = w.shape[0], estimator.classes_.size
-    Z = Z.toarray() if _sparse.is_sparse(Z) else np.asarray(Z)
+    m, n_classes = Z.shape[0], estimator.classes_.size
     columns = []
     with pm.Model(coords=model_coords(estimator, m), model=None) as scratch:
         for k in range(n_classes):
             before = set(scratch.observed_RVs)
-            family.pymc_observed(params, Z, np.full(m, k, dtype=np.int64), prefix=f"u{k}_")
+            family.pymc_observed(params, Z, np.full(m, k, dtype=np.int64),
+                                 prefix=f"{prefix}u{k}_", dims=dims)
             total = 0.0
             for rv in [v for v in scratch.observed_RVs if v not in before]:
                 value = scratch.rvs_to_values[rv]
@@ -66,9 +98,17 @@ def add_potential(estimator, pi, params: dict) -> None:
                 total = total + (logp.sum(axis=tuple(range(1, logp.ndim))) if logp.ndim > 1
                                  else logp)
             columns.append(total)
-    joint = pt.stack(columns, axis=1) + pt.log(pi)[None, :]  # (m, K)
-    mix = pt.logsumexp(joint, axis=1)
-    pm.Potential("unlabeled_loglik", semi["lam"] * pt.sum(pt.as_tensor(w) * mix))
+    return pt.stack(columns, axis=1)
+
+
+def _mixture_potential(log_lik, pi, w: np.ndarray, lam: float) -> None:
+    """``pm.Potential("unlabeled_loglik", lam * sum_n w_n logsumexp_k(log pi_k +
+    log_lik[n, k]))`` in the current model; ``log_lik`` (m, K)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    mix = pt.logsumexp(log_lik + pt.log(pi)[None, :], axis=1)
+    pm.Potential("unlabeled_loglik", lam * pt.sum(pt.as_tensor(w) * mix))
 
 
 #: the chains' uniform jitter half-width around the semi-supervised start (unconstrained)

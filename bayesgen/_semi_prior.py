@@ -16,6 +16,9 @@ categorical
     sum_kjc (alpha_j - 1) log theta_kjc over the C_j categories of feature j;
 poisson
     sum_kj (alpha_j - 1) log rate_kj - beta_j rate_kj          (Gamma(alpha, beta));
+kernel
+    -sum_kj (log h_kj - log c_kj)^2 / (2 sd^2)   (log-normal, as a density of log h:
+    KernelNB's MAP is the mode in log h);
 mixed
     the sum over its parts.
 
@@ -59,7 +62,10 @@ def log_prior(family, params: dict, prior: dict) -> float:
     if name == "poisson":
         rate = params["rate"]
         return float(np.sum(xlogy(prior["alpha"] - 1.0, rate) - prior["beta"] * rate))
-    raise ValueError(f"no prior density for family {name!r}")  # kernel: rejected before
+    if name == "kernel":
+        z = (np.log(params["bandwidth"]) - np.log(prior["centre"])) / prior["sd"]
+        return float(-0.5 * np.sum(z**2))
+    raise ValueError(f"no prior density for family {name!r}")
 
 
 def log_class_prior(log_pi: np.ndarray, alpha: np.ndarray) -> float:

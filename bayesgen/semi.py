@@ -42,9 +42,10 @@ nothing here runs and every fit is as before. ``model_``, ``idata_``'s ``observe
 ``log_likelihood`` hold the labelled rows (``log p(x_n, y_n | theta)``, so ``bg.compare``
 compares fits of the same labelled rows). ``partial_fit``, ``bg.merge`` and Dask fits
 accept labelled rows only (EM and augmentation revisit every unlabelled row at every
-iteration: no fixed-size statistics summarise them); KernelNB and MixedNB with a kernel
-part reject unlabelled rows (their bandwidths maximise a leave-one-out criterion, not
-the likelihood EM ascends).
+iteration: no fixed-size statistics summarise them). KernelNB and MixedNB's kernel
+parts keep the labelled rows as kernel centres (bandwidths by their leave-one-out
+criterion) and take the unlabelled rows through the same mixture likelihood, with EM
+in :mod:`bayesgen._semi_kernel`; they have no "conjugate" method.
 """
 
 from __future__ import annotations
@@ -201,21 +202,6 @@ def check_labelled(counts: np.ndarray, classes: np.ndarray) -> None:
         )
 
 
-def check_family(estimator, family) -> None:
-    """``ValueError`` for the families without a semi-supervised fit (kernel densities)."""
-    names = [family.name]
-    if family.name == "mixed":
-        names = [q["name"] for q in family._parts()]
-    if "kernel" in names:
-        who = type(estimator).__name__
-        raise ValueError(
-            f"{who} does not support unlabelled rows (None/NaN/pd.NA or the 'unlabeled' "
-            "value in y): its kernel bandwidths maximise a leave-one-out criterion, not "
-            "the likelihood that EM or data augmentation would climb. Drop the unlabelled "
-            "rows, or use GaussianNB (or a parametric MixedNB part) for those columns."
-        )
-
-
 # ------------------------------------------------------------------ fit
 def fit_batch(estimator, method: str, family, batch) -> None:
     """The second half of ``fit``: ``_fit_statistics`` for a fully labelled batch, a
@@ -227,7 +213,6 @@ def fit_batch(estimator, method: str, family, batch) -> None:
         estimator._fit_statistics(method, family, batch.classes, batch.stats, batch.counts,
                                   train=(batch.X, batch.y_index))
         return
-    check_family(estimator, family)
     check_labelled(batch.counts, batch.classes)
     estimator.n_unlabeled_ = int(unl.Z.shape[0])  # set only when there are some
     lam = float(estimator.unlabeled_weight)
@@ -241,16 +226,15 @@ def fit_batch(estimator, method: str, family, batch) -> None:
             "posterior) or 'map'."
         )
     train = (batch.X, batch.y_index)
-    from bayesgen import _semi_da, _semi_em, _semi_mcmc
+    from bayesgen import _semi_da, _semi_em, _semi_kernel, _semi_mcmc
 
-    if lam > 0.0 and method in ("conjugate", "mcmc"):
-        _semi_da.check_supported(estimator, family, batch.stats, unl.Z)
     if lam > 0.0 and method == "mcmc":
-        _semi_mcmc.check_rows(estimator, unl.Z)
+        _semi_mcmc.check_rows(estimator, unl.Z, family)
     start = _semi_em.start_stats(estimator, family, batch, lam)
     with _fixed_prior(family, _semi_em.resolve_prior(estimator, family, batch, start, lam)):
-        if method in ("mle", "map"):
-            _semi_em.fit(estimator, method, family, batch, lam)
+        if method in ("mle", "map"):  # EM; kernel bandwidths: bayesgen._semi_kernel
+            (_semi_kernel.fit if _semi_kernel.has_kernel(family) else _semi_em.fit)(
+                estimator, method, family, batch, lam)
         elif method == "conjugate":
             _semi_da.fit(estimator, family, batch, lam)
         else:

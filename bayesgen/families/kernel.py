@@ -40,6 +40,11 @@ of the same model, the MAP's prior times exp(LOO(h)); ``model_`` holds the likel
 as ``pm.Potential("x_loglik")``. The pointwise log-likelihood of ``idata_`` is the LOO
 term of every training row (:meth:`KernelFamily.train_log_lik`), not :meth:`log_lik`.
 
+Unlabelled rows (None/NaN in y, :mod:`bayesgen.semi`): the kernel centres stay the
+labelled points; the unlabelled rows add their mixture likelihood, the bandwidths are
+re-chosen by EM (``"mle"``, ``"map"``, :mod:`bayesgen._semi_kernel`) or sampled with
+it (``"mcmc"``, :mod:`bayesgen._semi_kernel_pymc`).
+
 Cost: each objective evaluation is O(n_k^2 d) (all pairs of points of a class, in
 blocks of bounded memory) and a fit takes about 50 evaluations per class; prediction
 is O(n_test n_train d). Measured: 2 classes x 2000 points x 10 features fit in ~20 s.
