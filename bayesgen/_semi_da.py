@@ -27,8 +27,8 @@ evenly spaced retained iterations, and
 the mean of closed-form predictive densities (``posterior_["semi_rb"]``), which has a
 far smaller Monte Carlo error than the mean of p(x, y=k | theta_s) over draws.
 
-LDA/QDA with missing entries *and* unlabelled rows are not augmented (the completed
-covariance statistics would need the missing coordinates drawn too): a ``ValueError``
+LDA/QDA and MultinomialNB with missing entries *and* unlabelled rows are not augmented
+(the completed statistics would need the missing coordinates drawn too): a ``ValueError``
 points to "map" or "mle", whose EM handles both.
 """
 
@@ -47,10 +47,11 @@ RB_MAX = 100
 
 
 def check_supported(estimator, family, stats: dict, Z_u) -> None:
-    """``ValueError`` for LDA/QDA with missing entries and unlabelled rows."""
+    """``ValueError`` for LDA/QDA or MultinomialNB with missing entries and unlabelled
+    rows."""
     needs = getattr(family, "needs_augmentation", None)
     lab = needs is not None and needs(stats)
-    if family.name == "mvn" and (lab or missing.has_missing(Z_u)):
+    if family.name in ("mvn", "multinomial") and (lab or missing.has_missing(Z_u)):
         raise ValueError(
             f"{type(estimator).__name__} with both missing values in X and unlabelled rows "
             f"is not available with method={estimator.method!r}; use method='map' or "
