@@ -194,11 +194,11 @@ def missing_rate(groups: dict, weights: np.ndarray, n_classes: int) -> np.ndarra
     return np.moveaxis(A.reshape(-1, *lead, n_classes), 0, -1)
 
 
-def log_likelihood(stats: dict, theta: np.ndarray) -> np.ndarray:
+def log_likelihood(stats: dict, theta: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
     """l(theta) (module docstring), (...,) for theta (..., K, d); -inf where an observed
-    count has probability 0."""
+    count has probability 0. ``p``: :func:`observed_mass` at theta, if at hand."""
     groups = stats["groups"]
-    p = observed_mass(groups, theta)
+    p = observed_mass(groups, theta) if p is None else p
     with np.errstate(divide="ignore"):
         return (xlogy(stats["feature_count"], theta).sum(axis=(-2, -1))
                 - xlogy(groups["total"], p).sum(axis=-1))
@@ -321,12 +321,14 @@ def em(family, stats: dict, prior: dict | None, who: str) -> dict:
 
 
 # ---------------------------------------------------- data augmentation
-def complete(stats: dict, theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def complete(stats: dict, theta: np.ndarray, p: np.ndarray,
+             rng: np.random.Generator) -> np.ndarray:
     """Completed class counts C + X, X_kj ~ Poisson(theta_kj A_kj) with u_g ~
-    Gamma(M_g, 1) (module docstring), (..., K, d) for theta (..., K, d)."""
+    Gamma(M_g, 1) (module docstring), (..., K, d) for theta (..., K, d) and its
+    :func:`observed_mass` p (..., G)."""
     groups = stats["groups"]
-    u = rng.standard_gamma(np.broadcast_to(groups["total"], theta.shape[:-2] + (groups["cls"].size,)))
-    rate = theta * missing_rate(groups, u / observed_mass(groups, theta), theta.shape[-2])
+    u = rng.standard_gamma(np.broadcast_to(groups["total"], p.shape))
+    rate = theta * missing_rate(groups, u / p, theta.shape[-2])
     return stats["feature_count"] + dr.poisson(rate, rng)
 
 
@@ -353,11 +355,12 @@ def augment(family, stats: dict, prior: dict, *, chains: int, draws: int, tune: 
     lp = np.empty((chains, draws))
     stack = []
     for it in range(total):
+        p = observed_mass(stats["groups"], theta)  # (chains, G)
         if it >= tune:
             out[:, it - tune] = theta
-            lp[:, it - tune] = (log_likelihood(stats, theta)
+            lp[:, it - tune] = (log_likelihood(stats, theta, p)
                                 + log_dirichlet_density(theta, alpha))
-        conc = complete(stats, theta, rng) + alpha  # (chains, K, d)
+        conc = complete(stats, theta, p, rng) + alpha  # (chains, K, d)
         if it in rb_chain:
             stack.append(conc[rb_chain[it]])
         theta = np.exp(dr.log_dirichlet(conc, 1, rng)[0])
