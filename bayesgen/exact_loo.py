@@ -75,7 +75,8 @@ def _family_ok(family, stats: dict) -> bool:
                    for q, s in zip(family.parts_, stats["parts"], strict=True))
     if "groups" in stats:  # LDA/QDA or MultinomialNB with missing entries: augmentation
         return False
-    return family.name in ("gaussian", "bernoulli", "multinomial", "categorical", "poisson")
+    return family.name in ("mvn", "gaussian", "bernoulli", "multinomial", "categorical",
+                           "poisson")
 
 
 def training_weights(estimator) -> np.ndarray:

@@ -338,3 +338,11 @@ def test_save_load_and_dask_with_gaps(data, tmp_path):
                                                  da.from_array(y, chunks=20))
     np.testing.assert_allclose(lda.means_, bg.LDA(method="map", cov_dof=6.0).fit(Z, y).means_,
                                rtol=1e-8)
+
+
+def test_no_closed_forms_after_a_fit_with_gaps(conjugate):
+    from bayesgen import exact_loo
+
+    assert not exact_loo.supports(conjugate)
+    with pytest.raises(ValueError, match="posterior is not a Dirichlet"):
+        conjugate.log_marginal_likelihood()
