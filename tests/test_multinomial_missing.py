@@ -344,5 +344,5 @@ def test_no_closed_forms_after_a_fit_with_gaps(conjugate):
     from bayesgen import exact_loo
 
     assert not exact_loo.supports(conjugate)
-    with pytest.raises(ValueError, match="posterior is not a Dirichlet"):
+    with pytest.raises(ValueError, match="posterior of theta is not a Dirichlet"):
         conjugate.log_marginal_likelihood()

@@ -150,10 +150,11 @@ class MultinomialFamily:
         self.fitted_stats_ = stats
         if "groups" in stats:
             raise ValueError(
-                f"{WHO}: with missing counts the posterior is not a Dirichlet (no closed "
-                "form, no closed-form marginal likelihood or exact LOO); "
-                "MultinomialNB(method='conjugate') samples it by data augmentation, and "
-                "method='mcmc', 'map' or 'mle' fit it for a MixedNB multinomial part."
+                f"{WHO}: with missing counts in the training data the posterior of theta "
+                "is not a Dirichlet, so it has no closed form (nor has the marginal "
+                "likelihood or the exact LOO). MultinomialNB(method='conjugate') samples "
+                "it by data augmentation; a MixedNB multinomial part with missing counts "
+                "needs method='mcmc', 'map' or 'mle'."
             )
         return {"concentration": stats["feature_count"] + prior["alpha"]}
 
