@@ -346,3 +346,21 @@ def test_no_closed_forms_after_a_fit_with_gaps(conjugate):
     assert not exact_loo.supports(conjugate)
     with pytest.raises(ValueError, match="posterior of theta is not a Dirichlet"):
         conjugate.log_marginal_likelihood()
+
+
+def test_mixed_part_and_unlabelled_rows_with_gaps(data):
+    X, y = data
+    G = np.c_[np.random.default_rng(3).normal(size=y.size), X]
+    families = [("gaussian", [0]), ("multinomial", [1, 2, 3])]
+    mixed = bg.MixedNB(families=families, method="map").fit(G, y)
+    alone = bg.MultinomialNB(method="map").fit(X, y)
+    np.testing.assert_allclose(mixed.params_["multinomial1_theta"], alone.params_["theta"],
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="MixedNB multinomial part with missing counts"):
+        bg.MixedNB(families=families, method="conjugate").fit(G, y)
+    yu = y.astype(object)
+    yu[::4] = None  # unlabelled rows: EM over the classes and the missing counts
+    semi = bg.MultinomialNB(method="map").fit(X, yu)
+    assert np.all(np.diff(semi.em_objective_) >= -1e-9 * np.abs(semi.em_objective_[1:]))
+    with pytest.raises(ValueError, match="both missing values in X and unlabelled rows"):
+        bg.MultinomialNB(method="conjugate").fit(X, yu)
