@@ -241,8 +241,8 @@ def check_mle(stats: dict, labels, who: str, names=None) -> None:
 
     from bayesgen.families._gaussian_stats import label
 
-    seen = informative(stats)
-    empty = np.flatnonzero(~seen.any(axis=1))
+    seen = informative(stats)  # (the connectivity check below visits only the features
+    empty = np.flatnonzero(~seen.any(axis=1))  # missing somewhere in a class: O(G_k x gaps))
     if empty.size:
         raise ValueError(
             f"{who} method='mle': class {label(labels, int(empty[0]))} has no observed "
@@ -257,13 +257,19 @@ def check_mle(stats: dict, labels, who: str, names=None) -> None:
         mis = g["missing"][g["cls"] == k]
         if (np.diff(mis.indptr) == 0).any():  # a complete row: everything connected
             continue
-        edges = sparse.csr_matrix(1.0 - mis.toarray())  # (G_k, d) observed features
+        # features never missing in class k are observed by every row: one node
+        gaps = np.unique(mis.indices)
+        always = np.setdiff1d(np.arange(d), gaps)
+        nodes = np.concatenate([always[:1], gaps])
+        seen_k = np.concatenate([np.ones((mis.shape[0], int(always.size > 0))),
+                                 1.0 - mis[:, gaps].toarray()], axis=1)
+        edges = sparse.csr_matrix(seen_k)  # (G_k, nodes): observed features
         graph = sparse.bmat([[None, edges], [edges.T, None]])
         _, comp = connected_components(graph, directed=False)
         feature_comp = comp[mis.shape[0]:]
         if np.unique(feature_comp).size > 1:
-            a = 0
-            b = int(np.flatnonzero(feature_comp != feature_comp[0])[0])
+            a = int(nodes[0])
+            b = int(nodes[np.flatnonzero(feature_comp != feature_comp[0])[0]])
             raise ValueError(
                 f"{who} method='mle': in class {label(labels, k)} features "
                 f"{missing.column_name(names, a)} and {missing.column_name(names, b)} "
