@@ -47,11 +47,12 @@ a class, the completed missing counts of class k are::
   objective by at most ``TOL * max(1, |l|)`` (:data:`TOL`), or after LDA/QDA's
   ``MAX_ITER`` (:mod:`._mvn_em`) with a ConvergenceWarning; ``n_iter_`` and
   ``em_objective_`` report the run, as for LDA/QDA.
-- ``conjugate`` (:func:`augment`): data augmentation (Tanner & Wong 1987) alternating
-  the draw of X above and theta from its Dirichlet; several chains, ``sample_stats``
-  ``lp`` (observed-data log posterior), checked like NUTS. The posterior predictive is
-  Rao-Blackwellised: the mean of the Dirichlet-multinomial predictives of up to
-  :data:`RB_MAX` retained completed posteriors (:func:`log_predictive_stack`).
+- ``conjugate`` (:func:`._multinomial_augment.augment`): data augmentation (Tanner &
+  Wong 1987) alternating the draw of X above and theta from its Dirichlet; several
+  chains, ``sample_stats`` ``lp`` (observed-data log posterior), checked like NUTS.
+  The posterior predictive is Rao-Blackwellised: the mean of the Dirichlet-multinomial
+  predictives of up to ``RB_MAX`` retained completed posteriors
+  (:func:`._multinomial_augment.log_predictive_stack`).
 - ``mcmc`` (:func:`stats_loglik`): l as a PyTensor expression of theta.
 """
 
@@ -71,8 +72,6 @@ from bayesgen.families._mvn_em import MAX_ITER
 #: and an iteration here costs only O(G d)
 TOL = 1e-13
 
-#: completed conjugate posteriors kept for the Rao-Blackwellised posterior predictive
-RB_MAX = 100
 #: p_g below this fraction of sum_j theta_kj is recomputed from the observed features
 #: (s - q loses relative precision when p is tiny)
 _SMALL_P = 1e-6
@@ -324,63 +323,6 @@ def em(family, stats: dict, prior: dict | None, who: str) -> dict:
             break
     family.em_ = {"n_iter": n_iter, "objective": np.asarray(trace)}
     return {"theta": theta}
-
-
-# ---------------------------------------------------- data augmentation
-def complete(stats: dict, theta: np.ndarray, p: np.ndarray,
-             rng: np.random.Generator) -> np.ndarray:
-    """Completed class counts C + X, X_kj ~ Poisson(theta_kj A_kj) with u_g ~
-    Gamma(M_g, 1) (module docstring), (..., K, d) for theta (..., K, d) and its
-    :func:`observed_mass` p (..., G)."""
-    groups = stats["groups"]
-    u = rng.standard_gamma(np.broadcast_to(groups["total"], p.shape))
-    rate = theta * missing_rate(groups, u / p, theta.shape[-2])
-    return stats["feature_count"] + dr.poisson(rate, rng)
-
-
-def augment(family, stats: dict, prior: dict, *, chains: int, draws: int, tune: int,
-            rng: np.random.Generator):
-    """Data-augmentation chains (module docstring).
-
-    Returns
-    -------
-    params : dict
-        ``theta`` (chains * draws, K, d), chain-major.
-    post : dict
-        ``concentration`` (T, K, d): the completed Dirichlet posteriors kept for the
-        Rao-Blackwellised predictive (T <= :data:`RB_MAX`, spread over chains).
-    sample_stats : dict
-        ``lp`` (chains, draws): observed-data log posterior density (up to a constant).
-    """
-    alpha = prior["alpha"]
-    theta = np.exp(dr.log_dirichlet(stats["feature_count"] + alpha, chains, rng))
-    total = tune + draws
-    kept = np.unique(np.linspace(tune, total - 1, min(RB_MAX, draws)).round().astype(int))
-    rb_chain = {int(it): i % chains for i, it in enumerate(kept)}
-    out = np.empty((chains, draws, *theta.shape[1:]))
-    lp = np.empty((chains, draws))
-    stack = []
-    for it in range(total):
-        p = observed_mass(stats["groups"], theta)  # (chains, G)
-        if it >= tune:
-            out[:, it - tune] = theta
-            lp[:, it - tune] = (log_likelihood(stats, theta, p)
-                                + log_dirichlet_density(theta, alpha))
-        conc = complete(stats, theta, p, rng) + alpha  # (chains, K, d)
-        if it in rb_chain:
-            stack.append(conc[rb_chain[it]])
-        theta = np.exp(dr.log_dirichlet(conc, 1, rng)[0])
-    params = {"theta": out.reshape(chains * draws, *theta.shape[1:])}
-    return params, {"concentration": np.stack(stack)}, {"lp": lp}
-
-
-def log_predictive_stack(family, X, post: dict) -> np.ndarray:
-    """log mean_t DirMult(x | concentration_t), (n, K): the Rao-Blackwellised posterior
-    predictive of a data-augmentation stack."""
-    from bayesgen.predict import log_mean_exp
-
-    values = [family.log_predictive(X, {"concentration": c}) for c in post["concentration"]]
-    return log_mean_exp(np.stack(values), axis=0)
 
 
 # ----------------------------------------------------------------- PyMC

@@ -163,9 +163,11 @@ class MultinomialFamily:
         return "groups" in stats
 
     def augment(self, stats: dict, prior: dict, **kwargs):
-        """Data-augmentation posterior draws (:func:`._multinomial_missing.augment`)."""
+        """Data-augmentation posterior draws (:func:`._multinomial_augment.augment`)."""
+        from bayesgen.families import _multinomial_augment
+
         self.fitted_stats_ = stats
-        return mm.augment(self, stats, prior, **kwargs)
+        return _multinomial_augment.augment(self, stats, prior, **kwargs)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. posterior draws ``theta`` (size, K, d) (no exact zeros)."""
@@ -186,7 +188,9 @@ class MultinomialFamily:
         """
         conc = post["concentration"]
         if conc.ndim == 3:
-            return mm.log_predictive_stack(self, X, post)
+            from bayesgen.families._multinomial_augment import log_predictive_stack
+
+            return log_predictive_stack(self, X, post)
         M = missing.mask(X)
         if M is not None:
             X = missing.filled(X)
