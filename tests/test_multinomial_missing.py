@@ -297,6 +297,12 @@ def test_stats_potential_and_model_equal_per_row_loglik(data, fits):
     [potential] = model.replace_rvs_by_values([model["x_loglik"]])
     fn = model.compile_fn(potential, inputs=model.value_vars, on_unused_input="ignore")
     np.testing.assert_allclose(fn(_point(model, theta)), _ref_loglik(theta, X, y), rtol=1e-12)
+    Xs = sparse.csr_matrix(np.nan_to_num(X, nan=-1.0))  # sparse X, NaN stored explicitly
+    Xs.data[Xs.data == -1.0] = np.nan
+    model = build_stats_model(bg.MultinomialNB(method="map").fit(Xs, y))
+    [potential] = model.replace_rvs_by_values([model["x_loglik"]])
+    fn = model.compile_fn(potential, inputs=model.value_vars, on_unused_input="ignore")
+    np.testing.assert_allclose(fn(_point(model, theta)), _ref_loglik(theta, X, y), rtol=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gen = clf.model_
