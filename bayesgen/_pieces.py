@@ -168,7 +168,8 @@ def reindex_classes(stats: dict, position: np.ndarray, n_classes: int) -> dict:
     """Statistics over classes ``0..K_old-1`` as statistics over ``n_classes`` classes,
     class k moved to ``position[k]``; the new classes get zero weight.
 
-    KernelNB's per-point class index ``y`` is mapped; MixedNB's ``parts`` recursively.
+    KernelNB's per-point class index ``y`` and the ``cls`` of missing-value groups
+    (LDA/QDA, MultinomialNB) are mapped; MixedNB's ``parts`` recursively.
     """
     out = {}
     for key, value in stats.items():
@@ -176,6 +177,8 @@ def reindex_classes(stats: dict, position: np.ndarray, n_classes: int) -> dict:
             out[key] = [reindex_classes(part, position, n_classes) for part in value]
         elif key == "y":
             out[key] = position[value]
+        elif key == "groups":  # (class, missingness pattern) groups: their class index
+            out[key] = dict(value, cls=position[value["cls"]].astype(np.intp))
         elif key in _CLASS_AXIS or (key == "scatter" and np.ndim(value) == 3):
             value = np.asarray(value)
             new = np.zeros((n_classes, *value.shape[1:]), dtype=value.dtype)

@@ -31,7 +31,10 @@ LDA/QDA with missing entries *and* unlabelled rows: step 2 also draws the missin
 coordinates of every row given its (drawn) class before the conjugate posterior
 (:func:`bayesgen._semi_gaps.conditional_posterior`, the gap augmentation's exact
 completion of the (pattern, class) statistics); step 1's r_nk use the Gaussian marginal
-of each row's observed coordinates.
+of each row's observed coordinates. MultinomialNB with missing counts *and* unlabelled
+rows is not augmented (its completion would need the negative-binomial augmentation of
+:mod:`bayesgen.families._multinomial_augment` inside this loop): a ``ValueError`` points
+to "map" or "mle", whose EM handles both.
 """
 
 from __future__ import annotations
@@ -40,13 +43,25 @@ import numpy as np
 from scipy import sparse
 from scipy.special import logsumexp
 
-from bayesgen import _sparse, classprior, framing
+from bayesgen import _sparse, classprior, framing, missing
 from bayesgen._params import rng_from
 from bayesgen._semi_gaps import conditional_posterior
 from bayesgen._semi_prior import log_prior
 
 #: conjugate posteriors kept for the Rao-Blackwellised posterior predictive
 RB_MAX = 100
+
+
+def check_supported(estimator, family, stats: dict, Z_u) -> None:
+    """``ValueError`` for MultinomialNB with missing counts and unlabelled rows."""
+    needs = getattr(family, "needs_augmentation", None)
+    lab = needs is not None and needs(stats)
+    if family.name == "multinomial" and (lab or missing.has_missing(Z_u)):
+        raise ValueError(
+            f"{type(estimator).__name__} with both missing values in X and unlabelled rows "
+            f"is not available with method={estimator.method!r}; use method='map' or "
+            "'mle' (EM integrates over both), or impute X first."
+        )
 
 
 def _stack(A, B):
@@ -63,9 +78,11 @@ def fit(estimator, family, batch, lam: float) -> None:
     """Conjugate fit of a batch with unlabelled rows (module docstring)."""
     from bayesgen import _semi_em, mcmc
 
-    classes = batch.classes
+    classes, unl = batch.classes, batch.unlabeled
     Z_l = framing.internal(estimator, batch.X)
     start = _semi_em.start_stats(estimator, family, batch, lam)
+    if lam > 0.0:
+        check_supported(estimator, family, batch.stats, unl.Z)
     # the labelled-only posterior: every fitted attribute, and the chains' start
     estimator._fit_statistics("conjugate", family, classes, start, batch.counts,
                               train=(batch.X, batch.y_index))

@@ -1,6 +1,7 @@
 """``method="conjugate"``: exact i.i.d. posterior draws, or data augmentation when the
 family's posterior given the data is not conjugate any more (LDA/QDA with missing
-entries, :mod:`bayesgen.families._mvn_augment`).
+entries, :mod:`bayesgen.families._mvn_augment`; MultinomialNB with missing counts,
+:mod:`bayesgen.families._multinomial_missing`).
 
 A family opts in with two hooks: ``needs_augmentation(stats) -> bool`` and
 ``augment(stats, prior, *, chains, draws, tune, rng) -> (params, post, sample_stats)``,

@@ -73,9 +73,10 @@ def _family_ok(family, stats: dict) -> bool:
     if family.name == "mixed":
         return all(_family_ok(q["family"], s)
                    for q, s in zip(family.parts_, stats["parts"], strict=True))
-    if family.name == "mvn":
-        return "groups" not in stats
-    return family.name in ("gaussian", "bernoulli", "multinomial", "categorical", "poisson")
+    if "groups" in stats:  # LDA/QDA or MultinomialNB with missing entries: augmentation
+        return False
+    return family.name in ("mvn", "gaussian", "bernoulli", "multinomial", "categorical",
+                           "poisson")
 
 
 def training_weights(estimator) -> np.ndarray:
@@ -102,7 +103,8 @@ def pointwise(estimator) -> np.ndarray:
         raise ValueError(
             f"{type(estimator).__name__} (method={estimator.method!r}) has no exact "
             "leave-one-out predictive: it needs method='conjugate', the training rows, and "
-            "a family with a closed-form posterior (LDA/QDA without missing entries)."
+            "a family with a closed-form posterior (LDA/QDA/MultinomialNB without missing "
+            "entries)."
         )
     X, y = estimator._train
     w = training_weights(estimator)

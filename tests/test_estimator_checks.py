@@ -11,16 +11,9 @@ _NEGATIVE_BLOBS = (
 )
 
 
-_NAN_AT_PREDICT = (
-    "MultinomialNB refuses NaN at fit (the marginal over a missing count is not "
-    "conjugate) but integrates it out exactly at predict, where the check expects an error"
-)
-
-
 def _expected_failures(estimator):
     if isinstance(estimator, bg.MultinomialNB):
-        return {"check_decision_proba_consistency": _NEGATIVE_BLOBS,
-                "check_estimators_nan_inf": _NAN_AT_PREDICT}
+        return {"check_decision_proba_consistency": _NEGATIVE_BLOBS}
     if isinstance(estimator, bg.PoissonNB):
         return {"check_decision_proba_consistency": _NEGATIVE_BLOBS}
     return {}

@@ -89,7 +89,8 @@ class MixedFamily:
         self.parts_: list[dict] | None = None
 
     #: NaN in X is a missing value: each part integrates its own columns' out (every
-    #: part family accepts missing entries; a multinomial part only at predict)
+    #: part family accepts missing entries; a multinomial part has no conjugate posterior
+    #: with them, so method='conjugate' is a ValueError there)
     accepts_missing = True
 
     # ------------------------------------------------------- specification

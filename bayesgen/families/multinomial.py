@@ -27,11 +27,14 @@ observed total n_O) leaves, up to a factor free of theta and k::
 i.e. theta renormalised over the observed words: :meth:`MultinomialFamily.log_lik`
 adds ``-n_O log s_kO`` to the observed terms, and the conjugate predictive is the
 Dirichlet-multinomial over the observed words (the renormalised sub-vector of a
-Dirichlet is Dirichlet(a_O)). Predictions are exact for every method. *Fitting* on
-rows with missing counts is not supported: the factor ``s_kO^(-n_O)`` of each such row
-couples the words, so the Dirichlet prior is no longer conjugate (no closed-form MLE,
-MAP or posterior). It is a ``ValueError`` rather than an approximation; drop or
-impute those rows, or use PoissonNB, whose counts are independent per feature.
+Dirichlet is Dirichlet(a_O)). Predictions are exact for every method. Fitting on rows
+with missing counts is exact too, but the factor ``s_kO^(-n_O)`` of each such row
+couples the words, so the Dirichlet prior is no longer conjugate: the statistics keep,
+per (class, missingness pattern), the summed observed totals, and
+:mod:`bayesgen.families._multinomial_missing` fits them by EM (``mle``/``map``, with
+``n_iter_`` and ``em_objective_``), by data augmentation with an exact
+negative-binomial/multinomial augmentation of the missing counts (``conjugate``) and
+by NUTS on the exact likelihood written on those statistics (``mcmc``).
 
 Non-negative real values (tf-idf term weights) are accepted for point estimates, as
 in scikit-learn; posterior methods need whole-number counts. X may be scipy.sparse
@@ -50,6 +53,7 @@ from bayesgen import _sparse, missing
 from bayesgen._validation import check_counts
 from bayesgen.families import _dirichlet as dr
 from bayesgen.families import _masked
+from bayesgen.families import _multinomial_missing as mm
 
 WHO = "MultinomialNB"
 
@@ -78,11 +82,9 @@ class MultinomialFamily:
     support_check_rejects_nan = True
     #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
     poor_score = True
-    #: NaN in X at predict is integrated out exactly (renormalised theta); at fit it is
-    #: a ValueError (not conjugate, see the module docstring)
+    #: NaN in X is a missing count, integrated out exactly at fit (EM, data
+    #: augmentation, NUTS on pattern statistics) and at predict (renormalised theta)
     accepts_missing = True
-    #: ... but not at fit (scikit-learn's ``allow_nan`` tag stays False)
-    fits_missing = False
 
     def __init__(self, *, alpha: Any = 2.0) -> None:
         self.alpha = alpha
@@ -98,24 +100,18 @@ class MultinomialFamily:
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted class counts N_k (K,) and feature counts ``R^T X`` (K, d).
 
-        Raises ``ValueError`` naming ``sample_weight`` if a weighted sum overflows, and
-        for missing counts (NaN), whose exact likelihood is not conjugate (see the
-        module docstring).
+        Raises ``ValueError`` naming ``sample_weight`` if a weighted sum overflows.
+        Missing counts (NaN): also ``observed`` (K, d) and the (class, pattern)
+        ``groups`` of :func:`._multinomial_missing.stats`.
         """
         if missing.has_missing(X):
-            raise ValueError(
-                f"{WHO} cannot be fitted on rows with missing counts (NaN, None or NA): "
-                "with a count missing the row total is unknown, and the exact likelihood "
-                "of the observed counts (theta renormalised over the observed words) is "
-                "not conjugate to the Dirichlet prior, so no exact MLE, MAP or posterior "
-                "exists in closed form. Drop or impute those rows, or use PoissonNB, "
-                "whose counts are independent per feature. Missing counts at predict "
-                "time are integrated out exactly."
-            )
+            return mm.stats(X, y, w, n_classes, WHO)
         return dr.class_sums(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
-        """Statistics of the union of two disjoint data sets (sums)."""
+        """Statistics of the union of two disjoint data sets (sums; groups by key)."""
+        if "groups" in a or "groups" in b:
+            return mm.merge(a, b)
         return dr.add_stats(a, b)
 
     # ----------------------------------------------------------------- prior
@@ -126,23 +122,52 @@ class MultinomialFamily:
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
-        """theta_kj = c_kj / T_k (0 for a feature never seen in class k)."""
+        """theta_kj = c_kj / T_k (0 for a feature never seen in class k). Missing
+        counts: EM (:func:`._multinomial_missing.em`), ``ValueError`` naming a class and
+        feature the likelihood does not identify."""
         self.fitted_stats_ = stats
+        self.__dict__.pop("em_", None)
+        if "groups" in stats:
+            mm.check_mle(stats, self.labels, WHO)
+            return mm.em(self, stats, None, WHO)
         c = stats["feature_count"]
         return {"theta": dr.mode(c, c.sum(axis=1, keepdims=True), self.labels, WHO)}
 
     def map(self, stats: dict, prior: dict) -> dict:
         """theta_kj = (c_kj + alpha_j - 1) / (T_k + sum_j (alpha_j - 1)), alpha >= 1."""
         self.fitted_stats_ = stats
+        self.__dict__.pop("em_", None)
         alpha = prior["alpha"]
         dr.require_mode_alpha(alpha, WHO)
+        if "groups" in stats:  # missing counts: EM
+            return mm.em(self, stats, prior, WHO)
         numer = stats["feature_count"] + (alpha - 1.0)
         return {"theta": dr.mode(numer, numer.sum(axis=1, keepdims=True), self.labels, WHO)}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
-        """Dirichlet posterior concentration ``c_k + alpha``, (K, d)."""
+        """Dirichlet posterior concentration ``c_k + alpha``, (K, d); not with missing
+        counts (no conjugate posterior: see :meth:`augment`)."""
         self.fitted_stats_ = stats
+        if "groups" in stats:
+            raise ValueError(
+                f"{WHO}: with missing counts in the training data the posterior of theta "
+                "is not a Dirichlet, so it has no closed form (nor has the marginal "
+                "likelihood or the exact LOO). MultinomialNB(method='conjugate') samples "
+                "it by data augmentation; a MixedNB multinomial part with missing counts "
+                "needs method='mcmc', 'map' or 'mle'."
+            )
         return {"concentration": stats["feature_count"] + prior["alpha"]}
+
+    def needs_augmentation(self, stats: dict) -> bool:
+        """Missing counts: ``method="conjugate"`` runs data augmentation."""
+        return "groups" in stats
+
+    def augment(self, stats: dict, prior: dict, **kwargs):
+        """Data-augmentation posterior draws (:func:`._multinomial_augment.augment`)."""
+        from bayesgen.families import _multinomial_augment
+
+        self.fitted_stats_ = stats
+        return _multinomial_augment.augment(self, stats, prior, **kwargs)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. posterior draws ``theta`` (size, K, d) (no exact zeros)."""
@@ -159,9 +184,13 @@ class MultinomialFamily:
         accurate for huge concentrations). R(a, 0) = 0, so sparse X only visits its
         non-zeros; dense X takes one (n, d) pass per class. Missing counts (NaN): the
         Dirichlet-multinomial over the observed words, A_k summed over them (module
-        docstring).
+        docstring). A data-augmentation stack (T, K, d): the mean of its T predictives.
         """
         conc = post["concentration"]
+        if conc.ndim == 3:
+            from bayesgen.families._multinomial_augment import log_predictive_stack
+
+            return log_predictive_stack(self, X, post)
         M = missing.mask(X)
         if M is not None:
             X = missing.filled(X)
@@ -249,6 +278,8 @@ class MultinomialFamily:
         if self.fitted_stats_ is None:
             raise ValueError("MultinomialFamily.sample needs the fitted statistics; fit first.")
         s = self.fitted_stats_
+        if "groups" in s:  # missing counts: each feature's mean per row observing it
+            return mm.mean_totals(s)
         n = s["count"]
         return s["feature_count"].sum(axis=1) / np.where(n > 0, n, 1.0)
 
@@ -258,6 +289,8 @@ class MultinomialFamily:
         out = {"feature_log_prob_": _sparse.log_t(params["theta"])}
         if self.fitted_stats_ is not None:
             out["feature_count_"] = self.fitted_stats_["feature_count"]
+        if hasattr(self, "em_"):  # EM ran (missing counts, method "mle" or "map")
+            out.update(n_iter_=self.em_["n_iter"], em_objective_=self.em_["objective"])
         return out
 
     # ------------------------------------------------------------------ PyMC
@@ -277,21 +310,35 @@ class MultinomialFamily:
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Observed rows: ``x_n ~ Multinomial(sum_j x_nj, theta[y_n])``, dims (obs, feature).
 
-        The row totals are taken as given (the model does not describe them). Raises
-        ``ValueError`` if X holds non-integer term weights (allowed for point methods).
+        The row totals are taken as given (the model does not describe them). Missing
+        counts: the multinomial of the observed counts over the observed features,
+        ``p = theta[y_n] O_n / (O_n theta[y_n])``, with 0 (probability 0) at the missing
+        entries (module docstring). Raises ``ValueError`` if X holds non-integer term
+        weights (allowed for point methods).
         """
         import pymc as pm
 
         feature = (dims or self.param_dims)["theta"][1]
-        counts = dr.observed_counts(X, WHO)
+        if not missing.has_missing(X):
+            counts = dr.observed_counts(X, WHO)
+            p = params["theta"][y]
+        else:
+            counts, seen = mm.observed_rows(X, WHO)
+            p = params["theta"][y] * seen
+            p = p / p.sum(axis=1, keepdims=True)
         pm.Multinomial(
-            f"{prefix}x", n=counts.sum(axis=1), p=params["theta"][y], observed=counts,
+            f"{prefix}x", n=counts.sum(axis=1), p=p, observed=counts,
             dims=("obs", feature),
         )
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kj c_kj log theta_kj: the multinomial log-likelihood of all (weighted) rows
-        from the feature counts, without the multinomial coefficients (free of theta)."""
+        from the feature counts, without the multinomial coefficients (free of theta).
+        Missing counts: minus sum_g M_g log p_g over the (class, pattern) groups
+        (:func:`._multinomial_missing.stats_loglik`)."""
         import pytensor.tensor as pt
+
+        if "groups" in stats:
+            return mm.stats_loglik(params, stats)
 
         return pt.sum(stats["feature_count"] * pt.log(params["theta"]))
