@@ -46,7 +46,7 @@ def check_rows(estimator, Z, family=None) -> None:
         raise ValueError(
             f"{type(estimator).__name__} method='mcmc' does not support missing values (NaN) "
             "in unlabelled rows; use method='map' or 'mle' (EM), 'conjugate' (naive Bayes "
-            "families), or impute those entries."
+            "families but MultinomialNB), or impute those entries."
         )
 
 
