@@ -7,7 +7,13 @@ Two equivalent models are built from the same family hooks:
     with a fixed ``class_prior``, the data ``class_prior`` as the deterministic ``pi``),
     observed ``y ~ Categorical(pi)`` (dims ``obs``), the family's prior and observed
     features given the class (``x``, dims ``obs, feature``). For users to inspect, to
-    draw prior predictive samples from and to sample themselves.
+    draw prior predictive samples from and to sample themselves. Missing entries (NaN)
+    in the training X of the factorised families (GaussianNB, BernoulliNB, PoissonNB,
+    CategoricalNB, MixedNB's parts) are integrated out: ``x`` holds X with its NaN and
+    its log-density is the sum over the observed entries only (the observed-data
+    likelihood every method fits), with no imputation variables, so ``compile_logp``,
+    NUTS and the forward sampler (complete rows) work as without gaps; ``x`` is then
+    float64 (:mod:`bayesgen.families._gaps_pymc`).
 
 ``build_stats_model``
     The same prior with the likelihood written on the weighted sufficient statistics
@@ -22,7 +28,8 @@ Family hooks (see :mod:`bayesgen.families`):
     Create the prior random variables in the current model; the parameters named in
     ``param_dims`` must exist as model variables ``prefix + name`` with those dims.
 ``pymc_observed(params, X, y, *, prefix="", dims=None) -> None``
-    Observed features given the class index ``y`` (a tensor, shape (n,)).
+    Observed features given the class index ``y`` (a tensor, shape (n,)); NaN in ``X``
+    marks a missing entry, whose factor the family drops (never imputes).
 ``pymc_stats_loglik(params, stats) -> scalar tensor``
     sum_n w_n log p(x_n | y_n, theta) up to a constant, on the statistics.
 """

@@ -48,6 +48,20 @@ def values_logp(value, theta, y, table):
     return rows_logp(codes, theta, y)
 
 
+def gaps_logp(value, theta, y, table):
+    """:func:`values_logp` with missing entries (NaN in ``value``) integrated out:
+    sum over the observed (n, j) of log theta[y_n, j, code(x_nj)]. A missing entry
+    looks up code 0 (a real category, theta > 0) and is then dropped, so neither the
+    value nor the gradient is NaN."""
+    import pytensor.tensor as pt
+
+    missing = pt.isnan(value)
+    codes = pt.sum(pt.lt(table[None, :, :], value[:, :, None]), axis=-1)  # NaN: code 0
+    features = pt.arange(theta.shape[-2])
+    terms = pt.log(theta[y[:, None], features[None, :], codes])
+    return pt.sum(pt.switch(missing, 0.0, terms))
+
+
 def values_random(theta, y, table, rng=None, size=None):
     """:func:`rows_random` returning category values ``table[j, code]`` (float64)."""
     codes = rows_random(theta, y, rng=rng, size=size)
@@ -110,9 +124,22 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
     Codes are observed directly (int64) when every feature's categories are
     0..C_j - 1; otherwise the category table (d, Cmax) is an input that maps values to
     codes (:func:`values_logp`) and codes back to values (:func:`values_random`).
+    Missing entries (NaN in X): the values path (float64) with the observed entries
+    only (:func:`gaps_logp`, see :mod:`bayesgen.families._gaps_pymc`); the sampler
+    draws complete rows.
     """
     import pymc as pm
 
+    from bayesgen.families import _gaps_pymc
+
+    if _gaps_pymc.has_gaps(X):
+        pm.CustomDist(
+            f"{prefix}x", theta, y, cats.table(categories),
+            logp=gaps_logp, random=values_random,
+            signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64",
+            observed=_gaps_pymc.observed_constant(X), dims=("obs", feature),
+        )
+        return
     if all(cats.is_identity(c) for c in categories):
         pm.CustomDist(
             f"{prefix}x", theta, y, logp=rows_logp, random=rows_random,

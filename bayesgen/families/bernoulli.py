@@ -227,12 +227,20 @@ class BernoulliFamily:
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Observed rows: ``x_nj ~ Bernoulli(theta[y_n, j])``, dims (obs, feature).
 
-        ``X`` is the checked (binarized) training matrix, so it holds only 0 and 1.
+        ``X`` is the checked (binarized) training matrix, so it holds only 0 and 1, and
+        NaN at missing entries: those are integrated out (the sum over the observed
+        entries, x float64, see :mod:`bayesgen.families._gaps_pymc`).
         """
         import pymc as pm
 
+        from bayesgen.families import _gaps_pymc
+
         feature = (dims or self.param_dims)["theta"][1]
         X = _sparse.dense_for_pymc(X, WHO)
+        if _gaps_pymc.has_gaps(X):
+            _gaps_pymc.observed("bernoulli", f"{prefix}x", [params["theta"][y]], X,
+                                ("obs", feature))
+            return
         pm.Bernoulli(
             f"{prefix}x", p=params["theta"][y], observed=np.asarray(X, dtype=np.int64),
             dims=("obs", feature),

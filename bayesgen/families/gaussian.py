@@ -310,11 +310,22 @@ class GaussianFamily:
         return {"mu": mu, "var": var}
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """Observed rows: ``x_nj ~ Normal(mu[y_n, j], sqrt(var[y_n, j]))``, dims (obs, feature)."""
+        """Observed rows: ``x_nj ~ Normal(mu[y_n, j], sqrt(var[y_n, j]))``, dims (obs, feature).
+
+        Missing entries (NaN) are integrated out (the sum over the observed entries, no
+        PyMC imputation variables; see :mod:`bayesgen.families._gaps_pymc`).
+        """
         import pymc as pm
         import pytensor.tensor as pt
 
+        from bayesgen.families import _gaps_pymc
+
         feature = (dims or self.param_dims)["mu"][1]
+        if _gaps_pymc.has_gaps(X):
+            _gaps_pymc.observed("normal", f"{prefix}x",
+                                [params["mu"][y], pt.sqrt(params["var"][y])], X,
+                                ("obs", feature))
+            return
         pm.Normal(
             f"{prefix}x", mu=params["mu"][y], sigma=pt.sqrt(params["var"][y]),
             observed=X, dims=("obs", feature),

@@ -253,10 +253,20 @@ class PoissonFamily:
         """Observed rows: ``x_nj ~ Poisson(rate[y_n, j])``, dims (obs, feature).
 
         Raises ``ValueError`` if X holds non-integer values (allowed for point methods).
+        Missing entries (NaN) are integrated out: the sum over the observed entries, x
+        float64 (see :mod:`bayesgen.families._gaps_pymc`).
         """
         import pymc as pm
 
+        from bayesgen.families import _gaps_pymc
+
         feature = (dims or self.param_dims)["rate"][1]
+        dense = _sparse.dense_for_pymc(X, WHO)
+        if _gaps_pymc.has_gaps(dense):
+            _gaps_pymc.check_whole(np.asarray(dense, dtype=np.float64), WHO)
+            _gaps_pymc.observed("poisson", f"{prefix}x", [params["rate"][y]], dense,
+                                ("obs", feature))
+            return
         pm.Poisson(
             f"{prefix}x", mu=params["rate"][y], observed=dr.observed_counts(X, WHO),
             dims=("obs", feature),
