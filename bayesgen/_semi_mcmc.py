@@ -24,9 +24,11 @@ potential of training rows, not a distribution of new rows).
 Missing entries in the unlabelled rows: LDA/QDA integrate them out in closed form (the
 Gaussian marginal of the observed coordinates per missingness pattern,
 :func:`bayesgen._semi_gaps.mvn_columns`), KernelNB drops the factor of a missing
-feature. Other families are not supported here (PyMC
-would impute the entries as latent variables): a ``ValueError`` points to "map"/"mle"
-(EM) or "conjugate" (factorised families).
+feature, and the other families drop the term of a missing entry: their observed
+distributions with gaps (``pymc_observed``) sum over the observed entries only
+(:mod:`bayesgen.families._gaps_pymc`; MultinomialNB renormalises theta over each row's
+observed words), and CategoricalNB's rows come from
+:func:`bayesgen.families._categorical_pymc.row_columns`.
 """
 
 from __future__ import annotations
@@ -34,20 +36,6 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen import _sparse
-
-
-def check_rows(estimator, Z, family=None) -> None:
-    """``ValueError`` for missing entries among the unlabelled rows (module docstring);
-    LDA/QDA and KernelNB accept them (a missing entry drops its factor or coordinate)."""
-    if family is not None and family.name in ("mvn", "kernel"):
-        return
-    values = _sparse.values(Z)
-    if values.dtype.kind == "f" and np.isnan(values).any():
-        raise ValueError(
-            f"{type(estimator).__name__} method='mcmc' does not support missing values (NaN) "
-            "in unlabelled rows; use method='map' or 'mle' (EM), 'conjugate' (naive Bayes "
-            "families but MultinomialNB), or impute those entries."
-        )
 
 
 def add_potential(estimator, pi, params: dict) -> None:
@@ -84,6 +72,15 @@ def _generic(estimator, family, params: dict, Z: np.ndarray, prefix: str = "",
 
     from bayesgen.model import model_coords
 
+    if family.name == "mixed":  # each part on its columns (their terms add up)
+        from bayesgen.families._mixed_pymc import part_hooks
+
+        return sum(_generic(estimator, part["family"], sub, Z[:, part["columns"]], pre, pdims)
+                   for part, sub, pre, pdims in part_hooks(family, params, dims, prefix))
+    if family.name == "categorical":  # one multivariate value: its logp has no rows
+        from bayesgen.families._categorical_pymc import row_columns
+
+        return row_columns(family.categories_, params["theta"], Z)
     m, n_classes = Z.shape[0], estimator.classes_.size
     columns = []
     with pm.Model(coords=model_coords(estimator, m), model=None) as scratch:

@@ -226,10 +226,8 @@ def fit_batch(estimator, method: str, family, batch) -> None:
             "posterior) or 'map'."
         )
     train = (batch.X, batch.y_index)
-    from bayesgen import _semi_da, _semi_em, _semi_kernel, _semi_mcmc
+    from bayesgen import _semi_da, _semi_em, _semi_kernel
 
-    if lam > 0.0 and method == "mcmc":
-        _semi_mcmc.check_rows(estimator, unl.Z, family)
     start = _semi_em.start_stats(estimator, family, batch, lam)
     with _fixed_prior(family, _semi_em.resolve_prior(estimator, family, batch, start, lam)):
         if method in ("mle", "map"):  # EM; kernel bandwidths: bayesgen._semi_kernel

@@ -153,3 +153,32 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
         signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64",
         observed=np.asarray(X, dtype=np.float64), dims=("obs", feature),
     )
+
+
+def row_columns(categories: list, theta, X: np.ndarray):
+    """log p(x_n | y=k, theta) for every row and class, a PyTensor (n, K) expression:
+    sum over the observed j of log theta[k, j, code(x_nj)]; a missing entry (NaN)
+    drops its term.
+
+    The observed-rows distribution (:func:`observed_rows`) is one multivariate value,
+    so its ``pm.logp`` is the total over all rows; the mixture likelihood of unlabelled
+    rows (:mod:`bayesgen._semi_mcmc`) needs the rows apart. Codes come from the sorted
+    category table (as :func:`values_logp`), computed here once, as X is data.
+
+    Parameters
+    ----------
+    categories : list of d arrays
+        The fitted categories of every feature.
+    theta : TensorVariable of shape (K, d, Cmax)
+    X : ndarray of shape (n, d)
+        Category values (NaN: missing).
+    """
+    import pytensor.tensor as pt
+
+    X = np.asarray(X, dtype=np.float64)
+    missing = np.isnan(X)
+    table = cats.table(categories)  # (d, Cmax), padded with the last value
+    codes = np.sum(table[None, :, :] < np.where(missing, -np.inf, X)[:, :, None], axis=-1)
+    features = np.arange(X.shape[1])[None, :]
+    terms = pt.log(theta[:, features, codes])  # (K, n, d); a missing entry reads code 0
+    return pt.sum(terms * (~missing)[None, :, :], axis=-1).T

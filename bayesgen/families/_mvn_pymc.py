@@ -210,17 +210,27 @@ def _lkj(name: str, d: int, sd: np.ndarray):
 
 
 def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
-    """``x ~ MvNormal(mu[y], chol=L[y])`` (QDA) or ``chol=L`` (LDA), dims (obs, feature)."""
+    """``x ~ MvNormal(mu[y], chol=L[y])`` (QDA) or ``chol=L`` (LDA), dims (obs, feature).
+
+    Missing entries (NaN in X) become PyMC's imputation variables
+    (``x_unobserved``, continuous, so NUTS can sample them): the rows' Gaussian is not
+    elementwise, so its observed coordinates cannot simply be summed over. PyMC's
+    ``ImputationWarning`` announcing this is expected here and not shown.
+    """
+    import warnings
+
     import pymc as pm
     import pytensor.tensor as pt
 
     chol = params.get("chol")
     if chol is None:
         chol = pt.linalg.cholesky(params["cov"], lower=True)
-    pm.MvNormal(
-        f"{prefix}x", mu=params["mu"][y], chol=chol if family.tied else chol[y],
-        observed=X, dims=("obs", dims["mu"][1]),
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.ImputationWarning)
+        pm.MvNormal(
+            f"{prefix}x", mu=params["mu"][y], chol=chol if family.tied else chol[y],
+            observed=X, dims=("obs", dims["mu"][1]),
+        )
 
 
 def stats_loglik(family, params: dict, stats: dict):
