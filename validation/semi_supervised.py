@@ -28,7 +28,7 @@ study 3 with ``--kernel-labelled 2 10``: about two minutes per 3 seeds; noisy)::
 
     python validation/semi_supervised.py            # studies 1-2, 3 seeds
     python validation/semi_supervised.py --seeds 2  # quicker
-    python validation/semi_supervised.py --only kernel --kernel-labelled 2 10
+    python validation/semi_supervised.py --only kernel --seeds 10 --kernel-labelled 2 10
 """
 
 from __future__ import annotations
