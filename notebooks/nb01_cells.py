@@ -78,8 +78,7 @@ pd.DataFrame({
 Trace plots (`bg.plots.trace`, i.e. `az.plot_trace`) of the class proportions and the
 class means: overlapping chains with no trend are what a converged sampler looks like."""),
     ("code", """\
-axes = bg.plots.trace(nuts, var_names=["pi", "mu"], compact=True)
-plt.gcf().tight_layout()"""),
+axes = bg.plots.trace(nuts, var_names=["pi", "mu"], compact=True)"""),
     ("md", """\
 ## Credible intervals for hard points
 

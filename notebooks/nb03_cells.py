@@ -102,8 +102,7 @@ table_bi[table_bi.flagged]"""),
 of each class (black) against 50 replicated data sets. For class 1 the bimodal x2 is
 plotted against the unimodal replications."""),
     ("code", """\
-axes = bg.plot_ppc(qda_bi, random_state=SEED)
-plt.gcf().tight_layout()"""),
+axes = bg.plot_ppc(qda_bi, random_state=SEED)"""),
     ("md", """\
 ## LOO model comparison
 
