@@ -5,8 +5,8 @@ statistics and the prior) into the jitted program, so every fit compiles anew (s
 seconds, and JAX kept every such program in memory). Here the log-density graph of
 the statistics model is rewritten with its float constants as explicit inputs
 (:mod:`bayesgen._graph_inputs`), converted to JAX with PyTensor's JAX backend, and the
-whole run (jittered start, warm-up and draws in one loop, the map back to the
-constrained model variables) is one jitted program, kept in an in-process cache under the graph's
+whole run (jittered start, warm-up, draws, the map back to the constrained model
+variables) is one jitted program, kept in an in-process cache under the graph's
 structure key plus ``(chains, tune, draws, target_accept, chain method)``. A refit on
 new data of the same shapes (cross-validation, bootstrap, a re-run notebook) reuses it
 and only samples; JAX's persistent cache (:func:`bayesgen.mcmc.enable_jax_cache`)
@@ -106,28 +106,18 @@ def _build_program(value_vars, lifted, logp, targets, starts, *, chains: int, tu
             z0, tune, target_accept_prob=target_accept, trajectory_length=None,
             max_tree_depth=10, model_args=data, rng_key=key_run,
         )
-
-        def kept(s):  # what a draw keeps: position and NUTS statistics
-            return s.z, (s.diverging, s.num_steps, -s.potential_energy, s.energy,
-                         s.adapt_state.step_size, s.accept_prob)
-
-        # warm-up and draws in one loop, so that XLA compiles one copy of the NUTS
-        # kernel (the bulk of the compile time), not one per loop; the kernel adapts
-        # while ``state.i < tune``. Warm-up iterations write row 0, which the first
-        # draw overwrites.
-        rows = jax.tree_util.tree_map(
-            lambda v: jnp.zeros((draws, *jnp.shape(v)), jnp.result_type(v)), kept(state)
+        state = jax.lax.fori_loop(
+            0, tune, lambda i, s: sample_kernel(s, model_args=data), state
         )
 
-        def step(i, carry):
-            s, buffers = carry
+        def draw(s, _):
             s = sample_kernel(s, model_args=data)
-            row = jnp.maximum(i - tune, 0)
-            buffers = jax.tree_util.tree_map(lambda b, v: b.at[row].set(v), buffers, kept(s))
-            return s, buffers
+            stats = (s.diverging, s.num_steps, -s.potential_energy, s.energy,
+                     s.adapt_state.step_size, s.accept_prob)
+            return s, (tuple(out_fn(*s.z, *data)), stats)
 
-        _, (z, stats) = jax.lax.fori_loop(0, tune + draws, step, (state, rows))
-        return tuple(jax.vmap(lambda zi: tuple(out_fn(*zi, *data)))(z)), stats
+        _, out = jax.lax.scan(draw, state, None, length=draws)
+        return out
 
     batched = jax.vmap(one_chain, in_axes=(0, 0, None))
     groups = _device_groups(chain_method, chains)
