@@ -4,26 +4,30 @@ Each classifier is a generative model y ~ Categorical(pi), pi ~ Dirichlet, x | y
 a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
 """
 
-from bayesgen.compare import compare
-from bayesgen.estimators import LDA, QDA, GaussianNB
+import sys
+import types
+
 from bayesgen.exceptions import BayesgenWarning, ConvergenceWarning, DataWarning
-from bayesgen.io import load
-from bayesgen.naive_bayes import (
-    BernoulliNB,
-    CategoricalNB,
-    KernelNB,
-    MixedNB,
-    MultinomialNB,
-    PoissonNB,
-)
-from bayesgen.streaming import merge
 
 __version__ = "0.1.0"
 
 
-#: attributes imported on first use (PEP 562): they need ArviZ, PyMC or matplotlib,
-#: which a user of the point methods (mle/map) never loads
+#: attributes imported on first use (PEP 562), so that ``import bayesgen`` loads
+#: neither scikit-learn, SciPy, PyMC, ArviZ nor matplotlib: the estimators (scikit-learn
+#: and SciPy, about 1.5 s), the diagnostics and plots (ArviZ, PyMC, matplotlib)
 _LAZY = {
+    "LDA": ("bayesgen.estimators", "LDA"),
+    "QDA": ("bayesgen.estimators", "QDA"),
+    "GaussianNB": ("bayesgen.estimators", "GaussianNB"),
+    "BernoulliNB": ("bayesgen.naive_bayes", "BernoulliNB"),
+    "CategoricalNB": ("bayesgen.naive_bayes", "CategoricalNB"),
+    "KernelNB": ("bayesgen.naive_bayes", "KernelNB"),
+    "MixedNB": ("bayesgen.naive_bayes", "MixedNB"),
+    "MultinomialNB": ("bayesgen.naive_bayes", "MultinomialNB"),
+    "PoissonNB": ("bayesgen.naive_bayes", "PoissonNB"),
+    "compare": ("bayesgen.compare", "compare"),
+    "load": ("bayesgen.io", "load"),
+    "merge": ("bayesgen.streaming", "merge"),
     "diagnostics": ("bayesgen.diagnostics", None),
     "plot_compare": ("bayesgen.diagnostics", "plot_compare"),
     "plot_ppc": ("bayesgen.diagnostics", "plot_ppc"),
@@ -48,6 +52,20 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """The ``bayesgen`` module's class: importing the submodule ``bayesgen.compare``
+    (which Python then sets as the package attribute ``compare``) keeps
+    ``bayesgen.compare`` the function, as when it was imported eagerly."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "compare" and isinstance(value, types.ModuleType):
+            value = value.compare
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

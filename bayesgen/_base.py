@@ -38,7 +38,7 @@ from bayesgen._validation import (
     check_finite,
     check_loss,
 )
-from bayesgen.predict import decide, normalise
+from bayesgen.predict import decide, normalise, normalised_proba
 
 
 class GenerativeClassifier(ClassifierMixin, BaseEstimator):
@@ -250,7 +250,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     @_dask.lazy("proba")
     def predict_proba(self, X: Any) -> np.ndarray:
         """p(y=k | x), (n, K); rows sum to 1, columns in the order of ``classes_``."""
-        return np.exp(self.predict_log_proba(X))
+        scores = self._scores(self._check_X_predict(X), full=False)
+        return normalised_proba(scores, self.class_log_prior_, type(self).__name__)
 
     score = _dask.score
 

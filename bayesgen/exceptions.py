@@ -47,11 +47,12 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 def _sklearn_plumbing() -> tuple[str, ...]:
     """Files of scikit-learn's mixins that only forward calls to bayesgen's methods
     (``score``, ``fit_transform``, the ``set_output`` wrapper)."""
-    try:
-        import sklearn
-    except ImportError:  # pragma: no cover - scikit-learn is a dependency
+    from importlib.util import find_spec
+
+    spec = find_spec("sklearn")  # its location, without importing it (1.5 s)
+    if spec is None or spec.origin is None:  # pragma: no cover - a dependency
         return ()
-    root = os.path.dirname(os.path.abspath(sklearn.__file__))
+    root = os.path.dirname(os.path.abspath(spec.origin))
     return (os.path.join(root, "base.py"), os.path.join(root, "utils", "_set_output.py"))
 
 
