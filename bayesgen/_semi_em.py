@@ -78,21 +78,57 @@ def objective(family, method: str, params: dict, log_pi: np.ndarray, prior: dict
         rows = np.arange(data.y_l.shape[0])
         terms = log_pi[data.y_l] + J_l[rows, data.y_l]
         value = float(np.sum(np.where(data.w_l > 0, data.w_l * terms, 0.0)))
-        if data.lam == 0.0:  # the unlabelled rows do not enter
-            log_r = np.broadcast_to(log_pi, (data.w_u.shape[0], log_pi.size))
-        else:
-            J_u = family.log_lik(data.Z_u, params, full=True) + log_pi
-            norm = logsumexp(J_u, axis=1)
-            value += data.lam * float(np.sum(np.where(data.w_u > 0, data.w_u * norm, 0.0)))
-            log_r = J_u - norm[:, None]
-            bad = ~np.isfinite(norm)
-            if bad.any():  # impossible under every class: the prior's responsibilities
-                log_r[bad] = np.broadcast_to(log_pi, log_r[bad].shape)
-    if method == "map":
-        value += log_prior(family, params, prior)
-        if fixed is None:
-            value += log_class_prior(log_pi, alpha)
+    if data.lam == 0.0:  # the unlabelled rows do not enter
+        log_r = np.broadcast_to(log_pi, (data.w_u.shape[0], log_pi.size))
+    else:
+        mixture, log_r = unlabelled_term(family, params, log_pi, data)
+        value += mixture
+    return value + prior_terms(family, method, params, log_pi, prior, alpha, fixed), log_r
+
+
+def em_start(estimator, method: str) -> tuple:
+    """(prior, class_alpha, fixed pi, params, log pi) of the fitted labelled-only start;
+    prior None for ``"mle"``."""
+    prior = estimator.prior_ if method == "map" else None
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(estimator.class_prior_)
+    return prior, estimator.class_alpha_, estimator._fixed_pi, estimator.params_, log_pi
+
+
+def warn_not_converged(estimator, trace: list, alternative: str,
+                       max_iter: int = MAX_ITER) -> None:
+    """``bg.ConvergenceWarning``: EM stopped at ``max_iter`` iterations."""
+    from bayesgen.exceptions import ConvergenceWarning, warn
+
+    warn(f"{type(estimator).__name__} semi-supervised EM did not converge in {max_iter} "
+         f"iterations (last change of the objective {trace[-1] - trace[-2]:.3g}); the "
+         f"estimate may be inaccurate. A smaller unlabeled_weight, or {alternative}, "
+         "avoids it.", ConvergenceWarning)
+
+
+def unlabelled_term(family, params: dict, log_pi: np.ndarray, data) -> tuple[float, np.ndarray]:
+    """lambda sum_n w_n log sum_k pi_k p(u_n | k) over the unlabelled rows, and their log
+    responsibilities log r_nk (m, K); a row impossible under every class gets the
+    class prior as responsibilities (and adds -inf only if its weight is positive)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        J_u = family.log_lik(data.Z_u, params, full=True) + log_pi
+        norm = logsumexp(J_u, axis=1)
+        value = data.lam * float(np.sum(np.where(data.w_u > 0, data.w_u * norm, 0.0)))
+        log_r = J_u - norm[:, None]
+    bad = ~np.isfinite(norm)
+    if bad.any():
+        log_r[bad] = np.broadcast_to(log_pi, log_r[bad].shape)
     return value, log_r
+
+
+def prior_terms(family, method: str, params: dict, log_pi: np.ndarray, prior, alpha,
+                fixed) -> float:
+    """The log prior of the objective: 0 for ``"mle"``; for ``"map"`` the family's log
+    prior plus the Dirichlet log prior of pi (unless pi is fixed)."""
+    if method != "map":
+        return 0.0
+    value = log_prior(family, params, prior)
+    return value + (log_class_prior(log_pi, alpha) if fixed is None else 0.0)
 
 
 def start_stats(estimator, family, batch, lam: float) -> dict:
@@ -157,7 +193,6 @@ def _m_family(family):
 def fit(estimator, method: str, family, batch, lam: float) -> None:
     """Fit ``estimator`` by EM from a batch with unlabelled rows (module docstring);
     sets the usual fitted attributes plus ``n_iter_`` and ``em_objective_``."""
-    from bayesgen.exceptions import ConvergenceWarning, warn
 
     classes = batch.classes
     n_classes = classes.size
@@ -172,11 +207,7 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
         # too few labelled rows for the MLE (e.g. QDA with N_k <= d): start at the MAP
         estimator._fit_statistics("map", family, classes, start, batch.counts,
                                   train=(batch.X, batch.y_index))
-    prior = estimator.prior_ if method == "map" else None
-    alpha, fixed = estimator.class_alpha_, estimator._fixed_pi
-    params, pi = estimator.params_, estimator.class_prior_
-    with np.errstate(divide="ignore"):
-        log_pi = np.log(pi)
+    prior, alpha, fixed, params, log_pi = em_start(estimator, method)
     value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
     trace = [value]
     if lam == 0.0:  # the unlabelled rows carry no weight: the labelled-only fit
@@ -187,11 +218,7 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
     stats = counts = None
     while True:
         if n_iter >= MAX_ITER:
-            warn(f"{type(estimator).__name__} semi-supervised EM did not converge in "
-                 f"{MAX_ITER} iterations (last change of the objective "
-                 f"{trace[-1] - trace[-2]:.3g}); the estimate may be inaccurate. A smaller "
-                 "unlabeled_weight, or method='conjugate'/'mcmc', avoids it.",
-                 ConvergenceWarning)
+            warn_not_converged(estimator, trace, "method='conjugate'/'mcmc'")
             break
         R = np.exp(log_r)
         stats = family.stats(data.Z_all, data.y_all, data.weights(R), n_classes)

@@ -62,10 +62,9 @@ labelled-only fit. Stopping rule and ``ConvergenceWarning`` as :mod:`._semi_em`.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
 
 from bayesgen import classprior, framing
-from bayesgen._semi_prior import log_class_prior, log_prior
+from bayesgen._semi_em import prior_terms, unlabelled_term
 from bayesgen.families import _kernel_missing as km
 from bayesgen.families._kde import _BUDGET, _kde_sums
 from bayesgen.families._kernel_fit import LOG_2PI, _loo, _loo_slope, _maximise, silverman
@@ -105,17 +104,8 @@ def objective(family, method: str, params: dict, log_pi: np.ndarray, prior, alph
         T = family.train_log_lik(data.Z_l, data.y_l, params)
         terms = log_pi[data.y_l] + T
         value = float(np.sum(np.where(data.w_l > 0, data.w_l * terms, 0.0)))
-        J_u = family.log_lik(data.Z_u, params, full=True) + log_pi
-        norm = logsumexp(J_u, axis=1)
-        value += data.lam * float(np.sum(np.where(data.w_u > 0, data.w_u * norm, 0.0)))
-        log_r = J_u - norm[:, None]
-        bad = ~np.isfinite(norm)
-        if bad.any():  # impossible under every class: the prior's responsibilities
-            log_r[bad] = np.broadcast_to(log_pi, log_r[bad].shape)
-    if method == "map":
-        value += log_prior(family, params, prior)
-        if fixed is None:
-            value += log_class_prior(log_pi, alpha)
+    mixture, log_r = unlabelled_term(family, params, log_pi, data)
+    value += mixture + prior_terms(family, method, params, log_pi, prior, alpha, fixed)
     return value, log_r
 
 
@@ -246,8 +236,7 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
     a batch with unlabelled rows (module docstring); sets the usual fitted attributes
     plus ``n_iter_`` and ``em_objective_`` (l after every iteration, the first at the
     labelled-only fit)."""
-    from bayesgen._semi_em import _set_fitted, start_stats
-    from bayesgen.exceptions import ConvergenceWarning, warn
+    from bayesgen._semi_em import _set_fitted, em_start, start_stats, warn_not_converged
 
     classes = batch.classes
     start = start_stats(estimator, family, batch, lam)  # + unlabelled-only categories
@@ -255,11 +244,7 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
                               train=(batch.X, batch.y_index))  # the start: labelled only
     data = _Data(estimator, batch, method, lam)
     stats_l = family.stats(data.Z_l, data.y_l, data.w_l, classes.size)
-    prior = estimator.prior_ if method == "map" else None
-    alpha, fixed = estimator.class_alpha_, estimator._fixed_pi
-    params, pi = estimator.params_, estimator.class_prior_
-    with np.errstate(divide="ignore"):
-        log_pi = np.log(pi)
+    prior, alpha, fixed, params, log_pi = em_start(estimator, method)
     value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
     trace = [value]
     if lam == 0.0:  # the unlabelled rows carry no weight: the labelled-only fit
@@ -268,10 +253,7 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
     n_iter, used, counts, R = 0, None, None, None
     while True:
         if n_iter >= MAX_ITER:
-            warn(f"{type(estimator).__name__} semi-supervised EM did not converge in "
-                 f"{MAX_ITER} iterations (last change of the objective "
-                 f"{trace[-1] - trace[-2]:.3g}); the estimate may be inaccurate. A smaller "
-                 "unlabeled_weight, or method='mcmc', avoids it.", ConvergenceWarning)
+            warn_not_converged(estimator, trace, "method='mcmc'", MAX_ITER)
             break
         R = np.exp(log_r)
         params, used = m_step(family, method, stats_l, data, R, prior, params)
