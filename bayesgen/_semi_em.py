@@ -106,6 +106,47 @@ def warn_not_converged(estimator, trace: list, alternative: str,
          "avoids it.", ConvergenceWarning)
 
 
+def iterate(estimator, method: str, log_r: np.ndarray, trace: list, update, evaluate,
+            alpha, fixed, *, max_iter: int, alternative: str) -> tuple[int, tuple]:
+    """The EM iterations shared by every family, from the start's log responsibilities.
+
+    Each iteration: R = exp(log_r); ``update(R)`` -> (params, class counts, extra) (the
+    M-step); pi from the counts (:func:`bayesgen.classprior.point`); ``evaluate(params,
+    log pi)`` -> (objective, new log_r) (the E-step). Stops when the objective rises by
+    at most ``TOL * max(1, |l|)``, or after ``max_iter`` iterations with
+    :func:`warn_not_converged`; appends every objective to ``trace``.
+
+    Returns
+    -------
+    (n_iter, (params, counts, pi, extra)) of the last iteration.
+
+    Raises
+    ------
+    ValueError
+        When an unlabelled row has zero likelihood under every class (objective -inf).
+    """
+    n_iter, last = 0, None
+    while n_iter < max_iter:
+        params, counts, extra = update(np.exp(log_r))
+        pi = classprior.point(method, counts, alpha, fixed)
+        with np.errstate(divide="ignore"):
+            log_pi = np.log(pi)
+        value, log_r = evaluate(params, log_pi)
+        trace.append(value)
+        n_iter += 1
+        last = (params, counts, pi, extra)
+        if not np.isfinite(value):
+            raise ValueError(
+                f"{type(estimator).__name__} method={method!r}: an unlabelled row has zero "
+                "likelihood under every class at the EM estimate (a probability estimated "
+                "as exactly 0); use method='map', whose prior keeps probabilities positive."
+            )
+        if np.isfinite(trace[-2]) and value - trace[-2] <= TOL * max(1.0, abs(value)):
+            return n_iter, last
+    warn_not_converged(estimator, trace, alternative, max_iter)
+    return n_iter, last
+
+
 def unlabelled_term(family, params: dict, log_pi: np.ndarray, data) -> tuple[float, np.ndarray]:
     """lambda sum_n w_n log sum_k pi_k p(u_n | k) over the unlabelled rows, and their log
     responsibilities log r_nk (m, K); a row impossible under every class gets the
@@ -214,30 +255,17 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
         estimator.n_iter_, estimator.em_objective_ = 0, np.asarray(trace)
         return
     m_step = _m_family(family)
-    n_iter = 0
-    stats = counts = None
-    while True:
-        if n_iter >= MAX_ITER:
-            warn_not_converged(estimator, trace, "method='conjugate'/'mcmc'")
-            break
-        R = np.exp(log_r)
+
+    def update(R):
         stats = family.stats(data.Z_all, data.y_all, data.weights(R), n_classes)
-        counts = batch.counts + lam * (data.w_u @ R)
         params = m_step.mle(stats) if method == "mle" else m_step.map(stats, prior)
-        pi = classprior.point(method, counts, alpha, fixed)
-        with np.errstate(divide="ignore"):
-            log_pi = np.log(pi)
-        value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
-        trace.append(value)
-        n_iter += 1
-        if not np.isfinite(value):
-            raise ValueError(
-                f"{type(estimator).__name__} method={method!r}: an unlabelled row has zero "
-                "likelihood under every class at the EM estimate (a probability estimated "
-                "as exactly 0); use method='map', whose prior keeps probabilities positive."
-            )
-        if np.isfinite(trace[-2]) and value - trace[-2] <= TOL * max(1.0, abs(value)):
-            break
+        return params, batch.counts + lam * (data.w_u @ R), stats
+
+    n_iter, (params, counts, pi, stats) = iterate(
+        estimator, method, log_r, trace, update,
+        lambda params, log_pi: objective(family, method, params, log_pi, prior, alpha, fixed,
+                                         data),
+        alpha, fixed, max_iter=MAX_ITER, alternative="method='conjugate'/'mcmc'")
     if m_step is not family:  # the family's own estimate (divisor N_k - 1) at the end
         params = family.mle(stats) if method == "mle" else family.map(stats, prior)
     _set_fitted(estimator, family, stats, counts, params, pi)

@@ -63,14 +63,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesgen import classprior, framing
+from bayesgen import framing
 from bayesgen._semi_em import prior_terms, unlabelled_term
 from bayesgen.families import _kernel_missing as km
 from bayesgen.families._kde import _BUDGET, _kde_sums
 from bayesgen.families._kernel_fit import LOG_2PI, _loo, _loo_slope, _maximise, silverman
 
-#: relative tolerance on the increase of the objective per iteration
-TOL = 1e-9
 #: iterations after which EM stops with a ConvergenceWarning
 MAX_ITER = 500
 
@@ -236,7 +234,7 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
     a batch with unlabelled rows (module docstring); sets the usual fitted attributes
     plus ``n_iter_`` and ``em_objective_`` (l after every iteration, the first at the
     labelled-only fit)."""
-    from bayesgen._semi_em import _set_fitted, em_start, start_stats, warn_not_converged
+    from bayesgen._semi_em import _set_fitted, em_start, iterate, start_stats
 
     classes = batch.classes
     start = start_stats(estimator, family, batch, lam)  # + unlabelled-only categories
@@ -250,27 +248,18 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
     if lam == 0.0:  # the unlabelled rows carry no weight: the labelled-only fit
         estimator.n_iter_, estimator.em_objective_ = 0, np.asarray(trace)
         return
-    n_iter, used, counts, R = 0, None, None, None
-    while True:
-        if n_iter >= MAX_ITER:
-            warn_not_converged(estimator, trace, "method='mcmc'", MAX_ITER)
-            break
-        R = np.exp(log_r)
+    labelled_counts = np.bincount(data.y_l, weights=data.w_l, minlength=classes.size)
+
+    def update(R):
+        nonlocal params  # each M-step starts its bandwidth search at the last h
         params, used = m_step(family, method, stats_l, data, R, prior, params)
-        counts = np.bincount(data.y_l, weights=data.w_l, minlength=classes.size) \
-            + lam * (data.w_u @ R)
-        pi = classprior.point(method, counts, alpha, fixed)
-        with np.errstate(divide="ignore"):
-            log_pi = np.log(pi)
-        value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
-        trace.append(value)
-        n_iter += 1
-        if not np.isfinite(value):
-            raise ValueError(
-                f"{type(estimator).__name__} method={method!r}: an unlabelled row has zero "
-                "likelihood under every class at the EM estimate; use method='map'.")
-        if value - trace[-2] <= TOL * max(1.0, abs(value)):
-            break
+        return params, labelled_counts + lam * (data.w_u @ R), used
+
+    n_iter, (params, counts, pi, used) = iterate(
+        estimator, method, log_r, trace, update,
+        lambda params, log_pi: objective(family, method, params, log_pi, prior, alpha, fixed,
+                                         data),
+        alpha, fixed, max_iter=MAX_ITER, alternative="method='mcmc'")
     if family.name == "kernel":
         used = batch.stats  # the labelled points, weights as given (as KernelNB's mle)
     else:
