@@ -27,8 +27,8 @@ Gaussian marginal of the observed coordinates per missingness pattern,
 feature, and the other families drop the term of a missing entry: their observed
 distributions with gaps (``pymc_observed``) sum over the observed entries only
 (:mod:`bayesgen.families._gaps_pymc`; MultinomialNB renormalises theta over each row's
-observed words), and CategoricalNB's rows come from
-:func:`bayesgen.families._categorical_pymc.row_columns`.
+observed words), and CategoricalNB's rows come from its ``pymc_rows_loglik`` hook
+(:func:`bayesgen.families._categorical_pymc.row_columns`).
 """
 
 from __future__ import annotations
@@ -77,10 +77,8 @@ def _generic(estimator, family, params: dict, Z: np.ndarray, prefix: str = "",
 
         return sum(_generic(estimator, part["family"], sub, Z[:, part["columns"]], pre, pdims)
                    for part, sub, pre, pdims in part_hooks(family, params, dims, prefix))
-    if family.name == "categorical":  # one multivariate value: its logp has no rows
-        from bayesgen.families._categorical_pymc import row_columns
-
-        return row_columns(family.categories_, params["theta"], Z)
+    if hasattr(family, "pymc_rows_loglik"):  # its observed value has no rows (categorical)
+        return family.pymc_rows_loglik(params, Z)
     m, n_classes = Z.shape[0], estimator.classes_.size
     columns = []
     with pm.Model(coords=model_coords(estimator, m), model=None) as scratch:

@@ -367,6 +367,11 @@ class CategoricalFamily:
         _pymc.observed_rows(self.categories_, params["theta"], X, y, prefix,
                             (dims or self.param_dims)["theta"][1])
 
+    def pymc_rows_loglik(self, params: dict, X: np.ndarray):
+        """log p(x_n | y=k, theta), a PyTensor (n, K) expression; a missing entry drops
+        its term (:func:`._categorical_pymc.row_columns`)."""
+        return _pymc.row_columns(self.categories_, params["theta"], X)
+
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kjc c_kjc log theta_kjc: the categorical log-likelihood of all (weighted)
         rows, exact, with the counts over ``categories_``. Entries with c_kjc = 0 (the
