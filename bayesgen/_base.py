@@ -31,6 +31,7 @@ from bayesgen import (
     streaming,
     training,
 )
+from bayesgen._heavy import import_arviz
 from bayesgen._params import check_params
 from bayesgen._validation import (
     POSTERIOR_METHODS,
@@ -314,7 +315,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         xarray.DataArray
             Dims ``("obs", "class", "hdi")`` with ``hdi`` = ``["lower", "higher"]``.
         """
-        import arviz as az
+        az = import_arviz()
 
         if not 0 < hdi_prob < 1:
             raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
@@ -360,7 +361,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def summary(self, **kwargs: Any):
         """``az.summary`` of the posterior of pi (unless ``class_prior`` fixes it) and the
         family parameters (mean, sd, HDI, MCSE, ESS, R-hat); kwargs go to ``az.summary``."""
-        import arviz as az
+        az = import_arviz()
 
         self._check_posterior("summary")
         with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen._heavy import import_arviz
+
 #: features drawn per class by default: more panels than this in a row are unreadable
 MAX_FEATURES = 6
 
@@ -82,7 +84,7 @@ def plot_ppc(
         Shape (classes plotted, features plotted); each panel is titled with its class
         and labelled with its feature, the legend is on the first panel.
     """
-    import arviz as az
+    az = import_arviz()
     import matplotlib.pyplot as plt
 
     from bayesgen.diagnostics import _class_index, feature_ppc_data
@@ -149,7 +151,7 @@ def plot_compare(models: dict[str, Any], ax: Any = None, **kwargs: Any):
     -------
     matplotlib axes
     """
-    import arviz as az
+    az = import_arviz()
     import matplotlib.pyplot as plt
 
     from bayesgen.compare import compare

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen import _sparse
+from bayesgen._heavy import import_pymc
 
 
 def add_potential(estimator, pi, params: dict) -> None:
@@ -67,7 +68,7 @@ def _generic(estimator, family, params: dict, Z: np.ndarray, prefix: str = "",
              dims: dict | None = None):
     """log p(x_n | y=k, theta) as a PyTensor (m, K) expression: the family's observed
     distributions, built per class in a detached scratch model, through ``pm.logp``."""
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
 
     from bayesgen.model import model_coords
@@ -99,7 +100,7 @@ def _generic(estimator, family, params: dict, Z: np.ndarray, prefix: str = "",
 def _mixture_potential(log_lik, pi, w: np.ndarray, lam: float) -> None:
     """``pm.Potential("unlabeled_loglik", lam * sum_n w_n logsumexp_k(log pi_k +
     log_lik[n, k]))`` in the current model; ``log_lik`` (m, K)."""
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
 
     mix = pt.logsumexp(log_lik + pt.log(pi)[None, :], axis=1)

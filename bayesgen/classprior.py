@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen._heavy import import_pymc
+
 
 def mle(counts: np.ndarray) -> np.ndarray:
     """Maximum-likelihood class probabilities ``N_k / N``, shape (K,)."""
@@ -162,7 +164,7 @@ def pymc_pi(estimator, *, data: bool = False):
     or with a fixed ``class_prior`` the deterministic ``pi`` equal to it, not a random
     variable (``data=True``: through ``pm.Data("class_prior")``, so that ``model_``
     shows it as data)."""
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
 
     fixed = fixed_of(estimator)

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bayesgen._heavy import import_arviz
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -41,7 +43,7 @@ def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFr
         The ``az.compare`` table (rank, elpd_loo, p_loo, elpd_diff, weight, se, dse,
         warning, scale), or :func:`compare_evidence`'s.
     """
-    import arviz as az
+    az = import_arviz()
 
     if not isinstance(models, dict) or len(models) < 2:
         raise ValueError("compare needs a dict of at least two fitted estimators.")

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayesgen._heavy import import_arviz
 from bayesgen._plot_ppc import plot_compare, plot_ppc
 from bayesgen.exceptions import DataWarning, warn
 
@@ -290,7 +291,7 @@ def feature_ppc_data(estimator, klass: Any, random_state: Any = None):
         ``observed_data`` with ``x`` (obs, feature): the rows with y = k;
         ``posterior_predictive`` with ``x`` (chain=1, draw, obs=m, feature).
     """
-    import arviz as az
+    az = import_arviz()
 
     x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state)
     k = _class_index(estimator, klass)

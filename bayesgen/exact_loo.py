@@ -53,6 +53,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from bayesgen import _sparse, classprior, framing, missing
+from bayesgen._heavy import import_arviz
 
 #: rows per block for the dense (n, d) temporaries of sparse count data
 _BLOCK = 4096
@@ -132,7 +133,8 @@ def elpd(estimator, scale: str = "log"):
     ``se = sqrt(n Var(loo_i))`` as ArviZ computes it.
     """
     import xarray as xr
-    from arviz import ELPDData
+
+    ELPDData = import_arviz().ELPDData
 
     factor = {"log": 1.0, "negative_log": -1.0, "deviance": -2.0}.get(scale)
     if factor is None:

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from bayesgen._heavy import import_arviz
+
 STATE_GROUP = "bayesgen_state"
 #: version of the file layout written by :func:`save`; :func:`load` reads 0 (files
 #: written before versioning, without checksum) up to this one
@@ -214,7 +216,7 @@ def load(path: str | Path):
 
 
 def _read(path: Path):
-    import arviz as az
+    az = import_arviz()
     import h5netcdf
     import xarray as xr
 

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from bayesgen import _semi_mcmc
+from bayesgen._heavy import import_arviz, import_pymc
 from bayesgen._progress import quiet_pymc_log, show_progress
 
 SAMPLERS = ("auto", "numpyro", "nutpie", "blackjax", "pymc")
@@ -148,7 +149,7 @@ def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
     draws ``name -> (chains, draws, ...)`` and the sample statistics. ``init``
     (unconstrained values by value variable name) becomes ``initvals`` (constrained)
     for PyMC's sampler and blackjax; nutpie ignores initvals, so it starts as usual."""
-    import pymc as pm
+    pm = import_pymc()
 
     kwargs = {}
     if init is not None and sampler != "nutpie":
@@ -192,7 +193,7 @@ def convergence_report(idata, var_names: list[str]) -> list[str]:
 
     Returns a list of human-readable problems (empty when all is well).
     """
-    import arviz as az
+    az = import_arviz()
 
     def extreme(pick, values: list[float]) -> float:
         # max/min of the non-NaN values (NaN if all are): Python's max/min with a NaN

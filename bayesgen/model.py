@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen import _semi_mcmc, classprior
+from bayesgen._heavy import import_pymc
 
 
 def model_coords(estimator, n_obs: int) -> dict:
@@ -57,7 +58,7 @@ def model_coords(estimator, n_obs: int) -> dict:
 
 def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
     """The generative ``pymc.Model`` with observed rows (the estimator's ``model_``)."""
-    import pymc as pm
+    pm = import_pymc()
 
     from bayesgen import framing
 
@@ -72,7 +73,7 @@ def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
 
 def build_stats_model(estimator):
     """The same prior, likelihood on the sufficient statistics (what NUTS samples)."""
-    import pymc as pm
+    pm = import_pymc()
 
     family = estimator.family_
     with pm.Model(coords=model_coords(estimator, 0)) as model:

@@ -22,6 +22,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 from sklearn.utils.validation import check_is_fitted
 
+from bayesgen._heavy import import_arviz
 from bayesgen._plot_common import (
     _axes,
     _class_colors,
@@ -303,7 +304,7 @@ def shrinkage(estimators: dict, *, feature_indices: Any = None, ax=None):
 
 
 def _arviz_plot(fn_name: str, estimator, var_names, **kwargs):
-    import arviz as az
+    az = import_arviz()
 
     check_is_fitted(estimator, "classes_")
     if not _is_posterior(estimator):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesgen import classprior
+from bayesgen._heavy import import_arviz
 from bayesgen._sparse import observed_x
 from bayesgen.predict import fast_logsumexp, log_mean_exp
 
@@ -199,7 +200,7 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     ``observed_data`` holds ``y`` (class index, obs) and ``x`` (obs, feature), left out
     (with ``log_likelihood``) when ``X`` is None (a fit from statistics alone).
     """
-    import arviz as az
+    az = import_arviz()
 
     posterior = {"pi": reshape_draws(np.exp(log_pi), chains, draws)}
     dims = {"pi": ["class"]}

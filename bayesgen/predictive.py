@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from bayesgen import framing, streaming
+from bayesgen._heavy import import_arviz, import_pymc
 from bayesgen._sparse import observed_x
 
 #: refuse to build replicated data sets larger than this many values (~4 GB)
@@ -76,7 +77,7 @@ def _dataset(values: dict, dims: dict, coords: dict):
 
 def posterior_predictive(estimator, random_state: Any = None):
     """Add ``posterior_predictive`` (``y``, ``x``) to ``estimator.idata_``; return it."""
-    import arviz as az
+    az = import_arviz()
 
     streaming.require_rows(estimator, "sample_posterior_predictive (replicates of the rows)")
     rng = _rng(random_state)
@@ -105,8 +106,8 @@ def posterior_predictive(estimator, random_state: Any = None):
 
 def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
     """Add ``prior`` and ``prior_predictive`` to ``estimator.idata_``; return it."""
-    import arviz as az
-    import pymc as pm
+    az = import_arviz()
+    pm = import_pymc()
 
     if not isinstance(draws, (int, np.integer)) or draws < 1:
         raise ValueError(f"draws must be a positive integer; got {draws!r}.")

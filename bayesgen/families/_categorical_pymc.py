@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen._heavy import import_pymc
 from bayesgen.families import _categories as cats
 from bayesgen.families._categories import inverse_cdf
 
@@ -86,7 +87,7 @@ def dirichlet_blocks(prior: dict, dims: dict, prefix: str = ""):
     prefix : str
         Prefix of the model variable names.
     """
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
 
     class_dim, feature, category = dims["theta"]
@@ -128,7 +129,7 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
     only (:func:`gaps_logp`, see :mod:`bayesgen.families._gaps_pymc`); the sampler
     draws complete rows.
     """
-    import pymc as pm
+    pm = import_pymc()
 
     from bayesgen.families import _gaps_pymc
 

@@ -30,6 +30,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bayesgen._heavy import import_pymc
+
 
 def has_gaps(X) -> bool:
     """Whether the (dense) ``X`` holds a NaN (a missing entry)."""
@@ -55,7 +57,7 @@ def masked(value, logp_of: Callable):
 
 
 def _bernoulli_logp(value, p):
-    import pymc as pm
+    pm = import_pymc()
 
     return masked(value, lambda v: pm.logp(pm.Bernoulli.dist(p=p), v))
 
@@ -65,7 +67,7 @@ def _bernoulli_random(p, rng=None, size=None):
 
 
 def _poisson_logp(value, mu):
-    import pymc as pm
+    pm = import_pymc()
 
     return masked(value, lambda v: pm.logp(pm.Poisson.dist(mu=mu), v))
 
@@ -75,7 +77,7 @@ def _poisson_random(mu, rng=None, size=None):
 
 
 def _normal_logp(value, mu, sigma):
-    import pymc as pm
+    pm = import_pymc()
 
     return masked(value, lambda v: pm.logp(pm.Normal.dist(mu=mu, sigma=sigma), v))
 
@@ -109,7 +111,7 @@ def observed(kind: str, name: str, params: list, X, dims: tuple[str, str]) -> No
     dims : tuple of str
         ``("obs", feature dim)``.
     """
-    import pymc as pm
+    pm = import_pymc()
 
     logp, random = _KINDS[kind]
     pm.CustomDist(name, *params, logp=logp, random=random, dtype="float64",

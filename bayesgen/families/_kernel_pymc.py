@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen._heavy import import_pymc
 from bayesgen.families._kde import _kde_sums
 from bayesgen.families.kernel import LOG_2PI, _fixed
 
@@ -33,7 +34,7 @@ def bandwidth_prior(prior: dict, prefix: str, dim: tuple[str, ...]) -> dict:
     """``log h ~ Normal(log centre, sd)`` (variable ``prefix + "bandwidth_log"``, dims
     ``dim``) and the Deterministic ``prefix + "bandwidth"`` = exp(log h); returns
     ``{"bandwidth": h}``."""
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
 
     log_h = pm.Normal(
@@ -46,7 +47,7 @@ def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
     """``pm.Potential(prefix + "x_loglik")``: the unit-weight LOO likelihood of the rows of
     X (:func:`stats_loglik` on their unit-weight statistics). ``y`` is the observed class
     variable (its data are used) or an integer array."""
-    import pymc as pm
+    pm = import_pymc()
 
     model = pm.modelcontext(None)
     value = model.rvs_to_values.get(y, y)

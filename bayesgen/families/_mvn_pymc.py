@@ -61,6 +61,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen._heavy import import_pymc
+
 LOG_2PI = np.log(2.0 * np.pi)
 
 
@@ -97,7 +99,7 @@ def bartlett_map(L_V: np.ndarray) -> np.ndarray:
 
 def _precision_factor(name: str, prior: dict, batch: tuple[int, ...], c_dims: tuple):
     """Bartlett's U = L_V A (batch..., d, d) and log|det U| (batch...) (module doc)."""
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
 
     Psi0 = np.asarray(prior["Psi0"], dtype=np.float64)
@@ -150,7 +152,7 @@ def _mean_random(m0, U, kappa0, log_det_U, rng=None, size=None):
 
 def niw_params(family, prior: dict, prefix: str, dims: dict) -> dict:
     """NIW prior via Bartlett and centred means; see the module docstring."""
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
 
     n_classes = len(pm.modelcontext(None).coords[dims["mu"][0]])
@@ -179,7 +181,7 @@ def _log_diag_sum(L):
 
 def lkj_params(family, prior: dict, prefix: str, dims: dict) -> dict:
     """LKJ(eta=2) correlations with half-normal scales, normal means; see module doc."""
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
 
     n_classes = len(pm.modelcontext(None).coords[dims["mu"][0]])
@@ -200,7 +202,7 @@ def lkj_params(family, prior: dict, prefix: str, dims: dict) -> dict:
 
 
 def _lkj(name: str, d: int, sd: np.ndarray):
-    import pymc as pm
+    pm = import_pymc()
 
     sd_dist = pm.HalfNormal.dist(sigma=2.5 * sd, shape=d)
     chol, _, _ = pm.LKJCholeskyCov(
@@ -219,7 +221,7 @@ def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
     """
     import warnings
 
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
 
     chol = params.get("chol")

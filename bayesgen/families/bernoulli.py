@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bayesgen import _sparse, missing
+from bayesgen._heavy import import_pymc
 from bayesgen._validation import check_binary, check_nonnegative
 from bayesgen.families import _dirichlet as dr
 from bayesgen.families import _masked
@@ -217,7 +218,7 @@ class BernoulliFamily:
         One variable ``prefix + "theta"`` with dims ``dims["theta"]`` (class, feature),
         alpha (d,) broadcast over classes; returns ``{"theta": ...}``.
         """
-        import pymc as pm
+        pm = import_pymc()
 
         dims = dims or self.param_dims
         alpha = prior["alpha"]
@@ -231,7 +232,7 @@ class BernoulliFamily:
         NaN at missing entries: those are integrated out (the sum over the observed
         entries, x float64, see :mod:`bayesgen.families._gaps_pymc`).
         """
-        import pymc as pm
+        pm = import_pymc()
 
         from bayesgen.families import _gaps_pymc
 

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bayesgen import missing
+from bayesgen._heavy import import_pymc
 from bayesgen.families import _far, _masked
 from bayesgen.families import _gaussian_stats as gstats
 from bayesgen.families._class_moments import diagonal_quadratic
@@ -299,7 +300,7 @@ class GaussianFamily:
         ``var ~ InverseGamma(a0, b0)`` and ``mu | var ~ Normal(m0, sqrt(var / kappa0))``,
         each with dims (class, feature); returns ``{"mu": ..., "var": ...}``.
         """
-        import pymc as pm
+        pm = import_pymc()
         import pytensor.tensor as pt
 
         dims = dims or self.param_dims
@@ -315,7 +316,7 @@ class GaussianFamily:
         Missing entries (NaN) are integrated out (the sum over the observed entries, no
         PyMC imputation variables; see :mod:`bayesgen.families._gaps_pymc`).
         """
-        import pymc as pm
+        pm = import_pymc()
         import pytensor.tensor as pt
 
         from bayesgen.families import _gaps_pymc

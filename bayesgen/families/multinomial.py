@@ -50,6 +50,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from bayesgen import _sparse, missing
+from bayesgen._heavy import import_pymc
 from bayesgen._validation import check_counts
 from bayesgen.families import _dirichlet as dr
 from bayesgen.families import _masked
@@ -301,7 +302,7 @@ class MultinomialFamily:
         a batch of K Dirichlets over the d features (alpha (d,) shared by the classes);
         returns ``{"theta": ...}``.
         """
-        import pymc as pm
+        pm = import_pymc()
 
         dims = dims or self.param_dims
         theta = pm.Dirichlet(f"{prefix}theta", a=prior["alpha"], dims=dims["theta"])
@@ -316,7 +317,7 @@ class MultinomialFamily:
         entries (module docstring). Raises ``ValueError`` if X holds non-integer term
         weights (allowed for point methods).
         """
-        import pymc as pm
+        pm = import_pymc()
 
         feature = (dims or self.param_dims)["theta"][1]
         if not missing.has_missing(X):

@@ -27,6 +27,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from bayesgen import _sparse, missing
+from bayesgen._heavy import import_pymc
 from bayesgen._validation import check_counts
 from bayesgen.families import _dirichlet as dr
 from bayesgen.families import _masked
@@ -235,7 +236,7 @@ class PoissonFamily:
         prior: alpha = 1 gives beta = 0 (a flat, improper prior that MAP and the
         conjugate posterior handle), which raises ``ValueError``.
         """
-        import pymc as pm
+        pm = import_pymc()
 
         dims = dims or self.param_dims
         alpha, beta = prior["alpha"], prior["beta"]
@@ -256,7 +257,7 @@ class PoissonFamily:
         Missing entries (NaN) are integrated out: the sum over the observed entries, x
         float64 (see :mod:`bayesgen.families._gaps_pymc`).
         """
-        import pymc as pm
+        pm = import_pymc()
 
         from bayesgen.families import _gaps_pymc
 
