@@ -168,6 +168,22 @@ def _order_stats(v: np.ndarray, w: np.ndarray | None) -> tuple[float, ...]:
     return float(q1), float(med), float(q3), float(v.min()), float(v.max())
 
 
+def _unit_order_stats(V: np.ndarray, w: np.ndarray | None) -> np.ndarray | None:
+    """(q1, median, q3, min, max) of every column of V (m, p), (5, p), as
+    :func:`_order_stats` gives them, by one in-place sort of the transposed copy
+    (contiguous rows, one call for all columns); None unless there are weights, all 1,
+    and every entry is finite (then the columns are done one by one)."""
+    m = V.shape[0]
+    if m == 0 or V.shape[1] == 0 or w is None or not np.all(w == 1.0):
+        return None
+    rows = np.ascontiguousarray(V.T, dtype=np.float64)
+    if not np.isfinite(np.add.reduce(rows, axis=None)) and not np.isfinite(rows).all():
+        return None
+    index = [_unit_index(q, m) for q in _QUARTILES]
+    rows.sort(axis=1)  # NumPy's SIMD sort: 2x faster than a partition at five kth
+    return rows[:, [*index, 0, m - 1]].T
+
+
 def _spread(q1: float, q3: float, low: float, high: float, median: float) -> float:
     """Robust spread of one column from its quartiles, extremes and median, finite and
     > 0 (see the module docstring)."""
@@ -196,15 +212,20 @@ def choose(X: np.ndarray, real: np.ndarray, w: np.ndarray | None = None) -> Fram
     rows = X
     if weights is not None and not positive.all():  # rows of weight 0 are ignored
         rows, weights = X[positive], weights[positive]
-    for j in np.flatnonzero(real):
-        v = rows[:, j]
-        keep = np.isfinite(v)
-        wv = weights
-        if not keep.all():
-            v, wv = v[keep], (None if weights is None else weights[keep])
-        if v.size == 0:
-            continue
-        q1, median, q3, low, high = _order_stats(v, wv)
+    columns = np.flatnonzero(real)
+    stats = _unit_order_stats(rows[:, columns], weights)
+    for i, j in enumerate(columns):
+        if stats is not None:
+            q1, median, q3, low, high = stats[:, i]
+        else:
+            v = rows[:, j]
+            keep = np.isfinite(v)
+            wv = weights
+            if not keep.all():
+                v, wv = v[keep], (None if weights is None else weights[keep])
+            if v.size == 0:
+                continue
+            q1, median, q3, low, high = _order_stats(v, wv)
         spread = _spread(q1, q3, low, high, median)
         s = 1.0 if 2.0**-BAND <= spread <= 2.0**BAND else float(_pow2(np.array(spread)))
         if low == high:  # constant: its value is the location (z = 0 exactly)
@@ -258,18 +279,36 @@ class FarRows:
                        self.far[:, columns])
 
 
-def within(Z: np.ndarray) -> float:
-    """max |z| over the non-missing entries of Z (0 for none), by two reductions that
-    skip NaN and build no temporary: the common-path test for far rows."""
+def scan(Z: np.ndarray) -> tuple[float, bool]:
+    """(max |z| over the non-missing entries of Z (0 for none), whether Z holds no NaN).
+
+    Two reductions that build no temporary: NaN-propagating maximum and minimum, whose
+    finite results also show that Z has no NaN (the families' missing-value check then
+    needs no pass of its own, see :func:`bayesgen.missing.known_complete`); with NaN,
+    two more that skip it.
+    """
     if Z.size == 0:
-        return 0.0
-    high, low = np.fmax.reduce(Z, axis=None), np.fmin.reduce(Z, axis=None)
-    return float(np.fmax(np.fmax(high, -low), 0.0))
+        return 0.0, True
+    high, low = np.maximum.reduce(Z, axis=None), np.minimum.reduce(Z, axis=None)
+    complete = not (np.isnan(high) or np.isnan(low))
+    if not complete:
+        high, low = np.fmax.reduce(Z, axis=None), np.fmin.reduce(Z, axis=None)
+    return float(np.fmax(np.fmax(high, -low), 0.0)), complete
 
 
-def split(frame: Frame | None, X: np.ndarray, Z: np.ndarray) -> FarRows | None:
-    """The far rows of X (user units) with internal coordinates Z, or None if none."""
-    if frame is None or not frame.real.any() or not within(Z) > FAR:
+def within(Z: np.ndarray) -> float:
+    """max |z| over the non-missing entries of Z (0 for none): :func:`scan`'s first
+    value, the common-path test for far rows."""
+    return scan(Z)[0]
+
+
+def split(frame: Frame | None, X: np.ndarray, Z: np.ndarray,
+          extent: float | None = None) -> FarRows | None:
+    """The far rows of X (user units) with internal coordinates Z, or None if none;
+    ``extent``: ``within(Z)`` when the caller has it."""
+    if frame is None or not frame.real.any():
+        return None
+    if not (within(Z) if extent is None else extent) > FAR:
         return None
     with np.errstate(invalid="ignore"):
         far = (np.abs(Z) > FAR) & frame.real  # NaN (a missing value) is not far

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen import missing, posterior
-from bayesgen.frame import Frame, check_finite_user, choose, far_scores, split, within
+from bayesgen.frame import Frame, check_finite_user, choose, far_scores, scan, split
 from bayesgen.predict import fast_logsumexp, log_mean_exp
 
 #: |z| of a training value beyond which the statistics would overflow (squares ~1e240)
@@ -56,7 +56,9 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
     frame = choose(X[::step], real, w[::step])
     Z = frame.internal(X)
     bad = np.zeros(0, dtype=int)
-    if within(Z) > _FIT_LIMIT:  # one reduction, no temporaries, on the common path
+    extent, complete = scan(Z)  # two reductions, no temporaries, on the common path
+    missing.note_scan(Z, complete)  # the statistics' NaN check of Z needs no pass
+    if extent > _FIT_LIMIT:
         with np.errstate(invalid="ignore"):
             bad = np.flatnonzero((np.abs(Z) > _FIT_LIMIT).any(axis=0) & real)
     if bad.size:
@@ -134,9 +136,15 @@ def point_params(estimator) -> dict:
 
 # ---------------------------------------------------------------- scoring
 def _split_rows(estimator, X: np.ndarray):
-    """Internal Z, the far rows (or None) and the boolean mask of the other rows."""
+    """Internal Z, the far rows (or None) and the boolean mask of the other rows; the
+    far-row scan of Z also records, in the caller's :func:`missing.scan_scope`,
+    whether Z holds NaN."""
     Z = internal(estimator, X)
-    far = split(_frame(estimator), X, Z) if hasattr(estimator.family_, "far_terms") else None
+    far, frame = None, _frame(estimator)
+    if hasattr(estimator.family_, "far_terms") and frame is not None and frame.real.any():
+        extent, complete = scan(Z)
+        missing.note_scan(Z, complete)
+        far = split(frame, X, Z, extent)
     near = np.ones(X.shape[0], dtype=bool)
     if far is not None:
         near[far.rows] = False
@@ -154,12 +162,17 @@ def raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     log mean_s p(x, y=k | theta_s). Joint densities subtract the Jacobian so that they
     are densities of x.
     """
+    with missing.scan_scope():  # Z is checked for NaN once
+        return _raw_scores(estimator, X, full)
+
+
+def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     Z, far, near = _split_rows(estimator, X)
     family, jac = estimator.family_, _jacobian(estimator, Z)
-    out = np.empty((X.shape[0], estimator.classes_.size))
     if near.all():
-        out[:] = _near_scores(estimator, Z, full, jac)
-    elif near.any():
+        return _near_scores(estimator, Z, full, jac)
+    out = np.empty((X.shape[0], estimator.classes_.size))
+    if near.any():
         out[near] = _near_scores(estimator, Z[near], full, _rows(jac, near))
     if far is None:
         return out

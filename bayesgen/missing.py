@@ -27,6 +27,9 @@ checks.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -38,18 +41,67 @@ def _values(X: Any) -> np.ndarray:
     return _sparse.values(X)
 
 
+#: within a :func:`scan_scope`: id -> (array, whether it holds no NaN), for the arrays
+#: scanned in the scope (the entries keep the arrays alive, so no id is reused)
+_SCANNED: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "bayesgen_scanned", default=None
+)
+
+
+@contextlib.contextmanager
+def scan_scope() -> Iterator[None]:
+    """Remember, until the block ends, which arrays :func:`has_missing`,
+    :func:`check_infinite` and :func:`note_scan` have found with or without NaN, so
+    that a later check of the same object inside the block costs no pass over it.
+
+    One fit's or one prediction's validation, frame and statistics check the same X
+    (and its internal coordinates Z) several times; each check is a full memory pass.
+    The scope is local to the thread or task (``contextvars``); nested scopes share
+    the outer one. Only code that does not write NaN into the scanned arrays may run
+    inside (bayesgen's own fit and scoring paths, which build new arrays).
+    """
+    if _SCANNED.get() is not None:
+        yield
+        return
+    token = _SCANNED.set({})
+    try:
+        yield
+    finally:
+        _SCANNED.reset(token)
+
+
+def note_scan(X: Any, complete: bool) -> None:
+    """Record, inside a :func:`scan_scope`, that X holds no NaN (``complete``) or some."""
+    scanned = _SCANNED.get()
+    if scanned is not None:
+        scanned[id(X)] = (X, complete)
+
+
+def _known(X: Any) -> bool | None:
+    """Whether X is complete, if scanned in the current scope; None if unknown."""
+    scanned = _SCANNED.get()
+    entry = None if scanned is None else scanned.get(id(X))
+    return None if entry is None or entry[0] is not X else entry[1]
+
+
 def has_missing(X: Any) -> bool:
     """Whether X (dense, or the stored values of sparse X) holds NaN.
 
     One reduction without a temporary on the common path (a finite sum means no NaN);
-    an ``isnan`` pass only when the sum is not finite.
+    an ``isnan`` pass only when the sum is not finite; no pass for an array already
+    scanned inside the current :func:`scan_scope`.
     """
+    known = _known(X)
+    if known is not None:
+        return not known
     values = _values(X)
     if values.size == 0 or values.dtype.kind != "f":
         return False
     with np.errstate(over="ignore", invalid="ignore"):
         total = np.add.reduce(values, axis=None)
-    return not np.isfinite(total) and bool(np.isnan(values).any())
+    found = not np.isfinite(total) and bool(np.isnan(values).any())
+    note_scan(X, not found)
+    return found
 
 
 def mask(X: Any):
@@ -186,7 +238,10 @@ def check_infinite(X: Any, who: str) -> None:
         return
     with np.errstate(over="ignore", invalid="ignore"):
         total = np.add.reduce(values, axis=None)
-    if np.isfinite(total) or not np.isinf(values).any():
+    if np.isfinite(total):
+        note_scan(X, True)  # a finite sum: no NaN either
+        return
+    if not np.isinf(values).any():
         return
     raise ValueError(
         f"Input X contains infinity; {who} does not support infinite values (NaN, "
@@ -245,13 +300,6 @@ def require_observed(observed: np.ndarray, labels, who: str, minimum: float = 0.
 
 
 # ------------------------------------------------------------ entry points
-def finite_policy(fused: bool):
-    """scikit-learn's ``ensure_all_finite`` for ``validate_data``: ``"allow-nan"``
-    (NaN is a missing value, infinity an error), or False when the family's support
-    check scans X itself (count families; see ``support_check_rejects_nan``)."""
-    return False if fused else "allow-nan"
-
-
 def check_X(estimator, family, X: Any, method: str, *, reset: bool = False) -> Any:
     """The family's support checks (:meth:`check_X`) after the missing-value ones: the
     guard (:func:`check_supported`) and, at fit (``reset``), all-missing columns."""

@@ -67,21 +67,29 @@ def validate_rows(estimator, X: Any, y: Any, *, reset: bool, whole: bool = True)
     after DataFrames are read column by column (:mod:`bayesgen._tables`)."""
     X = _tables.to_numeric(estimator, X, reset=reset, grow=True, whole=whole)
     y = check_label_sequence(y)
-    finite = missing.finite_policy(estimator._fused_finite_check())
-    with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
-        return validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=finite,
-                             reset=reset, **_sparse.validate_kwargs(estimator, X))
+    X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False,
+                         reset=reset, **_sparse.validate_kwargs(estimator, X))
+    _check_infinite(estimator, X)
+    return X, y
+
+
+def _check_infinite(estimator, X: Any) -> None:
+    """Infinity is an error, NaN a missing value: one pass over X
+    (:func:`bayesgen.missing.check_infinite`, which also records a complete X for the
+    missing-value checks of the same call), unless the family's support check scans X
+    itself (count families, ``support_check_rejects_nan``)."""
+    if not estimator._fused_finite_check():
+        missing.check_infinite(X, type(estimator).__name__)
 
 
 def validate_predict(estimator, X: Any) -> Any:
     """Rows to predict: DataFrames read column by column, scikit-learn's checks (NaN
     allowed: a missing value, see :mod:`bayesgen.missing`), the missing-value guard and
     the family's support checks."""
-    finite = missing.finite_policy(estimator._fused_finite_check())
     X = _tables.to_numeric(estimator, X, reset=False)
-    with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn sums X (1e308)
-        X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=finite,
-                          **_sparse.validate_kwargs(estimator, X))
+    X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
+                      **_sparse.validate_kwargs(estimator, X))
+    _check_infinite(estimator, X)
     return missing.check_X(estimator, estimator.family_, X, estimator.method)
 
 
@@ -105,6 +113,14 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     are the labelled rows', and the others are returned in ``batch.unlabeled``; with
     ``classes`` given (``partial_fit``, Dask) they are a ``ValueError``.
     """
+    with missing.scan_scope():  # X and Z are checked for NaN once each
+        return _read_batch(estimator, X, y, sample_weight, method, classes=classes,
+                           reset=reset, frame_rows=frame_rows, whole=whole)
+
+
+def _read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
+                classes: np.ndarray | None, reset: bool, frame_rows: int | None,
+                whole: bool):
     y, unlabeled = semi.split_labels(y, getattr(estimator, "unlabeled", None))
     if classes is not None:
         semi.reject_streaming(unlabeled, f"{type(estimator).__name__}.partial_fit")

@@ -310,7 +310,8 @@ class MVNFamily:
             MA = mu @ A  # (..., K, d)
             with one_blas_thread():  # (n, d) x (d, K): memory-bound, see bayesgen._threads
                 scores = X @ (A @ _swap(MA))
-            return scores - 0.5 * np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
+            scores -= 0.5 * np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
+            return scores
         out, logdet = mahalanobis(X, mu, cov, tied=self.tied)
         out += logdet[..., None, :]
         if full:

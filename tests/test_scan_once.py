@@ -1,0 +1,98 @@
+"""One pass per array for the NaN checks of a fit or a prediction
+(:func:`bayesgen.missing.scan_scope`), and the frame's order statistics computed for
+all columns at once (:func:`bayesgen.frame._unit_order_stats`): the same results as
+the column-by-column path, and no stale answer once the call is over."""
+
+import numpy as np
+import pytest
+
+import bayesgen as bg
+from bayesgen import frame, missing
+
+
+def _frame_both_ways(X, real, w):
+    fast = frame.choose(X, real, w)
+    original = frame._unit_order_stats
+    frame._unit_order_stats = lambda V, w: None
+    try:
+        slow = frame.choose(X, real, w)
+    finally:
+        frame._unit_order_stats = original
+    return fast, slow
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_all_columns_at_once_choose_the_same_frame(seed):
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(1, 400)), int(rng.integers(1, 6))
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-8, 9, size=d)
+    X += rng.choice([0.0, 1.7e9, -3e4], size=d)  # offsets like timestamps
+    if seed % 3 == 0:
+        X = np.round(X)  # ties
+    if seed % 5 == 0:
+        X[:, 0] = 7.0  # a constant column
+    real = rng.random(d) < 0.8
+    fast, slow = _frame_both_ways(X, real, np.ones(n))
+    np.testing.assert_array_equal(fast.loc, slow.loc)
+    np.testing.assert_array_equal(fast.scale, slow.scale)
+
+
+def test_order_stats_fall_back_with_nan_or_weights():
+    X = np.arange(20.0).reshape(10, 2)
+    assert frame._unit_order_stats(X, np.ones(10)) is not None
+    X[3, 1] = np.nan
+    assert frame._unit_order_stats(X, np.ones(10)) is None  # column by column, NaN skipped
+    assert frame._unit_order_stats(X[:, :1], np.full(10, 2.0)) is None  # weighted quantiles
+    fast, slow = _frame_both_ways(X, np.ones(2, bool), np.ones(10))
+    np.testing.assert_array_equal(fast.loc, slow.loc)
+    np.testing.assert_array_equal(fast.scale, slow.scale)
+
+
+def test_scope_answers_from_the_first_scan_only_inside_it():
+    X = np.ones((5, 3))
+    with missing.scan_scope():
+        assert not missing.has_missing(X)  # scanned and recorded complete
+        X[0, 0] = np.nan  # (bayesgen's own code never does this inside a scope)
+        assert not missing.has_missing(X)  # the recorded answer, no second pass
+        Y = X.copy()
+        assert missing.has_missing(Y)  # another object: scanned
+    assert missing.has_missing(X)  # outside the scope: scanned again
+    missing.note_scan(X, True)  # no scope: nothing recorded
+    assert missing.has_missing(X)
+
+
+def test_scan_reports_nan_and_extent():
+    Z = np.array([[1.0, -3.0], [2.0, 0.5]])
+    assert frame.scan(Z) == (3.0, True)
+    Z[1, 1] = np.nan
+    assert frame.scan(Z) == (3.0, False)
+    assert frame.scan(np.full((2, 2), np.nan)) == (0.0, False)
+
+
+@pytest.mark.parametrize("Estimator", [bg.LDA, bg.QDA, bg.GaussianNB])
+def test_nan_written_in_place_after_fit_is_seen_at_predict(Estimator):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3)) + 1e9  # a frame with an offset
+    y = np.repeat([0, 1], 100)
+    X[y == 1] += 1.0
+    clf = Estimator(method="map").fit(X, y)
+    first = clf.predict_proba(X)
+    X[0, 1] = np.nan  # the user's own array, edited in place between calls
+    proba = clf.predict_proba(X)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba, clf.predict_proba(X.copy()), rtol=0, atol=0)
+    assert not np.allclose(proba[0], first[0], rtol=1e-12, atol=0)  # integrated out
+    np.testing.assert_allclose(proba[1:], first[1:], rtol=1e-12, atol=1e-15)  # other path
+
+
+@pytest.mark.parametrize("Estimator", [bg.LDA, bg.QDA, bg.GaussianNB, bg.KernelNB])
+def test_infinity_is_a_named_error_at_fit_and_predict(Estimator):
+    X = np.random.default_rng(1).standard_normal((40, 2))
+    y = np.repeat([0, 1], 20)
+    bad = X.copy()
+    bad[3, 1] = np.inf
+    with pytest.raises(ValueError, match=f"infinity; {Estimator.__name__}"):
+        Estimator().fit(bad, y)
+    clf = Estimator().fit(X, y)
+    with pytest.raises(ValueError, match=f"infinity; {Estimator.__name__}"):
+        clf.predict_proba(bad)
