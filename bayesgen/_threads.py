@@ -1,4 +1,5 @@
-"""BLAS threads for loops of small matrix products.
+"""BLAS threads for loops of small matrix products; a shared pool for passes over
+large arrays.
 
 A threaded BLAS call synchronises its threads; for a product of a few megaflops that
 costs more than it saves, and on a machine whose cores are busy with other processes
@@ -7,14 +8,27 @@ statistics of :mod:`bayesgen.families._class_moments`, 150 products of 2048 x 30
 blocks, took 2.2 s of CPU with OpenBLAS's two threads and 0.06 s with one while other
 processes kept the load average at 10). Loops of small products therefore run with one
 BLAS thread; single large products keep the user's setting.
+
+Passes over a large array that NumPy runs without the GIL (reductions, gathers and
+small products) are instead split between the cores by :func:`reduce_rows` and
+:func:`map_tasks`: independent tasks with no barrier between them, so a busy core
+delays only its own share.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+import numpy as np
+
 _CONTROLLER: Any = None
+_POOL: ThreadPoolExecutor | None = None
+#: arrays smaller than this (entries) are reduced in one call: threads cost ~50 us
+PARALLEL_MIN_SIZE = 2**21
 
 
 def one_blas_thread() -> AbstractContextManager:
@@ -32,3 +46,55 @@ def one_blas_thread() -> AbstractContextManager:
     if _CONTROLLER is False:
         return nullcontext()
     return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def workers() -> int:
+    """Threads of the shared pool: the cores, at most 8."""
+    return min(os.cpu_count() or 1, 8)
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="bayesgen")
+    return _POOL
+
+
+def map_tasks(fn: Callable[[Any], Any], items: Iterable[Any], *,
+              parallel: bool = True) -> list:
+    """``[fn(item) for item in items]``, over the shared pool when ``parallel`` and
+    there are several cores (``fn`` must be thread-safe; exceptions propagate)."""
+    items = list(items)
+    if not parallel or workers() < 2 or len(items) < 2:
+        return [fn(item) for item in items]
+    return list(_pool().map(fn, items))
+
+
+def reduce_rows(ufunc: np.ufunc, X: np.ndarray):
+    """``ufunc.reduce(X, axis=None)`` for a 2-d X, large ones split by rows over the
+    cores (NumPy reduces without the GIL): maximum and minimum are exact, sums are
+    summed in another order (use them only as finiteness tests)."""
+    if X.size < PARALLEL_MIN_SIZE or X.ndim != 2 or workers() < 2:
+        return ufunc.reduce(X, axis=None)
+    bounds = np.linspace(0, X.shape[0], workers() + 1).astype(int)
+    parts = map_tasks(lambda i: ufunc.reduce(X[bounds[i] : bounds[i + 1]], axis=None),
+                      range(workers()))
+    return ufunc.reduce(np.asarray(parts), axis=None)
+
+
+def over_row_blocks(fn: Callable[[int, int], None], n_rows: int, *, size: int,
+                    block: int = 8192) -> None:
+    """Call ``fn(start, stop)`` for consecutive row ranges of at most ``block`` rows
+    covering ``range(n_rows)``, over the cores when the array has ``size`` >=
+    :data:`PARALLEL_MIN_SIZE` entries (each thread takes one run of consecutive
+    ranges). ``fn`` writes its own rows only (in-place NumPy work on row slices of
+    (n, K) arrays fits the cache and releases the GIL)."""
+    starts = list(range(0, n_rows, block))
+    n_chunks = workers() if size >= PARALLEL_MIN_SIZE else 1
+    edges = np.linspace(0, len(starts), n_chunks + 1).astype(int)
+
+    def run(c: int) -> None:
+        for start in starts[edges[c] : edges[c + 1]]:
+            fn(start, min(start + block, n_rows))
+
+    map_tasks(run, range(n_chunks))

@@ -8,8 +8,6 @@ here so that families only call them.
 from __future__ import annotations
 
 import numbers
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -272,33 +270,31 @@ def check_loss(loss: Any, n_classes: int) -> np.ndarray | None:
     return L
 
 
-def check_finite(X: np.ndarray, estimator_name: str) -> None:
+def check_finite(X: np.ndarray, estimator_name: str) -> bool:
     """Raise ``ValueError`` if X holds infinity (one pass, no temporaries on the common
-    path). NaN is a missing value (:mod:`bayesgen.missing`) and passes."""
-    total = np.add.reduce(X, axis=None)
-    if not np.isfinite(total) and np.isinf(X).any():
+    path). NaN is a missing value (:mod:`bayesgen.missing`) and passes. Returns
+    whether the sum of X is finite (then X holds no NaN either)."""
+    from bayesgen._threads import reduce_rows
+
+    with np.errstate(over="ignore", invalid="ignore"):  # finite values may sum to inf
+        total = reduce_rows(np.add, X)
+    if np.isfinite(total):
+        return True
+    if np.isinf(X).any():
         raise ValueError(
             f"Input X contains infinity; {estimator_name} does not support infinite "
             "values (NaN, None or NA mark a missing value). Replace or drop them first."
         )
-
-
-_POOL: ThreadPoolExecutor | None = None
+    return False
 
 
 def _min(X: np.ndarray) -> float:
     """``X.min()``; large arrays are split by rows over the available cores (numpy
     releases the GIL in reductions), which roughly halves this pass over memory on
     two cores. NaN propagates through the minimum either way."""
-    global _POOL
-    workers = min(os.cpu_count() or 1, 8)
-    if X.size < 2**21 or workers < 2 or X.ndim != 2:
-        return X.min()
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=workers)
-    blocks = np.array_split(np.arange(X.shape[0]), workers)
-    mins = list(_POOL.map(lambda rows: X[rows[0] : rows[-1] + 1].min(), blocks))
-    return np.min(mins)
+    from bayesgen._threads import reduce_rows
+
+    return reduce_rows(np.minimum, X)
 
 
 def _stored_values(X: Any) -> np.ndarray:

@@ -43,6 +43,10 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen._order_stats import order_stats as _order_stats
+from bayesgen._order_stats import unit_order_stats as _unit_order_stats
+from bayesgen._threads import reduce_rows
+
 #: |z| above which a row is evaluated in the split form t u + z_N (2^52: beyond it the
 #: class means no longer change z - mu in float64)
 FAR = 2.0**52
@@ -136,54 +140,6 @@ def _pow2(value: np.ndarray) -> np.ndarray:
     return np.ldexp(1.0, np.clip(expo, -1074, 1023))  # within the float range
 
 
-#: the quantiles of a column: lower quartile, median, upper quartile
-_QUARTILES = np.array([0.25, 0.5, 0.75])
-
-
-def _unit_index(q: float, n: int) -> int:
-    """The position in sorted order that ``np.quantile(v, q, method="inverted_cdf",
-    weights=ones)`` takes: the first i with fl((i + 1) / n) >= q, fl the float64
-    rounding numpy's normalised cumulative sum of unit weights carries."""
-    i = min(max(int(np.ceil(q * n)) - 1, 0), n - 1)
-    while i > 0 and i / n >= q:
-        i -= 1
-    while i < n - 1 and (i + 1) / n < q:
-        i += 1
-    return i
-
-
-def _order_stats(v: np.ndarray, w: np.ndarray | None) -> tuple[float, ...]:
-    """(q1, median, q3, min, max) of the finite values v (m,) >= 1, inverted-CDF
-    quantiles weighted by w (integer weights act as repeated rows).
-
-    Unit weights (``sample_weight=None``) select the same order statistics as the
-    weighted rule, by one ``np.partition`` (O(m)) instead of a sort per quantile.
-    """
-    if w is not None and np.all(w == 1.0):
-        kth = sorted({0, v.size - 1, *(_unit_index(q, v.size) for q in _QUARTILES)})
-        part = np.partition(v, kth)
-        q1, med, q3 = (part[_unit_index(q, v.size)] for q in _QUARTILES)
-        return float(q1), float(med), float(q3), float(part[0]), float(part[-1])
-    q1, med, q3 = np.quantile(v, _QUARTILES, method="inverted_cdf", weights=w)
-    return float(q1), float(med), float(q3), float(v.min()), float(v.max())
-
-
-def _unit_order_stats(V: np.ndarray, w: np.ndarray | None) -> np.ndarray | None:
-    """(q1, median, q3, min, max) of every column of V (m, p), (5, p), as
-    :func:`_order_stats` gives them, by one in-place sort of the transposed copy
-    (contiguous rows, one call for all columns); None unless there are weights, all 1,
-    and every entry is finite (then the columns are done one by one)."""
-    m = V.shape[0]
-    if m == 0 or V.shape[1] == 0 or w is None or not np.all(w == 1.0):
-        return None
-    rows = np.ascontiguousarray(V.T, dtype=np.float64)
-    if not np.isfinite(np.add.reduce(rows, axis=None)) and not np.isfinite(rows).all():
-        return None
-    index = [_unit_index(q, m) for q in _QUARTILES]
-    rows.sort(axis=1)  # NumPy's SIMD sort: 2x faster than a partition at five kth
-    return rows[:, [*index, 0, m - 1]].T
-
-
 def _spread(q1: float, q3: float, low: float, high: float, median: float) -> float:
     """Robust spread of one column from its quartiles, extremes and median, finite and
     > 0 (see the module docstring)."""
@@ -213,7 +169,7 @@ def choose(X: np.ndarray, real: np.ndarray, w: np.ndarray | None = None) -> Fram
     if weights is not None and not positive.all():  # rows of weight 0 are ignored
         rows, weights = X[positive], weights[positive]
     columns = np.flatnonzero(real)
-    stats = _unit_order_stats(rows[:, columns], weights)
+    stats = _unit_order_stats(rows if columns.size == d else rows[:, columns], weights)
     for i, j in enumerate(columns):
         if stats is not None:
             q1, median, q3, low, high = stats[:, i]
@@ -282,17 +238,18 @@ class FarRows:
 def scan(Z: np.ndarray) -> tuple[float, bool]:
     """(max |z| over the non-missing entries of Z (0 for none), whether Z holds no NaN).
 
-    Two reductions that build no temporary: NaN-propagating maximum and minimum, whose
-    finite results also show that Z has no NaN (the families' missing-value check then
-    needs no pass of its own, see :func:`bayesgen.missing.known_complete`); with NaN,
-    two more that skip it.
+    Two reductions that build no temporary (split over the cores for large Z):
+    NaN-propagating maximum and minimum, whose finite results also show that Z has no
+    NaN (recorded by the caller, the families' missing-value checks of Z then need no
+    pass of their own, see :func:`bayesgen.missing.scan_scope`); with NaN, two more
+    that skip it.
     """
     if Z.size == 0:
         return 0.0, True
-    high, low = np.maximum.reduce(Z, axis=None), np.minimum.reduce(Z, axis=None)
+    high, low = reduce_rows(np.maximum, Z), reduce_rows(np.minimum, Z)
     complete = not (np.isnan(high) or np.isnan(low))
     if not complete:
-        high, low = np.fmax.reduce(Z, axis=None), np.fmin.reduce(Z, axis=None)
+        high, low = reduce_rows(np.fmax, Z), reduce_rows(np.fmin, Z)
     return float(np.fmax(np.fmax(high, -low), 0.0)), complete
 
 

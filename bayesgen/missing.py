@@ -232,21 +232,15 @@ def check_supported(family, X: Any, who: str) -> None:
 
 def check_infinite(X: Any, who: str) -> None:
     """``ValueError`` if X (stored values of sparse X) holds +-infinity; NaN is a
-    missing value and allowed."""
+    missing value and allowed. A finite sum (the common path, one pass) also shows
+    that X holds no NaN, which is recorded for :func:`has_missing` (:func:`note_scan`)."""
+    from bayesgen._validation import check_finite
+
     values = _values(X)
     if values.size == 0 or values.dtype.kind != "f":
         return
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = np.add.reduce(values, axis=None)
-    if np.isfinite(total):
-        note_scan(X, True)  # a finite sum: no NaN either
-        return
-    if not np.isinf(values).any():
-        return
-    raise ValueError(
-        f"Input X contains infinity; {who} does not support infinite values (NaN, "
-        "None or NA mark a missing value). Replace or drop them first."
-    )
+    if check_finite(values, who):
+        note_scan(X, True)
 
 
 def check_columns(X: Any, names: Any, who: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from bayesgen._threads import over_row_blocks
 from bayesgen.exceptions import DataWarning, warn
 
 #: |log-sum-exp| above which normalise() takes a second pass (rounding of huge scores)
@@ -66,7 +67,8 @@ def normalised_proba(log_joint: np.ndarray, log_prior: np.ndarray, who: str) -> 
     probabilities are ``e / sum(e)`` with ``e = exp(log_joint - row max)``: one
     ``exp`` pass instead of two, and no cancellation against a huge log-sum-exp (so no
     second pass is needed). Otherwise (rows impossible under every class, NaN, +inf,
-    many classes) :func:`normalise` decides, with its warning or error.
+    many classes) :func:`normalise` decides, with its warning or error. ``log_joint``
+    is consumed: an array that owns its data may be overwritten.
     """
     n, K = log_joint.shape
     if K > _COLUMN_LOOP_MAX or n < 4 * K:
@@ -74,9 +76,17 @@ def normalised_proba(log_joint: np.ndarray, log_prior: np.ndarray, who: str) -> 
     m = _row_max(log_joint)
     if not np.isfinite(np.add.reduce(m)):  # -inf, +inf or NaN somewhere: the full path
         return np.exp(normalise(log_joint, log_prior, who))
-    proba = log_joint - m[:, None]
-    np.exp(proba, out=proba)
-    proba /= _row_sum(proba)[:, None]
+    # fresh scores (a writeable array of their own) are overwritten: no (n, K) temporary
+    own = log_joint.flags.owndata and log_joint.flags.writeable
+    proba = log_joint if own else log_joint.copy()
+
+    def rows(start: int, stop: int) -> None:  # in cache, rows split over the cores
+        block = proba[start:stop]
+        block -= m[start:stop, None]
+        np.exp(block, out=block)
+        block /= _row_sum(block)[:, None]
+
+    over_row_blocks(rows, n, size=proba.size * 4)  # four passes over the scores
     return proba
 
 

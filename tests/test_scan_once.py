@@ -96,3 +96,22 @@ def test_infinity_is_a_named_error_at_fit_and_predict(Estimator):
     clf = Estimator().fit(X, y)
     with pytest.raises(ValueError, match=f"infinity; {Estimator.__name__}"):
         clf.predict_proba(bad)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("Estimator", [bg.LDA, bg.QDA, bg.GaussianNB, bg.KernelNB])
+def test_fit_and_predict_leave_the_users_array_untouched(order, Estimator):
+    """The frame's order statistics partition a copy, whatever the memory layout of X
+    (a Fortran-ordered X transposes to a C-contiguous view, which must not be reused)."""
+    rng = np.random.default_rng(2)
+    X = np.asarray(rng.standard_normal((300, 3)) * [1.0, 50.0, 1e-3] + [0.0, 1e6, 5.0],
+                   order=order)
+    y = np.repeat([0, 1, 2], 100)
+    before = X.copy()
+    clf = Estimator(method="map").fit(X, y)
+    np.testing.assert_array_equal(X, before)
+    clf.predict_proba(X)
+    np.testing.assert_array_equal(X, before)
+    reference = Estimator(method="map").fit(np.ascontiguousarray(before), y)
+    np.testing.assert_allclose(clf.predict_proba(X), reference.predict_proba(before),
+                               rtol=1e-12, atol=1e-15)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesgen._threads import one_blas_thread
+from bayesgen._threads import PARALLEL_MIN_SIZE, map_tasks, one_blas_thread, workers
 
 #: rows per block: BLOCK_ROWS x d float64 stays within a core's cache for d ~ 30
 BLOCK_ROWS = 2048
@@ -54,35 +54,42 @@ def class_moments(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, *
     m2 = np.zeros((n_classes, d, d) if full else (n_classes, d))
     unit = bool(np.all(w == 1.0))
     order, bounds = class_order(y, n_classes)
-    buffer = np.empty((min(BLOCK_ROWS, X.shape[0]), d))
+    blocks = [(k, start, min(start + BLOCK_ROWS, bounds[k + 1]))
+              for k in range(n_classes) for start in range(bounds[k], bounds[k + 1], BLOCK_ROWS)]
+    n_chunks = workers() if X.size >= PARALLEL_MIN_SIZE else 1
+    edges = np.linspace(0, len(blocks), n_chunks + 1).astype(int)
+    rows = min(BLOCK_ROWS, X.shape[0])
+
+    def chunk(c: int) -> list:  # consecutive blocks with their own buffer (one thread)
+        buffer = np.empty((rows, d))
+        return [_block(X, w, order[a:b], unit, full, buffer)
+                for _, a, b in blocks[edges[c] : edges[c + 1]]]
+
     with one_blas_thread():  # many small products (see bayesgen._threads)
-        _blocks(X, w, order, bounds, unit, full, buffer, count, mean, m2)
+        results = [r for part in map_tasks(chunk, range(n_chunks)) for r in part]
+    for (k, _, _), result in zip(blocks, results, strict=True):  # in order: deterministic
+        if result is not None:
+            _merge_into(k, count, mean, m2, *result)
     return count, mean, m2
 
 
-def _blocks(X: np.ndarray, w: np.ndarray, order: np.ndarray, bounds: np.ndarray,
-            unit: bool, full: bool, buffer: np.ndarray, count: np.ndarray,
-            mean: np.ndarray, m2: np.ndarray) -> None:
-    """Accumulate every class's blocks into count, mean and m2 (in place); ``unit``:
-    all weights are 1 (plain sums, and ``Xb.T @ Xb``, a symmetric rank-k update)."""
-    ones = np.ones(buffer.shape[0])
-    for k in range(count.shape[0]):
-        for start in range(bounds[k], bounds[k + 1], BLOCK_ROWS):
-            rows = order[start : min(start + BLOCK_ROWS, bounds[k + 1])]
-            Xb = np.take(X, rows, axis=0, out=buffer[: rows.size])
-            if unit:  # column sums as a BLAS product: 4x faster than sum(axis=0)
-                nb, mb = float(rows.size), (ones[: rows.size] @ Xb) / rows.size
-                Xb -= mb
-                Mb = Xb.T @ Xb if full else np.einsum("nj,nj->j", Xb, Xb)
-            else:
-                wb = w[rows]
-                nb = float(wb.sum())
-                if not nb > 0:
-                    continue
-                mb = (wb @ Xb) / nb
-                Xb -= mb
-                Mb = (Xb.T * wb) @ Xb if full else wb @ (Xb * Xb)
-            _merge_into(k, count, mean, m2, nb, mb, Mb)
+def _block(X: np.ndarray, w: np.ndarray, rows: np.ndarray, unit: bool, full: bool,
+           buffer: np.ndarray) -> tuple | None:
+    """Weight, mean and centred moments (nb, mb, Mb) of the rows ``rows`` of X, or None
+    when they have no weight; ``unit``: all weights are 1 (plain sums, and
+    ``Xb.T @ Xb``, a symmetric rank-k update)."""
+    Xb = np.take(X, rows, axis=0, out=buffer[: rows.size])
+    if unit:
+        nb, mb = float(rows.size), Xb.sum(axis=0) / rows.size  # pairwise summation
+        Xb -= mb
+        return nb, mb, (Xb.T @ Xb if full else np.einsum("nj,nj->j", Xb, Xb))
+    wb = w[rows]
+    nb = float(wb.sum())
+    if not nb > 0:
+        return None
+    mb = (wb @ Xb) / nb
+    Xb -= mb
+    return nb, mb, ((Xb.T * wb) @ Xb if full else wb @ (Xb * Xb))
 
 
 def _merge_into(k: int, count: np.ndarray, mean: np.ndarray, m2: np.ndarray,

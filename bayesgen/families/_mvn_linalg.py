@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen._threads import one_blas_thread, over_row_blocks
+
 # Elements per temporary block in the QDA log-likelihood (8 MB of float64).
 _BLOCK = 2**20
 
@@ -97,6 +99,27 @@ def _qda_mahalanobis(Xc: np.ndarray, mc: np.ndarray, A: np.ndarray) -> np.ndarra
         np.square(Z, out=Z)
         np.sum(Z.reshape(*Z.shape[:-1], n_classes, d), axis=-1, out=out[..., start:stop, :])
     return out
+
+
+def linear_scores(X: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """LDA's linear discriminants ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2``,
+    (..., n, K), as ``x^T W - ||mu_k^T A||^2 / 2`` with ``W = A (mu A)^T`` (d, K) and
+    A = L^-T: one (n, d) x (d, K) product. Point estimates (2-d mu): blocks of rows
+    split over the cores with one BLAS thread each (see :mod:`bayesgen._threads`)."""
+    A, _ = _whiten(cov)
+    MA = mu @ A  # (..., K, d)
+    W, bias = A @ _swap(MA), -0.5 * np.einsum("...kd,...kd->...k", MA, MA)
+    if W.ndim > 2:  # posterior draws
+        return X @ W + bias[..., None, :]
+    scores = np.empty((X.shape[0], W.shape[1]))
+
+    def rows(start: int, stop: int) -> None:
+        np.matmul(X[start:stop], W, out=scores[start:stop])
+        scores[start:stop] += bias
+
+    with one_blas_thread():
+        over_row_blocks(rows, X.shape[0], size=X.size)
+    return scores
 
 
 def mahalanobis(X: np.ndarray, mu: np.ndarray, cov: np.ndarray, *, tied: bool):

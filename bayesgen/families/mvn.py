@@ -42,12 +42,17 @@ from typing import Any
 import numpy as np
 
 from bayesgen import missing
-from bayesgen._threads import one_blas_thread
 from bayesgen.families import _far, _mvn_em, _mvn_linalg, _mvn_missing
 from bayesgen.families import _gaussian_stats as gstats
 from bayesgen.families._far import attach_frame, user_to_internal
 from bayesgen.families._mvn_checks import complete_mle, draw_niw, resolve_cov_prior, sample_rows
-from bayesgen.families._mvn_linalg import _cholesky, _scalar, _swap, _whiten, mahalanobis
+from bayesgen.families._mvn_linalg import (
+    _cholesky,
+    _scalar,
+    _swap,
+    linear_scores,
+    mahalanobis,
+)
 
 LOG_2PI = np.log(2.0 * np.pi)
 #: covariance priors of the PyMC models (model_ and method="mcmc")
@@ -306,12 +311,7 @@ class MVNFamily:
         mu, cov = params["mu"], params["cov"]
         d = mu.shape[-1]
         if self.tied and not full:
-            A, _ = _whiten(cov)
-            MA = mu @ A  # (..., K, d)
-            with one_blas_thread():  # (n, d) x (d, K): memory-bound, see bayesgen._threads
-                scores = X @ (A @ _swap(MA))
-            scores -= 0.5 * np.einsum("...kd,...kd->...k", MA, MA)[..., None, :]
-            return scores
+            return linear_scores(X, mu, cov)
         out, logdet = mahalanobis(X, mu, cov, tied=self.tied)
         out += logdet[..., None, :]
         if full:
