@@ -33,12 +33,7 @@ from bayesgen import (
 )
 from bayesgen._heavy import import_arviz
 from bayesgen._params import check_params
-from bayesgen._validation import (
-    POSTERIOR_METHODS,
-    check_concentration,
-    check_finite,
-    check_loss,
-)
+from bayesgen._validation import POSTERIOR_METHODS, check_concentration, check_finite, check_loss
 from bayesgen.predict import decide, normalise, normalised_proba
 
 
@@ -252,7 +247,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """p(y=k | x), (n, K); rows sum to 1, columns in the order of ``classes_``."""
         scores = self._scores(self._check_X_predict(X), full=False)
-        return normalised_proba(scores, self.class_log_prior_, type(self).__name__)
+        return normalised_proba(scores, self.class_log_prior_, type(self).__name__,
+                                overwrite=True)
 
     score = _dask.score
 

@@ -60,15 +60,17 @@ def normalise(
     return log_proba
 
 
-def normalised_proba(log_joint: np.ndarray, log_prior: np.ndarray, who: str) -> np.ndarray:
+def normalised_proba(log_joint: np.ndarray, log_prior: np.ndarray, who: str, *,
+                     overwrite: bool = False) -> np.ndarray:
     """p(y=k | x) = exp(log_joint - log-sum-exp), as ``exp(normalise(...))``.
 
     With few classes and a finite row maximum everywhere (the common case), the
     probabilities are ``e / sum(e)`` with ``e = exp(log_joint - row max)``: one
     ``exp`` pass instead of two, and no cancellation against a huge log-sum-exp (so no
     second pass is needed). Otherwise (rows impossible under every class, NaN, +inf,
-    many classes) :func:`normalise` decides, with its warning or error. ``log_joint``
-    is consumed: an array that owns its data may be overwritten.
+    many classes) :func:`normalise` decides, with its warning or error.
+    ``overwrite``: the probabilities may be written into ``log_joint`` (fresh scores
+    the caller does not keep), saving an (n, K) temporary.
     """
     n, K = log_joint.shape
     if K > _COLUMN_LOOP_MAX or n < 4 * K:
@@ -76,9 +78,7 @@ def normalised_proba(log_joint: np.ndarray, log_prior: np.ndarray, who: str) -> 
     m = _row_max(log_joint)
     if not np.isfinite(np.add.reduce(m)):  # -inf, +inf or NaN somewhere: the full path
         return np.exp(normalise(log_joint, log_prior, who))
-    # fresh scores (a writeable array of their own) are overwritten: no (n, K) temporary
-    own = log_joint.flags.owndata and log_joint.flags.writeable
-    proba = log_joint if own else log_joint.copy()
+    proba = log_joint if overwrite and log_joint.flags.writeable else log_joint.copy()
 
     def rows(start: int, stop: int) -> None:  # in cache, rows split over the cores
         block = proba[start:stop]

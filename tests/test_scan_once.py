@@ -115,3 +115,16 @@ def test_fit_and_predict_leave_the_users_array_untouched(order, Estimator):
     reference = Estimator(method="map").fit(np.ascontiguousarray(before), y)
     np.testing.assert_allclose(clf.predict_proba(X), reference.predict_proba(before),
                                rtol=1e-12, atol=1e-15)
+
+
+def test_normalised_proba_keeps_its_input_unless_told():
+    from bayesgen.predict import normalised_proba
+
+    scores = np.random.default_rng(4).normal(size=(50_000, 3)) * 20
+    before = scores.copy()
+    prior = np.log(np.full(3, 1 / 3))
+    kept = normalised_proba(scores, prior, "T")
+    np.testing.assert_array_equal(scores, before)
+    reused = normalised_proba(scores, prior, "T", overwrite=True)
+    assert reused is scores
+    np.testing.assert_array_equal(reused, kept)  # row blocks: the same arithmetic
