@@ -48,6 +48,19 @@ def one_blas_thread() -> AbstractContextManager:
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
+def no_spin() -> AbstractContextManager:
+    """One BLAS thread for a whole point fit or prediction (:func:`one_blas_thread`).
+
+    After a threaded call OpenBLAS's worker threads busy-wait for more work (about
+    0.1 s), so the many small (d, d) products of a fit (priors, Cholesky factors,
+    discriminants) kept a second core spinning, which took it from the row blocks that
+    :func:`map_tasks` runs there: measured at 300,000 x 30, LDA fit + predict_proba
+    took 140 ms with OpenBLAS's two threads and 80 ms with one. The parallel passes of
+    bayesgen's own pool replace BLAS threads on these paths.
+    """
+    return one_blas_thread()
+
+
 def workers() -> int:
     """Threads of the shared pool: the cores, at most 8."""
     return min(os.cpu_count() or 1, 8)
@@ -82,19 +95,21 @@ def reduce_rows(ufunc: np.ufunc, X: np.ndarray):
     return ufunc.reduce(np.asarray(parts), axis=None)
 
 
-def over_row_blocks(fn: Callable[[int, int], None], n_rows: int, *, size: int,
-                    block: int = 8192) -> None:
+def over_row_blocks(fn: Callable[..., None], n_rows: int, *, size: int,
+                    block: int = 8192, scratch: Callable[[], Any] | None = None) -> None:
     """Call ``fn(start, stop)`` for consecutive row ranges of at most ``block`` rows
     covering ``range(n_rows)``, over the cores when the array has ``size`` >=
     :data:`PARALLEL_MIN_SIZE` entries (each thread takes one run of consecutive
     ranges). ``fn`` writes its own rows only (in-place NumPy work on row slices of
-    (n, K) arrays fits the cache and releases the GIL)."""
+    (n, K) arrays fits the cache and releases the GIL). ``scratch``: a factory of a
+    work buffer, made once per thread and passed as ``fn(start, stop, buffer)``."""
     starts = list(range(0, n_rows, block))
     n_chunks = workers() if size >= PARALLEL_MIN_SIZE else 1
     edges = np.linspace(0, len(starts), n_chunks + 1).astype(int)
 
     def run(c: int) -> None:
+        extra = () if scratch is None else (scratch(),)
         for start in starts[edges[c] : edges[c + 1]]:
-            fn(start, min(start + block, n_rows))
+            fn(start, min(start + block, n_rows), *extra)
 
     map_tasks(run, range(n_chunks))

@@ -18,9 +18,12 @@ Estimators whose family has no ``real_columns`` (the discrete ones) have
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 
 from bayesgen import missing, posterior
+from bayesgen._threads import no_spin
 from bayesgen.frame import Frame, check_finite_user, choose, far_scores, scan, split
 from bayesgen.predict import fast_logsumexp, log_mean_exp
 
@@ -162,8 +165,9 @@ def raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     log mean_s p(x, y=k | theta_s). Joint densities subtract the Jacobian so that they
     are densities of x.
     """
-    with missing.scan_scope():  # Z is checked for NaN once
-        return _raw_scores(estimator, X, full)
+    point = not estimator._is_posterior  # one BLAS thread (bayesgen._threads.no_spin)
+    with missing.scan_scope(), (no_spin() if point else nullcontext()):
+        return _raw_scores(estimator, X, full)  # Z is checked for NaN once
 
 
 def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:

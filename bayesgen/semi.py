@@ -50,13 +50,14 @@ in :mod:`bayesgen._semi_kernel`; they have no "conjugate" method.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from bayesgen import _sparse
+from bayesgen._threads import no_spin
 
 
 @dataclass
@@ -210,8 +211,9 @@ def fit_batch(estimator, method: str, family, batch) -> None:
     for stale in ("n_iter_", "em_objective_", "unlabeled_X_", "n_unlabeled_"):
         estimator.__dict__.pop(stale, None)  # from an earlier fit
     if unl is None:
-        estimator._fit_statistics(method, family, batch.classes, batch.stats, batch.counts,
-                                  train=(batch.X, batch.y_index))
+        with no_spin() if method in ("mle", "map") else nullcontext():  # d x d algebra
+            estimator._fit_statistics(method, family, batch.classes, batch.stats,
+                                      batch.counts, train=(batch.X, batch.y_index))
         return
     check_labelled(batch.counts, batch.classes)
     estimator.n_unlabeled_ = int(unl.Z.shape[0])  # set only when there are some

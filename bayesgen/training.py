@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from bayesgen import _sparse, _tables, framing, missing, semi
+from bayesgen._threads import no_spin
 from bayesgen._validation import (
     _check_label_types,
     check_label_sequence,
@@ -113,7 +114,8 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     are the labelled rows', and the others are returned in ``batch.unlabeled``; with
     ``classes`` given (``partial_fit``, Dask) they are a ``ValueError``.
     """
-    with missing.scan_scope():  # X and Z are checked for NaN once each
+    # X and Z are checked for NaN once each; one BLAS thread (bayesgen._threads.no_spin)
+    with missing.scan_scope(), no_spin():
         return _read_batch(estimator, X, y, sample_weight, method, classes=classes,
                            reset=reset, frame_rows=frame_rows, whole=whole)
 

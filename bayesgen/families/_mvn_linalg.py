@@ -90,14 +90,17 @@ def _qda_mahalanobis(Xc: np.ndarray, mc: np.ndarray, A: np.ndarray) -> np.ndarra
     out = np.empty((*lead, n, n_classes))
     per_row = n_classes * d * max(1, int(np.prod(lead)))
     step = max(1, min(n, max(64, _BLOCK // per_row)))
-    buffer = np.empty((*lead, step, n_classes * d))
-    for start in range(0, n, step):
-        stop = min(start + step, n)
+
+    def rows(start: int, stop: int, buffer: np.ndarray) -> None:
         Z = buffer[..., : stop - start, :]
         np.matmul(Xc[start:stop], B, out=Z)
         Z -= MA
         np.square(Z, out=Z)
         np.sum(Z.reshape(*Z.shape[:-1], n_classes, d), axis=-1, out=out[..., start:stop, :])
+
+    # blocks of rows over the cores, one buffer per thread (see bayesgen._threads)
+    over_row_blocks(rows, n, size=n * per_row, block=step,
+                    scratch=lambda: np.empty((*lead, step, n_classes * d)))
     return out
 
 
