@@ -13,7 +13,9 @@ JAX's compilation, as a user's first fit would:
    correlated features on scales from 0.01 to 100): convergence of the NIW model where
    the posterior is data-dominated.
 3. Flat in N: the NUTS part alone (``bayesgen.mcmc.sample_posterior``, compilation
-   included) for QDA with d = 4 at N = 2,000 and N = 200,000 rows; goal: ratio <= 1.5.
+   included) for QDA with d = 4 at N = 2,000 and N = 200,000 rows; goal: ratio <= 1.1
+   (issue 16; this fresh-process timing includes compilation, ``bench_flat_in_n.py``
+   times NUTS alone in one process).
    (A whole ``fit`` at N = 200,000 would also time the pointwise log-likelihood of
    4,000 draws x 200,000 rows for ``idata_``, which is not NUTS.)
 
@@ -134,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| N = 2,000 | {small['seconds']:.1f} |")
     print(f"| N = 200,000 | {large['seconds']:.1f} |")
     ratio = large["seconds"] / small["seconds"]
-    print(f"| ratio (goal <= 1.5) | {ratio:.2f} |")
+    print(f"| ratio (goal <= 1.1, see bench_flat_in_n.py) | {ratio:.2f} |")
 
 
 if __name__ == "__main__":
