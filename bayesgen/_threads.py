@@ -73,6 +73,16 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: start a new pool on demand
+    (else the child's first parallel pass would wait for them forever)."""
+    global _POOL
+    _POOL = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def map_tasks(fn: Callable[[Any], Any], items: Iterable[Any], *,
               parallel: bool = True) -> list:
     """``[fn(item) for item in items]``, over the shared pool when ``parallel`` and

@@ -128,3 +128,28 @@ def test_normalised_proba_keeps_its_input_unless_told():
     reused = normalised_proba(scores, prior, "T", overwrite=True)
     assert reused is scores
     np.testing.assert_array_equal(reused, kept)  # row blocks: the same arithmetic
+
+
+def test_a_forked_child_fits_after_the_parent_used_the_pool():
+    """bayesgen's thread pool does not survive ``fork``: a child process (e.g. of
+    ``multiprocessing`` with the fork start method) gets a new one instead of waiting
+    for threads that do not exist."""
+    import multiprocessing
+
+    from bayesgen import _threads
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((120_000, 20))  # large enough for the parallel passes
+    y = rng.integers(0, 3, size=X.shape[0])
+    if _threads.workers() < 2:
+        pytest.skip("one core: no pool")
+    parent = bg.LDA().fit(X, y).predict_proba(X[:5])
+    assert _threads._POOL is not None
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        child = pool.apply_async(_fit_and_predict, (X, y)).get(timeout=120)
+    np.testing.assert_array_equal(child, parent)
+
+
+def _fit_and_predict(X, y):
+    return bg.LDA().fit(X, y).predict_proba(X[:5])
