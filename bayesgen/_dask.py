@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen import _pieces
+from bayesgen import _pieces, missing
 
 #: pieces combined per task of the tree reduction
 SPLIT_EVERY = 8
@@ -289,7 +289,8 @@ def lazy(kind: str):
         def wrapper(self, X, *args, **kwargs):
             if type(X).__module__.startswith("dask"):
                 return predict_lazily(self, method.__name__, X, kind, args, kwargs)
-            return method(self, X, *args, **kwargs)
+            with missing.scan_scope():  # validation and scoring scan X once
+                return method(self, X, *args, **kwargs)
 
         return wrapper
 

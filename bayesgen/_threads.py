@@ -105,6 +105,39 @@ def reduce_rows(ufunc: np.ufunc, X: np.ndarray):
     return ufunc.reduce(np.asarray(parts), axis=None)
 
 
+#: entries of X per block of :func:`extremes`: 1 MB, so that the block's second
+#: reduction reads it from the core's cache
+EXTREMES_BLOCK = 2**17
+
+
+def extremes(X: np.ndarray, *, skip_nan: bool = False) -> tuple[float, float]:
+    """``(max, min)`` of all entries of X (1-d or 2-d, non-empty) in one pass over memory.
+
+    Both reductions run on each cached block of rows in turn (two reductions over X
+    would read it from memory twice), and large X is split by rows over the cores.
+    NaN propagates (a NaN anywhere gives NaN for both), unless ``skip_nan``: then NaN
+    entries are ignored (``fmax``/``fmin``), and an X of only NaN gives (-inf, inf).
+    Exact: the same values as ``X.max()`` and ``X.min()`` (or ``nanmax``/``nanmin``).
+    """
+    high_of, low_of = (np.fmax, np.fmin) if skip_nan else (np.maximum, np.minimum)
+    rows = max(1, EXTREMES_BLOCK // max(1, X.size // max(1, X.shape[0])))
+    n_chunks = workers() if X.size >= PARALLEL_MIN_SIZE and X.ndim <= 2 else 1
+    bounds = np.linspace(0, X.shape[0], n_chunks + 1).astype(int)
+
+    def chunk(i: int) -> tuple[np.float64, np.float64]:
+        high, low = np.float64(-np.inf), np.float64(np.inf)
+        for start in range(bounds[i], bounds[i + 1], rows):
+            block = X[start : min(start + rows, bounds[i + 1])]
+            high = high_of(high, high_of.reduce(block, axis=None))
+            low = low_of(low, low_of.reduce(block, axis=None))
+        return high, low
+
+    parts = map_tasks(chunk, range(n_chunks))
+    high = high_of.reduce(np.asarray([h for h, _ in parts]))
+    low = low_of.reduce(np.asarray([lo for _, lo in parts]))
+    return float(high), float(low)
+
+
 def over_row_blocks(fn: Callable[..., None], n_rows: int, *, size: int,
                     block: int = 8192, scratch: Callable[[], Any] | None = None) -> None:
     """Call ``fn(start, stop)`` for consecutive row ranges of at most ``block`` rows

@@ -45,7 +45,7 @@ import numpy as np
 
 from bayesgen._order_stats import order_stats as _order_stats
 from bayesgen._order_stats import unit_order_stats as _unit_order_stats
-from bayesgen._threads import reduce_rows
+from bayesgen._threads import extremes
 
 #: |z| above which a row is evaluated in the split form t u + z_N (2^52: beyond it the
 #: class means no longer change z - mu in float64)
@@ -235,21 +235,24 @@ class FarRows:
                        self.far[:, columns])
 
 
-def scan(Z: np.ndarray) -> tuple[float, bool]:
+def scan(Z: np.ndarray, known: tuple[float, float] | None = None) -> tuple[float, bool]:
     """(max |z| over the non-missing entries of Z (0 for none), whether Z holds no NaN).
 
-    Two reductions that build no temporary (split over the cores for large Z):
-    NaN-propagating maximum and minimum, whose finite results also show that Z has no
-    NaN (recorded by the caller, the families' missing-value checks of Z then need no
-    pass of their own, see :func:`bayesgen.missing.scan_scope`); with NaN, two more
-    that skip it.
+    One pass that builds no temporary (:func:`bayesgen._threads.extremes`, split over
+    the cores for large Z): the NaN-propagating maximum and minimum, whose finite
+    values also show that Z has no NaN (recorded by the caller, the families'
+    missing-value checks of Z then need no pass of their own, see
+    :func:`bayesgen.missing.scan_scope`); with NaN, one more that skips it. ``known``:
+    Z's NaN-propagating ``(max, min)`` when the caller has them (an identity frame's Z
+    is the validated X, whose infinity check found them,
+    :func:`bayesgen.missing.known_extremes`): then no pass on the common path.
     """
     if Z.size == 0:
         return 0.0, True
-    high, low = reduce_rows(np.maximum, Z), reduce_rows(np.minimum, Z)
+    high, low = extremes(Z) if known is None else known
     complete = not (np.isnan(high) or np.isnan(low))
     if not complete:
-        high, low = reduce_rows(np.fmax, Z), reduce_rows(np.fmin, Z)
+        high, low = extremes(Z, skip_nan=True)
     return float(np.fmax(np.fmax(high, -low), 0.0)), complete
 
 

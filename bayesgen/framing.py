@@ -59,8 +59,10 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
     frame = choose(X[::step], real, w[::step])
     Z = frame.internal(X)
     bad = np.zeros(0, dtype=int)
-    extent, complete = scan(Z)  # two reductions, no temporaries, on the common path
-    missing.note_scan(Z, complete)  # the statistics' NaN check of Z needs no pass
+    known = missing.known_extremes(Z)  # an identity frame's Z is the checked X
+    extent, complete = scan(Z, known)  # no pass, or one
+    if known is None:
+        missing.note_scan(Z, complete)  # the statistics' NaN check of Z needs no pass
     if extent > _FIT_LIMIT:
         with np.errstate(invalid="ignore"):
             bad = np.flatnonzero((np.abs(Z) > _FIT_LIMIT).any(axis=0) & real)
@@ -145,8 +147,10 @@ def _split_rows(estimator, X: np.ndarray):
     Z = internal(estimator, X)
     far, frame = None, _frame(estimator)
     if hasattr(estimator.family_, "far_terms") and frame is not None and frame.real.any():
-        extent, complete = scan(Z)
-        missing.note_scan(Z, complete)
+        known = missing.known_extremes(Z)  # an identity frame's Z is the checked X
+        extent, complete = scan(Z, known)
+        if known is None:
+            missing.note_scan(Z, complete)
         far = split(frame, X, Z, extent)
     near = np.ones(X.shape[0], dtype=bool)
     if far is not None:

@@ -70,18 +70,31 @@ def scan_scope() -> Iterator[None]:
         _SCANNED.reset(token)
 
 
-def note_scan(X: Any, complete: bool) -> None:
-    """Record, inside a :func:`scan_scope`, that X holds no NaN (``complete``) or some."""
+def note_scan(X: Any, complete: bool, extremes: tuple[float, float] | None = None) -> None:
+    """Record, inside a :func:`scan_scope`, that X holds no NaN (``complete``) or some,
+    and, if given, X's NaN-propagating ``(max, min)`` (:func:`known_extremes`)."""
     scanned = _SCANNED.get()
     if scanned is not None:
-        scanned[id(X)] = (X, complete)
+        scanned[id(X)] = (X, complete, extremes)
+
+
+def _entry(X: Any) -> tuple | None:
+    scanned = _SCANNED.get()
+    entry = None if scanned is None else scanned.get(id(X))
+    return None if entry is None or entry[0] is not X else entry
 
 
 def _known(X: Any) -> bool | None:
     """Whether X is complete, if scanned in the current scope; None if unknown."""
-    scanned = _SCANNED.get()
-    entry = None if scanned is None else scanned.get(id(X))
-    return None if entry is None or entry[0] is not X else entry[1]
+    entry = _entry(X)
+    return None if entry is None else entry[1]
+
+
+def known_extremes(X: Any) -> tuple[float, float] | None:
+    """X's ``(max, min)`` if :func:`check_infinite` found them in the current scope
+    (then X holds neither NaN nor infinity), else None."""
+    entry = _entry(X)
+    return None if entry is None else entry[2]
 
 
 def has_missing(X: Any) -> bool:
@@ -232,15 +245,28 @@ def check_supported(family, X: Any, who: str) -> None:
 
 def check_infinite(X: Any, who: str) -> None:
     """``ValueError`` if X (stored values of sparse X) holds +-infinity; NaN is a
-    missing value and allowed. A finite sum (the common path, one pass) also shows
-    that X holds no NaN, which is recorded for :func:`has_missing` (:func:`note_scan`)."""
+    missing value and allowed.
+
+    The common path is one pass: X's maximum and minimum
+    (:func:`bayesgen._threads.extremes`). Finite values show that X holds neither
+    infinity nor NaN; this is recorded, with the two values, for :func:`has_missing`
+    and for the frame's far-row scan of the same array (:func:`note_scan`,
+    :func:`known_extremes`). Otherwise NaN may hide an infinity, and
+    :func:`bayesgen._validation.check_finite` looks for it.
+    """
+    from bayesgen._threads import extremes
     from bayesgen._validation import check_finite
 
     values = _values(X)
     if values.size == 0 or values.dtype.kind != "f":
         return
-    if check_finite(values, who):
-        note_scan(X, True)
+    high, low = extremes(values)
+    if np.isfinite(high) and np.isfinite(low):
+        # (the extremes of sparse X's stored values leave out its implicit zeros)
+        note_scan(X, True, (high, low) if values is X else None)
+    else:
+        check_finite(values, who)  # raises on infinity; else X holds NaN (missing values)
+        note_scan(X, False)
 
 
 def check_columns(X: Any, names: Any, who: str) -> None:

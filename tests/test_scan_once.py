@@ -153,3 +153,84 @@ def test_a_forked_child_fits_after_the_parent_used_the_pool():
 
 def _fit_and_predict(X, y):
     return bg.LDA().fit(X, y).predict_proba(X[:5])
+
+
+@pytest.mark.parametrize("shape", [(7,), (1, 1), (300, 4), (5000, 30), (80_000, 30)])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_extremes_equal_numpys_max_and_min(shape, order):
+    """One blocked pass over the cores gives exactly X.max() / X.min(), NaN-propagating,
+    or nanmax / nanmin with skip_nan (every block size, both memory orders)."""
+    from bayesgen._threads import extremes
+
+    rng = np.random.default_rng(len(shape) + shape[0])
+    X = np.asarray(rng.standard_normal(shape) * 1e3 + 1.7e9, order=order)
+    assert extremes(X) == (X.max(), X.min())
+    assert extremes(X, skip_nan=True) == (X.max(), X.min())
+    X.flat[X.size // 2] = np.nan
+    high, low = extremes(X)
+    assert np.isnan(high) and np.isnan(low)
+    if X.size > 1:  # (an X of only NaN: below)
+        assert extremes(X, skip_nan=True) == (np.nanmax(X), np.nanmin(X))
+    X.flat[X.size // 3] = -np.inf
+    assert extremes(X, skip_nan=True)[1] == -np.inf
+    assert extremes(np.full(shape, np.nan), skip_nan=True) == (-np.inf, np.inf)
+
+
+def test_extremes_when_the_extreme_values_sit_in_the_last_rows():
+    from bayesgen._threads import extremes
+
+    X = np.zeros((100_000, 30))  # above the parallel size: row chunks over the cores
+    X[-1, -1], X[-2, 0] = 5.0, -7.0
+    assert extremes(X) == (5.0, -7.0)
+    X[-1, 3] = np.nan
+    high, low = extremes(X)
+    assert np.isnan(high) and np.isnan(low)
+
+
+def test_infinity_check_records_the_extremes_for_the_far_row_scan():
+    X = np.array([[1.0, -3.0], [2.0, 0.5]])
+    with missing.scan_scope():
+        missing.check_infinite(X, "LDA")
+        assert missing.known_extremes(X) == (2.0, -3.0)
+        assert not missing.has_missing(X)
+        assert frame.scan(X, missing.known_extremes(X)) == frame.scan(X) == (3.0, True)
+        gaps = X.copy()
+        gaps[0, 0] = np.nan
+        missing.check_infinite(gaps, "LDA")  # NaN: allowed, no extremes recorded
+        assert missing.known_extremes(gaps) is None
+        assert missing.has_missing(gaps)
+    assert missing.known_extremes(X) is None  # outside the scope: nothing recorded
+
+
+@pytest.mark.parametrize("Estimator", [bg.LDA, bg.QDA, bg.GaussianNB])
+def test_an_identity_frame_is_scanned_once_per_fit_and_prediction(Estimator, monkeypatch):
+    """Standardised data (an identity frame, Z is X): the infinity check's maximum and
+    minimum serve the far-row scan, so a fit and a predict_proba each read X for
+    them once; the results equal those of the two-scan path."""
+    from bayesgen import _threads
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3000, 5))
+    y = np.repeat([0, 1, 2], 1000)
+    X += y[:, None] * 0.5
+    reference = Estimator(method="map").fit(X, y)
+    proba = reference.predict_proba(X)
+    assert reference.frame_.is_identity
+    calls = []
+    original = _threads.extremes
+
+    def counted(Z, **kwargs):
+        calls.append(Z is X)
+        return original(Z, **kwargs)
+
+    monkeypatch.setattr(_threads, "extremes", counted)
+    monkeypatch.setattr(frame, "extremes", counted)
+    clf = Estimator(method="map").fit(X, y)
+    assert calls == [True]
+    calls.clear()
+    again = clf.predict_proba(X)
+    assert calls == [True]
+    np.testing.assert_array_equal(again, proba)
+    with monkeypatch.context() as m:  # without the recorded extremes: the same answer
+        m.setattr(missing, "known_extremes", lambda Z: None)
+        np.testing.assert_array_equal(clf.predict_proba(X), proba)
