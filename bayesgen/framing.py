@@ -37,6 +37,18 @@ def _frame(estimator) -> Frame | None:
     return getattr(estimator, "frame_", None)
 
 
+def _scan(Z: np.ndarray) -> float:
+    """max |z| over the non-missing entries of Z (:func:`bayesgen.frame.scan`): no pass
+    when Z is the X whose infinity check found its extremes (an identity frame), else
+    one, whose answer to "does Z hold NaN?" is recorded for the later checks of Z in
+    the caller's :func:`bayesgen.missing.scan_scope`."""
+    known = missing.known_extremes(Z)
+    extent, complete = scan(Z, known)
+    if known is None:
+        missing.note_scan(Z, complete)
+    return extent
+
+
 def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
               sample: int | None = None) -> np.ndarray:
     """Choose the frame of X (sets ``estimator.frame_`` and ``family.frame``) and return
@@ -59,10 +71,7 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
     frame = choose(X[::step], real, w[::step])
     Z = frame.internal(X)
     bad = np.zeros(0, dtype=int)
-    known = missing.known_extremes(Z)  # an identity frame's Z is the checked X
-    extent, complete = scan(Z, known)  # no pass, or one
-    if known is None:
-        missing.note_scan(Z, complete)  # the statistics' NaN check of Z needs no pass
+    extent = _scan(Z)
     if extent > _FIT_LIMIT:
         with np.errstate(invalid="ignore"):
             bad = np.flatnonzero((np.abs(Z) > _FIT_LIMIT).any(axis=0) & real)
@@ -147,11 +156,7 @@ def _split_rows(estimator, X: np.ndarray):
     Z = internal(estimator, X)
     far, frame = None, _frame(estimator)
     if hasattr(estimator.family_, "far_terms") and frame is not None and frame.real.any():
-        known = missing.known_extremes(Z)  # an identity frame's Z is the checked X
-        extent, complete = scan(Z, known)
-        if known is None:
-            missing.note_scan(Z, complete)
-        far = split(frame, X, Z, extent)
+        far = split(frame, X, Z, _scan(Z))
     near = np.ones(X.shape[0], dtype=bool)
     if far is not None:
         near[far.rows] = False

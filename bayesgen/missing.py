@@ -100,19 +100,21 @@ def known_extremes(X: Any) -> tuple[float, float] | None:
 def has_missing(X: Any) -> bool:
     """Whether X (dense, or the stored values of sparse X) holds NaN.
 
-    One reduction without a temporary on the common path (a finite sum means no NaN);
-    an ``isnan`` pass only when the sum is not finite; no pass for an array already
-    scanned inside the current :func:`scan_scope`.
+    One pass without a temporary on the common path (finite extremes,
+    :func:`bayesgen._threads.extremes`, mean no NaN); an ``isnan`` pass only when
+    they are not finite; no pass for an array already scanned inside the current
+    :func:`scan_scope`.
     """
+    from bayesgen._threads import extremes
+
     known = _known(X)
     if known is not None:
         return not known
     values = _values(X)
     if values.size == 0 or values.dtype.kind != "f":
         return False
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = np.add.reduce(values, axis=None)
-    found = not np.isfinite(total) and bool(np.isnan(values).any())
+    high, low = extremes(values)
+    found = not (np.isfinite(high) and np.isfinite(low)) and bool(np.isnan(values).any())
     note_scan(X, not found)
     return found
 
