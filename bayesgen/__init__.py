@@ -16,18 +16,18 @@ __version__ = "0.1.0"
 #: neither scikit-learn, SciPy, PyMC, ArviZ nor matplotlib: the estimators (scikit-learn
 #: and SciPy, about 1.5 s), the diagnostics and plots (ArviZ, PyMC, matplotlib)
 _LAZY = {
-    "LDA": ("bayesgen.estimators", "LDA"),
-    "QDA": ("bayesgen.estimators", "QDA"),
-    "GaussianNB": ("bayesgen.estimators", "GaussianNB"),
-    "BernoulliNB": ("bayesgen.naive_bayes", "BernoulliNB"),
-    "CategoricalNB": ("bayesgen.naive_bayes", "CategoricalNB"),
-    "KernelNB": ("bayesgen.naive_bayes", "KernelNB"),
-    "MixedNB": ("bayesgen.naive_bayes", "MixedNB"),
-    "MultinomialNB": ("bayesgen.naive_bayes", "MultinomialNB"),
-    "PoissonNB": ("bayesgen.naive_bayes", "PoissonNB"),
-    "compare": ("bayesgen.compare", "compare"),
-    "load": ("bayesgen.io", "load"),
-    "merge": ("bayesgen.streaming", "merge"),
+    "LDA": ("bayesgen.estimators.discriminant", "LDA"),
+    "QDA": ("bayesgen.estimators.discriminant", "QDA"),
+    "GaussianNB": ("bayesgen.estimators.discriminant", "GaussianNB"),
+    "BernoulliNB": ("bayesgen.estimators.naive_bayes", "BernoulliNB"),
+    "CategoricalNB": ("bayesgen.estimators.naive_bayes", "CategoricalNB"),
+    "KernelNB": ("bayesgen.estimators.naive_bayes", "KernelNB"),
+    "MixedNB": ("bayesgen.estimators.naive_bayes", "MixedNB"),
+    "MultinomialNB": ("bayesgen.estimators.naive_bayes", "MultinomialNB"),
+    "PoissonNB": ("bayesgen.estimators.naive_bayes", "PoissonNB"),
+    "compare": ("bayesgen.diagnostics.compare", "compare"),
+    "load": ("bayesgen.estimators.persistence", "load"),
+    "merge": ("bayesgen.scale.streaming", "merge"),
     "diagnostics": ("bayesgen.diagnostics", None),
     "plot_compare": ("bayesgen.diagnostics", "plot_compare"),
     "plot_ppc": ("bayesgen.diagnostics", "plot_ppc"),
@@ -55,9 +55,9 @@ def __dir__() -> list[str]:
 
 
 class _Package(types.ModuleType):
-    """The ``bayesgen`` module's class: importing the submodule ``bayesgen.compare``
+    """The ``bayesgen`` module's class: importing the submodule ``bayesgen.diagnostics.compare``
     (which Python then sets as the package attribute ``compare``) keeps
-    ``bayesgen.compare`` the function, as when it was imported eagerly."""
+    ``bayesgen.diagnostics.compare`` the function, as when it was imported eagerly."""
 
     def __setattr__(self, name: str, value) -> None:
         if name == "compare" and isinstance(value, types.ModuleType):

@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the command and return the exit code."""
     args = _parser().parse_args(argv)
     if args.command == "demo":
-        from bayesgen import demo
+        from bayesgen.cli import demo
 
         demo.main(out=args.out, seed=args.seed)
     return 0

@@ -64,7 +64,7 @@ sys.path.insert(0, ROOT)
 os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
 
-SPLIT_EVERY = 8  # bayesgen._dask.SPLIT_EVERY
+SPLIT_EVERY = 8  # bayesgen.scale.dask_input.SPLIT_EVERY
 
 
 def class_parameters(n_classes: int, n_features: int, seed: int):

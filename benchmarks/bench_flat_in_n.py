@@ -1,7 +1,7 @@
 """MCMC cost flat in N: NUTS on QDA (d = 4, K = 3) at N = 2,000 and N = 200,000 rows.
 
 The model is written on the sufficient statistics, so the sampling cost does not grow
-with N. This times ``bayesgen.mcmc.sample_posterior`` (4 chains x (1000 tune + 1000
+with N. This times ``bayesgen.inference.mcmc.sample_posterior`` (4 chains x (1000 tune + 1000
 draws), the statistics of a ``method="map"`` fit) in one process: a first fit compiles
 the NUTS program (it is then reused for both sizes, which share the model structure),
 then the two sizes alternate ``--repeats`` times. ``bench_mcmc.py`` times the same in
@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 import bayesgen as bg
-from bayesgen import mcmc
+from bayesgen.inference import mcmc
 
 
 def data(n: int) -> tuple[np.ndarray, np.ndarray]:

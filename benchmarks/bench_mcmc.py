@@ -12,7 +12,7 @@ JAX's compilation, as a user's first fit would:
 2. The same on iris LDA and on simulated d = 10 QDA / LDA data (N = 300, K = 3,
    correlated features on scales from 0.01 to 100): convergence of the NIW model where
    the posterior is data-dominated.
-3. Flat in N: the NUTS part alone (``bayesgen.mcmc.sample_posterior``, compilation
+3. Flat in N: the NUTS part alone (``bayesgen.inference.mcmc.sample_posterior``, compilation
    included) for QDA with d = 4 at N = 2,000 and N = 200,000 rows; goal: ratio <= 1.1
    (issue 16; this fresh-process timing includes compilation, ``bench_flat_in_n.py``
    times NUTS alone in one process).

@@ -9,7 +9,7 @@ are timed by wrapping the functions that do them with ``time.perf_counter`` stam
 process's Python code and its wall time):
 
 - imports: ``import bayesgen``, then the imports the first fit would do itself
-  (``bayesgen.estimators``, ``pymc``, ``jax``, ``numpyro``, ``arviz``), timed one by
+  (``bayesgen.estimators.discriminant``, ``pymc``, ``jax``, ``numpyro``, ``arviz``), timed one by
   one before it (the sum is the same),
 - ``build_stats_model``: the PyMC statistics model,
 - ``_jax_nuts.sample``: the log-density graph, constant lifting, PyTensor->JAX
@@ -68,12 +68,12 @@ import bayesgen as bg
 timed_import("sklearn.datasets")
 from sklearn.datasets import load_iris
 # imports the first fit would do itself, timed here (the sum is the same)
-for name in ("bayesgen.estimators", "pymc", "jax", "numpyro", "arviz"):
+for name in ("bayesgen.estimators.discriminant", "pymc", "jax", "numpyro", "arviz"):
     timed_import(name)
 
 # wrap the phases (module attributes: the callers import them at call time)
 from bayesgen import _base, mcmc, model as bgmodel, loglik, _jax_nuts
-import bayesgen.estimators  # noqa
+import bayesgen.estimators.discriminant  # noqa
 PATCH = [
     (bgmodel, "build_stats_model"), (mcmc, "sample_posterior"), (mcmc, "enable_jax_cache"),
     (mcmc, "warn_if_not_converged"), (mcmc, "convergence_report"),
@@ -82,7 +82,7 @@ PATCH = [
 ]
 for name in dir(_jax_nuts):
     obj = getattr(_jax_nuts, name)
-    if callable(obj) and getattr(obj, "__module__", "") == "bayesgen._jax_nuts" \
+    if callable(obj) and getattr(obj, "__module__", "") == "bayesgen.inference.jax_nuts" \
             and not isinstance(obj, type):
         PATCH.append((_jax_nuts, name))
 try:

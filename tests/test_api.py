@@ -205,7 +205,7 @@ def test_probabilities_sum_to_one_to_rounding_even_with_huge_scores():
     log_joint - logsumexp then carries a rounding error ~1e-6 unless renormalised."""
     from scipy.special import logsumexp
 
-    from bayesgen.predict import normalise
+    from bayesgen.utils.logspace import normalise
 
     rng = np.random.default_rng(0)
     log_joint = -1e10 + rng.normal(size=(50, 4)) * 3.0

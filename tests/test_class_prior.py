@@ -14,7 +14,7 @@ from sklearn import discriminant_analysis as skda
 from sklearn import naive_bayes as sknb
 
 import bayesgen as bg
-from bayesgen.model import build_stats_model
+from bayesgen.inference.model import build_stats_model
 from tests.conftest import CLASSIFIERS, make_data
 
 P = np.array([0.5, 0.3, 0.2])

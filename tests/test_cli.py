@@ -10,8 +10,8 @@ import sys
 import pytest
 
 import bayesgen
-from bayesgen import demo
 from bayesgen.__main__ import _parser, main
+from bayesgen.cli import demo
 
 #: modules --help and --version must not load (seconds of import time between them)
 HEAVY = ("sklearn", "pymc", "pytensor", "arviz", "jax", "numpyro", "matplotlib")

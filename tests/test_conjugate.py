@@ -8,7 +8,7 @@ from scipy import stats
 from scipy.special import softmax
 
 import bayesgen as bg
-from bayesgen.posterior import exact_predictive_log_joint, predictive_log_joint
+from bayesgen.inference.posterior import exact_predictive_log_joint, predictive_log_joint
 from tests.conftest import CLASSIFIERS, make_data
 
 matplotlib.use("Agg")
@@ -171,7 +171,7 @@ def test_point_methods_reject_posterior_helpers():
 
 
 def test_huge_log_likelihood_is_skipped_with_a_warning(monkeypatch):
-    from bayesgen import posterior
+    from bayesgen.inference import posterior
 
     monkeypatch.setattr(posterior, "LOG_LIK_MAX_VALUES", 1000)
     X, y = make_data("real")

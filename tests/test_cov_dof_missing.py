@@ -7,9 +7,9 @@ import pytest
 from scipy.stats import invwishart
 
 import bayesgen as bg
-from bayesgen.families import _mvn_em
-from bayesgen.families._mvn_checks import resolve_cov_prior
-from bayesgen.families._niw_evidence import evidence_dof
+from bayesgen.families.mvn import em
+from bayesgen.families.mvn.checks import resolve_cov_prior
+from bayesgen.families.mvn.niw_evidence import evidence_dof
 
 D = 4
 
@@ -63,7 +63,7 @@ def test_fixed_point(Est, data):
     _, gaps, y = data
     clf = Est(method="map").fit(gaps, y)
     p = clf.prior_
-    stats = _mvn_em.evidence_stats(clf.family_, clf.stats_, p["m0"], p["kappa0"], _s0(p),
+    stats = em.evidence_stats(clf.family_, clf.stats_, p["m0"], p["kappa0"], _s0(p),
                                    p["nu0"])
     again = evidence_dof(stats, p["m0"], p["kappa0"], _s0(p), tied=clf.family_.tied)
     assert again == pytest.approx(p["nu0"], rel=1e-5)

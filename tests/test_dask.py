@@ -8,7 +8,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 import bayesgen as bg
-from bayesgen import _dask
+from bayesgen.scale import dask_input
 from tests.streaming_helpers import CASES, assert_close, assert_same_model, data, make
 
 dask = pytest.importorskip("dask")  # the optional extra bayesgen[dask]
@@ -225,5 +225,5 @@ def test_dataframe_partial_fit_and_merge_on_local_cluster(client):
 
 
 def test_is_dask_does_not_import_dask():
-    assert not _dask.is_dask(np.zeros(3), None, [1, 2])
-    assert _dask.is_dask(None, da.zeros(3))
+    assert not dask_input.is_dask(np.zeros(3), None, [1, 2])
+    assert dask_input.is_dask(None, da.zeros(3))

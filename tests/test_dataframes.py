@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import bayesgen as bg
-from bayesgen import _tables
+from bayesgen.data import tables
 from tests.conftest import CLASSIFIERS, make_data
 
 #: pandas dtypes that hold the values of each kind of data exactly
@@ -229,13 +229,13 @@ def test_levels_grow_in_later_training_batches():
     to a column's levels; the codes of the earlier ones do not change."""
     clf = bg.CategoricalNB().fit(pd.DataFrame({"c": ["b", "a", "b"]}), [0, 1, 0])
     assert clf.categories_[0].tolist() == ["a", "b"]
-    out = _tables.to_numeric(clf, pd.DataFrame({"c": ["c", "a", "b", "c"]}), reset=False,
+    out = tables.to_numeric(clf, pd.DataFrame({"c": ["c", "a", "b", "c"]}), reset=False,
                              grow=True)
     np.testing.assert_array_equal(out["c"].to_numpy(), [2.0, 0.0, 1.0, 2.0])
     assert clf._columns.levels["0"].tolist() == ["a", "b", "c"]
     assert clf.family_.levels[0].tolist() == ["a", "b", "c"]
     with pytest.raises(ValueError, match="has the value 'd'"):
-        _tables.to_numeric(clf, pd.DataFrame({"c": ["d"]}), reset=False)
+        tables.to_numeric(clf, pd.DataFrame({"c": ["d"]}), reset=False)
     # codes are internal: a numeric array is not read as them
     with pytest.raises(ValueError, match=r"fitted with text, boolean or category columns \(c\)"):
         clf.predict(np.array([[0.0]]))

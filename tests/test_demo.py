@@ -12,8 +12,8 @@ from sklearn import discriminant_analysis as skda
 from sklearn import naive_bayes as sknb
 from sklearn.metrics import accuracy_score, log_loss
 
-from bayesgen import demo
 from bayesgen.__main__ import main
+from bayesgen.cli import demo
 
 pytestmark = pytest.mark.slow  # the demo samples three models with NUTS
 

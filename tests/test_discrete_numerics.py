@@ -19,7 +19,7 @@ from sklearn import naive_bayes as sknb
 from sklearn.preprocessing import OrdinalEncoder
 
 import bayesgen as bg
-from bayesgen.families import _dirichlet as dr
+from bayesgen.families import dirichlet as dr
 from bayesgen.families import get_family
 
 ESTIMATORS = {
@@ -140,7 +140,7 @@ def test_categorical_merge_unites_categories(gappy):
 def test_categorical_pymc_model_with_value_categories(gappy):
     """model_ observes the values (not codes); its log-density matches scipy.stats and
     the statistics model up to nothing (categorical drops no constant)."""
-    from bayesgen.model import build_stats_model
+    from bayesgen.inference.model import build_stats_model
 
     X, y = gappy
     clf = bg.CategoricalNB(alpha=1.5, class_alpha=2.0).fit(X, y)

@@ -1,4 +1,4 @@
-"""Exact evidence log p(X, y) (bayesgen.evidence): numerical integration, the chain rule,
+"""Exact evidence log p(X, y) (bayesgen.inference.evidence): numerical integration, the chain rule,
 units, weights, missing entries, errors, and bg.compare(ic="evidence")."""
 
 from __future__ import annotations

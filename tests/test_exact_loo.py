@@ -1,4 +1,4 @@
-"""Exact leave-one-out (bayesgen.exact_loo) against brute-force refits without each row,
+"""Exact leave-one-out (bayesgen.inference.exact_loo) against brute-force refits without each row,
 and bg.compare's use of it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from sklearn.base import clone
 
 import bayesgen as bg
-from bayesgen import exact_loo
+from bayesgen.inference import exact_loo
 
 N = 14  # small: one refit per row
 

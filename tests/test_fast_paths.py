@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from bayesgen.predict import _logsumexp_rows, fast_logsumexp, normalise, normalised_proba
+from bayesgen.utils.logspace import _logsumexp_rows, fast_logsumexp, normalise, normalised_proba
 
 HEAVY = ("sklearn", "scipy", "pandas", "numpy", "pymc", "arviz", "jax", "matplotlib")
 
@@ -29,14 +29,14 @@ def test_lazy_public_names_resolve_in_a_fresh_process():
     code = (
         "import json, bayesgen as bg\n"
         "from bayesgen import QDA\n"
-        "from bayesgen.diagnostics import plot_compare  # imports bayesgen.compare\n"
+        "from bayesgen.diagnostics import plot_compare  # imports bayesgen.diagnostics.compare\n"
         "names = {n: type(getattr(bg, n)).__name__ for n in bg.__all__}\n"
         "print(json.dumps({'names': names, 'dir': sorted(set(bg.__all__) - set(dir(bg))),\n"
         "                  'qda': QDA is bg.QDA, 'module': bg.QDA.__module__}))\n"
     )
     out = json.loads(_fresh(code))
     assert out["dir"] == []
-    assert out["qda"] and out["module"] == "bayesgen.estimators"
+    assert out["qda"] and out["module"] == "bayesgen.estimators.discriminant"
     names = out["names"]
     for cls in ("LDA", "QDA", "GaussianNB", "BernoulliNB", "CategoricalNB", "KernelNB",
                 "MixedNB", "MultinomialNB", "PoissonNB"):

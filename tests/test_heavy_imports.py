@@ -1,5 +1,5 @@
 """ArviZ's once-a-day notice on its first import (ArviZ 0.2x) does not reach bayesgen's
-users: bayesgen imports ArviZ and PyMC through ``bayesgen._heavy``, which silences that
+users: bayesgen imports ArviZ and PyMC through ``bayesgen.utils.heavy``, which silences that
 one message during the first import only."""
 
 import subprocess
@@ -51,7 +51,7 @@ def test_first_fit_in_a_fresh_cache_shows_no_arviz_notice(tmp_path):
 
 
 def test_later_imports_return_the_loaded_modules():
-    from bayesgen._heavy import import_arviz, import_pymc
+    from bayesgen.utils.heavy import import_arviz, import_pymc
 
     assert import_arviz() is sys.modules["arviz"]
     assert import_pymc() is sys.modules["pymc"]

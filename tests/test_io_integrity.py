@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 import bayesgen as bg
-from bayesgen import io
+from bayesgen.estimators import persistence
 from tests.conftest import CLASSIFIERS, make_data
 
 
@@ -102,8 +102,8 @@ def test_file_records_format_and_checksum(tmp_path):
     clf, _ = _fit("GaussianNB", "conjugate")
     path = clf.save(tmp_path / "m.nc")
     with h5py.File(path, "r") as f:
-        attrs = f[io.STATE_GROUP].attrs
-        assert np.asarray(attrs["bayesgen_format"]).item() == io.FORMAT_VERSION
+        attrs = f[persistence.STATE_GROUP].attrs
+        assert np.asarray(attrs["bayesgen_format"]).item() == persistence.FORMAT_VERSION
         checksum = attrs["checksum"]
         checksum = checksum.decode() if isinstance(checksum, bytes) else str(checksum)
     assert checksum.startswith("sha256:") and len(checksum) == len("sha256:") + 64
@@ -151,7 +151,7 @@ def test_state_value_changed_in_place_with_h5py_fails_the_checksum(saved, tmp_pa
     data, _, _ = saved
     path = _write(tmp_path, data)
     with h5py.File(path, "r+") as f:
-        group = f[io.STATE_GROUP]
+        group = f[persistence.STATE_GROUP]
         variables = [k for k in group if "_d" not in k]  # v0, v1, ... (not dimensions)
         name = next(k for k in variables if group[k].dtype.kind == "f" and group[k].size > 1)
         values = group[name][...]
@@ -221,8 +221,8 @@ def test_newer_format(saved, tmp_path):
     data, _, _ = saved
     path = _write(tmp_path, data)
     with h5py.File(path, "r+") as f:
-        f[io.STATE_GROUP].attrs["bayesgen_format"] = io.FORMAT_VERSION + 1
-        f[io.STATE_GROUP].attrs["bayesgen_version"] = "99.0"
+        f[persistence.STATE_GROUP].attrs["bayesgen_format"] = persistence.FORMAT_VERSION + 1
+        f[persistence.STATE_GROUP].attrs["bayesgen_version"] = "99.0"
     _refused(path, "newer", "99.0", "upgrade bayesgen")
 
 
@@ -230,7 +230,7 @@ def test_missing_checksum(saved, tmp_path):
     data, _, _ = saved
     path = _write(tmp_path, data)
     with h5py.File(path, "r+") as f:
-        del f[io.STATE_GROUP].attrs["checksum"]
+        del f[persistence.STATE_GROUP].attrs["checksum"]
     _refused(path, "checksum")
 
 
@@ -238,7 +238,7 @@ def test_broken_schema_is_refused(saved, tmp_path):
     data, _, _ = saved
     path = _write(tmp_path, data)
     with h5py.File(path, "r+") as f:
-        del f[io.STATE_GROUP].attrs["schema"]
+        del f[persistence.STATE_GROUP].attrs["schema"]
     _refused(path, "schema")
 
 
@@ -248,7 +248,7 @@ def test_file_without_version_loads_as_format_0(saved, tmp_path):
     path = _write(tmp_path, data)
     with h5py.File(path, "r+") as f:
         for key in ("bayesgen_format", "checksum", "bayesgen_version"):
-            del f[io.STATE_GROUP].attrs[key]
+            del f[persistence.STATE_GROUP].attrs[key]
     np.testing.assert_array_equal(bg.load(path).predict_proba(X), clf.predict_proba(X))
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import bayesgen as bg
-from bayesgen.families import _kernel_missing as km
-from bayesgen.families import _kernel_pymc
+from bayesgen.families.kernel import missing as km
+from bayesgen.families.kernel import pymc
 
 pytest.importorskip("numpyro")
 
@@ -36,7 +36,7 @@ def test_loo_likelihood_is_the_sum_of_single_feature_fits(data):
     for j in range(3):
         keep = ~np.isnan(X[:, j])
         sub_est = bg.KernelNB(method="map").fit(X[keep][:, [j]], y[keep])
-        by_feature += _kernel_pymc.stats_loglik(
+        by_feature += pymc.stats_loglik(
             sub_est.family_, {"bandwidth": h[:, [j]]}, sub_est.stats_).eval()
     np.testing.assert_allclose(total, by_feature, rtol=1e-12)
 

@@ -15,11 +15,11 @@ from sklearn.datasets import load_iris, load_wine
 from sklearn.neighbors import KernelDensity
 
 import bayesgen as bg
-from bayesgen import posterior
-from bayesgen.families import _mixed_pymc
-from bayesgen.families import kernel as kernel_module
-from bayesgen.families.kernel import KernelFamily
-from bayesgen.families.mixed import MixedFamily
+from bayesgen.families.kernel import family as kernel_module
+from bayesgen.families.kernel.family import KernelFamily
+from bayesgen.families.mixed import pymc
+from bayesgen.families.mixed.family import MixedFamily
+from bayesgen.inference import posterior
 
 # ---------------------------------------------------------------- KernelNB
 
@@ -388,7 +388,7 @@ def test_mixed_train_log_lik_is_the_sum_of_the_parts(mixed_data, monkeypatch):
         expected += stats.norm.logpdf(Xm[:, 3], mu[s, y, 0], np.sqrt(var[s, y, 0]))
         expected += np.log(theta[s, y[:, None], np.arange(2), codes]).sum(1)
         np.testing.assert_allclose(out[s], expected, rtol=1e-10)
-    monkeypatch.setattr(_mixed_pymc, "_BUDGET", 10)  # a few rows per block
+    monkeypatch.setattr(pymc, "_BUDGET", 10)  # a few rows per block
     np.testing.assert_allclose(fam.train_log_lik(Xm, y, params), out, rtol=1e-12)
     log_pi = np.log(rng.dirichlet(np.ones(3), size=4))
     np.testing.assert_allclose(

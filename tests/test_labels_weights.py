@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import bayesgen as bg
-from bayesgen._validation import WEIGHT_TOTAL_MAX, encode_labels
+from bayesgen.data.validation import WEIGHT_TOTAL_MAX, encode_labels
 from tests.conftest import CLASSIFIERS, make_data
 
 

@@ -20,9 +20,9 @@ from scipy import stats
 from scipy.special import gammaln
 
 import bayesgen as bg
-from bayesgen import mcmc
-from bayesgen.model import build_stats_model
-from bayesgen.posterior import exact_predictive_log_joint
+from bayesgen.inference import mcmc
+from bayesgen.inference.model import build_stats_model
+from bayesgen.inference.posterior import exact_predictive_log_joint
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ from scipy import stats
 from sklearn.datasets import load_iris
 
 import bayesgen as bg
-from bayesgen.mcmc import convergence_report, resolve_sampler
-from bayesgen.model import build_stats_model
+from bayesgen.inference.mcmc import convergence_report, resolve_sampler
+from bayesgen.inference.model import build_stats_model
 
 pytestmark = pytest.mark.slow
 

@@ -17,10 +17,10 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import bayesgen as bg
-from bayesgen.families import _kernel_pymc
-from bayesgen.families.kernel import KernelFamily
-from bayesgen.mcmc import convergence_report
-from bayesgen.model import build_stats_model
+from bayesgen.families.kernel import pymc
+from bayesgen.families.kernel.family import KernelFamily
+from bayesgen.inference.mcmc import convergence_report
+from bayesgen.inference.model import build_stats_model
 from tests.conftest import make_data
 
 pytestmark = pytest.mark.slow
@@ -251,7 +251,7 @@ def test_kernel_prior_predictive(kde_data):
 
 def test_kernel_mcmc_refuses_too_many_pairs(kde_data, monkeypatch):
     X, y = kde_data
-    monkeypatch.setattr(_kernel_pymc, "MAX_PAIR_BYTES", 10_000)
+    monkeypatch.setattr(pymc, "MAX_PAIR_BYTES", 10_000)
     with pytest.raises(ValueError, match=r"method='map'.*subsample"):
         bg.KernelNB(method="mcmc", **MCMC).fit(X, y)
 

@@ -15,10 +15,10 @@ from scipy import stats
 from sklearn.datasets import load_iris
 
 import bayesgen as bg
-from bayesgen.families import _mvn_pymc
-from bayesgen.families.mvn import MVNFamily
-from bayesgen.mcmc import convergence_report
-from bayesgen.model import build_stats_model
+from bayesgen.families.mvn import pymc
+from bayesgen.families.mvn.family import MVNFamily
+from bayesgen.inference.mcmc import convergence_report
+from bayesgen.inference.model import build_stats_model
 
 pytestmark = pytest.mark.slow
 
@@ -293,7 +293,7 @@ def test_precision_scale_factor():
     rng = np.random.default_rng(0)
     B = rng.normal(size=(2, 5, 5))
     Psi = B @ np.swapaxes(B, -1, -2) + np.eye(5)
-    np.testing.assert_allclose(_mvn_pymc.precision_scale_factor(Psi),
+    np.testing.assert_allclose(pymc.precision_scale_factor(Psi),
                                np.linalg.cholesky(np.linalg.inv(Psi)), rtol=1e-10, atol=1e-12)
 
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import sparse, stats
 
 import bayesgen as bg
-from bayesgen.posterior import closed_form_log_pi
+from bayesgen.inference.posterior import closed_form_log_pi
 
 RNG = np.random.default_rng(11)
 N = 80
@@ -324,7 +324,7 @@ def test_observed_data_keeps_gaps_and_ppc_uses_observed_entries(fitted):
 
 
 def test_masked_statistics_match_observed_entries():
-    from bayesgen.missing import masked_stats
+    from bayesgen.data.missing import masked_stats
 
     x = np.array([[1.0, np.nan], [2.0, 4.0], [4.0, 1.0], [np.nan, 3.0]])
     rows = np.ones((1, 4), dtype=bool)

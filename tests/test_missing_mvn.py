@@ -9,8 +9,8 @@ import pytest
 from scipy import optimize, stats
 
 import bayesgen as bg
-from bayesgen.families import _mvn_augment, _mvn_em, _mvn_missing
-from bayesgen.families import _mvn_patterns as pat
+from bayesgen.families.mvn import augment, em, missing
+from bayesgen.families.mvn import patterns as pat
 
 CHOL = np.array([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.3, 0.4, 0.9]])
 
@@ -133,15 +133,15 @@ def _brute_force(X, y, tied, prior=None):
 @pytest.mark.parametrize("tied", [False, True])
 @pytest.mark.parametrize("method", ["mle", "map"])
 def test_em_equals_brute_force_optimiser(tied, method, monkeypatch):
-    monkeypatch.setattr(_mvn_em, "TOL", 1e-14)
+    monkeypatch.setattr(em, "TOL", 1e-14)
     X, y = make(n=40, d=2, frac=0.3, seed=3)
     Est = bg.LDA if tied else bg.QDA
     clf = Est(method=method, cov_dof=None).fit(X, y)
     prior = None
     if method == "map":
-        from bayesgen import framing
+        from bayesgen.inference import scoring
 
-        prior = framing.user_prior(clf)
+        prior = scoring.user_prior(clf)
     (mu, covs), best = _brute_force(X, y, tied, prior)
     np.testing.assert_allclose(clf.means_, mu, atol=2e-5)
     np.testing.assert_allclose(np.asarray(_covs(clf)), np.asarray(covs), atol=2e-5)
@@ -162,7 +162,7 @@ def test_em_objective_never_decreases(Est, seed):
 
 
 def test_em_max_iter_warns(monkeypatch, data):
-    monkeypatch.setattr(_mvn_em, "MAX_ITER", 2)
+    monkeypatch.setattr(em, "MAX_ITER", 2)
     with pytest.warns(bg.ConvergenceWarning, match="EM did not converge"):
         clf = bg.QDA(method="mle").fit(*data)
     assert clf.n_iter_ == 2
@@ -178,7 +178,7 @@ def test_no_missing_values_unchanged(Est):
         assert not hasattr(clf, "n_iter_") and "groups" not in clf.stats_
         # the grouped path on complete data converges in one EM step to the same fit
         family = clf.family_
-        grouped = _mvn_missing.stats(family, X, y, np.ones(len(y)), 2)
+        grouped = missing.stats(family, X, y, np.ones(len(y)), 2)
         params = family.mle(grouped) if method == "mle" else family.map(grouped, clf.prior_)
         np.testing.assert_allclose(params["mu"], clf.params_["mu"], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(params["cov"], clf.params_["cov"], rtol=1e-10, atol=1e-12)
@@ -205,8 +205,8 @@ def test_grouped_loglik_equals_row_by_row(data):
     import pytensor
     import pytensor.tensor as pt
 
-    from bayesgen.families import _mvn_pymc_missing
-    from bayesgen.families.mvn import MVNFamily
+    from bayesgen.families.mvn import pymc_missing
+    from bayesgen.families.mvn.family import MVNFamily
 
     for tied in (False, True):
         c = cov if not tied else cov[0]
@@ -215,7 +215,7 @@ def test_grouped_loglik_equals_row_by_row(data):
         exact = pat.loglik(groups, cond).sum()
         const = -0.5 * np.log(2 * np.pi) * (groups["count"] * groups["obs"].sum(1)).sum()
         mu_t, cov_t = pt.dmatrix(), (pt.dmatrix() if tied else pt.dtensor3())
-        expr = _mvn_pymc_missing.stats_loglik(MVNFamily(tied=tied), {"mu": mu_t, "cov": cov_t},
+        expr = pymc_missing.stats_loglik(MVNFamily(tied=tied), {"mu": mu_t, "cov": cov_t},
                                               {"groups": groups, "count": np.ones(2)})
         value = pytensor.function([mu_t, cov_t], expr)(mu, c)
         assert value + const == pytest.approx(exact, rel=1e-10)
@@ -244,7 +244,7 @@ def test_completion_matches_per_row_draws():
     cond = pat.condition(groups["obs"], mu[groups["cls"]], cov[groups["cls"]])
     S = 40000
     cond_s = {k: np.broadcast_to(v, (S, *v.shape)) for k, v in cond.items()}
-    mean_g, scat_g = _mvn_augment.complete(groups, _mvn_augment.prepare(groups), cond_s, rng)
+    mean_g, scat_g = augment.complete(groups, augment.prepare(groups), cond_s, rng)
     # per row: x_2 | x_0, x_1 ~ N(mu_2 + B (x_o - mu_o), C)
     o = np.array([0, 1])
     B = cov[0][2, o] @ np.linalg.inv(cov[0][np.ix_(o, o)])
@@ -272,7 +272,7 @@ def test_mle_never_observed_raises_map_uses_prior():
 
 @pytest.mark.parametrize("Est", [bg.LDA, bg.QDA])
 def test_partial_fit_equals_fit(Est, data, monkeypatch):
-    monkeypatch.setattr(_mvn_em, "TOL", 1e-15)  # EM to convergence from either start
+    monkeypatch.setattr(em, "TOL", 1e-15)  # EM to convergence from either start
     X, y = data
     whole = Est(method="map").fit(X, y)
     parts = Est(method="map")
@@ -307,11 +307,11 @@ def test_cov_dof_auto_is_fixed_point_of_em_completed_statistics(data):
     clf = bg.QDA(method="map").fit(X, y)
     d = 3
     assert clf.prior_["nu0"] > d + 1
-    from bayesgen.families._niw_evidence import evidence_dof
+    from bayesgen.families.mvn.niw_evidence import evidence_dof
 
     p = clf.prior_
     S0 = p["Psi0"] / (p["nu0"] - d - 1)
-    completed = _mvn_em.evidence_stats(clf.family_, clf.stats_, p["m0"], p["kappa0"], S0,
+    completed = em.evidence_stats(clf.family_, clf.stats_, p["m0"], p["kappa0"], S0,
                                        p["nu0"])
     assert evidence_dof(completed, p["m0"], p["kappa0"], S0, tied=False) == pytest.approx(
         p["nu0"], rel=1e-5)

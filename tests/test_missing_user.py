@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import bayesgen as bg
-from bayesgen.families import _mvn_em
+from bayesgen.families.mvn import em as _mvn_em
 
 
 def gappy(n=120, d=3, frac=0.3, seed=0):

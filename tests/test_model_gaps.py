@@ -1,7 +1,7 @@
 """``model_`` of naive Bayes fits with missing entries (NaN) in the training X (issue 14).
 
 The model observes the entries that are observed and integrates the missing ones out
-(:mod:`bayesgen.families._gaps_pymc`): its log-density at a point equals the scipy.stats
+(:mod:`bayesgen.families.pymc_gaps`): its log-density at a point equals the scipy.stats
 log-densities of the priors, of y and of the OBSERVED entries only; summing the
 complete-data model over the values of the missing entries gives the same number.
 """
@@ -20,8 +20,8 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import bayesgen as bg
-from bayesgen import framing
-from bayesgen.model import build_model, build_stats_model
+from bayesgen.inference import scoring
+from bayesgen.inference.model import build_model, build_stats_model
 
 N, D, K = 40, 3, 2
 
@@ -112,7 +112,7 @@ def _theta_padded(est, natural: dict) -> np.ndarray:
 
 def _reference(est, kind: str, X: np.ndarray, y: np.ndarray, natural: dict) -> float:
     """scipy.stats: priors + log pi[y] + sum over the OBSERVED entries of log p(x | y)."""
-    prior = framing.user_prior(est)
+    prior = scoring.user_prior(est)
     pi = natural["pi"]
     total = stats.dirichlet.logpdf(pi, [2.0] * K) + np.sum(np.log(pi[y]))
     obs = ~np.isnan(X)

@@ -15,7 +15,7 @@ from scipy.special import logsumexp
 
 import bayesgen as bg
 from bayesgen.exceptions import ConvergenceWarning
-from bayesgen.families import _multinomial_missing as mm
+from bayesgen.families.multinomial import missing as mm
 
 THETA = np.array([[0.15, 0.35, 0.5], [0.5, 0.3, 0.2]])
 
@@ -288,7 +288,7 @@ def _point(model, theta: np.ndarray) -> dict:
 
 
 def test_stats_potential_and_model_equal_per_row_loglik(data, fits):
-    from bayesgen.model import build_stats_model
+    from bayesgen.inference.model import build_stats_model
 
     X, y = data
     clf = fits["map"]
@@ -347,7 +347,7 @@ def test_save_load_and_dask_with_gaps(data, tmp_path):
 
 
 def test_no_closed_forms_after_a_fit_with_gaps(conjugate):
-    from bayesgen import exact_loo
+    from bayesgen.inference import exact_loo
 
     assert not exact_loo.supports(conjugate)
     with pytest.raises(ValueError, match="posterior of theta is not a Dirichlet"):

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 import bayesgen as bg
-from bayesgen.families._niw_evidence import C_BOUNDS, log_marginal_likelihood
+from bayesgen.families.mvn.niw_evidence import C_BOUNDS, log_marginal_likelihood
 
 D = 3
 

@@ -1,6 +1,6 @@
 """Bad input and extreme numbers for the real-valued families (issue 12).
 
-The frame (bayesgen.frame), statistics that carry it and merge across frames, rows far
+The frame (bayesgen.data.frame), statistics that carry it and merge across frames, rows far
 from the training data, values near the float64 limits, constant features, tiny data
 and common weight factors.
 """
@@ -12,8 +12,8 @@ import pytest
 from sklearn.datasets import load_iris
 
 import bayesgen as bg
-from bayesgen import frame as frame_module
-from bayesgen.families import _gaussian_stats as gstats
+from bayesgen.data import frame as frame_module
+from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families import get_family
 
 REAL = {

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 import bayesgen as bg
-from bayesgen._params import legacy_rng, rng_from, seed_from
+from bayesgen.utils.random import legacy_rng, rng_from, seed_from
 from tests.conftest import CLASSIFIERS, make_data
 
 #: bad values of the parameters every estimator has

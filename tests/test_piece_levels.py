@@ -2,7 +2,7 @@
 
 partial_fit batches, Dask partitions and estimators merged with ``bg.merge`` each see
 some of the values of a text column; their statistics are re-coded to the sorted union
-of the levels (:mod:`bayesgen._piece_levels`), so the result equals one fit on all the
+of the levels (:mod:`bayesgen.scale.piece_levels`), so the result equals one fit on all the
 rows (to 1e-10; the same ``categories_``). Pieces that read a column as different
 dtypes (text in one, numbers in another) are a ValueError naming the column.
 """

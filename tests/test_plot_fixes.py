@@ -14,8 +14,9 @@ import pytest
 from sklearn.datasets import load_iris
 
 import bayesgen as bg
-from bayesgen import _demo_figures, plots
-from bayesgen._plot_regions import _probability_levels
+from bayesgen import plots
+from bayesgen.cli import figures
+from bayesgen.plots.regions import _probability_levels
 
 POST = {"method": "conjugate", "chains": 2, "draws": 100, "random_state": 0}
 
@@ -180,7 +181,7 @@ def test_demo_log_loss_legend_names_every_method():
         "log_loss": [0.3, 0.2, 0.4, np.nan, 0.1],
         "note": ["", "", "", "MAP: failed", ""],
     })
-    fig = _demo_figures.log_loss_figure(table)
+    fig = figures.log_loss_figure(table)
     legend = fig.legends[0]
     assert [t.get_text() for t in legend.get_texts()] == ["mle", "map", "mcmc"]
     colours = [h.get_facecolor() for h in legend.legend_handles]

@@ -13,7 +13,7 @@ import pytest
 from sklearn.base import clone
 
 import bayesgen as bg
-from bayesgen import _progress
+from bayesgen.utils import progress
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,18 +113,18 @@ def test_auto_draws_the_bar_in_a_terminal():
 
 
 def test_show_progress_values(monkeypatch):
-    assert _progress.show_progress(True) is True
-    assert _progress.show_progress(False) is False
-    monkeypatch.setattr(_progress, "stderr_is_terminal", lambda: False)
-    monkeypatch.setattr(_progress, "in_notebook", lambda: False)
-    assert _progress.show_progress("auto") is False
-    monkeypatch.setattr(_progress, "in_notebook", lambda: True)
-    assert _progress.show_progress("auto") is True
-    monkeypatch.setattr(_progress, "in_notebook", lambda: False)
-    monkeypatch.setattr(_progress, "stderr_is_terminal", lambda: True)
-    assert _progress.show_progress("auto") is True
+    assert progress.show_progress(True) is True
+    assert progress.show_progress(False) is False
+    monkeypatch.setattr(progress, "stderr_is_terminal", lambda: False)
+    monkeypatch.setattr(progress, "in_notebook", lambda: False)
+    assert progress.show_progress("auto") is False
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    assert progress.show_progress("auto") is True
+    monkeypatch.setattr(progress, "in_notebook", lambda: False)
+    monkeypatch.setattr(progress, "stderr_is_terminal", lambda: True)
+    assert progress.show_progress("auto") is True
     with pytest.raises(ValueError, match="progressbar"):
-        _progress.show_progress("yes")
+        progress.show_progress("yes")
 
 
 def test_stderr_is_terminal_follows_the_stream(monkeypatch):
@@ -139,7 +139,7 @@ def test_stderr_is_terminal_follows_the_stream(monkeypatch):
 
     for tty, expected in ((True, True), (False, False), (None, False)):
         monkeypatch.setattr(sys, "stderr", Stream(tty))
-        assert _progress.stderr_is_terminal() is expected
+        assert progress.stderr_is_terminal() is expected
 
 
 def test_in_notebook_detects_an_ipython_kernel(monkeypatch):
@@ -154,9 +154,9 @@ def test_in_notebook_detects_an_ipython_kernel(monkeypatch):
     for shell, expected in ((ZMQInteractiveShell(), True),
                             (TerminalInteractiveShell(), False), (None, False)):
         fake.get_ipython = lambda shell=shell: shell
-        assert _progress.in_notebook() is expected
+        assert progress.in_notebook() is expected
     monkeypatch.delitem(sys.modules, "IPython")
-    assert _progress.in_notebook() is False
+    assert progress.in_notebook() is False
 
 
 @pytest.mark.parametrize("cls", [bg.LDA, bg.QDA, bg.GaussianNB, bg.BernoulliNB,

@@ -1,13 +1,13 @@
 """One pass per array for the NaN checks of a fit or a prediction
-(:func:`bayesgen.missing.scan_scope`), and the frame's order statistics computed for
-all columns at once (:func:`bayesgen.frame._unit_order_stats`): the same results as
+(:func:`bayesgen.data.missing.scan_scope`), and the frame's order statistics computed for
+all columns at once (:func:`bayesgen.data.frame._unit_order_stats`): the same results as
 the column-by-column path, and no stale answer once the call is over."""
 
 import numpy as np
 import pytest
 
 import bayesgen as bg
-from bayesgen import frame, missing
+from bayesgen.data import frame, missing
 
 
 def _frame_both_ways(X, real, w):
@@ -118,7 +118,7 @@ def test_fit_and_predict_leave_the_users_array_untouched(order, Estimator):
 
 
 def test_normalised_proba_keeps_its_input_unless_told():
-    from bayesgen.predict import normalised_proba
+    from bayesgen.utils.logspace import normalised_proba
 
     scores = np.random.default_rng(4).normal(size=(50_000, 3)) * 20
     before = scores.copy()
@@ -136,15 +136,15 @@ def test_a_forked_child_fits_after_the_parent_used_the_pool():
     for threads that do not exist."""
     import multiprocessing
 
-    from bayesgen import _threads
+    from bayesgen.utils import threads
 
     rng = np.random.default_rng(5)
     X = rng.standard_normal((120_000, 20))  # large enough for the parallel passes
     y = rng.integers(0, 3, size=X.shape[0])
-    if _threads.workers() < 2:
+    if threads.workers() < 2:
         pytest.skip("one core: no pool")
     parent = bg.LDA().fit(X, y).predict_proba(X[:5])
-    assert _threads._POOL is not None
+    assert threads._POOL is not None
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(1) as pool:
         child = pool.apply_async(_fit_and_predict, (X, y)).get(timeout=120)
@@ -160,7 +160,7 @@ def _fit_and_predict(X, y):
 def test_extremes_equal_numpys_max_and_min(shape, order):
     """One blocked pass over the cores gives exactly X.max() / X.min(), NaN-propagating,
     or nanmax / nanmin with skip_nan (every block size, both memory orders)."""
-    from bayesgen._threads import extremes
+    from bayesgen.utils.threads import extremes
 
     rng = np.random.default_rng(len(shape) + shape[0])
     X = np.asarray(rng.standard_normal(shape) * 1e3 + 1.7e9, order=order)
@@ -177,7 +177,7 @@ def test_extremes_equal_numpys_max_and_min(shape, order):
 
 
 def test_extremes_when_the_extreme_values_sit_in_the_last_rows():
-    from bayesgen._threads import extremes
+    from bayesgen.utils.threads import extremes
 
     X = np.zeros((100_000, 30))  # above the parallel size: row chunks over the cores
     X[-1, -1], X[-2, 0] = 5.0, -7.0
@@ -207,7 +207,7 @@ def test_an_identity_frame_is_scanned_once_per_fit_and_prediction(Estimator, mon
     """Standardised data (an identity frame, Z is X): the infinity check's maximum and
     minimum serve the far-row scan, so a fit and a predict_proba each read X for
     them once; the results equal those of the two-scan path."""
-    from bayesgen import _threads
+    from bayesgen.utils import threads
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((3000, 5))
@@ -217,13 +217,13 @@ def test_an_identity_frame_is_scanned_once_per_fit_and_prediction(Estimator, mon
     proba = reference.predict_proba(X)
     assert reference.frame_.is_identity
     calls = []
-    original = _threads.extremes
+    original = threads.extremes
 
     def counted(Z, **kwargs):
         calls.append(Z is X)
         return original(Z, **kwargs)
 
-    monkeypatch.setattr(_threads, "extremes", counted)
+    monkeypatch.setattr(threads, "extremes", counted)
     monkeypatch.setattr(frame, "extremes", counted)
     clf = Estimator(method="map").fit(X, y)
     assert calls == [True]

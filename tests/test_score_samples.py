@@ -1,4 +1,4 @@
-"""score_samples (log p(x)) and the novelty helper (bayesgen.density)."""
+"""score_samples (log p(x)) and the novelty helper (bayesgen.inference.density)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import bayesgen as bg
-from bayesgen import density
+from bayesgen.inference import density
 from tests.test_exact_loo import _data
 
 ESTIMATORS = {

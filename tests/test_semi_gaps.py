@@ -1,5 +1,5 @@
 """LDA/QDA with both missing entries in X and unlabelled rows: data augmentation and NUTS
-(bayesgen._semi_gaps)."""
+(bayesgen.semi.mvn_gaps)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
 import bayesgen as bg
-from bayesgen import _semi_gaps
-from bayesgen.families import _mvn_patterns as pat
+from bayesgen.families.mvn import patterns as pat
+from bayesgen.semi import mvn_gaps
 
 MU = np.array([[0.0, 0.0, 0.0], [3.0, 0.5, 1.0]])
 COV = np.array([[1.0, 0.4, 0.0], [0.4, 1.0, 0.3], [0.0, 0.3, 1.0]])
@@ -50,7 +50,7 @@ def test_conditional_posterior_without_gaps_is_the_conjugate_posterior():
     clf = bg.QDA(method="map").fit(X, y)
     fam, stats = clf.family_, clf.stats_
     rng = np.random.default_rng(5)
-    post = _semi_gaps.conditional_posterior(fam, stats, clf.params_, clf.prior_, rng)
+    post = mvn_gaps.conditional_posterior(fam, stats, clf.params_, clf.prior_, rng)
     ref = fam.posterior(stats, clf.prior_)
     for k in ref:
         assert np.array_equal(np.asarray(post[k]), np.asarray(ref[k]))
@@ -71,7 +71,7 @@ def test_conditional_posterior_completes_in_expectation(data, cls):
     done = pat.class_stats(groups, mean_g, scatter_g, 2, fam.tied)
     ref = fam.posterior({k: done[k] for k in ("count", "mean", "scatter")}, clf.prior_)
     rng = np.random.default_rng(0)
-    ms = np.stack([_semi_gaps.conditional_posterior(fam, stats, theta, clf.prior_, rng)["m"]
+    ms = np.stack([mvn_gaps.conditional_posterior(fam, stats, theta, clf.prior_, rng)["m"]
                    for _ in range(2000)])
     se = ms.std(0) / np.sqrt(ms.shape[0])
     assert np.all(np.abs(ms.mean(0) - ref["m"]) < 5 * se + 1e-12)
@@ -130,13 +130,13 @@ def test_unlabelled_gaps_only(data):
 # ------------------------------------------------------------------ NUTS
 def _stats_model(cls, data, lam):
     """A fitted estimator's statistics model with the unlabelled rows' potential."""
-    from bayesgen import framing
-    from bayesgen.model import build_stats_model
+    from bayesgen.inference import scoring
+    from bayesgen.inference.model import build_stats_model
 
     Xm, _, _, ys = data
     keep = ~np.isnan(ys)
     clf = cls(method="map").fit(Xm[keep], ys[keep].astype(int))
-    Zu = framing.internal(clf, Xm[~keep])
+    Zu = scoring.internal(clf, Xm[~keep])
     w = np.linspace(0.5, 1.5, Zu.shape[0])
     clf._semi = {"Z": Zu, "w": w, "lam": lam}
     return clf, build_stats_model(clf), Zu, w
@@ -177,7 +177,7 @@ def test_pattern_columns_match_the_generic_columns(data):
     clf, _, Zu, _ = _stats_model(bg.QDA, data, 1.0)
     Z = np.nan_to_num(Zu, nan=0.3)
     params = {"mu": pt.as_tensor(clf.params_["mu"]), "cov": pt.as_tensor(clf.params_["cov"])}
-    cols = _semi_gaps.mvn_columns(clf.family_, params, Z, 2).eval()
+    cols = mvn_gaps.mvn_columns(clf.family_, params, Z, 2).eval()
     for k in range(2):
         ref = pm.logp(pm.MvNormal.dist(clf.params_["mu"][k], clf.params_["cov"][k]), Z).eval()
         assert np.allclose(cols[:, k], ref, rtol=1e-10)

@@ -1,4 +1,4 @@
-"""KernelNB and MixedNB's kernel parts with unlabelled rows (bayesgen._semi_kernel):
+"""KernelNB and MixedNB's kernel parts with unlabelled rows (bayesgen.semi.kernel):
 EM against brute-force KDEs and responsibilities, NUTS potential by hand, identities."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from scipy.special import logsumexp
 from scipy.stats import norm
 
 import bayesgen as bg
-from bayesgen import framing
+from bayesgen.inference import scoring
 
 
 def _data(n=90, seed=0, p_unlabelled=0.75):
@@ -55,7 +55,7 @@ def _loo(i, Z, y, w, h):
 
 def _by_hand(clf, X, ys, w=None, lam=1.0, method="mle"):
     """The objective, the responsibilities (m, K), in the fit's internal frame."""
-    Z = framing.internal(clf, X)
+    Z = scoring.internal(clf, X)
     lab = ~np.isnan(ys)
     w = np.ones(X.shape[0]) if w is None else w
     unit = w[lab].min() if method == "mle" else 1.0
@@ -181,14 +181,14 @@ def test_errors(data):
 def test_nuts_potential_by_hand(data):
     """unlabeled_loglik at a random point = lambda sum_n w_n logsumexp_k(log pi_k +
     log KDE_k(x_n)) over the labelled points, brute force (missing entries in both)."""
-    from bayesgen.model import build_stats_model
+    from bayesgen.inference.model import build_stats_model
 
     X, _, ys = data
     lab = ~np.isnan(ys)
     Xl = X[lab].copy()
     Xl[2, 0] = np.nan  # a missing entry among the labelled points too
     clf = bg.KernelNB(method="map").fit(Xl, ys[lab])
-    Zu = framing.internal(clf, X[~lab])
+    Zu = scoring.internal(clf, X[~lab])
     Zu[0, 1] = np.nan
     w = np.linspace(0.5, 1.5, Zu.shape[0])
     clf._semi = {"Z": Zu, "w": w, "lam": 0.6}

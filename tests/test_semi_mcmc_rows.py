@@ -1,6 +1,6 @@
 """The unlabelled rows' likelihood columns of semi-supervised NUTS, per family.
 
-``bayesgen._semi_mcmc._generic`` gives log p(x_n | y=k, theta) as an (m, K) PyTensor
+``bayesgen.semi.nuts._generic`` gives log p(x_n | y=k, theta) as an (m, K) PyTensor
 expression from the family's PyMC pieces; the mixture potential needs it row by row.
 Reference: the family's own NumPy ``log_lik`` (itself tested against scipy.stats), with
 and without missing entries among the unlabelled rows (a missing entry drops its term).
@@ -15,8 +15,9 @@ import pytensor.tensor as pt
 import pytest
 
 import bayesgen as bg
-from bayesgen import _semi_mcmc, framing
-from bayesgen.model import model_coords
+from bayesgen.inference import scoring
+from bayesgen.inference.model import model_coords
+from bayesgen.semi import nuts as _semi_mcmc
 
 N, M = 60, 12
 
@@ -64,7 +65,7 @@ def test_columns_equal_the_family_log_lik(name, gaps):
     else:
         X_fit = X[M:]
     est.fit(X_fit, y[M:])
-    Z = framing.internal(est, est._check_X_predict(unl))
+    Z = scoring.internal(est, est._check_X_predict(unl))
     params = {k: pt.as_tensor(np.asarray(v)) for k, v in est.params_.items()}
     with pm.Model(coords=model_coords(est, M)):
         columns = _semi_mcmc._generic(est, est.family_, params, Z).eval()

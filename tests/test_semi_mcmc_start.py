@@ -2,7 +2,7 @@
 
 Started at the prior's support point, the chains of an LDA fit with 3 labelled rows per
 class and ~300 unlabelled ones settled in a label-swapped mode (R-hat 1.8). Now
-:func:`bayesgen._semi_mcmc.start_point` starts them at a local mode of the posterior
+:func:`bayesgen.semi.nuts.start_point` starts them at a local mode of the posterior
 reached from the labelled-only one.
 """
 
@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import bayesgen as bg
-from bayesgen import _semi_mcmc, mcmc
-from bayesgen.model import build_stats_model
+from bayesgen.inference import mcmc
+from bayesgen.inference.model import build_stats_model
+from bayesgen.semi import nuts
 
 MU = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
 N_PER_CLASS = 103
@@ -72,9 +73,9 @@ def test_start_is_the_anchored_mode(data):
         seen["model"] = model
         raise RuntimeError("stop after the start")
 
-    start = _semi_mcmc.start_point
+    start = nuts.start_point
     mp = pytest.MonkeyPatch()
-    mp.setattr(_semi_mcmc, "start_point", capture)
+    mp.setattr(nuts, "start_point", capture)
     try:
         with pytest.raises(RuntimeError, match="stop after the start"):
             _fit(bg.LDA, X, y_semi)
@@ -82,7 +83,7 @@ def test_start_is_the_anchored_mode(data):
         mp.undo()
     init, model = seen["init"], seen["model"]
     assert init is not None and set(init) == {v.name for v in model.value_vars}
-    values = _semi_mcmc.constrained(model, init)
+    values = nuts.constrained(model, init)
     assert np.all(np.abs(values["mu"] - MU) < 0.5), values["mu"]
     np.testing.assert_allclose(values["pi"].sum(), 1.0)
     assert np.all(np.abs(values["pi"] - 1 / 3) < 0.1)
@@ -96,12 +97,12 @@ def test_fully_labelled_and_lambda_zero_start_as_before(data, monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("the semi-supervised start ran")
 
-    monkeypatch.setattr(_semi_mcmc, "_ascend", fail)
+    monkeypatch.setattr(nuts, "_ascend", fail)
     for labels, lam in ((y, 1.0), (y_semi, 0.0)):
         est = bg.GaussianNB(method="map", unlabeled_weight=lam).fit(X, labels)
         if lam == 0.0:
             est._semi = {"Z": X[:5], "w": np.ones(5), "lam": 0.0}
-        assert _semi_mcmc.start_point(est, build_stats_model(est)) is None
+        assert nuts.start_point(est, build_stats_model(est)) is None
     est = _fit(bg.GaussianNB, X[::3], y[::3])
     assert np.all(np.abs(est.idata_.posterior["mu"].mean(("chain", "draw")).values - MU)
                   < 0.5)
@@ -114,7 +115,7 @@ def test_pymc_samplers_get_constrained_initvals(data, monkeypatch):
 
     def fake(estimator, model, sampler, chains, draws, init=None):
         got["init"] = init
-        got["initvals"] = _semi_mcmc.constrained(model, init)
+        got["initvals"] = nuts.constrained(model, init)
         raise RuntimeError("stop before sampling")
 
     monkeypatch.setattr(mcmc, "resolve_sampler", lambda s: "pymc")

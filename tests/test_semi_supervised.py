@@ -12,7 +12,7 @@ from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
 import bayesgen as bg
-from bayesgen import _semi_em
+from bayesgen.semi import em as _semi_em
 
 MU = np.array([[0.0, 0.0], [5.0, 0.0], [0.0, 5.0]])
 COV = np.array([[1.0, 0.3], [0.3, 1.0]])
@@ -260,7 +260,7 @@ def test_da_agrees_with_nuts(small):
 def test_evidence_and_exact_loo_refuse_unlabelled_rows():
     """With unlabelled rows the evidence sums over their classes (no closed form):
     log_marginal_likelihood raises, and bg.compare falls back to PSIS-LOO."""
-    from bayesgen import exact_loo
+    from bayesgen.inference import exact_loo
 
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0, 1, (30, 2)), rng.normal(3, 1, (30, 2))])

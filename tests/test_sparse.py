@@ -21,7 +21,7 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.pipeline import make_pipeline
 
 import bayesgen as bg
-from bayesgen import _sparse
+from bayesgen.data import sparse as _sparse
 
 FAMILIES = {"multinomial": bg.MultinomialNB, "bernoulli": bg.BernoulliNB, "poisson": bg.PoissonNB}
 FORMATS = {

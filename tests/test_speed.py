@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bayesgen as bg
-from bayesgen import loglik
+from bayesgen.inference import loglik
 from tests.conftest import make_data
 
 HEAVY = ("pymc", "pytensor", "arviz", "jax", "numpyro", "xarray", "matplotlib")
@@ -50,7 +50,7 @@ def big_fits():
 
 
 def test_large_log_likelihood_is_added_on_demand(big_fits):
-    from bayesgen import posterior
+    from bayesgen.inference import posterior
 
     X, y, qda, _ = big_fits
     assert "log_likelihood" not in qda.idata_.groups()
@@ -87,7 +87,7 @@ def test_add_log_likelihood_needs_a_posterior():
 
 
 def test_too_large_log_likelihood_is_refused_on_demand(monkeypatch):
-    from bayesgen import posterior
+    from bayesgen.inference import posterior
 
     X, y = make_data("real")
     clf = bg.GaussianNB(method="conjugate", draws=50, random_state=0).fit(X, y)
@@ -110,14 +110,14 @@ def _fit(X, y, seed, **kw):
 @pytest.mark.slow
 def test_refit_on_new_data_of_the_same_shape_reuses_the_program():
     pytest.importorskip("numpyro")
-    from bayesgen import _jax_nuts
+    from bayesgen.inference import jax_nuts
 
     X, y = make_data("real", seed=1)
     first = _fit(X, y, 0)
-    n_programs = len(_jax_nuts._PROGRAMS)
+    n_programs = len(jax_nuts._PROGRAMS)
     X2, y2 = make_data("real", seed=2)
     second = _fit(X2 * 10.0 + 3.0, y2, 0)
-    assert len(_jax_nuts._PROGRAMS) == n_programs  # no new program for new data
+    assert len(jax_nuts._PROGRAMS) == n_programs  # no new program for new data
     # the data reached the program: the posterior means follow it
     mu1 = first.idata_.posterior["mu"].mean(("chain", "draw")).values
     mu2 = second.idata_.posterior["mu"].mean(("chain", "draw")).values

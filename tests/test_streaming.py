@@ -218,7 +218,7 @@ def test_constant_features_found_as_by_brute_force(offset):
     """The statistics zero the spread of a feature constant within a class; only the
     columns whose spread is within the rounding residue are checked against the data,
     which must find exactly what max == min per class finds."""
-    from bayesgen.families import _gaussian_stats as gs
+    from bayesgen.families import gaussian_stats as gs
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1, 2], 200)

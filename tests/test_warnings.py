@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import bayesgen as bg
-from bayesgen import exceptions, mcmc
+from bayesgen import exceptions
+from bayesgen.inference import mcmc
 from tests.conftest import make_data
 
 
@@ -62,7 +63,7 @@ def test_all_warnings_can_be_silenced_through_the_base_class():
 
 
 def test_huge_log_likelihood_warning_points_at_the_user_line(monkeypatch):
-    from bayesgen import posterior
+    from bayesgen.inference import posterior
 
     monkeypatch.setattr(posterior, "LOG_LIK_MAX_VALUES", 10)
     X, y = make_data("real", n_per_class=5)

@@ -6,7 +6,7 @@ and QDA with ``method="map"`` and ``cov_dof="auto"``, compared:
 
 - ``one round`` (the former rule): nu0 maximising the NIW evidence of the expected
   complete-data statistics at the EM MAP under nu0 = d + 2;
-- ``fixed point`` (the current rule, :func:`bayesgen.families._mvn_em.auto_dof`): the
+- ``fixed point`` (the current rule, :func:`bayesgen.families.mvn.em.auto_dof`): the
   same step repeated, each round completing the data at the MAP under the last nu0;
 - ``mean imp``: mean imputation (train means), then cov_dof="auto" on complete data;
 - ``complete``: the same split without gaps (reference nu0 and log loss).
@@ -28,16 +28,16 @@ from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 
 import bayesgen as bg
-from bayesgen.families import _mvn_em
+from bayesgen.families.mvn import em
 
 SEEDS = range(5)
 RATES = (0.3, 0.5)
 
 
 def _one_round(family, stats, m0, kappa0, S0):
-    from bayesgen.families._niw_evidence import evidence_dof
+    from bayesgen.families.mvn.niw_evidence import evidence_dof
 
-    return evidence_dof(_mvn_em.evidence_stats(family, stats, m0, kappa0, S0), m0, kappa0,
+    return evidence_dof(em.evidence_stats(family, stats, m0, kappa0, S0), m0, kappa0,
                         S0, tied=family.tied)
 
 
@@ -70,7 +70,7 @@ def run() -> None:
                     nu, ll = _fit_score(Est, a, ytr, b, yte)
                     rows[key][0].append(nu)
                     rows[key][1].append(ll)
-                with mock.patch.object(_mvn_em, "auto_dof", _one_round):
+                with mock.patch.object(em, "auto_dof", _one_round):
                     nu, ll = _fit_score(Est, gtr, ytr, gte, yte)
                 rows["one round"][0].append(nu)
                 rows["one round"][1].append(ll)

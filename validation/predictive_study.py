@@ -45,7 +45,7 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wi
 from sklearn.metrics import accuracy_score, log_loss
 
 import bayesgen as bg
-from bayesgen.demo import expected_calibration_error
+from bayesgen.cli.demo import expected_calibration_error
 
 DATASETS = {
     "iris": load_iris,

@@ -14,8 +14,8 @@ the PyMC models rely on:
     Whether X must be non-negative (scikit-learn's ``positive_only`` tag).
 ``accepts_missing`` : bool, optional (default False)
     Whether the family integrates missing entries (NaN in X) out, at fit and predict
-    (:mod:`bayesgen.missing`); without it a NaN is a ``ValueError`` naming the
-    estimator (the one guard, :func:`bayesgen.missing.check_supported`).
+    (:mod:`bayesgen.data.missing`); without it a NaN is a ``ValueError`` naming the
+    estimator (the one guard, :func:`bayesgen.data.missing.check_supported`).
 ``labels`` : ndarray or None
     Class labels, set by the estimator before fitting, for error messages.
 ``check_X(X, *, method, who) -> ndarray``
@@ -52,10 +52,10 @@ keys of ``param_dims`` carry leading draw dims), ``train_log_lik(X, y, params) -
 (S, n)`` for the pointwise log-likelihood of the training rows when it differs from
 ``log_lik`` (KernelNB's leave-one-out terms, whose statistics also carry each point's
 ``row``), ``coords()`` for dims beyond class and feature, and the PyMC hooks
-``pymc_params``, ``pymc_observed``, ``pymc_stats_loglik`` (see :mod:`bayesgen.model`),
+``pymc_params``, ``pymc_observed``, ``pymc_stats_loglik`` (see :mod:`bayesgen.inference.model`),
 and ``pymc_rows_loglik(params, X) -> (n, K)`` when the rows' PyMC log-density cannot be
 read row by row from ``pymc_observed`` (CategoricalNB's one multivariate value; used
-for the unlabelled rows of :mod:`bayesgen._semi_mcmc`).
+for the unlabelled rows of :mod:`bayesgen.semi.nuts`).
 Families whose attributes or sampling need the statistics (count families) keep a
 reference to them as ``fitted_stats_`` when ``prior``/``mle``/``map``/``posterior``
 is called. ``MixedFamily`` namespaces its parts' parameters and dims
@@ -68,12 +68,12 @@ from importlib import import_module
 
 _REGISTRY = {
     "gaussian": ("bayesgen.families.gaussian", "GaussianFamily"),
-    "mvn": ("bayesgen.families.mvn", "MVNFamily"),
+    "mvn": ("bayesgen.families.mvn.family", "MVNFamily"),
     "bernoulli": ("bayesgen.families.bernoulli", "BernoulliFamily"),
-    "multinomial": ("bayesgen.families.multinomial", "MultinomialFamily"),
-    "categorical": ("bayesgen.families.categorical", "CategoricalFamily"),
+    "multinomial": ("bayesgen.families.multinomial.family", "MultinomialFamily"),
+    "categorical": ("bayesgen.families.categorical.family", "CategoricalFamily"),
     "poisson": ("bayesgen.families.poisson", "PoissonFamily"),
-    "kernel": ("bayesgen.families.kernel", "KernelFamily"),
+    "kernel": ("bayesgen.families.kernel.family", "KernelFamily"),
 }
 
 

@@ -25,11 +25,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bayesgen import _sparse, missing
-from bayesgen._heavy import import_pymc
-from bayesgen._validation import check_binary, check_nonnegative
-from bayesgen.families import _dirichlet as dr
-from bayesgen.families import _masked
+from bayesgen.data import missing, sparse
+from bayesgen.data.validation import check_binary, check_nonnegative
+from bayesgen.families import dirichlet as dr
+from bayesgen.families import masked
+from bayesgen.utils.heavy import import_pymc
 
 WHO = "BernoulliNB"
 
@@ -76,7 +76,7 @@ class BernoulliFamily:
         summed first); a negative threshold would turn every implicit zero into 1, so
         it raises ``ValueError``.
         """
-        X = _sparse.canonical(X)
+        X = sparse.canonical(X)
         if self.binarize is None:
             check_nonnegative(X, who)
             check_binary(X, who)
@@ -84,13 +84,13 @@ class BernoulliFamily:
         t = self.binarize
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not np.isfinite(t):
             raise ValueError(f"binarize must be None or a finite number; got {t!r}.")
-        if _sparse.is_sparse(X):
+        if sparse.is_sparse(X):
             if t < 0:
                 raise ValueError(
                     f"{who}: binarize={t!r} < 0 would make every implicit zero of the "
                     "sparse X a 1 (a dense matrix). Use binarize >= 0, or X.toarray()."
                 )
-            return _sparse.with_data(X, _threshold(X.data, t))
+            return sparse.with_data(X, _threshold(X.data, t))
         return _threshold(X, t)
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
@@ -100,11 +100,11 @@ class BernoulliFamily:
         observed entries, which replaces N_k below. Raises ``ValueError`` naming
         ``sample_weight`` if a weighted sum overflows.
         """
-        return _masked.count_stats(X, y, w, n_classes, WHO)
+        return masked.count_stats(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""
-        return _masked.add_count_stats(a, b)
+        return masked.add_count_stats(a, b)
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict) -> dict:
@@ -185,13 +185,13 @@ class BernoulliFamily:
         if M is None:
             out += log_q.sum(axis=-1)[..., None, :]
         else:
-            out += _masked.observed_matmul(M, log_q)
+            out += masked.observed_matmul(M, log_q)
         impossible = None
         if zero.any():  # x = 1 where theta = 0
             impossible = dr.matmul_t(X, zero.astype(np.float64)) > 0.5
         if one.any():  # x = 0 where theta = 1: (number of theta = 1) - (ones among them)
             n_one = (one.sum(axis=-1)[..., None, :] if M is None
-                     else _masked.observed_matmul(M, one.astype(np.float64)))
+                     else masked.observed_matmul(M, one.astype(np.float64)))
             lacking = n_one - dr.matmul_t(X, one.astype(np.float64)) > 0.5
             impossible = lacking if impossible is None else impossible | lacking
         if impossible is not None:
@@ -206,7 +206,7 @@ class BernoulliFamily:
     def attributes(self, params: dict) -> dict:
         """``feature_count_`` (K, d) and ``feature_log_prob_`` = log theta (K, d)
         (computed once and reused by sparse predictions, see ``_sparse.log_t``)."""
-        out = {"feature_log_prob_": _sparse.log_t(params["theta"])}
+        out = {"feature_log_prob_": sparse.log_t(params["theta"])}
         if self.fitted_stats_ is not None:
             out["feature_count_"] = self.fitted_stats_["feature_count"]
         return out
@@ -230,16 +230,16 @@ class BernoulliFamily:
 
         ``X`` is the checked (binarized) training matrix, so it holds only 0 and 1, and
         NaN at missing entries: those are integrated out (the sum over the observed
-        entries, x float64, see :mod:`bayesgen.families._gaps_pymc`).
+        entries, x float64, see :mod:`bayesgen.families.pymc_gaps`).
         """
         pm = import_pymc()
 
-        from bayesgen.families import _gaps_pymc
+        from bayesgen.families import pymc_gaps
 
         feature = (dims or self.param_dims)["theta"][1]
-        X = _sparse.dense_for_pymc(X, WHO)
-        if _gaps_pymc.has_gaps(X):
-            _gaps_pymc.observed("bernoulli", f"{prefix}x", [params["theta"][y]], X,
+        X = sparse.dense_for_pymc(X, WHO)
+        if pymc_gaps.has_gaps(X):
+            pymc_gaps.observed("bernoulli", f"{prefix}x", [params["theta"][y]], X,
                                 ("obs", feature))
             return
         pm.Bernoulli(

@@ -20,7 +20,7 @@ Conjugate update (Murphy 2007, sec. 6)::
 MAP is the joint mode: mu = m_n, sigma2 = b_n / (a_n + 3/2).
 
 Frame: the estimator gives this family internal coordinates z = (x - c) / s
-(:mod:`bayesgen.frame`) and sets :attr:`GaussianFamily.frame`; statistics, the prior,
+(:mod:`bayesgen.data.frame`) and sets :attr:`GaussianFamily.frame`; statistics, the prior,
 parameters and posteriors are then internal, user-given ``mean_prior``/``var_prior``
 are converted in :meth:`GaussianFamily.prior`, and :meth:`GaussianFamily.to_user`
 gives parameters in the units of X.
@@ -32,12 +32,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bayesgen import missing
-from bayesgen._heavy import import_pymc
-from bayesgen.families import _far, _masked
-from bayesgen.families import _gaussian_stats as gstats
-from bayesgen.families._class_moments import diagonal_quadratic
-from bayesgen.families._far import attach_frame, user_to_internal
+from bayesgen.data import missing
+from bayesgen.families import far as _far
+from bayesgen.families import gaussian_stats as gstats
+from bayesgen.families import masked
+from bayesgen.families.class_moments import diagonal_quadratic
+from bayesgen.families.far import attach_frame, user_to_internal
+from bayesgen.utils.heavy import import_pymc
 
 LOG_2PI = np.log(2.0 * np.pi)
 
@@ -81,7 +82,7 @@ class GaussianFamily:
         self.var_dof = var_dof
         self.divisor = divisor
         self.labels: np.ndarray | None = None
-        self.frame = None  # bayesgen.frame.Frame of the internal coordinates, set at fit
+        self.frame = None  # bayesgen.data.frame.Frame of the internal coordinates, set at fit
 
     def real_columns(self, n_features: int) -> np.ndarray:
         """Every column is real-valued (transformed by the frame)."""
@@ -101,7 +102,7 @@ class GaussianFamily:
         (and rows ``observed_rows``), see :func:`._masked.gaussian_stats`."""
         M = missing.mask(X)
         if M is not None:
-            return attach_frame(_masked.gaussian_stats(X, M, y, w, n_classes), self.frame)
+            return attach_frame(masked.gaussian_stats(X, M, y, w, n_classes), self.frame)
         return attach_frame(gstats.diagonal_stats(X, y, w, n_classes), self.frame)
 
     def merge(self, a: dict, b: dict) -> dict:
@@ -109,7 +110,7 @@ class GaussianFamily:
         whatever frames they were computed in (the result is in ``a``'s); per (class,
         feature) with the observed counts when either side had missing entries."""
         if "observed" in a or "observed" in b:
-            return _masked.gaussian_merge(a, b)
+            return masked.gaussian_merge(a, b)
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
@@ -214,7 +215,7 @@ class GaussianFamily:
             gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi * scale2)
             - (nu + 1) / 2 * np.log1p(z2)
         )
-        return terms.sum(axis=-1) if M is None else _masked.drop_terms(terms, M)
+        return terms.sum(axis=-1) if M is None else masked.drop_terms(terms, M)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -238,7 +239,7 @@ class GaussianFamily:
         """
         M = missing.mask(X)
         if M is not None:
-            return _masked.gaussian_log_lik(X, M, params, full)
+            return masked.gaussian_log_lik(X, M, params, full)
         mu, var = params["mu"], params["var"]
         centre = mu.reshape(-1, mu.shape[-1]).mean(axis=0)
         mc = mu - centre
@@ -286,7 +287,7 @@ class GaussianFamily:
 
     def far_terms(self, far, params: dict):
         """(a2, a1, a0) of far rows, each (..., m, K): log p(x | k) = t^2 a2 + t a1 + a0
-        (:mod:`bayesgen.frame`, :func:`._far.gaussian_terms`)."""
+        (:mod:`bayesgen.data.frame`, :func:`._far.gaussian_terms`)."""
         return _far.gaussian_terms(self, far, params)
 
     def far_log_predictive(self, far, post: dict) -> np.ndarray:
@@ -314,16 +315,16 @@ class GaussianFamily:
         """Observed rows: ``x_nj ~ Normal(mu[y_n, j], sqrt(var[y_n, j]))``, dims (obs, feature).
 
         Missing entries (NaN) are integrated out (the sum over the observed entries, no
-        PyMC imputation variables; see :mod:`bayesgen.families._gaps_pymc`).
+        PyMC imputation variables; see :mod:`bayesgen.families.pymc_gaps`).
         """
         pm = import_pymc()
         import pytensor.tensor as pt
 
-        from bayesgen.families import _gaps_pymc
+        from bayesgen.families import pymc_gaps
 
         feature = (dims or self.param_dims)["mu"][1]
-        if _gaps_pymc.has_gaps(X):
-            _gaps_pymc.observed("normal", f"{prefix}x",
+        if pymc_gaps.has_gaps(X):
+            pymc_gaps.observed("normal", f"{prefix}x",
                                 [params["mu"][y], pt.sqrt(params["var"][y])], X,
                                 ("obs", feature))
             return

@@ -26,12 +26,12 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from bayesgen import _sparse, missing
-from bayesgen._heavy import import_pymc
-from bayesgen._validation import check_counts
-from bayesgen.families import _dirichlet as dr
-from bayesgen.families import _masked
-from bayesgen.families._gaussian_stats import resolve_vector
+from bayesgen.data import missing, sparse
+from bayesgen.data.validation import check_counts
+from bayesgen.families import dirichlet as dr
+from bayesgen.families import masked
+from bayesgen.families.gaussian_stats import resolve_vector
+from bayesgen.utils.heavy import import_pymc
 
 WHO = "PoissonNB"
 
@@ -73,7 +73,7 @@ class PoissonFamily:
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
         """Non-negative values; whole numbers for posterior methods (sparse X: its
         stored values, duplicates summed first)."""
-        return check_counts(_sparse.canonical(X), method, who)
+        return check_counts(sparse.canonical(X), method, who)
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted class counts N_k (K,) and feature sums ``R^T X`` (K, d).
@@ -82,11 +82,11 @@ class PoissonFamily:
         observed entries, which replaces N_k below. Raises ``ValueError`` naming
         ``sample_weight`` if a weighted sum overflows.
         """
-        return _masked.count_stats(X, y, w, n_classes, WHO)
+        return masked.count_stats(X, y, w, n_classes, WHO)
 
     def merge(self, a: dict, b: dict) -> dict:
         """Statistics of the union of two disjoint data sets (sums)."""
-        return _masked.add_count_stats(a, b)
+        return masked.add_count_stats(a, b)
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict) -> dict:
@@ -158,10 +158,10 @@ class PoissonFamily:
             out = dr.matmul_t(X, -np.log1p(b)) - (a * np.log1p(1.0 / b)).sum(axis=1)
         else:
             X = missing.filled(X)
-            out = dr.matmul_t(X, -np.log1p(b)) - _masked.observed_matmul(M, a * np.log1p(1 / b))
+            out = dr.matmul_t(X, -np.log1p(b)) - masked.observed_matmul(M, a * np.log1p(1 / b))
         for k in range(a.shape[0]):
-            if _sparse.is_sparse(X):
-                out[:, k] += _sparse.row_sum_of(X, dr.log_rising(a[k][X.indices], X.data))
+            if sparse.is_sparse(X):
+                out[:, k] += sparse.row_sum_of(X, dr.log_rising(a[k][X.indices], X.data))
             else:
                 out[:, k] += dr.log_rising(a[k], X).sum(axis=1)
         out -= self._log_factorials(X)[:, None]
@@ -170,8 +170,8 @@ class PoissonFamily:
     @staticmethod
     def _log_factorials(X) -> np.ndarray:
         """sum_j log(x_nj!) per row, (n,); sparse X via its non-zeros."""
-        if _sparse.is_sparse(X):
-            return _sparse.row_sum_of(X, gammaln(X.data + 1.0))
+        if sparse.is_sparse(X):
+            return sparse.row_sum_of(X, gammaln(X.data + 1.0))
         return gammaln(X + 1.0).sum(axis=1)
 
     # ------------------------------------------------------------ likelihood
@@ -203,7 +203,7 @@ class PoissonFamily:
         out, impossible = dr.log_prob_parts(X, rate)
         with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
             out -= (rate.sum(axis=-1)[..., None, :] if M is None
-                    else _masked.observed_matmul(M, rate))
+                    else masked.observed_matmul(M, rate))
             if full:
                 out -= self._log_factorials(X)[:, None]
         dr.check_overflow(out, X, WHO)
@@ -255,17 +255,17 @@ class PoissonFamily:
 
         Raises ``ValueError`` if X holds non-integer values (allowed for point methods).
         Missing entries (NaN) are integrated out: the sum over the observed entries, x
-        float64 (see :mod:`bayesgen.families._gaps_pymc`).
+        float64 (see :mod:`bayesgen.families.pymc_gaps`).
         """
         pm = import_pymc()
 
-        from bayesgen.families import _gaps_pymc
+        from bayesgen.families import pymc_gaps
 
         feature = (dims or self.param_dims)["rate"][1]
-        dense = _sparse.dense_for_pymc(X, WHO)
-        if _gaps_pymc.has_gaps(dense):
-            _gaps_pymc.check_whole(np.asarray(dense, dtype=np.float64), WHO)
-            _gaps_pymc.observed("poisson", f"{prefix}x", [params["rate"][y]], dense,
+        dense = sparse.dense_for_pymc(X, WHO)
+        if pymc_gaps.has_gaps(dense):
+            pymc_gaps.check_whole(np.asarray(dense, dtype=np.float64), WHO)
+            pymc_gaps.observed("poisson", f"{prefix}x", [params["rate"][y]], dense,
                                 ("obs", feature))
             return
         pm.Poisson(

@@ -1,0 +1,370 @@
+"""Missing values: NaN in the float64 matrix, integrated out exactly.
+
+A missing entry is NaN in the validated float64 X (the table readers of
+:mod:`bayesgen.data.tables` write NaN for None, ``pd.NA`` and polars null in every column,
+category codes included; an explicit NaN stored in a scipy.sparse matrix is missing
+too, its implicit zeros are observed zeros). Infinity stays a ``ValueError``.
+
+Semantics: missingness is *ignorable* (missing completely at random, or at random
+given the observed values and the labels), so the likelihood of a row is its
+marginal over the missing entries. For a factorised family
+``p(x | y=k) = prod_j p(x_j | y=k)`` the marginal drops the missing factors; fitting
+then uses, per class and feature, the statistics of the observed entries only
+(``observed`` (K, d): the weighted number of observed entries, where a complete fit
+uses the class count ``count[:, None]``), which keeps MLE, MAP, the conjugate posterior
+and NUTS exact and the statistics additive.
+
+Families that handle missing entries set ``accepts_missing = True``; the others (LDA
+and QDA until their marginal likelihoods exist) get a ``ValueError`` naming the
+estimator from :func:`check_supported`, at fit and at predict: the one guard.
+
+This module holds the family-independent pieces: detection (:func:`mask`), zero
+filling (:func:`filled`), the per-class observed counts (:func:`class_observed`,
+:func:`observed_count`), the checks (all-missing columns, never-observed
+(class, feature) pairs for the MLE) and the masked reductions used by the predictive
+checks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from bayesgen.data import sparse
+
+
+def _values(X: Any) -> np.ndarray:
+    return sparse.values(X)
+
+
+#: within a :func:`scan_scope`: id -> (array, whether it holds no NaN), for the arrays
+#: scanned in the scope (the entries keep the arrays alive, so no id is reused)
+_SCANNED: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "bayesgen_scanned", default=None
+)
+
+
+@contextlib.contextmanager
+def scan_scope() -> Iterator[None]:
+    """Remember, until the block ends, which arrays :func:`has_missing`,
+    :func:`check_infinite` and :func:`note_scan` have found with or without NaN, so
+    that a later check of the same object inside the block costs no pass over it.
+
+    One fit's or one prediction's validation, frame and statistics check the same X
+    (and its internal coordinates Z) several times; each check is a full memory pass.
+    The scope is local to the thread or task (``contextvars``); nested scopes share
+    the outer one. Only code that does not write NaN into the scanned arrays may run
+    inside (bayesgen's own fit and scoring paths, which build new arrays).
+    """
+    if _SCANNED.get() is not None:
+        yield
+        return
+    token = _SCANNED.set({})
+    try:
+        yield
+    finally:
+        _SCANNED.reset(token)
+
+
+def note_scan(X: Any, complete: bool, extremes: tuple[float, float] | None = None) -> None:
+    """Record, inside a :func:`scan_scope`, that X holds no NaN (``complete``) or some,
+    and, if given, X's NaN-propagating ``(max, min)`` (:func:`known_extremes`)."""
+    scanned = _SCANNED.get()
+    if scanned is not None:
+        scanned[id(X)] = (X, complete, extremes)
+
+
+def _entry(X: Any) -> tuple | None:
+    scanned = _SCANNED.get()
+    entry = None if scanned is None else scanned.get(id(X))
+    return None if entry is None or entry[0] is not X else entry
+
+
+def _known(X: Any) -> bool | None:
+    """Whether X is complete, if scanned in the current scope; None if unknown."""
+    entry = _entry(X)
+    return None if entry is None else entry[1]
+
+
+def known_extremes(X: Any) -> tuple[float, float] | None:
+    """X's ``(max, min)`` if :func:`check_infinite` found them in the current scope
+    (then X holds neither NaN nor infinity), else None."""
+    entry = _entry(X)
+    return None if entry is None else entry[2]
+
+
+def has_missing(X: Any) -> bool:
+    """Whether X (dense, or the stored values of sparse X) holds NaN.
+
+    One pass without a temporary on the common path (finite extremes,
+    :func:`bayesgen.utils.threads.extremes`, mean no NaN); an ``isnan`` pass only when
+    they are not finite; no pass for an array already scanned inside the current
+    :func:`scan_scope`.
+    """
+    from bayesgen.utils.threads import extremes
+
+    known = _known(X)
+    if known is not None:
+        return not known
+    values = _values(X)
+    if values.size == 0 or values.dtype.kind != "f":
+        return False
+    high, low = extremes(values)
+    found = not (np.isfinite(high) and np.isfinite(low)) and bool(np.isnan(values).any())
+    note_scan(X, not found)
+    return found
+
+
+def mask(X: Any):
+    """Missing indicator of X, or None when nothing is missing.
+
+    Dense X: a boolean ndarray (n, d). Sparse X: a CSR matrix of float64 ones at the
+    stored NaN entries (its implicit zeros are observed).
+    """
+    if not has_missing(X):
+        return None
+    if sparse.is_sparse(X):
+        X = X.tocsr()
+        M = X.copy()
+        M.data = np.isnan(X.data).astype(np.float64)
+        M.eliminate_zeros()
+        return M
+    return np.isnan(X)
+
+
+def filled(X: Any, value: float = 0.0) -> Any:
+    """X with its NaN entries replaced by ``value`` (a copy; sparse stays sparse)."""
+    if sparse.is_sparse(X):
+        X = X.tocsr().copy()
+        X.data = np.where(np.isnan(X.data), value, X.data)
+        return X
+    return np.where(np.isnan(X), value, X)
+
+
+def observed_indicator(M, shape: tuple[int, int]) -> np.ndarray:
+    """Dense float64 (n, d) indicator of the observed entries, 1 - M."""
+    if M is None:
+        return np.ones(shape)
+    dense = M.toarray() if sparse.is_sparse(M) else M
+    return 1.0 - dense
+
+
+def missing_matmul(M, B: np.ndarray) -> np.ndarray:
+    """``M @ B^T`` over the last axis for the missing indicator M (n, d), dense or
+    sparse, and B (..., K, d): (..., n, K)."""
+    from bayesgen.families.dirichlet import matmul_t
+
+    if sparse.is_sparse(M):
+        return matmul_t(M, B)
+    return matmul_t(M.astype(np.float64), B)
+
+
+# ------------------------------------------------------------ statistics
+def class_observed(M, y: np.ndarray, w: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Weighted number of observed entries per class and feature, (K, d):
+    ``N_kj = N_k - sum_{n: y_n = k} w_n [x_nj missing]``.
+
+    ``M`` is the missing indicator (:func:`mask`, not None), ``count`` (K,) the
+    weighted class counts N_k. Clipped at 0 (rounding of weighted sums).
+    """
+    n_classes = count.shape[0]
+    if sparse.is_sparse(M):
+        lost = sparse.class_sums(M, y, w, n_classes)
+    else:
+        R = np.zeros((y.shape[0], n_classes))
+        R[np.arange(y.shape[0]), y] = w
+        lost = R.T @ M.astype(np.float64)
+    return np.maximum(count[:, None] - lost, 0.0)
+
+
+def class_observed_rows(M, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
+    """Number of observed rows of positive weight per class and feature, (K, d)."""
+    positive = (w > 0).astype(np.float64)
+    rows = np.bincount(y, weights=positive, minlength=n_classes)
+    return class_observed(M, y, positive, rows)
+
+
+def observed_count(stats: dict) -> np.ndarray:
+    """Per class and feature weighted number of observed entries (K, d): the
+    ``observed`` statistic when the data had missing entries, else ``count[:, None]``
+    (broadcast to the shape of the per-feature statistics)."""
+    if "observed" in stats:
+        return stats["observed"]
+    return stats["count"][:, None]
+
+
+def with_observed(stats: dict, M, y: np.ndarray, w: np.ndarray, *, rows: bool = False) -> dict:
+    """``stats`` plus ``observed`` (and ``observed_rows`` if ``rows``) when M is not
+    None (data with missing entries); unchanged otherwise."""
+    if M is None:
+        return stats
+    out = dict(stats, observed=class_observed(M, y, w, stats["count"]))
+    if rows:
+        out["observed_rows"] = class_observed_rows(M, y, w, stats["count"].shape[0])
+    return out
+
+
+def merge_observed(out: dict, a: dict, b: dict) -> dict:
+    """Add the summed ``observed`` (and ``observed_rows``) of ``a`` and ``b`` to the
+    merged statistics ``out`` when either side carries them."""
+    for key, fallback in (("observed", "count"), ("observed_rows", "rows")):
+        if key in a or key in b:
+            d = _n_features(a)
+            out[key] = _per_feature(a, key, fallback, d) + _per_feature(b, key, fallback, d)
+    return out
+
+
+def _n_features(stats: dict) -> int:
+    for key in ("observed", "mean", "feature_count", "category_count"):
+        if key in stats:
+            return stats[key].shape[1]
+    raise KeyError("statistics without a per-feature array")
+
+
+def _per_feature(stats: dict, key: str, fallback: str, d: int) -> np.ndarray:
+    if key in stats:
+        return stats[key]
+    base = stats.get(fallback, stats["count"])
+    return np.repeat(np.asarray(base, dtype=np.float64)[:, None], d, axis=1)
+
+
+# ---------------------------------------------------------------- checks
+def check_supported(family, X: Any, who: str) -> None:
+    """The one guard: ``ValueError`` naming the estimator if X has missing entries and
+    its family does not handle them (``accepts_missing``)."""
+    if getattr(family, "accepts_missing", False) or not has_missing(X):
+        return
+    raise ValueError(
+        f"{who} does not support missing values yet: X holds NaN (or None, NA, null). "
+        "Impute or drop them first, or use a naive Bayes estimator, which integrates "
+        "missing features out."
+    )
+
+
+def check_infinite(X: Any, who: str) -> None:
+    """``ValueError`` if X (stored values of sparse X) holds +-infinity; NaN is a
+    missing value and allowed.
+
+    The common path is one pass: X's maximum and minimum
+    (:func:`bayesgen.utils.threads.extremes`). Finite values show that X holds neither
+    infinity nor NaN; this is recorded, with the two values, for :func:`has_missing`
+    and for the frame's far-row scan of the same array (:func:`note_scan`,
+    :func:`known_extremes`). Otherwise NaN may hide an infinity, and
+    :func:`bayesgen.data.validation.check_finite` looks for it.
+    """
+    from bayesgen.data.validation import check_finite
+    from bayesgen.utils.threads import extremes
+
+    values = _values(X)
+    if values.size == 0 or values.dtype.kind != "f":
+        return
+    high, low = extremes(values)
+    if np.isfinite(high) and np.isfinite(low):
+        # (the extremes of sparse X's stored values leave out its implicit zeros)
+        note_scan(X, True, (high, low) if values is X else None)
+    else:
+        check_finite(values, who)  # raises on infinity; else X holds NaN (missing values)
+        note_scan(X, False)
+
+
+def check_columns(X: Any, names: Any, who: str) -> None:
+    """``ValueError`` naming the first column of X with no observed entry."""
+    if not has_missing(X) or X.shape[0] == 0:
+        return
+    if sparse.is_sparse(X):
+        X = X.tocsr()
+        nan = np.bincount(X.indices[np.isnan(X.data)], minlength=X.shape[1])
+        empty = nan == X.shape[0]
+    else:
+        empty = np.isnan(X).all(axis=0)
+    if empty.any():
+        j = int(np.argmax(empty))
+        raise ValueError(
+            f"{who}: column {column_name(names, j)} has no observed value (every entry is "
+            "missing), so nothing can be learned about it. Drop the column."
+        )
+
+
+def column_name(names: Any, j: int) -> str:
+    """A column's name for messages: its string name, or ``x{j}``."""
+    if names is not None:
+        return repr(str(names[j]))
+    return f"x{j} (position {j})"
+
+
+def require_observed(observed: np.ndarray, labels, who: str, minimum: float = 0.0,
+                     names: Any = None) -> None:
+    """MLE check: ``ValueError`` naming the class and feature of the first
+    (class, feature) pair with at most ``minimum`` observed weight/rows."""
+    bad = ~(observed > minimum)
+    if not bad.any():
+        return
+    from bayesgen.families.gaussian_stats import label
+
+    empty = np.flatnonzero(bad.all(axis=1))
+    if empty.size:  # nothing observed at all: the class has no data
+        raise ValueError(
+            f"{who} method='mle': class {label(labels, int(empty[0]))} has no data (no row "
+            "of positive weight), so its maximum-likelihood estimate is undefined. Use "
+            "method='map', 'conjugate' or 'mcmc', which fall back on the prior."
+        )
+    k, j = np.argwhere(bad)[0]
+    raise ValueError(
+        f"{who} method='mle': feature {column_name(names, int(j))} is never observed in "
+        f"class {label(labels, int(k))} (every entry missing there), so its "
+        "maximum-likelihood estimate is undefined. Use method='map', 'conjugate' or "
+        "'mcmc', which fall back on the prior."
+    )
+
+
+# ------------------------------------------------------------ entry points
+def check_X(estimator, family, X: Any, method: str, *, reset: bool = False) -> Any:
+    """The family's support checks (:meth:`check_X`) after the missing-value ones: the
+    guard (:func:`check_supported`) and, at fit (``reset``), all-missing columns."""
+    who = type(estimator).__name__
+    check_supported(family, X, who)
+    if reset:
+        check_columns(X, getattr(estimator, "feature_names_in_", None), who)
+    return family.check_X(X, method=method, who=who)
+
+
+# ------------------------------------------------------- predictive checks
+def masked_stats(x: np.ndarray, rows: np.ndarray, observed: np.ndarray,
+                 stats: tuple[str, ...], correlation: bool) -> dict[str, np.ndarray]:
+    """Per-draw statistics of the rows ``rows`` (S, n) over the entries ``observed``
+    (n, d) only (see :func:`bayesgen.diagnostics._masked_stats`): ``frequency`` (S, 1)
+    counts rows, ``mean``/``sd``/``min``/``max`` (S, d) the observed entries of each
+    feature, ``corr`` the pairs over the rows where both are observed (pairwise complete).
+    NaN where undefined."""
+    w = rows[..., None] & observed[None]  # (S, n, d)
+    count = w.sum(axis=1).astype(float)  # (S, d)
+    out = {"frequency": rows.sum(axis=1).astype(float)[:, None]}
+    xs = np.where(w, x, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = xs.sum(axis=1) / count
+        if "mean" in stats:
+            out["mean"] = mean
+        if "sd" in stats:
+            dev = np.where(w, x - mean[:, None, :], 0.0)
+            var = (dev**2).sum(axis=1) / (count - 1.0)
+            out["sd"] = np.sqrt(np.where(count > 1, var, np.nan))
+        if "min" in stats:
+            out["min"] = np.where(count == 0, np.nan, np.where(w, x, np.inf).min(axis=1))
+        if "max" in stats:
+            out["max"] = np.where(count == 0, np.nan, np.where(w, x, -np.inf).max(axis=1))
+        if correlation:
+            i, j = np.triu_indices(x.shape[2], 1)
+            both = w[..., i] & w[..., j]  # (S, n, pairs)
+            n = both.sum(axis=1).astype(float)
+            a = np.where(both, xs[..., i], 0.0)
+            b = np.where(both, xs[..., j], 0.0)
+            ma, mb = a.sum(axis=1) / n, b.sum(axis=1) / n
+            da = np.where(both, a - ma[:, None], 0.0)
+            db = np.where(both, b - mb[:, None], 0.0)
+            corr = (da * db).sum(axis=1) / np.sqrt((da**2).sum(axis=1) * (db**2).sum(axis=1))
+            out["corr"] = np.where(np.isfinite(corr), corr, np.nan)
+    return out

@@ -1,0 +1,323 @@
+"""DataFrames as they come: column kinds, conversion to the numeric matrix, levels.
+
+Every estimator computes on a float64 matrix (scikit-learn's ``validate_data``). This
+module turns a pandas or polars DataFrame into that matrix column by column, and
+remembers at fit what each column was (:class:`Columns`, stored as the estimator's
+``_columns``):
+
+kind of a column
+    ``"float"``: float dtypes (NumPy, pandas ``Float32``/``Float64``, pyarrow,
+    polars); ``"int"``: integer dtypes (NumPy, nullable ``Int8``..``UInt64``,
+    pyarrow, polars); ``"bool"``: ``bool``, ``"boolean"``, ``bool[pyarrow]``, polars
+    ``Boolean``; ``"category"``: text and categories (``object`` columns of strings,
+    ``string`` with python or pyarrow storage, ``category``, pyarrow strings and
+    dictionaries, polars ``String``/``Categorical``/``Enum``). An ``object`` column is
+    classified by its values (numbers, booleans or strings). Dates, times, complex
+    numbers and intervals raise ``ValueError`` naming the column.
+family of a column
+    The likelihood family that models it (asked from the estimator's family:
+    ``column_families(names, kinds)`` for MixedNB, ``name`` otherwise).
+levels of a column
+    A column of kind ``"category"`` or ``"bool"`` whose family is ``"categorical"``
+    (CategoricalNB, a MixedNB categorical part) enters the matrix as *codes*: the
+    position of each value among the column's levels, the sorted distinct values
+    observed in training (:func:`bayesgen.data.categories.levels`). The family
+    reports the levels as ``categories_``. At predict a value that is not a level is a
+    ``ValueError`` naming the column (CategoricalNB's unseen-category rule); a later
+    training batch (``grow=True``) appends its new values to the levels; when the
+    statistics of pieces read apart (``partial_fit`` batches, Dask partitions, estimators
+    merged by ``bg.merge``) are merged, :mod:`bayesgen.scale.piece_levels` re-codes them to
+    the sorted union of their levels (as one fit on all the rows has).
+
+Every other column becomes float64: numbers as they are, booleans as 0/1, a
+categorical column of numbers as its values. Text in such a column (e.g. strings in
+a Gaussian column) is a ``ValueError`` naming the column and the family.
+
+Missing values (None, NaN, ``pd.NA``, polars null) are found per column as a mask and
+written as NaN into the matrix (category codes too), where the families integrate them
+out (:mod:`bayesgen.data.missing`); at fit, a column with no observed value is a
+``ValueError`` naming it (:func:`_check_missing`).
+
+Plain arrays (NumPy, sparse, Dask, lists) pass through untouched (only their dtype's
+kind is recorded at fit), except object/string NumPy arrays given to an estimator with
+categorical columns, which are read column by column like a DataFrame. polars is
+imported only when X is a polars DataFrame. The column readers are in
+:mod:`bayesgen.data.table_columns`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bayesgen.data import categories as cats
+from bayesgen.data.table_columns import VALUE_FAMILIES, Column, Text, read
+
+#: dtype kind letter -> column kind of a plain array
+_ARRAY_KINDS = {"b": "bool", "i": "int", "u": "int", "f": "float"}
+
+
+@dataclass
+class Columns:
+    """What the training columns were (the estimator's ``_columns``).
+
+    Attributes
+    ----------
+    names : ndarray of str or None
+        Column names when all are strings (as ``feature_names_in_``), else None.
+    kinds : ndarray of str
+        Kind per column, or one kind for all columns (``uniform``; plain arrays).
+    families : ndarray of str or None
+        Family name per column (None for plain arrays).
+    levels : dict
+        ``{str(j): levels of column j}`` for the columns read as category values.
+    uniform : bool
+        Whether ``kinds`` holds one kind shared by every column.
+    """
+
+    names: np.ndarray | None
+    kinds: np.ndarray
+    families: np.ndarray | None = None
+    levels: dict = field(default_factory=dict)
+    uniform: bool = False
+
+    def kind_list(self, n_features: int) -> list[str]:
+        """The kind of each of ``n_features`` columns."""
+        if self.uniform:
+            return [str(self.kinds[0])] * n_features
+        return [str(k) for k in self.kinds]
+
+    def level_list(self) -> list[np.ndarray | None] | None:
+        """Levels per column (None for numeric columns), or None without any."""
+        if not self.levels:
+            return None
+        return [self.levels.get(str(j)) for j in range(self.kinds.size)]
+
+
+# ------------------------------------------------------------------ public
+def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False,
+               whole: bool = True) -> Any:
+    """X as scikit-learn's ``validate_data`` can take it (float64 for DataFrames).
+
+    Parameters
+    ----------
+    estimator : bayesgen estimator
+    X : DataFrame (pandas, polars), array-like, or sparse/Dask array
+    reset : bool
+        Fit (first batch): record the columns as ``estimator._columns``. Otherwise
+        read X with the recorded kinds and levels.
+    grow : bool
+        A later training batch: values that are not yet levels of their column are
+        appended to its levels instead of raising.
+    whole : bool
+        X is the whole training set: at fit, a column with no observed value is a
+        ``ValueError``. False for a Dask chunk (checked on the total instead).
+
+    Returns
+    -------
+    X unchanged (plain arrays), or a pandas DataFrame of float64 with X's column
+    labels (so that ``feature_names_in_`` is set and checked as for any DataFrame).
+    """
+    source = read(estimator, X)
+    if source is None:
+        if reset:
+            estimator._columns = _array_columns(X)
+        else:
+            _check_not_codes(estimator, X)
+        return X
+    labels, columns = source
+    names = _names(labels)
+    who = type(estimator).__name__
+    if reset:
+        kinds = [c.kind for c in columns]
+        table = Columns(names=None if names is None else np.asarray(names, dtype=object),
+                        kinds=np.asarray(kinds, dtype=str),
+                        families=np.asarray(_families(estimator, names, kinds), dtype=str))
+    else:
+        table = getattr(estimator, "_columns", None)
+        if not _matches(table, names, len(columns)):
+            return X  # scikit-learn reports the different names or width
+    out = np.empty((columns[0].size if columns else 0, len(columns)), order="F")  # by column
+    missing = {}
+    for j, col in enumerate(columns):
+        family = "" if table.families is None else str(table.families[j])
+        if reset and family in VALUE_FAMILIES and col.kind in ("category", "bool"):
+            codes, distinct = col.factorize()
+            used = distinct[np.unique(codes[codes >= 0])]  # not a dtype's unused categories
+            table.levels[str(j)] = cats.levels(used, f"{who}: column {col.label!r}")
+            out[:, j], mask = _codes(estimator, table, j, col, grow=False, read=(codes, distinct))
+        elif str(j) in table.levels:
+            out[:, j], mask = _codes(estimator, table, j, col, grow=grow and not reset)
+        else:
+            out[:, j], mask = _numbers(col, family, who)
+        if mask is not None and mask.any():
+            missing[col.label] = mask
+    if reset:
+        if whole:
+            _check_missing(missing, out.shape[0], who)
+        estimator._columns = table
+    return _wrap(out, X)
+
+
+def kinds(estimator, n_features: int | None = None) -> list[str] | None:
+    """Column kinds recorded at fit, or None (before fit, or of an unknown width)."""
+    table = getattr(estimator, "_columns", None)
+    if table is None:
+        return None
+    if table.uniform:
+        n = n_features if n_features is not None else getattr(estimator, "n_features_in_", None)
+        return None if n is None else table.kind_list(n)
+    return table.kind_list(table.kinds.size)
+
+
+def levels(estimator) -> list[np.ndarray | None] | None:
+    """Levels per training column (None where a column is numeric), or None."""
+    table = getattr(estimator, "_columns", None)
+    return None if table is None else table.level_list()
+
+
+def to_user(estimator, X_new: np.ndarray):
+    """Rows drawn by ``sample`` (codes for level columns) in the user's values: a pandas
+    DataFrame with the training column names, each level column's values, and integer
+    and boolean columns as such where the draws are whole numbers (0/1), when there
+    are level columns; else ``X_new`` unchanged."""
+    table = getattr(estimator, "_columns", None)
+    if table is None or not table.levels:
+        return X_new
+    import pandas as pd
+
+    names = estimator._feature_names()
+    data = {}
+    for j, (name, kind) in enumerate(zip(names, table.kind_list(len(names)), strict=True)):
+        level = table.levels.get(str(j))
+        column = X_new[:, j] if level is None else level[X_new[:, j].astype(np.intp)]
+        if level is None and kind in ("int", "bool") and np.all(column == np.round(column)):
+            if kind == "int" or np.all((column == 0) | (column == 1)):  # e.g. counts, 0/1
+                column = column.astype(np.int64 if kind == "int" else bool)
+        data[name] = column
+    return pd.DataFrame(data)
+
+
+# --------------------------------------------------------------- converting
+def _numbers(col: Column, family: str, who: str) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        return col.numbers()
+    except Text as err:
+        value = err.args[0]
+    if family == "":
+        hint = "Encode it first (e.g. sklearn.preprocessing.OrdinalEncoder)."
+    elif who == "MixedNB":
+        hint = ("Put it in a 'categorical' part (families='auto' does so for text and "
+                "category columns), or encode it first.")
+    else:
+        hint = ("Use CategoricalNB or MixedNB(families='auto') for text and category "
+                "columns, or encode it first (sklearn.preprocessing.OrdinalEncoder or "
+                "OneHotEncoder).")
+    modelled = f"its {family} family needs" if family else "it needs"
+    raise ValueError(
+        f"{who}: column {col.label!r} holds text or other non-numeric values (e.g. "
+        f"{value!r}), but {modelled} numbers. {hint}"
+    )
+
+
+def _codes(estimator, table: Columns, j: int, col: Column, *, grow: bool,
+           read: tuple | None = None):
+    """Codes of a level column: each value's position among the column's levels
+    (``read``: the column's factorisation when already at hand)."""
+    codes, distinct = col.factorize() if read is None else read
+    known = table.levels[str(j)]
+    position = cats.lookup(distinct, known)
+    unseen = (position < 0) & np.isin(np.arange(distinct.size), codes)
+    if unseen.any():
+        new = distinct[unseen]
+        if not grow:
+            who = type(estimator).__name__
+            shown = ", ".join(repr(v) for v in known[:6].tolist()) + (
+                ", ..." if known.size > 6 else "")
+            raise ValueError(
+                f"{who}: column {col.label!r} has the value {new[0]!r}, which is not one of "
+                f"its {known.size} categories in fit ({shown}). A category never seen in "
+                "training has no probability under the model: drop or recode those rows, "
+                "or refit on data that contain it."
+            )
+        table.levels[str(j)] = cats.natural_dtype(
+            np.concatenate([known.astype(object), new.astype(object)]))
+        position = cats.lookup(distinct, table.levels[str(j)])
+        family = getattr(estimator, "family_", None)
+        if family is not None and hasattr(family, "levels"):
+            family.levels = table.level_list()
+    lookup = np.append(position.astype(np.float64), np.nan)  # code -1 (missing) -> NaN
+    return lookup[codes], codes < 0
+
+
+def _check_not_codes(estimator, X: Any) -> None:
+    """A numeric array given to a model fitted with text/category columns would be read
+    as their codes: ValueError asking for the values instead."""
+    table = getattr(estimator, "_columns", None)
+    if table is None or not table.levels:
+        return
+    names = [str(table.names[int(j)]) if table.names is not None else f"x{j}"
+             for j in table.levels]
+    raise ValueError(
+        f"{type(estimator).__name__} was fitted with text, boolean or category columns "
+        f"({', '.join(names)}); give X with their values, as a DataFrame (or an object "
+        "array), not a numeric array."
+    )
+
+
+def _check_missing(missing: dict, n_rows: int, who: str) -> None:
+    """Missing values are kept (NaN in the matrix, see :mod:`bayesgen.data.missing`); a
+    column with no observed value is a ``ValueError`` naming it. ``missing`` maps each
+    column with missing entries to its mask."""
+    for label, mask in missing.items():
+        if n_rows and int(mask.sum()) == n_rows:
+            raise ValueError(
+                f"{who}: column {label!r} has no observed value (every entry is None, "
+                "NaN, NA or null), so nothing can be learned about it. Drop the column."
+            )
+
+
+# ----------------------------------------------------------------- helpers
+def _names(labels: list) -> list[str] | None:
+    """The column names as scikit-learn's ``feature_names_in_`` (all strings), or None."""
+    if labels and all(isinstance(label, str) for label in labels):
+        return [str(label) for label in labels]
+    return None
+
+
+def _families(estimator, names: list[str] | None, kinds: list[str]) -> list[str]:
+    """The family modelling each column (MixedNB asks its specification)."""
+    family = estimator._make_family()
+    if hasattr(family, "column_families"):
+        return family.column_families(names, kinds)
+    return [str(getattr(family, "name", ""))] * len(kinds)
+
+
+def _matches(table: Columns | None, names: list[str] | None, width: int) -> bool:
+    """Whether X's columns can be read with the fitted table (same width and, when
+    both have names, the same names in the same order)."""
+    if table is None:
+        return False
+    if table.uniform:  # fitted on a plain array: every column is read as numbers
+        return True
+    if table.kinds.size != width:
+        return False
+    return table.names is None or names is None or list(table.names) == names
+
+
+def _array_columns(X: Any) -> Columns:
+    """The record of a plain array: the kind of its dtype for every column."""
+    dtype = getattr(X, "dtype", None)
+    kind = _ARRAY_KINDS.get(getattr(dtype, "kind", "f"), "float")
+    return Columns(names=None, kinds=np.asarray([kind]), uniform=True)
+
+
+def _wrap(values: np.ndarray, X: Any):
+    """The float64 matrix with X's column labels (a pandas DataFrame) for DataFrames."""
+    if isinstance(X, np.ndarray):
+        return values
+    import pandas as pd
+
+    return pd.DataFrame(values, columns=list(X.columns), copy=False)

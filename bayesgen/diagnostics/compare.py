@@ -1,0 +1,127 @@
+"""Model comparison of fitted estimators: LOO (exact for conjugate posteriors, PSIS
+otherwise, through ``az.compare``) or the exact evidence (log Bayes factors)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bayesgen.utils.heavy import import_arviz
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+from bayesgen.inference import exact_loo
+from bayesgen.scale import streaming
+
+
+def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFrame:
+    """Rank fitted estimators by expected log predictive density, or by evidence.
+
+    Parameters
+    ----------
+    models : dict
+        ``{"name": fitted_estimator}``, at least two, fitted on the same data, so that
+        the pointwise joint log-likelihoods log p(x_n, y_n | theta) line up.
+    ic : {"loo", "waic", "evidence"}
+        ``"loo"`` (default): the ``az.compare`` table of the leave-one-out expected log
+        predictive density. For ``method="conjugate"`` estimators it is *exact*
+        (:mod:`bayesgen.inference.exact_loo`: closed-form log p(x_n, y_n | D without row n), no
+        importance sampling, no Pareto-k warning, ``p_loo`` = exact lppd - elpd_loo);
+        for the others (``"mcmc"``; LDA/QDA fitted with missing entries, whose
+        conjugate fit is data augmentation) it is PSIS-LOO (``az.loo``) of the
+        ``log_likelihood`` group, added by ``add_log_likelihood()`` when missing. Both
+        kinds mix in one table. ``"waic"``: ``az.compare(..., ic="waic")`` of the
+        posterior draws. ``"evidence"``: :func:`compare_evidence`.
+    **kwargs
+        Forwarded to ``az.compare`` (e.g. ``method="stacking"``, ``scale``); not with
+        ``ic="evidence"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``az.compare`` table (rank, elpd_loo, p_loo, elpd_diff, weight, se, dse,
+        warning, scale), or :func:`compare_evidence`'s.
+    """
+    az = import_arviz()
+
+    if not isinstance(models, dict) or len(models) < 2:
+        raise ValueError("compare needs a dict of at least two fitted estimators.")
+    ic = "loo" if ic is None else str(ic).lower()
+    if ic not in ("loo", "waic", "evidence"):
+        raise ValueError(f"ic must be 'loo', 'waic' or 'evidence'; got {ic!r}.")
+    if ic == "evidence":
+        if kwargs:
+            raise ValueError(f"ic='evidence' takes no further arguments; got {sorted(kwargs)}.")
+        return compare_evidence(models)
+    scale = kwargs.get("scale") or "log"
+    entries = {}
+    n_obs = set()
+    for name, est in models.items():
+        if ic == "loo" and exact_loo.supports(est):
+            entries[name] = exact_loo.elpd(est, scale=scale)
+            n_obs.add(int(entries[name]["n_data_points"]))
+            continue
+        idata = _log_likelihood(name, est)
+        n_obs.add(idata.log_likelihood["y"].sizes["obs"])
+        entries[name] = az.loo(idata, pointwise=True, scale=scale) if ic == "loo" else idata
+    if len(n_obs) > 1:
+        raise ValueError(f"models were fitted on different numbers of rows: {sorted(n_obs)}.")
+    return az.compare(entries, ic=ic, **kwargs)
+
+
+def _log_likelihood(name: str, est: Any):
+    """``idata_`` with its ``log_likelihood`` group (added when missing)."""
+    idata = getattr(est, "idata_", None)
+    if idata is not None and "log_likelihood" not in idata.groups():
+        streaming.require_rows(est, f"model {name!r} has no pointwise log-likelihood")
+    if idata is None:
+        raise ValueError(
+            f"model {name!r} has no posterior log-likelihood: fit it with "
+            "method='conjugate' or 'mcmc'."
+        )
+    try:
+        return est.add_log_likelihood()  # no-op when fit stored the group
+    except ValueError as err:
+        raise ValueError(f"model {name!r} has no posterior log-likelihood: {err}") from err
+
+
+def compare_evidence(models: dict[str, Any]) -> pd.DataFrame:
+    """Rank fitted estimators by their exact log marginal likelihood log p(X, y | M).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model, best first, columns ``rank``, ``log_evidence``
+        (``log_marginal_likelihood()``), ``log_bayes_factor`` (log p(D | M) -
+        log p(D | M_best), <= 0) and ``probability`` (posterior model probability under
+        equal prior odds: softmax of the log evidences).
+
+    Raises
+    ------
+    ValueError
+        Naming the model without a closed-form evidence, or when the models were fitted
+        on different data (numbers of features, classes or weighted class counts).
+    """
+    import pandas as pd
+    from scipy.special import softmax
+
+    values, shapes = {}, {}
+    for name, est in models.items():
+        try:
+            values[name] = est.log_marginal_likelihood()
+        except (ValueError, AttributeError) as err:
+            raise ValueError(f"model {name!r} has no closed-form evidence: {err}") from err
+        shapes[name] = (est.n_features_in_, tuple(np.asarray(est.class_count_).round(9)))
+    if len(set(shapes.values())) > 1:
+        raise ValueError(
+            "evidences are comparable only on the same data; the models differ in their "
+            f"number of features or (weighted) class counts: {shapes}."
+        )
+    table = pd.DataFrame({"log_evidence": pd.Series(values, dtype=float)})
+    table = table.sort_values("log_evidence", ascending=False)
+    table["log_bayes_factor"] = table["log_evidence"] - table["log_evidence"].iloc[0]
+    table["probability"] = softmax(table["log_evidence"].to_numpy())
+    table.insert(0, "rank", np.arange(len(table)))
+    return table

@@ -1,0 +1,398 @@
+"""The scikit-learn estimator shared by every classifier.
+
+A classifier is a class prior pi plus one likelihood *family* (see
+:mod:`bayesgen.families`). This base class does the bookkeeping that is the same for
+all of them: input validation, label encoding, sufficient statistics, dispatch on
+``method``, the Bayes rule in log space, loss-based decisions and sampling from the
+fitted generative model. Subclasses only say which family they use.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from bayesgen.data import sparse
+from bayesgen.data.validation import (
+    POSTERIOR_METHODS,
+    check_concentration,
+    check_finite,
+    check_loss,
+)
+from bayesgen.estimators.params import check_params
+from bayesgen.inference import (
+    classprior,
+    conjugate,
+    density,
+    evidence,
+    loglik,
+    posterior,
+    sampling,
+    scoring,
+    statistics,
+)
+from bayesgen.scale import dask_input, streaming
+from bayesgen.semi import unlabeled
+from bayesgen.utils.heavy import import_arviz
+from bayesgen.utils.logspace import decide, normalise, normalised_proba
+
+
+class GenerativeClassifier(ClassifierMixin, BaseEstimator):
+    """Base class: y ~ Categorical(pi), pi ~ Dirichlet(class_alpha), x | y ~ family.
+
+    Subclasses define ``_make_family(self, X=None)``, returning a configured family
+    object (``X`` is the validated training matrix, given at fit time only), and set
+    ``_methods`` (the ``method`` values they support).
+    """
+
+    _methods: tuple[str, ...] = ("mle", "map", "conjugate", "mcmc")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        family = self._make_family()
+        tags.input_tags.positive_only = bool(getattr(family, "positive_only", False))
+        tags.classifier_tags.poor_score = bool(getattr(family, "poor_score", False))
+        tags.input_tags.sparse = bool(getattr(family, "accepts_sparse", False))
+        tags.input_tags.allow_nan = bool(getattr(family, "accepts_missing", False)
+                                         and getattr(family, "fits_missing", True))
+        return tags
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X: Any, y: Any, sample_weight: Any = None):
+        """Fit the generative model.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, d)
+            Or a Dask array / DataFrame (also y, sample_weight): fitted from per-chunk
+            statistics by a tree reduction on the active scheduler (``bayesgen.scale.dask_input``).
+        y : array-like of shape (n,)
+            Class labels (any hashable values, strings included).
+        sample_weight : array-like of shape (n,), optional
+            Non-negative weights. For ``"map"``, ``"conjugate"`` and ``"mcmc"`` a weight
+            is a replication count (weight 2 is a duplicated row; the prior weighs
+            against the total weight). ``"mle"`` depends only on relative weights: a
+            common factor changes nothing.
+
+        Returns
+        -------
+        self
+        """
+        if dask_input.is_dask(X, y, sample_weight):  # tree reduction of per-chunk statistics
+            return dask_input.fit(self, X, y, sample_weight)
+        method = check_params(self)
+        family, batch = statistics.read_batch(self, X, y, sample_weight, method)
+        self._train_weights = batch.weights  # exact LOO and evidence with weights
+        unlabeled.fit_batch(self, method, family, batch)  # unlabelled rows: bayesgen.semi.unlabeled
+        return self
+
+    partial_fit = streaming.partial_fit
+
+    def _fit_statistics(self, method: str, family, classes: np.ndarray, stats: dict,
+                        counts: np.ndarray, train: tuple | None) -> None:
+        """Fit from sufficient statistics: prior, then MLE/MAP, conjugate draws or NUTS.
+
+        The second half of every fit (see :mod:`bayesgen.inference.statistics`). ``train`` is
+        ``(X, y_index)`` of the training rows when they are at hand (for ``model_``, the
+        ``observed_data`` and ``log_likelihood`` groups and the predictive checks), or
+        None when only statistics are (streamed, merged or Dask fits).
+        """
+        n_classes = classes.size
+        class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
+        self._fixed_pi = classprior.check_fixed(getattr(self, "class_prior", None), n_classes)
+        self._loss = check_loss(getattr(self, "loss", None), n_classes)
+        for stale in ("idata_", "posterior_", "log_pi_draws_"):  # from an earlier fit
+            self.__dict__.pop(stale, None)
+        self.classes_ = classes
+        self.class_count_ = counts
+        self._train = train  # for model_ (built lazily) and the predictive checks
+        self._model = None
+        self.family_ = family
+        self.stats_ = stats
+        self.prior_ = family.prior(stats)
+        self.class_alpha_ = class_alpha
+        if method in POSTERIOR_METHODS:
+            self._fit_posterior(method, counts, class_alpha)
+        else:
+            params = family.mle(stats) if method == "mle" else family.map(stats, self.prior_)
+            self.params_ = params
+            pi = classprior.point(method, counts, class_alpha, self._fixed_pi)
+            self._set_point_attributes(pi, params)
+        self._after_fit()
+
+    def _after_fit(self) -> None:
+        """Hook for attributes derived from the fitted model (LDA's projection)."""
+
+    def _set_point_attributes(self, pi: np.ndarray, params: dict) -> None:
+        self.class_prior_ = pi
+        with np.errstate(divide="ignore"):
+            self.class_log_prior_ = np.log(pi)
+        attributes = self.family_.attributes(scoring.user_params(self, params))
+        scoring.check_user_attributes(self, attributes)
+        for name, value in attributes.items():
+            setattr(self, name, value)
+
+    def _fit_posterior(self, method, counts, class_alpha) -> None:
+        """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
+        if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
+            log_pi, params, self.posterior_, sample_stats = conjugate.fit(
+                self, counts, class_alpha)
+        else:
+            from bayesgen.inference import mcmc
+
+            log_pi, params, sample_stats = mcmc.sample_posterior(self)
+        self.params_ = params
+        self.log_pi_draws_ = log_pi
+        self._build_idata(sample_stats)
+        if sample_stats is not None:  # NUTS or data augmentation: Markov chains
+            from bayesgen.inference import mcmc
+
+            mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)
+        mean = posterior.posterior_mean(params, self.family_.param_dims)
+        self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
+
+    def _posterior_size(self) -> tuple[int, int]:
+        for name in ("draws", "chains"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+        return int(self.chains), int(self.draws)
+
+    def _feature_names(self) -> list[str]:
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            return [str(n) for n in names]
+        return [f"x{j}" for j in range(self.n_features_in_)]
+
+    def _build_idata(self, sample_stats) -> None:
+        chains, draws = self._posterior_size()
+        X, y_index = self._train or (None, None)  # None: fitted from statistics alone
+        family = self.family_
+        coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
+        # None: no rows (fitted from statistics) or too large for fit time, see loglik
+        log_lik = None if X is None else loglik.at_fit(self)
+        self.idata_ = posterior.build_idata(
+            log_pi=self.log_pi_draws_, params=scoring.user_params(self, self.params_),
+            param_dims=family.param_dims,
+            chains=chains, draws=draws, coords=coords, log_lik=log_lik, X=X, y=y_index,
+            sample_stats=sample_stats,
+            attrs={"bayesgen_estimator": type(self).__name__, "bayesgen_method": self.method},
+        )
+
+    # ------------------------------------------------------------ prediction
+    def _fused_finite_check(self) -> bool:
+        """True when the family's support check already rejects NaN (count families
+        scan X once with ``min``, through which NaN propagates): then scikit-learn's
+        separate finiteness pass is skipped and +inf is caught from the statistics
+        (fit) or the scores (predict), which it turns non-finite."""
+        family = getattr(self, "family_", None) or self._make_family()
+        return bool(getattr(family, "support_check_rejects_nan", False))
+
+    def _check_X_predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "params_")
+        return statistics.validate_predict(self, X)  # NaN: a missing value
+
+    def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
+        scores = self._raw_scores(X, full)
+        if self._fused_finite_check() and not np.all(np.isfinite(scores)):
+            check_finite(sparse.values(X), type(self).__name__)  # +inf in X, or a -inf score
+        return scores
+
+    def _raw_scores(self, X: np.ndarray, full: bool) -> np.ndarray:
+        """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K);
+        posterior methods: the posterior predictive joint (see :func:`.framing.raw_scores`)."""
+        return scoring.raw_scores(self, X, full)
+
+    @dask_input.lazy("proba")
+    def predict_joint_log_proba(self, X: Any) -> np.ndarray:
+        """log p(x, y=k) for every row and class, shape (n, K).
+
+        Point methods: plug-in log pi_k + log p(x | theta_k). Posterior methods: the
+        posterior predictive log p(x, y=k | data), in closed form for
+        ``method="conjugate"`` and estimated with log-mean-exp over draws for "mcmc".
+        """
+        return self._scores(self._check_X_predict(X), full=True)
+
+    @dask_input.lazy("decision")
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Discriminant functions delta_k(x): log p(x, y=k) up to terms equal across classes.
+
+        For LDA ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k``; for QDA
+        ``-log|Sigma_k|/2 - (x - mu_k)^T Sigma_k^-1 (x - mu_k)/2 + log pi_k``; for
+        posterior methods the posterior predictive log p(x, y=k | data).
+        Returns (n, K), or (n,) = delta_1 - delta_0 for two classes (as scikit-learn).
+        """
+        X = self._check_X_predict(X)
+        scores = self._scores(X, full=False)
+        if scores.shape[1] == 2:
+            impossible = np.isneginf(scores).all(axis=1)  # as predict_proba: the prior
+            with np.errstate(invalid="ignore"):
+                diff = scores[:, 1] - scores[:, 0]
+            diff[impossible] = self.class_log_prior_[1] - self.class_log_prior_[0]
+            return diff
+        return scoring.user_discriminant(self, X, scores)
+
+    @dask_input.lazy("proba")
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """log p(y=k | x), (n, K), normalised with log-sum-exp. Never NaN.
+
+        Posterior methods: the log posterior predictive, i.e. the posterior mean of the
+        joint p(x, y=k | theta) normalised over classes (not a mean of per-draw
+        conditionals); exact for ``method="conjugate"``.
+        """
+        scores = self._scores(self._check_X_predict(X), full=False)
+        return normalise(scores, self.class_log_prior_, type(self).__name__)
+
+    @dask_input.lazy("proba")
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """p(y=k | x), (n, K); rows sum to 1, columns in the order of ``classes_``."""
+        scores = self._scores(self._check_X_predict(X), full=False)
+        return normalised_proba(scores, self.class_log_prior_, type(self).__name__,
+                                overwrite=True)
+
+    score = dask_input.score
+
+    @dask_input.lazy("score")
+    def score_samples(self, X: Any) -> np.ndarray:
+        """log p(x) = log sum_k p(x, y=k), (n,): the density of x (posterior predictive
+        for posterior methods; missing entries integrated out), for novelty detection
+        (see :mod:`bayesgen.inference.density`)."""
+        return density.score_samples(self, X)
+
+    def log_marginal_likelihood(self) -> float:
+        """Exact log p(X, y) of the training data under the prior (conjugate families;
+        formulas and conventions in :mod:`bayesgen.inference.evidence`)."""
+        return evidence.log_marginal_likelihood(self)
+
+    @dask_input.lazy("label")
+    def predict(self, X: Any) -> np.ndarray:
+        """The Bayes decision: most probable class, or minimum expected ``loss``."""
+        proba = self.predict_proba(X)
+        return self.classes_[decide(proba, self._loss)]
+
+    # ------------------------------------------------------- posterior extras
+    def _check_posterior(self, what: str) -> None:
+        check_is_fitted(self, "params_")
+        if not self._is_posterior:
+            raise ValueError(
+                f"{what} needs a posterior: fit with method='conjugate' or 'mcmc' "
+                f"(this model was fitted with method={self.method!r})."
+            )
+
+    @dask_input.lazy("draws")
+    def predict_proba_draws(self, X: Any):
+        """p(y=k | x, theta_s) for every posterior draw.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``("chain", "draw", "obs", "class")``, ``class`` coordinate =
+            ``classes_``. Memory is chains x draws x n x K doubles.
+        """
+        self._check_posterior("predict_proba_draws")
+        X = self._check_X_predict(X)
+        values = scoring.proba_draws(self, X)
+        chains, draws = self._posterior_size()
+        return posterior.as_dataarray(values, chains, draws, self.classes_)
+
+    def add_log_likelihood(self):
+        """Add the ``log_likelihood`` group (log p(x_n, y_n | theta_s), dims chain, draw,
+        obs) to ``idata_`` when fit left it out (draws x rows above
+        ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES``); returns ``idata_``."""
+        streaming.require_rows(self, "the pointwise log-likelihood")
+        return loglik.add(self)
+
+    @dask_input.lazy("interval")
+    def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
+        """Highest-density credible intervals of p(y=k | x, theta) (``az.hdi``).
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``("obs", "class", "hdi")`` with ``hdi`` = ``["lower", "higher"]``.
+        """
+        az = import_arviz()
+
+        if not 0 < hdi_prob < 1:
+            raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
+        draws = self.predict_proba_draws(X)
+        return az.hdi(draws.to_dataset(name="p"), hdi_prob=hdi_prob)["p"]
+
+    # -------------------------------------------------------------- sampling
+    sample = sampling.sample
+
+    # ------------------------------------------------------------ PyMC model
+    @property
+    def model_(self):
+        """The PyMC generative model of this classifier with its training data.
+
+        ``pi ~ Dirichlet(class_alpha)``, observed ``y ~ Categorical(pi)``, the family's
+        conjugate prior and observed features ``x`` given the class; coords ``class``,
+        ``feature`` and ``obs``. Built on first access (point fits stay fast) and cached.
+        ``method="mcmc"`` samples an equivalent model written on the sufficient
+        statistics (see :mod:`bayesgen.inference.model`).
+        """
+        check_is_fitted(self, "params_")
+        streaming.require_rows(self, "model_ (the PyMC model with its observed rows)")
+        if getattr(self, "_model", None) is None:
+            from bayesgen.inference.model import build_model
+
+            self._model = build_model(self, *self._train)
+        return self._model
+
+    def __getstate__(self) -> dict:
+        """Pickle without the cached PyMC model (rebuilt on demand from the data)."""
+        state = super().__getstate__()
+        state.pop("_model", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if "params_" in state:
+            self._model = None
+
+    def _var_names(self) -> list[str]:
+        return [*classprior.random_names(self), *self.family_.param_dims]
+
+    def summary(self, **kwargs: Any):
+        """``az.summary`` of the posterior of pi (unless ``class_prior`` fixes it) and the
+        family parameters (mean, sd, HDI, MCSE, ESS, R-hat); kwargs go to ``az.summary``."""
+        az = import_arviz()
+
+        self._check_posterior("summary")
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # constant (padding) entries
+            return az.summary(self.idata_, var_names=self._var_names(), **kwargs)
+
+    def sample_prior_predictive(self, draws: int = 500, random_state: Any = None):
+        """Forward-sample ``model_``: adds groups ``prior`` (pi and the parameters) and
+        ``prior_predictive`` (``y`` and ``x``, shaped like the observed data) to
+        ``idata_`` (created for point methods) and returns ``idata_``."""
+        from bayesgen.inference import predictive
+
+        return predictive.prior_predictive(self, draws, random_state)
+
+    def sample_posterior_predictive(self, random_state: Any = None):
+        """Replicate the training data once per posterior draw: adds group
+        ``posterior_predictive`` with ``y`` (chain, draw, obs) and ``x`` (chain, draw,
+        obs, feature), shaped like ``observed_data``; returns ``idata_``."""
+        from bayesgen.inference import predictive
+
+        self._check_posterior("sample_posterior_predictive")
+        return predictive.posterior_predictive(self, random_state)
+
+    def save(self, path: Any):
+        """Write this fitted estimator (parameters, fitted state, ``idata_``) to one
+        netCDF file; ``bayesgen.load(path)`` returns an estimator that predicts
+        identically."""
+        from bayesgen.estimators.persistence import save
+
+        return save(self, path)
+
+    @property
+    def _is_posterior(self) -> bool:
+        return self.method in POSTERIOR_METHODS

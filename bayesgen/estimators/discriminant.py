@@ -1,0 +1,368 @@
+"""The public classifiers: thin scikit-learn classes over one family each.
+
+Every constructor only stores its keyword-only parameters. The shared ones are
+documented on :class:`bayesgen.estimators.base.GenerativeClassifier`:
+
+method : {"mle", "map", "conjugate", "mcmc"}, default "map"
+class_alpha : float or array (K,), default 1.0
+    Dirichlet concentration of the class prior; MAP of pi is
+    ``(N_k + a_k - 1) / (N + sum(a) - K)``.
+class_prior : array (K,) or None, default None
+    Fixed class probabilities (order of ``classes_``); pi is then known, not
+    estimated or sampled, and ``class_alpha`` is not used.
+draws, tune, chains : int, default 1000, 1000, 4
+sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default "auto"
+random_state : int, numpy.random.Generator, numpy.random.RandomState or None
+loss : array (K, K) or None
+    ``loss[i, j]`` = cost of predicting class j when the truth is class i;
+    ``predict`` then minimises the posterior expected loss.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from bayesgen.estimators import lda_projection
+from bayesgen.estimators.base import GenerativeClassifier
+from bayesgen.estimators.params import constraints
+from bayesgen.families import get_family
+from bayesgen.scale import dask_input
+
+_SHARED_DOC = """
+
+    Every parameter is checked when ``fit`` is called, whatever the method (a
+    ``ValueError`` naming it); see ``bayesgen.estimators.params``.
+
+    Parameters
+    ----------
+    method : {"mle", "map", "conjugate", "mcmc"}, default="map"
+        Point estimate (closed-form MLE or posterior mode) or posterior inference.
+    class_alpha : float or array-like of shape (K,), default=1.0
+        Dirichlet concentration of the class prior (1 = MLE of pi, 2 = Laplace).
+    class_prior : array-like of shape (K,) or None, default=None
+        Fixed class probabilities pi, in the order of ``classes_`` (sorted labels),
+        summing to 1. pi is then known: not estimated, smoothed or sampled by any
+        method (``class_prior_`` equals it, posterior draws of pi are constant, and
+        ``model_`` holds it as data); ``class_alpha`` is not used. scikit-learn's
+        ``priors=p`` (LDA, QDA, GaussianNB) and ``class_prior=p`` (discrete naive
+        Bayes) are ``class_prior=p``; its ``fit_prior=False`` is the uniform
+        ``class_prior=np.full(K, 1 / K)``; None (default) estimates pi under
+        Dirichlet(class_alpha) (``class_alpha=1`` with "mle"/"map": N_k / N, as
+        ``fit_prior=True``).
+    draws, tune, chains : int, default=1000, 1000, 4
+        Posterior size for ``"conjugate"`` and ``"mcmc"``.
+    sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default="auto"
+        NUTS implementation for ``"mcmc"``; "auto" takes the fastest installed
+        (numpyro, then nutpie, blackjax, PyMC's own).
+    target_accept : float, default=0.8
+        NUTS target acceptance rate (raise it, e.g. to 0.95, after divergences).
+    progressbar : bool or "auto", default="auto"
+        Progress bars while sampling (``"mcmc"`` with ``sampler`` "nutpie", "blackjax"
+        or "pymc", which run ``pm.sample``; the numpyro program, what "auto" picks when
+        installed, runs as one compiled call and draws none). "auto" shows them only in
+        an interactive terminal (standard error is a TTY) or a Jupyter notebook, so
+        redirected output (CI logs, batch jobs) stays clean; True shows them anywhere;
+        False never.
+    random_state : int, Generator, RandomState or None, default=None
+        Seed (an int in [0, 2**32 - 1]); the same seed and data give identical
+        results. A Generator or RandomState is used (and advanced) as given.
+    loss : array-like of shape (K, K) or None, default=None
+        ``loss[i, j]`` >= 0: cost of predicting class j when the truth is i.
+    unlabeled : label or None, default=None
+        A label value that marks an unlabelled row of y, e.g. -1 for scikit-learn's
+        ``semi_supervised`` convention. None, NaN and ``pd.NA`` in y always mark one.
+        Unlabelled rows are learned from by EM (``"mle"``, ``"map"``), data
+        augmentation (``"conjugate"``) or their mixture likelihood (``"mcmc"``); see
+        ``bayesgen.semi.unlabeled``. ``classes_`` never contains the marker.
+    unlabeled_weight : float in [0, 1], default=1.0
+        lambda, the weight of the unlabelled rows' log-likelihood (Nigam et al. 2000):
+        0 ignores them, 1 is the full semi-supervised likelihood; for ``"mcmc"`` a
+        power (tempered) likelihood; ``"conjugate"`` accepts 0 or 1 only.
+"""
+
+
+class _Common(GenerativeClassifier):
+    """Stores the shared keyword parameters (one level below the base class)."""
+
+    def _init_common(self, method, class_alpha, class_prior, draws, tune, chains, sampler,
+                     random_state, loss, unlabeled=None, unlabeled_weight=1.0):
+        self.method = method
+        self.unlabeled = unlabeled
+        self.unlabeled_weight = unlabeled_weight
+        self.class_alpha = class_alpha
+        self.class_prior = class_prior
+        self.draws = draws
+        self.tune = tune
+        self.chains = chains
+        self.sampler = sampler
+        self.random_state = random_state
+        self.loss = loss
+
+
+class GaussianNB(_Common):
+    __doc__ = (
+        """Gaussian naive Bayes: x_j | y=k ~ Normal(mu_kj, sigma2_kj), Normal-Inverse-Gamma prior.
+
+    MLE: class means and variances (divisor N_k, or N_k - 1 with
+    ``divisor="unbiased"``). MAP: joint mode under the prior
+    mu | sigma2 ~ N(m0, sigma2/kappa0), sigma2 ~ InvGamma(nu0/2, (nu0-2) s0/2)."""
+        + _SHARED_DOC
+        + """    mean_prior : array-like (d,) or None
+        Prior mean of the class means (default: overall data mean).
+    mean_strength : float, default=0.01
+        kappa0, pseudo-observations behind ``mean_prior``.
+    var_prior : array-like (d,) or None
+        Prior mean of each variance (default: pooled within-class variance).
+    var_dof : float, default=3
+        nu0 > 2, pseudo-observations behind ``var_prior``.
+    divisor : {"n", "unbiased"}, default="n"
+        MLE variance divisor.
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, theta_ (K, d), var_ (K, d), all in the units
+    of X; frame_: the per-feature frame of the internal computations (bayesgen.data.frame)
+    """
+    )
+    _parameter_constraints: ClassVar[dict] = constraints("gaussian")
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        var_prior: Any = None,
+        var_dof: float = 3.0,
+        divisor: str = "n",
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+    ) -> None:
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss, unlabeled, unlabeled_weight)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
+        self.mean_prior = mean_prior
+        self.mean_strength = mean_strength
+        self.var_prior = var_prior
+        self.var_dof = var_dof
+        self.divisor = divisor
+
+    def _make_family(self, X=None):
+        return get_family("gaussian")(
+            mean_prior=self.mean_prior,
+            mean_strength=self.mean_strength,
+            var_prior=self.var_prior,
+            var_dof=self.var_dof,
+            divisor=self.divisor,
+        )
+
+
+class _MVNClassifier(_Common):
+    """Shared constructor of LDA and QDA (tied or per-class covariance)."""
+
+    _tied: bool
+    _parameter_constraints: ClassVar[dict] = constraints("mvn")
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        cov_prior: Any = None,
+        cov_dof: Any = "auto",
+        divisor: str = "n",
+        covariance_prior: str = "niw",
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+    ) -> None:
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss, unlabeled, unlabeled_weight)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
+        self.mean_prior = mean_prior
+        self.mean_strength = mean_strength
+        self.cov_prior = cov_prior
+        self.cov_dof = cov_dof
+        self.divisor = divisor
+        self.covariance_prior = covariance_prior
+
+    def _make_family(self, X=None):
+        return get_family("mvn")(
+            tied=self._tied,
+            mean_prior=self.mean_prior,
+            mean_strength=self.mean_strength,
+            cov_prior=self.cov_prior,
+            cov_dof=self.cov_dof,
+            divisor=self.divisor,
+            covariance_prior=self.covariance_prior,
+        )
+
+
+_MVN_DOC = """    mean_prior : array-like (d,) or None
+        Prior mean m0 of the class means (default: overall data mean).
+    mean_strength : float, default=0.01
+        kappa0: mu_k | Sigma ~ N(m0, Sigma / kappa0).
+    cov_prior : array-like (d,) or (d, d) or None
+        Prior mean of the covariance (default: diagonal of pooled within-class
+        variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_prior.
+    cov_dof : float, None or "auto", default="auto"
+        nu0 > d + 1. "auto": the empirical-Bayes nu0 maximising the marginal likelihood
+        of the training data (closed form; see ``bayesgen.families.mvn.niw_evidence``);
+        None: d + 2, the weakest prior with a finite mean (mclust's default).
+    divisor : {{"n", "unbiased"}}, default="n"
+        MLE covariance divisor: n (scikit-learn) or the unbiased one
+        ({div_unbiased}, as R's MASS).
+    covariance_prior : {{"niw", "lkj"}}, default="niw"
+        Covariance prior of ``model_`` and ``method="mcmc"``: "niw" is the conjugate
+        Normal-Inverse-Wishart above (sampled through its Bartlett decomposition), so
+        MCMC and the conjugate posterior agree; "lkj" is PyMC's usual LKJ correlation
+        prior (eta=2) with half-normal scales (sd = 2.5 prior sds) and
+        mu_k ~ N(m0, 10 prior sds), for users who want it. MLE/MAP/conjugate always
+        use the NIW prior.
+"""
+
+
+class QDA(_MVNClassifier):
+    __doc__ = (
+        """Quadratic discriminant analysis: x | y=k ~ MVN(mu_k, Sigma_k), NIW prior per class.
+
+    MAP is the joint posterior mode: mu_k = m_k, Sigma_k = Psi_k / (nu_k + d + 2)."""
+        + _SHARED_DOC
+        + _MVN_DOC.format(div_unbiased="N_k - 1")
+        + """
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, means_ (K, d), covariance_ (list of K (d, d)),
+    all in the units of X; frame_: the per-feature frame of the internal computations
+    """
+    )
+    _tied = False
+
+
+class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
+    __doc__ = (
+        """Linear discriminant analysis: x | y=k ~ MVN(mu_k, Sigma), one shared covariance.
+
+    Prior: Sigma ~ IW(Psi0, nu0), mu_k | Sigma ~ N(m0, Sigma / kappa0) independently.
+    MAP is the joint posterior mode: mu_k = m_k, Sigma = Psi_n / (nu_n + d + 1 + K)."""
+        + _SHARED_DOC
+        + """    n_components : int or None, default=None
+        Number of discriminant directions kept by ``transform``: at most
+        min(K - 1, d) (as scikit-learn); None keeps that maximum. Larger values raise
+        ``ValueError`` at fit.
+"""
+        + _MVN_DOC.format(div_unbiased="N - K")
+        + """
+    Attributes
+    ----------
+    frame_ (the per-feature frame of the internal computations; the others are in the
+    units of X), classes_, class_count_, class_prior_, means_ (K, d), covariance_ (d, d),
+    coef_ (K, d) or (1, d), intercept_ (K,) or (1,), scalings_ (d, d),
+    explained_variance_ratio_ (n_components,), xbar_ (d,)
+    """
+    )
+    _tied = True
+    _parameter_constraints: ClassVar[dict] = {
+        **constraints("mvn"),
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        n_components: int | None = None,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        cov_prior: Any = None,
+        cov_dof: Any = "auto",
+        divisor: str = "n",
+        covariance_prior: str = "niw",
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+    ) -> None:
+        super().__init__(
+            method=method, class_alpha=class_alpha, class_prior=class_prior,
+            mean_prior=mean_prior, mean_strength=mean_strength, cov_prior=cov_prior,
+            cov_dof=cov_dof, divisor=divisor, covariance_prior=covariance_prior,
+            draws=draws, tune=tune, chains=chains, sampler=sampler,
+            target_accept=target_accept, progressbar=progressbar,
+            random_state=random_state, loss=loss, unlabeled=unlabeled,
+            unlabeled_weight=unlabeled_weight,
+        )
+        self.n_components = n_components
+
+    def _after_fit(self) -> None:
+        """coef_, intercept_ and the Fisher projection (:mod:`.lda_projection`)."""
+        lda_projection.fit(self)
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of discriminant directions returned by ``transform`` (K - 1 at most)."""
+        return self._n_components
+
+    @dask_input.lazy("transform")
+    def transform(self, X: Any) -> np.ndarray:
+        """Project onto the first ``n_components`` Fisher discriminant directions.
+
+        ``(X - xbar_) @ scalings_[:, :n_components]``, shape (n, n_components)
+        (n_components = min(K - 1, d) by default): the directions maximise
+        between-class over within-class variance and are scaled so that the
+        within-class covariance of the projected data is the identity. Posterior
+        methods project with the posterior mean of the means and covariance. A row with
+        missing entries (NaN) is projected through its posterior mean
+        E[x | x_o] = sum_k p(k | x_o) E[x | x_o, k] (the Gaussian conditional mean of
+        the missing coordinates given the observed ones).
+        """
+        from bayesgen.inference import scoring
+
+        check_is_fitted(self, "scalings_")
+        X = self._check_X_predict(X)
+        if not hasattr(self, "_scalings"):  # fitted before the frame existed
+            return (X - self.xbar_) @ self.scalings_[:, : self._n_components]
+        Z = scoring.internal(self, X)  # exact and overflow-free in the fit's frame
+        if np.isnan(Z).any():  # gaps: project the rows' posterior means
+            from bayesgen.families.mvn.missing import expected_rows
+
+            internal = scoring.point_params(self)
+            Z = expected_rows(Z, internal["mu"], internal["cov"], self.predict_proba(X))
+        return (Z - self._zbar) @ self._scalings[:, : self._n_components]
+

@@ -1,0 +1,365 @@
+"""Naive Bayes classifiers over discrete features, kernel densities and mixed columns.
+
+Thin scikit-learn classes over one family each; shared parameters as in
+:mod:`bayesgen.estimators.discriminant`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from bayesgen.data import tables
+from bayesgen.estimators.discriminant import _SHARED_DOC, _Common
+from bayesgen.estimators.params import constraints
+from bayesgen.families import get_family
+
+
+class _DiscreteClassifier(_Common):
+    """Shared constructor of the count/binary/categorical naive Bayes classifiers."""
+
+    _family_name: str
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        alpha: Any = 2.0,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+    ) -> None:
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss, unlabeled, unlabeled_weight)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
+        self.alpha = alpha
+
+    def _make_family(self, X=None):
+        return get_family(self._family_name)(alpha=self.alpha)
+
+
+_ALPHA_DOC = """    alpha : float or array-like, default=2.0
+        Dirichlet/Beta concentration of the feature probabilities. MAP rule
+        ``(count + alpha - 1) / (total + m (alpha - 1))``: 1 is the MLE, 2 is Laplace
+        smoothing; scikit-learn's additive ``alpha=a`` is ``alpha=a+1`` here.
+"""
+
+
+class MultinomialNB(_DiscreteClassifier):
+    __doc__ = (
+        """Multinomial naive Bayes: x | y=k ~ Multinomial(sum(x), theta_k), theta_k ~ Dirichlet."""
+        + _SHARED_DOC
+        + _ALPHA_DOC
+        + """
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, feature_count_ (K, d), feature_log_prob_ (K, d)
+    """
+    )
+    _family_name = "multinomial"
+    _parameter_constraints: ClassVar[dict] = constraints("multinomial")
+
+
+class BernoulliNB(_DiscreteClassifier):
+    __doc__ = (
+        """Bernoulli naive Bayes: x_j | y=k ~ Bernoulli(theta_kj), theta_kj ~ Beta(alpha, alpha)."""
+        + _SHARED_DOC
+        + _ALPHA_DOC
+        + """    binarize : float or None, default=None
+        None: X must hold only 0 and 1. A number t: x > t becomes 1, else 0.
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, feature_count_ (K, d), feature_log_prob_ (K, d)
+    """
+    )
+    _family_name = "bernoulli"
+    _parameter_constraints: ClassVar[dict] = constraints("bernoulli")
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        alpha: Any = 2.0,
+        binarize: Any = None,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+    ) -> None:
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss, unlabeled, unlabeled_weight)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
+        self.alpha = alpha
+        self.binarize = binarize
+
+    def _make_family(self, X=None):
+        return get_family("bernoulli")(alpha=self.alpha, binarize=self.binarize)
+
+
+class CategoricalNB(_DiscreteClassifier):
+    __doc__ = (
+        """Categorical naive Bayes: x_j | y=k ~ Categorical(theta_kj), theta_kj ~ Dirichlet.
+
+    X holds non-negative integer codes, or is a DataFrame (pandas or polars) whose
+    columns may also be text (object, ``string``), ``category`` or boolean. The
+    categories of feature j are the values observed in training (``categories_``:
+    the sorted strings, booleans or codes; a code of 1e9 is one category, not a
+    billion), plus 0..m_j - 1 for integer columns when ``min_categories`` declares
+    them: declared categories never seen in training get the prior's share, and a
+    value that is neither seen nor declared raises ``ValueError`` naming the column at
+    predict time. ``idata_``, ``model_`` and the replicated data hold the codes of
+    text columns (positions in ``categories_``); ``sample`` returns their values."""
+        + _SHARED_DOC
+        + _ALPHA_DOC
+        + """    min_categories : int, array-like (d,) or None, default=None
+        Declares the codes 0..m_j - 1 as categories of feature j (scalar: every
+        feature), in addition to the observed codes; not used for text, boolean and
+        ``category`` columns.
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, categories_ (list of d sorted arrays),
+    n_categories_ (d,), category_count_ (list of d arrays (K, C_j)),
+    feature_log_prob_ (list of d arrays (K, C_j)), both over ``categories_``
+    """
+    )
+    _family_name = "categorical"
+    _parameter_constraints: ClassVar[dict] = constraints("categorical")
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        alpha: Any = 2.0,
+        min_categories: Any = None,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+    ) -> None:
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss, unlabeled, unlabeled_weight)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
+        self.alpha = alpha
+        self.min_categories = min_categories
+
+    def _make_family(self, X=None):
+        family = get_family("categorical")(alpha=self.alpha, min_categories=self.min_categories)
+        family.levels = tables.levels(self) if X is not None else None
+        return family
+
+
+class PoissonNB(_Common):
+    __doc__ = (
+        """Poisson naive Bayes: x_j | y=k ~ Poisson(lambda_kj), lambda_kj ~ Gamma(alpha, beta_j).
+
+    beta_j = (alpha - 1) / r_j puts the prior mode at the rate r_j (``rate_prior``,
+    default the overall mean of feature j), so the MAP rate is
+    ``(S_kj + alpha - 1) / (N_k + (alpha - 1) / r_j)``: alpha = 1 is the MLE."""
+        + _SHARED_DOC
+        + """    alpha : float, default=2.0
+        Gamma shape (>= 1): alpha - 1 pseudo-counts at the prior rate.
+    rate_prior : array-like (d,) or None
+        Prior mode of the rates (default: overall feature means).
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, feature_count_ (K, d), rate_ (K, d)
+    """
+    )
+
+    _parameter_constraints: ClassVar[dict] = constraints("poisson")
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        alpha: float = 2.0,
+        rate_prior: Any = None,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+    ) -> None:
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss, unlabeled, unlabeled_weight)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
+        self.alpha = alpha
+        self.rate_prior = rate_prior
+
+    def _make_family(self, X=None):
+        return get_family("poisson")(alpha=self.alpha, rate_prior=self.rate_prior)
+
+
+class KernelNB(_Common):
+    __doc__ = (
+        """Kernel-density naive Bayes: x_j | y=k ~ Gaussian KDE of class k with bandwidth h_kj.
+
+    The bandwidths are the parameters. MLE maximises the leave-one-out log-likelihood
+    of each class and feature; MAP adds a log-normal prior centred on Silverman's
+    rule-of-thumb bandwidth, log h ~ Normal(log h_silverman, bandwidth_sd).
+
+    The training points are its statistics: the fitted model keeps every row (memory
+    O(N d)), ``partial_fit`` appends each batch's points to them and refits the
+    bandwidths on all points so far, ``bayesgen.merge`` concatenates the shards' points,
+    and a Dask fit gathers every chunk's points on the client. Unlike the other
+    estimators, its memory and refit cost grow with the number of rows streamed."""
+        + _SHARED_DOC
+        + """    bandwidth_sd : float, default=1.0
+        Prior sd of log h around Silverman's bandwidth (MAP and MCMC).
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, bandwidth_ (K, d)
+    """
+    )
+
+    _methods = ("mle", "map", "mcmc")
+    _parameter_constraints: ClassVar[dict] = constraints("kernel")
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        bandwidth_sd: float = 1.0,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+    ) -> None:
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss, unlabeled, unlabeled_weight)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
+        self.bandwidth_sd = bandwidth_sd
+
+    def _make_family(self, X=None):
+        return get_family("kernel")(bandwidth_sd=self.bandwidth_sd)
+
+
+class MixedNB(_Common):
+    __doc__ = (
+        """Naive Bayes over column groups with different families.
+
+    ``families=[(name, columns), ...]`` or ``[(name, columns, options), ...]`` with
+    ``name`` in {"gaussian", "bernoulli", "multinomial", "categorical", "poisson",
+    "kernel"}, ``columns`` integer positions or DataFrame column names, and an optional
+    dict of that family's hyper-parameters. log p(x, y=k) = log pi_k + the sum of the
+    parts; each part's defaults equal the standalone family's. Every column must be
+    in exactly one part.
+
+    ``families="auto"`` chooses each column's family from its dtype: float and
+    integer columns Gaussian, booleans Bernoulli, text (object, ``string``) and
+    ``category`` columns categorical (their categories are the values observed in
+    training); ``overrides={"visits": "poisson"}`` replaces the choice for the columns
+    it names (a column of counts, a kernel density...). ``families_`` shows the
+    fitted choice.
+
+    Example::
+
+        clf = MixedNB(families="auto", overrides={"visits": "poisson"}).fit(df, y)
+        clf.families_   # [('gaussian', ['age']), ('bernoulli', ['smoker']),
+                        #  ('categorical', ['colour', 'size']), ('poisson', ['visits'])]"""
+        + _SHARED_DOC
+        + """    families : list of tuples, or "auto"
+    overrides : dict or None, default=None
+        With ``families="auto"`` only: ``{column: family name}``, columns by
+        DataFrame name or integer position, family names as in ``families``.
+    alpha : float, default=2.0
+        Default concentration of the discrete parts (overridden by a part's options).
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, families_ (the fitted specification, columns
+    by name or position), parts_, and each part's attributes prefixed with its name
+    and position (``gaussian0_theta_``, ``categorical2_categories_``, ...)
+    """
+    )
+
+    _parameter_constraints: ClassVar[dict] = constraints("mixed")
+
+    def __init__(
+        self,
+        *,
+        families: Any = None,
+        overrides: Any = None,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        alpha: Any = 2.0,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+    ) -> None:
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss, unlabeled, unlabeled_weight)
+        self.target_accept = target_accept
+        self.progressbar = progressbar
+        self.families = families
+        self.overrides = overrides
+        self.alpha = alpha
+
+    def _make_family(self, X=None):
+        from bayesgen.families.mixed.family import MixedFamily
+
+        names = getattr(self, "feature_names_in_", None)
+        n_features = getattr(self, "n_features_in_", None)
+        fitting = X is not None  # else the attributes of an earlier fit may be stale
+        return MixedFamily(
+            self.families, alpha=self.alpha, feature_names=names, n_features=n_features,
+            overrides=self.overrides,
+            kinds=tables.kinds(self, n_features) if fitting else None,
+            levels=tables.levels(self) if fitting else None,
+        )

@@ -1,0 +1,137 @@
+"""Constructor parameters: their constraints and their validation at fit.
+
+Every estimator declares ``_parameter_constraints`` (scikit-learn's machinery, see
+``sklearn.utils._param_validation``) built from the tables below, and
+:func:`check_params` validates all of them at the start of ``fit`` whatever the method,
+so that a misspelt ``divisor`` fails with ``method="map"`` as well as with "mle". Its
+``InvalidParameterError`` is a ``ValueError`` whose message names the parameter, the
+accepted values and the value given. Checks that need the data (``class_alpha`` of
+length K, ``loss`` of shape K x K, ``cov_dof > d + 1``, prior vectors of length d) stay
+where the data are known; only the type and range are checked here.
+
+Random states are turned into generators by :mod:`bayesgen.utils.random`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
+
+from bayesgen.data.validation import METHODS
+from bayesgen.inference.mcmc import SAMPLERS
+
+#: finite and > 0
+POSITIVE = Interval(Real, 0, None, closed="neither")
+#: finite (both ends open, so +-inf and NaN are rejected)
+FINITE = Interval(Real, None, None, closed="neither")
+
+#: parameters shared by every estimator
+COMMON: dict[str, list] = {
+    "method": [StrOptions(set(METHODS))],
+    "class_alpha": [POSITIVE, "array-like"],
+    "class_prior": ["array-like", None],
+    "draws": [Interval(Integral, 1, None, closed="left")],
+    "tune": [Interval(Integral, 0, None, closed="left")],
+    "chains": [Interval(Integral, 1, None, closed="left")],
+    "sampler": [StrOptions(set(SAMPLERS))],
+    "target_accept": [Interval(Real, 0, 1, closed="neither")],
+    "progressbar": ["boolean", StrOptions({"auto"})],
+    "random_state": ["random_state", np.random.Generator],
+    "loss": ["array-like", None],
+    "unlabeled": "no_validation",  # any label value, or None
+    "unlabeled_weight": [Interval(Real, 0, 1, closed="both")],
+}
+
+_ALPHA = [POSITIVE, "array-like"]
+_DIVISOR = [StrOptions({"n", "unbiased"})]
+_MEAN_PRIOR = ["array-like", FINITE, None]
+
+#: hyper-parameters of each family (also the keys of MixedNB's per-part options)
+FAMILIES: dict[str, dict[str, list]] = {
+    "gaussian": {
+        "mean_prior": _MEAN_PRIOR,
+        "mean_strength": [POSITIVE],
+        "var_prior": ["array-like", POSITIVE, None],
+        "var_dof": [Interval(Real, 2, None, closed="neither")],
+        "divisor": _DIVISOR,
+    },
+    "mvn": {
+        "mean_prior": _MEAN_PRIOR,
+        "mean_strength": [POSITIVE],
+        "cov_prior": ["array-like", POSITIVE, None],
+        # nu0 > d + 1 >= 2; the bound with d is checked once d is known
+        "cov_dof": [StrOptions({"auto"}), None, Interval(Real, 2, None, closed="neither")],
+        "divisor": _DIVISOR,
+        "covariance_prior": [StrOptions({"niw", "lkj"})],
+    },
+    "bernoulli": {"alpha": _ALPHA, "binarize": [None, FINITE]},
+    "multinomial": {"alpha": _ALPHA},
+    "categorical": {
+        "alpha": _ALPHA,
+        "min_categories": [None, Interval(Real, 1, None, closed="left"), "array-like"],
+    },
+    "poisson": {
+        "alpha": _ALPHA,  # >= 1 checked by the family, whose message says why
+        "rate_prior": ["array-like", POSITIVE, None],
+    },
+    "kernel": {"bandwidth_sd": [POSITIVE]},
+}
+
+#: MixedNB's own parameters (the parts' options are checked against FAMILIES)
+MIXED: dict[str, list] = {
+    "families": [list, tuple, StrOptions({"auto"}), None],
+    "overrides": [dict, None],
+    "alpha": _ALPHA,
+}
+
+
+def constraints(family: str) -> dict[str, list]:
+    """``_parameter_constraints`` of the estimator over ``family`` ("mixed" for MixedNB)."""
+    own = MIXED if family == "mixed" else FAMILIES[family]
+    return {**COMMON, **own}
+
+
+def check_params(estimator: Any) -> str:
+    """Validate every constructor parameter of ``estimator``; return its ``method``.
+
+    Raises
+    ------
+    ValueError
+        ``sklearn.utils._param_validation.InvalidParameterError`` (a ``ValueError``)
+        naming the parameter, for a wrong type or range; a plain ``ValueError`` for a
+        MixedNB part's options, or ``method="conjugate"`` on an estimator without a
+        conjugate prior (KernelNB).
+    """
+    estimator._validate_params()
+    who = type(estimator).__name__
+    if isinstance(getattr(estimator, "families", None), list | tuple):
+        _check_part_options(estimator.families, who)
+    method = estimator.method
+    if method not in estimator._methods:
+        raise ValueError(
+            f"{who} has no conjugate prior, so its posterior has no closed form and "
+            f"method={method!r} is not available; use method='mcmc' to sample it with "
+            "NUTS, or 'mle'/'map' for point estimates."
+        )
+    return method
+
+
+def _check_part_options(families: Any, who: str) -> None:
+    """Type/range of the hyper-parameters given in MixedNB's ``(name, columns,
+    options)`` entries; the layout itself is checked by the mixed family."""
+    for p, entry in enumerate(families):
+        if not (isinstance(entry, list | tuple) and len(entry) == 3):
+            continue
+        name, _, options = entry
+        table = FAMILIES.get(name) if isinstance(name, str) else None
+        if table is None or not isinstance(options, dict):
+            continue
+        known = {k: v for k, v in options.items() if k in table}
+        validate_parameter_constraints(table, known, caller_name=f"{who} families[{p}] ({name!r})")

@@ -1,0 +1,3 @@
+"""The categorical family of CategoricalNB: :mod:`.family` and its PyMC
+pieces.
+"""

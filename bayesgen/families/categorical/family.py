@@ -1,0 +1,384 @@
+"""Independent categorical features (categorical naive Bayes) with Dirichlet priors.
+
+The categories of feature j are the distinct values observed in training (mapped to
+codes 0..C_j - 1 in sorted order, see :mod:`bayesgen.data.categories`), plus the
+codes 0..m_j - 1 declared by ``min_categories``; never the range 0..max(x_j), so a
+code of 1e9 is one category. Model, per class k and feature j::
+
+    theta_kj ~ Dirichlet(alpha_j, ..., alpha_j)        (C_j categories)
+    x_nj | y_n = k ~ Categorical(theta_kj)
+
+Declared categories never seen in training get the prior's share; a value that is not
+a category of its feature at predict time raises ``ValueError``. Sufficient
+statistics: weighted class counts N_k, the observed categories per feature
+(``categories`` (d, Cs) padded, ``n_seen`` (d,) valid entries; merged by union) and
+the category counts c_kjc = sum_n w_n [x_nj = c-th category], (K, d, Cs). With N_k the
+total of every feature in class k:
+
+- MLE: theta_kjc = c_kjc / N_k
+- MAP: theta_kjc = (c_kjc + alpha_j - 1) / (N_k + C_j (alpha_j - 1))
+- posterior: theta_kj | data ~ Dirichlet(c_kj + alpha_j) over its C_j categories
+
+Parameters are stored padded as (..., K, d, Cmax), Cmax = max_j C_j, with probability
+0 for codes c >= C_j, so that the log-likelihood is one sparse matrix product.
+Fitted attributes: ``categories_`` (list of d arrays, as scikit-learn's
+``OrdinalEncoder``; for text, boolean or categorical DataFrame columns their values,
+which reach the family as codes, see ``levels``), ``n_categories_``, and ``feature_log_prob_`` and
+``category_count_`` as lists of (K, C_j) arrays over those categories.
+
+In PyMC (``model_``, ``method="mcmc"``) the features with the same C_j share one
+Dirichlet variable ``theta_c{C_j}`` (as many model variables as distinct C_j, not one
+per feature); they are padded and put back in feature order as the deterministic
+``theta`` (K, d, Cmax). The observed values are one ``pm.CustomDist`` named ``x``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import sparse
+
+from bayesgen.data import categories as cats
+from bayesgen.data import missing
+from bayesgen.data.validation import check_nonnegative
+from bayesgen.families import dirichlet as dr
+from bayesgen.families.categorical import pymc as _pymc
+
+WHO = "CategoricalNB"
+
+
+class CategoricalFamily:
+    """Factorised categorical likelihood with a symmetric Dirichlet per class/feature.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (d,)
+        Dirichlet concentration (> 0; >= 1 for MAP). 1 is the MLE, 2 Laplace smoothing.
+    min_categories : int, array-like of shape (d,) or None
+        Declared categories: codes 0..m_j - 1 are categories of feature j in addition
+        to the observed values (those never seen get the prior's share).
+
+    Notes
+    -----
+    :meth:`prior` (and the estimates) resolve ``categories_`` (list of d sorted
+    arrays) and ``n_categories_`` (d,), which :meth:`check_X` and :meth:`log_lik` use
+    to map values to codes. The family keeps the statistics it was fitted on
+    (``fitted_stats_``) for ``category_count_``.
+    """
+
+    name = "categorical"
+    param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature", "category")}
+    positive_only = True
+    #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
+    poor_score = True
+    #: NaN in X is a missing value, integrated out (counts of the observed entries;
+    #: a missing x_j drops its term)
+    accepts_missing = True
+
+    def __init__(self, *, alpha: Any = 2.0, min_categories: Any = None) -> None:
+        self.alpha = alpha
+        self.min_categories = min_categories
+        self.labels: np.ndarray | None = None
+        #: per feature, the category values (levels) behind the codes of a text,
+        #: boolean or categorical DataFrame column, or None (set by the estimator,
+        #: see :mod:`bayesgen.data.tables`); reported as ``categories_``
+        self.levels: list[np.ndarray | None] | None = None
+        self.categories_: list[np.ndarray] | None = None
+        self.n_categories_: np.ndarray | None = None
+        self.fitted_stats_: dict | None = None
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Non-negative integer codes; after fitting also known categories only."""
+        check_nonnegative(X, who)
+        if X.size and not np.array_equal(X, np.floor(X), equal_nan=True):
+            raise ValueError(
+                f"{who} needs integer category codes 0, 1, 2, ... in X; found non-integer "
+                "values. Encode categories with sklearn.preprocessing.OrdinalEncoder."
+            )
+        if self.categories_ is not None and X.size:
+            cats.encode(X, self.categories_, who)
+        return X
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """Class counts (K,), observed categories and their counts (K, d, Cs).
+
+        ``categories`` (d, Cs) holds each feature's sorted distinct values (padded,
+        ``n_seen`` (d,) valid entries); the counts are one weighted ``bincount`` over
+        the flat index ``(y_n d + j) Cs + code_nj``. Memory O(n d + K d Cs) with Cs the
+        largest number of distinct values of a feature, whatever the values are.
+        Missing entries (NaN) count nowhere; then ``observed`` (K, d) holds the weighted
+        number of observed entries N_kj = sum_c c_kjc, which replaces N_k below.
+        """
+        n, d = X.shape
+        M = missing.mask(X)
+        found = [cats.observed(X[:, j]) for j in range(d)] if M is None else [
+            cats.observed_masked(X[:, j], M[:, j]) for j in range(d)]
+        n_seen = np.array([v.size for v, _ in found], dtype=np.intp)
+        width = int(n_seen.max()) if d else 0
+        codes = np.column_stack([c for _, c in found]) if d else np.zeros((n, 0), np.intp)
+        flat = (y[:, None] * d + np.arange(d)) * width + codes
+        with np.errstate(over="ignore", invalid="ignore"):  # reported by check_stats
+            weights = np.repeat(w, d) if M is None else np.where(M, 0.0, w[:, None]).ravel()
+            counts = np.bincount(flat.ravel(), weights=weights,
+                                 minlength=n_classes * d * width)
+        if width == 0:  # every entry missing (a Dask chunk or batch): no category yet
+            counts = np.zeros(0)
+        out = {
+            "count": np.bincount(y, weights=w, minlength=n_classes),
+            "category_count": counts.reshape(n_classes, d, width),
+            "categories": cats.table([v for v, _ in found], width),
+            "n_seen": n_seen,
+        }
+        if M is not None:
+            out["observed"] = out["category_count"].sum(axis=-1)
+        return dr.check_stats({k: out[k] for k in ("count", "category_count")}, X, WHO) | out
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Union of the categories per feature; counts summed over it."""
+        ca = cats.from_table(a["categories"], a["n_seen"])
+        cb = cats.from_table(b["categories"], b["n_seen"])
+        union = [cats.union(u, v) for u, v in zip(ca, cb, strict=True)]
+        width = max((u.size for u in union), default=0)
+        counts = np.zeros((a["count"].shape[0], len(union), width))
+        for j, u in enumerate(union):
+            counts[:, j, : u.size] = cats.reindex(a["category_count"][:, j], ca[j], u)
+            counts[:, j, : u.size] += cats.reindex(b["category_count"][:, j], cb[j], u)
+        out = {
+            "count": a["count"] + b["count"],
+            "category_count": counts,
+            "categories": cats.table(union, width),
+            "n_seen": np.array([u.size for u in union], dtype=np.intp),
+        }
+        return missing.merge_observed(out, a, b)
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict) -> dict:
+        """``alpha`` (d,) and ``n_categories`` C_j (d,); resolves ``categories_``."""
+        self.fitted_stats_ = stats
+        alpha = dr.check_alpha(self.alpha, stats["n_seen"].shape[0])
+        return {"alpha": alpha, "n_categories": self._resolve(stats)}
+
+    def _resolve(self, stats: dict) -> np.ndarray:
+        """Set ``categories_`` = observed values united with 0..min_categories_j - 1,
+        and ``n_categories_`` C_j (d,); returns C_j."""
+        observed = cats.from_table(stats["categories"], stats["n_seen"])
+        minimum = self._min_categories(len(observed))
+        self.categories_ = [
+            cats.union(o, np.arange(m, dtype=o.dtype)) if m else o
+            for o, m in zip(observed, minimum, strict=True)
+        ]
+        self.n_categories_ = np.array([c.size for c in self.categories_], dtype=np.intp)
+        return self.n_categories_
+
+    def _min_categories(self, d: int) -> np.ndarray:
+        """m_j (d,); 0 for features with levels (their categories are their values)."""
+        if self.min_categories is None:
+            return np.zeros(d, dtype=np.intp)
+        m = np.asarray(self.min_categories)
+        ok = m.dtype.kind in "iu" or (m.dtype.kind == "f" and np.all(m == np.round(m)))
+        if m.ndim == 0:
+            m = np.full(d, m)
+        if not ok or m.shape != (d,) or np.any(m < 1):
+            raise ValueError(
+                "min_categories must be a positive integer or one positive integer per "
+                f"feature (shape ({d},)); got {self.min_categories!r}."
+            )
+        m = m.astype(np.intp)
+        for j, level in enumerate(self.levels or []):
+            if level is not None:
+                m[j] = 0
+        return m
+
+    # -------------------------------------------------------------- estimates
+    def _aligned(self, stats: dict) -> np.ndarray:
+        """Category counts over ``categories_`` (K, d, Cmax), zero-padded."""
+        observed = cats.from_table(stats["categories"], stats["n_seen"])
+        width = int(self.n_categories_.max()) if self.n_categories_.size else 0
+        out = np.zeros((stats["count"].shape[0], len(observed), width))
+        for j, (o, c) in enumerate(zip(observed, self.categories_, strict=True)):
+            out[:, j, : c.size] = cats.reindex(stats["category_count"][:, j], o, c)
+        return out
+
+    def _padded(self, stats: dict, add: np.ndarray) -> np.ndarray:
+        """Resolved counts plus ``add`` on the valid categories, 0 on the padding."""
+        n_cat = self._resolve(stats)
+        counts = self._aligned(stats)
+        valid = np.arange(counts.shape[-1]) < n_cat[:, None]  # (d, Cmax)
+        return np.where(valid, counts + add, 0.0)
+
+    def mle(self, stats: dict) -> dict:
+        """theta_kjc = c_kjc / N_k (0 for categories unseen in class k); N_kj, the
+        observed count, with missing entries (never observed: ``ValueError``)."""
+        self.fitted_stats_ = stats
+        numer = self._padded(stats, np.zeros(1))
+        if "observed" in stats:
+            missing.require_observed(stats["observed"], self.labels, WHO)
+        denom = missing.observed_count(stats)[..., None]
+        return {"theta": dr.mode(numer, denom, self.labels, WHO)}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """theta_kjc = (c_kjc + alpha_j - 1) / (N_k + C_j (alpha_j - 1)), alpha >= 1."""
+        self.fitted_stats_ = stats
+        alpha = prior["alpha"]
+        dr.require_mode_alpha(alpha, WHO)
+        numer = self._padded(stats, (alpha - 1.0)[:, None])
+        denom = (missing.observed_count(stats)[..., None]
+                 + (self.n_categories_ * (alpha - 1.0))[:, None])
+        return {"theta": dr.mode(numer, denom, self.labels, WHO)}
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Dirichlet concentration ``c + alpha`` (K, d, Cmax), 0 on the padding."""
+        self.fitted_stats_ = stats
+        return {"concentration": self._padded(stats, prior["alpha"][:, None])}
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. draws ``theta`` (size, K, d, Cmax); exact 0 only on padding."""
+        return {"theta": np.exp(dr.log_dirichlet(post["concentration"], size, rng))}
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
+
+        Dirichlet-categorical: p(x_j = c | data) = a_kjc / sum_c a_kjc, the posterior
+        mean, and features are independent a posteriori, so this is :meth:`log_lik`
+        at the posterior mean.
+        """
+        conc = post["concentration"]
+        return self.log_lik(X, {"theta": conc / conc.sum(axis=-1, keepdims=True)})
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """sum_j log theta_{k, j, code(x_nj)} for every row and class.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            Values that passed :meth:`check_X` (categories of their feature).
+        params : dict
+            ``theta`` of shape (..., K, d, Cmax); leading dims are posterior draws.
+        full : bool
+            Ignored: there is no term that is equal across classes.
+
+        Returns
+        -------
+        ndarray of shape (..., n, K)
+            The one-hot (sparse, n x d Cmax) encoding of the codes times log theta
+            flattened to (d Cmax, ... K): one sparse matrix product for all draws, no
+            loop. ``-inf`` where a category has probability 0 in a class (MLE). A
+            missing x_nj (NaN) has weight 0 in the one-hot matrix: its term drops.
+        """
+        theta = params["theta"]
+        n, d = X.shape
+        width = theta.shape[-1]
+        lead = theta.shape[:-3]
+        n_classes = theta.shape[-3]
+        cols = (np.arange(d) * width + cats.encode(X, self.categories_, WHO)).ravel()
+        M = missing.mask(X)
+        ones = np.ones(n * d) if M is None else (~M).ravel().astype(np.float64)
+        onehot = sparse.csr_matrix(
+            (ones, cols, np.arange(0, n * d + 1, d)), shape=(n, d * width)
+        )
+        with np.errstate(divide="ignore"):
+            log_theta = np.log(theta)
+        flat = np.moveaxis(log_theta.reshape(-1, n_classes, d * width), -1, 0)
+        out = onehot @ flat.reshape(d * width, -1)  # (n, lead * K)
+        out = np.asarray(out).reshape(n, -1, n_classes)
+        return np.moveaxis(out, 0, -2).reshape(*lead, n, n_classes)
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One value per feature and row given class ``y`` (n,), params (n, K, d, Cmax).
+
+        Inverse-CDF sampling of the codes on the cumulative probabilities of each
+        feature, returned as the category values (``categories_``).
+        """
+        theta = params["theta"][np.arange(y.shape[0]), y]  # (n, d, Cmax)
+        codes = cats.inverse_cdf(theta, rng)
+        values = self._value_table(theta.shape[-1])
+        return values[np.arange(codes.shape[1]), codes].astype(np.float64)
+
+    def _value_table(self, width: int) -> np.ndarray:
+        """``categories_`` as a (d, width) table padded with each row's last value."""
+        return cats.table(self.categories_, width)
+
+    def attributes(self, params: dict) -> dict:
+        """``categories_`` and ``n_categories_`` (d,), and lists of d arrays (K, C_j)
+        over those categories, like scikit-learn: ``feature_log_prob_`` (log theta) and
+        ``category_count_``."""
+        theta = params["theta"]
+        n_cat = self.n_categories_
+        with np.errstate(divide="ignore"):
+            log_theta = np.log(theta)
+        out = {
+            "categories_": self._user_categories(),
+            "n_categories_": n_cat,
+            "feature_log_prob_": [log_theta[..., j, :c] for j, c in enumerate(n_cat)],
+        }
+        if self.fitted_stats_ is not None:
+            counts = self._aligned(self.fitted_stats_)
+            out["category_count_"] = [counts[:, j, :c] for j, c in enumerate(n_cat)]
+        return out
+
+    def _user_categories(self) -> list[np.ndarray]:
+        """``categories_`` in the user's values: the levels of text/boolean/categorical
+        columns (whose codes are the family's categories), the values otherwise."""
+        levels = self.levels or [None] * len(self.categories_)
+        return [c if level is None else level[c.astype(np.intp)]
+                for c, level in zip(self.categories_, levels, strict=True)]
+
+    # ------------------------------------------------------------------ PyMC
+    def coords(self, dims: dict | None = None) -> dict:
+        """Coordinates of the extra dims, known once :meth:`prior` has resolved C_j.
+
+        With ``feature, category`` the last two dims of ``dims["theta"]`` (default
+        ``"feature", "category"``): ``{category: 0..Cmax-1}`` for the padded ``theta``
+        and, for every distinct number of categories C among the features (the blocks
+        of the PyMC model), ``{f"{feature}_c{C}": positions j with C_j = C,
+        f"{category}_c{C}": 0..C-1}``. Empty before fitting.
+        """
+        if self.n_categories_ is None:
+            return {}
+        return _pymc.category_coords(self.n_categories_, *(dims or self.param_dims)["theta"][1:])
+
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Dirichlet priors in the current PyMC model, in blocks of equal C_j (ragged).
+
+        The features with C_j = C share one variable ``prefix + f"theta_c{C}"`` ~
+        Dirichlet(alpha_j * ones(C)) with dims (class, ``feature_cC``, ``category_cC``):
+        one Dirichlet per class and feature, but only as many model variables as
+        distinct C_j. The blocks are padded with 0 to Cmax = max_j C_j and put back in
+        feature order as ``prefix + "theta"`` (``pm.Deterministic``, dims
+        ``dims["theta"]`` = (class, feature, category), shape (K, d, Cmax)), as the
+        conjugate parameters. Coordinates missing from the model (see :meth:`coords`)
+        are added. Returns ``{"theta": ...}``.
+        """
+        return {"theta": _pymc.dirichlet_blocks(prior, dims or self.param_dims, prefix)}
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows: ``x_nj ~ Categorical(theta[y_n, j, :C_j])`` for every feature.
+
+        One ``pm.CustomDist`` named ``prefix + "x"`` with dims (obs, feature) over all
+        values (log-density sum_nj log theta[y_n, j, code(x_nj)], forward sampler by
+        inverse CDF), so that ``pm.sample_prior_predictive`` draws the whole of x at
+        once. When every feature's categories are 0..C_j - 1 (codes = values) x is
+        int64; otherwise the category table (d, Cmax) is an input of the distribution,
+        which maps values to codes (log-density) and codes to values (sampler).
+        """
+        _pymc.observed_rows(self.categories_, params["theta"], X, y, prefix,
+                            (dims or self.param_dims)["theta"][1])
+
+    def pymc_rows_loglik(self, params: dict, X: np.ndarray):
+        """log p(x_n | y=k, theta), a PyTensor (n, K) expression; a missing entry drops
+        its term (:func:`._categorical_pymc.row_columns`)."""
+        return _pymc.row_columns(self.categories_, params["theta"], X)
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_kjc c_kjc log theta_kjc: the categorical log-likelihood of all (weighted)
+        rows, exact, with the counts over ``categories_``. Entries with c_kjc = 0 (the
+        padding among them) contribute 0: theta is replaced by 1 there, so that 0 log 0
+        never makes a NaN value or gradient."""
+        import pytensor.tensor as pt
+
+        counts = self._aligned(stats)
+        theta = params["theta"][:, :, : counts.shape[-1]]
+        return pt.sum(counts * pt.log(pt.switch(counts > 0, theta, 1.0)))

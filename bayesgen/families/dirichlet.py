@@ -1,0 +1,298 @@
+"""Helpers shared by the discrete families (Beta, Dirichlet and Gamma priors).
+
+The MAP rule of a Dirichlet(alpha) prior over m outcomes with counts c and total T is
+the posterior mode::
+
+    theta = (c + alpha - 1) / (T + sum(alpha - 1))      (= (c + alpha - 1) / (T + m (alpha - 1)))
+
+``alpha = 1`` gives the MLE c / T and ``alpha = 2`` Laplace smoothing; the Beta(alpha,
+alpha) prior of a Bernoulli probability is the case m = 2. The mode lies inside the
+simplex only for alpha >= 1, so MAP requires it; the conjugate posterior
+Dirichlet(c + alpha) only needs alpha > 0.
+
+Log-likelihoods of these families are linear in log-probabilities that may be
+exactly 0 for an MLE (a word never seen in a class). :func:`log_prob_matmul` computes
+``X @ log(p).T`` with the convention ``0 * log(0) = 0`` and ``x * log(0) = -inf`` for
+x > 0, without NaN or numpy warnings. Every helper here takes dense or scipy.sparse
+(CSR) X (see :mod:`bayesgen.data.sparse`).
+
+Numerical limits (issue 12): statistics and log-likelihoods that overflow float64
+raise a ``ValueError`` naming ``sample_weight`` or X (:func:`check_stats`,
+:func:`check_overflow`) instead of producing inf or NaN; :func:`log_rising` computes
+``lgamma(a + x) - lgamma(a)`` without cancellation for large a (posterior predictive
+densities of huge counts); :func:`poisson` samples beyond numpy's Poisson limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+from bayesgen.data import sparse
+from bayesgen.data.validation import check_concentration, check_finite
+from bayesgen.families.gaussian_stats import label, one_hot
+from bayesgen.utils.threads import one_blas_thread
+
+#: :func:`poisson` uses numpy's exact sampler up to this mean, the normal approximation
+#: above (numpy refuses means above about 9.2e18, and its draws are already too
+#: dispersed from about 1e15: measured variance / mean 1.05 at 1e15, 1.4 at 1e16)
+POISSON_EXACT_MAX = 1e12
+
+#: :func:`log_rising` uses Stirling's series at and above this a
+_STIRLING_FROM = 1e4
+
+
+def check_alpha(alpha: Any, d: int) -> np.ndarray:
+    """``alpha`` as a finite, positive vector of shape (d,) (scalar or one per feature)."""
+    return check_concentration(alpha, d, "alpha", "feature")
+
+
+def require_mode_alpha(alpha: np.ndarray, who: str) -> None:
+    """Raise ``ValueError`` unless alpha >= 1 (the MAP is then inside the simplex)."""
+    if np.any(alpha < 1):
+        raise ValueError(
+            f"{who} method='map' needs alpha >= 1 (alpha = 1 is the MLE, 2 Laplace "
+            f"smoothing); got min(alpha) = {float(alpha.min()):g}, for which the posterior "
+            "mode lies on the boundary. Use alpha >= 1 or method='conjugate'."
+        )
+
+
+def mode(numer: np.ndarray, denom: np.ndarray, labels: np.ndarray | None, who: str) -> np.ndarray:
+    """``numer / denom`` for a posterior mode or MLE; ``denom`` (K, ...) must be > 0.
+
+    A zero denominator means a class with no data (zero weighted count, or no counts
+    at all for a multinomial) and alpha = 1: the MLE is then undefined.
+    """
+    bad = ~(denom > 0)
+    if bad.any():
+        k = np.argwhere(bad)[0][0]
+        raise ValueError(
+            f"{who}: class {label(labels, k)} has no data (zero total count), so its "
+            "maximum-likelihood probabilities are undefined. Use method='map' with "
+            "alpha > 1 (smoothing)."
+        )
+    out = numer / denom
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"{who}: the estimated probabilities or rates overflow float64 (a tiny "
+            "weighted class count next to huge feature sums). Rescale sample_weight "
+            "(a common factor leaves the MLE unchanged) or X."
+        )
+    return out
+
+
+def log_prob_parts(X, p: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``X @ log(p).T`` split into its finite part and the impossible entries.
+
+    Returns ``(out, impossible)``: ``out`` (..., n, K) is the product with log 0
+    replaced by 0, ``impossible`` a boolean mask of the entries where some x_nj > 0 has
+    p_kj = 0 (None if p has no zeros). Callers add their other terms to ``out``, check
+    it with :func:`check_overflow` and then set ``out[impossible] = -inf``.
+    """
+    zero = p <= 0
+    with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
+        if not zero.any():
+            log = sparse.log_t if sparse.is_sparse(X) else np.log
+            return matmul_t(X, log(p)), None
+        with np.errstate(divide="ignore"):
+            logp = np.where(zero, 0.0, np.log(np.where(zero, 1.0, p)))
+        return matmul_t(X, logp), matmul_t(X, zero.astype(np.float64)) > 0
+
+
+def check_overflow(out: np.ndarray, X, who: str) -> np.ndarray:
+    """Return ``out`` (a log-likelihood without its -inf entries) if finite, else raise.
+
+    A non-finite value here comes from values of X so large that ``x log p`` or
+    ``log x!`` overflows float64 (or from inf in X, reported as such).
+    """
+    if np.all(np.isfinite(out)):
+        return out
+    data = sparse.values(X)
+    _raise_if_nonfinite(data, who)
+    raise ValueError(
+        f"{who}: the log-likelihood overflows float64 for some rows: X holds values up "
+        f"to {float(np.max(data, initial=0.0)):.3g}, too large for log p(x) to be "
+        "represented. Rescale X (e.g. divide the counts by a common factor)."
+    )
+
+
+def _raise_if_nonfinite(data: np.ndarray, who: str) -> None:
+    """Report NaN or inf in X (stored values for sparse X) as such."""
+    if not np.all(np.isfinite(data)):
+        check_finite(data, who)
+
+
+def log_prob_matmul(X: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``X @ log(p).T`` over the last axis with 0 log 0 = 0, for X >= 0.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), non-negative
+    p : ndarray of shape (..., K, d), non-negative
+
+    Returns
+    -------
+    ndarray of shape (..., n, K)
+        ``sum_j x_nj log p_kj``; ``-inf`` where some x_nj > 0 has p_kj = 0. One matrix
+        product, plus a second one (on the zero pattern) only if p has zeros.
+    """
+    out, impossible = log_prob_parts(X, p)
+    if impossible is not None:
+        out[impossible] = -np.inf
+    return out
+
+
+def matmul_t(X: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``X @ B^T`` over the last axis, (n, d) x (..., K, d) -> (..., n, K).
+
+    Computed as ``(B @ X^T)^T``: with K much smaller than n, OpenBLAS runs the wide
+    product B X^T about twice as fast as the tall-skinny X B^T. Returns a transposed
+    view (fine for the element-wise and reduction steps that follow). Sparse X: one
+    sparse x dense product (:func:`bayesgen.data.sparse.matmul_t`).
+    """
+    if sparse.is_sparse(X):
+        return sparse.matmul_t(X, B)
+    with one_blas_thread():  # memory-bound: a second thread gains little, stalls when busy
+        return np.swapaxes(B @ X.T, -1, -2)
+
+
+def log_rising(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``lgamma(a + x) - lgamma(a)`` (log of the rising factorial), a > 0, x >= 0.
+
+    The plain difference loses about ``a log(a) 1e-16`` to cancellation (all digits
+    for a ~ 1e15, NaN once lgamma overflows near 2.5e305). For a >= 1e4 this uses
+    Stirling's series: with c(z) = lgamma(z) - (z - 1/2) log z + z - log(2 pi)/2,
+
+        (a - 1/2) log1p(x / a) + x log(a + x) - x + c(a + x) - c(a),
+
+    c(z) = 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5) (error < 1e-22 there). Broadcasts;
+    returns exactly 0 where x = 0.
+    """
+    a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
+    big = a >= _STIRLING_FROM
+    if not big.any():
+        return gammaln(a + x) - gammaln(a)
+    out = np.zeros(a.shape)
+    small = ~big
+    out[small] = gammaln(a[small] + x[small]) - gammaln(a[small])
+    ab, xb = a[big], x[big]
+    z = ab + xb
+    out[big] = (ab - 0.5) * np.log1p(xb / ab) + xb * np.log(z) - xb
+    out[big] += _stirling_c(z) - _stirling_c(ab)
+    return out
+
+
+def _stirling_c(z: np.ndarray) -> np.ndarray:
+    """lgamma(z) - (z - 1/2) log z + z - log(2 pi) / 2 for z >= 1e4 (Stirling series)."""
+    r = 1.0 / z
+    r2 = r * r
+    return r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 / 1260.0))
+
+
+def poisson(mean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Poisson draws (float64) of any finite mean.
+
+    numpy's sampler raises "lam value too large" above about 9.2e18 and is inaccurate
+    from about 1e15. Means above :data:`POISSON_EXACT_MAX` (1e12) are drawn from the
+    normal approximation N(mean, mean), rounded to integers (clipped at 0): its error,
+    of order the skewness mean^(-1/2) <= 1e-6, is negligible there. Smaller means use
+    numpy's exact sampler, with the same random stream as ``rng.poisson``.
+    """
+    mean = np.asarray(mean, dtype=np.float64)
+    if not np.all(np.isfinite(mean)):
+        raise ValueError(
+            "Cannot sample: a Poisson mean (rate, or mean row total x probability) "
+            "overflows float64; the fitted model's counts are too large to simulate."
+        )
+    big = mean > POISSON_EXACT_MAX
+    if not big.any():
+        return rng.poisson(mean).astype(np.float64)
+    out = rng.poisson(np.where(big, 0.0, mean)).astype(np.float64)
+    m = mean[big]
+    out[big] = np.maximum(np.round(rng.normal(m, np.sqrt(m))), 0.0)
+    return out
+
+
+def log_dirichlet(conc: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Log of ``size`` i.i.d. Dirichlet draws along the last axis, (size, *conc.shape).
+
+    Entries with concentration 0 are structural zeros (padding): their log is ``-inf``
+    and they take no mass. The others use ``log G = log G' + log(U) / a`` with
+    G' ~ Gamma(a + 1) and U ~ Uniform(0, 1] (Marsaglia & Tsang's boost), finite even
+    for tiny a, then a log-sum-exp normalisation: no exact zeros, no NaN.
+    """
+    a = np.asarray(conc, dtype=np.float64)
+    shape = (size, *a.shape)
+    active = a > 0
+    safe = np.where(active, a, 1.0)
+    log_u = np.log1p(-rng.uniform(size=shape))
+    log_g = np.log(rng.standard_gamma(safe + 1.0, size=shape)) + log_u / safe
+    log_g = np.where(active, log_g, -np.inf)
+    return log_g - logsumexp(log_g, axis=-1, keepdims=True)
+
+
+def draw_beta(a: np.ndarray, b: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` i.i.d. Beta(a, b) draws, (size, *a.shape), as a two-outcome Dirichlet."""
+    log_theta = log_dirichlet(np.stack([a, b], axis=-1), size, rng)
+    return np.exp(log_theta[..., 0])
+
+
+def class_sums(X, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> dict:
+    """Weighted class counts N_k (K,) and per-class feature sums ``R^T X`` (K, d), with
+    R (n, K) the weighted class indicators: the statistics of the Bernoulli,
+    multinomial and Poisson families (one matrix product; a sparse one for sparse X).
+
+    Raises ``ValueError`` (via :func:`check_stats`) if a sum overflows float64.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # reported by check_stats
+        if sparse.is_sparse(X):
+            out = {
+                "count": np.bincount(y, weights=w, minlength=n_classes),
+                "feature_count": sparse.class_sums(X, y, w, n_classes),
+            }
+        else:
+            R = one_hot(y, w, n_classes)
+            with one_blas_thread():  # memory-bound (K rows): see bayesgen.utils.threads
+                out = {"count": R.sum(axis=0), "feature_count": R.T @ X}
+    return check_stats(out, X, who)
+
+
+def check_stats(stats: dict, X, who: str) -> dict:
+    """Return ``stats`` if every array in it is finite, else raise ``ValueError``.
+
+    inf in X is reported as such; otherwise the weighted sums overflowed float64
+    (sample_weight or X too large), which names ``sample_weight``.
+    """
+    with np.errstate(over="ignore"):
+        total = np.sum(stats["count"])  # N, the total weight (class prior)
+    if np.isfinite(total) and all(np.all(np.isfinite(v)) for v in stats.values()):
+        return stats
+    _raise_if_nonfinite(sparse.values(X), who)
+    raise ValueError(
+        f"{who}: the weighted statistics (sums of sample_weight and of sample_weight "
+        "x X per class) overflow float64 (> 1.8e308). Rescale sample_weight (e.g. divide "
+        "it by its maximum: a common factor leaves the MLE unchanged) or X."
+    )
+
+
+def add_stats(a: dict, b: dict) -> dict:
+    """Element-wise sum of two dicts of additive statistics with equal shapes."""
+    return {key: a[key] + b[key] for key in a}
+
+
+def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
+    """``X`` as int64 counts for a PyMC observed variable (``model_``).
+
+    Raises ``ValueError`` if X holds non-integer values (term weights, which the point
+    methods accept): a multinomial or Poisson likelihood is only defined on counts.
+    """
+    X = np.asarray(sparse.dense_for_pymc(X, who), dtype=np.float64)
+    if X.size and not np.array_equal(X, np.floor(X)):
+        raise ValueError(
+            f"{who}.model_ is the generative model of whole-number counts, but this fit's "
+            "X has non-integer values (term weights, accepted by method='mle'/'map'). "
+            "Round X to counts and refit to build model_."
+        )
+    return X.astype(np.int64)

@@ -1,0 +1,143 @@
+"""KernelNB with missing entries (NaN in the training points or the rows scored).
+
+The KDE of class k and feature j is built from the points of class k *observed* in
+feature j::
+
+    p(x_j | y = k) = sum_{i in k, x_ij observed} w_i N(x_j; x_ij, h_kj^2) / W_kj,
+    W_kj = sum_{i in k, x_ij observed} w_i,
+
+and a missing x_j of a scored row drops its factor. The leave-one-out objective of
+(k, j) involves feature j alone, so the bandwidths of feature j are exactly those of a
+fit on the rows where it is observed: :func:`per_feature` fits one feature at a time
+(the vectorisation over features of the complete case is given up only when the data
+have missing entries). The one approximation-free restriction: Silverman's floor for
+a feature with zero spread uses that feature's overall sd alone.
+
+``method="mcmc"`` samples the same objective, written as a sum over features of the
+complete-case PyTensor likelihood on each feature's observed points
+(:func:`stats_loglik`); the pointwise terms of ``idata_`` likewise
+(:func:`train_log_lik`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bayesgen.data import missing
+
+LOG_2PI = np.log(2.0 * np.pi)
+
+
+def has_gaps(stats: dict) -> bool:
+    """Whether the training points hold missing entries."""
+    return bool(np.isnan(stats["X"]).any())
+
+
+def feature_stats(stats: dict, j: int) -> dict:
+    """The statistics of feature j alone on the rows where it is observed."""
+    keep = ~np.isnan(stats["X"][:, j])
+    y, w = stats["y"][keep], stats["w"][keep]
+    K = stats["count"].shape[0]
+    return dict(stats, X=stats["X"][keep, j : j + 1], y=y, w=w, row=stats["row"][keep],
+                count=np.bincount(y, weights=w, minlength=K).astype(np.float64))
+
+
+def check_observed(stats: dict, labels, who: str = "KernelNB") -> None:
+    """``ValueError`` naming the class and feature of a (class, feature) pair with no
+    observed point: a KDE without points has no density (for every method)."""
+    K, d = stats["count"].shape[0], stats["X"].shape[1]
+    seen = np.zeros((K, d))
+    np.add.at(seen, stats["y"], (~np.isnan(stats["X"])).astype(np.float64))
+    if np.all(seen > 0):
+        return
+    from bayesgen.families.gaussian_stats import label
+
+    k, j = np.argwhere(~(seen > 0))[0]
+    raise ValueError(
+        f"{who}: feature {missing.column_name(None, int(j))} is never observed in class "
+        f"{label(labels, int(k))} (every entry missing there); a kernel density needs "
+        "points. Drop the feature or the rows of that class, or use GaussianNB, whose "
+        "prior covers a feature never observed."
+    )
+
+
+def per_feature(fit_one, stats: dict) -> np.ndarray:
+    """Stack ``fit_one(stats_j)`` -> (K, 1) over the features, (K, d)."""
+    return np.concatenate([fit_one(feature_stats(stats, j))
+                           for j in range(stats["X"].shape[1])], axis=1)
+
+
+def log_lik(X: np.ndarray, P: np.ndarray, cls: np.ndarray, w: np.ndarray, H: np.ndarray,
+            full: bool) -> np.ndarray:
+    """sum over the observed j of log p(x_nj | k) for every draw, row and class,
+    (S, n, K); ``H`` (S, K, d) bandwidths, ``P`` (m, d) points (NaN: not a point of
+    that feature's KDE), ``cls``/``w`` their classes and weights."""
+    from bayesgen.families.kernel.kde import _kde_sums
+
+    M = np.isnan(X)
+    Xt = np.ascontiguousarray(np.where(M, 0.0, X).T)
+    S, K, _ = H.shape
+    out = np.zeros((S, X.shape[0], K))
+    O = (~M).astype(np.float64)
+    for k in range(K):
+        rows = cls == k
+        Pk = P[rows]
+        gap = np.isnan(Pk)
+        Pt = np.ascontiguousarray(np.where(gap, np.inf, Pk).T)  # inf: weight exp(-inf) = 0
+        sums = _kde_sums(Xt, Pt, np.log(w[rows]), H[:, k], by_feature=True)  # (S, d, n)
+        sums = np.where(M.T[None], 0.0, sums)
+        W = (~gap * w[rows][:, None]).sum(axis=0)  # (d,)
+        norm = np.log(H[:, k]) + np.log(W)  # (S, d)
+        if full:
+            norm = norm + 0.5 * LOG_2PI
+        out[:, :, k] = sums.sum(axis=1) - norm @ O.T
+    return out
+
+
+def fit_features(family, stats: dict, centre, sd: float | None) -> dict:
+    """Bandwidths (K, d) feature by feature from each feature's observed points alone
+    (``centre(stats_j)`` -> (K, 1) the search centre), which is exact: the LOO
+    objective of (k, j) involves feature j only. Returns ``params`` with the data."""
+    def one(sub: dict) -> np.ndarray:
+        family._require_points(sub, "KernelNB")
+        return family._fit(sub, centre(sub), sd)["bandwidth"]
+
+    return {"bandwidth": per_feature(one, stats), **family.fixed_params(stats)}
+
+
+def stats_loglik(family, params: dict, stats: dict):
+    """The weighted LOO log-likelihood of training points with missing entries (PyTensor
+    scalar): the sum over features j of the complete-case objective of feature j alone on
+    the points observed in it (:func:`feature_stats`), since LOO_kj involves feature j
+    only. ``method="mcmc"`` samples it; it equals the ``mle``/``map`` objective."""
+    from bayesgen.families.kernel import pymc
+
+    h = params["bandwidth"]
+    return sum(pymc.stats_loglik(family, {"bandwidth": h[:, j:j + 1]},
+                                         feature_stats(stats, j))
+               for j in range(stats["X"].shape[1]))
+
+
+def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
+    """Each training row's LOO term (..., n) when points have missing entries: per
+    feature j, the complete-case term of the rows and points observed in j
+    (:func:`bayesgen.families.kernel.pymc.train_log_lik` on that one feature), summed
+    over the features a row observes; a row with nothing observed gets 0."""
+    from bayesgen.families.kernel import pymc
+    from bayesgen.families.kernel.family import _fixed
+
+    P, cls, w = _fixed(params)
+    row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
+    h = np.asarray(params["bandwidth"], dtype=np.float64)
+    y = np.asarray(y, dtype=np.intp)
+    out = np.zeros((*h.shape[:-2], X.shape[0]))
+    for j in range(X.shape[1]):
+        rows = np.flatnonzero(~np.isnan(X[:, j]))
+        pts = np.flatnonzero(~np.isnan(P[:, j]))
+        position = np.full(X.shape[0], -1)
+        position[rows] = np.arange(rows.size)
+        sub = {"points": P[pts][:, j:j + 1], "point_class": cls[pts],
+               "point_weight": w[pts], "point_row": position[row[pts]],
+               "bandwidth": h[..., j:j + 1]}
+        out[..., rows] += pymc.train_log_lik(X[rows][:, j:j + 1], y[rows], sub)
+    return out

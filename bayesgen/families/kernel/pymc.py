@@ -1,0 +1,173 @@
+"""MCMC hooks of :class:`bayesgen.families.kernel.family.KernelFamily` (KernelNB).
+
+``method="mcmc"`` samples the posterior of the model of the MAP: the prior
+``log h_kj ~ Normal(log s_kj, bandwidth_sd^2)`` around Silverman's bandwidths times
+exp(LOO(h)), the weighted leave-one-out likelihood of :mod:`bayesgen.families.kernel.family`,
+written here in PyTensor on per-class pairwise constants (O(n_k^2 d) memory and work
+per gradient, refused above :data:`MAX_PAIR_BYTES`).
+
+A KDE whose kernels sit on the data themselves is no distribution PyMC can observe, so
+``model_`` holds the likelihood as ``pm.Potential("x_loglik")`` and has no ``x``
+variable; predictive x are drawn with ``KernelFamily.sample`` given the bandwidth draws
+and the training points (``KernelFamily.fixed_params``).
+
+The pointwise log-likelihood of the draws (the ``log_likelihood`` group of ``idata_``,
+used by ``az.loo`` and ``bg.compare``) is :func:`train_log_lik`: every training row's
+own LOO term, whose sum is the likelihood NUTS sampled, rather than ``log_lik``, which
+would put each row under its own kernel and overrate the fit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bayesgen.families.kernel.family import LOG_2PI, _fixed
+from bayesgen.families.kernel.kde import _kde_sums
+from bayesgen.utils.heavy import import_pymc
+
+#: refuse MCMC when the pairwise constants of the LOO likelihood exceed this many bytes
+MAX_PAIR_BYTES = 200_000_000
+_LOG_ZERO = -1e30  # log 0 as a finite constant: exp underflows to 0, no NaN gradient
+
+
+def bandwidth_prior(prior: dict, prefix: str, dim: tuple[str, ...]) -> dict:
+    """``log h ~ Normal(log centre, sd)`` (variable ``prefix + "bandwidth_log"``, dims
+    ``dim``) and the Deterministic ``prefix + "bandwidth"`` = exp(log h); returns
+    ``{"bandwidth": h}``."""
+    pm = import_pymc()
+    import pytensor.tensor as pt
+
+    log_h = pm.Normal(
+        f"{prefix}bandwidth_log", mu=np.log(prior["centre"]), sigma=prior["sd"], dims=dim
+    )
+    return {"bandwidth": pm.Deterministic(f"{prefix}bandwidth", pt.exp(log_h), dims=dim)}
+
+
+def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
+    """``pm.Potential(prefix + "x_loglik")``: the unit-weight LOO likelihood of the rows of
+    X (:func:`stats_loglik` on their unit-weight statistics). ``y`` is the observed class
+    variable (its data are used) or an integer array."""
+    pm = import_pymc()
+
+    model = pm.modelcontext(None)
+    value = model.rvs_to_values.get(y, y)
+    y_index = np.asarray(getattr(value, "data", value), dtype=np.intp)
+    n_classes = len(model.coords[dims["bandwidth"][0]])
+    stats = family.stats(np.asarray(X, dtype=np.float64), y_index, np.ones(y_index.size),
+                         n_classes)
+    pm.Potential(f"{prefix}x_loglik", stats_loglik(family, params, stats))
+
+
+def stats_loglik(family, params: dict, stats: dict):
+    """The weighted LOO log-likelihood ``sum_kj LOO_kj(h_kj)``, exactly the objective of
+    ``mle``/``map``, all classes and features at once (a PyTensor scalar).
+
+    Constants: per class the squared differences (x_ij - x_lj)^2 of its points, padded
+    to the largest class, (K, d, n_max, n_max), and log v_il (K, n_max, n_max). Each
+    term is a max-shifted log-sum-exp (the shift carries no gradient), so no bandwidth
+    underflows to -inf. Cost O(K n_max^2 d) per gradient, memory about 3 times the
+    constants; refuses (ValueError) when the constants would exceed :data:`MAX_PAIR_BYTES`.
+    """
+    import pytensor.tensor as pt
+    from pytensor.gradient import disconnected_grad
+
+    sq, log_v, w, const = (pt.as_tensor(c) for c in pair_constants(stats, family))
+    h = params["bandwidth"]
+    a = log_v[:, None] - sq * (0.5 / h**2)[:, :, None, None]  # (K, d, n, n)
+    top = disconnected_grad(pt.max(a, axis=-1, keepdims=True))
+    lse = pt.log(pt.sum(pt.exp(a - top), axis=-1)) + top[..., 0]  # (K, d, n)
+    return pt.sum(lse * w[:, None, :]) - pt.sum(w.sum(1)[:, None] * pt.log(h)) + const
+
+
+def pair_constants(stats: dict, family):
+    """Padded per-class constants of the weighted LOO likelihood.
+
+    Returns ``sq`` (K, d, m, m) squared differences within each class, ``log_v``
+    (K, m, m) with log w_l off the diagonal, log(w_i - u_i) on it and log 0 (finite
+    ``_LOG_ZERO``) for padding, ``w`` (K, m) weights (0 for padding) and the scalar
+    ``-d sum_k sum_i w_i log(W_k - u_i) - W d/2 log(2 pi)``; m = largest class size.
+    """
+    family._require_points(stats, "KernelNB")
+    X, y, w = stats["X"], stats["y"], stats["w"]
+    K, d = stats["count"].shape[0], X.shape[1]
+    sizes = np.bincount(y, minlength=K)
+    m = int(sizes.max())
+    need = 8 * K * m * m * (d + 1)
+    if need > MAX_PAIR_BYTES:
+        cap = int(np.sqrt(MAX_PAIR_BYTES / (8 * K * (d + 1))))
+        raise ValueError(
+            f"KernelNB's PyMC likelihood (method='mcmc', model_) needs the pairwise "
+            f"differences within each class "
+            f"({K} classes x {m}^2 pairs x {d} features, {need / 1e6:.0f} MB; the limit is "
+            f"{MAX_PAIR_BYTES / 1e6:.0f} MB). Use method='map', or subsample the training "
+            f"data to at most about {cap} rows per class."
+        )
+    sq = np.zeros((K, d, m, m))
+    log_v = np.full((K, m, m), _LOG_ZERO)
+    wk_pad = np.zeros((K, m))
+    const = -0.5 * LOG_2PI * d * w.sum()
+    for k in range(K):
+        P, wk = X[y == k], w[y == k]
+        n = wk.size
+        diff = P.T[:, :, None] - P.T[:, None, :]
+        sq[k, :, :n, :n] = diff * diff
+        u = np.minimum(wk, 1.0)
+        with np.errstate(divide="ignore"):
+            block = np.broadcast_to(np.log(wk), (n, n)).copy()
+            self_term = np.log(wk - u)
+        block[np.arange(n), np.arange(n)] = np.maximum(self_term, _LOG_ZERO)
+        log_v[k, :n, :n] = block
+        wk_pad[k, :n] = wk
+        const -= d * (wk @ np.log(wk.sum() - u))
+    return sq, log_v, wk_pad, const
+
+
+def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
+    """The LOO term of every training row, (..., n); see ``KernelFamily.train_log_lik``.
+
+    Row n, when it is the training point i of class k = y_n (``point_row[i] == n``),
+    leaves one unit of its own weight out, as the MLE/MAP/MCMC objective does::
+
+        sum_j log( sum_l v_nl N(x_nj; x_lj, h_kj^2) / (W_k - u_n) ) ,
+        v_nl = w_l (l != i),   v_ni = w_i - u_n,   u_n = min(w_i, 1);
+
+    a row of weight 0 (no training point) has u_n = 0 and v = w: the KDE at its class.
+    Rows and draws are processed in blocks of bounded memory (:func:`_kde_sums`).
+    """
+    P, cls, w = _fixed(params)
+    row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
+    y = np.asarray(y, dtype=np.intp)
+    n = X.shape[0]
+    if row.size and (
+        row.max() >= n or not np.array_equal(X[row], P) or not np.array_equal(y[row], cls)
+    ):
+        raise ValueError(
+            "train_log_lik needs the training rows X, y in the order given to fit (the "
+            "fitted points are not rows of this X); use log_lik for other data."
+        )
+    h = np.asarray(params["bandwidth"], dtype=np.float64)
+    lead, (K, d) = h.shape[:-2], h.shape[-2:]
+    H = h.reshape(-1, K, d)
+    point = np.full(n, -1)  # each row's training point (index into P), -1 for none
+    point[row] = np.arange(row.size)
+    w_own = np.zeros(n)
+    w_own[row] = w
+    u = np.minimum(w_own, 1.0)
+    with np.errstate(divide="ignore"):
+        log_own = np.log(w_own - u)
+    Xt = np.ascontiguousarray(X.T)
+    out = np.full((H.shape[0], n), -np.inf)
+    for k in range(K):
+        mine, pts = np.flatnonzero(y == k), np.flatnonzero(cls == k)
+        if pts.size == 0:  # no training point of class k: p(x | k) = 0
+            continue
+        local = np.full(P.shape[0] + 1, -1)  # point -> its position in class k; -1 -> -1
+        local[pts] = np.arange(pts.size)
+        sums = _kde_sums(
+            np.ascontiguousarray(Xt[:, mine]), np.ascontiguousarray(P[pts].T),
+            np.log(w[pts]), H[:, k], local[point[mine]], log_own[mine],
+        )
+        with np.errstate(divide="ignore"):
+            log_norm = np.log(H[:, k]).sum(-1)[:, None] + d * np.log(w[pts].sum() - u[mine])
+        out[:, mine] = sums - log_norm
+    return (out - 0.5 * d * LOG_2PI).reshape(*lead, n)

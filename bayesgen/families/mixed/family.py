@@ -1,0 +1,398 @@
+"""Mixed naive Bayes: different likelihood families on disjoint column groups.
+
+Given parts ``(family_p, columns_p)`` that partition the features::
+
+    log p(x | y = k) = sum_p log p_p(x[columns_p] | y = k)
+
+Each part is an ordinary family instance (:mod:`bayesgen.families`) with its own
+statistics, prior and parameters; the composite implements the family interface by
+delegation. Naming, so that everything stays a flat dict of arrays whose keys are
+valid netCDF variable names:
+
+- part ``p`` (0-based position in ``families``) with family ``name`` has the prefix
+  ``f"{name}{p}"``, e.g. ``"gaussian0"``, ``"bernoulli1"``;
+- its parameters are ``f"{prefix}_{key}"`` (``"gaussian0_mu"``), with ``param_dims``
+  renamed likewise except the shared ``"class"`` dim (``("class", "gaussian0_feature")``),
+  because parts have different numbers of features; :meth:`MixedFamily.coords` gives the
+  column names of every renamed ``feature`` dim;
+- its fitted attributes are ``f"{prefix}_{attr}"`` (``"gaussian0_theta_"``), plus
+  ``parts_``: one dict per part with ``name``, ``prefix``, ``columns`` (positions)
+  and ``features`` (column names).
+
+Statistics are ``{"count": (K,), "parts": [stats of each part]}``; priors and
+conjugate posteriors are ``{"parts": [...]}``.
+
+The PyMC hooks, the renamed coordinates and the pointwise log-likelihood of the
+training rows live in :mod:`bayesgen.families.mixed.pymc`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bayesgen.families import far as _far
+from bayesgen.families.mixed import pymc, spec
+from bayesgen.families.mixed.spec import DISCRETE, NAMES  # noqa: F401 (public names)
+
+
+class MixedFamily:
+    """Composite family: one family per column group, log-likelihoods added.
+
+    Parameters
+    ----------
+    families : list of tuples or None
+        ``(name, columns)`` or ``(name, columns, options)``: ``name`` in
+        :data:`NAMES`, ``columns`` integer positions or column names (a single one
+        is allowed), ``options`` a dict of that family's hyper-parameters.
+    alpha : float or array-like
+        Concentration given to the discrete parts (``"bernoulli"``,
+        ``"multinomial"``, ``"categorical"``) unless their options set ``alpha``;
+        every other part keeps its standalone defaults.
+    feature_names : array-like of str or None
+        Column names of the training DataFrame, needed for string ``columns``.
+    n_features : int or None
+        Number of training columns, for information: positions are checked against
+        the width of the X given to :meth:`check_X`.
+    overrides : dict or None
+        With ``families="auto"``: ``{column: family name}`` replacing the family
+        chosen from a column's kind (see :func:`._mixed_spec.auto_entries`).
+    kinds : list of str or None
+        Kind of every training column (``"float"``, ``"int"``, ``"bool"``,
+        ``"category"``; :mod:`bayesgen.data.tables`), from which ``families="auto"``
+        chooses.
+    levels : list or None
+        Per column, the category values behind the codes of a text/boolean/categorical
+        column (None elsewhere); given to the categorical parts.
+
+    Notes
+    -----
+    The constructor never raises (scikit-learn builds it with ``families=None`` to
+    read tags); the specification is validated by :meth:`check_X` at fit time.
+    """
+
+    name = "mixed"
+
+    def __init__(self, families: Any, *, alpha: Any = 2.0, feature_names: Any = None,
+                 n_features: int | None = None, overrides: Any = None,
+                 kinds: list[str] | None = None,
+                 levels: list[np.ndarray | None] | None = None) -> None:
+        self.families = families
+        self.alpha = alpha
+        self.feature_names = None if feature_names is None else list(feature_names)
+        self.n_features = n_features
+        self.overrides = overrides
+        self.kinds = kinds
+        self._levels = levels
+        self._labels: np.ndarray | None = None
+        self._frame = None
+        self.parts_: list[dict] | None = None
+
+    #: NaN in X is a missing value: each part integrates its own columns' out (every
+    #: part family accepts missing entries; a multinomial part has no conjugate posterior
+    #: with them, so method='conjugate' is a ValueError there)
+    accepts_missing = True
+
+    # ------------------------------------------------------- specification
+    @property
+    def positive_only(self) -> bool:
+        """True only when every part is positive-only (False if the spec is invalid)."""
+        try:
+            return all(bool(part.positive_only) for _, part in spec.instances(self))
+        except (ValueError, TypeError):
+            return False
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """Class labels, for error messages; setting them also sets them on the parts."""
+        return self._labels
+
+    @labels.setter
+    def labels(self, value: np.ndarray | None) -> None:
+        self._labels = value
+        for part in self.parts_ or []:
+            part["family"].labels = value
+
+    @property
+    def levels(self) -> list | None:
+        """Levels per column (:mod:`bayesgen.data.tables`); setting them also sets each
+        categorical part's levels for its columns."""
+        return self._levels
+
+    @levels.setter
+    def levels(self, value: list | None) -> None:
+        self._levels = value
+        for part in self.parts_ or []:
+            if hasattr(part["family"], "levels"):
+                part["family"].levels = (None if value is None
+                                          else [value[j] for j in part["columns"]])
+
+    def column_families(self, names: list[str] | None, kinds: list[str]) -> list[str]:
+        """The family name of each column under this specification for a table with
+        these column ``names`` and ``kinds`` (:func:`._mixed_spec.column_families`;
+        ``ValueError`` naming the problem for an invalid specification)."""
+        return spec.column_families(self, names, kinds)
+
+    @property
+    def frame(self):
+        """The frame of the internal coordinates (:mod:`bayesgen.data.frame`); setting it
+        gives every real-valued part (Gaussian, kernel) its columns' frame."""
+        return getattr(self, "_frame", None)
+
+    @frame.setter
+    def frame(self, value) -> None:
+        self._frame = value
+        for part in self.parts_ or []:
+            if hasattr(part["family"], "real_columns"):
+                part["family"].frame = None if value is None else value.sub(part["columns"])
+
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Columns of the real-valued parts (the others keep the identity frame)."""
+        real = np.zeros(n_features, dtype=bool)
+        for part in self._resolve(n_features):
+            if hasattr(part["family"], "real_columns"):
+                real[part["columns"]] = True
+        return real
+
+    def _resolve(self, n_features: int) -> list[dict]:
+        """Validate the specification and build ``parts_`` (once)."""
+        if self.parts_ is not None:
+            return self.parts_
+        self.parts_ = spec.parts(self, n_features)
+        self.levels = self._levels  # to the categorical parts
+        return self.parts_
+
+    def _parts(self) -> list[dict]:
+        if self.parts_ is None:
+            raise ValueError("MixedFamily is not resolved yet: call check_X(X, ...) first.")
+        return self.parts_
+
+    @property
+    def param_dims(self) -> dict[str, tuple[str, ...]]:
+        """Namespaced dims: ``{prefix_key: ("class", "prefix_feature", ...)}`` (empty
+        before the specification is resolved)."""
+        out = {}
+        for part in self.parts_ or []:
+            pre = part["prefix"]
+            for key, dims in part["family"].param_dims.items():
+                out[f"{pre}_{key}"] = tuple(pymc.rename(pre, d) for d in dims)
+        return out
+
+    def _features(self, part: dict) -> list:
+        """Column names of one part: the DataFrame's, or ``x{j}`` for plain arrays."""
+        names = self.feature_names
+        return [names[j] if names is not None else f"x{j}" for j in part["columns"]]
+
+    def coords(self) -> dict[str, list]:
+        """Coordinates of the renamed dims: ``{prefix_feature: column names}`` for every
+        part, plus each part's own ``coords()`` renamed likewise (``categorical2_category``)."""
+        return pymc.coords(self)
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Validate the specification (first call), then each part's checks on its columns.
+
+        Returns X with every column group transformed by its part (e.g. BernoulliNB's
+        ``binarize``), in the original column order.
+        """
+        parts = self._resolve(X.shape[1])
+        out = np.empty_like(X, dtype=np.float64)
+        for part in parts:
+            cols = part["columns"]
+            out[:, cols] = part["family"].check_X(
+                X[:, cols], method=method, who=f"{who} part {part['prefix']}"
+            )
+        return out
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """``count`` (K,) and the statistics of every part on its columns."""
+        parts = self._resolve(X.shape[1])
+        return {
+            "count": np.bincount(y, weights=w, minlength=n_classes).astype(np.float64),
+            "parts": [q["family"].stats(X[:, q["columns"]], y, w, n_classes) for q in parts],
+        }
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Part-wise merge."""
+        parts = self._parts()
+        return {
+            "count": a["count"] + b["count"],
+            "parts": [
+                q["family"].merge(sa, sb)
+                for q, sa, sb in zip(parts, a["parts"], b["parts"], strict=True)
+            ],
+        }
+
+    # -------------------------------------------------------------- estimates
+    def _namespaced(self, per_part: list[dict]) -> dict:
+        out = {}
+        for part, params in zip(self._parts(), per_part, strict=True):
+            out.update({f"{part['prefix']}_{key}": value for key, value in params.items()})
+        return out
+
+    def _split(self, params: dict) -> list[dict]:
+        out = []
+        for part in self._parts():
+            pre = part["prefix"] + "_"
+            out.append({k[len(pre) :]: v for k, v in params.items() if k.startswith(pre)})
+        return out
+
+    def prior(self, stats: dict) -> dict:
+        """``{"parts": [resolved prior of each part]}``."""
+        parts = self._parts()
+        return {"parts": [q["family"].prior(s) for q, s in zip(parts, stats["parts"], strict=True)]}
+
+    def mle(self, stats: dict) -> dict:
+        """Namespaced MLEs of the parts."""
+        parts = zip(self._parts(), stats["parts"], strict=True)
+        return self._namespaced([q["family"].mle(s) for q, s in parts])
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Namespaced MAP estimates of the parts."""
+        parts = self._parts()
+        return self._namespaced(
+            [
+                q["family"].map(s, pr)
+                for q, s, pr in zip(parts, stats["parts"], prior["parts"], strict=True)
+            ]
+        )
+
+    def _require_conjugate(self) -> None:
+        kernel = [q["prefix"] for q in self._parts() if q["name"] == "kernel"]
+        if kernel:
+            raise ValueError(
+                f"MixedNB with a 'kernel' part ({', '.join(kernel)}) has no conjugate "
+                "posterior (the bandwidth prior is not conjugate); use method='mcmc' "
+                "(or 'mle'/'map')."
+            )
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """``{"parts": [conjugate posterior of each part]}``; not with a kernel part."""
+        self._require_conjugate()
+        parts = self._parts()
+        return {
+            "parts": [
+                q["family"].posterior(s, pr)
+                for q, s, pr in zip(parts, stats["parts"], prior["parts"], strict=True)
+            ]
+        }
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """Namespaced i.i.d. posterior draws of every part (leading dim ``size``)."""
+        self._require_conjugate()
+        parts = self._parts()
+        return self._namespaced(
+            [q["family"].draw(p, size, rng) for q, p in zip(parts, post["parts"], strict=True)]
+        )
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), (n, K).
+
+        The parts have independent priors, so given the class the predictive
+        factorises over parts: the sum of the parts' ``log_predictive`` on their columns.
+        """
+        self._require_conjugate()
+        return sum(
+            q["family"].log_predictive(X[:, q["columns"]], p)
+            for q, p in zip(self._parts(), post["parts"], strict=True)
+        )
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """Sum of the parts' log-likelihoods on their columns, (..., n, K).
+
+        With ``full=False`` each part may drop its own class-independent terms, so
+        the sum is still a valid discriminant.
+        """
+        return sum(
+            q["family"].log_lik(X[:, q["columns"]], sub, full=full)
+            for q, sub in zip(self._parts(), self._split(params), strict=True)
+        )
+
+    def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
+        """log p(x_n | y_n, theta) of the training rows X (n, d), y (n,), (..., n): the
+        sum over parts of their ``train_log_lik`` (a kernel part's leave-one-out terms,
+        the likelihood NUTS samples) or, for the others, their ``log_lik`` at the row's
+        class. The pointwise log-likelihood of ``idata_``."""
+        return pymc.train_log_lik(self, X, y, params)
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One x per row, each part filling its columns (original column order)."""
+        parts = self._parts()
+        n_features = sum(q["columns"].size for q in parts)
+        out = np.empty((y.shape[0], n_features))
+        for part, sub in zip(parts, self._split(params), strict=True):
+            out[:, part["columns"]] = part["family"].sample(sub, y, rng)
+        return out
+
+    def attributes(self, params: dict) -> dict:
+        """Namespaced part attributes (``gaussian0_theta_``, ...), ``families_`` and
+        ``parts_``.
+
+        ``families_`` is the specification that was fitted, ``[(name, columns), ...]``
+        with columns by name (DataFrames) or position: for ``families="auto"`` the
+        family chosen for every column; ``MixedNB(families=clf.families_)`` fits the
+        same model (a part's options are not repeated there).
+
+        ``parts_`` is a list of dicts with ``name``, ``prefix``, ``columns`` (list of
+        positions) and ``features`` (column names, or ``x{j}`` without names, as :meth:`coords`).
+        """
+        out: dict[str, Any] = {}
+        for part, sub in zip(self._parts(), self._split(params), strict=True):
+            attrs = part["family"].attributes(sub)
+            out.update({f"{part['prefix']}_{key}": value for key, value in attrs.items()})
+        out["families_"] = spec.fitted(self)
+        out["parts_"] = [
+            {
+                "name": q["name"],
+                "prefix": q["prefix"],
+                "columns": q["columns"].tolist(),
+                "features": features,
+            }
+            for q, features in zip(self._parts(), map(self._features, self._parts()), strict=True)
+        ]
+        return out
+
+    # ----------------------------------------------------------------- frame
+    def to_user(self, params: dict) -> dict:
+        """The parameters present in ``params`` in the units of X, part by part."""
+        return self._namespaced([
+            q["family"].to_user(sub) if hasattr(q["family"], "to_user") else sub
+            for q, sub in zip(self._parts(), self._split(params), strict=True)
+        ])
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved priors of the parts in the units of X (for ``model_``)."""
+        return {"parts": [
+            q["family"].prior_to_user(pr) if hasattr(q["family"], "prior_to_user") else pr
+            for q, pr in zip(self._parts(), prior["parts"], strict=True)
+        ]}
+
+    def far_terms(self, far, params: dict):
+        """(a2, a1, a0) of far rows, summed over the parts (:func:`._far.mixed_terms`)."""
+        return _far.mixed_terms(self, far, params)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form predictive log-density of far rows, summed over the parts."""
+        self._require_conjugate()
+        return _far.mixed_predictive(self, far, post)
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Every part's prior, variables named ``{part prefix}_{name}`` (``gaussian0_mu``,
+        dims ``("class", "gaussian0_feature")``); returns the namespaced params."""
+        return pymc.pymc_params(self, prior, prefix, dims)
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Each part observes its column slice of X given the same ``y``, under its own
+        name (``gaussian0_x``, a kernel part's ``kernel1_x_loglik``); there is no ``x``."""
+        pymc.observed(self, params, X, y, prefix, dims)
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """Sum of the parts' statistics log-likelihoods."""
+        return pymc.stats_loglik(self, params, stats)
+
+    def fixed_params(self, stats: dict) -> dict:
+        """Namespaced non-random params of the parts that have them (kernel parts)."""
+        return pymc.fixed_params(self, stats)

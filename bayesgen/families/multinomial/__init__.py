@@ -1,0 +1,3 @@
+"""The multinomial family of MultinomialNB: :mod:`.family`, and EM /
+data augmentation for rows with missing counts.
+"""

@@ -1,0 +1,397 @@
+"""Multivariate normal classes (LDA, QDA) with a Normal-Inverse-Wishart prior.
+
+Model (QDA, ``tied=False``), independently per class k::
+
+    Sigma_k ~ IW(Psi0, nu0),   mu_k | Sigma_k ~ N(m0, Sigma_k / kappa0)
+    x_n | y_n = k ~ N(mu_k, Sigma_k)
+
+LDA (``tied=True``) shares one covariance: Sigma ~ IW(Psi0, nu0) and
+mu_k | Sigma ~ N(m0, Sigma / kappa0) independently per class.
+
+Defaults (of the family; the estimators default to ``cov_dof="auto"``): m0 = overall
+mean, kappa0 = ``mean_strength`` = 0.01, nu0 = ``cov_dof`` = d + 2 and
+Psi0 = (nu0 - d - 1) S0, so that E[Sigma] = S0 = ``cov_prior`` (default: diagonal of the
+pooled within-class variances); these follow mclust's default prior (Fraley & Raftery
+2007). ``cov_dof="auto"`` picks nu0 by maximising the evidence (empirical Bayes; with
+missing entries, of EM-completed statistics, :func:`._mvn_em.auto_dof`). All
+defaults rescale with the features, so MAP and posterior predictions are equivariant
+under feature rescaling.
+
+Sufficient statistics: weighted counts N_k, means xbar_k and centred scatter matrices
+S_k = sum_{y_n=k} w_n (x_n - xbar_k)(x_n - xbar_k)^T (pooled S = sum_k S_k if tied).
+
+Conjugate update (Murphy 2007, sec. 9), with N = sum_k N_k::
+
+    kappa_k = kappa0 + N_k,     m_k = (kappa0 m0 + N_k xbar_k) / kappa_k
+    B_k = S_k + kappa0 N_k / kappa_k (xbar_k - m0)(xbar_k - m0)^T
+    QDA: Psi_k = Psi0 + B_k,        nu_k = nu0 + N_k
+    LDA: Psi = Psi0 + sum_k B_k,    nu = nu0 + N
+
+Joint posterior modes: QDA Sigma_k = Psi_k / (nu_k + d + 2); LDA Sigma = Psi / (nu + d + 1
++ K) (each of the K class means adds a factor |Sigma|^-1/2); mu_k = m_k in both.
+
+Frame: as the Gaussian family (:mod:`bayesgen.families.gaussian`), everything here is
+in the internal coordinates z = (x - c) / s set by the estimator (``frame``);
+``mean_prior`` and ``cov_prior`` are given in the units of X and converted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bayesgen.data import missing
+from bayesgen.families import far as _far
+from bayesgen.families import gaussian_stats as gstats
+from bayesgen.families.far import attach_frame, user_to_internal
+from bayesgen.families.mvn import em, linalg
+from bayesgen.families.mvn import missing as _mvn_missing
+from bayesgen.families.mvn.checks import complete_mle, draw_niw, resolve_cov_prior, sample_rows
+from bayesgen.families.mvn.linalg import (
+    _cholesky,
+    _scalar,
+    _swap,
+    linear_scores,
+    mahalanobis,
+)
+
+LOG_2PI = np.log(2.0 * np.pi)
+#: covariance priors of the PyMC models (model_ and method="mcmc")
+COVARIANCE_PRIORS = ("niw", "lkj")
+
+
+class MVNFamily:
+    """Multivariate normal likelihood with a Normal-Inverse-Wishart prior.
+
+    Parameters
+    ----------
+    tied : bool
+        True: one covariance shared by all classes (LDA); False: one per class (QDA).
+    mean_prior : array-like of shape (d,) or None
+        Prior mean m0 of the class means; None = the weighted overall data mean.
+    mean_strength : float
+        kappa0 > 0, prior pseudo-observations for the means (default 0.01).
+    cov_prior : array-like of shape (d,) or (d, d), or None
+        Prior mean S0 = E[Sigma]: a vector is a diagonal matrix, a matrix must be
+        symmetric positive definite. None = diagonal of the pooled within-class variances
+        (:func:`bayesgen.families.gaussian_stats.default_scale`).
+    cov_dof : float, None or "auto"
+        nu0 > d + 1, prior pseudo-observations for the covariance (None = d + 2, the
+        weakest prior with a finite mean, as mclust's default; "auto" = the empirical-Bayes
+        value maximising the marginal likelihood of the data, see
+        :mod:`bayesgen.families.mvn.niw_evidence`; with missing entries a fixed point over
+        EM-completed statistics, :func:`bayesgen.families.mvn.em.auto_dof`).
+    divisor : {"n", "unbiased"}
+        MLE covariance divisor: N_k (QDA) / N (LDA), as scikit-learn, or the unbiased
+        N_k - 1 / N - K.
+    covariance_prior : {"niw", "lkj"}
+        Prior of the PyMC models (``model_``, ``method="mcmc"``): the conjugate NIW above
+        (Bartlett decomposition) or PyMC's LKJ prior, which is not conjugate (see
+        :mod:`bayesgen.families.mvn.pymc`). Checked in :meth:`prior`.
+
+    Attributes
+    ----------
+    param_dims : dict
+        ``mu`` ("class", "feature"); ``cov`` ("class", "feature", "feature_bis") for
+        QDA or ("feature", "feature_bis") for LDA.
+    """
+
+    name = "mvn"
+    positive_only = False
+    #: NaN in X is a missing entry, integrated out (:mod:`._mvn_missing`, EM, data
+    #: augmentation, pattern-grouped NUTS)
+    accepts_missing = True
+
+    def __init__(
+        self,
+        *,
+        tied: bool,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        cov_prior: Any = None,
+        cov_dof: Any = None,
+        divisor: str = "n",
+        covariance_prior: str = "niw",
+    ) -> None:
+        self.tied = bool(tied)
+        self.covariance_prior = covariance_prior
+        self.mean_prior = mean_prior
+        self.mean_strength = mean_strength
+        self.cov_prior = cov_prior
+        self.cov_dof = cov_dof
+        self.divisor = divisor
+        self.labels: np.ndarray | None = None
+        self.frame = None  # bayesgen.data.frame.Frame of the internal coordinates, set at fit
+        cov_dims = ("feature", "feature_bis") if self.tied else ("class", "feature", "feature_bis")
+        self.param_dims = {"mu": ("class", "feature"), "cov": cov_dims}
+
+    @property
+    def _who(self) -> str:
+        return "LDA" if self.tied else "QDA"
+
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Every column is real-valued (transformed by the frame)."""
+        return np.ones(n_features, dtype=bool)
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Real-valued features: nothing beyond finiteness (checked by the caller)."""
+        return X
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied, rows
+        of positive weight (K,) and the frame (``loc``, ``scale``); with NaN in X the
+        pattern-grouped statistics of :func:`._mvn_missing.stats`."""
+        if missing.has_missing(X):
+            return _mvn_missing.stats(self, X, y, w, n_classes)
+        return attach_frame(gstats.scatter_stats(X, y, w, n_classes, tied=self.tied),
+                            self.frame)
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Combine the statistics of two disjoint data sets (Chan et al.'s update),
+        whatever frames they were computed in (the result is in ``a``'s)."""
+        if "groups" in a or "groups" in b:  # missing entries on either side
+            return _mvn_missing.merge(self, a, b)
+        return gstats.merge(a, b)
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict) -> dict:
+        """Resolve the NIW hyper-parameters.
+
+        Returns
+        -------
+        dict
+            ``m0`` (d,), ``kappa0`` float, ``nu0`` float, ``Psi0`` (d, d) with
+            ``Psi0 = (nu0 - d - 1) S0`` so that the prior mean of Sigma is S0.
+        """
+        if self.covariance_prior not in COVARIANCE_PRIORS:
+            raise ValueError(
+                f"covariance_prior must be one of {COVARIANCE_PRIORS}; got "
+                f"{self.covariance_prior!r}."
+            )
+        d = stats["mean"].shape[1]
+        kappa0 = _scalar(self.mean_strength)
+        if not kappa0 > 0:
+            raise ValueError(f"mean_strength must be a number > 0; got {self.mean_strength!r}.")
+        auto = isinstance(self.cov_dof, str)
+        if auto and self.cov_dof != "auto":
+            raise ValueError(f"cov_dof must be a number > d + 1, None or 'auto'; got "
+                             f"{self.cov_dof!r}.")
+        nu0 = d + 2.0 if self.cov_dof is None or auto else _scalar(self.cov_dof)
+        if not nu0 > d + 1:
+            raise ValueError(
+                f"cov_dof must be > d + 1 = {d + 1} (finite prior mean of the covariance); "
+                f"got {self.cov_dof!r}. Leave it None for d + 2, or 'auto'."
+            )
+        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
+        m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
+        S0 = resolve_cov_prior(self.cov_prior, stats, d)
+        if self.cov_prior is not None:
+            S0 = user_to_internal(self, "cov", S0)
+            diag = np.diagonal(S0)
+            if not (np.all(np.isfinite(S0)) and np.all(diag > 0)):
+                raise ValueError(
+                    "cov_prior is out of the float64 range once expressed in the scale of "
+                    f"the data (features {np.flatnonzero(~(diag > 0)).tolist()}); give "
+                    "prior variances of the order of the data's."
+                )
+            _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
+        if auto:
+            nu0 = em.auto_dof(self, stats, m0, kappa0, S0)
+        return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
+
+    # -------------------------------------------------------------- estimates
+    def mle(self, stats: dict) -> dict:
+        """Class means and covariance: S_k / N_k (QDA) or S / N (LDA), or unbiased.
+
+        Raises ``ValueError`` naming the class when a class has too few samples
+        (QDA: N_k <= d; LDA: N_k = 0 or N <= K) or the covariance is singular.
+        With missing entries: EM (:mod:`._mvn_em`), ``ValueError`` naming a class and
+        feature never observed together.
+        """
+        if "groups" in stats:
+            _mvn_missing.check_mle(self, stats)
+            return em.fit(self, stats, None)
+        return complete_mle(stats, tied=self.tied, divisor=self.divisor, labels=self.labels,
+                            who=self._who)
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Normal-Inverse-Wishart posterior hyper-parameters.
+
+        ``prior`` as returned by :meth:`prior`; its entries may also be per class
+        (m0 (K, d), kappa0 (K,), and for QDA Psi0 (K, d, d), nu0 (K,)), so that a
+        posterior can serve as the prior of a sequential update.
+
+        Returns
+        -------
+        dict
+            ``m`` (K, d), ``kappa`` (K,), ``Psi`` (K, d, d) and ``nu`` (K,) for QDA,
+            or ``Psi`` (d, d) and ``nu`` float for LDA.
+        """
+        n = stats["count"]
+        kappa0 = np.broadcast_to(np.asarray(prior["kappa0"], dtype=np.float64), n.shape)
+        kappa = kappa0 + n
+        m = (kappa0[:, None] * prior["m0"] + n[:, None] * stats["mean"]) / kappa[:, None]
+        diff = stats["mean"] - prior["m0"]
+        between = np.einsum("k,ki,kj->kij", kappa0 * n / kappa, diff, diff)
+        if self.tied:
+            Psi = prior["Psi0"] + stats["scatter"] + gstats.class_sum(between)
+            nu = float(np.asarray(prior["nu0"]) + n.sum())
+        else:
+            Psi = prior["Psi0"] + stats["scatter"] + between
+            nu = np.asarray(prior["nu0"], dtype=np.float64) + n
+        return {"m": m, "kappa": kappa, "Psi": (Psi + _swap(Psi)) / 2.0, "nu": nu}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Joint posterior mode: mu_k = m_k; Sigma_k = Psi_k / (nu_k + d + 2) (QDA) or
+        Sigma = Psi / (nu + d + 1 + K) (LDA). With missing entries: EM (:mod:`._mvn_em`)."""
+        if "groups" in stats:
+            return em.fit(self, stats, prior)
+        post = self.posterior(stats, prior)
+        n_classes, d = post["m"].shape
+        if self.tied:
+            cov = post["Psi"] / (post["nu"] + d + 1 + n_classes)
+        else:
+            cov = post["Psi"] / (post["nu"] + d + 2)[:, None, None]
+        return {"mu": post["m"], "cov": cov}
+
+    def needs_augmentation(self, stats: dict) -> bool:
+        """Missing entries: ``method="conjugate"`` runs data augmentation."""
+        return "groups" in stats
+
+    def augment(self, stats: dict, prior: dict, **kwargs):
+        """Data-augmentation posterior draws (:func:`._mvn_augment.sample`)."""
+        from bayesgen.families.mvn import augment as _mvn_augment
+
+        return _mvn_augment.sample(self, stats, prior, **kwargs)
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws by the Bartlett decomposition
+        (:func:`._mvn_checks.draw_niw`): ``mu`` (size, K, d) and ``cov``
+        (size, K, d, d) (QDA) or (size, d, d) (LDA)."""
+        return draw_niw(post, size, rng, tied=self.tied)
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
+
+        Multivariate Student-t (Murphy 2007, eq. 258) with nu_k - d + 1 degrees of
+        freedom, location m_k and scale Psi_k (kappa_k + 1) / (kappa_k (nu_k - d + 1)).
+        The same holds for LDA with the shared Psi and nu: given Sigma,
+        x = mu_k + e ~ N(m_k, Sigma (1 + 1/kappa_k)), then Sigma is integrated out.
+        NaN in X or a data-augmentation stack: :func:`._mvn_missing.log_predictive`.
+        """
+        if post["m"].ndim == 3 or missing.has_missing(X):
+            return _mvn_missing.log_predictive(self, X, post)
+        return linalg.student_t_predictive(X, post, tied=self.tied)
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """log N(x_n; mu_k, Sigma_k) for every row and class.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+        params : dict
+            ``mu`` (..., K, d) and ``cov`` (..., K, d, d) (QDA) or (..., d, d) (LDA);
+            leading dims are posterior draws.
+        full : bool
+            True: the complete log-density. False (point estimates): QDA drops the
+            ``-d/2 log 2pi`` constant; LDA gives the linear discriminant
+            ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 = x^T W - ||mu_k^T A||^2 / 2``
+            with ``W = A (mu A)^T`` (d, K), one (n, d) x (d, K) product.
+
+        Returns
+        -------
+        ndarray of shape (..., n, K)
+            ``-1/2 [(x - mu_k)^T Sigma_k^-1 (x - mu_k) + log|Sigma_k| + d log 2pi]``,
+            see :func:`._mvn_linalg.mahalanobis`. NaN in X: the marginal of the
+            observed coordinates (:func:`._mvn_missing.log_lik`).
+        """
+        if missing.has_missing(X):
+            return _mvn_missing.log_lik(self, X, params, full)
+        mu, cov = params["mu"], params["cov"]
+        d = mu.shape[-1]
+        if self.tied and not full:
+            return linear_scores(X, mu, cov)
+        out, logdet = mahalanobis(X, mu, cov, tied=self.tied)
+        out += logdet[..., None, :]
+        if full:
+            out += d * LOG_2PI
+        out *= -0.5
+        return out
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One x per row: x_n = mu_{n,y_n} + L z, L the Cholesky factor of Sigma_{n,y_n}.
+
+        ``params`` are batched per row: mu (n, K, d), cov (n, K, d, d) or (n, d, d).
+        Broadcast (shared) covariances are factorised once.
+        """
+        return sample_rows(params, y, rng, tied=self.tied)
+
+    def attributes(self, params: dict) -> dict:
+        """``means_`` (K, d); ``covariance_``: list of K (d, d) (QDA) or (d, d) (LDA)."""
+        cov = params["cov"]
+        out = {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
+        if hasattr(self, "em_"):  # EM ran (missing entries, method "mle" or "map")
+            out.update(n_iter_=self.em_["n_iter"], em_objective_=self.em_["objective"])
+        return out
+
+    # ----------------------------------------------------------------- frame
+    def to_user(self, params: dict) -> dict:
+        """Parameters in the units of X: mu -> c + s mu, cov -> S cov S (S = diag s)."""
+        if self.frame is None:
+            return params
+        convert = {"mu": self.frame.user_loc, "cov": self.frame.user_cov}
+        return {k: convert[k](v) if k in convert else v for k, v in params.items()}
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved prior in the units of X (for ``model_``): m0 -> c + s m0,
+        Psi0 -> S Psi0 S."""
+        if self.frame is None:
+            return prior
+        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
+                    Psi0=self.frame.user_cov(prior["Psi0"]))
+
+    def far_terms(self, far, params: dict):
+        """(a2, a1, a0) of far rows, (..., m, K) each (:func:`._far.mvn_terms`)."""
+        if np.isnan(far.ZN).any():
+            return _mvn_missing.far_terms(self, far, params)
+        return _far.mvn_terms(self, far, params)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log-density of far rows, (m, K)."""
+        if post["m"].ndim == 3 or np.isnan(far.ZN).any():
+            return _mvn_missing.far_log_predictive(self, far, post)
+        return _far.mvn_predictive(self, far, post)
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """The covariance prior in the current PyMC model (see
+        :mod:`bayesgen.families.mvn.pymc`).
+
+        ``covariance_prior="niw"``: the conjugate NIW prior through the Bartlett
+        decomposition of Sigma^-1 and non-centred means; ``"lkj"``: LKJ correlations with
+        half-normal scales and normal means (not conjugate). Either way ``mu`` (class,
+        feature) and ``cov`` (``param_dims["cov"]``) are model variables.
+        """
+        from bayesgen.families.mvn import pymc
+
+        dims = dims or self.param_dims
+        build = pymc.lkj_params if self.covariance_prior == "lkj" else pymc.niw_params
+        return build(self, prior, prefix, dims)
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows ``x_n ~ MvNormal(mu[y_n], Sigma[y_n])``, dims (obs, feature)."""
+        from bayesgen.families.mvn import pymc
+
+        pymc.observed(self, params, X, y, prefix, dims or self.param_dims)
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_k [N_k log|U_k| - tr(U_k^T (S_k + N_k (xbar_k - mu_k)(xbar_k - mu_k)^T) U_k) / 2]
+        with Sigma_k^-1 = U_k U_k^T: the rows' log-likelihood without its constant."""
+        from bayesgen.families.mvn import pymc, pymc_missing
+
+        if "groups" in stats:  # missing entries: per (pattern, class) group
+            return pymc_missing.stats_loglik(self, params, stats)
+        return pymc.stats_loglik(self, params, stats)

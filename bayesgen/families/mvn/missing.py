@@ -1,0 +1,215 @@
+"""Missing entries (NaN) in LDA/QDA: statistics at fit, marginal densities at predict.
+
+Missingness is ignorable, so a row's likelihood is the Gaussian marginal of its
+observed coordinates o:
+
+    p(x_o | y=k, theta) = N(x_o; mu_{k,o}, Sigma_{k,oo})
+
+(point methods and every MCMC draw), and the conjugate posterior predictive is the
+marginal of the multivariate Student-t, which keeps its degrees of freedom:
+
+    p(x_o | y=k, data) = t_{nu_k - d + 1}(x_o; m_{k,o},
+                         Psi_{k,oo} (kappa_k + 1) / (kappa_k (nu_k - d + 1)))
+
+with d the full dimension (obtained from the family's own Student-t on the columns o
+with nu_k lowered by d - |o|). A row with nothing observed has p = 1, so its joint is
+the class prior. Rows are grouped by missingness pattern: one set of Cholesky factors
+per pattern (and class, and draw), computed by the family's complete-data code on the
+observed columns. Far rows (:func:`bayesgen.data.frame.split`) are handled the same way.
+
+With a posterior from data augmentation (:mod:`._mvn_augment`) ``post`` holds a stack of
+T conjugate posteriors, one per retained iteration (leading dim of ``m`` and ``Psi``);
+the predictive is then their Rao-Blackwellised average
+log mean_t p(x_o | y=k, completed data_t).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bayesgen.families import far as _far
+from bayesgen.families import gaussian_stats as gstats
+from bayesgen.families.far import attach_frame
+from bayesgen.families.mvn import patterns as pat
+from bayesgen.utils.logspace import log_mean_exp
+
+
+def patterns(missing: np.ndarray):
+    """Yield (rows, observed columns) per distinct missingness pattern of ``missing``."""
+    uniq, inverse = np.unique(missing, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(uniq.shape[0] + 1))
+    for p in range(uniq.shape[0]):
+        yield order[bounds[p]:bounds[p + 1]], np.flatnonzero(~uniq[p])
+
+
+# ------------------------------------------------------------------ fit
+def stats(family, Z: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+    """Statistics of training rows with missing entries (internal frame).
+
+    ``count`` (K,) and ``rows`` (K,) count every row (for the class prior); ``groups``
+    the (pattern, class) statistics of the rows with an observed entry
+    (:func:`._mvn_patterns.group_stats`); ``mean``, ``scatter`` and ``observed`` the
+    available-case class statistics (:func:`._mvn_patterns.available_case`), which set
+    the prior's data defaults and EM's start.
+    """
+    groups = pat.group_stats(Z, y, w, n_classes)
+    count = np.bincount(y, weights=w, minlength=n_classes)
+    rows = np.bincount(y, weights=(w > 0).astype(np.float64), minlength=n_classes)
+    out = {"count": count, "rows": rows, "groups": groups,
+           **pat.available_case(groups, count, family.tied)}
+    return attach_frame(out, family.frame)
+
+
+def _as_groups(stats: dict, tied: bool) -> dict:
+    """The groups of complete-data statistics: one fully observed group per class (LDA:
+    the pooled scatter goes with the first class that has weight)."""
+    if "groups" in stats:
+        return stats["groups"]
+    count = stats["count"]
+    K, d = stats["mean"].shape
+    has = np.flatnonzero(count > 0)
+    if tied:
+        scatter = np.zeros((K, d, d))
+        if has.size:
+            scatter[has[0]] = stats["scatter"]
+    else:
+        scatter = stats["scatter"]
+    return {"obs": np.ones((has.size, d), dtype=bool), "cls": has.astype(np.intp),
+            "count": count[has], "rows": gstats.sample_rows(stats)[has],
+            "mean": stats["mean"][has], "scatter": scatter[has]}
+
+
+def _reframe(stats: dict, loc: np.ndarray, scale: np.ndarray) -> dict:
+    c_old, s_old = gstats.frame_of(stats)
+    out = gstats.reframe(stats, loc, scale)
+    if "groups" in stats and out is not stats:
+        out["groups"] = pat.reframe_groups(stats["groups"], s_old / scale,
+                                           (c_old - loc) / scale)
+    return out
+
+
+def merge(family, a: dict, b: dict) -> dict:
+    """Statistics of two disjoint batches, either with missing entries (partial_fit,
+    bg.merge, Dask): groups merged key by key, in ``a``'s frame (``b``'s if ``a`` is
+    empty)."""
+    target = b if a["count"].sum() <= 0 < b["count"].sum() else a
+    loc, scale = gstats.frame_of(target)
+    a, b = _reframe(a, loc, scale), _reframe(b, loc, scale)
+    groups = pat.merge_groups(_as_groups(a, family.tied), _as_groups(b, family.tied))
+    count = a["count"] + b["count"]
+    out = {"count": count, "rows": gstats.sample_rows(a) + gstats.sample_rows(b),
+           "groups": groups, **pat.available_case(groups, count, family.tied)}
+    if "loc" in target:
+        out["loc"], out["scale"] = loc, scale
+    return out
+
+
+def check_mle(family, stats: dict) -> None:
+    """MLE: ``ValueError`` naming the class and feature never observed there."""
+    from bayesgen.data.missing import require_observed
+
+    require_observed(stats["observed"], family.labels, family._who)
+
+
+# ------------------------------------------------------------ predict
+def _sub_params(params: dict, o: np.ndarray) -> dict:
+    return {"mu": params["mu"][..., o], "cov": params["cov"][..., o[:, None], o]}
+
+
+def log_lik(family, X: np.ndarray, params: dict, full: bool) -> np.ndarray:
+    """log N(x_o; mu_{k,o}, Sigma_{k,oo}) per row and class, (..., n, K); 0 for a row
+    with nothing observed. ``full=False`` (point estimates): the family's discriminant
+    form within each pattern (it differs from the full log-density by a term equal for
+    every class of a row)."""
+    lead = params["mu"].shape[:-2]
+    n_classes = params["mu"].shape[-2]
+    out = np.zeros((*lead, X.shape[0], n_classes))
+    for rows, o in patterns(np.isnan(X)):
+        if o.size:
+            out[..., rows, :] = family.log_lik(X[np.ix_(rows, o)], _sub_params(params, o),
+                                               full=full)
+    return out
+
+
+def _stack(post: dict) -> list[dict]:
+    """The conjugate posteriors of ``post``: one, or the stack of data augmentation."""
+    if post["m"].ndim == 2:
+        return [post]
+    return [dict(post, m=post["m"][t], Psi=post["Psi"][t]) for t in range(post["m"].shape[0])]
+
+
+def _sub_post(post: dict, o: np.ndarray) -> dict:
+    d = post["m"].shape[-1]
+    return dict(post, m=post["m"][..., o], Psi=post["Psi"][..., o[:, None], o],
+                nu=np.asarray(post["nu"], dtype=np.float64) - (d - o.size))
+
+
+def log_predictive(family, X: np.ndarray, post: dict) -> np.ndarray:
+    """Posterior predictive log p(x_o | y=k, data), (n, K): the Student-t marginal
+    (module docstring), averaged over a data-augmentation stack."""
+    values = []
+    for one in _stack(post):
+        out = np.zeros((X.shape[0], one["m"].shape[0]))
+        for rows, o in patterns(np.isnan(X)):
+            if o.size:
+                out[rows] = family.log_predictive(X[np.ix_(rows, o)], _sub_post(one, o))
+        values.append(out)
+    return values[0] if len(values) == 1 else log_mean_exp(np.stack(values), axis=0)
+
+
+def far_terms(family, far, params: dict):
+    """(a2, a1, a0) of far rows with missing entries: per pattern, the terms of the
+    observed columns (:func:`._far.mvn_terms`)."""
+    lead = params["mu"].shape[:-2]
+    shape = (*lead, far.rows.size, params["mu"].shape[-2])
+    a2, a1, a0 = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    for rows, o in patterns(np.isnan(far.ZN)):
+        terms = _far.mvn_terms(family, far.take(rows).columns(o), _sub_params(params, o))
+        for out, value in zip((a2, a1, a0), terms, strict=True):
+            out[..., rows, :] = value
+    return a2, a1, a0
+
+
+def far_log_predictive(family, far, post: dict) -> np.ndarray:
+    """Student-t predictive of far rows with missing entries or from a stack, (m, K)."""
+    values = []
+    for one in _stack(post):
+        out = np.zeros((far.rows.size, one["m"].shape[0]))
+        for rows, o in patterns(np.isnan(far.ZN)):
+            out[rows] = _far.mvn_predictive(family, far.take(rows).columns(o),
+                                            _sub_post(one, o))
+        values.append(out)
+    return values[0] if len(values) == 1 else log_mean_exp(np.stack(values), axis=0)
+
+
+# ------------------------------------------------------------ LDA transform
+def expected_rows(Z: np.ndarray, mu: np.ndarray, cov: np.ndarray,
+                  resp: np.ndarray) -> np.ndarray:
+    """Z (n, d) with each missing entry replaced by its expectation given the row's
+    observed entries under the fitted Gaussian mixture (shared covariance ``cov``
+    (d, d), class means ``mu`` (K, d), class probabilities ``resp`` (n, K) = p(k | z_o))::
+
+        E[z_m | z_o] = sum_k p(k | z_o) (mu_km + S_mo S_oo^-1 (z_o - mu_ko))
+
+    Used by LDA's ``transform``: the projection of a row with gaps is the projection of
+    its posterior mean (projection is linear). Complete rows are returned unchanged; a
+    row with nothing observed becomes sum_k p(k) mu_k.
+    """
+    out = Z.copy()
+    missing = np.isnan(Z)
+    rows_with_gaps = np.flatnonzero(missing.any(axis=1))
+    if rows_with_gaps.size == 0:
+        return out
+    for rows, o in patterns(missing[rows_with_gaps]):
+        rows = rows_with_gaps[rows]
+        m = np.flatnonzero(~np.isin(np.arange(Z.shape[1]), o))
+        cond = mu[:, m][None]  # (1, K, |m|)
+        if o.size:
+            gain = np.linalg.solve(cov[np.ix_(o, o)], cov[np.ix_(o, m)])  # (|o|, |m|)
+            dev = Z[np.ix_(rows, o)][:, None, :] - mu[None][:, :, o]  # (r, K, |o|)
+            cond = cond + dev @ gain
+        out[np.ix_(rows, m)] = np.einsum("rk,rkm->rm", resp[rows],
+                                         np.broadcast_to(cond, (rows.size, *cond.shape[1:])))
+    return out

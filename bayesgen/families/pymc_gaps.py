@@ -1,0 +1,130 @@
+"""Observed rows with missing entries (NaN in the training X) in ``model_``.
+
+For the factorised families (GaussianNB, BernoulliNB, PoissonNB, CategoricalNB and
+MixedNB's parts) ``model_`` keeps the same generative model and integrates every
+missing entry out exactly: the observed variable ``x`` (dims ``obs, feature``) holds
+the training X with its NaN, and its log-density is the sum over the OBSERVED entries
+only,
+
+    log p(x_obs | y, theta) = sum_{(n, j) observed} log p(x_nj | y_n, theta_j),
+
+since p(x_n | y_n) = prod_j p(x_nj | y_n) and the factor of a missing x_nj sums (or
+integrates) to 1. This is the observed-data likelihood that every method fits (the
+statistics model of ``method="mcmc"`` counts the observed entries per class and
+feature), and why it is chosen over PyMC's automatic imputation (NaN in ``observed``
+becomes ``x_observed`` plus free ``x_unobserved`` variables): the model has no
+latent (for the discrete families, discrete) variables, so ``model_.compile_logp()``
+takes the parameters only, ``pm.sample(model=est.model_)`` runs NUTS as without gaps,
+and no ``ImputationWarning`` is raised. The forward sampler draws complete rows, so
+``sample_prior_predictive`` and ``pm.draw`` give x with no gaps, shaped like X.
+
+The rows enter as a float64 constant with its NaN (not a NumPy array, which PyMC
+would turn into a masked array and impute): ``observed_data`` of an ``InferenceData``
+sampled from ``model_`` shows the gaps as NaN, like the estimator's ``idata_``. So a
+discrete ``x`` is float64 (whole numbers) when X has gaps, int64 otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from bayesgen.utils.heavy import import_pymc
+
+
+def has_gaps(X) -> bool:
+    """Whether the (dense) ``X`` holds a NaN (a missing entry)."""
+    X = np.asarray(X)
+    return X.dtype.kind == "f" and bool(np.isnan(X).any())
+
+
+def observed_constant(X):
+    """``X`` (float64, with its NaN) as a PyTensor constant for ``observed=``: PyMC
+    imputes NaN in NumPy data, never in a tensor."""
+    import pytensor.tensor as pt
+
+    return pt.as_tensor_variable(np.asarray(X, dtype=np.float64))
+
+
+def masked(value, logp_of: Callable):
+    """Elementwise ``logp_of(value)`` with 0 (the factor 1) at the missing (NaN)
+    entries; ``logp_of`` sees 0 there, so neither its value nor its gradient is NaN."""
+    import pytensor.tensor as pt
+
+    missing = pt.isnan(value)
+    return pt.switch(missing, 0.0, logp_of(pt.switch(missing, 0.0, value)))
+
+
+def _bernoulli_logp(value, p):
+    pm = import_pymc()
+
+    return masked(value, lambda v: pm.logp(pm.Bernoulli.dist(p=p), v))
+
+
+def _bernoulli_random(p, rng=None, size=None):
+    return rng.binomial(1, p, size=size).astype(np.float64)
+
+
+def _poisson_logp(value, mu):
+    pm = import_pymc()
+
+    return masked(value, lambda v: pm.logp(pm.Poisson.dist(mu=mu), v))
+
+
+def _poisson_random(mu, rng=None, size=None):
+    return rng.poisson(mu, size=size).astype(np.float64)
+
+
+def _normal_logp(value, mu, sigma):
+    pm = import_pymc()
+
+    return masked(value, lambda v: pm.logp(pm.Normal.dist(mu=mu, sigma=sigma), v))
+
+
+def _normal_random(mu, sigma, rng=None, size=None):
+    return rng.normal(mu, sigma, size=size)
+
+
+_KINDS = {
+    "bernoulli": (_bernoulli_logp, _bernoulli_random),
+    "poisson": (_poisson_logp, _poisson_random),
+    "normal": (_normal_logp, _normal_random),
+}
+
+
+def observed(kind: str, name: str, params: list, X, dims: tuple[str, str]) -> None:
+    """``x_nj ~ kind(params[n, j])`` observed on the entries of ``X`` (n, d) that are
+    not NaN, as one elementwise float64 ``pm.CustomDist`` named ``name`` with ``dims``.
+
+    Parameters
+    ----------
+    kind : {"bernoulli", "poisson", "normal"}
+        The distribution of one entry (``pm.Bernoulli(p)``, ``pm.Poisson(mu)``,
+        ``pm.Normal(mu, sigma)``; log-densities as PyMC's, with all constants).
+    name : str
+        Model variable name (``prefix + "x"``).
+    params : list of tensors
+        The distribution's parameters, each (n, d) (e.g. ``theta[y]``).
+    X : ndarray (n, d)
+        Training rows with NaN at the missing entries.
+    dims : tuple of str
+        ``("obs", feature dim)``.
+    """
+    pm = import_pymc()
+
+    logp, random = _KINDS[kind]
+    pm.CustomDist(name, *params, logp=logp, random=random, dtype="float64",
+                  observed=observed_constant(X), dims=dims)
+
+
+def check_whole(X: np.ndarray, who: str) -> None:
+    """``ValueError`` if an observed (non-NaN) entry of X is not a whole number: a
+    Poisson likelihood is only defined on counts (the point methods accept weights)."""
+    values = X[~np.isnan(X)]
+    if values.size and not np.array_equal(values, np.floor(values)):
+        raise ValueError(
+            f"{who}.model_ is the generative model of whole-number counts, but this fit's "
+            "X has non-integer values (term weights, accepted by method='mle'/'map'). "
+            "Round X to counts and refit to build model_."
+        )

@@ -1,0 +1,294 @@
+"""numpyro's NUTS on the statistics model, compiled once per model structure and shape.
+
+``pm.sample(nuts_sampler="numpyro")`` bakes the model's numbers (here the sufficient
+statistics and the prior) into the jitted program, so every fit compiles anew (several
+seconds, and JAX kept every such program in memory). Here the log-density graph of
+the statistics model is rewritten with its float constants as explicit inputs
+(:mod:`bayesgen.inference.graph_inputs`), converted to JAX with PyTensor's JAX backend, and the
+whole run (jittered start, warm-up, draws, the map back to the constrained model
+variables) is one jitted program, kept in an in-process cache under the graph's
+structure key plus ``(chains, tune, draws, target_accept, chain method)``. A refit on
+new data of the same shapes (cross-validation, bootstrap, a re-run notebook) reuses it
+and only samples; JAX's persistent cache (:func:`bayesgen.inference.mcmc.enable_jax_cache`)
+serves a new process.
+
+The sampler is numpyro's NUTS kernel (``numpyro.infer.hmc.hmc``) with PyMC's settings
+for it: diagonal mass matrix and step size adapted during ``tune`` iterations (numpyro's
+windowed schedule), ``target_accept``, maximum tree depth 10, each chain started at
+PyMC's initial point (the prior's support point, in the unconstrained space) plus
+uniform(-1, 1) jitter (the point without jitter when the jittered one has a non-finite
+density). A semi-supervised fit passes its own start instead
+(:func:`bayesgen.semi.nuts.start_point`) with uniform(-0.1, 0.1) jitter. Chains run
+on separate XLA host devices (``chain_method="parallel"``, measured faster than
+"vectorized" on 2 cores, see ``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+
+#: compiled programs kept in memory (least recently used dropped first)
+MAX_PROGRAMS = 8
+#: how chains run: on separate XLA host devices ("parallel") or batched ("vectorized")
+CHAIN_METHOD = "parallel"
+
+_PROGRAMS: OrderedDict = OrderedDict()
+_LOCK = threading.Lock()
+
+#: NUTS statistics kept in ``sample_stats`` (PyMC's names)
+STAT_NAMES = ("diverging", "n_steps", "tree_depth", "lp", "energy", "step_size",
+              "acceptance_rate")
+
+
+def _jaxify(inputs: list, outputs: list):
+    """PyTensor graph -> JAX function (PyMC's rewrites for JAX, then ``jax_funcify``).
+
+    Random generators among the graph's roots (an initial point's ``rv.shape`` refers to
+    the random variable) must vanish in the rewrites (shape inference), else ValueError.
+    """
+    import pymc.sampling.jax  # noqa: F401  (registers JAX versions of PyMC's Assert ops)
+    from pytensor.compile import SharedVariable, mode
+    from pytensor.graph.fg import FunctionGraph
+    from pytensor.graph.traversal import graph_inputs
+    from pytensor.link.jax.dispatch import jax_funcify
+
+    rngs = [v for v in graph_inputs(outputs) if isinstance(v, SharedVariable)]
+    fgraph = FunctionGraph(inputs=[*inputs, *rngs], outputs=outputs, clone=True)
+    mode.JAX.optimizer.rewrite(fgraph)
+    if rngs:
+        if any(fgraph.clients[v] for v in fgraph.inputs[len(inputs):]):
+            raise ValueError("the graph draws random numbers")
+        fgraph = FunctionGraph(inputs=fgraph.inputs[: len(inputs)], outputs=fgraph.outputs,
+                               clone=True)
+    return jax_funcify(fgraph)
+
+
+def _build_program(value_vars, lifted, logp, targets, starts, *, chains: int, tune: int,
+                   draws: int, target_accept: float, chain_method: str,
+                   given_start: bool = False, jitter: float = 1.0):
+    """The jitted run ``(keys (C,), start, data) -> (constrained draws, stats)`` and
+    None when it computes the initial point itself (then ``start`` is ``()``), else the
+    host function of the lifted values computing it (``start`` then holds the
+    unconstrained initial values with a leading chain dim). With ``given_start`` the
+    caller passes ``start`` (and the host function is None). Each chain starts at
+    ``start`` plus uniform(-jitter, jitter)."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer.hmc import hmc
+
+    logp_fn = _jaxify(value_vars + lifted, [logp])
+    out_fn = _jaxify(value_vars + lifted, targets)
+    start_fn, start_host = (None, None) if given_start else _start_function(lifted, starts)
+    n_values = len(value_vars)
+
+    def potential_gen(*data):
+        return lambda z: -logp_fn(*z, *data)[0]
+
+    def one_chain(key, start, data):
+        if start_fn is not None:
+            start = tuple(jnp.asarray(v, dtype=z.dtype)
+                          for v, z in zip(start_fn(*data), value_vars, strict=True))
+        init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
+        key_jitter, key_run = jax.random.split(key)
+        jitter_keys = jax.random.split(key_jitter, n_values)
+        jittered = tuple(
+            s + jax.random.uniform(k, jnp.shape(s), dtype=s.dtype, minval=-jitter,
+                                       maxval=jitter)
+            for s, k in zip(start, jitter_keys, strict=True)
+        )
+        finite = jnp.isfinite(potential_gen(*data)(jittered))
+        z0 = tuple(jnp.where(finite, j, s) for j, s in zip(jittered, start, strict=True))
+        state = init_kernel(
+            z0, tune, target_accept_prob=target_accept, trajectory_length=None,
+            max_tree_depth=10, model_args=data, rng_key=key_run,
+        )
+        state = jax.lax.fori_loop(
+            0, tune, lambda i, s: sample_kernel(s, model_args=data), state
+        )
+
+        def draw(s, _):
+            s = sample_kernel(s, model_args=data)
+            stats = (s.diverging, s.num_steps, -s.potential_energy, s.energy,
+                     s.adapt_state.step_size, s.accept_prob)
+            return s, (tuple(out_fn(*s.z, *data)), stats)
+
+        _, out = jax.lax.scan(draw, state, None, length=draws)
+        return out
+
+    batched = jax.vmap(one_chain, in_axes=(0, 0, None))
+    groups = _device_groups(chain_method, chains)
+    if groups == chains:
+        run = jax.pmap(one_chain, in_axes=(0, 0, None))
+    elif groups > 1:  # "hybrid": vectorized chains on each of `groups` devices
+        grouped = jax.pmap(batched, in_axes=(0, 0, None))
+
+        def run(keys, start, data):
+            split = jax.tree_util.tree_map(
+                lambda a: a.reshape(groups, chains // groups, *a.shape[1:]), (keys, start)
+            )
+            out = grouped(*split, data)
+            return jax.tree_util.tree_map(lambda a: a.reshape(chains, *a.shape[2:]), out)
+    else:
+        run = jax.jit(batched)
+    return run, start_host
+
+
+def _start_function(lifted: list, starts: list):
+    """The initial point as a JAX function of the lifted inputs, or, where PyTensor's
+    JAX backend cannot trace it (an LKJ support point), as a PyTensor function compiled
+    once (Python implementations). Returns ``(jax_fn, None)`` or ``(None, host_fn)``."""
+    import jax
+    import pytensor
+
+    try:
+        start_fn = _jaxify(lifted, starts)
+        jax.eval_shape(start_fn, *(jax.ShapeDtypeStruct(v.type.shape, v.type.dtype)
+                                   for v in lifted))
+        return start_fn, None
+    except Exception:  # any failure: compute it on the host instead
+        host = pytensor.function(lifted, starts, mode="FAST_COMPILE",
+                                 on_unused_input="ignore")
+        return None, host
+
+
+def _device_groups(chain_method: str, chains: int) -> int:
+    """Number of XLA devices the chains are spread over (1: all vectorized on one)."""
+    import os
+
+    import jax
+
+    devices = jax.local_device_count()
+    if chain_method == "parallel" and devices >= chains:
+        return chains
+    if chain_method == "hybrid":
+        cores = min(os.cpu_count() or 1, devices, chains)
+        while cores > 1 and chains % cores:
+            cores -= 1
+        return cores
+    return 1
+
+
+def _program(key, build):
+    with _LOCK:
+        if key in _PROGRAMS:
+            _PROGRAMS.move_to_end(key)
+            return _PROGRAMS[key]
+    program = build()
+    with _LOCK:
+        _PROGRAMS[key] = program
+        while len(_PROGRAMS) > MAX_PROGRAMS:
+            _PROGRAMS.popitem(last=False)
+    return program
+
+
+def clear_programs() -> None:
+    """Drop every compiled NUTS program of this module (they are rebuilt on demand)."""
+    with _LOCK:
+        _PROGRAMS.clear()
+
+
+def _start_expressions(model) -> list:
+    """PyTensor expressions of PyMC's initial point (unconstrained, no jitter)."""
+    from pymc.initial_point import make_initial_point_expression
+
+    return make_initial_point_expression(
+        free_rvs=model.free_RVs, rvs_to_transforms=model.rvs_to_transforms,
+        initval_strategies=model.rvs_to_initial_values, default_strategy="support_point",
+        return_transformed=True,
+    )
+
+
+def sample(model, names: list[str], *, chains: int, tune: int, draws: int,
+           target_accept: float, seed: int | None, chain_method: str | None = None,
+           init: dict | None = None, jitter: float = 1.0):
+    """NUTS draws of the model variables ``names`` (constrained) and NUTS statistics.
+
+    ``init`` (value variable name -> unconstrained value) replaces PyMC's initial point
+    as the chains' start; ``jitter`` is the half-width of the uniform jitter added to
+    the start of each chain.
+
+    Returns
+    -------
+    draws : dict
+        ``name -> ndarray (chains, draws, *shape)``.
+    sample_stats : dict
+        ``diverging``, ``n_steps``, ``tree_depth``, ``lp`` (log density, unconstrained,
+        Jacobian included), ``energy``, ``step_size``, ``acceptance_rate``, each
+        (chains, draws).
+    """
+    import jax
+
+    from bayesgen.inference.graph_inputs import lift_constants
+
+    chain_method = chain_method or CHAIN_METHOD
+    with warnings.catch_warnings():
+        # the C backend's missing BLAS does not matter here: the program runs in JAX
+        warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+        logp = model.logp()
+        targets = model.replace_rvs_by_values([model[name] for name in names])
+        starts = _start_expressions(model)
+        value_vars, new_outputs, lifted, values, structure = lift_constants(
+            list(model.value_vars), [logp, *targets, *starts]
+        )
+        n_targets = len(targets)
+        key = (structure, chains, tune, draws, float(target_accept), chain_method,
+               init is not None, float(jitter))
+        program, start_host = _program(key, lambda: _build_program(
+            value_vars, lifted, new_outputs[0], new_outputs[1:1 + n_targets],
+            new_outputs[1 + n_targets:], chains=chains, tune=tune, draws=draws,
+            target_accept=float(target_accept), chain_method=chain_method,
+            given_start=init is not None, jitter=float(jitter),
+        ))
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+    keys = jax.random.split(jax.random.PRNGKey(seed), chains)
+    if init is not None:
+        given = [init[v.name] for v in model.value_vars]  # value_vars keep this order
+    else:
+        given = None if start_host is None else start_host(*values)
+    start = () if given is None else tuple(
+        np.broadcast_to(np.asarray(v, dtype=z.dtype), (chains, *np.shape(v)))
+        for v, z in zip(given, value_vars, strict=True)
+    )
+    outs, stats = program(keys, start, tuple(values))
+    draws_out = {name: np.asarray(v) for name, v in zip(names, outs, strict=True)}
+    diverging, n_steps, lp, energy, step_size, accept = (np.asarray(s) for s in stats)
+    sample_stats = {
+        "diverging": diverging.astype(bool),
+        "n_steps": n_steps,
+        "tree_depth": np.log2(np.maximum(n_steps, 1)).astype(int) + 1,
+        "lp": lp,
+        "energy": energy,
+        "step_size": step_size,
+        "acceptance_rate": accept,
+    }
+    return draws_out, sample_stats
+
+
+def logp_and_grad(model):
+    """``z -> (log density, gradient)`` of ``model`` (unconstrained, Jacobian included)
+    at the value variables' values ``z`` (a list in ``model.value_vars`` order), as a
+    jitted JAX function of the graph with its constants lifted: compiled once per
+    model structure and shape and kept with the NUTS programs."""
+    import jax
+
+    from bayesgen.inference.graph_inputs import lift_constants
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+        value_vars, outs, lifted, values, structure = lift_constants(
+            list(model.value_vars), [model.logp()]
+        )
+
+        def build():
+            logp_fn = _jaxify(value_vars + lifted, outs)
+            return jax.jit(jax.value_and_grad(lambda z, data: logp_fn(*z, *data)[0]))
+
+        fn = _program(("logp", structure), build)
+    data = tuple(values)
+    return lambda z: fn(tuple(np.asarray(v, dtype=x.dtype) for v, x in
+                              zip(z, value_vars, strict=True)), data)

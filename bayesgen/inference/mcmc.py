@@ -1,0 +1,248 @@
+"""method="mcmc": NUTS on the statistics model, convergence checks, and the result as
+the same posterior draws the conjugate path produces.
+
+With numpyro (``sampler="numpyro"``, what ``"auto"`` picks when it is installed) the
+NUTS program is compiled once per model structure and shape and reused by later fits
+on other data (:mod:`bayesgen.inference.jax_nuts`); nutpie, blackjax and PyMC's own sampler run
+through ``pm.sample``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import warnings
+
+import numpy as np
+
+from bayesgen.semi import nuts
+from bayesgen.utils.heavy import import_arviz, import_pymc
+from bayesgen.utils.progress import quiet_pymc_log, show_progress
+
+SAMPLERS = ("auto", "numpyro", "nutpie", "blackjax", "pymc")
+
+#: convergence thresholds (Vehtari et al. 2021)
+RHAT_MAX = 1.01
+ESS_MIN = 400
+
+
+def resolve_sampler(sampler: str) -> str:
+    """The NUTS implementation to use: "auto" picks numpyro, nutpie, blackjax, then
+    PyMC's own, whichever is installed first."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}; got {sampler!r}.")
+    installed = {
+        "numpyro": importlib.util.find_spec("numpyro") is not None
+        and importlib.util.find_spec("jax") is not None,
+        "nutpie": importlib.util.find_spec("nutpie") is not None,
+        "blackjax": importlib.util.find_spec("blackjax") is not None
+        and importlib.util.find_spec("jax") is not None,
+        "pymc": True,
+    }
+    if sampler == "auto":
+        return next(name for name in ("numpyro", "nutpie", "blackjax", "pymc") if installed[name])
+    if not installed[sampler]:
+        raise ValueError(
+            f"sampler={sampler!r} is not installed; pip install the package (or use "
+            "sampler='auto', which picks the fastest installed one)."
+        )
+    return sampler
+
+
+def enable_jax_cache() -> str | None:
+    """Turn on JAX's persistent compilation cache unless the user configured one.
+
+    Compiled XLA programs are kept on disk (``$BAYESGEN_JAX_CACHE``, default
+    ``~/.cache/bayesgen/jax``; set it to ``0`` to disable), so later fits of the same
+    model shapes in a new process skip most of the XLA compilation (within one process
+    :mod:`bayesgen.inference.jax_nuts` keeps the compiled program itself). Returns the cache
+    folder in use, or None.
+    """
+    import jax
+
+    folder = os.environ.get("BAYESGEN_JAX_CACHE", os.path.expanduser("~/.cache/bayesgen/jax"))
+    if folder == "0":
+        return None
+    current = jax.config.jax_compilation_cache_dir
+    if current:
+        return current
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return folder
+
+
+def release_jax_programs() -> None:
+    """Free the XLA programs compiled for one blackjax fit (``jax.clear_caches``).
+
+    ``pm.sample``'s JAX samplers bake the model's constants (here: the sufficient
+    statistics and the prior) into the compiled program, so it cannot serve another
+    data set; yet JAX keeps it in its in-memory caches, about 570 memory maps per fit.
+    After ~110 fits in one process the kernel's map limit (``vm.max_map_count``, 65530)
+    is reached and LLVM fails with "Cannot allocate memory". Called after each blackjax
+    fit; it also drops the caches of the user's own jitted functions. The numpyro path
+    does not need it: its programs take the data as arguments and are reused, at most
+    ``bayesgen.inference.jax_nuts.MAX_PROGRAMS`` of them kept.
+    """
+    import jax
+
+    jax.clear_caches()
+
+
+def _seed(random_state) -> int | None:
+    """PyMC's ``random_seed``: None, an int, or one draw from a Generator/RandomState."""
+    from bayesgen.utils.random import seed_from
+
+    return seed_from(random_state)
+
+
+def sample_posterior(estimator):
+    """Sample the statistics model with NUTS.
+
+    Returns
+    -------
+    log_pi : ndarray (S, K)
+    params : dict of family parameter draws with a leading dim S = chains x draws
+    sample_stats : dict of NUTS statistics (chain, draw) (``diverging`` among them)
+    """
+    from bayesgen.inference.model import build_stats_model
+
+    for name in ("tune",):
+        value = getattr(estimator, name)
+        if not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer; got {value!r}.")
+    if not 0 < estimator.target_accept < 1:
+        raise ValueError(f"target_accept must be in (0, 1); got {estimator.target_accept!r}.")
+    sampler = resolve_sampler(estimator.sampler)
+    chains, draws = estimator._posterior_size()
+    model = build_stats_model(estimator)
+    names = ["pi", *estimator.family_.param_dims]
+    # unlabelled rows: start near the mode the labelled rows anchor (nutpie takes no start)
+    init = None if sampler == "nutpie" else nuts.start_point(estimator, model)
+    if sampler == "numpyro":
+        from bayesgen.inference import jax_nuts
+
+        enable_jax_cache()
+        post, sample_stats = jax_nuts.sample(
+            model, names, chains=chains, tune=int(estimator.tune), draws=draws,
+            target_accept=float(estimator.target_accept), seed=_seed(estimator.random_state),
+            init=init, jitter=1.0 if init is None else nuts.START_JITTER,
+        )
+    else:
+        post, sample_stats = _sample_pymc(estimator, model, sampler, chains, draws, init)
+    size = chains * draws
+    params = {
+        name: post[name].reshape(size, *post[name].shape[2:])
+        for name in estimator.family_.param_dims
+    }
+    family = estimator.family_
+    if hasattr(family, "fixed_params"):  # non-random entries (KernelNB's training points)
+        params.update(family.fixed_params(estimator.stats_))
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(post["pi"].reshape(size, -1))
+    return log_pi, params, sample_stats
+
+
+def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
+                 init: dict | None = None):
+    """``pm.sample`` with ``nuts_sampler=sampler`` (nutpie, blackjax, PyMC's own):
+    draws ``name -> (chains, draws, ...)`` and the sample statistics. ``init``
+    (unconstrained values by value variable name) becomes ``initvals`` (constrained)
+    for PyMC's sampler and blackjax; nutpie ignores initvals, so it starts as usual."""
+    pm = import_pymc()
+
+    kwargs = {}
+    if init is not None and sampler != "nutpie":
+        kwargs["initvals"] = nuts.constrained(model, init)
+        if sampler == "pymc":  # no jitter of +-1 around the start
+            kwargs["init"] = "adapt_diag"
+    if sampler == "blackjax":
+        enable_jax_cache()
+    show = show_progress(estimator.progressbar)
+    with warnings.catch_warnings(), quiet_pymc_log(show):
+        warnings.filterwarnings("ignore", message=".*at least 4 chains.*")
+        # the C backend's missing BLAS does not matter: NUTS runs in JAX/numba/Rust
+        warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+        idata = pm.sample(
+            draws=draws,
+            tune=int(estimator.tune),
+            chains=chains,
+            cores=min(chains, os.cpu_count() or 1),
+            model=model,
+            nuts_sampler=sampler,
+            random_seed=_seed(estimator.random_state),
+            target_accept=float(estimator.target_accept),
+            progressbar=show,
+            compute_convergence_checks=False,
+            **kwargs,
+        )
+    if sampler == "blackjax":
+        release_jax_programs()
+    post = {name: idata.posterior[name].values for name in idata.posterior.data_vars}
+    sample_stats = {
+        name: idata.sample_stats[name].values for name in idata.sample_stats.data_vars
+    }
+    return post, sample_stats
+
+
+def convergence_report(idata, var_names: list[str]) -> list[str]:
+    """Problems found in the posterior: R-hat > 1.01, bulk/tail ESS < 400, divergences.
+
+    R-hat compares chains, so with one chain it cannot be computed: the report then
+    says that it needs two or more chains (instead of an R-hat of NaN).
+
+    Returns a list of human-readable problems (empty when all is well).
+    """
+    az = import_arviz()
+
+    def extreme(pick, values: list[float]) -> float:
+        # max/min of the non-NaN values (NaN if all are): Python's max/min with a NaN
+        # among the values depend on its position
+        finite = [v for v in values if not np.isnan(v)]
+        return pick(finite) if finite else float("nan")
+
+    problems = []
+    post = idata.posterior[var_names]
+    n_chains = int(post.sizes.get("chain", 1))
+    # constant entries (CategoricalNB's zero padding) have undefined R-hat/ESS: NaN,
+    # skipped by the max/min below
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rhat = az.rhat(post) if n_chains >= 2 else None
+        ess_bulk = az.ess(post, method="bulk")
+        ess_tail = az.ess(post, method="tail")
+    if rhat is None:
+        problems.append(
+            "R-hat was not computed: it needs two or more chains (chains=1); use "
+            "chains >= 2 (4 recommended) to check convergence"
+        )
+    else:
+        worst_rhat = extreme(max, [float(rhat[v].max()) for v in var_names])
+        if np.isnan(worst_rhat):
+            problems.append("R-hat is undefined (every parameter constant across draws)")
+        elif worst_rhat > RHAT_MAX:
+            problems.append(f"R-hat up to {worst_rhat:.3f} (> {RHAT_MAX})")
+    for label, ess in (("bulk", ess_bulk), ("tail", ess_tail)):
+        low = extreme(min, [float(ess[v].min()) for v in var_names])
+        if not low >= ESS_MIN:
+            problems.append(f"{label} ESS as low as {low:.0f} (< {ESS_MIN})")
+    if "sample_stats" in idata.groups() and "diverging" in idata.sample_stats:
+        n_div = int(idata.sample_stats["diverging"].sum())
+        if n_div:
+            problems.append(f"{n_div} divergent transitions")
+    return problems
+
+
+def warn_if_not_converged(idata, var_names: list[str], who: str) -> None:
+    """Emit one :class:`bayesgen.ConvergenceWarning` listing convergence problems and
+    what to try, attributed to the user's line."""
+    from bayesgen.exceptions import ConvergenceWarning, warn
+
+    problems = convergence_report(idata, var_names)
+    if problems:
+        warn(
+            f"{who} MCMC may not have converged: {'; '.join(problems)}. Try more tuning "
+            "steps (tune=2000) and draws, a higher target_accept (0.95) against "
+            "divergences, or for LDA/QDA the other covariance_prior ('lkj' / 'niw').",
+            ConvergenceWarning,
+        )

@@ -1,0 +1,86 @@
+"""PyMC models of a fitted classifier.
+
+Two equivalent models are built from the same family hooks:
+
+``build_model`` (the estimator's ``model_``)
+    The natural generative model with its data: ``pi ~ Dirichlet(class_alpha)`` (or,
+    with a fixed ``class_prior``, the data ``class_prior`` as the deterministic ``pi``),
+    observed ``y ~ Categorical(pi)`` (dims ``obs``), the family's prior and observed
+    features given the class (``x``, dims ``obs, feature``). For users to inspect, to
+    draw prior predictive samples from and to sample themselves. Missing entries (NaN)
+    in the training X of the factorised families (GaussianNB, BernoulliNB, PoissonNB,
+    CategoricalNB, MixedNB's parts) are integrated out: ``x`` holds X with its NaN and
+    its log-density is the sum over the observed entries only (the observed-data
+    likelihood every method fits), with no imputation variables, so ``compile_logp``,
+    NUTS and the forward sampler (complete rows) work as without gaps; ``x`` is then
+    float64 (:mod:`bayesgen.families.pymc_gaps`).
+
+``build_stats_model``
+    The same prior with the likelihood written on the weighted sufficient statistics
+    (``pm.Potential``): ``sum_k N_k log pi_k`` plus the family's statistics
+    log-likelihood. Its log-density differs from ``model_``'s by a constant (for unit
+    weights), and its cost per gradient does not grow with the number of rows: this is
+    the model ``method="mcmc"`` samples.
+
+Family hooks (see :mod:`bayesgen.families`):
+
+``pymc_params(prior, *, prefix="", dims=None) -> dict``
+    Create the prior random variables in the current model; the parameters named in
+    ``param_dims`` must exist as model variables ``prefix + name`` with those dims.
+``pymc_observed(params, X, y, *, prefix="", dims=None) -> None``
+    Observed features given the class index ``y`` (a tensor, shape (n,)); NaN in ``X``
+    marks a missing entry, whose factor the family drops (never imputes).
+``pymc_stats_loglik(params, stats) -> scalar tensor``
+    sum_n w_n log p(x_n | y_n, theta) up to a constant, on the statistics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bayesgen.inference import classprior
+from bayesgen.semi import nuts
+from bayesgen.utils.heavy import import_pymc
+
+
+def model_coords(estimator, n_obs: int) -> dict:
+    """Coordinates shared by ``model_``, the statistics model and ``idata_``."""
+    from bayesgen.inference import posterior
+
+    coords = posterior.coords_for(
+        estimator.classes_,
+        estimator._feature_names(),
+        estimator.family_,
+        getattr(estimator, "params_", None),
+    )
+    coords["obs"] = np.arange(n_obs)
+    return coords
+
+
+def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
+    """The generative ``pymc.Model`` with observed rows (the estimator's ``model_``)."""
+    pm = import_pymc()
+
+    from bayesgen.inference import scoring
+
+    family = estimator.family_
+    with pm.Model(coords=model_coords(estimator, X.shape[0])) as model:
+        pi = classprior.pymc_pi(estimator, data=True)  # Dirichlet, or a fixed class_prior
+        y = pm.Categorical("y", p=pi, observed=y_index, dims="obs")
+        params = family.pymc_params(scoring.user_prior(estimator))  # in the units of X
+        family.pymc_observed(params, X, y)
+    return model
+
+
+def build_stats_model(estimator):
+    """The same prior, likelihood on the sufficient statistics (what NUTS samples)."""
+    pm = import_pymc()
+
+    family = estimator.family_
+    with pm.Model(coords=model_coords(estimator, 0)) as model:
+        pi = classprior.pymc_pi(estimator)  # Dirichlet, or a fixed class_prior (constant)
+        pm.Potential("y_loglik", classprior.pymc_loglik(estimator, pi))
+        params = family.pymc_params(estimator.prior_)
+        pm.Potential("x_loglik", family.pymc_stats_loglik(params, estimator.stats_))
+        nuts.add_potential(estimator, pi, params)  # unlabelled rows, if any
+    return model

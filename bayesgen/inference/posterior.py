@@ -1,0 +1,252 @@
+"""Posterior draws -> predictions and ``arviz.InferenceData``.
+
+One code path serves every posterior (exact conjugate draws now, MCMC draws later):
+draws of the family parameters with a leading dim S = chains x draws, plus draws of
+log pi (S, K). From them
+
+- the posterior predictive joint  log p(x, y=k | data) ~= log mean_s p(x, y=k | theta_s)
+  (log-mean-exp over draws; the API's ``predict_proba`` normalises this over classes),
+- per-draw class probabilities  p(y=k | x, theta_s)  (``predict_proba_draws``),
+- the pointwise joint log-likelihood  log p(x_n, y_n | theta_s)  (``log_likelihood``
+  group, so that ``az.loo`` works without ``var_name``).
+
+Rows of X are processed in chunks so that memory stays bounded for large X x many draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from bayesgen.data.sparse import observed_x
+from bayesgen.inference import classprior
+from bayesgen.utils.heavy import import_arviz
+from bayesgen.utils.logspace import fast_logsumexp, log_mean_exp
+
+if TYPE_CHECKING:  # arviz and xarray are imported when first needed (import time)
+    import arviz as az
+    import xarray as xr
+
+#: float64 values in one chunk's (draws, rows, classes) block (~80 MB); families keep
+#: their own larger temporaries bounded (they block over rows internally)
+CHUNK_BUDGET = 10_000_000
+
+
+#: largest pointwise log-likelihood table (draws x rows) stored in idata_ (~2 GB)
+LOG_LIK_MAX_VALUES = 250_000_000
+
+
+def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
+                   class_alpha: np.ndarray, size: int, rng: np.random.Generator,
+                   fixed: np.ndarray | None = None):
+    """Exact i.i.d. posterior draws of (log pi, family parameters).
+
+    ``fixed``: a fixed class prior (the ``class_prior`` parameter), which then is every
+    draw of pi (pi is known: nothing to sample).
+
+    Returns
+    -------
+    log_pi : ndarray (size, K)
+        Draws of log pi from Dirichlet(N + class_alpha), or log ``fixed`` repeated.
+    params : dict
+        Family parameter draws with leading dim ``size``.
+    post : dict
+        The family's posterior hyper-parameters.
+    """
+    post = family.posterior(stats, prior)
+    params = family.draw(post, size, rng)
+    if fixed is not None:
+        return classprior.log_constant(fixed, size), params, post
+    log_pi = classprior.log_dirichlet(classprior.posterior(counts, class_alpha), size, rng)
+    return log_pi, params, post
+
+
+def closed_form_log_pi(estimator) -> np.ndarray:
+    """log E[pi_k | data], (K,): the Dirichlet posterior mean (N_k + a_k) / sum (N + a),
+    or log of the fixed ``class_prior``."""
+    conc = classprior.fixed_of(estimator)
+    if conc is None:
+        conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
+    with np.errstate(divide="ignore"):
+        return np.log(conc / conc.sum())
+
+
+def closed_form_log_joint(estimator, X: np.ndarray) -> np.ndarray:
+    """``log E[pi_k | data] + log p(x | y=k, data)`` for ``X`` in the family's
+    (internal) coordinates, shape (n, K).
+
+    E[pi_k | data] = (N_k + a_k) / sum_j (N_j + a_j) (Dirichlet posterior mean) and
+    p(x | y=k, data) is the family's closed-form posterior predictive density.
+    """
+    if "semi_rb" in estimator.posterior_:  # unlabelled rows: bayesgen.semi.augmentation
+        from bayesgen.semi.augmentation import rb_log_joint
+
+        return rb_log_joint(estimator, lambda post: estimator.family_.log_predictive(X, post))
+    log_pi = closed_form_log_pi(estimator)
+    with np.errstate(divide="ignore"):
+        return estimator.family_.log_predictive(X, estimator.posterior_) + log_pi
+
+
+def exact_predictive_log_joint(estimator, X) -> np.ndarray:
+    """Closed-form log p(x, y=k | data) of a ``method="conjugate"`` fit, shape (n, K).
+
+    ``log E[pi_k] + log p(x | y=k, data)`` with the family's closed-form predictive
+    density (Student-t, Dirichlet-multinomial, Beta-Bernoulli, negative binomial, ...):
+    pi and the family parameters are independent a posteriori, so the expectation of
+    the joint factorises. It is what ``predict_joint_log_proba`` returns for
+    ``method="conjugate"``; the draw-based :func:`predictive_log_joint` converges to it
+    as the number of draws grows.
+    """
+    if not hasattr(estimator, "posterior_"):
+        raise ValueError("exact_predictive_log_joint needs a model fitted with method='conjugate'.")
+    return estimator.predict_joint_log_proba(X)
+
+
+def _chunk_rows(n_draws: int, n_classes: int) -> int:
+    return max(1, CHUNK_BUDGET // max(1, n_draws * n_classes))
+
+
+def iter_log_joint(family, X: np.ndarray, params: dict, log_pi: np.ndarray
+                   ) -> Iterator[tuple[slice, np.ndarray]]:
+    """Yield ``(rows, log p(x, y=k | theta_s))`` of shape (S, rows, K) chunk by chunk."""
+    n_draws, n_classes = log_pi.shape
+    step = _chunk_rows(n_draws, n_classes)
+    with np.errstate(divide="ignore"):
+        for start in range(0, X.shape[0], step):
+            rows = slice(start, min(start + step, X.shape[0]))
+            yield rows, family.log_lik(X[rows], params, full=True) + log_pi[:, None, :]
+
+
+def predictive_log_joint(family, X: np.ndarray, params: dict, log_pi: np.ndarray) -> np.ndarray:
+    """log p(x, y=k | data) ~= log mean_s p(x, y=k | theta_s), shape (n, K)."""
+    out = np.empty((X.shape[0], log_pi.shape[1]))
+    for rows, lj in iter_log_joint(family, X, params, log_pi):
+        out[rows] = log_mean_exp(lj, axis=0)
+    return out
+
+
+def proba_draws(family, X: np.ndarray, params: dict, log_pi: np.ndarray) -> np.ndarray:
+    """p(y=k | x, theta_s) per draw, shape (S, n, K); a row impossible under every class
+    for some draw gets that draw's pi (as the plug-in rule does)."""
+    out = np.empty((log_pi.shape[0], X.shape[0], log_pi.shape[1]))
+    for rows, lj in iter_log_joint(family, X, params, log_pi):
+        norm = fast_logsumexp(lj, axis=2, keepdims=True)
+        bad = ~np.isfinite(norm[..., 0])
+        if bad.any():
+            norm[bad] = 0.0
+            lj[bad] = np.broadcast_to(log_pi[:, None, :], lj.shape)[bad]
+        out[:, rows] = np.exp(lj - norm)
+    return out
+
+
+def pointwise_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict,
+                      log_pi: np.ndarray) -> np.ndarray:
+    """log p(x_n, y_n | theta_s), shape (S, n): the joint per observation and draw.
+
+    ``X``, ``y`` are the training rows. A family with the optional hook
+    ``train_log_lik(X, y, params) -> (S, n)`` gives log p(x_n | y_n, theta_s) of its
+    training rows itself (KernelNB: each row's leave-one-out term, the likelihood NUTS
+    samples, rather than ``log_lik`` with the row under its own kernel; MixedNB: the sum
+    over its parts) and log pi_{y_n} is added; otherwise ``log_lik`` at class y_n.
+    """
+    if hasattr(family, "train_log_lik"):
+        with np.errstate(divide="ignore"):
+            return family.train_log_lik(X, y, params) + log_pi[:, y]
+    out = np.empty((log_pi.shape[0], X.shape[0]))
+    for rows, lj in iter_log_joint(family, X, params, log_pi):
+        yi = y[rows]
+        out[:, rows] = np.take_along_axis(lj, yi[None, :, None].repeat(lj.shape[0], 0), 2)[..., 0]
+    return out
+
+
+def coords_for(classes: np.ndarray, feature_names: list[str], family, params: dict) -> dict:
+    """ArviZ coords: class labels, feature names (also as ``feature_bis``), the family's
+    own named coordinates if it has a ``coords()`` method (MixedNB's per-part feature
+    dims), and integer coordinates for any other dim in ``param_dims`` (``category``)."""
+    param_dims = family.param_dims
+    coords = {
+        "class": [c.item() if isinstance(c, np.generic) else c for c in classes],
+        "feature": list(feature_names),
+        "feature_bis": list(feature_names),
+    }
+    if hasattr(family, "coords"):
+        coords.update(family.coords())
+    for name, dims in param_dims.items():
+        if params is None or name not in params:
+            continue  # before fitting: families with extra dims give them in coords()
+        shape = np.shape(params[name])[-len(dims):]
+        for dim, size in zip(dims, shape, strict=True):
+            if dim not in coords:
+                coords[dim] = list(range(size))
+    return coords
+
+
+def reshape_draws(value: np.ndarray, chains: int, draws: int) -> np.ndarray:
+    """(S, ...) -> (chains, draws, ...)."""
+    return np.asarray(value).reshape(chains, draws, *np.shape(value)[1:])
+
+
+def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: int,
+                draws: int, coords: dict, log_lik: np.ndarray, X: np.ndarray,
+                y: np.ndarray, sample_stats: dict | None = None,
+                attrs: dict | None = None) -> az.InferenceData:
+    """Assemble ``posterior``, ``log_likelihood``, ``observed_data`` (and ``sample_stats``).
+
+    ``posterior`` holds ``pi`` (chain, draw, class) and every family parameter with its
+    named dims; ``log_likelihood`` holds one variable ``y`` = the joint log p(x_n, y_n |
+    theta) (chain, draw, obs), left out when ``log_lik`` is None (too large to store);
+    ``observed_data`` holds ``y`` (class index, obs) and ``x`` (obs, feature), left out
+    (with ``log_likelihood``) when ``X`` is None (a fit from statistics alone).
+    """
+    az = import_arviz()
+
+    posterior = {"pi": reshape_draws(np.exp(log_pi), chains, draws)}
+    dims = {"pi": ["class"]}
+    for name, var_dims in param_dims.items():
+        posterior[name] = reshape_draws(params[name], chains, draws)
+        dims[name] = list(var_dims)
+    # arrays, not lists: ArviZ deep-copies the coords per variable (a minute for lists
+    # of 300,000 feature names, milliseconds for arrays)
+    coords = {k: np.asarray(v) for k, v in coords.items()}
+    observed, x_dims = None, {}
+    if X is not None:  # None: fitted from statistics, no rows (bayesgen.scale.streaming)
+        coords["obs"] = np.arange(X.shape[0])
+        x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
+        observed = {"y": y.astype(np.int64), **x_vars}
+        dims = {**dims, "y": ["obs"]}
+    idata = az.from_dict(
+        posterior=posterior,
+        log_likelihood=None if log_lik is None else {"y": reshape_draws(log_lik, chains, draws)},
+        observed_data=observed,
+        sample_stats=sample_stats,
+        coords=coords,
+        dims={**dims, **x_dims},
+        attrs=attrs or {},
+    )
+    return idata
+
+
+def posterior_mean(params: dict, random: dict) -> dict:
+    """Posterior means of the random parameters (keys of ``random``, i.e. the family's
+    ``param_dims``, which carry the leading draw dim); fixed entries pass through."""
+    return {k: (np.mean(v, axis=0) if k in random else v) for k, v in params.items()}
+
+
+def as_dataarray(values: np.ndarray, chains: int, draws: int, classes: np.ndarray,
+                 name: str = "p") -> xr.DataArray:
+    """(S, n, K) -> DataArray with dims (chain, draw, obs, class)."""
+    import xarray as xr
+
+    return xr.DataArray(
+        reshape_draws(values, chains, draws),
+        dims=("chain", "draw", "obs", "class"),
+        coords={
+            "chain": np.arange(chains),
+            "draw": np.arange(draws),
+            "obs": np.arange(values.shape[1]),
+            "class": [c.item() if isinstance(c, np.generic) else c for c in classes],
+        },
+        name=name,
+    )

@@ -1,0 +1,173 @@
+"""From training rows to sufficient statistics: the first half of every fit.
+
+``fit`` is two steps, so that every way of obtaining statistics shares the second:
+
+1. :func:`read_batch` validates a batch of rows (X, y, sample_weight), encodes the
+   labels, chooses the affine frame of the real-valued columns (first batch only) and
+   returns the family's weighted per-class sufficient statistics;
+2. :meth:`bayesgen.estimators.base.GenerativeClassifier._fit_statistics` turns statistics into
+   the fitted model (prior, MLE/MAP, conjugate posterior or NUTS).
+
+``partial_fit``, ``bg.merge``, Dask's tree reduction, missing values and EM differ
+only in how they obtain (or combine, with the family's ``merge``) the statistics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from bayesgen.data import missing, sparse, tables
+from bayesgen.data.validation import (
+    _check_label_types,
+    check_label_sequence,
+    check_sample_weight,
+    check_stats,
+    encode_labels,
+)
+from bayesgen.inference import scoring
+from bayesgen.semi import unlabeled as semi
+from bayesgen.utils.threads import no_spin
+
+
+@dataclass
+class Batch:
+    """One validated batch of training rows and its statistics.
+
+    Attributes
+    ----------
+    X : ndarray (n, d)
+        Validated rows in the user's units (after the family's support checks).
+    y_index : ndarray (n,) of int
+        Class index of every row, into ``classes``.
+    weights : ndarray (n,)
+        Validated sample weights.
+    classes : ndarray (K,)
+        Sorted class labels.
+    stats : dict
+        The family's weighted per-class sufficient statistics (internal frame).
+    counts : ndarray (K,)
+        Weighted class counts N_k.
+    unlabeled : :class:`bayesgen.semi.unlabeled.Unlabeled` or None
+        The unlabelled rows (then ``X``, ``y_index``, ``weights``, ``stats`` and
+        ``counts`` are those of the labelled rows), or None.
+    """
+
+    X: np.ndarray
+    y_index: np.ndarray
+    weights: np.ndarray
+    classes: np.ndarray
+    stats: dict
+    counts: np.ndarray
+    unlabeled: semi.Unlabeled | None = None
+
+
+def validate_rows(estimator, X: Any, y: Any, *, reset: bool, whole: bool = True):
+    """scikit-learn's ``validate_data`` (float64; sets or checks ``n_features_in_``)
+    after DataFrames are read column by column (:mod:`bayesgen.data.tables`)."""
+    X = tables.to_numeric(estimator, X, reset=reset, grow=True, whole=whole)
+    y = check_label_sequence(y)
+    X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False,
+                         reset=reset, **sparse.validate_kwargs(estimator, X))
+    _check_infinite(estimator, X)
+    return X, y
+
+
+def _check_infinite(estimator, X: Any) -> None:
+    """Infinity is an error, NaN a missing value: one pass over X
+    (:func:`bayesgen.data.missing.check_infinite`, which also records a complete X for the
+    missing-value checks of the same call), unless the family's support check scans X
+    itself (count families, ``support_check_rejects_nan``)."""
+    if not estimator._fused_finite_check():
+        missing.check_infinite(X, type(estimator).__name__)
+
+
+def validate_predict(estimator, X: Any) -> Any:
+    """Rows to predict: DataFrames read column by column, scikit-learn's checks (NaN
+    allowed: a missing value, see :mod:`bayesgen.data.missing`), the missing-value guard and
+    the family's support checks."""
+    X = tables.to_numeric(estimator, X, reset=False)
+    X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
+                      **sparse.validate_kwargs(estimator, X))
+    _check_infinite(estimator, X)
+    return missing.check_X(estimator, estimator.family_, X, estimator.method)
+
+
+def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
+               classes: np.ndarray | None = None, reset: bool = True,
+               frame_rows: int | None = None, whole: bool = True):
+    """Validate a batch and compute its statistics.
+
+    Creates the family (``estimator._make_family``) and chooses the frame of this batch
+    (sets ``estimator.frame_``); returns ``(family, batch)``. ``classes`` None: the
+    labels of the batch are the classes (at least two). Otherwise the sorted labels the
+    batch's are encoded against (a batch of one class is fine; a label not among them
+    is a ``ValueError``): ``partial_fit`` and Dask chunks. ``reset=False`` checks the
+    columns against the estimator's ``n_features_in_`` / ``feature_names_in_``.
+    ``frame_rows``: choose the frame from about that many rows (see
+    :func:`bayesgen.inference.scoring.fit_frame`). ``whole=False``: the rows are one chunk of the
+    training set (Dask), whose columns with no observed value are checked on the total.
+
+    Unlabelled rows (None, NaN, pd.NA or the estimator's ``unlabeled`` value in y, see
+    :mod:`bayesgen.semi.unlabeled`): the classes are those of the labelled rows, the statistics
+    are the labelled rows', and the others are returned in ``batch.unlabeled``; with
+    ``classes`` given (``partial_fit``, Dask) they are a ``ValueError``.
+    """
+    # X and Z are checked for NaN once each; one BLAS thread (bayesgen.utils.threads.no_spin)
+    with missing.scan_scope(), no_spin():
+        return _read_batch(estimator, X, y, sample_weight, method, classes=classes,
+                           reset=reset, frame_rows=frame_rows, whole=whole)
+
+
+def _read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
+                classes: np.ndarray | None, reset: bool, frame_rows: int | None,
+                whole: bool):
+    y, unlabeled = semi.split_labels(y, getattr(estimator, "unlabeled", None))
+    if classes is not None:
+        semi.reject_streaming(unlabeled, f"{type(estimator).__name__}.partial_fit")
+    X, y = validate_rows(estimator, X, y, reset=reset, whole=whole)
+    if classes is None:
+        classes, y_index = encode_labels(y)
+    else:
+        y_index = encode_known(y, classes)
+    weights = check_sample_weight(sample_weight, X.shape[0], method)  # NaN in X: missing
+    family = estimator._make_family(X)
+    family.labels = classes
+    X = missing.check_X(estimator, family, X, method, reset=reset and whole)
+    Z = scoring.fit_frame(estimator, family, X, weights, frame_rows)  # internal frame
+    rows = None
+    if unlabeled is not None:  # the labelled rows' statistics; the others kept as rows
+        X, Z, y_index, weights, rows = semi.split_rows(X, Z, y_index, weights, unlabeled)
+    stats = family.stats(Z, y_index, weights, classes.size)
+    check_stats(stats, X, weights, type(estimator).__name__)
+    counts = np.bincount(y_index, weights=weights, minlength=classes.size)
+    return family, Batch(X, y_index, weights, classes, stats, counts, rows)
+
+
+def encode_known(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Class index (n,) of every label of ``y`` into the sorted ``classes``.
+
+    Raises ``ValueError`` listing the labels of ``y`` that are not among ``classes``.
+    """
+    if y.dtype == object:
+        y = _check_label_types(y)
+    try:
+        index = np.searchsorted(classes, y)
+    except TypeError:  # labels of another type than the classes (str vs int)
+        index = np.zeros(y.shape[0], dtype=np.intp)
+        known = np.zeros(y.shape[0], dtype=bool)
+    else:
+        index = np.minimum(index, classes.size - 1)
+        known = classes[index] == y
+    if not np.all(known):
+        unknown = np.unique(np.asarray(y[~known], dtype=object).astype(str))
+        raise ValueError(
+            f"y holds label(s) {unknown[:10].tolist()} that are not among classes="
+            f"{np.asarray(classes).tolist()} (given at the first call to partial_fit, or "
+            "seen in fit). Every label must be one of them; pass all the classes on the "
+            "first call."
+        )
+    return index.astype(np.intp)

@@ -1,0 +1,310 @@
+"""Pieces of statistics: the common currency of ``partial_fit``, ``bg.merge`` and Dask.
+
+A :class:`Piece` is what one piece of data (a batch, a Dask chunk, a fitted estimator)
+contributes: its classes, the family's statistics in the affine frame the piece chose,
+and its class counts. :func:`merge_pieces` combines two (classes united, statistics
+merged by the family, which re-expresses frames exactly) and :func:`commit` fits an
+estimator from a piece atomically (see :mod:`bayesgen.scale.streaming`).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+from bayesgen.data import missing, sparse
+from bayesgen.data.validation import WEIGHT_TOTAL_MAX, _all_finite, _check_label_types
+from bayesgen.exceptions import DataWarning, warn
+from bayesgen.inference import statistics
+from bayesgen.scale import piece_levels
+
+
+@dataclass
+class Piece:
+    """The statistics of one piece of data (a batch, a chunk, a fitted estimator).
+
+    Attributes
+    ----------
+    classes : ndarray (K,)
+        Sorted labels the statistics are indexed by (some may have zero count).
+    stats : dict
+        The family's statistics, in the frame ``frame``.
+    counts : ndarray (K,)
+        Weighted class counts.
+    family : family object
+        A family of the estimator's configuration (for ``merge``); not yet fitted when
+        the piece comes from rows.
+    frame : Frame or None
+        The frame of the real-valued statistics.
+    n_features : int
+    feature_names : ndarray of str or None
+    columns : bayesgen.data.tables.Columns or None
+        The record of the columns the rows were read with (kinds, families, and the
+        levels behind the codes of categorical columns).
+    n_observed : ndarray (d,) or None
+        Rows with an observed (not missing) entry, per column (None: not counted, e.g.
+        an estimator's statistics); a Dask fit checks on the total that every column
+        has one.
+    """
+
+    classes: np.ndarray
+    stats: dict
+    counts: np.ndarray
+    family: Any
+    frame: Any
+    n_features: int
+    feature_names: np.ndarray | None
+    columns: Any = None
+    n_observed: np.ndarray | None = None
+
+
+# ------------------------------------------------------------------ classes
+def unique_labels(labels: Any, name: str = "classes") -> np.ndarray:
+    """Sorted distinct labels of a 1-D array-like (all strings or all numbers)."""
+    values = np.asarray(labels)
+    if values.ndim != 1:
+        values = values.reshape(-1)
+    if values.dtype == object:
+        values = _check_label_types(values)
+    try:
+        check_classification_targets(values)
+        return np.unique(values)
+    except TypeError as err:
+        raise ValueError(f"{name} holds labels that cannot be sorted ({err}).") from None
+
+
+def same_labels(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and _comparable(a, b) and bool(np.all(a == b))
+
+
+def _comparable(a: np.ndarray, b: np.ndarray) -> bool:
+    """Both numeric or both not (strings): labels that can be compared and sorted."""
+    return (a.dtype.kind in "biuf") == (b.dtype.kind in "biuf")
+
+
+# ------------------------------------------------------------------- pieces
+def template(estimator, fitted: bool):
+    """A bare estimator with ``estimator``'s parameters (and, if ``fitted``, its
+    ``n_features_in_`` / ``feature_names_in_`` and a copy of its column record, whose
+    levels a new batch may extend) for validating new rows: nothing of ``estimator``
+    itself is changed by the validation."""
+    new = type(estimator).__new__(type(estimator))
+    keep = set(estimator._get_param_names())
+    if fitted:
+        keep |= {"n_features_in_", "feature_names_in_"}
+    new.__dict__.update({k: v for k, v in vars(estimator).items()
+                         if k in keep or k.startswith("_sklearn_output")})
+    if fitted and getattr(estimator, "_columns", None) is not None:
+        new._columns = copy.deepcopy(estimator._columns)
+    return new
+
+
+def check_weight_total(sample_weight: Any, method: str, who: str) -> None:
+    """For ``"mle"``, ``fit`` divides weights whose total exceeds 2**128 by a power of
+    two; pieces would each be divided by their own, so a piece of such weights is an
+    error here (the MLE does not change under a common factor: rescale them all)."""
+    if method != "mle" or sample_weight is None or np.isscalar(sample_weight):
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(np.asarray(sample_weight, dtype=np.float64))
+    if total > WEIGHT_TOTAL_MAX:
+        raise ValueError(
+            f"{who}: sample_weight of this batch sums to {total:.3g} (> 2**128), which "
+            "method='mle' cannot rescale consistently across batches; divide every "
+            "batch's weights by one common factor (the MLE does not change)."
+        )
+
+
+#: rows a batch's frame is chosen from (its statistics are re-expressed exactly anyway)
+FRAME_ROWS = 2**14
+
+
+def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
+                classes: np.ndarray | None, *, reset: bool, whole: bool = True) -> Piece:
+    """Validate rows against the template (or, with ``reset``, set its columns from
+    them) and compute their statistics in their own frame. ``whole=False`` (a Dask
+    chunk): a column with no observed value is not an error here (see ``n_observed``)."""
+    est = copy.copy(tmpl)
+    if getattr(est, "_columns", None) is not None:  # grown by this batch, not shared
+        est._columns = copy.deepcopy(est._columns)  # (Dask chunks share the template)
+    check_weight_total(sample_weight, method, f"{type(est).__name__}.partial_fit")
+    family, batch = statistics.read_batch(est, X, y, sample_weight, method, classes=classes,
+                                        reset=reset, frame_rows=FRAME_ROWS, whole=whole)
+    return Piece(batch.classes, batch.stats, batch.counts, family,
+                 getattr(est, "frame_", None), est.n_features_in_,
+                 getattr(est, "feature_names_in_", None), getattr(est, "_columns", None),
+                 _observed(batch.X))
+
+
+def _observed(X: Any) -> np.ndarray:
+    """Rows with an observed (non-NaN) entry per column of validated X (dense or sparse)."""
+    n, d = X.shape
+    if not missing.has_missing(X):
+        return np.full(d, n, dtype=np.int64)
+    if sparse.is_sparse(X):
+        X = X.tocsr()
+        return n - np.bincount(X.indices[np.isnan(X.data)], minlength=d)
+    return n - np.isnan(X).sum(axis=0)
+
+
+def stored_piece(estimator) -> Piece:
+    """The statistics an estimator was fitted on (or has accumulated)."""
+    return Piece(estimator.classes_, estimator.stats_, estimator.class_count_,
+                 estimator.family_, getattr(estimator, "frame_", None),
+                 estimator.n_features_in_, getattr(estimator, "feature_names_in_", None),
+                 getattr(estimator, "_columns", None))
+
+
+#: statistics keys with a leading class axis (``scatter`` too when it is (K, d, d))
+_CLASS_AXIS = {"count", "mean", "m2", "rows", "feature_count", "category_count",
+               "observed", "observed_rows"}  # observed: per (class, feature), missing values
+#: statistics keys without one
+_NO_CLASS_AXIS = {"loc", "scale", "X", "w", "row", "n_rows", "categories", "n_seen"}
+
+
+def reindex_classes(stats: dict, position: np.ndarray, n_classes: int) -> dict:
+    """Statistics over classes ``0..K_old-1`` as statistics over ``n_classes`` classes,
+    class k moved to ``position[k]``; the new classes get zero weight.
+
+    KernelNB's per-point class index ``y`` and the ``cls`` of missing-value groups
+    (LDA/QDA, MultinomialNB) are mapped; MixedNB's ``parts`` recursively.
+    """
+    out = {}
+    for key, value in stats.items():
+        if key == "parts":
+            out[key] = [reindex_classes(part, position, n_classes) for part in value]
+        elif key == "y":
+            out[key] = position[value]
+        elif key == "groups":  # (class, missingness pattern) groups: their class index
+            out[key] = dict(value, cls=position[value["cls"]].astype(np.intp))
+        elif key in _CLASS_AXIS or (key == "scatter" and np.ndim(value) == 3):
+            value = np.asarray(value)
+            new = np.zeros((n_classes, *value.shape[1:]), dtype=value.dtype)
+            new[position] = value
+            out[key] = new
+        elif key in _NO_CLASS_AXIS or key == "scatter":
+            out[key] = value
+        else:
+            raise ValueError(
+                f"statistics {key!r} cannot be re-indexed to a different set of classes; "
+                "merge pieces fitted with the same classes (pass classes= to partial_fit)."
+            )
+    return out
+
+
+def merge_pieces(a: Piece, b: Piece) -> Piece:
+    """The piece of the union of two disjoint data sets (``a``'s rows first).
+
+    Classes are united (a class missing from one side has zero count there), so are
+    the levels of categorical columns (:mod:`bayesgen.scale.piece_levels`); the statistics
+    are merged by the family, in ``a``'s frame.
+    """
+    if a.n_features != b.n_features:
+        raise ValueError(
+            f"The statistics merged have different numbers of features ({a.n_features} "
+            f"and {b.n_features}); every batch and shard must have the same columns."
+        )
+    if not _same_names(a.feature_names, b.feature_names):
+        raise ValueError(
+            "The feature names differ between the pieces merged "
+            f"({_names(a.feature_names)} vs {_names(b.feature_names)}); every batch and "
+            "shard must have the same columns in the same order."
+        )
+    columns, sa, sb = piece_levels.unite(a.columns, b.columns, a.family, a.stats, b.stats)
+    ca, cb, classes = a.counts, b.counts, a.classes
+    if not same_labels(a.classes, b.classes):
+        if not _comparable(a.classes, b.classes):
+            raise ValueError(
+                f"The class labels cannot be united: {a.classes.tolist()} and "
+                f"{b.classes.tolist()} (strings and numbers)."
+            )
+        classes = np.union1d(a.classes, b.classes)
+        pa, pb = np.searchsorted(classes, a.classes), np.searchsorted(classes, b.classes)
+        sa, sb = reindex_classes(sa, pa, classes.size), reindex_classes(sb, pb, classes.size)
+        ca, cb = _spread(ca, pa, classes.size), _spread(cb, pb, classes.size)
+    stats = a.family.merge(sa, sb)
+    seen = None if a.n_observed is None or b.n_observed is None else a.n_observed + b.n_observed
+    return replace(a, classes=classes, stats=stats, counts=ca + cb, family=b.family,
+                   columns=columns, n_observed=seen)
+
+
+def _spread(counts: np.ndarray, position: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size)
+    out[position] = counts
+    return out
+
+
+def _same_names(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return len(a) == len(b) and bool(np.all(np.asarray(a) == np.asarray(b)))
+
+
+def _names(names: np.ndarray | None) -> str:
+    return "no names" if names is None else str(list(names)[:6])
+
+
+# ------------------------------------------------------------------- commit
+def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
+    """Fit ``estimator`` from the statistics of ``piece`` (no rows at hand).
+
+    Everything is computed on a copy that replaces the estimator's state only once it
+    is complete: a ``ValueError`` leaves the estimator as it was. With ``defer``
+    (``partial_fit`` before the model could be fitted once), statistics from which the
+    model cannot be fitted yet while some class has fewer than d + 2 samples (the most
+    any method needs: QDA's MLE needs d + 1, KernelNB 2 per class) are kept instead,
+    with a ``DataWarning`` that quotes the error: the estimator is then not fitted
+    (``NotFittedError``) until a later batch fills the classes.
+    """
+    who = type(estimator).__name__
+    if not _all_finite(piece.stats):
+        raise ValueError(
+            f"{who}: the merged sufficient statistics overflow float64; rescale the "
+            "features (e.g. StandardScaler) or sample_weight."
+        )
+    new = type(estimator).__new__(type(estimator))
+    new.__dict__.update(vars(estimator))
+    _set_columns(new, piece)
+    family = copy.deepcopy(piece.family)
+    family.labels = piece.classes
+    if piece.frame is not None:
+        family.frame = piece.frame
+    if piece.columns is not None and hasattr(family, "levels"):
+        family.levels = piece.columns.level_list()
+    try:
+        new._fit_statistics(method, family, piece.classes, piece.stats, piece.counts, None)
+    except ValueError as err:
+        few = piece.classes[piece.counts < piece.n_features + 2]
+        if not (defer and few.size):
+            raise
+        new = template(estimator, fitted=False)
+        _set_columns(new, piece)
+        new.classes_, new.class_count_, new.stats_, new.family_ = (
+            piece.classes, piece.counts, piece.stats, family)
+        warn(
+            f"{who}.partial_fit: class(es) {few.tolist()} have few samples so far "
+            f"(fewer than d + 2 = {piece.n_features + 2}), and method={method!r} cannot "
+            f"be fitted from them yet. [{err}] The statistics "
+            "are kept and the model is fitted by the first partial_fit call after which "
+            "it can be; until then the estimator is not fitted.",
+            DataWarning,
+        )
+    estimator.__dict__.clear()
+    estimator.__dict__.update(vars(new))
+
+
+def _set_columns(estimator, piece: Piece) -> None:
+    estimator.n_features_in_ = piece.n_features
+    if piece.feature_names is None:
+        estimator.__dict__.pop("feature_names_in_", None)
+    else:
+        estimator.feature_names_in_ = piece.feature_names
+    if piece.columns is None:
+        estimator.__dict__.pop("_columns", None)
+    else:
+        estimator._columns = piece.columns
+    estimator.frame_ = piece.frame

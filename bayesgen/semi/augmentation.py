@@ -1,0 +1,207 @@
+"""Data augmentation with unlabelled rows (``method="conjugate"``).
+
+Tanner & Wong (1987) on (theta, pi, z), z the classes of the unlabelled rows. Every
+chain alternates
+
+1. z_n | x_n, theta, pi ~ Categorical(r_n), r_nk proportional to pi_k p(x_n | y=k, theta),
+   independently per unlabelled row;
+2. theta | data, z from the family's exact conjugate posterior of the completed
+   statistics (labelled rows plus every unlabelled row in its drawn class, weight w_n,
+   by the family's own ``stats``: missing entries, sparse X and categories as in a
+   labelled fit), and pi | data, z ~ Dirichlet(N_k + n_k(z) + a_k) (or the fixed
+   ``class_prior``).
+
+Its stationary distribution is the exact posterior given the labelled and the
+unlabelled rows (``unlabeled_weight`` 1; 0 is the labelled-only posterior, i.i.d.).
+Chains start from independent draws of the labelled-only posterior, run ``tune``
+iterations of burn-in and keep ``draws``; ``sample_stats`` holds ``lp``, the
+observed-data log posterior density of every draw (up to a constant), and the chains are
+checked like NUTS's (R-hat, ESS: :func:`bayesgen.inference.mcmc.warn_if_not_converged`).
+
+Posterior predictive (Rao-Blackwellised): the conjugate posterior of the completed
+statistics and the Dirichlet posterior mean of pi are kept at up to :data:`RB_MAX`
+evenly spaced retained iterations, and
+
+    p(x, y=k | data) ~= mean_t E[pi_k | data, z_t] p(x | y=k, data, z_t),
+
+the mean of closed-form predictive densities (``posterior_["semi_rb"]``), which has a
+far smaller Monte Carlo error than the mean of p(x, y=k | theta_s) over draws.
+
+LDA/QDA with missing entries *and* unlabelled rows: step 2 also draws the missing
+coordinates of every row given its (drawn) class before the conjugate posterior
+(:func:`bayesgen.semi.mvn_gaps.conditional_posterior`, the gap augmentation's exact
+completion of the (pattern, class) statistics); step 1's r_nk use the Gaussian marginal
+of each row's observed coordinates. MultinomialNB with missing counts *and* unlabelled
+rows is not augmented (its completion would need the negative-binomial augmentation of
+:mod:`bayesgen.families.multinomial.augment` inside this loop): a ``ValueError`` points
+to "map" or "mle", whose EM handles both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+from scipy.special import logsumexp
+
+from bayesgen.data import missing
+from bayesgen.data import sparse as _sparse
+from bayesgen.inference import classprior, scoring
+from bayesgen.semi.log_prior import log_prior
+from bayesgen.semi.mvn_gaps import conditional_posterior
+from bayesgen.utils.random import rng_from
+
+#: conjugate posteriors kept for the Rao-Blackwellised posterior predictive
+RB_MAX = 100
+
+
+def check_supported(estimator, family, stats: dict, Z_u) -> None:
+    """``ValueError`` for MultinomialNB with missing counts and unlabelled rows."""
+    needs = getattr(family, "needs_augmentation", None)
+    lab = needs is not None and needs(stats)
+    if family.name == "multinomial" and (lab or missing.has_missing(Z_u)):
+        raise ValueError(
+            f"{type(estimator).__name__} with both missing values in X and unlabelled rows "
+            f"is not available with method={estimator.method!r}; use method='map' or "
+            "'mle' (EM integrates over both), or impute X first."
+        )
+
+
+def _stack(A, B):
+    if _sparse.is_sparse(A) or _sparse.is_sparse(B):
+        return sparse.vstack([sparse.csr_matrix(A), sparse.csr_matrix(B)], format="csr")
+    return np.concatenate([A, B], axis=0)
+
+
+def _first(params: dict, random: dict, size: int) -> dict:
+    return {k: (v[:size] if k in random else v) for k, v in params.items()}
+
+
+def fit(estimator, family, batch, lam: float) -> None:
+    """Conjugate fit of a batch with unlabelled rows (module docstring)."""
+    from bayesgen.inference import mcmc
+    from bayesgen.semi import em
+
+    classes, unl = batch.classes, batch.unlabeled
+    Z_l = scoring.internal(estimator, batch.X)
+    start = em.start_stats(estimator, family, batch, lam)
+    if lam > 0.0:
+        check_supported(estimator, family, batch.stats, unl.Z)
+    # the labelled-only posterior: every fitted attribute, and the chains' start
+    estimator._fit_statistics("conjugate", family, classes, start, batch.counts,
+                              train=(batch.X, batch.y_index))
+    if lam == 0.0:
+        return
+    chains, draws = estimator._posterior_size()
+    tune = estimator.tune
+    if not isinstance(tune, int | np.integer) or tune < 0:
+        raise ValueError(f"tune must be a non-negative integer; got {tune!r}.")
+    rng = rng_from(estimator.random_state)  # a stream apart from the labelled draws
+    rng = np.random.default_rng(rng.integers(2**63))
+    out = _run(estimator, family, batch, Z_l, chains, draws, int(tune), rng)
+    params, log_pi, posts, rb_log_pi, counts, lp = out
+    estimator.params_ = params
+    estimator.log_pi_draws_ = log_pi
+    estimator.posterior_ = {"semi_rb": {"posts": posts, "log_pi": rb_log_pi}}
+    estimator.class_count_ = counts
+    estimator._build_idata({"lp": lp})
+    mcmc.warn_if_not_converged(estimator.idata_, estimator._var_names(), type(estimator).__name__)
+    from bayesgen.inference import posterior
+
+    mean = posterior.posterior_mean(params, family.param_dims)
+    estimator._set_point_attributes(classprior.mean(log_pi, estimator._fixed_pi), mean)
+    estimator._after_fit()
+
+
+def _run(estimator, family, batch, Z_l, chains: int, draws: int, tune: int, rng):
+    """The augmentation chains; returns params (S, ...), log pi (S, K), the kept
+    posteriors and their log E[pi], the mean completed class counts and lp (C, D)."""
+    unl = batch.unlabeled
+    n_classes = batch.classes.size
+    prior, alpha, fixed = estimator.prior_, estimator.class_alpha_, estimator._fixed_pi
+    random = family.param_dims
+    theta = _first(estimator.params_, random, chains)
+    log_pi = estimator.log_pi_draws_[:chains]
+    Z_all = _stack(Z_l, unl.Z)
+    w_all = np.concatenate([batch.weights, unl.w])
+    m = unl.w.size
+    total = tune + draws
+    kept = np.unique(np.linspace(tune, total - 1, min(RB_MAX, draws)).round().astype(int))
+    rb_chain = {int(it): i % chains for i, it in enumerate(kept)}
+    out_params = {k: np.empty((chains, draws, *np.shape(v)[1:])) for k, v in theta.items()
+                  if k in random}
+    out_log_pi = np.empty((chains, draws, n_classes))
+    lp = np.empty((chains, draws))
+    posts, rb_log_pi, count_sum = [], [], np.zeros(n_classes)
+    for it in range(total):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            J_u = family.log_lik(unl.Z, theta, full=True) + log_pi[:, None, :]  # (C, m, K)
+        norm = logsumexp(J_u, axis=-1, keepdims=True)
+        prob = np.exp(J_u - np.where(np.isfinite(norm), norm, 0.0))
+        prob = np.where(np.isfinite(norm), prob, np.exp(log_pi)[:, None, :])
+        if it >= tune:
+            j = it - tune
+            for k in out_params:
+                out_params[k][:, j] = theta[k]
+            out_log_pi[:, j] = log_pi
+            lp[:, j] = _log_post(estimator, family, Z_l, batch, theta, log_pi, norm[..., 0],
+                                 unl.w, prior, alpha, fixed)
+        u = rng.uniform(size=(chains, m, 1))
+        z = np.minimum((np.cumsum(prob, axis=-1) < u).sum(-1), n_classes - 1)
+        new = {k: [] for k in out_params}
+        new_log_pi = np.empty_like(log_pi)
+        for c in range(chains):
+            y_all = np.concatenate([batch.y_index, z[c]])
+            stats = family.stats(Z_all, y_all, w_all, n_classes)
+            counts = batch.counts + np.bincount(z[c], weights=unl.w, minlength=n_classes)
+            one_theta = {k: (v[c] if k in random else v) for k, v in theta.items()}
+            post = conditional_posterior(family, stats, one_theta, prior, rng)  # + x_mis
+            one = family.draw(post, 1, rng)
+            for k in new:
+                new[k].append(one[k][0])
+            conc = classprior.posterior(counts, alpha)
+            if fixed is None:
+                new_log_pi[c] = classprior.log_dirichlet(conc, 1, rng)[0]
+            else:
+                new_log_pi[c] = np.log(fixed)
+            if rb_chain.get(it) == c:
+                posts.append(post)
+                rb_log_pi.append(np.log(conc / conc.sum()) if fixed is None else np.log(fixed))
+            if it >= tune:
+                count_sum += counts
+        theta = dict(theta, **{k: np.stack(v) for k, v in new.items()})
+        log_pi = new_log_pi
+    size = chains * draws
+    params = {k: v.reshape(size, *v.shape[2:]) for k, v in out_params.items()}
+    params.update({k: v for k, v in theta.items() if k not in random})  # fixed params
+    return (params, out_log_pi.reshape(size, n_classes), posts, np.stack(rb_log_pi),
+            count_sum / size, lp)
+
+
+def _log_post(estimator, family, Z_l, batch, theta: dict, log_pi: np.ndarray,
+              norm_u: np.ndarray, w_u: np.ndarray, prior: dict, alpha: np.ndarray,
+              fixed) -> np.ndarray:
+    """Observed-data log posterior density of every chain's current draw, (C,)."""
+    from bayesgen.semi.log_prior import log_class_prior
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        J_l = family.log_lik(Z_l, theta, full=True)  # (C, n, K)
+    rows = np.arange(batch.y_index.size)
+    lab = (J_l[:, rows, batch.y_index] + log_pi[:, batch.y_index]) @ batch.weights
+    out = lab + norm_u @ w_u
+    random = family.param_dims
+    for c in range(out.size):
+        one = {k: (v[c] if k in random else v) for k, v in theta.items()}
+        out[c] += log_prior(family, one, prior)
+        if fixed is None:
+            out[c] += log_class_prior(log_pi[c], alpha)
+    return out
+
+
+def rb_log_joint(estimator, log_predictive) -> np.ndarray:
+    """log mean_t exp(log E[pi | z_t] + log_predictive(post_t)), (n, K), for the kept
+    posteriors; ``log_predictive(post) -> (n, K)`` (the family's closed form)."""
+    rb = estimator.posterior_["semi_rb"]
+    values = np.stack([log_predictive(post) + lpi
+                       for post, lpi in zip(rb["posts"], rb["log_pi"], strict=True)])
+    with np.errstate(divide="ignore"):
+        return logsumexp(values, axis=0) - np.log(values.shape[0])

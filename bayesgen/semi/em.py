@@ -1,0 +1,283 @@
+"""EM with unlabelled rows for ``method="mle"`` and ``"map"`` (every parametric family).
+
+Nigam, McCallum, Thrun & Mitchell (2000), for any family. The observed-data objective,
+with lambda = ``unlabeled_weight``, is
+
+    l(theta, pi) = sum_{n in L} w_n [log pi_{y_n} + log p(x_n | y_n, theta)]
+                   + lambda sum_{n in U} w_n log sum_k pi_k p(x_n | y=k, theta)
+                   [+ log p(theta) + sum_k (a_k - 1) log pi_k   for "map"]
+
+(:mod:`bayesgen.semi.log_prior` for log p(theta); a fixed ``class_prior`` has no term).
+Each iteration
+
+* E-step: responsibilities r_nk = p(y=k | x_n, theta, pi) of the unlabelled rows
+  (log-sum-exp; a row impossible under every class gets r = pi);
+* M-step: the family's closed-form ``mle`` / ``map`` on the statistics of the labelled
+  rows plus every unlabelled row in every class k with weight ``lambda w_n r_nk``
+  (the family's own ``stats``, so missing entries, sparse X and categories work as in
+  a labelled fit), and pi from the counts ``N_k + lambda sum_n w_n r_nk``.
+
+Both are the exact maximisers of the expected complete-data objective, which is linear
+in those statistics, so l never decreases (tested; ``em_objective_`` holds it after
+every iteration, starting at the labelled-only fit, the starting point; for "mle",
+the labelled-only MAP when the labelled rows are too few for an MLE). For LDA/QDA
+with missing entries the M-step is itself EM over the missing coordinates
+(:mod:`bayesgen.families.mvn.em`), run to convergence: a generalised EM, still
+monotone. ``divisor="unbiased"`` (MLE): EM maximises the likelihood with the divisor
+N_k, and the family's own estimate (with N_k - 1) is computed once on the final
+statistics. EM stops when an iteration raises l by at most ``TOL * max(1, |l|)``, or
+after ``MAX_ITER`` iterations with a :class:`bayesgen.ConvergenceWarning`.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from scipy import sparse
+from scipy.special import logsumexp
+
+from bayesgen.data import sparse as _sparse
+from bayesgen.inference import classprior, scoring
+from bayesgen.semi.log_prior import log_class_prior, log_prior
+
+#: relative tolerance on the increase of the objective per iteration
+TOL = 1e-9
+#: iterations after which EM stops with a ConvergenceWarning
+MAX_ITER = 1000
+
+
+class _Data:
+    """Labelled rows, unlabelled rows and the stacked rows of the M-step."""
+
+    def __init__(self, estimator, batch, n_classes: int, lam: float) -> None:
+        unl = batch.unlabeled
+        self.Z_l = scoring.internal(estimator, batch.X)
+        self.y_l, self.w_l = batch.y_index, batch.weights
+        self.Z_u, self.w_u, self.lam = unl.Z, unl.w, lam
+        m = unl.w.shape[0]
+        copies = [self.Z_l, *([self.Z_u] * n_classes)]
+        if _sparse.is_sparse(self.Z_u):
+            self.Z_all = sparse.vstack([sparse.csr_matrix(A) for A in copies], format="csr")
+        else:
+            self.Z_all = np.concatenate(copies, axis=0)
+        self.y_all = np.concatenate([self.y_l, np.repeat(np.arange(n_classes), m)])
+
+    def weights(self, R: np.ndarray) -> np.ndarray:
+        """Row weights of the stacked rows: labelled w_n, then lambda w_n r_nk class by
+        class."""
+        extra = (self.lam * self.w_u[:, None] * R).T.reshape(-1)
+        return np.concatenate([self.w_l, extra])
+
+
+def objective(family, method: str, params: dict, log_pi: np.ndarray, prior: dict | None,
+              alpha: np.ndarray, fixed, data: _Data) -> tuple[float, np.ndarray]:
+    """The objective l (module docstring) and the unlabelled rows' log responsibilities
+    (m, K) at (params, pi)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        J_l = family.log_lik(data.Z_l, params, full=True)
+        rows = np.arange(data.y_l.shape[0])
+        terms = log_pi[data.y_l] + J_l[rows, data.y_l]
+        value = float(np.sum(np.where(data.w_l > 0, data.w_l * terms, 0.0)))
+    if data.lam == 0.0:  # the unlabelled rows do not enter
+        log_r = np.broadcast_to(log_pi, (data.w_u.shape[0], log_pi.size))
+    else:
+        mixture, log_r = unlabelled_term(family, params, log_pi, data)
+        value += mixture
+    return value + prior_terms(family, method, params, log_pi, prior, alpha, fixed), log_r
+
+
+def em_start(estimator, method: str) -> tuple:
+    """(prior, class_alpha, fixed pi, params, log pi) of the fitted labelled-only start;
+    prior None for ``"mle"``."""
+    prior = estimator.prior_ if method == "map" else None
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(estimator.class_prior_)
+    return prior, estimator.class_alpha_, estimator._fixed_pi, estimator.params_, log_pi
+
+
+def warn_not_converged(estimator, trace: list, alternative: str,
+                       max_iter: int = MAX_ITER) -> None:
+    """``bg.ConvergenceWarning``: EM stopped at ``max_iter`` iterations."""
+    from bayesgen.exceptions import ConvergenceWarning, warn
+
+    warn(f"{type(estimator).__name__} semi-supervised EM did not converge in {max_iter} "
+         f"iterations (last change of the objective {trace[-1] - trace[-2]:.3g}); the "
+         f"estimate may be inaccurate. A smaller unlabeled_weight, or {alternative}, "
+         "avoids it.", ConvergenceWarning)
+
+
+def iterate(estimator, method: str, log_r: np.ndarray, trace: list, update, evaluate,
+            alpha, fixed, *, max_iter: int, alternative: str) -> tuple[int, tuple]:
+    """The EM iterations shared by every family, from the start's log responsibilities.
+
+    Each iteration: R = exp(log_r); ``update(R)`` -> (params, class counts, extra) (the
+    M-step); pi from the counts (:func:`bayesgen.inference.classprior.point`); ``evaluate(params,
+    log pi)`` -> (objective, new log_r) (the E-step). Stops when the objective rises by
+    at most ``TOL * max(1, |l|)``, or after ``max_iter`` iterations with
+    :func:`warn_not_converged`; appends every objective to ``trace``.
+
+    Returns
+    -------
+    (n_iter, (params, counts, pi, extra)) of the last iteration.
+
+    Raises
+    ------
+    ValueError
+        When an unlabelled row has zero likelihood under every class (objective -inf).
+    """
+    n_iter, last = 0, None
+    while n_iter < max_iter:
+        params, counts, extra = update(np.exp(log_r))
+        pi = classprior.point(method, counts, alpha, fixed)
+        with np.errstate(divide="ignore"):
+            log_pi = np.log(pi)
+        value, log_r = evaluate(params, log_pi)
+        trace.append(value)
+        n_iter += 1
+        last = (params, counts, pi, extra)
+        if not np.isfinite(value):
+            raise ValueError(
+                f"{type(estimator).__name__} method={method!r}: an unlabelled row has zero "
+                "likelihood under every class at the EM estimate (a probability estimated "
+                "as exactly 0); use method='map', whose prior keeps probabilities positive."
+            )
+        if np.isfinite(trace[-2]) and value - trace[-2] <= TOL * max(1.0, abs(value)):
+            return n_iter, last
+    warn_not_converged(estimator, trace, alternative, max_iter)
+    return n_iter, last
+
+
+def unlabelled_term(family, params: dict, log_pi: np.ndarray, data) -> tuple[float, np.ndarray]:
+    """lambda sum_n w_n log sum_k pi_k p(u_n | k) over the unlabelled rows, and their log
+    responsibilities log r_nk (m, K); a row impossible under every class gets the
+    class prior as responsibilities (and adds -inf only if its weight is positive)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        J_u = family.log_lik(data.Z_u, params, full=True) + log_pi
+        norm = logsumexp(J_u, axis=1)
+        value = data.lam * float(np.sum(np.where(data.w_u > 0, data.w_u * norm, 0.0)))
+        log_r = J_u - norm[:, None]
+    bad = ~np.isfinite(norm)
+    if bad.any():
+        log_r[bad] = np.broadcast_to(log_pi, log_r[bad].shape)
+    return value, log_r
+
+
+def prior_terms(family, method: str, params: dict, log_pi: np.ndarray, prior, alpha,
+                fixed) -> float:
+    """The log prior of the objective: 0 for ``"mle"``; for ``"map"`` the family's log
+    prior plus the Dirichlet log prior of pi (unless pi is fixed)."""
+    if method != "map":
+        return 0.0
+    value = log_prior(family, params, prior)
+    return value + (log_class_prior(log_pi, alpha) if fixed is None else 0.0)
+
+
+def start_stats(estimator, family, batch, lam: float) -> dict:
+    """The labelled rows' statistics; for categorical families with lambda > 0 they
+    also hold, at zero weight, the categories seen only in unlabelled rows (so that
+    ``categories_`` has them)."""
+    if lam == 0.0 or not _has_categories(family):
+        return batch.stats
+    unl = batch.unlabeled
+    Z_l = scoring.internal(estimator, batch.X)
+    if _sparse.is_sparse(Z_l) or _sparse.is_sparse(unl.Z):
+        Z = sparse.vstack([sparse.csr_matrix(Z_l), sparse.csr_matrix(unl.Z)], format="csr")
+    else:
+        Z = np.concatenate([Z_l, unl.Z], axis=0)
+    y = np.concatenate([batch.y_index, np.zeros(unl.w.size, dtype=np.intp)])
+    w = np.concatenate([batch.weights, np.zeros(unl.w.size)])
+    return family.stats(Z, y, w, batch.classes.size)
+
+
+def resolve_prior(estimator, family, batch, start: dict, lam: float) -> dict | None:
+    """The prior of a semi-supervised fit, resolved once from *all* rows.
+
+    The data-aware defaults (prior means and scales, LDA/QDA's empirical-Bayes
+    ``cov_dof="auto"``) would otherwise come from the few labelled rows alone. They are
+    resolved from the statistics of the labelled rows plus the unlabelled rows weighted
+    by lambda times their responsibilities under the labelled-only MAP fit, and then
+    held fixed (EM's objective, the augmentation and NUTS target one posterior).
+    None when lambda = 0 (the labelled-only fit, prior included).
+    """
+    if lam == 0.0:
+        return None
+    from bayesgen.data.validation import check_concentration
+
+    classes = batch.classes
+    alpha = check_concentration(estimator.class_alpha, classes.size, "class_alpha", "class")
+    fixed = classprior.check_fixed(getattr(estimator, "class_prior", None), classes.size)
+    params = family.map(start, family.prior(start))  # the labelled-only MAP
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(classprior.point("map", batch.counts, alpha, fixed))
+    data = _Data(estimator, batch, classes.size, lam)
+    _, log_r = objective(family, "mle", params, log_pi, None, alpha, fixed, data)
+    stats = family.stats(data.Z_all, data.y_all, data.weights(np.exp(log_r)), classes.size)
+    return family.prior(stats)
+
+
+def _has_categories(family) -> bool:
+    """Whether the family (or a MixedNB part) reads its categories from the data."""
+    if family.name == "mixed":
+        return any(q["name"] == "categorical" for q in family._parts())
+    return family.name == "categorical"
+
+
+def _m_family(family):
+    """The family whose estimate maximises the likelihood (divisor N_k inside EM)."""
+    if getattr(family, "divisor", "n") == "n":
+        return family
+    m_step = copy.copy(family)
+    m_step.divisor = "n"
+    return m_step
+
+
+def fit(estimator, method: str, family, batch, lam: float) -> None:
+    """Fit ``estimator`` by EM from a batch with unlabelled rows (module docstring);
+    sets the usual fitted attributes plus ``n_iter_`` and ``em_objective_``."""
+
+    classes = batch.classes
+    n_classes = classes.size
+    data = _Data(estimator, batch, n_classes, lam)
+    start = start_stats(estimator, family, batch, lam)
+    try:  # the starting point: the labelled-only fit
+        estimator._fit_statistics(method, family, classes, start, batch.counts,
+                                  train=(batch.X, batch.y_index))
+    except ValueError:
+        if method != "mle" or lam == 0.0:
+            raise
+        # too few labelled rows for the MLE (e.g. QDA with N_k <= d): start at the MAP
+        estimator._fit_statistics("map", family, classes, start, batch.counts,
+                                  train=(batch.X, batch.y_index))
+    prior, alpha, fixed, params, log_pi = em_start(estimator, method)
+    value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
+    trace = [value]
+    if lam == 0.0:  # the unlabelled rows carry no weight: the labelled-only fit
+        estimator.n_iter_, estimator.em_objective_ = 0, np.asarray(trace)
+        return
+    m_step = _m_family(family)
+
+    def update(R):
+        stats = family.stats(data.Z_all, data.y_all, data.weights(R), n_classes)
+        params = m_step.mle(stats) if method == "mle" else m_step.map(stats, prior)
+        return params, batch.counts + lam * (data.w_u @ R), stats
+
+    n_iter, (params, counts, pi, stats) = iterate(
+        estimator, method, log_r, trace, update,
+        lambda params, log_pi: objective(family, method, params, log_pi, prior, alpha, fixed,
+                                         data),
+        alpha, fixed, max_iter=MAX_ITER, alternative="method='conjugate'/'mcmc'")
+    if m_step is not family:  # the family's own estimate (divisor N_k - 1) at the end
+        params = family.mle(stats) if method == "mle" else family.map(stats, prior)
+    _set_fitted(estimator, family, stats, counts, params, pi)
+    estimator.n_iter_, estimator.em_objective_ = n_iter, np.asarray(trace)
+
+
+def _set_fitted(estimator, family, stats: dict, counts: np.ndarray, params: dict,
+                pi: np.ndarray) -> None:
+    """Replace the labelled-only fit's statistics, counts and estimates by EM's."""
+    estimator.stats_ = stats
+    estimator.class_count_ = counts
+    estimator.params_ = params
+    estimator._set_point_attributes(pi, params)
+    estimator._after_fit()
