@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[1] / "bayesgen"
 #: from its own package or from a package of a lower layer. Packages on one line are
 #: peers and do not import each other.
 LAYERS: list[tuple[str, ...]] = [
-    ("bayesgen", "bayesgen.__main__"),
+    ("bayesgen.__main__",),
     ("bayesgen.cli",),
+    ("bayesgen",),
     ("bayesgen.estimators",),
     ("bayesgen.decide", "bayesgen.diagnostics", "bayesgen.semi", "bayesgen.scale"),
     ("bayesgen.plots",),
