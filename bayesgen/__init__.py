@@ -4,9 +4,6 @@ Each classifier is a generative model y ~ Categorical(pi), pi ~ Dirichlet, x | y
 a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
 """
 
-import sys
-import types
-
 from bayesgen.exceptions import BayesgenWarning, ConvergenceWarning, DataWarning
 
 __version__ = "0.1.0"
@@ -52,20 +49,6 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
-
-
-class _Package(types.ModuleType):
-    """The ``bayesgen`` module's class: importing the submodule ``bayesgen.diagnostics.compare``
-    (which Python then sets as the package attribute ``compare``) keeps
-    ``bayesgen.diagnostics.compare`` the function, as when it was imported eagerly."""
-
-    def __setattr__(self, name: str, value) -> None:
-        if name == "compare" and isinstance(value, types.ModuleType):
-            value = value.compare
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [
