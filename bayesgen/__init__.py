@@ -4,7 +4,7 @@ Each classifier is a generative model y ~ Categorical(pi), pi ~ Dirichlet, x | y
 a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
 """
 
-from bayesgen.exceptions import BayesgenWarning, ConvergenceWarning, DataWarning
+from bayesgen.exceptions import BayesgenWarning, DataWarning
 
 __version__ = "0.1.0"
 
@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 #: neither scikit-learn, SciPy, PyMC, ArviZ nor matplotlib: the estimators (scikit-learn
 #: and SciPy, about 1.5 s), the diagnostics and plots (ArviZ, PyMC, matplotlib)
 _LAZY = {
+    "ConvergenceWarning": ("bayesgen.exceptions", "ConvergenceWarning"),
     "LDA": ("bayesgen.estimators.discriminant", "LDA"),
     "QDA": ("bayesgen.estimators.discriminant", "QDA"),
     "GaussianNB": ("bayesgen.estimators.discriminant", "GaussianNB"),
