@@ -20,7 +20,8 @@ import os
 import sys
 import warnings
 
-__all__ = ["BayesgenWarning", "ConvergenceWarning", "DataWarning", "warn"]
+# ConvergenceWarning is made on first access by the module __getattr__ below
+__all__ = ["BayesgenWarning", "ConvergenceWarning", "DataWarning", "warn"]  # noqa: F822
 
 
 class BayesgenWarning(UserWarning):
