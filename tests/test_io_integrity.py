@@ -226,6 +226,27 @@ def test_newer_format(saved, tmp_path):
     _refused(path, "newer", "99.0", "upgrade bayesgen")
 
 
+@pytest.mark.parametrize("written", ["999", "0.2.0", 999])
+def test_newer_bayesgen_same_format(saved, tmp_path, written):
+    """A file whose writer is newer than this bayesgen is refused even in a format this
+    one reads (its state may hold fields this version cannot interpret); the message
+    names the file and both versions."""
+    data, _, _ = saved
+    path = _write(tmp_path, data)
+    with h5py.File(path, "r+") as f:
+        f[persistence.STATE_GROUP].attrs["bayesgen_version"] = written
+    _refused(path, "newer than this bayesgen", str(written), bg.__version__,
+             str(path.name), "upgrade bayesgen")
+
+
+def test_unreadable_bayesgen_version(saved, tmp_path):
+    data, _, _ = saved
+    path = _write(tmp_path, data)
+    with h5py.File(path, "r+") as f:
+        f[persistence.STATE_GROUP].attrs["bayesgen_version"] = "not a version"
+    _refused(path, "unreadable bayesgen version")
+
+
 def test_missing_checksum(saved, tmp_path):
     data, _, _ = saved
     path = _write(tmp_path, data)

@@ -198,8 +198,8 @@ def load(path: str | Path):
     ValueError
         The file is truncated or corrupt (unreadable, or its checksum does not match
         its content), is not a bayesgen model (e.g. another netCDF/HDF5 file), or was
-        written by a newer bayesgen (format above :data:`FORMAT_VERSION`). The message
-        names the file.
+        written by a newer bayesgen (a format above :data:`FORMAT_VERSION`, or a newer
+        bayesgen version than this one). The message names the file and both versions.
     """
     path = Path(path)
     if not path.is_file():
@@ -280,7 +280,31 @@ def _format_version(attrs: dict) -> int:
         )
     if "schema" not in attrs or "root" not in attrs:
         raise _Invalid(f"the {STATE_GROUP!r} group lacks its schema; the file is corrupt.")
+    _check_writer(attrs.get("bayesgen_version"), version)
     return version
+
+
+def _check_writer(written, version: int) -> None:
+    """Refuse a file written by a newer bayesgen than this one, even in a format this
+    one reads: its state may hold fields this version cannot interpret. A file without
+    the attribute (format 0) passes."""
+    from packaging.version import InvalidVersion, Version
+
+    from bayesgen import __version__
+
+    if written is None:
+        return
+    written = str(np.asarray(written).item())
+    try:
+        newer = Version(written) > Version(__version__)
+    except InvalidVersion:
+        raise _Invalid(f"unreadable bayesgen version {written!r}; the file is corrupt.") from None
+    if newer:
+        raise _Invalid(
+            f"written by bayesgen {written} (file format {version}), which is newer than "
+            f"this bayesgen ({__version__}, file formats up to {FORMAT_VERSION}); upgrade "
+            "bayesgen to read it."
+        )
 
 
 def _digest(version: int, schema: str, root: str, arrays: dict, groups: dict) -> str:
