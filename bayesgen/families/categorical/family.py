@@ -164,7 +164,7 @@ class CategoricalFamily:
         """Set ``categories_`` = observed values united with 0..min_categories_j - 1,
         and ``n_categories_`` C_j (d,); returns C_j."""
         observed = cats.from_table(stats["categories"], stats["n_seen"])
-        minimum = self._min_categories(len(observed))
+        minimum = self._min_categories(observed, stats["count"].shape[0])
         self.categories_ = [
             cats.union(o, np.arange(m, dtype=o.dtype)) if m else o
             for o, m in zip(observed, minimum, strict=True)
@@ -172,8 +172,11 @@ class CategoricalFamily:
         self.n_categories_ = np.array([c.size for c in self.categories_], dtype=np.intp)
         return self.n_categories_
 
-    def _min_categories(self, d: int) -> np.ndarray:
-        """m_j (d,); 0 for features with levels (their categories are their values)."""
+    def _min_categories(self, observed: list, n_classes: int) -> np.ndarray:
+        """m_j (d,); 0 for features with levels (their categories are their values).
+        ValueError, before anything is allocated, when the tables they imply cannot fit
+        in memory (:func:`_check_table_memory`)."""
+        d = len(observed)
         if self.min_categories is None:
             return np.zeros(d, dtype=np.intp)
         m = np.asarray(self.min_categories)
@@ -185,11 +188,12 @@ class CategoricalFamily:
                 "min_categories must be a positive integer or one positive integer per "
                 f"feature (shape ({d},)); got {self.min_categories!r}."
             )
-        m = m.astype(np.intp)
+        m = m.astype(float)
         for j, level in enumerate(self.levels or []):
             if level is not None:
                 m[j] = 0
-        return m
+        _check_table_memory(n_classes, observed, m)
+        return m.astype(np.intp)
 
     # -------------------------------------------------------------- estimates
     def _aligned(self, stats: dict) -> np.ndarray:
@@ -382,3 +386,36 @@ class CategoricalFamily:
         counts = self._aligned(stats)
         theta = params["theta"][:, :, : counts.shape[-1]]
         return pt.sum(counts * pt.log(pt.switch(counts > 0, theta, 1.0)))
+
+
+def _physical_memory() -> int:
+    """Bytes of physical memory of this machine (2**40 where the OS does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 2**40
+
+
+def _check_table_memory(n_classes: int, observed: list, minimum: np.ndarray) -> None:
+    """ValueError before allocating when the category tables that ``min_categories``
+    asks for cannot fit in memory.
+
+    The fit holds, per class and feature, a row of C_max = max_j C_j values (counts,
+    then log-probabilities): 2 x K x d x C_max float64, plus the C_j category values
+    themselves. Refused when that exceeds the machine's physical memory.
+    """
+    sizes = np.maximum([o.size for o in observed], minimum).astype(float)
+    if sizes.size == 0:
+        return
+    needed = 8.0 * (2.0 * n_classes * sizes.size * sizes.max() + sizes.sum())
+    available = _physical_memory()
+    if needed > available:
+        raise ValueError(
+            f"min_categories={minimum.max():.6g} would need category tables of about "
+            f"{needed / 2**30:.3g} GiB (2 x {n_classes} classes x {sizes.size} features x "
+            f"{sizes.max():.6g} categories of float64), more than this machine's "
+            f"{available / 2**30:,.1f} GiB of memory. Declare only the categories that can "
+            "occur (min_categories = the number of codes 0..m-1 of each feature)."
+        )
