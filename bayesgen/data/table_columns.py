@@ -21,8 +21,6 @@ from bayesgen.data import categories as cats
 INFERRED = {"string": "category", "boolean": "bool", "integer": "int", "floating": "float",
             "mixed-integer-float": "float", "decimal": "float", "empty": "category",
             "bytes": "category", "categorical": "category"}
-#: families whose columns are read as category values
-VALUE_FAMILIES = ("categorical",)
 
 
 @dataclass
@@ -56,8 +54,9 @@ def read(estimator, X: Any) -> tuple[list, list[Column]] | None:
 
 
 def _takes_values(estimator) -> bool:
-    family = estimator._make_family()
-    return getattr(family, "name", "") in VALUE_FAMILIES or hasattr(family, "column_families")
+    """Whether the estimator's family may read text columns as category values
+    (``capabilities.levels``; for MixedNB, whether one of its parts may)."""
+    return estimator._make_family().capabilities.levels
 
 
 def pandas_column(label: Any, s) -> Column:
