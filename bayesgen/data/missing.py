@@ -14,9 +14,9 @@ then uses, per class and feature, the statistics of the observed entries only
 uses the class count ``count[:, None]``), which keeps MLE, MAP, the conjugate posterior
 and NUTS exact and the statistics additive.
 
-Families that handle missing entries set ``accepts_missing = True``; the others (LDA
-and QDA until their marginal likelihoods exist) get a ``ValueError`` naming the
-estimator from :func:`check_supported`, at fit and at predict: the one guard.
+Families that handle missing entries declare ``capabilities.missing`` (today every
+family does); any other gets a ``ValueError`` naming the estimator from
+:func:`check_supported`, at fit and at predict: the one guard.
 
 This module holds the family-independent pieces: detection (:func:`mask`), zero
 filling (:func:`filled`), the per-class observed counts (:func:`class_observed`,

@@ -1,6 +1,6 @@
 """scipy.sparse input for the count families (MultinomialNB, BernoulliNB, PoissonNB).
 
-A family declares ``accepts_sparse = True`` to take sparse X. The estimator then
+A family declares ``capabilities.sparse`` to take sparse X. The estimator then
 validates X with ``accept_sparse="csr"`` (CSC, COO, DOK, ... matrices and arrays are
 converted once to CSR: a copy of the non-zeros, never a dense matrix), and the family
 computes on the non-zeros only:

@@ -194,7 +194,7 @@ def check_stats(stats: Any, X: np.ndarray, weights: np.ndarray, estimator_name: 
     """Raise ``ValueError`` if the sufficient statistics hold NaN or infinity.
 
     That happens when X holds infinity or NaN (families whose support check lets them
-    through, see ``support_check_rejects_nan``), or when finite data overflow float64
+    through, see ``capabilities.support_check_finds_nan``), or when finite data overflow float64
     once weighted, summed or squared (features near 1e154, weights near 1e308).
     """
     if _all_finite(stats):

@@ -23,7 +23,7 @@ AUTO = {"float": "gaussian", "int": "gaussian", "bool": "bernoulli", "category":
 def entries(family) -> list[tuple[str, Any, dict]]:
     """The validated ``(name, columns, options)`` triples of ``families``."""
     spec = family.families
-    overrides = getattr(family, "overrides", None)
+    overrides = family.overrides
     if isinstance(spec, str) and spec == "auto":
         return auto_entries(family)
     if overrides is not None:
