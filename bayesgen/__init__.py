@@ -4,10 +4,7 @@ Each classifier is a generative model y ~ Categorical(pi), pi ~ Dirichlet, x | y
 a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
 """
 
-import sys
-import types
-
-from bayesgen.exceptions import BayesgenWarning, ConvergenceWarning, DataWarning
+from bayesgen.exceptions import BayesgenWarning, DataWarning
 
 __version__ = "0.1.0"
 
@@ -16,6 +13,7 @@ __version__ = "0.1.0"
 #: neither scikit-learn, SciPy, PyMC, ArviZ nor matplotlib: the estimators (scikit-learn
 #: and SciPy, about 1.5 s), the diagnostics and plots (ArviZ, PyMC, matplotlib)
 _LAZY = {
+    "ConvergenceWarning": ("bayesgen.exceptions", "ConvergenceWarning"),
     "LDA": ("bayesgen.estimators.discriminant", "LDA"),
     "QDA": ("bayesgen.estimators.discriminant", "QDA"),
     "GaussianNB": ("bayesgen.estimators.discriminant", "GaussianNB"),
@@ -52,20 +50,6 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
-
-
-class _Package(types.ModuleType):
-    """The ``bayesgen`` module's class: importing the submodule ``bayesgen.diagnostics.compare``
-    (which Python then sets as the package attribute ``compare``) keeps
-    ``bayesgen.diagnostics.compare`` the function, as when it was imported eagerly."""
-
-    def __setattr__(self, name: str, value) -> None:
-        if name == "compare" and isinstance(value, types.ModuleType):
-            value = value.compare
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

@@ -20,18 +20,12 @@ import os
 import sys
 import warnings
 
-__all__ = ["BayesgenWarning", "ConvergenceWarning", "DataWarning", "warn"]
+# ConvergenceWarning is made on first access by the module __getattr__ below
+__all__ = ["BayesgenWarning", "ConvergenceWarning", "DataWarning", "warn"]  # noqa: F822
 
 
 class BayesgenWarning(UserWarning):
     """Base class of every warning issued by bayesgen."""
-
-
-class ConvergenceWarning(BayesgenWarning):
-    """``method="mcmc"``: the sampler may not have converged (R-hat > 1.01, bulk or tail
-    ESS < 400, divergent transitions, or R-hat not computable with one chain). The
-    message says what to try (more ``tune``/``draws``/``chains``, a higher
-    ``target_accept``)."""
 
 
 class DataWarning(BayesgenWarning):
@@ -39,6 +33,35 @@ class DataWarning(BayesgenWarning):
     under every class (their probabilities fall back to the class prior), a posterior
     predictive statistic undefined on the data, or a pointwise log-likelihood table too
     large to store in ``idata_``."""
+
+
+def _convergence_warning() -> type[Warning]:
+    """The class :class:`ConvergenceWarning`, made on first use: it subclasses
+    scikit-learn's ``sklearn.exceptions.ConvergenceWarning`` too (so filters written for
+    scikit-learn's iterative estimators catch it), and importing scikit-learn is left
+    until a model needs it (``import bayesgen`` stays light)."""
+    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+
+    class ConvergenceWarning(BayesgenWarning, SklearnConvergenceWarning):
+        """An iterative fit may not have converged. ``method="mcmc"``: R-hat > 1.01, bulk
+        or tail ESS < 400, divergent transitions, or R-hat not computable with one chain;
+        EM (missing entries, unlabelled rows): ``max_iter`` reached. The message says what
+        to try (more ``tune``/``draws``/``chains``, a higher ``target_accept``, a larger
+        ``max_iter``). A subclass of both :class:`BayesgenWarning` and scikit-learn's
+        ``ConvergenceWarning``."""
+
+    ConvergenceWarning.__module__ = __name__
+    return ConvergenceWarning
+
+
+def __getattr__(name: str):
+    """PEP 562: ``ConvergenceWarning`` is created on first access (see
+    :func:`_convergence_warning`) and then kept as a module attribute."""
+    if name == "ConvergenceWarning":
+        value = _convergence_warning()
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

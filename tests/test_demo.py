@@ -13,7 +13,7 @@ from sklearn import naive_bayes as sknb
 from sklearn.metrics import accuracy_score, log_loss
 
 from bayesgen.__main__ import main
-from bayesgen.cli import demo
+from bayesgen.cli import datasets, demo
 
 pytestmark = pytest.mark.slow  # the demo samples three models with NUTS
 
@@ -93,9 +93,9 @@ def test_mcmc_rows_report_convergence_and_agree_with_the_exact_posterior(demo_ru
 @pytest.mark.parametrize(
     ("loader", "name", "reference"),
     [
-        (demo._breast_cancer, "LDA", skda.LinearDiscriminantAnalysis()),
-        (demo._wine, "QDA", skda.QuadraticDiscriminantAnalysis()),
-        (demo._wine, "GaussianNB", sknb.GaussianNB(var_smoothing=0.0)),
+        (datasets.breast_cancer, "LDA", skda.LinearDiscriminantAnalysis()),
+        (datasets.wine, "QDA", skda.QuadraticDiscriminantAnalysis()),
+        (datasets.wine, "GaussianNB", sknb.GaussianNB(var_smoothing=0.0)),
     ],
 )
 def test_mle_rows_match_scikit_learn(demo_run, loader, name, reference):

@@ -130,3 +130,34 @@ def test_mcmc_non_convergence_points_at_the_user_line():
     ours = [r for r in record if issubclass(r.category, bg.ConvergenceWarning)]
     assert len(ours) == 1 and ours[0].filename == __file__
     assert "R-hat up to nan" not in str(ours[0].message)
+
+
+def test_convergence_warning_is_scikit_learns_too():
+    """Filters written for scikit-learn's ConvergenceWarning catch bayesgen's (issue:
+    users' existing warning filters missed it)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+
+    import bayesgen as bg
+
+    assert issubclass(bg.ConvergenceWarning, SklearnConvergenceWarning)
+    assert issubclass(bg.ConvergenceWarning, bg.BayesgenWarning)
+    assert issubclass(bg.ConvergenceWarning, UserWarning)
+    assert bg.ConvergenceWarning is bg.exceptions.ConvergenceWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SklearnConvergenceWarning)
+        with pytest.raises(SklearnConvergenceWarning):
+            warnings.warn("not converged", bg.ConvergenceWarning, stacklevel=1)
+
+
+def test_import_bayesgen_does_not_import_scikit_learn():
+    """The warning classes stay importable without loading scikit-learn."""
+    import subprocess
+    import sys
+
+    code = "import sys, bayesgen; print('sklearn' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "False"

@@ -22,15 +22,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.metrics import log_loss
-from sklearn.model_selection import train_test_split
 
 import bayesgen as bg
+from bayesgen.cli import datasets
+from bayesgen.cli.datasets import Split
 from bayesgen.cli.figures import plot, regions, reliability
-
-#: Training rows kept per class in the small-sample data set (breast cancer has d = 30).
-SMALL_N_PER_CLASS = 20
 
 
 class Classifier(NamedTuple):
@@ -39,16 +36,6 @@ class Classifier(NamedTuple):
     name: str
     factory: Callable[[str, int], Any]
     methods: tuple[str, ...]
-
-
-class Split(NamedTuple):
-    """A named train/test split."""
-
-    name: str
-    X_train: np.ndarray
-    X_test: np.ndarray
-    y_train: np.ndarray
-    y_test: np.ndarray
 
 
 #: methods the demo compares (closed-form point estimates and the exact posterior)
@@ -73,47 +60,12 @@ DISCRETE: list[Classifier] = [
 ]
 
 
-def _split(name: str, X: np.ndarray, y: np.ndarray, seed: int) -> Split:
-    """Stratified 70/30 split."""
-    parts = train_test_split(X, y, test_size=0.3, stratify=y, random_state=seed)
-    return Split(name, *parts)
-
-
-def _breast_cancer(seed: int) -> Split:
-    X, y = load_breast_cancer(return_X_y=True)
-    return _split("breast cancer", X, y, seed)
-
-
-def _wine(seed: int) -> Split:
-    X, y = load_wine(return_X_y=True)
-    return _split("wine", X, y, seed)
-
-
-def _breast_cancer_small(seed: int) -> Split:
-    """Breast cancer with only ``SMALL_N_PER_CLASS`` training rows per class (n_k < d)."""
-    full = _breast_cancer(seed)
-    rng = np.random.default_rng(seed)
-    keep = np.concatenate(
-        [
-            rng.choice(np.flatnonzero(full.y_train == k), SMALL_N_PER_CLASS, replace=False)
-            for k in np.unique(full.y_train)
-        ]
-    )
-    name = f"breast cancer, {SMALL_N_PER_CLASS}/class"
-    return Split(name, full.X_train[keep], full.X_test, full.y_train[keep], full.y_test)
-
-
-def _digits(seed: int) -> Split:
-    X, y = load_digits(return_X_y=True)
-    return _split("digits (counts 0-16)", X, y, seed)
-
-
 #: The demo: (data set loader taking the seed, classifiers run on it).
 DEMO: list[tuple[Callable[[int], Split], list[Classifier]]] = [
-    (_breast_cancer, GAUSSIAN),
-    (_wine, GAUSSIAN_MCMC),
-    (_breast_cancer_small, GAUSSIAN),
-    (_digits, DISCRETE),
+    (datasets.breast_cancer, GAUSSIAN),
+    (datasets.wine, GAUSSIAN_MCMC),
+    (datasets.breast_cancer_small, GAUSSIAN),
+    (datasets.digits, DISCRETE),
 ]
 
 

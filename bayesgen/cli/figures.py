@@ -84,10 +84,10 @@ def reliability(table: pd.DataFrame, seed: int, path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from bayesgen.cli.demo import _breast_cancer_small
+    from bayesgen.cli.datasets import breast_cancer_small
     from bayesgen.plots import reliability_diagram
 
-    data = _breast_cancer_small(seed)
+    data = breast_cancer_small(seed)
     rows = table[(table["data"] == data.name) & (table["classifier"] == "QDA")]
     proba = {
         f"{r['classifier']} {r['method']}": r["proba"]

@@ -24,6 +24,7 @@ from bayesgen.data.validation import (
     check_loss,
 )
 from bayesgen.estimators.params import check_params
+from bayesgen.estimators.sklearn_names import checked_init
 from bayesgen.inference import (
     classprior,
     conjugate,
@@ -50,6 +51,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _methods: tuple[str, ...] = ("mle", "map", "conjugate", "mcmc")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap each subclass's own ``__init__`` so that a scikit-learn-only or unknown
+        parameter name is a ``TypeError`` naming the public estimator and the bayesgen
+        equivalent (:mod:`bayesgen.estimators.sklearn_names`)."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = checked_init(cls.__dict__["__init__"])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
