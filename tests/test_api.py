@@ -115,7 +115,7 @@ def test_bad_input(classifier_case):
     _name, factory, X, y = classifier_case
     bad = X.copy()
     bad[0, 0] = np.nan  # a missing value (issue 14): LDA/QDA reject it until part B
-    accepts = getattr(factory()._make_family(), "accepts_missing", False)
+    accepts = factory()._make_family().capabilities.missing
     if not accepts:
         with pytest.raises(ValueError, match="missing"):
             factory().fit(bad, y)

@@ -14,9 +14,9 @@ then uses, per class and feature, the statistics of the observed entries only
 uses the class count ``count[:, None]``), which keeps MLE, MAP, the conjugate posterior
 and NUTS exact and the statistics additive.
 
-Families that handle missing entries set ``accepts_missing = True``; the others (LDA
-and QDA until their marginal likelihoods exist) get a ``ValueError`` naming the
-estimator from :func:`check_supported`, at fit and at predict: the one guard.
+Families that handle missing entries declare ``capabilities.missing`` (today every
+family does); any other gets a ``ValueError`` naming the estimator from
+:func:`check_supported`, at fit and at predict: the one guard.
 
 This module holds the family-independent pieces: detection (:func:`mask`), zero
 filling (:func:`filled`), the per-class observed counts (:func:`class_observed`,
@@ -156,11 +156,9 @@ def observed_indicator(M, shape: tuple[int, int]) -> np.ndarray:
 def missing_matmul(M, B: np.ndarray) -> np.ndarray:
     """``M @ B^T`` over the last axis for the missing indicator M (n, d), dense or
     sparse, and B (..., K, d): (..., n, K)."""
-    from bayesgen.families.dirichlet import matmul_t
-
     if sparse.is_sparse(M):
-        return matmul_t(M, B)
-    return matmul_t(M.astype(np.float64), B)
+        return sparse.matmul_t(M, B)
+    return sparse.matmul_t(M.astype(np.float64), B)
 
 
 # ------------------------------------------------------------ statistics
@@ -235,8 +233,8 @@ def _per_feature(stats: dict, key: str, fallback: str, d: int) -> np.ndarray:
 # ---------------------------------------------------------------- checks
 def check_supported(family, X: Any, who: str) -> None:
     """The one guard: ``ValueError`` naming the estimator if X has missing entries and
-    its family does not handle them (``accepts_missing``)."""
-    if getattr(family, "accepts_missing", False) or not has_missing(X):
+    its family does not handle them (``capabilities.missing``)."""
+    if family.capabilities.missing or not has_missing(X):
         return
     raise ValueError(
         f"{who} does not support missing values yet: X holds NaN (or None, NA, null). "
@@ -303,7 +301,7 @@ def require_observed(observed: np.ndarray, labels, who: str, minimum: float = 0.
     bad = ~(observed > minimum)
     if not bad.any():
         return
-    from bayesgen.families.gaussian_stats import label
+    from bayesgen.data.validation import label
 
     empty = np.flatnonzero(bad.all(axis=1))
     if empty.size:  # nothing observed at all: the class has no data
@@ -336,7 +334,7 @@ def check_X(estimator, family, X: Any, method: str, *, reset: bool = False) -> A
 def masked_stats(x: np.ndarray, rows: np.ndarray, observed: np.ndarray,
                  stats: tuple[str, ...], correlation: bool) -> dict[str, np.ndarray]:
     """Per-draw statistics of the rows ``rows`` (S, n) over the entries ``observed``
-    (n, d) only (see :func:`bayesgen.diagnostics._masked_stats`): ``frequency`` (S, 1)
+    (n, d) only (see :func:`bayesgen.diagnostics.ppc._masked_stats`): ``frequency`` (S, 1)
     counts rows, ``mean``/``sd``/``min``/``max`` (S, d) the observed entries of each
     feature, ``corr`` the pairs over the rows where both are observed (pairwise complete).
     NaN where undefined."""

@@ -15,13 +15,14 @@ kind of a column
     classified by its values (numbers, booleans or strings). Dates, times, complex
     numbers and intervals raise ``ValueError`` naming the column.
 family of a column
-    The likelihood family that models it (asked from the estimator's family:
-    ``column_families(names, kinds)`` for MixedNB, ``name`` otherwise).
+    The likelihood family that models it: the estimator's family, or for a composite
+    one (MixedNB, ``capabilities.composite``) its ``column_families(names, kinds)``; its
+    name is recorded.
 levels of a column
-    A column of kind ``"category"`` or ``"bool"`` whose family is ``"categorical"``
-    (CategoricalNB, a MixedNB categorical part) enters the matrix as *codes*: the
-    position of each value among the column's levels, the sorted distinct values
-    observed in training (:func:`bayesgen.data.categories.levels`). The family
+    A column of kind ``"category"`` or ``"bool"`` whose family reads category values
+    (``capabilities.levels``: CategoricalNB, a MixedNB categorical part) enters the
+    matrix as *codes*: the position of each value among the column's levels, the sorted
+    distinct values observed in training (:func:`bayesgen.data.categories.levels`). The family
     reports the levels as ``categories_``. At predict a value that is not a level is a
     ``ValueError`` naming the column (CategoricalNB's unseen-category rule); a later
     training batch (``grow=True``) appends its new values to the levels; when the
@@ -59,8 +60,6 @@ from bayesgen.data import categories as cats
 INFERRED = {"string": "category", "boolean": "bool", "integer": "int", "floating": "float",
             "mixed-integer-float": "float", "decimal": "float", "empty": "category",
             "bytes": "category", "categorical": "category"}
-#: families whose columns are read as category values
-VALUE_FAMILIES = ("categorical",)
 
 
 @dataclass
@@ -94,8 +93,9 @@ def read(estimator, X: Any) -> tuple[list, list[Column]] | None:
 
 
 def _takes_values(estimator) -> bool:
-    family = estimator._make_family()
-    return getattr(family, "name", "") in VALUE_FAMILIES or hasattr(family, "column_families")
+    """Whether the estimator's family may read text columns as category values
+    (``capabilities.levels``; for MixedNB, whether one of its parts may)."""
+    return estimator._make_family().capabilities.levels
 
 
 def pandas_column(label: Any, s) -> Column:
@@ -266,11 +266,14 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False,
     labels, columns = source
     names = _names(labels)
     who = type(estimator).__name__
+    by_levels: list[bool] = []  # at fit: whether each column's family reads levels
     if reset:
         kinds = [c.kind for c in columns]
+        families = _families(estimator, names, kinds)
+        by_levels = [f.capabilities.levels for f in families]
         table = Columns(names=None if names is None else np.asarray(names, dtype=object),
                         kinds=np.asarray(kinds, dtype=str),
-                        families=np.asarray(_families(estimator, names, kinds), dtype=str))
+                        families=np.asarray([f.name for f in families], dtype=str))
     else:
         table = getattr(estimator, "_columns", None)
         if not _matches(table, names, len(columns)):
@@ -279,7 +282,7 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False,
     missing = {}
     for j, col in enumerate(columns):
         family = "" if table.families is None else str(table.families[j])
-        if reset and family in VALUE_FAMILIES and col.kind in ("category", "bool"):
+        if reset and by_levels[j] and col.kind in ("category", "bool"):
             codes, distinct = col.factorize()
             used = distinct[np.unique(codes[codes >= 0])]  # not a dtype's unused categories
             table.levels[str(j)] = cats.levels(used, f"{who}: column {col.label!r}")
@@ -382,7 +385,7 @@ def _codes(estimator, table: Columns, j: int, col: Column, *, grow: bool,
             np.concatenate([known.astype(object), new.astype(object)]))
         position = cats.lookup(distinct, table.levels[str(j)])
         family = getattr(estimator, "family_", None)
-        if family is not None and hasattr(family, "levels"):
+        if family is not None and family.capabilities.levels:
             family.levels = table.level_list()
     lookup = np.append(position.astype(np.float64), np.nan)  # code -1 (missing) -> NaN
     return lookup[codes], codes < 0
@@ -423,12 +426,12 @@ def _names(labels: list) -> list[str] | None:
     return None
 
 
-def _families(estimator, names: list[str] | None, kinds: list[str]) -> list[str]:
-    """The family modelling each column (MixedNB asks its specification)."""
+def _families(estimator, names: list[str] | None, kinds: list[str]) -> list:
+    """The family modelling each column (a composite family asks its specification)."""
     family = estimator._make_family()
-    if hasattr(family, "column_families"):
+    if family.capabilities.composite:
         return family.column_families(names, kinds)
-    return [str(getattr(family, "name", ""))] * len(kinds)
+    return [family] * len(kinds)
 
 
 def _matches(table: Columns | None, names: list[str] | None, width: int) -> bool:

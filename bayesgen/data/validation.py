@@ -73,6 +73,15 @@ def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, y_index.reshape(-1)
 
 
+def label(labels: np.ndarray | None, k: int) -> str:
+    """Human-readable name of class k (an index into ``labels``, the classes) for error
+    messages: the label's repr, or ``k`` itself without labels."""
+    if labels is None:
+        return str(k)
+    value = labels[k]
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _encode_int_range(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer labels spanning a short range: count them in O(n) (``np.unique`` sorts,
     O(n log n)). Offsets from the minimum are computed without overflow for every
@@ -185,7 +194,7 @@ def check_stats(stats: Any, X: np.ndarray, weights: np.ndarray, estimator_name: 
     """Raise ``ValueError`` if the sufficient statistics hold NaN or infinity.
 
     That happens when X holds infinity or NaN (families whose support check lets them
-    through, see ``support_check_rejects_nan``), or when finite data overflow float64
+    through, see ``capabilities.support_check_finds_nan``), or when finite data overflow float64
     once weighted, summed or squared (features near 1e154, weights near 1e308).
     """
     if _all_finite(stats):

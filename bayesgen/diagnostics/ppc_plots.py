@@ -87,15 +87,14 @@ def plot_ppc(
     az = import_arviz()
     import matplotlib.pyplot as plt
 
-    from bayesgen.diagnostics import _class_index, feature_ppc_data
+    from bayesgen.diagnostics.ppc import _class_index, feature_ppc_data
 
     estimator._check_posterior("plot_ppc")
     labels = list(estimator.classes_) if klass is None else [klass]
     for label in labels:
         _class_index(estimator, label)
     if kind is None:
-        continuous = estimator.family_.name in ("gaussian", "mvn", "kernel")
-        kind = "kde" if continuous else "cumulative"
+        kind = "kde" if estimator.family_.capabilities.continuous else "cumulative"
     shown, left_out = _select_features(
         [str(n) for n in estimator._feature_names()], var_names, max_features
     )

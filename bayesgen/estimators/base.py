@@ -63,11 +63,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         family = self._make_family()
-        tags.input_tags.positive_only = bool(getattr(family, "positive_only", False))
-        tags.classifier_tags.poor_score = bool(getattr(family, "poor_score", False))
-        tags.input_tags.sparse = bool(getattr(family, "accepts_sparse", False))
-        tags.input_tags.allow_nan = bool(getattr(family, "accepts_missing", False)
-                                         and getattr(family, "fits_missing", True))
+        caps = family.capabilities
+        tags.input_tags.positive_only = bool(family.positive_only)
+        tags.classifier_tags.poor_score = caps.poor_score
+        tags.input_tags.sparse = caps.sparse
+        tags.input_tags.allow_nan = caps.missing
         return tags
 
     # -------------------------------------------------------------------- fit
@@ -199,7 +199,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         separate finiteness pass is skipped and +inf is caught from the statistics
         (fit) or the scores (predict), which it turns non-finite."""
         family = getattr(self, "family_", None) or self._make_family()
-        return bool(getattr(family, "support_check_rejects_nan", False))
+        return family.capabilities.support_check_finds_nan
 
     def _check_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "params_")

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from sklearn.utils import Bunch
+from sklearn.utils.validation import check_is_fitted
+
 from bayesgen.data import tables
 from bayesgen.estimators.discriminant import _SHARED_DOC, _Common
 from bayesgen.estimators.params import constraints
 from bayesgen.families import get_family
+from bayesgen.families.mixed.spec import part_names
 
 
 class _DiscreteClassifier(_Common):
@@ -315,9 +319,31 @@ class MixedNB(_Common):
 
     Attributes
     ----------
-    classes_, class_count_, class_prior_, families_ (the fitted specification, columns
-    by name or position), parts_, and each part's attributes prefixed with its name
-    and position (``gaussian0_theta_``, ``categorical2_categories_``, ...)
+    classes_, class_count_, class_prior_
+    families_ : list of tuples
+        The fitted specification ``[(name, columns), ...]``, columns by name or position.
+    named_parts_ : sklearn.utils.Bunch
+        The fitted parts by name, as scikit-learn's
+        ``ColumnTransformer.named_transformers_``: a part's name is its family's
+        (``"gaussian"``) for the family's first part and ``"gaussian_2"``,
+        ``"gaussian_3"``, ... for the next ones, in the order of ``families``, so it does
+        not change when parts of other families are added, removed or moved. Each entry
+        is a Bunch of the part's fitted attributes under their standalone names
+        (``theta_``, ``var_``, ``categories_``, ``feature_log_prob_``, ...) plus
+        ``family`` (its family's name), ``columns`` (positions), ``features`` (column
+        names) and ``prefix`` (the namespace of its variables in ``params_`` and
+        ``idata_``, e.g. ``gaussian0_mu``)::
+
+            clf.named_parts_["categorical"].categories_
+            clf.named_parts_.gaussian.theta_
+
+    parts_ : list of dict
+        One dict per part: ``name`` (the family), ``part`` (the name above),
+        ``prefix``, ``columns``, ``features``.
+
+    Each part's attributes are also set with its prefix (family name and position in
+    ``families``: ``gaussian0_theta_``, ``categorical2_categories_``), names that change
+    when the specification is reordered; prefer ``named_parts_``.
     """
     )
 
@@ -350,6 +376,20 @@ class MixedNB(_Common):
         self.families = families
         self.overrides = overrides
         self.alpha = alpha
+
+    @property
+    def named_parts_(self) -> Bunch:
+        """The fitted parts by name (see the class docstring), a Bunch of Bunches."""
+        check_is_fitted(self, "parts_")
+        out = Bunch()
+        for name, q in zip(part_names([q["name"] for q in self.parts_]), self.parts_,
+                           strict=True):
+            pre = f"{q['prefix']}_"
+            attributes = {key[len(pre):]: value for key, value in vars(self).items()
+                          if key.startswith(pre)}
+            out[name] = Bunch(family=q["name"], columns=list(q["columns"]),
+                              features=list(q["features"]), prefix=q["prefix"], **attributes)
+        return out
 
     def _make_family(self, X=None):
         from bayesgen.families.mixed.family import MixedFamily

@@ -29,6 +29,7 @@ from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_binary, check_nonnegative
 from bayesgen.families import dirichlet as dr
 from bayesgen.families import masked
+from bayesgen.families.protocol import Capabilities
 from bayesgen.utils.heavy import import_pymc
 
 WHO = "BernoulliNB"
@@ -54,12 +55,9 @@ class BernoulliFamily:
     name = "bernoulli"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature")}
     positive_only = True
-    #: takes scipy.sparse X (CSR) in every method, never densified
-    accepts_sparse = True
-    #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
-    poor_score = True
-    #: NaN in X is a missing value, integrated out (:mod:`._masked`)
-    accepts_missing = True
+    #: scipy.sparse X (CSR) in every method, never densified; NaN in X is a missing
+    #: value, integrated out (:mod:`bayesgen.families.masked`)
+    capabilities = Capabilities(missing=True, sparse=True, poor_score=True)
 
     def __init__(self, *, alpha: Any = 2.0, binarize: Any = None) -> None:
         self.alpha = alpha
@@ -151,6 +149,33 @@ class BernoulliFamily:
         a, b = post["a"], post["b"]
         return self.log_lik(X, {"theta": a / (a + b)})
 
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+                     who: str) -> float:
+        """Exact log p(X | y) under the Beta(alpha_j, alpha_j) priors::
+
+            sum_kj log B(alpha_j + c_kj, alpha_j + N_kj - c_kj) - log B(alpha_j, alpha_j)
+
+        (N_kj the weighted observed entries); from the statistics alone."""
+        from scipy.special import betaln
+
+        post = self.posterior(stats, prior)
+        alpha = prior["alpha"]
+        return float(np.sum(betaln(post["a"], post["b"]) - betaln(alpha, alpha)))
+
+    def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,): Beta-Bernoulli with the row's
+        observed entries removed from its class, ``a' = a - w x``, ``b' = b - w (1 - x)``,
+        ``log p(x) = x log a' + (1 - x) log b' - log(a' + b')`` per observed feature.
+        Sparse Z in dense blocks of rows."""
+        def terms(Z, y, w):
+            X, O, we = masked.loo_entries(Z, w)
+            a = post["a"][y] - we * X
+            b = post["b"][y] - we * (1.0 - X)
+            return masked.observed_sum(np.where(X > 0, np.log(a), np.log(b)) - np.log(a + b), O)
+
+        return masked.dense_blocks(terms, Z, y, w)
+
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """sum_j [x log theta + (1 - x) log(1 - theta)] for every row and class.
@@ -181,18 +206,18 @@ class BernoulliFamily:
         with np.errstate(divide="ignore"):
             log_p = np.where(zero, 0.0, np.log(np.where(zero, 1.0, theta)))
             log_q = np.where(one, 0.0, np.log1p(-np.where(one, 0.0, theta)))
-        out = dr.matmul_t(X, log_p - log_q)
+        out = sparse.matmul_t(X, log_p - log_q)
         if M is None:
             out += log_q.sum(axis=-1)[..., None, :]
         else:
             out += masked.observed_matmul(M, log_q)
         impossible = None
         if zero.any():  # x = 1 where theta = 0
-            impossible = dr.matmul_t(X, zero.astype(np.float64)) > 0.5
+            impossible = sparse.matmul_t(X, zero.astype(np.float64)) > 0.5
         if one.any():  # x = 0 where theta = 1: (number of theta = 1) - (ones among them)
             n_one = (one.sum(axis=-1)[..., None, :] if M is None
                      else masked.observed_matmul(M, one.astype(np.float64)))
-            lacking = n_one - dr.matmul_t(X, one.astype(np.float64)) > 0.5
+            lacking = n_one - sparse.matmul_t(X, one.astype(np.float64)) > 0.5
             impossible = lacking if impossible is None else impossible | lacking
         if impossible is not None:
             out[impossible] = -np.inf

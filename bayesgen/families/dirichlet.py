@@ -95,10 +95,10 @@ def log_prob_parts(X, p: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
         if not zero.any():
             log = sparse.log_t if sparse.is_sparse(X) else np.log
-            return matmul_t(X, log(p)), None
+            return sparse.matmul_t(X, log(p)), None
         with np.errstate(divide="ignore"):
             logp = np.where(zero, 0.0, np.log(np.where(zero, 1.0, p)))
-        return matmul_t(X, logp), matmul_t(X, zero.astype(np.float64)) > 0
+        return sparse.matmul_t(X, logp), sparse.matmul_t(X, zero.astype(np.float64)) > 0
 
 
 def check_overflow(out: np.ndarray, X, who: str) -> np.ndarray:
@@ -142,20 +142,6 @@ def log_prob_matmul(X: np.ndarray, p: np.ndarray) -> np.ndarray:
     if impossible is not None:
         out[impossible] = -np.inf
     return out
-
-
-def matmul_t(X: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``X @ B^T`` over the last axis, (n, d) x (..., K, d) -> (..., n, K).
-
-    Computed as ``(B @ X^T)^T``: with K much smaller than n, OpenBLAS runs the wide
-    product B X^T about twice as fast as the tall-skinny X B^T. Returns a transposed
-    view (fine for the element-wise and reduction steps that follow). Sparse X: one
-    sparse x dense product (:func:`bayesgen.data.sparse.matmul_t`).
-    """
-    if sparse.is_sparse(X):
-        return sparse.matmul_t(X, B)
-    with one_blas_thread():  # memory-bound: a second thread gains little, stalls when busy
-        return np.swapaxes(B @ X.T, -1, -2)
 
 
 def log_rising(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -296,3 +282,16 @@ def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
             "Round X to counts and refit to build model_."
         )
     return X.astype(np.int64)
+
+
+def need_rows(rows: tuple | None, who: str) -> tuple:
+    """``rows`` = (X, w), the training rows a count family's evidence needs for its
+    per-row terms (multinomial coefficients, log x!); ``ValueError`` when a model fitted
+    from statistics alone (``partial_fit``, ``bg.merge``, Dask) has none."""
+    if rows is None:
+        raise ValueError(
+            f"{who}'s marginal likelihood needs the training rows (the multinomial "
+            "coefficient / log x! terms), which a model fitted by partial_fit, bg.merge or "
+            "from Dask input does not keep; fit it once on all rows."
+        )
+    return rows

@@ -8,9 +8,8 @@ ones. For a Gaussian class density, with z - mu = t u + (z_N - mu)::
     a2 = -u^T P u / 2,  a1 = -u^T P (z_N - mu),  a0 = log N(z_N; mu, Sigma)
 
 (P = Sigma^-1), exactly; :func:`bayesgen.data.frame.far_scores` turns the coefficients
-into scores without overflow. A kernel density is dominated, in the direction of u,
-by its extreme point p*: a2 = -u^2 / (2 h^2), a1 = u p* / h^2 and a0 the log-sum-exp of
-the remaining terms (exact up to terms below exp(-745)). The Student-t predictive
+into scores without overflow. (KernelNB's far rows: :mod:`bayesgen.families.kernel.far`.)
+The Student-t predictive
 densities have polynomial tails, so their far values are finite: log(1 + q) with
 log q = 2 log t + log(q / t^2) evaluated on the scaled row.
 """
@@ -29,6 +28,15 @@ def attach_frame(stats: dict, frame) -> dict:
         stats["loc"] = frame.loc.copy()
         stats["scale"] = frame.scale.copy()
     return stats
+
+
+def log_jacobian(frame, observed: np.ndarray) -> float:
+    """sum_j W_j log s_j: the frame's log-Jacobian over W_j (d,), the weighted number of
+    observed entries of feature j (0 without a frame). A log-density of Z minus it is
+    the log-density of X in the user's units."""
+    if frame is None:
+        return 0.0
+    return float(np.asarray(observed, dtype=np.float64) @ np.log(frame.scale))
 
 
 def user_to_internal(family, kind: str, value: np.ndarray) -> np.ndarray:
@@ -128,81 +136,14 @@ def mvn_predictive(family, far, post: dict) -> np.ndarray:
     return const - 0.5 * (df + d) * _log1p_far(log_q + np.log(kappa / (kappa + 1.0)))
 
 
-# ------------------------------------------------------------------- kernel
-def kernel_terms(far, params: dict):
-    """(a2, a1, a0) of KernelNB for far rows, each (..., m, K); rows in blocks of at
-    most ``_BUDGET`` (draws x rows x points) values."""
-    from bayesgen.families.kernel.family import _fixed
-    from bayesgen.families.kernel.kde import _BUDGET
-
-    n_points = _fixed(params)[0].shape[0]
-    n_draws = int(np.prod(np.shape(params["bandwidth"])[:-2]))
-    step = max(1, _BUDGET // max(1, n_draws * n_points))
-    if far.rows.size <= step:
-        return _kernel_block(far, params)
-    blocks = [_kernel_block(far.take(np.arange(i, min(i + step, far.rows.size))), params)
-              for i in range(0, far.rows.size, step)]
-    return tuple(np.concatenate([b[i] for b in blocks], axis=-2) for i in range(3))
-
-
-def _kernel_block(far, params: dict):
-    from bayesgen.families.kernel.family import _fixed
-
-    P, cls, w = _fixed(params)
-    h = np.asarray(params["bandwidth"], dtype=np.float64)
-    lead, (K, d) = h.shape[:-2], h.shape[-2:]
-    H = h.reshape(-1, K, d)  # (S, K, d)
-    m = far.rows.size
-    a2 = np.zeros((H.shape[0], m, K))
-    a1 = np.zeros_like(a2)
-    a0 = np.zeros_like(a2)
-    for k in range(K):
-        Pk, wk = P[cls == k], w[cls == k]
-        if Pk.shape[0] == 0:
-            a0[:, :, k] = -np.inf
-            continue
-        log_wk = np.log(wk)
-        for j in range(d):
-            hk = H[:, k, j][:, None]  # (S, 1)
-            const = -np.log(wk.sum()) - np.log(hk) - 0.5 * LOG_2PI  # (S, 1)
-            p = Pk[:, j]
-            u, zn, is_far = far.U[:, j], far.ZN[:, j], far.far[:, j]
-            # moderate entries: the ordinary log KDE at z_N
-            sq = (zn[:, None] - p[None, :]) ** 2  # (m, n_k)
-            a = log_wk - sq[None] * (0.5 / hk**2)[:, :, None]  # (S, m, n_k)
-            near = _lse(a) + const
-            # far entries: extreme point p* in the direction of u
-            star = np.where(u >= 0, p.max(), p.min())  # (m,)
-            with np.errstate(divide="ignore"):
-                log_gap = (far.log_t + np.log(np.abs(u)))[:, None] + np.log(
-                    np.abs(p[None, :] - star[:, None]))  # (m, n_k)
-            with np.errstate(over="ignore"):
-                pull = np.exp(log_gap[None] - 2.0 * np.log(hk)[:, :, None])
-            b = log_wk - (p**2)[None, None, :] * (0.5 / hk**2)[:, :, None] - pull
-            rest = _lse(b) + const
-            inv_h2 = 1.0 / hk**2  # (S, 1)
-            a2[:, :, k] += np.where(is_far, -0.5 * u**2 * inv_h2, 0.0)
-            a1[:, :, k] += np.where(is_far, u * star * inv_h2, 0.0)
-            a0[:, :, k] += np.where(is_far, rest, near)
-    return (a2.reshape(*lead, m, K), a1.reshape(*lead, m, K), a0.reshape(*lead, m, K))
-
-
-def _lse(a: np.ndarray) -> np.ndarray:
-    """log-sum-exp over the last axis; all -inf gives -inf."""
-    top = a.max(axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.log(np.exp(a - top).sum(axis=-1)) + top[..., 0]
-
-
 # -------------------------------------------------------------------- mixed
 def mixed_terms(family, far, params: dict):
-    """(a2, a1, a0) of MixedNB for far rows: the real parts' own coefficients plus, for
-    the other parts, a0 = their log-likelihood (their columns are never far)."""
+    """(a2, a1, a0) of MixedNB for far rows: the parts with ``far_rows`` give their own
+    coefficients; for the others a0 = their log-likelihood (their columns are never far)."""
     total = None
     for part, sub in zip(family._parts(), family._split(params), strict=True):
         fam, cols = part["family"], part["columns"]
-        if hasattr(fam, "far_terms"):
+        if fam.capabilities.far_rows:
             terms = fam.far_terms(far.columns(cols), sub)
         else:
             a0 = fam.log_lik(far.ZN[:, cols], sub, full=True)
@@ -217,7 +158,7 @@ def mixed_predictive(family, far, post: dict) -> np.ndarray:
     total = 0.0
     for part, p in zip(family._parts(), post["parts"], strict=True):
         fam, cols = part["family"], part["columns"]
-        if hasattr(fam, "far_log_predictive"):
+        if fam.capabilities.far_rows:
             total = total + fam.far_log_predictive(far.columns(cols), p)
         else:
             total = total + fam.log_predictive(far.ZN[:, cols], p)

@@ -38,6 +38,7 @@ from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families import masked
 from bayesgen.families.class_moments import diagonal_quadratic
 from bayesgen.families.far import attach_frame, user_to_internal
+from bayesgen.families.protocol import Capabilities
 from bayesgen.utils.heavy import import_pymc
 
 LOG_2PI = np.log(2.0 * np.pi)
@@ -64,8 +65,9 @@ class GaussianFamily:
     name = "gaussian"
     param_dims: ClassVar[dict] = {"mu": ("class", "feature"), "var": ("class", "feature")}
     positive_only = False
-    #: NaN in X is a missing value, integrated out (:mod:`._masked`)
-    accepts_missing = True
+    #: NaN in X is a missing value, integrated out (:mod:`bayesgen.families.masked`)
+    capabilities = Capabilities(missing=True, real_valued=True, far_rows=True,
+                                continuous=True)
 
     def __init__(
         self,
@@ -216,6 +218,47 @@ class GaussianFamily:
             - (nu + 1) / 2 * np.log1p(z2)
         )
         return terms.sum(axis=-1) if M is None else masked.drop_terms(terms, M)
+
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+                     who: str) -> float:
+        """Exact log p(X | y) under the Normal-Inverse-Gamma prior, user units.
+
+        Per class k and feature j, with N_kj the weighted observed entries (a missing
+        entry is integrated out)::
+
+            lgamma(a_n) - lgamma(a0) + a0 log b0 - a_n log b_n
+            + log(kappa0 / kappa_n) / 2 - N_kj log(2 pi) / 2
+
+        minus the frame's Jacobian sum_j W_j log s_j (W_j = sum_k N_kj). ``rows``,
+        ``method`` and ``who`` are not needed.
+        """
+        from scipy.special import gammaln
+
+        post = self.posterior(stats, prior)
+        n = np.broadcast_to(missing.observed_count(stats), post["m"].shape)
+        value = np.sum(
+            gammaln(post["a"]) - gammaln(prior["a0"]) + prior["a0"] * np.log(prior["b0"])
+            - post["a"] * np.log(post["b"]) + 0.5 * np.log(prior["kappa0"] / post["kappa"])
+            - 0.5 * n * LOG_2PI)
+        return float(value) - _far.log_jacobian(self.frame, n.sum(axis=0))
+
+    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,): the Student-t predictive of the
+        Normal-Inverse-Gamma posterior of class y_n with row n (weight w) removed from
+        every feature it observes::
+
+            kappa' = kappa - w,  m' = (kappa m - w z) / kappa',  a' = a - w / 2,
+            b' = b - w kappa (z - m)^2 / (2 kappa')
+        """
+        X, _, we = masked.loo_entries(Z, w)
+        m, kappa, a, b = (post[key][y] for key in ("m", "kappa", "a", "b"))
+        kappa_r = kappa - we
+        row = {"m": ((kappa * m - we * X) / kappa_r)[:, None, :],
+               "kappa": kappa_r[:, None, :], "a": (a - we / 2.0)[:, None, :],
+               "b": (b - we * kappa / (2.0 * kappa_r) * (X - m) ** 2)[:, None, :]}
+        return self.log_predictive(Z, row)[:, 0]
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen.data.validation import label
 from bayesgen.families.class_moments import class_moments
 
 
@@ -248,14 +249,6 @@ def check_divisor(divisor: str) -> int:
     if divisor == "unbiased":
         return 1
     raise ValueError(f"divisor must be 'n' or 'unbiased'; got {divisor!r}.")
-
-
-def label(labels: np.ndarray | None, k: int) -> str:
-    """Human-readable name of class k for error messages."""
-    if labels is None:
-        return str(k)
-    value = labels[k]
-    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def sample_rows(stats: dict) -> np.ndarray:

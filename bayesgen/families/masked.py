@@ -121,11 +121,10 @@ def observed_matmul(M, B: np.ndarray) -> np.ndarray:
     """``O @ B^T`` over the last axis, O = 1 - M the observed indicator (n, d) (dense,
     or sparse M: ``sum_j B - M @ B^T``) and B (..., K, d): (..., n, K)."""
     from bayesgen.data import sparse
-    from bayesgen.families.dirichlet import matmul_t
 
     if sparse.is_sparse(M):
         return B.sum(axis=-1)[..., None, :] - missing.missing_matmul(M, B)
-    return matmul_t((~M).astype(np.float64), B)
+    return sparse.matmul_t((~M).astype(np.float64), B)
 
 
 def count_stats(X, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> dict:
@@ -166,3 +165,41 @@ def renormalise(out: np.ndarray, impossible, X, M, theta: np.ndarray):
     if dead.any():
         impossible = dead if impossible is None else impossible | dead
     return out, impossible
+
+
+# ------------------------------------------------------------ exact LOO
+#: rows per block for the dense (n, d) temporaries of the LOO terms of sparse X
+LOO_BLOCK = 4096
+
+
+def loo_entries(Z, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What a factorised family's leave-one-out downdate needs of the rows Z (n, d)
+    (dense, NaN where missing) and weights ``w`` (n,): Z with 0 for its missing entries,
+    the observed indicator O (n, d) (float) and the weight removed from each observed
+    entry, ``w_n O_nj`` (n, d)."""
+    M = missing.mask(Z)
+    if M is None:
+        return Z, np.ones(Z.shape), np.broadcast_to(w[:, None], Z.shape)
+    if not isinstance(M, np.ndarray):
+        M = M.toarray()
+    O = (~M).astype(np.float64)
+    return np.where(M, 0.0, Z), O, w[:, None] * O
+
+
+def observed_sum(terms: np.ndarray, O: np.ndarray) -> np.ndarray:
+    """Per-row sum of per-entry terms (n, d) over the observed entries (O > 0), (n,)."""
+    return np.where(O > 0, terms, 0.0).sum(axis=1)
+
+
+def dense_blocks(terms, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``terms(Z, y, w)`` (n,) for sparse Z, evaluated on dense blocks of
+    :data:`LOO_BLOCK` rows (bounded (block, d) temporaries); dense Z at once."""
+    from bayesgen.data import sparse
+
+    if not sparse.is_sparse(Z):
+        return terms(Z, y, w)
+    if not Z.shape[0]:
+        return np.zeros(0)
+    return np.concatenate([
+        terms(Z[s:s + LOO_BLOCK].toarray(), y[s:s + LOO_BLOCK], w[s:s + LOO_BLOCK])
+        for s in range(0, Z.shape[0], LOO_BLOCK)])

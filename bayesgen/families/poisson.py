@@ -31,6 +31,7 @@ from bayesgen.data.validation import check_counts
 from bayesgen.families import dirichlet as dr
 from bayesgen.families import masked
 from bayesgen.families.gaussian_stats import resolve_vector
+from bayesgen.families.protocol import Capabilities
 from bayesgen.utils.heavy import import_pymc
 
 WHO = "PoissonNB"
@@ -55,13 +56,11 @@ class PoissonFamily:
     name = "poisson"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"rate": ("class", "feature")}
     positive_only = True
-    #: takes scipy.sparse X (CSR) in every method, never densified
-    accepts_sparse = True
-    #: check_nonnegative's ``X.min()`` pass also catches -inf and scans for NaN (see the
-    #: estimator base; +inf is caught from the statistics or scores)
-    support_check_rejects_nan = True
-    #: NaN in X is a missing value, integrated out (:mod:`._masked`)
-    accepts_missing = True
+    #: scipy.sparse X (CSR) in every method, never densified; check_nonnegative's
+    #: ``X.min()`` pass also catches -inf and scans for NaN (see the estimator base; +inf
+    #: is caught from the statistics or scores); NaN in X is a missing value, integrated
+    #: out (:mod:`bayesgen.families.masked`)
+    capabilities = Capabilities(missing=True, sparse=True, support_check_finds_nan=True)
 
     def __init__(self, *, alpha: Any = 2.0, rate_prior: Any = None) -> None:
         self.alpha = alpha
@@ -155,10 +154,10 @@ class PoissonFamily:
         a, b = post["a"], post["b"]
         M = missing.mask(X)
         if M is None:
-            out = dr.matmul_t(X, -np.log1p(b)) - (a * np.log1p(1.0 / b)).sum(axis=1)
+            out = sparse.matmul_t(X, -np.log1p(b)) - (a * np.log1p(1.0 / b)).sum(axis=1)
         else:
             X = missing.filled(X)
-            out = dr.matmul_t(X, -np.log1p(b)) - masked.observed_matmul(M, a * np.log1p(1 / b))
+            out = sparse.matmul_t(X, -np.log1p(b)) - masked.observed_matmul(M, a * np.log1p(1 / b))
         for k in range(a.shape[0]):
             if sparse.is_sparse(X):
                 out[:, k] += sparse.row_sum_of(X, dr.log_rising(a[k][X.indices], X.data))
@@ -166,6 +165,36 @@ class PoissonFamily:
                 out[:, k] += dr.log_rising(a[k], X).sum(axis=1)
         out -= self._log_factorials(X)[:, None]
         return dr.check_overflow(out, X, WHO)
+
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+                     who: str) -> float:
+        """Exact log p(X | y) under the Gamma(alpha_j, beta_j) priors::
+
+            sum_kj [alpha log beta - lgamma(alpha) + lgamma(a_n) - a_n log b_n]
+            - sum_n w_n sum_j log x_nj!
+
+        (a_n = alpha + S_kj, b_n = beta + N_kj). The ``log x!`` terms need the training
+        ``rows`` (X, w): ``ValueError`` without them."""
+        post = self.posterior(stats, prior)
+        alpha, beta = prior["alpha"], prior["beta"]
+        X, w = dr.need_rows(rows, WHO)
+        log_fact = self._log_factorials(missing.filled(X))
+        return float(np.sum(alpha * np.log(beta) - gammaln(alpha) + gammaln(post["a"])
+                            - post["a"] * np.log(post["b"])) - w @ log_fact)
+
+    def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,): the negative binomial of the Gamma
+        posterior with the row removed from its class, ``a' = a - w x``, ``b' = b - w``,
+        per observed feature (:meth:`log_predictive`'s terms). Sparse Z in dense blocks."""
+        def terms(Z, y, w):
+            X, O, we = masked.loo_entries(Z, w)
+            a = post["a"][y] - we * X
+            b = post["b"][y] - we
+            return masked.observed_sum(dr.log_rising(a, X) - gammaln(X + 1.0)
+                                       - a * np.log1p(1.0 / b) - X * np.log1p(b), O)
+
+        return masked.dense_blocks(terms, Z, y, w)
 
     @staticmethod
     def _log_factorials(X) -> np.ndarray:

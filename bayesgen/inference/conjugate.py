@@ -3,8 +3,9 @@ family's posterior given the data is not conjugate any more (LDA/QDA with missin
 entries, :mod:`bayesgen.families.mvn.augment`; MultinomialNB with missing counts,
 :mod:`bayesgen.families.multinomial.missing`).
 
-A family opts in with two hooks: ``needs_augmentation(stats) -> bool`` and
-``augment(stats, prior, *, chains, draws, tune, rng) -> (params, post, sample_stats)``,
+A family opts in by declaring ``capabilities.augmentation`` with two hooks
+(:class:`bayesgen.families.protocol.Augmentation`): ``needs_augmentation(stats) -> bool``
+and ``augment(stats, prior, *, chains, draws, tune, rng) -> (params, post, sample_stats)``,
 where ``post`` is what the family's ``log_predictive`` accepts and ``sample_stats``
 (chain, draw) arrays for ``idata_`` (the chains are then checked like NUTS's).
 """
@@ -24,8 +25,7 @@ def fit(estimator, counts: np.ndarray, class_alpha: np.ndarray):
     chains, draws = estimator._posterior_size()
     rng = rng_from(estimator.random_state)
     fixed = estimator._fixed_pi
-    needs = getattr(family, "needs_augmentation", None)
-    if needs is None or not needs(stats):
+    if not (family.capabilities.augmentation and family.needs_augmentation(stats)):
         log_pi, params, post = posterior.draw_conjugate(
             family, stats, estimator.prior_, counts, class_alpha, chains * draws, rng,
             fixed=fixed)

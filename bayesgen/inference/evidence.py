@@ -12,8 +12,9 @@ The evidence of the training data under the prior, every parameter integrated ou
 with A = sum_k a_k, N = sum_k N_k. A fixed ``class_prior`` pi (not a random variable)
 gives the categorical log-likelihood sum_k N_k log pi_k.
 
-**Features**, per class k (and feature j for the factorised families), from the
-sufficient statistics and the posterior hyper-parameters (subscript n):
+**Features**: the family's ``log_evidence`` hook (:mod:`bayesgen.families.protocol`),
+per class k (and feature j for the factorised families), from the sufficient
+statistics and the posterior hyper-parameters (subscript n):
 
 - GaussianNB, Normal-Inverse-Gamma(m0, kappa0, a0, b0)::
 
@@ -71,13 +72,10 @@ with a kernel part) has no closed form.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betaln, gammaln
+from scipy.special import gammaln
 from sklearn.utils.validation import check_is_fitted
 
-from bayesgen.data import missing, sparse
 from bayesgen.inference import classprior
-
-LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def log_marginal_likelihood(estimator) -> float:
@@ -85,13 +83,14 @@ def log_marginal_likelihood(estimator) -> float:
     check_is_fitted(estimator, "params_")
     check_supported(estimator)
     family, stats, prior = estimator.family_, estimator.stats_, estimator.prior_
-    rows = _training_rows(estimator)
-    value = label_term(estimator) + _features(family, stats, prior, rows, estimator)
-    return float(value - _jacobian(family, stats))
+    features = family.log_evidence(stats, prior, _training_rows(estimator),
+                                   method=estimator.method, who=type(estimator).__name__)
+    return float(label_term(estimator) + features)
 
 
 def check_supported(estimator) -> None:
-    """``ValueError`` saying why this fitted estimator has no closed-form evidence."""
+    """``ValueError`` saying why this fitted estimator has no closed-form evidence, as
+    far as the fit (not the family: its ``log_evidence`` says) decides."""
     who = type(estimator).__name__
     if getattr(estimator, "n_unlabeled_", 0):
         raise ValueError(
@@ -103,25 +102,6 @@ def check_supported(estimator) -> None:
             f"{who} fitted with method='mle' has no prior, hence no marginal likelihood; "
             "fit with method='conjugate' (or 'map') and the same hyper-parameters."
         )
-    _check_family(estimator.family_, estimator.method, who)
-
-
-def _check_family(family, method: str, who: str) -> None:
-    if family.name == "kernel":
-        raise ValueError(
-            f"{who}: KernelNB has no closed-form marginal likelihood (its bandwidth prior "
-            "is not conjugate); compare it by LOO (bg.compare(..., ic='loo'))."
-        )
-    if family.name == "mixed":
-        for part in family.parts_:
-            _check_family(part["family"], method, f"{who} part {part['prefix']}")
-    if family.name == "mvn":
-        if method == "mcmc" and family.covariance_prior != "niw":
-            raise ValueError(
-                f"{who} was sampled with covariance_prior={family.covariance_prior!r}, "
-                "which is not conjugate: no closed-form marginal likelihood. Use "
-                "covariance_prior='niw'."
-            )
 
 
 def label_term(estimator) -> float:
@@ -146,80 +126,3 @@ def _training_rows(estimator):
     from bayesgen.inference import exact_loo
 
     return train[0], exact_loo.training_weights(estimator)
-
-
-def _need_rows(rows, who: str):
-    if rows is None:
-        raise ValueError(
-            f"{who}'s marginal likelihood needs the training rows (the multinomial "
-            "coefficient / log x! terms), which a model fitted by partial_fit, bg.merge or "
-            "from Dask input does not keep; fit it once on all rows."
-        )
-    return rows
-
-
-def _features(family, stats: dict, prior: dict, rows, estimator) -> float:
-    """sum_k log p(Z_k | y) in the internal frame."""
-    name = family.name
-    if name == "mixed":
-        total = 0.0
-        for part, s, p in zip(family.parts_, stats["parts"], prior["parts"], strict=True):
-            sub = None if rows is None else (rows[0][:, part["columns"]], rows[1])
-            total += _features(part["family"], s, p, sub, estimator)
-        return total
-    if name == "mvn":
-        if "groups" in stats:
-            raise ValueError(
-                f"{'LDA' if family.tied else 'QDA'} fitted with missing entries has no "
-                "closed-form marginal likelihood (the Normal-Inverse-Wishart evidence of "
-                "incomplete rows is not conjugate)."
-            )
-        from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw
-
-        return niw(stats, prior, tied=family.tied)
-    post = family.posterior(stats, prior)
-    if name == "gaussian":
-        n = np.broadcast_to(missing.observed_count(stats), post["m"].shape)
-        return float(np.sum(
-            gammaln(post["a"]) - gammaln(prior["a0"]) + prior["a0"] * np.log(prior["b0"])
-            - post["a"] * np.log(post["b"]) + 0.5 * np.log(prior["kappa0"] / post["kappa"])
-            - 0.5 * n * LOG_2PI))
-    if name == "bernoulli":
-        alpha = prior["alpha"]
-        return float(np.sum(betaln(post["a"], post["b"]) - betaln(alpha, alpha)))
-    if name == "categorical":
-        conc, alpha = post["concentration"], prior["alpha"]
-        n_cat = prior["n_categories"]
-        valid = np.arange(conc.shape[-1]) < n_cat[:, None]  # (d, Cmax)
-        per_cat = np.where(valid, gammaln(np.where(valid, conc, 1.0))
-                           - gammaln(alpha)[:, None], 0.0)
-        return float(np.sum(gammaln(n_cat * alpha) - gammaln(conc.sum(axis=-1)))
-                     + np.sum(per_cat))
-    if name == "multinomial":
-        conc, alpha = post["concentration"], prior["alpha"]
-        X, w = _need_rows(rows, "MultinomialNB")
-        coefficient = family._coefficient(X, sparse.row_sum(X))
-        return float(np.sum(gammaln(alpha.sum()) - gammaln(conc.sum(axis=1)))
-                     + np.sum(gammaln(conc) - gammaln(alpha)) + w @ coefficient)
-    if name == "poisson":
-        alpha, beta = prior["alpha"], prior["beta"]
-        X, w = _need_rows(rows, "PoissonNB")
-        log_fact = family._log_factorials(missing.filled(X))
-        return float(np.sum(alpha * np.log(beta) - gammaln(alpha) + gammaln(post["a"])
-                            - post["a"] * np.log(post["b"])) - w @ log_fact)
-    raise ValueError(f"The {name!r} family has no closed-form marginal likelihood.")
-
-
-def _jacobian(family, stats: dict) -> float:
-    """sum_j W_j log s_j: the frame's Jacobian over the weighted observed entries."""
-    if family.name == "mixed":
-        return sum(_jacobian(q["family"], s)
-                   for q, s in zip(family.parts_, stats["parts"], strict=True))
-    frame = getattr(family, "frame", None)
-    if frame is None:
-        return 0.0
-    log_s = np.log(frame.scale)
-    if family.name == "mvn":
-        return float(stats["count"].sum() * log_s.sum())
-    n = np.broadcast_to(missing.observed_count(stats), stats["mean"].shape)
-    return float(n.sum(axis=0) @ log_s)

@@ -136,7 +136,7 @@ def sample_posterior(estimator):
         for name in estimator.family_.param_dims
     }
     family = estimator.family_
-    if hasattr(family, "fixed_params"):  # non-random entries (KernelNB's training points)
+    if family.capabilities.fixed_params:  # non-random entries (KernelNB's training points)
         params.update(family.fixed_params(estimator.stats_))
     with np.errstate(divide="ignore"):
         log_pi = np.log(post["pi"].reshape(size, -1))

@@ -145,13 +145,13 @@ def pointwise_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict,
                       log_pi: np.ndarray) -> np.ndarray:
     """log p(x_n, y_n | theta_s), shape (S, n): the joint per observation and draw.
 
-    ``X``, ``y`` are the training rows. A family with the optional hook
-    ``train_log_lik(X, y, params) -> (S, n)`` gives log p(x_n | y_n, theta_s) of its
-    training rows itself (KernelNB: each row's leave-one-out term, the likelihood NUTS
+    ``X``, ``y`` are the training rows. A family with ``capabilities.train_log_lik``
+    gives log p(x_n | y_n, theta_s) (S, n) of its training rows itself
+    (``train_log_lik``) (KernelNB: each row's leave-one-out term, the likelihood NUTS
     samples, rather than ``log_lik`` with the row under its own kernel; MixedNB: the sum
     over its parts) and log pi_{y_n} is added; otherwise ``log_lik`` at class y_n.
     """
-    if hasattr(family, "train_log_lik"):
+    if family.capabilities.train_log_lik:
         with np.errstate(divide="ignore"):
             return family.train_log_lik(X, y, params) + log_pi[:, y]
     out = np.empty((log_pi.shape[0], X.shape[0]))
@@ -163,15 +163,16 @@ def pointwise_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict,
 
 def coords_for(classes: np.ndarray, feature_names: list[str], family, params: dict) -> dict:
     """ArviZ coords: class labels, feature names (also as ``feature_bis``), the family's
-    own named coordinates if it has a ``coords()`` method (MixedNB's per-part feature
-    dims), and integer coordinates for any other dim in ``param_dims`` (``category``)."""
+    own named coordinates if it declares ``capabilities.coords`` (MixedNB's per-part
+    feature dims, CategoricalNB's blocks), and integer coordinates for any other dim in
+    ``param_dims`` (``category``)."""
     param_dims = family.param_dims
     coords = {
         "class": [c.item() if isinstance(c, np.generic) else c for c in classes],
         "feature": list(feature_names),
         "feature_bis": list(feature_names),
     }
-    if hasattr(family, "coords"):
+    if family.capabilities.coords:
         coords.update(family.coords())
     for name, dims in param_dims.items():
         if params is None or name not in params:

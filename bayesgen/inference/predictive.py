@@ -131,7 +131,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
     pp = sampled.prior_predictive
     if "x" not in pp:
         params = {k: prior[k].values[0] for k in estimator.family_.param_dims}
-        if hasattr(estimator.family_, "fixed_params"):  # training points, in user units
+        if estimator.family_.capabilities.fixed_params:  # training points, in user units
             fixed = estimator.family_.fixed_params(estimator.stats_)
             params.update(scoring.user_params(estimator, fixed))
         y_rep = pp["y"].values[0]

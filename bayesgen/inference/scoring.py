@@ -12,8 +12,9 @@ Rows far from the training data (some |z_j| > 2^52) are scored in the split form
 :func:`bayesgen.data.frame.split` by the family's ``far_terms`` / ``far_log_predictive``,
 so a row at 1e300 gets the class the model implies instead of an overflow.
 
-Estimators whose family has no ``real_columns`` (the discrete ones) have
-``frame_ = None`` and go through unchanged.
+Estimators whose family does not declare ``capabilities.real_valued`` (the discrete
+ones; :mod:`bayesgen.families.protocol`) have ``frame_ = None`` and go through
+unchanged.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
     from those in another frame near the data by rounding only. Fits of up to
     ``sample`` rows use every row.
     """
-    real = family.real_columns(X.shape[1]) if hasattr(family, "real_columns") else None
+    real = family.real_columns(X.shape[1]) if family.capabilities.real_valued else None
     if real is None or not np.any(real):
         estimator.frame_ = None
         return X
@@ -116,7 +117,7 @@ def _rows(jac, rows):
 def user_params(estimator, params: dict) -> dict:
     """Family parameters (any leading draw dims) in the units of X."""
     family = estimator.family_
-    if _frame(estimator) is None or not hasattr(family, "to_user"):
+    if _frame(estimator) is None or not family.capabilities.real_valued:
         return params
     return family.to_user(params)
 
@@ -131,7 +132,7 @@ def check_user_attributes(estimator, attributes: dict) -> None:
 def user_prior(estimator) -> dict:
     """The resolved prior ``prior_`` in the units of X (the prior of ``model_``)."""
     family = estimator.family_
-    if _frame(estimator) is None or not hasattr(family, "prior_to_user"):
+    if _frame(estimator) is None or not family.capabilities.real_valued:
         return estimator.prior_
     return family.prior_to_user(estimator.prior_)
 
@@ -156,7 +157,7 @@ def _split_rows(estimator, X: np.ndarray):
     whether Z holds NaN."""
     Z = internal(estimator, X)
     far, frame = None, _frame(estimator)
-    if hasattr(estimator.family_, "far_terms") and frame is not None and frame.real.any():
+    if estimator.family_.capabilities.far_rows and frame is not None and frame.real.any():
         far = split(frame, X, Z, _scan(Z))
     near = np.ones(X.shape[0], dtype=bool)
     if far is not None:
@@ -228,25 +229,15 @@ def _near_scores(estimator, Z: np.ndarray, full: bool, jac: float) -> np.ndarray
 def user_discriminant(estimator, X: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Discriminant scores of :func:`raw_scores` (``full=False``) as the documented
     formulas in the units of X: QDA, naive Bayes and kernel scores drop the Jacobian
-    sum_j log s_j; LDA's linear ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k``
-    differs from its internal form by ``z^T P g + g^T P g / 2`` (g = c / s, P the
-    internal precision), a term equal for every class (for a row with missing entries,
-    whose scores are the discriminants of its observed coordinates, the missing z_j
-    count as 0: still a term equal for every class). Posterior scores are joint
+    sum_j log s_j; a family with ``capabilities.linear_discriminant`` (LDA) converts its
+    linear discriminant itself (``user_discriminant``). Posterior scores are joint
     log-densities already."""
-    frame = _frame(estimator)
-    if frame is None or estimator._is_posterior:
+    if _frame(estimator) is None or estimator._is_posterior:
         return scores
-    if not getattr(estimator.family_, "tied", False):
-        return scores - _jacobian(estimator, internal(estimator, X))
-    from scipy import linalg
-
-    g = frame.loc / frame.scale
-    if not np.any(g):
-        return scores
-    Pg = linalg.cho_solve(linalg.cho_factor(estimator.params_["cov"], lower=True), g)
-    Z = np.nan_to_num(internal(estimator, X), nan=0.0)  # missing: any row constant will do
-    return scores + (Z @ Pg + 0.5 * g @ Pg)[:, None]
+    family, Z = estimator.family_, internal(estimator, X)
+    if family.capabilities.linear_discriminant:
+        return family.user_discriminant(scores, Z, estimator.params_)
+    return scores - _jacobian(estimator, Z)
 
 
 def proba_draws(estimator, X: np.ndarray) -> np.ndarray:

@@ -80,7 +80,7 @@ def _check_infinite(estimator, X: Any) -> None:
     """Infinity is an error, NaN a missing value: one pass over X
     (:func:`bayesgen.data.missing.check_infinite`, which also records a complete X for the
     missing-value checks of the same call), unless the family's support check scans X
-    itself (count families, ``support_check_rejects_nan``)."""
+    itself (count families, ``capabilities.support_check_finds_nan``)."""
     if not estimator._fused_finite_check():
         missing.check_infinite(X, type(estimator).__name__)
 

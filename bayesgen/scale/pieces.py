@@ -273,7 +273,7 @@ def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
     family.labels = piece.classes
     if piece.frame is not None:
         family.frame = piece.frame
-    if piece.columns is not None and hasattr(family, "levels"):
+    if piece.columns is not None and family.capabilities.levels:
         family.levels = piece.columns.level_list()
     try:
         new._fit_statistics(method, family, piece.classes, piece.stats, piece.counts, None)

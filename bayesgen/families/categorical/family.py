@@ -43,7 +43,9 @@ from bayesgen.data import categories as cats
 from bayesgen.data import missing
 from bayesgen.data.validation import check_nonnegative
 from bayesgen.families import dirichlet as dr
+from bayesgen.families import masked
 from bayesgen.families.categorical import pymc as _pymc
+from bayesgen.families.protocol import Capabilities
 
 WHO = "CategoricalNB"
 
@@ -70,11 +72,12 @@ class CategoricalFamily:
     name = "categorical"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature", "category")}
     positive_only = True
-    #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
-    poor_score = True
-    #: NaN in X is a missing value, integrated out (counts of the observed entries;
-    #: a missing x_j drops its term)
-    accepts_missing = True
+    #: NaN in X is a missing value, integrated out (counts of the observed entries; a
+    #: missing x_j drops its term); text, boolean and category columns enter as codes of
+    #: their ``levels``; the PyMC model has one multivariate observed value (hence
+    #: ``pymc_rows_loglik``) and a ``category`` dim (hence ``coords``)
+    capabilities = Capabilities(missing=True, poor_score=True, coords=True,
+                                rows_loglik=True, levels=True)
 
     def __init__(self, *, alpha: Any = 2.0, min_categories: Any = None) -> None:
         self.alpha = alpha
@@ -250,6 +253,37 @@ class CategoricalFamily:
         """
         conc = post["concentration"]
         return self.log_lik(X, {"theta": conc / conc.sum(axis=-1, keepdims=True)})
+
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+                     who: str) -> float:
+        """Exact log p(X | y) under Dirichlet(alpha_j) over the C_j categories of
+        feature j::
+
+            sum_kj [lgamma(C_j alpha_j) - lgamma(C_j alpha_j + N_kj)
+                    + sum_c (lgamma(alpha_j + c_kjc) - lgamma(alpha_j))]
+
+        (N_kj the weighted observed entries); from the statistics alone."""
+        from scipy.special import gammaln
+
+        conc = self.posterior(stats, prior)["concentration"]
+        alpha, n_cat = prior["alpha"], prior["n_categories"]
+        valid = np.arange(conc.shape[-1]) < n_cat[:, None]  # (d, Cmax)
+        per_cat = np.where(valid, gammaln(np.where(valid, conc, 1.0))
+                           - gammaln(alpha)[:, None], 0.0)
+        return float(np.sum(gammaln(n_cat * alpha) - gammaln(conc.sum(axis=-1)))
+                     + np.sum(per_cat))
+
+    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,): Dirichlet-categorical with the row's
+        observed entries removed from its class, ``log (a_c - w) - log (sum_c a_c - w)``
+        per observed feature (c the row's category)."""
+        _, O, we = masked.loo_entries(Z, w)
+        conc = post["concentration"][y]  # (n, d, Cmax)
+        codes = cats.encode(Z, self.categories_, WHO)  # NaN: code 0
+        hit = np.take_along_axis(conc, codes[..., None], axis=-1)[..., 0]
+        return masked.observed_sum(np.log(hit - we) - np.log(conc.sum(axis=-1) - we), O)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:

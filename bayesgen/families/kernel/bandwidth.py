@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-LOG_2PI = np.log(2.0 * np.pi)
+from bayesgen.families.kernel.kde import LOG_2PI
+
 _GRID = 13
 _GOLDEN_STEPS = 34
 _INVPHI = (np.sqrt(5.0) - 1.0) / 2.0

@@ -57,9 +57,9 @@ from typing import ClassVar
 import numpy as np
 
 from bayesgen.data import missing
-from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import attach_frame
+from bayesgen.families.kernel import far as _kernel_far
 from bayesgen.families.kernel import missing as km
 from bayesgen.families.kernel.bandwidth import (  # noqa: F401 (_loo re-exported for tests)
     _loo,
@@ -68,29 +68,19 @@ from bayesgen.families.kernel.bandwidth import (  # noqa: F401 (_loo re-exported
     _weighted_sd,
     silverman,
 )
-from bayesgen.families.kernel.kde import _BUDGET, _kde_sums, _logsumexp_last  # noqa: F401 (re-exported)
+from bayesgen.families.kernel.kde import (  # noqa: F401 (re-exported)
+    _BUDGET,
+    LOG_2PI,
+    _fixed,
+    _kde_sums,
+    _logsumexp_last,
+)
+from bayesgen.families.protocol import Capabilities
 
-LOG_2PI = np.log(2.0 * np.pi)
 NO_CONJUGATE = (
     "KernelNB has no conjugate prior; use method='mcmc' for posterior inference on the "
     "bandwidths (or method='mle'/'map' for point estimates)."
 )
-
-
-def _fixed(params: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Training points (n, d), classes (n,) and weights (n,), from row 0 of any leading dims.
-
-    The fixed data entries may have been broadcast to leading (draw or row) dims by
-    the caller; they are the same in every row, so the first one is used.
-    """
-    points = np.asarray(params["points"])
-    cls = np.asarray(params["point_class"])
-    w = np.asarray(params["point_weight"])
-    return (
-        points.reshape(-1, *points.shape[-2:])[0],
-        cls.reshape(-1, cls.shape[-1])[0].astype(np.intp),
-        w.reshape(-1, w.shape[-1])[0],
-    )
 
 
 class KernelFamily:
@@ -106,8 +96,12 @@ class KernelFamily:
     param_dims: ClassVar[dict] = {"bandwidth": ("class", "feature")}
     positive_only = False
     #: NaN in X is a missing value: per-feature KDEs of the observed points, a missing
-    #: x_j drops its factor (:mod:`._kernel_missing`; not with method="mcmc" at fit)
-    accepts_missing = True
+    #: x_j drops its factor (:mod:`bayesgen.families.kernel.missing`). No conjugate prior:
+    #: no closed-form posterior, evidence or exact LOO. The training points are fixed
+    #: entries of ``params`` and each training row's likelihood is its leave-one-out term.
+    capabilities = Capabilities(missing=True, conjugate=False, evidence=False,
+                                exact_loo=False, real_valued=True, far_rows=True,
+                                fixed_params=True, train_log_lik=True, continuous=True)
 
     def __init__(self, *, bandwidth_sd: float = 1.0) -> None:
         self.bandwidth_sd = bandwidth_sd
@@ -243,6 +237,28 @@ class KernelFamily:
         """Not available: there is no conjugate posterior (always raises ValueError)."""
         raise ValueError(NO_CONJUGATE)
 
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Not available: there is no conjugate posterior (always raises ValueError)."""
+        raise ValueError(NO_CONJUGATE)
+
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+                     who: str) -> float:
+        """Not available: the bandwidth prior is not conjugate (always raises ValueError)."""
+        raise ValueError(
+            f"{who}: KernelNB has no closed-form marginal likelihood (its bandwidth prior "
+            "is not conjugate); compare it by LOO (bg.compare(..., ic='loo'))."
+        )
+
+    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """Not available: there is no conjugate posterior (always raises ValueError)."""
+        raise ValueError(
+            "KernelNB has no exact leave-one-out predictive (no conjugate posterior); "
+            "its pointwise log-likelihood is already each training row's leave-one-out "
+            "term, and bg.compare uses PSIS-LOO."
+        )
+
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """sum_j log( sum_i w_i N(x_nj; x_ij, h_kj^2) / W_k ) for every row and class.
@@ -335,8 +351,13 @@ class KernelFamily:
         return dict(prior, centre=prior["centre"] * self.frame.scale)
 
     def far_terms(self, far, params: dict):
-        """(a2, a1, a0) of far rows, (..., m, K) each (:func:`._far.kernel_terms`)."""
-        return _far.kernel_terms(far, params)
+        """(a2, a1, a0) of far rows, (..., m, K) each
+        (:func:`bayesgen.families.kernel.far.kernel_terms`)."""
+        return _kernel_far.kernel_terms(far, params)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Not available: there is no conjugate posterior (always raises ValueError)."""
+        raise ValueError(NO_CONJUGATE)
 
     # ------------------------------------------------------------------ PyMC
     def fixed_params(self, stats: dict) -> dict:

@@ -7,6 +7,23 @@ from __future__ import annotations
 import numpy as np
 
 _BUDGET = 4_000_000  # doubles per temporary block (~32 MB)
+LOG_2PI = np.log(2.0 * np.pi)
+
+
+def _fixed(params: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Training points (n, d), classes (n,) and weights (n,), from row 0 of any leading dims.
+
+    The fixed data entries may have been broadcast to leading (draw or row) dims by
+    the caller; they are the same in every row, so the first one is used.
+    """
+    points = np.asarray(params["points"])
+    cls = np.asarray(params["point_class"])
+    w = np.asarray(params["point_weight"])
+    return (
+        points.reshape(-1, *points.shape[-2:])[0],
+        cls.reshape(-1, cls.shape[-1])[0].astype(np.intp),
+        w.reshape(-1, w.shape[-1])[0],
+    )
 
 
 def _logsumexp_last(a: np.ndarray) -> np.ndarray:

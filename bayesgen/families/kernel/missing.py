@@ -24,8 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen.data import missing
-
-LOG_2PI = np.log(2.0 * np.pi)
+from bayesgen.families.kernel.kde import LOG_2PI
 
 
 def has_gaps(stats: dict) -> bool:
@@ -50,7 +49,7 @@ def check_observed(stats: dict, labels, who: str = "KernelNB") -> None:
     np.add.at(seen, stats["y"], (~np.isnan(stats["X"])).astype(np.float64))
     if np.all(seen > 0):
         return
-    from bayesgen.families.gaussian_stats import label
+    from bayesgen.data.validation import label
 
     k, j = np.argwhere(~(seen > 0))[0]
     raise ValueError(
@@ -124,7 +123,7 @@ def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
     (:func:`bayesgen.families.kernel.pymc.train_log_lik` on that one feature), summed
     over the features a row observes; a row with nothing observed gets 0."""
     from bayesgen.families.kernel import pymc
-    from bayesgen.families.kernel.family import _fixed
+    from bayesgen.families.kernel.kde import _fixed
 
     P, cls, w = _fixed(params)
     row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)

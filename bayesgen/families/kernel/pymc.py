@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesgen.families.kernel.family import LOG_2PI, _fixed
-from bayesgen.families.kernel.kde import _kde_sums
+from bayesgen.families.kernel.kde import LOG_2PI, _fixed, _kde_sums
 from bayesgen.utils.heavy import import_pymc
 
 #: refuse MCMC when the pairwise constants of the LOO likelihood exceed this many bytes

@@ -5,19 +5,22 @@ Given parts ``(family_p, columns_p)`` that partition the features::
     log p(x | y = k) = sum_p log p_p(x[columns_p] | y = k)
 
 Each part is an ordinary family instance (:mod:`bayesgen.families`) with its own
-statistics, prior and parameters; the composite implements the family interface by
-delegation. Naming, so that everything stays a flat dict of arrays whose keys are
+statistics, prior and parameters; the composite implements the family protocol
+(:mod:`bayesgen.families.protocol`) by delegation, and its capabilities are those its
+parts share. Naming, so that everything stays a flat dict of arrays whose keys are
 valid netCDF variable names:
 
-- part ``p`` (0-based position in ``families``) with family ``name`` has the prefix
-  ``f"{name}{p}"``, e.g. ``"gaussian0"``, ``"bernoulli1"``;
+- part ``p`` (0-based position in ``families``) with family ``name`` has the name
+  ``name`` (its family's first part) or ``f"{name}_{i}"`` (its i-th), by which the
+  estimator's ``named_parts_`` reads it, and the prefix ``f"{name}{p}"``, e.g.
+  ``"gaussian0"``, ``"bernoulli1"``;
 - its parameters are ``f"{prefix}_{key}"`` (``"gaussian0_mu"``), with ``param_dims``
   renamed likewise except the shared ``"class"`` dim (``("class", "gaussian0_feature")``),
   because parts have different numbers of features; :meth:`MixedFamily.coords` gives the
   column names of every renamed ``feature`` dim;
 - its fitted attributes are ``f"{prefix}_{attr}"`` (``"gaussian0_theta_"``), plus
-  ``parts_``: one dict per part with ``name``, ``prefix``, ``columns`` (positions)
-  and ``features`` (column names).
+  ``parts_``: one dict per part with ``name``, ``part``, ``prefix``, ``columns``
+  (positions) and ``features`` (column names).
 
 Statistics are ``{"count": (K,), "parts": [stats of each part]}``; priors and
 conjugate posteriors are ``{"parts": [...]}``.
@@ -35,6 +38,7 @@ import numpy as np
 from bayesgen.families import far as _far
 from bayesgen.families.mixed import pymc, spec
 from bayesgen.families.mixed.spec import DISCRETE, NAMES  # noqa: F401 (public names)
+from bayesgen.families.protocol import Capabilities
 
 
 class MixedFamily:
@@ -89,12 +93,31 @@ class MixedFamily:
         self._frame = None
         self.parts_: list[dict] | None = None
 
-    #: NaN in X is a missing value: each part integrates its own columns' out (every
-    #: part family accepts missing entries; a multinomial part has no conjugate posterior
-    #: with them, so method='conjugate' is a ValueError there)
-    accepts_missing = True
-
     # ------------------------------------------------------- specification
+    @property
+    def capabilities(self) -> Capabilities:
+        """Those of a sum of parts: missing entries, a conjugate posterior, the evidence
+        and exact LOO when every part has them (a multinomial part has no conjugate
+        posterior with missing counts, so ``method='conjugate'`` is a ``ValueError``
+        there); the frame, far rows, fixed parameters, the training rows' own
+        log-likelihood, coordinates and levels are delegated to the parts that have
+        them. Before the specification is resolved (or when it is invalid), the parts
+        are configured from it, or assumed to have every per-part capability."""
+        parts = [q["family"] for q in self.parts_] if self.parts_ is not None else None
+        if parts is None:
+            try:
+                parts = [family for _, family in spec.instances(self)]
+            except (ValueError, TypeError):
+                parts = []
+
+        def every(flag: str) -> bool:
+            return all(getattr(q.capabilities, flag) for q in parts)
+
+        return Capabilities(missing=every("missing"), conjugate=every("conjugate"),
+                            evidence=every("evidence"), exact_loo=every("exact_loo"),
+                            real_valued=True, far_rows=True, fixed_params=True,
+                            train_log_lik=True, coords=True, levels=True, composite=True)
+
     @property
     def positive_only(self) -> bool:
         """True only when every part is positive-only (False if the spec is invalid)."""
@@ -124,13 +147,13 @@ class MixedFamily:
     def levels(self, value: list | None) -> None:
         self._levels = value
         for part in self.parts_ or []:
-            if hasattr(part["family"], "levels"):
+            if part["family"].capabilities.levels:
                 part["family"].levels = (None if value is None
                                           else [value[j] for j in part["columns"]])
 
-    def column_families(self, names: list[str] | None, kinds: list[str]) -> list[str]:
-        """The family name of each column under this specification for a table with
-        these column ``names`` and ``kinds`` (:func:`._mixed_spec.column_families`;
+    def column_families(self, names: list[str] | None, kinds: list[str]) -> list:
+        """The part family modelling each column under this specification for a table
+        with these column ``names`` and ``kinds`` (:func:`.spec.column_families`;
         ``ValueError`` naming the problem for an invalid specification)."""
         return spec.column_families(self, names, kinds)
 
@@ -144,15 +167,15 @@ class MixedFamily:
     def frame(self, value) -> None:
         self._frame = value
         for part in self.parts_ or []:
-            if hasattr(part["family"], "real_columns"):
+            if part["family"].capabilities.real_valued:
                 part["family"].frame = None if value is None else value.sub(part["columns"])
 
     def real_columns(self, n_features: int) -> np.ndarray:
         """Columns of the real-valued parts (the others keep the identity frame)."""
         real = np.zeros(n_features, dtype=bool)
         for part in self._resolve(n_features):
-            if hasattr(part["family"], "real_columns"):
-                real[part["columns"]] = True
+            if part["family"].capabilities.real_valued:
+                real[part["columns"]] = part["family"].real_columns(part["columns"].size)
         return real
 
     def _resolve(self, n_features: int) -> list[dict]:
@@ -184,10 +207,11 @@ class MixedFamily:
         names = self.feature_names
         return [names[j] if names is not None else f"x{j}" for j in part["columns"]]
 
-    def coords(self) -> dict[str, list]:
+    def coords(self, dims: dict | None = None) -> dict[str, list]:
         """Coordinates of the renamed dims: ``{prefix_feature: column names}`` for every
-        part, plus each part's own ``coords()`` renamed likewise (``categorical2_category``)."""
-        return pymc.coords(self)
+        part, plus each part's own ``coords()`` renamed likewise (``categorical2_category``);
+        ``dims`` are the composite's (default ``param_dims``)."""
+        return pymc.coords(self, dims)
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -259,12 +283,13 @@ class MixedFamily:
         )
 
     def _require_conjugate(self) -> None:
-        kernel = [q["prefix"] for q in self._parts() if q["name"] == "kernel"]
-        if kernel:
+        others = [q for q in self._parts() if not q["family"].capabilities.conjugate]
+        if others:
+            names = sorted({q["name"] for q in others})
             raise ValueError(
-                f"MixedNB with a 'kernel' part ({', '.join(kernel)}) has no conjugate "
-                "posterior (the bandwidth prior is not conjugate); use method='mcmc' "
-                "(or 'mle'/'map')."
+                f"MixedNB with a {' or '.join(map(repr, names))} part "
+                f"({', '.join(q['prefix'] for q in others)}) has no conjugate posterior (its "
+                "prior is not conjugate); use method='mcmc' (or 'mle'/'map')."
             )
 
     def posterior(self, stats: dict, prior: dict) -> dict:
@@ -297,6 +322,26 @@ class MixedFamily:
             q["family"].log_predictive(X[:, q["columns"]], p)
             for q, p in zip(self._parts(), post["parts"], strict=True)
         )
+
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+                     who: str) -> float:
+        """The sum of the parts' evidences on their columns (their priors are
+        independent); a part without one raises its ``ValueError``, named
+        ``"{who} part {prefix}"``."""
+        total = 0.0
+        for q, s, p in zip(self._parts(), stats["parts"], prior["parts"], strict=True):
+            sub = None if rows is None else (rows[0][:, q["columns"]], rows[1])
+            total += q["family"].log_evidence(s, p, sub, method=method,
+                                              who=f"{who} part {q['prefix']}")
+        return total
+
+    def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
+        """The sum of the parts' exact leave-one-out predictives on their columns (the
+        parts' posteriors are independent given the classes)."""
+        self._require_conjugate()
+        return sum(q["family"].loo_log_predictive(Z[:, q["columns"]], y, w, p)
+                   for q, p in zip(self._parts(), post["parts"], strict=True))
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -335,8 +380,11 @@ class MixedFamily:
         family chosen for every column; ``MixedNB(families=clf.families_)`` fits the
         same model (a part's options are not repeated there).
 
-        ``parts_`` is a list of dicts with ``name``, ``prefix``, ``columns`` (list of
-        positions) and ``features`` (column names, or ``x{j}`` without names, as :meth:`coords`).
+        ``parts_`` is a list of dicts with ``name`` (the family), ``part`` (the part's
+        stable name, :func:`.spec.part_names`: ``"gaussian"``, ``"gaussian_2"``, ...),
+        ``prefix``, ``columns`` (list of positions) and ``features`` (column names, or
+        ``x{j}`` without names, as :meth:`coords`). The estimator's ``named_parts_``
+        reads the parts by their names.
         """
         out: dict[str, Any] = {}
         for part, sub in zip(self._parts(), self._split(params), strict=True):
@@ -346,6 +394,7 @@ class MixedFamily:
         out["parts_"] = [
             {
                 "name": q["name"],
+                "part": q["part"],
                 "prefix": q["prefix"],
                 "columns": q["columns"].tolist(),
                 "features": features,
@@ -358,14 +407,14 @@ class MixedFamily:
     def to_user(self, params: dict) -> dict:
         """The parameters present in ``params`` in the units of X, part by part."""
         return self._namespaced([
-            q["family"].to_user(sub) if hasattr(q["family"], "to_user") else sub
+            q["family"].to_user(sub) if q["family"].capabilities.real_valued else sub
             for q, sub in zip(self._parts(), self._split(params), strict=True)
         ])
 
     def prior_to_user(self, prior: dict) -> dict:
         """The resolved priors of the parts in the units of X (for ``model_``)."""
         return {"parts": [
-            q["family"].prior_to_user(pr) if hasattr(q["family"], "prior_to_user") else pr
+            q["family"].prior_to_user(pr) if q["family"].capabilities.real_valued else pr
             for q, pr in zip(self._parts(), prior["parts"], strict=True)
         ]}
 

@@ -15,7 +15,6 @@ other parts' ``log_lik`` at each row's class.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator
 
 import numpy as np
@@ -78,24 +77,20 @@ def fixed_params(family, stats: dict) -> dict:
     """Namespaced non-random params of the parts that have them (kernel parts)."""
     return family._namespaced(
         [
-            q["family"].fixed_params(s) if hasattr(q["family"], "fixed_params") else {}
+            q["family"].fixed_params(s) if q["family"].capabilities.fixed_params else {}
             for q, s in zip(family._parts(), stats["parts"], strict=True)
         ]
     )
 
 
-def coords(family) -> dict[str, list]:
+def coords(family, dims: dict | None = None) -> dict[str, list]:
     """Coordinates of the renamed dims: ``{prefix_feature: column names}`` for every part,
-    plus each part's own ``coords()`` (e.g. ``categorical2_category``), named as in
-    ``param_dims``: a part whose ``coords`` takes ``dims`` is given its renamed dims, the
-    keys of any other are renamed here."""
+    plus each part's own ``coords(dims)`` given its renamed dims (e.g.
+    ``categorical2_category``), named as in ``param_dims``."""
     out: dict[str, list] = {}
-    for part, _, _, part_dims in part_hooks(family):
-        own = getattr(part["family"], "coords", None)
-        if own is not None and "dims" in inspect.signature(own).parameters:
-            out.update(own(dims=part_dims))
-        elif own is not None:
-            out.update({rename(part["prefix"], k): v for k, v in own().items()})
+    for part, _, _, part_dims in part_hooks(family, None, dims):
+        if part["family"].capabilities.coords:
+            out.update(part["family"].coords(dims=part_dims))
         out.pop("class", None)
         out[f"{part['prefix']}_feature"] = family._features(part)
     return out
@@ -108,7 +103,7 @@ def train_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndar
     total = None
     for part, sub in zip(family._parts(), family._split(params), strict=True):
         fam, Xp = part["family"], X[:, part["columns"]]
-        if hasattr(fam, "train_log_lik"):
+        if fam.capabilities.train_log_lik:
             term = fam.train_log_lik(Xp, y, sub)
         else:
             term = log_lik_at_class(fam, Xp, y, sub)

@@ -23,7 +23,7 @@ AUTO = {"float": "gaussian", "int": "gaussian", "bool": "bernoulli", "category":
 def entries(family) -> list[tuple[str, Any, dict]]:
     """The validated ``(name, columns, options)`` triples of ``families``."""
     spec = family.families
-    overrides = getattr(family, "overrides", None)
+    overrides = family.overrides
     if isinstance(spec, str) and spec == "auto":
         return auto_entries(family)
     if overrides is not None:
@@ -144,15 +144,29 @@ def describe(family, positions) -> list:
     return [names[j] if names is not None else int(j) for j in positions]
 
 
-def column_families(family, names: list[str] | None, kinds: list[str]) -> list[str]:
-    """The family name of each column under ``family``'s specification for a table
-    with these column ``names`` and ``kinds``; ``ValueError`` for an invalid one."""
+def column_families(family, names: list[str] | None, kinds: list[str]) -> list:
+    """The part family (instance) modelling each column under ``family``'s
+    specification for a table with these column ``names`` and ``kinds``; ``ValueError``
+    for an invalid one."""
     probe = type(family)(family.families, alpha=family.alpha, feature_names=names,
                          n_features=len(kinds), overrides=family.overrides, kinds=kinds)
-    out = [""] * len(kinds)
+    out: list = [None] * len(kinds)
     for part in probe._resolve(len(kinds)):
         for j in part["columns"]:
-            out[j] = part["name"]
+            out[j] = part["family"]
+    return out
+
+
+def part_names(names: list[str]) -> list[str]:
+    """Stable names of the parts whose families are ``names`` (in ``families`` order):
+    the family's name for its first part, ``f"{name}_{i}"`` for its i-th (i >= 2), e.g.
+    ``["gaussian", "bernoulli", "gaussian_2"]``; unchanged by moving parts of other
+    families."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}_{seen[name]}")
     return out
 
 
@@ -166,8 +180,10 @@ def fitted(family) -> list[tuple[str, list]]:
 
 def parts(mixed, n_features: int) -> list[dict]:
     """Validate ``mixed.families`` against the n_features columns of X and build the
-    parts: ``[{"name", "prefix", "family", "columns"}, ...]``, one per entry, with
-    ``prefix = f"{name}{position}"`` and ``columns`` an intp array of positions.
+    parts: ``[{"name", "part", "prefix", "family", "columns"}, ...]``, one per entry,
+    with ``part`` the part's name (:func:`part_names`), ``prefix = f"{name}{position}"``
+    (the namespace of its parameters and attributes) and ``columns`` an intp array of
+    positions.
 
     Raises ``ValueError`` naming the entry for columns that are not a list, an empty
     part, and naming the columns that are in more than one part or in none.
@@ -188,6 +204,8 @@ def parts(mixed, n_features: int) -> list[dict]:
         cols = np.array([column(mixed, c, p, n_features) for c in items], dtype=np.intp)
         family.labels = mixed._labels
         out.append({"name": name, "prefix": f"{name}{p}", "family": family, "columns": cols})
+    for q, part in zip(out, part_names([q["name"] for q in out]), strict=True):
+        q["part"] = part
     used = np.bincount(np.concatenate([q["columns"] for q in out]), minlength=n_features)
     if np.any(used > 1):
         raise ValueError(

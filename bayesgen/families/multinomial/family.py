@@ -54,6 +54,7 @@ from bayesgen.data.validation import check_counts
 from bayesgen.families import dirichlet as dr
 from bayesgen.families import masked
 from bayesgen.families.multinomial import missing as mm
+from bayesgen.families.protocol import Capabilities
 from bayesgen.utils.heavy import import_pymc
 
 WHO = "MultinomialNB"
@@ -77,15 +78,12 @@ class MultinomialFamily:
     name = "multinomial"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature")}
     positive_only = True
-    #: takes scipy.sparse X (CSR) in every method, never densified
-    accepts_sparse = True
-    #: check_nonnegative's ``X.min()`` pass also rejects NaN (see the estimator base)
-    support_check_rejects_nan = True
-    #: scikit-learn's ``poor_score`` classifier tag (as its discrete naive Bayes)
-    poor_score = True
-    #: NaN in X is a missing count, integrated out exactly at fit (EM, data
-    #: augmentation, NUTS on pattern statistics) and at predict (renormalised theta)
-    accepts_missing = True
+    #: scipy.sparse X (CSR) in every method, never densified; check_nonnegative's
+    #: ``X.min()`` pass also rejects NaN (see the estimator base); NaN in X is a missing
+    #: count, integrated out exactly at fit (EM, data augmentation, NUTS on pattern
+    #: statistics) and at predict (renormalised theta)
+    capabilities = Capabilities(missing=True, sparse=True, support_check_finds_nan=True,
+                                poor_score=True, augmentation=True)
 
     def __init__(self, *, alpha: Any = 2.0) -> None:
         self.alpha = alpha
@@ -212,6 +210,44 @@ class MultinomialFamily:
                 out[some, k] -= dr.log_rising(A_k[some], total[some])
         out += self._coefficient(X, total)[:, None]
         return dr.check_overflow(out, X, WHO)
+
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+                     who: str) -> float:
+        """Exact log p(X | y) under the Dirichlet(alpha) priors::
+
+            sum_k [log B(alpha + c_k) - log B(alpha)] + sum_n w_n (log T_n! - sum_j log x_nj!)
+
+        with the multinomial coefficient of every row, as ``predict_joint_log_proba``
+        (so that the evidence is the product of the rows' one-step-ahead predictive
+        densities); it needs the training ``rows`` (X, w). ``ValueError`` with missing
+        counts (no conjugate posterior) or without rows."""
+        post = self.posterior(stats, prior)
+        conc, alpha = post["concentration"], prior["alpha"]
+        X, w = dr.need_rows(rows, WHO)
+        coefficient = self._coefficient(X, sparse.row_sum(X))
+        return float(np.sum(gammaln(alpha.sum()) - gammaln(conc.sum(axis=1)))
+                     + np.sum(gammaln(conc) - gammaln(alpha)) + w @ coefficient)
+
+    def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,): the Dirichlet-multinomial with the
+        row's counts removed from its class::
+
+            log T! - sum_j log x_j! + sum_j R(a'_j, x_j) - R(A', T),  a' = a_y - w x
+
+        (R the log rising factorial, :func:`bayesgen.families.dirichlet.log_rising`);
+        sparse Z through its non-zeros only."""
+        conc = post["concentration"]
+        total = sparse.row_sum(Z)
+        A = conc.sum(axis=1)[y] - w * total
+        if sparse.is_sparse(Z):
+            coo = Z.tocoo()
+            a = conc[y[coo.row], coo.col] - w[coo.row] * coo.data
+            rising = np.bincount(coo.row, weights=dr.log_rising(a, coo.data),
+                                 minlength=Z.shape[0])
+        else:
+            rising = dr.log_rising(conc[y] - w[:, None] * Z, Z).sum(axis=1)
+        return rising - dr.log_rising(A, total) + self._coefficient(Z, total)
 
     @staticmethod
     def _coefficient(X, total: np.ndarray) -> np.ndarray:

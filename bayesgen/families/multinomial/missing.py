@@ -172,7 +172,7 @@ def merge(a: dict, b: dict) -> dict:
 def observed_mass(groups: dict, theta: np.ndarray) -> np.ndarray:
     """p_g = sum_{j in O_g} theta_{k_g j}, (..., G), for theta (..., K, d)."""
     cls = groups["cls"]
-    q = dr.matmul_t(groups["missing"], theta)  # (..., G, K)
+    q = _sparse.matmul_t(groups["missing"], theta)  # (..., G, K)
     q = np.take_along_axis(q, np.broadcast_to(cls[:, None], (*q.shape[:-1], 1)), -1)[..., 0]
     s = theta.sum(axis=-1)[..., cls]
     p = s - q

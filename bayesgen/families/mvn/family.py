@@ -55,6 +55,8 @@ from bayesgen.families.mvn.linalg import (
     linear_scores,
     mahalanobis,
 )
+from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw_evidence
+from bayesgen.families.protocol import Capabilities
 
 LOG_2PI = np.log(2.0 * np.pi)
 #: covariance priors of the PyMC models (model_ and method="mcmc")
@@ -99,9 +101,6 @@ class MVNFamily:
 
     name = "mvn"
     positive_only = False
-    #: NaN in X is a missing entry, integrated out (:mod:`._mvn_missing`, EM, data
-    #: augmentation, pattern-grouped NUTS)
-    accepts_missing = True
 
     def __init__(
         self,
@@ -125,6 +124,14 @@ class MVNFamily:
         self.frame = None  # bayesgen.data.frame.Frame of the internal coordinates, set at fit
         cov_dims = ("feature", "feature_bis") if self.tied else ("class", "feature", "feature_bis")
         self.param_dims = {"mu": ("class", "feature"), "cov": cov_dims}
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """NaN in X is a missing entry, integrated out (:mod:`bayesgen.families.mvn.missing`,
+        EM, data augmentation, pattern-grouped NUTS); LDA's discriminant is linear."""
+        return Capabilities(missing=True, real_valued=True, far_rows=True,
+                            augmentation=True, linear_discriminant=self.tied,
+                            continuous=True, correlated=True)
 
     @property
     def _who(self) -> str:
@@ -285,6 +292,39 @@ class MVNFamily:
             return _mvn_missing.log_predictive(self, X, post)
         return linalg.student_t_predictive(X, post, tied=self.tied)
 
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+                     who: str) -> float:
+        """Exact log p(X | y) under the Normal-Inverse-Wishart prior
+        (:func:`bayesgen.families.mvn.niw_evidence.log_marginal_likelihood`: one Gamma_d /
+        determinant ratio per class for QDA, one shared for LDA), user units (minus
+        N log|S| for the frame's scales S). ``ValueError`` for an LKJ prior sampled by
+        NUTS (not conjugate) and for statistics with missing entries (no closed form)."""
+        if method == "mcmc" and self.covariance_prior != "niw":
+            raise ValueError(
+                f"{who} was sampled with covariance_prior={self.covariance_prior!r}, "
+                "which is not conjugate: no closed-form marginal likelihood. Use "
+                "covariance_prior='niw'."
+            )
+        if "groups" in stats:
+            raise ValueError(
+                f"{self._who} fitted with missing entries has no closed-form marginal "
+                "likelihood (the Normal-Inverse-Wishart evidence of incomplete rows is not "
+                "conjugate)."
+            )
+        d = stats["mean"].shape[1]
+        observed = np.full(d, stats["count"].sum())
+        return niw_evidence(stats, prior, tied=self.tied) - _far.log_jacobian(self.frame,
+                                                                               observed)
+
+    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,): the multivariate Student-t of the
+        Normal-Inverse-Wishart posterior without row n, by the matrix determinant lemma
+        and Sherman-Morrison (:func:`bayesgen.families.mvn.linalg.loo_student_t`);
+        complete rows (after data augmentation there is no closed form)."""
+        return linalg.loo_student_t(Z, y, w, post, tied=self.tied)
+
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """log N(x_n; mu_k, Sigma_k) for every row and class.
@@ -352,6 +392,26 @@ class MVNFamily:
             return prior
         return dict(prior, m0=self.frame.user_loc(prior["m0"]),
                     Psi0=self.frame.user_cov(prior["Psi0"]))
+
+    def user_discriminant(self, scores: np.ndarray, Z: np.ndarray,
+                          params: dict) -> np.ndarray:
+        """LDA's point scores (n, K) as the documented discriminant in the units of X.
+
+        The linear ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k`` differs
+        from its internal form by ``z^T P g + g^T P g / 2`` (g = c / s, P the internal
+        precision), a term equal for every class; for a row with missing entries, whose
+        scores are the discriminants of its observed coordinates, the missing z_j count
+        as 0 (still a term equal for every class)."""
+        from scipy import linalg as sla
+
+        if self.frame is None:
+            return scores
+        g = self.frame.loc / self.frame.scale
+        if not np.any(g):
+            return scores
+        Pg = sla.cho_solve(sla.cho_factor(params["cov"], lower=True), g)
+        Z = np.nan_to_num(Z, nan=0.0)  # missing: any row constant will do
+        return scores + (Z @ Pg + 0.5 * g @ Pg)[:, None]
 
     def far_terms(self, far, params: dict):
         """(a2, a1, a0) of far rows, (..., m, K) each (:func:`._far.mvn_terms`)."""

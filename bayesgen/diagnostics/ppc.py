@@ -1,0 +1,289 @@
+"""Posterior predictive checks: the statistics and data of :mod:`bayesgen.diagnostics`
+(:func:`ppc_pvalues`, :func:`class_frequency_ppc`, :func:`feature_ppc_data`), re-exported
+there; the plots are in :mod:`bayesgen.diagnostics.ppc_plots`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayesgen.exceptions import DataWarning, warn
+from bayesgen.utils.heavy import import_arviz
+
+#: statistics ``ppc_pvalues`` knows, besides the class frequency and correlations
+STATISTICS = ("mean", "sd", "min", "max")
+COLUMNS = [
+    "class", "feature", "statistic", "observed", "replicated_mean", "p_value", "flagged",
+    "n_draws",
+]
+
+
+# ------------------------------------------------------------------ data access
+def _replicated(estimator, random_state: Any = None):
+    """Observed (x (n, d), y (n,)) and replicated (x (S, n, d), y (S, n)) data.
+
+    Calls ``estimator.sample_posterior_predictive`` when ``idata_`` has no
+    ``posterior_predictive`` group yet. Raises ``ValueError`` for point methods.
+    """
+    check = getattr(estimator, "_check_posterior", None)
+    if check is None:
+        raise ValueError("posterior predictive checks need a fitted bayesgen estimator.")
+    check("posterior predictive checks")
+    idata = estimator.idata_
+    if "posterior_predictive" not in idata.groups():
+        estimator.sample_posterior_predictive(random_state=random_state)
+        idata = estimator.idata_
+    obs, pp = idata.observed_data, idata.posterior_predictive
+    x_obs = np.asarray(obs["x"].transpose("obs", "feature").values, dtype=float)
+    y_obs = np.asarray(obs["y"].values, dtype=np.int64)
+    x_rep = pp["x"].transpose("chain", "draw", "obs", "feature").values
+    y_rep = pp["y"].transpose("chain", "draw", "obs").values
+    n, d = x_obs.shape
+    return x_obs, y_obs, x_rep.reshape(-1, n, d).astype(float), y_rep.reshape(-1, n)
+
+
+def _class_index(estimator, klass: Any) -> int:
+    matches = np.flatnonzero(np.asarray(estimator.classes_) == klass)
+    if matches.size != 1:
+        raise ValueError(
+            f"klass={klass!r} is not one of the fitted classes {list(estimator.classes_)}."
+        )
+    return int(matches[0])
+
+
+# ------------------------------------------------------------------ statistics
+def _masked_stats(
+    x: np.ndarray, mask: np.ndarray, stats: tuple[str, ...], correlation: bool,
+    observed: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """Per-draw statistics of the rows selected by ``mask``.
+
+    Parameters
+    ----------
+    x : ndarray (S, n, d)
+    mask : bool ndarray (S, n)
+        Rows of the class, per draw.
+    stats : tuple of {"mean", "sd", "min", "max"}
+    correlation : bool
+        Also return ``"corr"``, the Pearson correlations of the feature pairs
+        ``np.triu_indices(d, 1)``, shape (S, d (d - 1) / 2).
+    observed : bool ndarray (n, d) or None
+        The observed entries of the data (missing values): every statistic is then
+        computed over the entries observed in the data only, in the observed data and
+        in every replicate alike (the replicates keep the data's missingness pattern);
+        correlations over the rows where both features are observed.
+
+    Returns
+    -------
+    dict
+        ``"frequency"`` (S, 1): number of selected rows; every requested statistic
+        (S, d); NaN where undefined (mean, min, max: no row; sd (divisor n_k - 1): fewer
+        than two rows; corr: a constant feature).
+    """
+    if observed is not None and not observed.all():
+        from bayesgen.data.missing import masked_stats
+
+        return masked_stats(x, mask, observed, stats, correlation)
+    count = mask.sum(axis=1).astype(float)
+    w = mask[..., None]
+    out = {"frequency": count[:, None]}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(w, x, 0.0).sum(axis=1) / count[:, None]
+        dev = np.where(w, x - mean[:, None, :], 0.0)
+        if "mean" in stats:
+            out["mean"] = mean
+        if "sd" in stats:
+            var = (dev**2).sum(axis=1) / (count[:, None] - 1.0)
+            out["sd"] = np.sqrt(np.where(count[:, None] > 1, var, np.nan))
+        empty = (count == 0)[:, None]
+        if "min" in stats:
+            out["min"] = np.where(empty, np.nan, np.where(w, x, np.inf).min(axis=1))
+        if "max" in stats:
+            out["max"] = np.where(empty, np.nan, np.where(w, x, -np.inf).max(axis=1))
+        if correlation:
+            i, j = np.triu_indices(x.shape[2], 1)
+            cross = np.einsum("snd,sne->sde", dev, dev)
+            scale = np.sqrt(np.diagonal(cross, axis1=1, axis2=2))
+            corr = cross[:, i, j] / (scale[:, i] * scale[:, j])
+            out["corr"] = np.where(np.isfinite(corr), corr, np.nan)
+    return out
+
+
+def _mid_p(t_rep: np.ndarray, t_obs: np.ndarray):
+    """Mid-p values P(T_rep > T_obs) + P(T_rep = T_obs)/2 over the defined draws.
+
+    ``t_rep`` (S, m), ``t_obs`` (m,). Returns (p (m,), replicated mean (m,), draws
+    used (m,)); p is NaN where ``t_obs`` or every ``t_rep`` is undefined.
+    """
+    valid = ~np.isnan(t_rep)
+    used = valid.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        greater = ((t_rep > t_obs) & valid).sum(axis=0)
+        equal = ((t_rep == t_obs) & valid).sum(axis=0)
+        p = (greater + 0.5 * equal) / used
+        rep_mean = np.where(valid, t_rep, 0.0).sum(axis=0) / used
+    p = np.where(np.isnan(t_obs) | (used == 0), np.nan, p)
+    return p, rep_mean, used
+
+
+def ppc_pvalues(
+    estimator,
+    stats: tuple[str, ...] = STATISTICS,
+    correlation: bool | None = None,
+    alpha: float = 0.05,
+    random_state: Any = None,
+) -> pd.DataFrame:
+    """Bayesian posterior predictive p-values per class and feature.
+
+    For every posterior draw s and class k, the statistic T is computed on the
+    replicated rows with ``y_rep[s] == k`` and on the observed rows with ``y == k``;
+    ``p = P(T_rep > T_obs) + 0.5 P(T_rep = T_obs)`` over the draws (mid-p for ties).
+    All draws are handled at once with boolean masks (a loop over classes only).
+    Missing values: the statistics use the entries observed in the data only, in the
+    data and in the (complete) replicates alike, i.e. the replicates are compared
+    under the data's missingness pattern (ignorable missingness).
+
+    Parameters
+    ----------
+    estimator : fitted bayesgen classifier with ``method="conjugate"`` or ``"mcmc"``
+        Its ``idata_.posterior_predictive`` is used, and created with
+        ``sample_posterior_predictive(random_state)`` when missing.
+    stats : tuple of {"mean", "sd", "min", "max"}
+        Per-feature statistics (sd uses the divisor n_k - 1).
+    correlation : bool or None
+        Add the Pearson correlation of every feature pair per class (statistic
+        ``"corr(a,b)"``, feature ``"a,b"``). None: for the families that model correlations
+        between features (``capabilities.correlated``: LDA, QDA).
+    alpha : float, default=0.05
+        Two-sided level: a row is ``flagged`` when ``p < alpha/2`` or ``p > 1 - alpha/2``.
+    random_state : int or None
+        Seed for ``sample_posterior_predictive`` when it has to be called.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``class``, ``feature`` (``"-"`` for the class frequency), ``statistic``
+        (``"frequency"``: number of rows of the class; then ``stats``; then
+        correlations), ``observed``, ``replicated_mean``, ``p_value``, ``flagged``,
+        ``n_draws`` (draws where T_rep is defined: e.g. sd needs two rows of the class).
+        A statistic undefined on the observed data (sd of a one-row class, correlation
+        with a constant feature) has p_value NaN, is never flagged and triggers a
+        :class:`~bayesgen.exceptions.DataWarning`.
+
+    Raises
+    ------
+    ValueError
+        For point methods (``"mle"``, ``"map"``), unknown statistics or a bad ``alpha``.
+    """
+    unknown = sorted(set(stats) - set(STATISTICS))
+    if unknown or isinstance(stats, str):
+        raise ValueError(
+            f"unknown statistics {unknown or stats!r}; choose a tuple from {STATISTICS}."
+        )
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}.")
+    x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state)
+    seen = ~np.isnan(x_obs)  # missing values: statistics of the observed entries only
+    if correlation is None:
+        correlation = estimator.family_.capabilities.correlated
+    correlation = bool(correlation) and x_obs.shape[1] > 1
+    names = estimator._feature_names()
+    i, j = np.triu_indices(len(names), 1)
+    pairs = [f"{names[a]},{names[b]}" for a, b in zip(i, j, strict=True)]
+    rows = []
+    for k, label in enumerate(estimator.classes_):
+        rep = _masked_stats(x_rep, y_rep == k, tuple(stats), correlation, seen)
+        obs = _masked_stats(x_obs[None], (y_obs == k)[None], tuple(stats), correlation, seen)
+        order = ["frequency", *[s for s in STATISTICS if s in stats]]
+        order += ["corr"] if correlation else []
+        for stat in order:
+            p, rep_mean, used = _mid_p(rep[stat], obs[stat][0])
+            if stat == "frequency":
+                features, labels = ["-"], ["frequency"]
+            elif stat == "corr":
+                features, labels = pairs, [f"corr({pair})" for pair in pairs]
+            else:
+                features, labels = names, [stat] * len(names)
+            rows += [
+                (label, f, s, o, m, pv, pv < alpha / 2 or pv > 1 - alpha / 2, int(u))
+                for f, s, o, m, pv, u in zip(
+                    features, labels, obs[stat][0], rep_mean, p, used, strict=True
+                )
+            ]
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    if table["p_value"].isna().any():
+        bad = table.loc[table["p_value"].isna(), ["class", "feature", "statistic"]]
+        warn(
+            "ppc_pvalues: some statistics are undefined on the data (p_value NaN), e.g. "
+            f"{bad.iloc[0].to_dict()}: a class with fewer than two rows, or a constant "
+            "feature in a correlation.",
+            DataWarning,
+        )
+    return table
+
+
+# ------------------------------------------------------------------ plot data
+def class_frequency_ppc(estimator, random_state: Any = None):
+    """Observed and replicated class frequencies (proportions of the rows).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``observed`` (class) and ``replicated`` (chain, draw, class), the fraction of
+        rows of each class in the data and in every replicated data set; ``class``
+        coordinate = ``classes_``.
+    """
+    import xarray as xr
+
+    _, y_obs, _, y_rep = _replicated(estimator, random_state)
+    n_classes = len(estimator.classes_)
+    chains, draws = estimator._posterior_size()
+    onehot = y_rep[..., None] == np.arange(n_classes)
+    replicated = onehot.mean(axis=1).reshape(chains, draws, n_classes)
+    observed = np.bincount(y_obs, minlength=n_classes) / y_obs.size
+    return xr.Dataset(
+        {
+            "observed": (("class",), observed),
+            "replicated": (("chain", "draw", "class"), replicated),
+        },
+        coords={"class": np.asarray(estimator.classes_), "chain": np.arange(chains),
+                "draw": np.arange(draws)},
+    )
+
+
+def feature_ppc_data(estimator, klass: Any, random_state: Any = None):
+    """Observed and replicated feature values of one class, for ``az.plot_ppc``.
+
+    Every replicated data set has its own number of rows of class k, while
+    ``az.plot_ppc`` needs a rectangular array: each draw contributes its first m
+    replicated rows of class k (rows are exchangeable within a draw, so these are
+    i.i.d. from p(x | y = k, theta_s)), with m = the 5% quantile of the per-draw
+    counts (at least 1); the draws with fewer rows (at most about 5%) are left out.
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``observed_data`` with ``x`` (obs, feature): the rows with y = k;
+        ``posterior_predictive`` with ``x`` (chain=1, draw, obs=m, feature).
+    """
+    az = import_arviz()
+
+    x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state)
+    k = _class_index(estimator, klass)
+    mask = y_rep == k
+    counts = mask.sum(axis=1)
+    m = max(1, int(np.floor(np.quantile(counts, 0.05))))
+    keep = counts >= m
+    if not keep.any():
+        raise ValueError(f"no replicated data set has a row of class {klass!r}.")
+    mask = mask[keep] & (np.cumsum(mask[keep], axis=1) <= m)
+    rep = x_rep[keep][mask].reshape(1, int(keep.sum()), m, x_rep.shape[2])
+    names = estimator._feature_names()
+    return az.from_dict(
+        observed_data={"x": x_obs[y_obs == k]},
+        posterior_predictive={"x": rep},
+        coords={"feature": names},
+        dims={"x": ["obs", "feature"]},
+    )

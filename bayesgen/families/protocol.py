@@ -1,0 +1,371 @@
+"""The family protocol: everything a capability of bayesgen asks of a likelihood family.
+
+A family is one class, written as one module (or subpackage) of :mod:`bayesgen.families`
+and registered once in :data:`bayesgen.families.REGISTRY`. The estimators, the
+conjugate posterior, NUTS, ``idata_``, the pointwise log-likelihood, exact LOO, the
+evidence, far rows, predictive checks and plots reach it only through the members
+listed here, never through its name:
+
+- :class:`Family`, the hooks every family has. Three of them are statistical
+  capabilities that not every model has in closed form (``posterior``/``draw``/
+  ``log_predictive``, ``log_evidence``, ``loo_log_predictive``): a family without it
+  declares so in its :class:`Capabilities` and its hook raises ``ValueError`` saying
+  why (KernelNB's bandwidth prior is not conjugate), so that the user reads the reason.
+- :class:`Capabilities`, declared by every family as its ``capabilities`` attribute (a
+  class attribute, or a property when it depends on the configuration: LDA versus QDA,
+  the parts of MixedNB). Callers read a flag instead of probing with ``hasattr``.
+- One small protocol per optional structural ability (:data:`HOOKS`), whose hooks a
+  family has exactly when it sets the matching flag: the affine frame of real-valued
+  columns, far rows, data augmentation, non-random parameters, the training rows'
+  own log-likelihood, extra coordinates, row-wise PyMC log-densities, category levels,
+  LDA's linear discriminant in user units, and the parts of a composite. Without the
+  flag a caller does what the hook would do trivially (identity frame, no fixed
+  parameters, ``log_lik`` at the row's class, ...).
+
+:func:`undeclared` lists the flags whose hooks are missing; the registry-parametrised
+test suite (``tests/test_family_protocol.py``) runs it and exercises every capability
+through this interface, so a new family written as one module gets every method.
+
+Shapes: n rows, d features, K classes; "(..., K, d)" means any leading dims of
+posterior draws (chain and draw flattened into S, or per row). ``stats``, ``prior``
+and ``post`` are dicts of arrays whose keys are the family's own; ``params`` is a dict
+of arrays whose keys are those of ``param_dims`` (plus the fixed entries of
+:class:`FixedParams`). Real-valued families compute in the internal frame z = (x - c) / s
+(:mod:`bayesgen.data.frame`): statistics, priors, parameters and posteriors are
+internal, ``to_user`` converts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """The optional abilities of a family, declared, never discovered.
+
+    Attributes
+    ----------
+    missing : bool
+        NaN in X is a missing entry, integrated out at fit and predict (without it a
+        NaN is a ``ValueError`` naming the estimator,
+        :func:`bayesgen.data.missing.check_supported`); scikit-learn's ``allow_nan`` tag.
+    sparse : bool
+        Every hook takes scipy.sparse X (CSR) and never densifies it; the ``sparse`` tag.
+    poor_score : bool
+        scikit-learn's ``poor_score`` classifier tag (the discrete naive Bayes).
+    support_check_finds_nan : bool
+        ``check_X``'s support check already rejects NaN (count families scan X once with
+        ``min``, through which NaN propagates), so the estimator skips scikit-learn's
+        separate finiteness pass.
+    conjugate : bool
+        ``posterior``, ``draw`` and ``log_predictive`` are closed form
+        (``method="conjugate"``); False: they raise ``ValueError`` naming the reason.
+    evidence : bool
+        ``log_evidence`` gives the exact marginal likelihood (for some fits it may still
+        raise, e.g. LDA/QDA with missing entries or an LKJ prior).
+    exact_loo : bool
+        ``loo_log_predictive`` gives the exact leave-one-out predictive of the
+        conjugate posterior (not after data augmentation).
+    real_valued : bool
+        :class:`RealValued`: columns in an affine frame z = (x - c) / s.
+    far_rows : bool
+        :class:`FarRows`: log-densities of rows beyond the float range of the frame.
+    augmentation : bool
+        :class:`Augmentation`: ``method="conjugate"`` may need data augmentation.
+    fixed_params : bool
+        :class:`FixedParams`: ``params`` hold non-random entries besides ``param_dims``.
+    train_log_lik : bool
+        :class:`TrainLogLik`: the training rows' pointwise log-likelihood is not
+        ``log_lik`` at their class (KernelNB's leave-one-out terms).
+    coords : bool
+        :class:`Coords`: dims beyond ``class``, ``feature``, ``feature_bis`` need
+        named coordinates.
+    rows_loglik : bool
+        :class:`RowsLogLik`: the rows' PyMC log-density is one (n, K) expression.
+    levels : bool
+        :class:`Levels`: text, boolean and category columns enter as codes of their
+        levels (the column's sorted distinct values), reported back as categories.
+    linear_discriminant : bool
+        :class:`LinearDiscriminant`: ``log_lik(..., full=False)`` is a linear
+        discriminant whose user-unit form differs from the internal one by more than
+        the frame's Jacobian (LDA).
+    composite : bool
+        :class:`Composite`: a sum of part families on column groups (MixedNB).
+    continuous : bool
+        The features are continuous: predictive checks draw densities (KDE), not
+        empirical CDFs.
+    correlated : bool
+        The model has correlations between features (LDA, QDA): predictive checks add
+        the pairwise correlations by default.
+    """
+
+    missing: bool = False
+    sparse: bool = False
+    poor_score: bool = False
+    support_check_finds_nan: bool = False
+    conjugate: bool = True
+    evidence: bool = True
+    exact_loo: bool = True
+    real_valued: bool = False
+    far_rows: bool = False
+    augmentation: bool = False
+    fixed_params: bool = False
+    train_log_lik: bool = False
+    coords: bool = False
+    rows_loglik: bool = False
+    levels: bool = False
+    linear_discriminant: bool = False
+    composite: bool = False
+    continuous: bool = False
+    correlated: bool = False
+
+
+@runtime_checkable
+class Family(Protocol):
+    """The hooks of every likelihood family p(x | y = k, theta_k).
+
+    A family instance holds its prior hyper-parameters as the user gave them;
+    data-aware defaults are resolved in :meth:`prior`. Families whose attributes or
+    sampling need the statistics (count families) keep them as ``fitted_stats_`` when
+    ``prior``/``mle``/``map``/``posterior`` is called.
+    """
+
+    #: registry name ("gaussian", "mvn", "bernoulli", ...), for messages and records
+    name: str
+    #: dims of every parameter after the leading draw dims, e.g.
+    #: ``{"mu": ("class", "feature")}``; names the ``idata_`` variables
+    param_dims: dict[str, tuple[str, ...]]
+    #: X must be non-negative (scikit-learn's ``positive_only`` tag)
+    positive_only: bool
+    #: class labels (K,), set by the estimator before fitting, for error messages
+    labels: np.ndarray | None
+    capabilities: Capabilities
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: Any, *, method: str, who: str) -> Any:
+        """Support checks (counts, binary, categories) and transformations (``binarize``)
+        of X (n, d); ``ValueError`` naming the problem and ``who``."""
+
+    def stats(self, X: Any, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """Weighted sufficient statistics per class of rows X (n, d) with class indices
+        ``y`` (n,) and weights ``w`` (n,); includes ``"count"`` (K,), N_k = sum w_n."""
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Statistics of the union of two disjoint data sets (additive: Chan et al.'s
+        pairwise update for centred moments, sums for counts)."""
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict) -> dict:
+        """The resolved conjugate prior hyper-parameters (scale-aware data defaults)."""
+
+    # -------------------------------------------------------------- estimates
+    def mle(self, stats: dict) -> dict:
+        """Closed-form maximum-likelihood ``params`` (dims ``param_dims``)."""
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Closed-form posterior-mode ``params`` under ``prior``."""
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Conjugate posterior hyper-parameters (``capabilities.conjugate``)."""
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws, ``params`` with leading dim ``size``."""
+
+    def log_predictive(self, X: Any, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x_n | y = k, data), (n, K)."""
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: Any, params: dict, *, full: bool = True) -> np.ndarray:
+        """sum over features of log p(x_n | y = k, theta), (..., n, K), broadcasting over
+        the leading draw dims of ``params``. ``full=False`` (point estimates only) may
+        drop terms equal for every class: the discriminant of the plug-in Bayes rule."""
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One x per row given class index ``y`` (n,), params batched as (n, K, ...); (n, d)."""
+
+    def attributes(self, params: dict) -> dict:
+        """scikit-learn-named fitted attributes (``theta_``, ``feature_log_prob_``, ...)."""
+
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+                     who: str) -> float:
+        """sum_k log p(X_k | y) with every parameter integrated out under ``prior``, as a
+        density of X in the user's units (the frame's Jacobian sum_j W_j log s_j
+        subtracted, W_j the weighted observed entries of feature j).
+
+        ``rows`` is ``(X, w)``, the checked training rows (n, d) and weights (n,), or
+        None when only statistics are kept (families whose evidence needs per-row
+        terms, ``log x!``, then raise ``ValueError``). ``method`` is the fit's (an LKJ
+        prior sampled by NUTS has no conjugate evidence); ``who`` names the model in
+        messages. ``ValueError`` when there is no closed form (``capabilities.evidence``).
+        """
+
+    def loo_log_predictive(self, Z: Any, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,), in the internal frame: the row's
+        weight w_n (n,) removed from the conjugate posterior ``post`` of its class y_n
+        (n,) (the update run backwards), then the closed-form predictive at z_n.
+        ``ValueError`` without ``capabilities.exact_loo``."""
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "",
+                    dims: dict | None = None) -> dict:
+        """Create the prior random variables in the current PyMC model: every key of
+        ``param_dims`` as the variable ``prefix + key`` with ``dims[key]`` (default
+        ``param_dims``); returns them as ``params``."""
+
+    def pymc_observed(self, params: dict, X: Any, y: Any, *, prefix: str = "",
+                      dims: dict | None = None) -> None:
+        """Observed features given the class index tensor ``y`` (n,); NaN marks a
+        missing entry whose factor is dropped (never imputed)."""
+
+    def pymc_stats_loglik(self, params: dict, stats: dict) -> Any:
+        """sum_n w_n log p(x_n | y_n, theta) up to a constant free of theta, written on
+        the statistics (a PyTensor scalar): the likelihood NUTS samples."""
+
+
+# ------------------------------------------------------- optional abilities
+@runtime_checkable
+class RealValued(Protocol):
+    """Columns in the affine frame z = (x - c) / s chosen at fit (``real_valued``)."""
+
+    #: :class:`bayesgen.data.frame.Frame` of the internal coordinates, set by the estimator
+    frame: Any
+
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Boolean (d,): the columns the frame transforms."""
+
+    def to_user(self, params: dict) -> dict:
+        """The entries of ``params`` (any leading dims) in the units of X."""
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved prior in the units of X (the prior of ``model_``)."""
+
+
+@runtime_checkable
+class FarRows(Protocol):
+    """Rows beyond the float range of the frame, z = t u + z_N with t = 2^E
+    (:class:`bayesgen.data.frame.FarRows`, ``far_rows``)."""
+
+    def far_terms(self, far: Any, params: dict) -> tuple:
+        """(a2, a1, a0), each (..., m, K): log p(z | k) = t^2 a2 + t a1 + a0."""
+
+    def far_log_predictive(self, far: Any, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log-density of the far rows, (m, K)
+        (``ValueError`` without ``conjugate``)."""
+
+
+@runtime_checkable
+class Augmentation(Protocol):
+    """``method="conjugate"`` by data augmentation when the statistics leave the
+    conjugate family (missing entries of LDA/QDA and MultinomialNB; ``augmentation``)."""
+
+    def needs_augmentation(self, stats: dict) -> bool:
+        """Whether these statistics need data augmentation (no closed-form posterior,
+        evidence or exact LOO then)."""
+
+    def augment(self, stats: dict, prior: dict, *, chains: int, draws: int, tune: int,
+                rng: np.random.Generator) -> tuple:
+        """``(params, post, sample_stats)``: posterior draws (chains * draws leading),
+        what ``log_predictive`` accepts, and (chain, draw) arrays for ``idata_``."""
+
+
+@runtime_checkable
+class FixedParams(Protocol):
+    """Non-random entries of ``params`` (KernelNB's training points; ``fixed_params``):
+    only the keys of ``param_dims`` carry leading draw dims."""
+
+    def fixed_params(self, stats: dict) -> dict:
+        """The non-random ``params`` entries, as the point fits store them."""
+
+
+@runtime_checkable
+class TrainLogLik(Protocol):
+    """The training rows' own log-likelihood (``train_log_lik``)."""
+
+    def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
+        """log p(x_n | y_n, theta) of the training rows X (n, d), y (n,), (..., n): the
+        likelihood the fit used (KernelNB: each row's leave-one-out term)."""
+
+
+@runtime_checkable
+class Coords(Protocol):
+    """Named coordinates of dims beyond class and feature (``coords``)."""
+
+    def coords(self, dims: dict | None = None) -> dict:
+        """``{dim: coordinate values}``, the dims named as in ``dims`` (default
+        ``param_dims``); empty before fitting when they depend on the data."""
+
+
+@runtime_checkable
+class RowsLogLik(Protocol):
+    """Row-wise PyMC log-density when ``pymc_observed`` has no rows (``rows_loglik``)."""
+
+    def pymc_rows_loglik(self, params: dict, X: np.ndarray) -> Any:
+        """log p(x_n | y = k, theta), a PyTensor (n, K) expression."""
+
+
+@runtime_checkable
+class Levels(Protocol):
+    """Columns read as category values (``levels``)."""
+
+    #: per column, the values behind the codes of a text, boolean or category column, or
+    #: None (set by the estimator, :mod:`bayesgen.data.tables`)
+    levels: list | None
+
+
+@runtime_checkable
+class LinearDiscriminant(Protocol):
+    """A linear discriminant in the internal frame (``linear_discriminant``)."""
+
+    def user_discriminant(self, scores: np.ndarray, Z: np.ndarray,
+                          params: dict) -> np.ndarray:
+        """``log_lik(Z, params, full=False)`` plus log pi (n, K) as the documented
+        discriminant in the units of X (a row-wise shift equal for every class)."""
+
+
+@runtime_checkable
+class Composite(Protocol):
+    """Part families on disjoint column groups (``composite``)."""
+
+    #: the resolved parts: dicts with ``name``, ``prefix``, ``family``, ``columns``
+    parts_: list | None
+
+    def column_families(self, names: list[str] | None, kinds: list[str]) -> list:
+        """The part family (a :class:`Family`) modelling each column of a table with
+        these column ``names`` and ``kinds``."""
+
+
+#: capability flag -> the protocol of the hooks a family declaring it has
+HOOKS: dict[str, type] = {
+    "real_valued": RealValued,
+    "far_rows": FarRows,
+    "augmentation": Augmentation,
+    "fixed_params": FixedParams,
+    "train_log_lik": TrainLogLik,
+    "coords": Coords,
+    "rows_loglik": RowsLogLik,
+    "levels": Levels,
+    "linear_discriminant": LinearDiscriminant,
+    "composite": Composite,
+}
+
+
+def undeclared(family: Any) -> list[str]:
+    """What ``family`` declares without providing it: ``"Family"`` when a required hook
+    is missing, ``"capabilities"`` when it declares no :class:`Capabilities`, and every
+    flag of :data:`HOOKS` that is set but whose protocol the family does not satisfy.
+    Empty for a family that keeps the protocol."""
+    problems = [] if isinstance(family, Family) else ["Family"]
+    caps = getattr(family, "capabilities", None)
+    if not isinstance(caps, Capabilities):
+        return [*problems, "capabilities"]
+    for flag in fields(Capabilities):
+        hooks = HOOKS.get(flag.name)
+        if hooks is not None and getattr(caps, flag.name) and not isinstance(family, hooks):
+            problems.append(flag.name)
+    return problems
