@@ -52,10 +52,10 @@ keys of ``param_dims`` carry leading draw dims), ``train_log_lik(X, y, params) -
 (S, n)`` for the pointwise log-likelihood of the training rows when it differs from
 ``log_lik`` (KernelNB's leave-one-out terms, whose statistics also carry each point's
 ``row``), ``coords()`` for dims beyond class and feature, and the PyMC hooks
-``pymc_params``, ``pymc_observed``, ``pymc_stats_loglik`` (see :mod:`bayesgen.inference.model`),
-and ``pymc_rows_loglik(params, X) -> (n, K)`` when the rows' PyMC log-density cannot be
-read row by row from ``pymc_observed`` (CategoricalNB's one multivariate value; used
-for the unlabelled rows of :mod:`bayesgen.semi.nuts`).
+``pymc_params``, ``pymc_observed``, ``pymc_stats_loglik`` (see :mod:`bayesgen.inference.model`).
+The hooks of fits with unlabelled rows (``log_prior``, ``em_m_step``,
+``conditional_posterior``, ``pymc_rows_loglik``, ...) and their defaults are in
+:mod:`bayesgen.families.unlabelled`.
 Families whose attributes or sampling need the statistics (count families) keep a
 reference to them as ``fitted_stats_`` when ``prior``/``mle``/``map``/``posterior``
 is called. ``MixedFamily`` namespaces its parts' parameters and dims
