@@ -1,5 +1,5 @@
 """LDA/QDA with both missing entries in X and unlabelled rows: data augmentation and NUTS
-(bayesgen.semi.mvn_gaps)."""
+(MVNFamily.conditional_posterior, bayesgen.families.mvn.pymc_missing.rows_loglik)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from scipy.stats import multivariate_normal
 
 import bayesgen as bg
 from bayesgen.families.mvn import patterns as pat
-from bayesgen.semi import mvn_gaps
+from bayesgen.families.mvn import pymc_missing
+from bayesgen.semi import nuts
 
 MU = np.array([[0.0, 0.0, 0.0], [3.0, 0.5, 1.0]])
 COV = np.array([[1.0, 0.4, 0.0], [0.4, 1.0, 0.3], [0.0, 0.3, 1.0]])
@@ -50,7 +51,7 @@ def test_conditional_posterior_without_gaps_is_the_conjugate_posterior():
     clf = bg.QDA(method="map").fit(X, y)
     fam, stats = clf.family_, clf.stats_
     rng = np.random.default_rng(5)
-    post = mvn_gaps.conditional_posterior(fam, stats, clf.params_, clf.prior_, rng)
+    post = fam.conditional_posterior(stats, clf.params_, clf.prior_, rng)
     ref = fam.posterior(stats, clf.prior_)
     for k in ref:
         assert np.array_equal(np.asarray(post[k]), np.asarray(ref[k]))
@@ -71,7 +72,7 @@ def test_conditional_posterior_completes_in_expectation(data, cls):
     done = pat.class_stats(groups, mean_g, scatter_g, 2, fam.tied)
     ref = fam.posterior({k: done[k] for k in ("count", "mean", "scatter")}, clf.prior_)
     rng = np.random.default_rng(0)
-    ms = np.stack([mvn_gaps.conditional_posterior(fam, stats, theta, clf.prior_, rng)["m"]
+    ms = np.stack([fam.conditional_posterior(stats, theta, clf.prior_, rng)["m"]
                    for _ in range(2000)])
     se = ms.std(0) / np.sqrt(ms.shape[0])
     assert np.all(np.abs(ms.mean(0) - ref["m"]) < 5 * se + 1e-12)
@@ -138,8 +139,7 @@ def _stats_model(cls, data, lam):
     clf = cls(method="map").fit(Xm[keep], ys[keep].astype(int))
     Zu = scoring.internal(clf, Xm[~keep])
     w = np.linspace(0.5, 1.5, Zu.shape[0])
-    clf._semi = {"Z": Zu, "w": w, "lam": lam}
-    return clf, build_stats_model(clf), Zu, w
+    return clf, build_stats_model(clf, nuts.extra_likelihood(clf, Zu, w, lam)), Zu, w
 
 
 @pytest.mark.parametrize("cls", [bg.LDA, bg.QDA])
@@ -177,7 +177,7 @@ def test_pattern_columns_match_the_generic_columns(data):
     clf, _, Zu, _ = _stats_model(bg.QDA, data, 1.0)
     Z = np.nan_to_num(Zu, nan=0.3)
     params = {"mu": pt.as_tensor(clf.params_["mu"]), "cov": pt.as_tensor(clf.params_["cov"])}
-    cols = mvn_gaps.mvn_columns(clf.family_, params, Z, 2).eval()
+    cols = pymc_missing.rows_loglik(clf.family_, params, Z, 2).eval()
     for k in range(2):
         ref = pm.logp(pm.MvNormal.dist(clf.params_["mu"][k], clf.params_["cov"][k]), Z).eval()
         assert np.allclose(cols[:, k], ref, rtol=1e-10)

@@ -1,7 +1,8 @@
 """The unlabelled rows' likelihood columns of semi-supervised NUTS, per family.
 
-``bayesgen.semi.nuts._generic`` gives log p(x_n | y=k, theta) as an (m, K) PyTensor
-expression from the family's PyMC pieces; the mixture potential needs it row by row.
+``bayesgen.semi.nuts.class_log_lik`` gives log p(x_n | y=k, theta) as an (m, K) PyTensor
+expression from the family's PyMC pieces (its ``pymc_rows_loglik``); the mixture
+potential needs it row by row.
 Reference: the family's own NumPy ``log_lik`` (itself tested against scipy.stats), with
 and without missing entries among the unlabelled rows (a missing entry drops its term).
 CategoricalNB's observed distribution is one multivariate value whose ``pm.logp`` is a
@@ -68,7 +69,7 @@ def test_columns_equal_the_family_log_lik(name, gaps):
     Z = scoring.internal(est, est._check_X_predict(unl))
     params = {k: pt.as_tensor(np.asarray(v)) for k, v in est.params_.items()}
     with pm.Model(coords=model_coords(est, M)):
-        columns = _semi_mcmc._generic(est, est.family_, params, Z).eval()
+        columns = _semi_mcmc.class_log_lik(est, params, Z).eval()
     expected = est.family_.log_lik(Z, est.params_, full=True)
     assert columns.shape == (M, 2)
     np.testing.assert_allclose(columns, expected, rtol=1e-10, atol=1e-10)

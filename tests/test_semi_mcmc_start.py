@@ -83,7 +83,7 @@ def test_start_is_the_anchored_mode(data):
         mp.undo()
     init, model = seen["init"], seen["model"]
     assert init is not None and set(init) == {v.name for v in model.value_vars}
-    values = nuts.constrained(model, init)
+    values = mcmc.constrained(model, init)
     assert np.all(np.abs(values["mu"] - MU) < 0.5), values["mu"]
     np.testing.assert_allclose(values["pi"].sum(), 1.0)
     assert np.all(np.abs(values["pi"] - 1 / 3) < 0.1)
@@ -100,8 +100,8 @@ def test_fully_labelled_and_lambda_zero_start_as_before(data, monkeypatch):
     monkeypatch.setattr(nuts, "_ascend", fail)
     for labels, lam in ((y, 1.0), (y_semi, 0.0)):
         est = bg.GaussianNB(method="map", unlabeled_weight=lam).fit(X, labels)
-        if lam == 0.0:
-            est._semi = {"Z": X[:5], "w": np.ones(5), "lam": 0.0}
+        if lam == 0.0:  # no extra terms, so no start
+            assert nuts.extra_likelihood(est, X[:5], np.ones(5), 0.0) is None
         assert nuts.start_point(est, build_stats_model(est)) is None
     est = _fit(bg.GaussianNB, X[::3], y[::3])
     assert np.all(np.abs(est.idata_.posterior["mu"].mean(("chain", "draw")).values - MU)
@@ -115,7 +115,7 @@ def test_pymc_samplers_get_constrained_initvals(data, monkeypatch):
 
     def fake(estimator, model, sampler, chains, draws, init=None):
         got["init"] = init
-        got["initvals"] = nuts.constrained(model, init)
+        got["initvals"] = mcmc.constrained(model, init)
         raise RuntimeError("stop before sampling")
 
     monkeypatch.setattr(mcmc, "resolve_sampler", lambda s: "pymc")

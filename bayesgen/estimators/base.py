@@ -102,13 +102,16 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     partial_fit = streaming.partial_fit
 
     def _fit_statistics(self, method: str, family, classes: np.ndarray, stats: dict,
-                        counts: np.ndarray, train: tuple | None) -> None:
+                        counts: np.ndarray, train: tuple | None, extra=None) -> None:
         """Fit from sufficient statistics: prior, then MLE/MAP, conjugate draws or NUTS.
 
         The second half of every fit (see :mod:`bayesgen.inference.statistics`). ``train`` is
         ``(X, y_index)`` of the training rows when they are at hand (for ``model_``, the
         ``observed_data`` and ``log_likelihood`` groups and the predictive checks), or
-        None when only statistics are (streamed, merged or Dask fits).
+        None when only statistics are (streamed, merged or Dask fits). ``extra``
+        (``method="mcmc"``): log-likelihood terms beyond the statistics and the chains'
+        start (:class:`bayesgen.inference.model.ExtraLikelihood`; the unlabelled rows of
+        :mod:`bayesgen.semi.nuts`), or None.
         """
         n_classes = classes.size
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
@@ -125,7 +128,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self.prior_ = family.prior(stats)
         self.class_alpha_ = class_alpha
         if method in POSTERIOR_METHODS:
-            self._fit_posterior(method, counts, class_alpha)
+            self._fit_posterior(method, counts, class_alpha, extra)
         else:
             params = family.mle(stats) if method == "mle" else family.map(stats, self.prior_)
             self.params_ = params
@@ -145,7 +148,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         for name, value in attributes.items():
             setattr(self, name, value)
 
-    def _fit_posterior(self, method, counts, class_alpha) -> None:
+    def _fit_posterior(self, method, counts, class_alpha, extra=None) -> None:
         """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
         if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
             log_pi, params, self.posterior_, sample_stats = conjugate.fit(
@@ -153,7 +156,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         else:
             from bayesgen.inference import mcmc
 
-            log_pi, params, sample_stats = mcmc.sample_posterior(self)
+            log_pi, params, sample_stats = mcmc.sample_posterior(self, extra)
         self.params_ = params
         self.log_pi_draws_ = log_pi
         self._build_idata(sample_stats)

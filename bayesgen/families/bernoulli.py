@@ -24,18 +24,20 @@ import numbers
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy.special import xlogy
 
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_binary, check_nonnegative
 from bayesgen.families import dirichlet as dr
 from bayesgen.families import masked
 from bayesgen.families.protocol import Capabilities
+from bayesgen.families.unlabelled import UnlabelledHooks
 from bayesgen.utils.heavy import import_pymc
 
 WHO = "BernoulliNB"
 
 
-class BernoulliFamily:
+class BernoulliFamily(UnlabelledHooks):
     """Factorised Bernoulli likelihood with a Beta(alpha, alpha) prior per class/feature.
 
     Parameters
@@ -127,6 +129,13 @@ class BernoulliFamily:
         numer = stats["feature_count"] + (alpha - 1.0)
         denom = missing.observed_count(stats) + 2.0 * (alpha - 1.0)
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
+
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(theta) up to a constant under Beta(alpha, alpha), whose mode with the
+        likelihood :meth:`map` is: sum_kj (alpha_j - 1) (log theta_kj + log(1 - theta_kj))
+        (0 where alpha_j = 1, also at theta 0 or 1)."""
+        theta, a = params["theta"], prior["alpha"] - 1.0
+        return float(np.sum(xlogy(a, theta) + xlogy(a, 1.0 - theta)))
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Beta posterior ``a = c + alpha``, ``b = N_k - c + alpha``, each (K, d)."""

@@ -28,6 +28,7 @@ gives parameters in the units of X.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,12 +40,13 @@ from bayesgen.families import masked
 from bayesgen.families.class_moments import diagonal_quadratic
 from bayesgen.families.far import attach_frame, user_to_internal
 from bayesgen.families.protocol import Capabilities
+from bayesgen.families.unlabelled import UnlabelledHooks
 from bayesgen.utils.heavy import import_pymc
 
 LOG_2PI = np.log(2.0 * np.pi)
 
 
-class GaussianFamily:
+class GaussianFamily(UnlabelledHooks):
     """Factorised Gaussian likelihood with a Normal-Inverse-Gamma prior per class/feature.
 
     Parameters
@@ -190,6 +192,25 @@ class GaussianFamily:
         """Joint posterior mode: mu = m_n, sigma2 = b_n / (a_n + 3/2)."""
         post = self.posterior(stats, prior)
         return {"mu": post["m"], "var": post["b"] / (post["a"] + 1.5)}
+
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(mu, var) up to a constant, the density whose joint mode :meth:`map` is
+        (MAP var = b_n / (a_n + 3/2)): sum_kj log InvGamma(var_kj; a0_j, b0_j)
+        + log N(mu_kj; m0_j, var_kj / kappa0)."""
+        mu, var = params["mu"], params["var"]
+        a0, b0, m0, k0 = prior["a0"], prior["b0"], prior["m0"], prior["kappa0"]
+        inv_gamma = -(a0 + 1.0) * np.log(var) - b0 / var
+        normal = -0.5 * np.log(var / k0) - 0.5 * k0 * (mu - m0) ** 2 / var
+        return float(np.sum(inv_gamma + normal))
+
+    def likelihood_maximiser(self) -> GaussianFamily:
+        """``self``, or with ``divisor="unbiased"`` a copy with the divisor N_k, whose
+        :meth:`mle` maximises the likelihood."""
+        if self.divisor == "n":
+            return self
+        own = copy.copy(self)
+        own.divisor = "n"
+        return own
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. posterior draws: sigma2 = b / Gamma(a), mu ~ N(m, sigma2/kappa)."""

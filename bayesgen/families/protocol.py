@@ -17,7 +17,7 @@ listed here, never through its name:
 - One small protocol per optional structural ability (:data:`HOOKS`), whose hooks a
   family has exactly when it sets the matching flag: the affine frame of real-valued
   columns, far rows, data augmentation, non-random parameters, the training rows'
-  own log-likelihood, extra coordinates, row-wise PyMC log-densities, category levels,
+  own log-likelihood, extra coordinates, category levels,
   LDA's linear discriminant in user units, and the parts of a composite. Without the
   flag a caller does what the hook would do trivially (identity frame, no fixed
   parameters, ``log_lik`` at the row's class, ...).
@@ -84,8 +84,6 @@ class Capabilities:
     coords : bool
         :class:`Coords`: dims beyond ``class``, ``feature``, ``feature_bis`` need
         named coordinates.
-    rows_loglik : bool
-        :class:`RowsLogLik`: the rows' PyMC log-density is one (n, K) expression.
     levels : bool
         :class:`Levels`: text, boolean and category columns enter as codes of their
         levels (the column's sorted distinct values), reported back as categories.
@@ -101,6 +99,14 @@ class Capabilities:
     correlated : bool
         The model has correlations between features (LDA, QDA): predictive checks add
         the pairwise correlations by default.
+    learns_categories : bool
+        The family reads its categories from the training values (CategoricalNB): a
+        semi-supervised fit's starting statistics must also see the unlabelled rows'
+        values, at zero weight (:mod:`bayesgen.families.unlabelled`).
+    kernel_density : bool
+        Class densities (some of them, in a MixedNB) are kernel density estimates of the
+        labelled points: EM re-chooses bandwidths (:mod:`bayesgen.semi.kernel`) and the
+        labelled rows' likelihood is their leave-one-out ``train_log_lik``.
     """
 
     missing: bool = False
@@ -116,12 +122,13 @@ class Capabilities:
     fixed_params: bool = False
     train_log_lik: bool = False
     coords: bool = False
-    rows_loglik: bool = False
     levels: bool = False
     linear_discriminant: bool = False
     composite: bool = False
     continuous: bool = False
     correlated: bool = False
+    learns_categories: bool = False
+    kernel_density: bool = False
 
 
 @runtime_checkable
@@ -228,6 +235,43 @@ class Family(Protocol):
         the statistics (a PyTensor scalar): the likelihood NUTS samples."""
 
 
+    # ------------------------------------------------------ unlabelled rows
+    # (defaults for weighted-sum statistics in
+    # :class:`bayesgen.families.unlabelled.UnlabelledHooks`, which every family extends;
+    # the semi-supervised fits of :mod:`bayesgen.semi` reach a family only through these)
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(theta) up to a constant, in the parameterisation whose mode ``map``
+        computes (the MAP objective of EM)."""
+
+    def likelihood_maximiser(self) -> Any:
+        """A family whose ``mle`` maximises the weighted likelihood (``self``, or a copy
+        with divisor N_k)."""
+
+    def em_m_step(self, labelled: dict, completed: dict, Z_u: Any, A: np.ndarray,
+                  prior: dict | None, params: dict) -> tuple[dict, dict]:
+        """EM's M-step given the unlabelled rows' weights ``A`` (m, K): the maximising
+        parameters and the statistics they were estimated from."""
+
+    def em_final(self, labelled: dict, used: dict, prior: dict | None,
+                 params: dict) -> tuple[dict, dict]:
+        """The fitted statistics and estimate once EM has converged."""
+
+    def conditional_posterior(self, stats: dict, params: dict, prior: dict,
+                              rng: np.random.Generator) -> dict:
+        """The conjugate posterior given statistics completed by one draw given
+        ``params`` (data augmentation's conjugate step)."""
+
+    def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
+        """Whether data augmentation can take these labelled statistics and the
+        unlabelled rows ``Z_u``."""
+
+    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed: Any,
+                         prefix: str = "", dims: dict | None = None) -> Any:
+        """log p(z_n | y = k, theta) of rows ``Z`` (m, d) for every class, a PyTensor
+        (m, K) expression of the PyMC parameters (the unlabelled rows' mixture
+        likelihood in the NUTS model)."""
+
+
 # ------------------------------------------------------- optional abilities
 @runtime_checkable
 class RealValued(Protocol):
@@ -302,14 +346,6 @@ class Coords(Protocol):
 
 
 @runtime_checkable
-class RowsLogLik(Protocol):
-    """Row-wise PyMC log-density when ``pymc_observed`` has no rows (``rows_loglik``)."""
-
-    def pymc_rows_loglik(self, params: dict, X: np.ndarray) -> Any:
-        """log p(x_n | y = k, theta), a PyTensor (n, K) expression."""
-
-
-@runtime_checkable
 class Levels(Protocol):
     """Columns read as category values (``levels``)."""
 
@@ -348,7 +384,6 @@ HOOKS: dict[str, type] = {
     "fixed_params": FixedParams,
     "train_log_lik": TrainLogLik,
     "coords": Coords,
-    "rows_loglik": RowsLogLik,
     "levels": Levels,
     "linear_discriminant": LinearDiscriminant,
     "composite": Composite,

@@ -74,6 +74,14 @@ def log_dirichlet(
 
 
 # ------------------------------------------------------------- fixed class prior
+def log_density(log_pi: np.ndarray, alpha: np.ndarray) -> float:
+    """log Dirichlet(pi; alpha) up to a constant: sum_k (alpha_k - 1) log pi_k (a term
+    with alpha_k = 1 is 0, also at pi_k = 0)."""
+    with np.errstate(invalid="ignore"):
+        terms = np.where(alpha == 1.0, 0.0, (alpha - 1.0) * log_pi)
+    return float(np.sum(terms))
+
+
 def check_fixed(class_prior, n_classes: int) -> np.ndarray | None:
     """Validate the ``class_prior`` parameter: None, or K probabilities summing to 1.
 

@@ -17,8 +17,8 @@ for it: diagonal mass matrix and step size adapted during ``tune`` iterations (n
 windowed schedule), ``target_accept``, maximum tree depth 10, each chain started at
 PyMC's initial point (the prior's support point, in the unconstrained space) plus
 uniform(-1, 1) jitter (the point without jitter when the jittered one has a non-finite
-density). A semi-supervised fit passes its own start instead
-(:func:`bayesgen.semi.nuts.start_point`) with uniform(-0.1, 0.1) jitter. Chains run
+density). A caller's start (``ExtraLikelihood.start`` of :mod:`bayesgen.inference.model`:
+a semi-supervised fit's) replaces it, with uniform(-0.1, 0.1) jitter. Chains run
 on separate XLA host devices (``chain_method="parallel"``, measured faster than
 "vectorized" on 2 cores, see ``benchmarks/README.md``).
 """

@@ -12,18 +12,25 @@ from __future__ import annotations
 import importlib.util
 import os
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayesgen.semi import nuts
 from bayesgen.utils.heavy import import_arviz, import_pymc
 from bayesgen.utils.progress import quiet_pymc_log, show_progress
+
+if TYPE_CHECKING:
+    from bayesgen.inference.model import ExtraLikelihood
 
 SAMPLERS = ("auto", "numpyro", "nutpie", "blackjax", "pymc")
 
 #: convergence thresholds (Vehtari et al. 2021)
 RHAT_MAX = 1.01
 ESS_MIN = 400
+
+#: the chains' uniform jitter half-width around a caller's start (unconstrained space;
+#: :attr:`bayesgen.inference.model.ExtraLikelihood.start`)
+START_JITTER = 0.1
 
 
 def resolve_sampler(sampler: str) -> str:
@@ -96,8 +103,12 @@ def _seed(random_state) -> int | None:
     return seed_from(random_state)
 
 
-def sample_posterior(estimator):
+def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
     """Sample the statistics model with NUTS.
+
+    ``extra``: log-likelihood terms beyond the labelled statistics and where the chains
+    start (:class:`bayesgen.inference.model.ExtraLikelihood`), or None. nutpie takes no
+    start, so its chains start as usual.
 
     Returns
     -------
@@ -115,10 +126,11 @@ def sample_posterior(estimator):
         raise ValueError(f"target_accept must be in (0, 1); got {estimator.target_accept!r}.")
     sampler = resolve_sampler(estimator.sampler)
     chains, draws = estimator._posterior_size()
-    model = build_stats_model(estimator)
+    model = build_stats_model(estimator, extra)
     names = ["pi", *estimator.family_.param_dims]
-    # unlabelled rows: start near the mode the labelled rows anchor (nutpie takes no start)
-    init = None if sampler == "nutpie" else nuts.start_point(estimator, model)
+    init = None
+    if sampler != "nutpie" and extra is not None and extra.start is not None:
+        init = extra.start(model)
     if sampler == "numpyro":
         from bayesgen.inference import jax_nuts
 
@@ -126,7 +138,7 @@ def sample_posterior(estimator):
         post, sample_stats = jax_nuts.sample(
             model, names, chains=chains, tune=int(estimator.tune), draws=draws,
             target_accept=float(estimator.target_accept), seed=_seed(estimator.random_state),
-            init=init, jitter=1.0 if init is None else nuts.START_JITTER,
+            init=init, jitter=1.0 if init is None else START_JITTER,
         )
     else:
         post, sample_stats = _sample_pymc(estimator, model, sampler, chains, draws, init)
@@ -153,7 +165,7 @@ def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
 
     kwargs = {}
     if init is not None and sampler != "nutpie":
-        kwargs["initvals"] = nuts.constrained(model, init)
+        kwargs["initvals"] = constrained(model, init)
         if sampler == "pymc":  # no jitter of +-1 around the start
             kwargs["init"] = "adapt_diag"
     if sampler == "blackjax":
@@ -183,6 +195,15 @@ def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
         name: idata.sample_stats[name].values for name in idata.sample_stats.data_vars
     }
     return post, sample_stats
+
+
+def constrained(model, init: dict) -> dict:
+    """``init`` (unconstrained, by value variable name) as constrained values by free
+    random variable name: PyMC's ``initvals``."""
+    rvs = model.free_RVs
+    values = model.compile_fn(inputs=model.value_vars,
+                              outs=model.replace_rvs_by_values(rvs))(init)
+    return {rv.name: np.asarray(v) for rv, v in zip(rvs, values, strict=True)}
 
 
 def convergence_report(idata, var_names: list[str]) -> list[str]:

@@ -32,15 +32,44 @@ Family hooks (see :mod:`bayesgen.families`):
     marks a missing entry, whose factor the family drops (never imputes).
 ``pymc_stats_loglik(params, stats) -> scalar tensor``
     sum_n w_n log p(x_n | y_n, theta) up to a constant, on the statistics.
+
+A caller may add log-likelihood terms of data that are no labelled statistics (the
+unlabelled rows' mixture likelihood of :mod:`bayesgen.semi.nuts`) and a start for the
+chains: an :class:`ExtraLikelihood`, given to :func:`build_stats_model` and
+:func:`bayesgen.inference.mcmc.sample_posterior`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
 from bayesgen.inference import classprior
-from bayesgen.semi import nuts
 from bayesgen.utils.heavy import import_pymc
+
+
+@dataclass(frozen=True)
+class ExtraLikelihood:
+    """Log-likelihood terms beyond the labelled statistics, supplied by the caller.
+
+    Attributes
+    ----------
+    terms : callable ``(pi, params) -> dict[str, TensorVariable]``
+        Called inside the statistics model with the class probabilities ``pi`` (K,)
+        and the family's parameters (``pymc_params``); every scalar term it returns is
+        added as ``pm.Potential(name, term)``.
+    start : callable ``(model) -> dict or None``, optional
+        Where the NUTS chains start in ``model`` (the statistics model with the
+        terms): unconstrained values by value variable name, jittered by
+        :data:`bayesgen.inference.mcmc.START_JITTER`; None (or no ``start``) keeps the
+        sampler's own initial point.
+    """
+
+    terms: Callable[[Any, dict], dict[str, Any]]
+    start: Callable[[Any], dict | None] | None = None
 
 
 def model_coords(estimator, n_obs: int) -> dict:
@@ -72,8 +101,9 @@ def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
     return model
 
 
-def build_stats_model(estimator):
-    """The same prior, likelihood on the sufficient statistics (what NUTS samples)."""
+def build_stats_model(estimator, extra: ExtraLikelihood | None = None):
+    """The same prior, likelihood on the sufficient statistics (what NUTS samples),
+    plus the caller's ``extra`` terms (:class:`ExtraLikelihood`), if any."""
     pm = import_pymc()
 
     family = estimator.family_
@@ -82,5 +112,7 @@ def build_stats_model(estimator):
         pm.Potential("y_loglik", classprior.pymc_loglik(estimator, pi))
         params = family.pymc_params(estimator.prior_)
         pm.Potential("x_loglik", family.pymc_stats_loglik(params, estimator.stats_))
-        nuts.add_potential(estimator, pi, params)  # unlabelled rows, if any
+        if extra is not None:  # e.g. the unlabelled rows' mixture likelihood
+            for name, term in extra.terms(pi, params).items():
+                pm.Potential(name, term)
     return model

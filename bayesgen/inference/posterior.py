@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.special import logsumexp
 
 from bayesgen.data.sparse import observed_x
 from bayesgen.inference import classprior
@@ -73,20 +74,53 @@ def closed_form_log_pi(estimator) -> np.ndarray:
         return np.log(conc / conc.sum())
 
 
+#: the key of a mixture posterior (:func:`mixture`) in ``posterior_``
+MIXTURE = "mixture"
+
+
+def mixture(posts: list[dict], log_pi: np.ndarray) -> dict:
+    """A conjugate posterior that is an equal-weight mixture of T conjugate posteriors.
+
+    ``posts`` are T posteriors of the family (what its ``log_predictive`` accepts) and
+    ``log_pi`` (T, K) the log posterior means of pi that go with them: a posterior
+    Rao-Blackwellised over the T retained sweeps of a data augmentation whose
+    conditional posteriors are conjugate (the classes of unlabelled rows,
+    :mod:`bayesgen.semi.augmentation`). Its predictive density is the mean of theirs
+    (:func:`closed_form`); stored as ``posterior_`` like any conjugate posterior.
+    """
+    return {MIXTURE: {"posts": list(posts), "log_pi": np.asarray(log_pi)}}
+
+
+def closed_form(estimator, log_predictive) -> np.ndarray:
+    """log p(x, y=k | data) of a ``method="conjugate"`` fit, (n, K), from the family's
+    closed-form predictive ``log_predictive(post) -> (n, K)`` (of rows in the internal
+    frame: :meth:`log_predictive` or ``far_log_predictive`` bound to the rows).
+
+    One conjugate posterior: ``log E[pi_k | data] + log_predictive(posterior_)``
+    (:func:`closed_form_log_pi`; pi and theta are independent a posteriori). A mixture
+    (:func:`mixture`): ``log mean_t exp(log E[pi_k | z_t] + log_predictive(post_t))``,
+    the mean of the components' joint predictive densities.
+    """
+    post = estimator.posterior_
+    if MIXTURE in post:
+        parts = post[MIXTURE]
+        values = np.stack([log_predictive(p) + lpi
+                           for p, lpi in zip(parts["posts"], parts["log_pi"], strict=True)])
+        with np.errstate(divide="ignore"):
+            return logsumexp(values, axis=0) - np.log(values.shape[0])
+    log_pi = closed_form_log_pi(estimator)
+    with np.errstate(divide="ignore"):
+        return log_predictive(post) + log_pi
+
+
 def closed_form_log_joint(estimator, X: np.ndarray) -> np.ndarray:
     """``log E[pi_k | data] + log p(x | y=k, data)`` for ``X`` in the family's
-    (internal) coordinates, shape (n, K).
+    (internal) coordinates, shape (n, K) (:func:`closed_form`).
 
     E[pi_k | data] = (N_k + a_k) / sum_j (N_j + a_j) (Dirichlet posterior mean) and
     p(x | y=k, data) is the family's closed-form posterior predictive density.
     """
-    if "semi_rb" in estimator.posterior_:  # unlabelled rows: bayesgen.semi.augmentation
-        from bayesgen.semi.augmentation import rb_log_joint
-
-        return rb_log_joint(estimator, lambda post: estimator.family_.log_predictive(X, post))
-    log_pi = closed_form_log_pi(estimator)
-    with np.errstate(divide="ignore"):
-        return estimator.family_.log_predictive(X, estimator.posterior_) + log_pi
+    return closed_form(estimator, lambda post: estimator.family_.log_predictive(X, post))
 
 
 def exact_predictive_log_joint(estimator, X) -> np.ndarray:

@@ -192,14 +192,9 @@ def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     if far is None:
         return out
     jac = _rows(jac, far.rows)
-    if estimator.method == "conjugate" and "semi_rb" in estimator.posterior_:
-        from bayesgen.semi.augmentation import rb_log_joint  # unlabelled rows
-
-        out[far.rows] = rb_log_joint(estimator, lambda p: family.far_log_predictive(far, p)) - jac
-        return out
     if estimator.method == "conjugate":
-        log_pi = posterior.closed_form_log_pi(estimator)
-        out[far.rows] = family.far_log_predictive(far, estimator.posterior_) + log_pi - jac
+        far_joint = posterior.closed_form(estimator, lambda p: family.far_log_predictive(far, p))
+        out[far.rows] = far_joint - jac
         return out
     a2, a1, a0 = family.far_terms(far, estimator.params_)
     if estimator._is_posterior:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from bayesgen.data import missing, sparse, tables
+from bayesgen.data import labels, missing, sparse, tables
 from bayesgen.data.validation import (
     _check_label_types,
     check_label_sequence,
@@ -29,7 +29,6 @@ from bayesgen.data.validation import (
     encode_labels,
 )
 from bayesgen.inference import scoring
-from bayesgen.semi import unlabeled as semi
 from bayesgen.utils.threads import no_spin
 
 
@@ -51,7 +50,7 @@ class Batch:
         The family's weighted per-class sufficient statistics (internal frame).
     counts : ndarray (K,)
         Weighted class counts N_k.
-    unlabeled : :class:`bayesgen.semi.unlabeled.Unlabeled` or None
+    unlabeled : :class:`bayesgen.data.labels.Unlabeled` or None
         The unlabelled rows (then ``X``, ``y_index``, ``weights``, ``stats`` and
         ``counts`` are those of the labelled rows), or None.
     """
@@ -62,7 +61,7 @@ class Batch:
     classes: np.ndarray
     stats: dict
     counts: np.ndarray
-    unlabeled: semi.Unlabeled | None = None
+    unlabeled: labels.Unlabeled | None = None
 
 
 def validate_rows(estimator, X: Any, y: Any, *, reset: bool, whole: bool = True):
@@ -112,7 +111,7 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     training set (Dask), whose columns with no observed value are checked on the total.
 
     Unlabelled rows (None, NaN, pd.NA or the estimator's ``unlabeled`` value in y, see
-    :mod:`bayesgen.semi.unlabeled`): the classes are those of the labelled rows, the statistics
+    :mod:`bayesgen.data.labels`): the classes are those of the labelled rows, the statistics
     are the labelled rows', and the others are returned in ``batch.unlabeled``; with
     ``classes`` given (``partial_fit``, Dask) they are a ``ValueError``.
     """
@@ -125,9 +124,9 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
 def _read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
                 classes: np.ndarray | None, reset: bool, frame_rows: int | None,
                 whole: bool):
-    y, unlabeled = semi.split_labels(y, getattr(estimator, "unlabeled", None))
+    y, unlabeled = labels.split_labels(y, getattr(estimator, "unlabeled", None))
     if classes is not None:
-        semi.reject_streaming(unlabeled, f"{type(estimator).__name__}.partial_fit")
+        labels.reject_streaming(unlabeled, f"{type(estimator).__name__}.partial_fit")
     X, y = validate_rows(estimator, X, y, reset=reset, whole=whole)
     if classes is None:
         classes, y_index = encode_labels(y)
@@ -140,7 +139,7 @@ def _read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     Z = scoring.fit_frame(estimator, family, X, weights, frame_rows)  # internal frame
     rows = None
     if unlabeled is not None:  # the labelled rows' statistics; the others kept as rows
-        X, Z, y_index, weights, rows = semi.split_rows(X, Z, y_index, weights, unlabeled)
+        X, Z, y_index, weights, rows = labels.split_rows(X, Z, y_index, weights, unlabeled)
     stats = family.stats(Z, y_index, weights, classes.size)
     check_stats(stats, X, weights, type(estimator).__name__)
     counts = np.bincount(y_index, weights=weights, minlength=classes.size)

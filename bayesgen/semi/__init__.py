@@ -1,9 +1,14 @@
 """Unlabelled rows: semi-supervised fits of every method (internal).
 
-Owns reading which rows are unlabelled into a fit's plan, EM for ``"mle"``/``"map"``,
-data augmentation for ``"conjugate"`` and the mixture likelihood of the NUTS model for
-``"mcmc"``, all through the family protocol (responsibilities are weights on the same
-sufficient statistics).
+Owns the semi-supervised fit of a batch whose unlabelled rows
+:mod:`bayesgen.data.labels` split off: EM for ``"mle"``/``"map"`` (:mod:`.em`; kernel
+bandwidths :mod:`.kernel`), data augmentation for ``"conjugate"`` (:mod:`.augmentation`,
+whose Rao-Blackwellised posterior is an inference mixture posterior) and the mixture
+likelihood and start of the NUTS model for ``"mcmc"`` (:mod:`.nuts`, extra terms of the
+statistics model), all through the family protocol (responsibilities are weights on
+the same sufficient statistics; the unlabelled-row hooks of
+:mod:`bayesgen.families.unlabelled`). Nothing below this package imports it: it plugs
+into :mod:`bayesgen.inference` through arguments.
 
 May import: :mod:`bayesgen.inference`, :mod:`bayesgen.families`, :mod:`bayesgen.data`,
 :mod:`bayesgen.utils`, :mod:`bayesgen.exceptions`. Not its peers

@@ -8,8 +8,8 @@ chain alternates
 2. theta | data, z from the family's exact conjugate posterior of the completed
    statistics (labelled rows plus every unlabelled row in its drawn class, weight w_n,
    by the family's own ``stats``: missing entries, sparse X and categories as in a
-   labelled fit), and pi | data, z ~ Dirichlet(N_k + n_k(z) + a_k) (or the fixed
-   ``class_prior``).
+   labelled fit; the family's ``conditional_posterior``), and
+   pi | data, z ~ Dirichlet(N_k + n_k(z) + a_k) (or the fixed ``class_prior``).
 
 Its stationary distribution is the exact posterior given the labelled and the
 unlabelled rows (``unlabeled_weight`` 1; 0 is the labelled-only posterior, i.i.d.).
@@ -24,17 +24,20 @@ evenly spaced retained iterations, and
 
     p(x, y=k | data) ~= mean_t E[pi_k | data, z_t] p(x | y=k, data, z_t),
 
-the mean of closed-form predictive densities (``posterior_["semi_rb"]``), which has a
-far smaller Monte Carlo error than the mean of p(x, y=k | theta_s) over draws.
+the mean of closed-form predictive densities (``posterior_`` is their mixture,
+:func:`bayesgen.inference.posterior.mixture`), which has a far smaller Monte Carlo
+error than the mean of p(x, y=k | theta_s) over draws.
 
 LDA/QDA with missing entries *and* unlabelled rows: step 2 also draws the missing
-coordinates of every row given its (drawn) class before the conjugate posterior
-(:func:`bayesgen.semi.mvn_gaps.conditional_posterior`, the gap augmentation's exact
-completion of the (pattern, class) statistics); step 1's r_nk use the Gaussian marginal
-of each row's observed coordinates. MultinomialNB with missing counts *and* unlabelled
-rows is not augmented (its completion would need the negative-binomial augmentation of
-:mod:`bayesgen.families.multinomial.augment` inside this loop): a ``ValueError`` points
-to "map" or "mle", whose EM handles both.
+coordinates of every row given its (drawn) class before the conjugate posterior (the
+family's ``conditional_posterior``: the gap augmentation's exact completion of the
+(pattern, class) statistics, :func:`bayesgen.families.mvn.augment.
+conditional_posterior`); step 1's r_nk use the Gaussian marginal of each row's
+observed coordinates. A family that cannot complete its missing entries inside this
+loop (``can_augment_labels`` False: MultinomialNB with missing counts, whose
+completion would need the negative-binomial augmentation of
+:mod:`bayesgen.families.multinomial.augment`) is refused with a ``ValueError`` that
+points to "map" or "mle", whose EM handles both.
 """
 
 from __future__ import annotations
@@ -43,11 +46,8 @@ import numpy as np
 from scipy import sparse
 from scipy.special import logsumexp
 
-from bayesgen.data import missing
 from bayesgen.data import sparse as _sparse
 from bayesgen.inference import classprior, scoring
-from bayesgen.semi.log_prior import log_prior
-from bayesgen.semi.mvn_gaps import conditional_posterior
 from bayesgen.utils.random import rng_from
 
 #: conjugate posteriors kept for the Rao-Blackwellised posterior predictive
@@ -55,10 +55,10 @@ RB_MAX = 100
 
 
 def check_supported(estimator, family, stats: dict, Z_u) -> None:
-    """``ValueError`` for MultinomialNB with missing counts and unlabelled rows."""
-    needs = getattr(family, "needs_augmentation", None)
-    lab = needs is not None and needs(stats)
-    if family.name == "multinomial" and (lab or missing.has_missing(Z_u)):
+    """``ValueError`` when the family cannot complete the missing entries of the
+    labelled rows' ``stats`` or the unlabelled rows ``Z_u`` inside the augmentation
+    (``can_augment_labels``: MultinomialNB with missing counts)."""
+    if not family.can_augment_labels(stats, Z_u):
         raise ValueError(
             f"{type(estimator).__name__} with both missing values in X and unlabelled rows "
             f"is not available with method={estimator.method!r}; use method='map' or "
@@ -78,7 +78,7 @@ def _first(params: dict, random: dict, size: int) -> dict:
 
 def fit(estimator, family, batch, lam: float) -> None:
     """Conjugate fit of a batch with unlabelled rows (module docstring)."""
-    from bayesgen.inference import mcmc
+    from bayesgen.inference import mcmc, posterior
     from bayesgen.semi import em
 
     classes, unl = batch.classes, batch.unlabeled
@@ -101,12 +101,10 @@ def fit(estimator, family, batch, lam: float) -> None:
     params, log_pi, posts, rb_log_pi, counts, lp = out
     estimator.params_ = params
     estimator.log_pi_draws_ = log_pi
-    estimator.posterior_ = {"semi_rb": {"posts": posts, "log_pi": rb_log_pi}}
+    estimator.posterior_ = posterior.mixture(posts, rb_log_pi)
     estimator.class_count_ = counts
     estimator._build_idata({"lp": lp})
     mcmc.warn_if_not_converged(estimator.idata_, estimator._var_names(), type(estimator).__name__)
-    from bayesgen.inference import posterior
-
     mean = posterior.posterior_mean(params, family.param_dims)
     estimator._set_point_attributes(classprior.mean(log_pi, estimator._fixed_pi), mean)
     estimator._after_fit()
@@ -154,7 +152,7 @@ def _run(estimator, family, batch, Z_l, chains: int, draws: int, tune: int, rng)
             stats = family.stats(Z_all, y_all, w_all, n_classes)
             counts = batch.counts + np.bincount(z[c], weights=unl.w, minlength=n_classes)
             one_theta = {k: (v[c] if k in random else v) for k, v in theta.items()}
-            post = conditional_posterior(family, stats, one_theta, prior, rng)  # + x_mis
+            post = family.conditional_posterior(stats, one_theta, prior, rng)  # + x_mis
             one = family.draw(post, 1, rng)
             for k in new:
                 new[k].append(one[k][0])
@@ -181,8 +179,6 @@ def _log_post(estimator, family, Z_l, batch, theta: dict, log_pi: np.ndarray,
               norm_u: np.ndarray, w_u: np.ndarray, prior: dict, alpha: np.ndarray,
               fixed) -> np.ndarray:
     """Observed-data log posterior density of every chain's current draw, (C,)."""
-    from bayesgen.semi.log_prior import log_class_prior
-
     with np.errstate(divide="ignore", invalid="ignore"):
         J_l = family.log_lik(Z_l, theta, full=True)  # (C, n, K)
     rows = np.arange(batch.y_index.size)
@@ -191,17 +187,7 @@ def _log_post(estimator, family, Z_l, batch, theta: dict, log_pi: np.ndarray,
     random = family.param_dims
     for c in range(out.size):
         one = {k: (v[c] if k in random else v) for k, v in theta.items()}
-        out[c] += log_prior(family, one, prior)
+        out[c] += family.log_prior(one, prior)
         if fixed is None:
-            out[c] += log_class_prior(log_pi[c], alpha)
+            out[c] += classprior.log_density(log_pi[c], alpha)
     return out
-
-
-def rb_log_joint(estimator, log_predictive) -> np.ndarray:
-    """log mean_t exp(log E[pi | z_t] + log_predictive(post_t)), (n, K), for the kept
-    posteriors; ``log_predictive(post) -> (n, K)`` (the family's closed form)."""
-    rb = estimator.posterior_["semi_rb"]
-    values = np.stack([log_predictive(post) + lpi
-                       for post, lpi in zip(rb["posts"], rb["log_pi"], strict=True)])
-    with np.errstate(divide="ignore"):
-        return logsumexp(values, axis=0) - np.log(values.shape[0])

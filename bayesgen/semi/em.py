@@ -7,15 +7,16 @@ with lambda = ``unlabeled_weight``, is
                    + lambda sum_{n in U} w_n log sum_k pi_k p(x_n | y=k, theta)
                    [+ log p(theta) + sum_k (a_k - 1) log pi_k   for "map"]
 
-(:mod:`bayesgen.semi.log_prior` for log p(theta); a fixed ``class_prior`` has no term).
+(the family's ``log_prior`` for log p(theta); a fixed ``class_prior`` has no term).
 Each iteration
 
 * E-step: responsibilities r_nk = p(y=k | x_n, theta, pi) of the unlabelled rows
   (log-sum-exp; a row impossible under every class gets r = pi);
-* M-step: the family's closed-form ``mle`` / ``map`` on the statistics of the labelled
-  rows plus every unlabelled row in every class k with weight ``lambda w_n r_nk``
-  (the family's own ``stats``, so missing entries, sparse X and categories work as in
-  a labelled fit), and pi from the counts ``N_k + lambda sum_n w_n r_nk``.
+* M-step: the family's ``em_m_step``, its closed-form ``mle`` / ``map`` on the
+  statistics of the labelled rows plus every unlabelled row in every class k with
+  weight ``lambda w_n r_nk`` (the family's own ``stats``, so missing entries, sparse X
+  and categories work as in a labelled fit), and pi from the counts
+  ``N_k + lambda sum_n w_n r_nk``.
 
 Both are the exact maximisers of the expected complete-data objective, which is linear
 in those statistics, so l never decreases (tested; ``em_objective_`` holds it after
@@ -24,14 +25,13 @@ the labelled-only MAP when the labelled rows are too few for an MLE). For LDA/QD
 with missing entries the M-step is itself EM over the missing coordinates
 (:mod:`bayesgen.families.mvn.em`), run to convergence: a generalised EM, still
 monotone. ``divisor="unbiased"`` (MLE): EM maximises the likelihood with the divisor
-N_k, and the family's own estimate (with N_k - 1) is computed once on the final
-statistics. EM stops when an iteration raises l by at most ``TOL * max(1, |l|)``, or
-after ``MAX_ITER`` iterations with a :class:`bayesgen.ConvergenceWarning`.
+N_k (the family's ``likelihood_maximiser``), and the family's own estimate (with
+N_k - 1) is computed once on the final statistics (``em_final``). EM stops when an
+iteration raises l by at most ``TOL * max(1, |l|)``, or after ``MAX_ITER`` iterations
+with a :class:`bayesgen.ConvergenceWarning`.
 """
 
 from __future__ import annotations
-
-import copy
 
 import numpy as np
 from scipy import sparse
@@ -39,7 +39,6 @@ from scipy.special import logsumexp
 
 from bayesgen.data import sparse as _sparse
 from bayesgen.inference import classprior, scoring
-from bayesgen.semi.log_prior import log_class_prior, log_prior
 
 #: relative tolerance on the increase of the objective per iteration
 TOL = 1e-9
@@ -63,11 +62,14 @@ class _Data:
             self.Z_all = np.concatenate(copies, axis=0)
         self.y_all = np.concatenate([self.y_l, np.repeat(np.arange(n_classes), m)])
 
-    def weights(self, R: np.ndarray) -> np.ndarray:
-        """Row weights of the stacked rows: labelled w_n, then lambda w_n r_nk class by
+    def unlabelled_weights(self, R: np.ndarray) -> np.ndarray:
+        """A (m, K): the unlabelled rows' weights lambda w_n r_nk in every class."""
+        return self.lam * self.w_u[:, None] * R
+
+    def weights(self, A: np.ndarray) -> np.ndarray:
+        """Row weights of the stacked rows: labelled w_n, then ``A`` (m, K) class by
         class."""
-        extra = (self.lam * self.w_u[:, None] * R).T.reshape(-1)
-        return np.concatenate([self.w_l, extra])
+        return np.concatenate([self.w_l, A.T.reshape(-1)])
 
 
 def objective(family, method: str, params: dict, log_pi: np.ndarray, prior: dict | None,
@@ -169,15 +171,15 @@ def prior_terms(family, method: str, params: dict, log_pi: np.ndarray, prior, al
     prior plus the Dirichlet log prior of pi (unless pi is fixed)."""
     if method != "map":
         return 0.0
-    value = log_prior(family, params, prior)
-    return value + (log_class_prior(log_pi, alpha) if fixed is None else 0.0)
+    value = family.log_prior(params, prior)
+    return value + (classprior.log_density(log_pi, alpha) if fixed is None else 0.0)
 
 
 def start_stats(estimator, family, batch, lam: float) -> dict:
     """The labelled rows' statistics; for categorical families with lambda > 0 they
     also hold, at zero weight, the categories seen only in unlabelled rows (so that
     ``categories_`` has them)."""
-    if lam == 0.0 or not _has_categories(family):
+    if lam == 0.0 or not family.capabilities.learns_categories:
         return batch.stats
     unl = batch.unlabeled
     Z_l = scoring.internal(estimator, batch.X)
@@ -212,24 +214,9 @@ def resolve_prior(estimator, family, batch, start: dict, lam: float) -> dict | N
         log_pi = np.log(classprior.point("map", batch.counts, alpha, fixed))
     data = _Data(estimator, batch, classes.size, lam)
     _, log_r = objective(family, "mle", params, log_pi, None, alpha, fixed, data)
-    stats = family.stats(data.Z_all, data.y_all, data.weights(np.exp(log_r)), classes.size)
+    A = data.unlabelled_weights(np.exp(log_r))
+    stats = family.stats(data.Z_all, data.y_all, data.weights(A), classes.size)
     return family.prior(stats)
-
-
-def _has_categories(family) -> bool:
-    """Whether the family (or a MixedNB part) reads its categories from the data."""
-    if family.name == "mixed":
-        return any(q["name"] == "categorical" for q in family._parts())
-    return family.name == "categorical"
-
-
-def _m_family(family):
-    """The family whose estimate maximises the likelihood (divisor N_k inside EM)."""
-    if getattr(family, "divisor", "n") == "n":
-        return family
-    m_step = copy.copy(family)
-    m_step.divisor = "n"
-    return m_step
 
 
 def fit(estimator, method: str, family, batch, lam: float) -> None:
@@ -255,20 +242,21 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
     if lam == 0.0:  # the unlabelled rows carry no weight: the labelled-only fit
         estimator.n_iter_, estimator.em_objective_ = 0, np.asarray(trace)
         return
-    m_step = _m_family(family)
 
     def update(R):
-        stats = family.stats(data.Z_all, data.y_all, data.weights(R), n_classes)
-        params = m_step.mle(stats) if method == "mle" else m_step.map(stats, prior)
-        return params, batch.counts + lam * (data.w_u @ R), stats
+        nonlocal params
+        A = data.unlabelled_weights(R)
+        completed = family.stats(data.Z_all, data.y_all, data.weights(A), n_classes)
+        params, used = family.em_m_step(start, completed, data.Z_u, A, prior, params)
+        return params, batch.counts + lam * (data.w_u @ R), used
 
     n_iter, (params, counts, pi, stats) = iterate(
         estimator, method, log_r, trace, update,
         lambda params, log_pi: objective(family, method, params, log_pi, prior, alpha, fixed,
                                          data),
         alpha, fixed, max_iter=MAX_ITER, alternative="method='conjugate'/'mcmc'")
-    if m_step is not family:  # the family's own estimate (divisor N_k - 1) at the end
-        params = family.mle(stats) if method == "mle" else family.map(stats, prior)
+    # the family's own estimate (divisor N_k - 1) where EM's maximised the likelihood
+    stats, params = family.em_final(start, stats, prior, params)
     _set_fitted(estimator, family, stats, counts, params, pi)
     estimator.n_iter_, estimator.em_objective_ = n_iter, np.asarray(trace)
 

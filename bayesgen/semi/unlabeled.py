@@ -1,8 +1,9 @@
-"""Unlabelled rows (semi-supervised learning): reading them and dispatching the fit.
+"""Unlabelled rows (semi-supervised learning): dispatching the fit.
 
 An entry of y that is None, NaN or ``pd.NA`` marks an unlabelled row, and so does the
 estimator's ``unlabeled`` value when it is set (``unlabeled=-1``: scikit-learn's
-``semi_supervised`` convention; not the default, since -1 is a common real label).
+``semi_supervised`` convention; not the default, since -1 is a common real label); the
+batch is read, and those rows are split off, by :mod:`bayesgen.data.labels`.
 ``classes_`` are the labels of the labelled rows only.
 
 A generative classifier learns from unlabelled rows through their marginal likelihood
@@ -29,7 +30,8 @@ responsibility), i.e. the family's own ``stats`` with those weights. The methods
     ``ValueError`` that points to "mcmc".
 ``"mcmc"``
     NUTS on the labelled statistics plus ``lambda * sum_n w_n logsumexp_k(...)`` of the
-    unlabelled block (:mod:`bayesgen.semi.nuts`): the power (tempered) posterior for
+    unlabelled block (:mod:`bayesgen.semi.nuts`, given to the statistics model as
+    extra terms): the power (tempered) posterior for
     lambda < 1. The chains start at the local mode reached from the labelled-only
     posterior mode (like EM from the labelled-only fit), not at the prior's centre,
     where they could settle in a label-swapped mode.
@@ -45,150 +47,18 @@ accept labelled rows only (EM and augmentation revisit every unlabelled row at e
 iteration: no fixed-size statistics summarise them). KernelNB and MixedNB's kernel
 parts keep the labelled rows as kernel centres (bandwidths by their leave-one-out
 criterion) and take the unlabelled rows through the same mixture likelihood, with EM
-in :mod:`bayesgen.semi.kernel`; they have no "conjugate" method.
+in :mod:`bayesgen.semi.kernel` (the family's ``kernel_density``); they have no
+"conjugate" method. Everything family-specific is reached through the family's
+unlabelled-row hooks (:mod:`bayesgen.families.unlabelled`).
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from bayesgen.data import sparse
 from bayesgen.utils.threads import no_spin
-
-
-@dataclass
-class Unlabeled:
-    """The unlabelled rows of a training batch.
-
-    Attributes
-    ----------
-    X : ndarray or sparse (m, d)
-        Rows in the user's units (after the family's checks).
-    Z : ndarray or sparse (m, d)
-        The same rows in the internal frame of the fit.
-    w : ndarray (m,)
-        Their sample weights.
-    """
-
-    X: Any
-    Z: Any
-    w: np.ndarray
-
-
-# ------------------------------------------------------------------ labels
-def _as_array(y: Any) -> np.ndarray:
-    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):  # pandas, polars
-        try:
-            import pandas as pd
-
-            if isinstance(y, pd.Series | pd.DataFrame) and bool(np.any(pd.isna(y))):
-                return np.asarray(y.to_numpy(dtype=object)).reshape(-1)
-        except ImportError:  # pragma: no cover (pandas is a dependency)
-            pass
-        return np.asarray(y.to_numpy()).reshape(-1)
-    if isinstance(y, list | tuple):
-        values = np.empty(len(y), dtype=object)
-        values[:] = list(y)
-        kinds = {type(v) for v in y}
-        if all(issubclass(k, int | float | np.number) for k in kinds):
-            return np.asarray(y)
-        return values
-    return np.asarray(y)
-
-
-def split_labels(y: Any, marker: Any = None) -> tuple[Any, np.ndarray | None]:
-    """Find the unlabelled entries of y.
-
-    Parameters
-    ----------
-    y : array-like (n,)
-        Labels; None, NaN, ``pd.NA`` (and ``marker`` when given) mark unlabelled rows.
-    marker : label or None
-        The estimator's ``unlabeled`` parameter.
-
-    Returns
-    -------
-    y : array-like (n,)
-        ``y`` itself when no entry is unlabelled (so that a fully labelled fit is
-        unchanged), else an array whose unlabelled entries hold a labelled value
-        (placeholders for scikit-learn's checks; they are dropped afterwards).
-    mask : ndarray (n,) of bool, or None
-        True at the unlabelled rows; None when there are none.
-    """
-    if y is None:
-        return y, None
-    values = _as_array(y)
-    if values.ndim != 1 or values.size == 0:
-        return y, None
-    mask = np.zeros(values.shape[0], dtype=bool)
-    if values.dtype.kind in "fcO":
-        import pandas as pd
-
-        mask |= np.asarray(pd.isna(values), dtype=bool)
-    if marker is not None and not (isinstance(marker, float) and marker != marker):
-        mask |= _equal(values, marker)
-    if not mask.any():
-        return y, None
-    if mask.all():
-        raise ValueError(
-            "y: every row is unlabelled (None, NaN, pd.NA"
-            + ("" if marker is None else f" or unlabeled={marker!r}")
-            + "); a semi-supervised fit needs labelled rows of at least two classes."
-        )
-    filled = values.copy()
-    filled[mask] = values[~mask][0]
-    if filled.dtype == object:  # the placeholders may have kept object dtype
-        labelled = values[~mask]
-        if all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in labelled):
-            filled = filled.astype(np.int64)
-    return filled, mask
-
-
-def _equal(values: np.ndarray, marker: Any) -> np.ndarray:
-    """Elementwise ``values == marker`` (False where types do not compare)."""
-    try:
-        eq = np.asarray(values == marker)
-    except (TypeError, ValueError):
-        eq = None
-    if eq is None or eq.shape != values.shape:
-        eq = np.array([_same(v, marker) for v in values], dtype=bool)
-    return eq.astype(bool)
-
-
-def _same(v: Any, marker: Any) -> bool:
-    try:
-        return bool(v == marker)
-    except (TypeError, ValueError):
-        return False
-
-
-def reject_streaming(mask: np.ndarray | None, who: str) -> None:
-    """``ValueError`` for unlabelled rows in ``partial_fit`` or a Dask fit."""
-    if mask is None:
-        return
-    raise ValueError(
-        f"{who}: y has {int(mask.sum())} unlabelled row(s) (None, NaN, pd.NA or the "
-        "'unlabeled' value). partial_fit, bg.merge and Dask fits accept labelled rows "
-        "only: semi-supervised EM and data augmentation revisit every unlabelled row at "
-        "every iteration. Fit them with fit(X, y) on all rows at once."
-    )
-
-
-def split_rows(X: Any, Z: Any, y_index: np.ndarray, weights: np.ndarray,
-               mask: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray, Unlabeled]:
-    """Labelled ``(X, Z, y_index, weights)`` and the :class:`Unlabeled` rows."""
-    keep = ~mask
-    rows_l, rows_u = np.flatnonzero(keep), np.flatnonzero(mask)
-
-    def take(A, rows):
-        return A[rows] if not sparse.is_sparse(A) else A.tocsr()[rows]
-
-    unl = Unlabeled(take(X, rows_u), take(Z, rows_u), weights[rows_u])
-    return take(X, rows_l), take(Z, rows_l), y_index[rows_l], weights[rows_l], unl
 
 
 def check_labelled(counts: np.ndarray, classes: np.ndarray) -> None:
@@ -228,22 +98,19 @@ def fit_batch(estimator, method: str, family, batch) -> None:
             "posterior) or 'map'."
         )
     train = (batch.X, batch.y_index)
-    from bayesgen.semi import augmentation, em, kernel
+    from bayesgen.semi import augmentation, em, kernel, nuts
 
     start = em.start_stats(estimator, family, batch, lam)
     with _fixed_prior(family, em.resolve_prior(estimator, family, batch, start, lam)):
         if method in ("mle", "map"):  # EM; kernel bandwidths: bayesgen.semi.kernel
-            (kernel.fit if kernel.has_kernel(family) else em.fit)(
+            (kernel.fit if family.capabilities.kernel_density else em.fit)(
                 estimator, method, family, batch, lam)
         elif method == "conjugate":
             augmentation.fit(estimator, family, batch, lam)
-        else:
-            estimator._semi = {"Z": unl.Z, "w": unl.w, "lam": lam}
-            try:
-                estimator._fit_statistics(method, family, batch.classes, start,
-                                          batch.counts, train=train)
-            finally:
-                estimator.__dict__.pop("_semi", None)
+        else:  # NUTS with the unlabelled rows' mixture likelihood
+            estimator._fit_statistics(method, family, batch.classes, start, batch.counts,
+                                      train=train,
+                                      extra=nuts.extra_likelihood(estimator, unl.Z, unl.w, lam))
 
 
 @contextmanager

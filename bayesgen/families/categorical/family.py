@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
+from scipy.special import xlogy
 
 from bayesgen.data import categories as cats
 from bayesgen.data import missing
@@ -46,11 +47,12 @@ from bayesgen.families import dirichlet as dr
 from bayesgen.families import masked
 from bayesgen.families.categorical import pymc as _pymc
 from bayesgen.families.protocol import Capabilities
+from bayesgen.families.unlabelled import UnlabelledHooks
 
 WHO = "CategoricalNB"
 
 
-class CategoricalFamily:
+class CategoricalFamily(UnlabelledHooks):
     """Factorised categorical likelihood with a symmetric Dirichlet per class/feature.
 
     Parameters
@@ -75,9 +77,11 @@ class CategoricalFamily:
     #: NaN in X is a missing value, integrated out (counts of the observed entries; a
     #: missing x_j drops its term); text, boolean and category columns enter as codes of
     #: their ``levels``; the PyMC model has one multivariate observed value (hence
-    #: ``pymc_rows_loglik``) and a ``category`` dim (hence ``coords``)
+    #: ``pymc_rows_loglik``) and a ``category`` dim (hence ``coords``); the categories are
+    #: the values seen in training (and ``min_categories``)
     capabilities = Capabilities(missing=True, poor_score=True, coords=True,
-                                rows_loglik=True, levels=True)
+                                levels=True,
+                                learns_categories=True)
 
     def __init__(self, *, alpha: Any = 2.0, min_categories: Any = None) -> None:
         self.alpha = alpha
@@ -234,6 +238,15 @@ class CategoricalFamily:
         denom = (missing.observed_count(stats)[..., None]
                  + (self.n_categories_ * (alpha - 1.0))[:, None])
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
+
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(theta) up to a constant under Dirichlet(alpha_j) per class and feature,
+        whose mode with the likelihood :meth:`map` is: sum_kjc (alpha_j - 1) log
+        theta_kjc over the C_j categories of feature j (the zero padding left out)."""
+        theta = params["theta"]  # (K, d, Cmax), zero padding beyond C_j
+        valid = np.arange(theta.shape[-1])[None, :] < np.asarray(prior["n_categories"])[:, None]
+        a = np.where(valid, (prior["alpha"] - 1.0)[:, None], 0.0)
+        return float(np.sum(xlogy(a, theta)))
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Dirichlet concentration ``c + alpha`` (K, d, Cmax), 0 on the padding."""
@@ -405,10 +418,12 @@ class CategoricalFamily:
         _pymc.observed_rows(self.categories_, params["theta"], X, y, prefix,
                             (dims or self.param_dims)["theta"][1])
 
-    def pymc_rows_loglik(self, params: dict, X: np.ndarray):
-        """log p(x_n | y=k, theta), a PyTensor (n, K) expression; a missing entry drops
-        its term (:func:`._categorical_pymc.row_columns`)."""
-        return _pymc.row_columns(self.categories_, params["theta"], X)
+    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
+                         prefix: str = "", dims: dict | None = None):
+        """log p(z_n | y=k, theta), a PyTensor (m, K) expression; a missing entry drops
+        its term (:func:`.pymc.row_columns`: the observed value of :meth:`pymc_observed`
+        is one multivariate value, whose ``pm.logp`` is a total over the rows)."""
+        return _pymc.row_columns(self.categories_, params["theta"], Z)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kjc c_kjc log theta_kjc: the categorical log-likelihood of all (weighted)

@@ -1,5 +1,7 @@
 """Bandwidth estimation of KernelNB: Silverman's rule, the weighted leave-one-out
-likelihood, its derivatives in log h and the bounded maximisation.
+likelihood, its derivatives in log h and the bounded maximisation; and the weighted
+log-density of other rows under a class's KDE with its derivatives (the unlabelled rows
+of semi-supervised EM, :meth:`KernelFamily.em_m_step`).
 
 See :mod:`bayesgen.families.kernel.family` for the model. The maximiser runs a grid in
 log h, golden-section search around the best grid point and then Newton steps on the
@@ -109,6 +111,45 @@ def _loo_slope(Pt: np.ndarray, w: np.ndarray, t: np.ndarray):
         f1 += mean @ w[start:stop]
         f2 += (var - 2.0 * mean) @ w[start:stop]
     return f1 - w.sum(), f2
+
+
+def _rows_term(U: np.ndarray, P: np.ndarray, w: np.ndarray, a: np.ndarray,
+               t: np.ndarray) -> np.ndarray:
+    """sum_n a_n log p(u_nj | h_j = e^t_j) per feature, (d,): ``U`` (d, m) rows, ``P``
+    (d, n) points of the class with weights ``w``, ``a`` (m,) row weights."""
+    from bayesgen.families.kernel.kde import _kde_sums
+
+    sums = _kde_sums(U, P, np.log(w), np.exp(t)[None], by_feature=True)[0]  # (d, m)
+    return (sums @ a) - a.sum() * (np.log(w.sum()) + t + 0.5 * LOG_2PI)
+
+
+def _rows_slope(U: np.ndarray, P: np.ndarray, w: np.ndarray, a: np.ndarray,
+                t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First and second derivatives in t of :func:`_rows_term`, each (d,):
+    sum_n a_n (E[q] - 1) and sum_n a_n (Var[q] - 2 E[q]), q_l = (u_n - p_l)^2 / h^2
+    under the softmax weights of row n's kernels."""
+    from bayesgen.families.kernel.kde import _BUDGET
+
+    d, m = U.shape
+    n = P.shape[1]
+    log_w = np.log(w)
+    inv_h2 = np.exp(-2.0 * t)[:, None, None]
+    f1, f2 = np.zeros(d), np.zeros(d)
+    step = max(1, min(m, _BUDGET // max(1, n * d)))
+    for start in range(0, m, step):
+        stop = min(m, start + step)
+        q = U[:, start:stop, None] - P[:, None, :]
+        q *= q
+        q *= inv_h2  # (d, c, n)
+        g = log_w - 0.5 * q
+        g -= g.max(axis=-1, keepdims=True)
+        r = np.exp(g)
+        r /= r.sum(axis=-1, keepdims=True)
+        mean = (r * q).sum(-1)
+        var = (r * q * q).sum(-1) - mean**2
+        f1 += (mean - 1.0) @ a[start:stop]
+        f2 += (var - 2.0 * mean) @ a[start:stop]
+    return f1, f2
 
 
 def _maximise(objective, centre: np.ndarray, slope=None) -> np.ndarray:

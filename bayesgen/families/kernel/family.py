@@ -42,8 +42,9 @@ term of every training row (:meth:`KernelFamily.train_log_lik`), not :meth:`log_
 
 Unlabelled rows (None/NaN in y, :mod:`bayesgen.semi.unlabeled`): the kernel centres stay the
 labelled points; the unlabelled rows add their mixture likelihood, the bandwidths are
-re-chosen by EM (``"mle"``, ``"map"``, :mod:`bayesgen.semi.kernel`) or sampled with
-it (``"mcmc"``, :mod:`bayesgen.semi.kernel_pymc`).
+re-chosen by EM (``"mle"``, ``"map"``, :mod:`bayesgen.semi.kernel`;
+:meth:`KernelFamily.em_m_step`) or sampled with it (``"mcmc"``, :mod:`bayesgen.semi.nuts`;
+the KDEs at the unlabelled rows: :meth:`KernelFamily.pymc_rows_loglik`).
 
 Cost: each objective evaluation is O(n_k^2 d) (all pairs of points of a class, in
 blocks of bounded memory) and a fit takes about 50 evaluations per class; prediction
@@ -65,6 +66,8 @@ from bayesgen.families.kernel.bandwidth import (  # noqa: F401 (_loo re-exported
     _loo,
     _loo_slope,
     _maximise,
+    _rows_slope,
+    _rows_term,
     _weighted_sd,
     silverman,
 )
@@ -76,6 +79,7 @@ from bayesgen.families.kernel.kde import (  # noqa: F401 (re-exported)
     _logsumexp_last,
 )
 from bayesgen.families.protocol import Capabilities
+from bayesgen.families.unlabelled import UnlabelledHooks
 
 NO_CONJUGATE = (
     "KernelNB has no conjugate prior; use method='mcmc' for posterior inference on the "
@@ -83,7 +87,7 @@ NO_CONJUGATE = (
 )
 
 
-class KernelFamily:
+class KernelFamily(UnlabelledHooks):
     """Per-class, per-feature Gaussian KDE whose bandwidths are the parameters.
 
     Parameters
@@ -98,10 +102,12 @@ class KernelFamily:
     #: NaN in X is a missing value: per-feature KDEs of the observed points, a missing
     #: x_j drops its factor (:mod:`bayesgen.families.kernel.missing`). No conjugate prior:
     #: no closed-form posterior, evidence or exact LOO. The training points are fixed
-    #: entries of ``params`` and each training row's likelihood is its leave-one-out term.
+    #: entries of ``params`` and each training row's likelihood is its leave-one-out term;
+    #: the class densities are KDEs of the labelled points (:mod:`bayesgen.semi.kernel`).
     capabilities = Capabilities(missing=True, conjugate=False, evidence=False,
                                 exact_loo=False, real_valued=True, far_rows=True,
-                                fixed_params=True, train_log_lik=True, continuous=True)
+                                fixed_params=True, train_log_lik=True, continuous=True,
+                                kernel_density=True)
 
     def __init__(self, *, bandwidth_sd: float = 1.0) -> None:
         self.bandwidth_sd = bandwidth_sd
@@ -228,6 +234,78 @@ class KernelFamily:
             return km.fit_features(self, stats, lambda s: next(centre)[:, None], prior["sd"])
         self._require_points(stats, "KernelNB")
         return self._fit(stats, prior["centre"], prior["sd"])
+
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(h) up to a constant: -sum_kj (log h_kj - log c_kj)^2 / (2 sd^2), the
+        log-normal prior as a density of log h (:meth:`map` is the mode in log h)."""
+        z = (np.log(params["bandwidth"]) - np.log(prior["centre"])) / prior["sd"]
+        return float(-0.5 * np.sum(z**2))
+
+    # ------------------------------------------------------- unlabelled rows
+    def em_m_step(self, labelled: dict, completed: dict, Z_u: np.ndarray, A: np.ndarray,
+                  prior: dict | None, params: dict) -> tuple[dict, dict]:
+        """EM's M-step with unlabelled rows (:mod:`bayesgen.semi.kernel`): bandwidths
+        (K, d) maximising, per class and feature, the criterion
+
+            Q_kj(t) = LOO_kj(t) + sum_n A_nk log p(z_nj | y=k, h = e^t)
+                      [- (t - log c_kj)^2 / (2 sd^2)   (MAP)]
+
+        on the ``labelled`` points (which stay the kernel centres; ``completed`` is not
+        used), with the unlabelled rows ``Z_u`` (m, d) weighted by ``A`` (m, K). The
+        search is the labelled fit's (grid, golden section, Newton steps on the analytic
+        derivatives), centred on the prior's centres (MAP; ``prior`` None: Silverman's);
+        the current ``params["bandwidth"]`` is kept where it found no higher Q_kj, so
+        the step never lowers the EM objective. Missing entries: per feature on the
+        observed points and rows. Returns ``(params, labelled)``."""
+        if prior is None:
+            sd = None
+            centre = (km.per_feature(silverman, labelled) if km.has_gaps(labelled)
+                      else silverman(labelled))
+        else:
+            centre, sd = prior["centre"], prior["sd"]
+        Z_u = np.asarray(Z_u, dtype=np.float64)
+        return self._fit_with_rows(labelled, Z_u, A, centre, sd, params["bandwidth"]), labelled
+
+    def _fit_with_rows(self, stats: dict, Z_u: np.ndarray, A: np.ndarray,
+                       centre: np.ndarray, sd: float | None, h_old: np.ndarray) -> dict:
+        """The bandwidths of :meth:`em_m_step` from the search ``centre`` (K, d), prior
+        sd ``sd`` (None: MLE) and the previous ``h_old`` (K, d); ``params``."""
+        if km.has_gaps(stats) or np.isnan(Z_u).any():  # feature by feature, observed only
+            h = np.empty_like(h_old)
+            for j in range(Z_u.shape[1]):
+                sub = km.feature_stats(stats, j)
+                rows = ~np.isnan(Z_u[:, j])
+                h[:, j:j + 1] = self._fit_with_rows(
+                    sub, Z_u[rows, j:j + 1], A[rows], centre[:, j:j + 1], sd,
+                    h_old[:, j:j + 1])["bandwidth"]
+            return {"bandwidth": h, **self.fixed_params(stats)}
+        self._require_points(stats, "KernelNB")
+        X, y, w = stats["X"], stats["y"], stats["w"]
+        U = np.ascontiguousarray(Z_u.T)
+        h = np.empty_like(h_old)
+        for k in range(h_old.shape[0]):
+            P, wk, a = np.ascontiguousarray(X[y == k].T), w[y == k], A[:, k]
+            log_c = np.log(centre[k])
+
+            def q(t, P=P, wk=wk, a=a, log_c=log_c):
+                penalty = 0.0 if sd is None else 0.5 * ((t - log_c) / sd) ** 2
+                return _loo(P, wk, t) + _rows_term(U, P, wk, a, t) - penalty
+
+            def slope(t, P=P, wk=wk, a=a, log_c=log_c):
+                f1, f2 = _loo_slope(P, wk, t)
+                g1, g2 = _rows_slope(U, P, wk, a, t)
+                if sd is None:
+                    return f1 + g1, f2 + g2
+                return f1 + g1 - (t - log_c) / sd**2, f2 + g2 - 1.0 / sd**2
+
+            t_new, t_old = _maximise(q, centre[k], slope), np.log(h_old[k])
+            h[k] = np.exp(np.where(q(t_new) >= q(t_old), t_new, t_old))
+        return {"bandwidth": h, **self.fixed_params(stats)}
+
+    def em_final(self, labelled: dict, used: dict, prior: dict | None,
+                 params: dict) -> tuple[dict, dict]:
+        """The ``labelled`` points with their weights as given, and ``params``."""
+        return labelled, params
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Not available: the bandwidth prior is not conjugate (always raises ValueError)."""
@@ -393,3 +471,12 @@ class KernelFamily:
         if km.has_gaps(stats):  # a sum over features of their observed points
             return km.stats_loglik(self, params, stats)
         return pymc.stats_loglik(self, params, stats)
+
+    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
+                         prefix: str = "", dims: dict | None = None):
+        """log p(z_n | y=k, h), (m, K): the KDEs of the labelled points (``stats``) at
+        the rows, no leave-one-out (:func:`.pymc.rows_loglik`; :meth:`pymc_observed` is
+        the LOO potential of training rows, not a density of new rows)."""
+        from bayesgen.families.kernel import pymc
+
+        return pymc.rows_loglik(stats, params["bandwidth"], np.asarray(Z, dtype=np.float64))

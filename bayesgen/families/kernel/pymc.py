@@ -15,6 +15,17 @@ The pointwise log-likelihood of the draws (the ``log_likelihood`` group of ``ida
 used by ``az.loo`` and ``bg.compare``) is :func:`train_log_lik`: every training row's
 own LOO term, whose sum is the likelihood NUTS sampled, rather than ``log_lik``, which
 would put each row under its own kernel and overrate the fit.
+
+New rows (the unlabelled rows of a semi-supervised NUTS fit, :mod:`bayesgen.semi.nuts`)
+are scored by the KDEs of the labelled points, no leave-one-out (:func:`rows_loglik`):
+
+    log p(x_n | k, h) = sum_{j observed in n} [logsumexp_l (log w_l - (x_nj - x_lj)^2
+                        / (2 h_kj^2)) - log W_kj - log h_kj - log(2 pi) / 2]
+
+over the points l of class k observed in feature j (W_kj their weight). The squared
+differences are constants (m x n_k x d per class; refused above :data:`MAX_PAIR_BYTES`);
+each log-sum-exp is shifted by its maximum without gradient, so no bandwidth underflows
+to -inf.
 """
 
 from __future__ import annotations
@@ -170,3 +181,40 @@ def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
             log_norm = np.log(H[:, k]).sum(-1)[:, None] + d * np.log(w[pts].sum() - u[mine])
         out[:, mine] = sums - log_norm
     return (out - 0.5 * d * LOG_2PI).reshape(*lead, n)
+
+
+def rows_loglik(stats: dict, h, Z: np.ndarray):
+    """log p(z_n | y=k, h) of every row and class, a PyTensor (m, K) expression (module
+    docstring); ``stats`` the labelled points' kernel statistics, ``h`` the (K, d)
+    bandwidth tensor, ``Z`` (m, d) the rows (NaN: missing, its factor dropped)."""
+    import pytensor.tensor as pt
+    from pytensor.gradient import disconnected_grad
+
+    X, y, w = stats["X"], stats["y"], stats["w"]
+    K = stats["count"].shape[0]
+    m, d = Z.shape
+    need = 8 * m * X.shape[0] * d
+    if need > MAX_PAIR_BYTES:
+        raise ValueError(
+            f"KernelNB method='mcmc' with unlabelled rows needs the differences between "
+            f"the {m} unlabelled rows and the {X.shape[0]} labelled points ({need / 1e6:.0f}"
+            f" MB; the limit is {MAX_PAIR_BYTES / 1e6:.0f} MB). Use method='map', or fewer "
+            "unlabelled rows."
+        )
+    Zo = ~np.isnan(Z)
+    Z0 = np.where(Zo, Z, 0.0)
+    columns = []
+    for k in range(K):
+        P, wk = X[y == k], w[y == k]
+        Po = ~np.isnan(P)
+        sq = (Z0[:, None, :] - np.where(Po, P, 0.0)[None, :, :]) ** 2  # (m, n_k, d)
+        log_v = np.where(Po, np.log(wk)[:, None], _LOG_ZERO)  # (n_k, d)
+        W = (Po * wk[:, None]).sum(0)  # (d,)
+        a = pt.as_tensor(log_v)[None] - pt.as_tensor(sq) * (0.5 / h[k] ** 2)[None, None, :]
+        top = disconnected_grad(pt.max(a, axis=1, keepdims=True))
+        lse = pt.log(pt.sum(pt.exp(a - top), axis=1)) + top[:, 0, :]  # (m, d)
+        with np.errstate(divide="ignore"):
+            log_W = np.log(W)
+        terms = lse - pt.as_tensor(log_W)[None, :] - pt.log(h[k])[None, :] - 0.5 * LOG_2PI
+        columns.append(pt.sum(terms * pt.as_tensor(Zo.astype(np.float64)), axis=1))
+    return pt.stack(columns, axis=1)

@@ -26,7 +26,8 @@ Statistics are ``{"count": (K,), "parts": [stats of each part]}``; priors and
 conjugate posteriors are ``{"parts": [...]}``.
 
 The PyMC hooks, the renamed coordinates and the pointwise log-likelihood of the
-training rows live in :mod:`bayesgen.families.mixed.pymc`.
+training rows live in :mod:`bayesgen.families.mixed.pymc`. The unlabelled-row hooks
+(:mod:`bayesgen.families.unlabelled`) are delegated to the parts likewise.
 """
 
 from __future__ import annotations
@@ -116,7 +117,10 @@ class MixedFamily:
         return Capabilities(missing=every("missing"), conjugate=every("conjugate"),
                             evidence=every("evidence"), exact_loo=every("exact_loo"),
                             real_valued=True, far_rows=True, fixed_params=True,
-                            train_log_lik=True, coords=True, levels=True, composite=True)
+                            train_log_lik=True, coords=True, levels=True, composite=True,
+                            learns_categories=any(q.capabilities.learns_categories
+                                                  for q in parts),
+                            kernel_density=any(q.capabilities.kernel_density for q in parts))
 
     @property
     def positive_only(self) -> bool:
@@ -282,6 +286,11 @@ class MixedFamily:
             ]
         )
 
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """The sum of the parts' log prior densities (independent priors)."""
+        parts = zip(self._parts(), self._split(params), prior["parts"], strict=True)
+        return float(sum(q["family"].log_prior(p, pr) for q, p, pr in parts))
+
     def _require_conjugate(self) -> None:
         others = [q for q in self._parts() if not q["family"].capabilities.conjugate]
         if others:
@@ -342,6 +351,63 @@ class MixedFamily:
         self._require_conjugate()
         return sum(q["family"].loo_log_predictive(Z[:, q["columns"]], y, w, p)
                    for q, p in zip(self._parts(), post["parts"], strict=True))
+
+    # ------------------------------------------------------- unlabelled rows
+    def likelihood_maximiser(self) -> MixedFamily:
+        """``self``: each part's own maximiser is used by its ``em_m_step``."""
+        return self
+
+    def em_m_step(self, labelled: dict, completed: dict, Z_u: np.ndarray, A: np.ndarray,
+                  prior: dict | None, params: dict) -> tuple[dict, dict]:
+        """Every part's ``em_m_step`` on its columns: namespaced params, and
+        ``{"count": completed count, "parts": [statistics each part used]}``."""
+        parts = self._parts()
+        priors = prior["parts"] if prior is not None else [None] * len(parts)
+        out, used = [], []
+        for q, s_l, s_c, pr, sub in zip(parts, labelled["parts"], completed["parts"], priors,
+                                        self._split(params), strict=True):
+            est, s = q["family"].em_m_step(s_l, s_c, Z_u[:, q["columns"]], A, pr, sub)
+            out.append(est)
+            used.append(s)
+        return self._namespaced(out), {"count": completed["count"], "parts": used}
+
+    def em_final(self, labelled: dict, used: dict, prior: dict | None,
+                 params: dict) -> tuple[dict, dict]:
+        """Every part's ``em_final``: statistics ``{**used, "parts": [...]}`` and the
+        namespaced estimates."""
+        parts = self._parts()
+        priors = prior["parts"] if prior is not None else [None] * len(parts)
+        stats, out = [], []
+        for q, s_l, s_u, pr, sub in zip(parts, labelled["parts"], used["parts"], priors,
+                                        self._split(params), strict=True):
+            s, est = q["family"].em_final(s_l, s_u, pr, sub)
+            stats.append(s)
+            out.append(est)
+        return dict(used, parts=stats), self._namespaced(out)
+
+    def conditional_posterior(self, stats: dict, params: dict, prior: dict,
+                              rng: np.random.Generator) -> dict:
+        """``{"parts": [each part's conditional_posterior]}``; not with a kernel part."""
+        self._require_conjugate()
+        parts = zip(self._parts(), stats["parts"], self._split(params), prior["parts"],
+                    strict=True)
+        return {"parts": [q["family"].conditional_posterior(s, sub, pr, rng)
+                          for q, s, sub, pr in parts]}
+
+    def can_augment_labels(self, stats: dict, Z_u) -> bool:
+        """Whether every part can, on its columns of ``Z_u``."""
+        return all(q["family"].can_augment_labels(s, Z_u[:, q["columns"]])
+                   for q, s in zip(self._parts(), stats["parts"], strict=True))
+
+    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
+                         prefix: str = "", dims: dict | None = None):
+        """The sum of the parts' ``pymc_rows_loglik`` on their columns, (m, K)."""
+        return sum(
+            part["family"].pymc_rows_loglik(sub, Z[:, part["columns"]], stats=s,
+                                            observed=observed, prefix=pre, dims=part_dims)
+            for (part, sub, pre, part_dims), s in zip(
+                pymc.part_hooks(self, params, dims, prefix), stats["parts"], strict=True)
+        )
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:

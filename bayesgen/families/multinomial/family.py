@@ -47,7 +47,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import gammaln
+from scipy.special import gammaln, xlogy
 
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_counts
@@ -55,12 +55,13 @@ from bayesgen.families import dirichlet as dr
 from bayesgen.families import masked
 from bayesgen.families.multinomial import missing as mm
 from bayesgen.families.protocol import Capabilities
+from bayesgen.families.unlabelled import UnlabelledHooks
 from bayesgen.utils.heavy import import_pymc
 
 WHO = "MultinomialNB"
 
 
-class MultinomialFamily:
+class MultinomialFamily(UnlabelledHooks):
     """Multinomial likelihood over the feature counts with a Dirichlet prior per class.
 
     Parameters
@@ -143,6 +144,11 @@ class MultinomialFamily:
         numer = stats["feature_count"] + (alpha - 1.0)
         return {"theta": dr.mode(numer, numer.sum(axis=1, keepdims=True), self.labels, WHO)}
 
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(theta) up to a constant under Dirichlet(alpha), whose mode with the
+        likelihood :meth:`map` is: sum_kj (alpha_j - 1) log theta_kj."""
+        return float(np.sum(xlogy(prior["alpha"] - 1.0, params["theta"])))
+
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Dirichlet posterior concentration ``c_k + alpha``, (K, d); not with missing
         counts (no conjugate posterior: see :meth:`augment`)."""
@@ -160,6 +166,12 @@ class MultinomialFamily:
     def needs_augmentation(self, stats: dict) -> bool:
         """Missing counts: ``method="conjugate"`` runs data augmentation."""
         return "groups" in stats
+
+    def can_augment_labels(self, stats: dict, Z_u) -> bool:
+        """False with missing counts among the labelled rows (``stats``) or the
+        unlabelled rows ``Z_u``: completing them inside the label augmentation would
+        need the negative-binomial augmentation (:mod:`.augment`) in that loop."""
+        return not (self.needs_augmentation(stats) or missing.has_missing(Z_u))
 
     def augment(self, stats: dict, prior: dict, **kwargs):
         """Data-augmentation posterior draws (:func:`._multinomial_augment.augment`)."""

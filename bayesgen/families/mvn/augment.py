@@ -168,3 +168,46 @@ def sample(family, stats: dict, prior: dict, *, chains: int, draws: int, tune: i
     stack = {"m": np.stack(rb_m), "Psi": np.stack(rb_Psi), "kappa": rb_post["kappa"],
              "nu": rb_post["nu"]}
     return params, stack, {"lp": lp}
+
+
+def conditional_posterior(family, stats: dict, theta: dict, prior: dict,
+                          rng: np.random.Generator) -> dict:
+    """The NIW posterior given statistics completed by one draw of x_mis | x_obs, theta.
+
+    The conjugate step of the label augmentation with unlabelled rows
+    (:mod:`bayesgen.semi.augmentation`), which then draws the latent quantities (z,
+    x_mis) in one block given theta = (mu, Sigma, pi): z_n | x_{n,o}, theta from the
+    Gaussian marginals of the observed coordinates (the family's ``log_lik``, grouped by
+    missingness pattern), then the missing coordinates of every row (labelled, and
+    unlabelled in its drawn class) given its class, exactly per (pattern, class) group
+    (:func:`complete`, without visiting rows), combined per class. Its stationary
+    distribution is the exact posterior given all observed entries and labels.
+
+    Parameters
+    ----------
+    family : MVNFamily
+    stats : dict
+        The family's statistics of the rows. Without ``groups`` (no missing entry) they
+        are complete already.
+    theta : dict
+        One draw: ``mu`` (K, d), ``cov`` (K, d, d) (QDA) or (d, d) (LDA).
+    prior : dict
+        The resolved prior.
+    rng : numpy Generator
+
+    Returns
+    -------
+    dict
+        ``family.posterior`` of the completed statistics, or ``family.posterior(stats,
+        prior)`` when nothing is missing (no random numbers used).
+    """
+    if "groups" not in stats:
+        return family.posterior(stats, prior)
+    groups = stats["groups"]
+    n_classes = stats["count"].size
+    cond = pat.condition(groups["obs"], theta["mu"][groups["cls"]],
+                         pat.class_covariances(theta["cov"], groups, family.tied))
+    mean_g, scatter_g = complete(groups, prepare(groups), cond, rng)
+    done = pat.class_stats(groups, mean_g, scatter_g, n_classes, family.tied)
+    return family.posterior({"count": done["count"], "mean": done["mean"],
+                             "scatter": done["scatter"]}, prior)

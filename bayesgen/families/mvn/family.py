@@ -37,6 +37,7 @@ in the internal coordinates z = (x - c) / s set by the estimator (``frame``);
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -57,13 +58,14 @@ from bayesgen.families.mvn.linalg import (
 )
 from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw_evidence
 from bayesgen.families.protocol import Capabilities
+from bayesgen.families.unlabelled import UnlabelledHooks
 
 LOG_2PI = np.log(2.0 * np.pi)
 #: covariance priors of the PyMC models (model_ and method="mcmc")
 COVARIANCE_PRIORS = ("niw", "lkj")
 
 
-class MVNFamily:
+class MVNFamily(UnlabelledHooks):
     """Multivariate normal likelihood with a Normal-Inverse-Wishart prior.
 
     Parameters
@@ -263,6 +265,28 @@ class MVNFamily:
             cov = post["Psi"] / (post["nu"] + d + 2)[:, None, None]
         return {"mu": post["m"], "cov": cov}
 
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(mu, Sigma) up to a constant: the Normal-Inverse-Wishart density whose
+        joint mode with the likelihood :meth:`map` is (:func:`.em.log_niw`)."""
+        return em.log_niw(params["mu"], params["cov"], prior, self.tied)
+
+    def likelihood_maximiser(self) -> MVNFamily:
+        """``self``, or with ``divisor="unbiased"`` a copy with the divisor N_k (QDA) /
+        N (LDA), whose :meth:`mle` maximises the likelihood."""
+        if self.divisor == "n":
+            return self
+        own = copy.copy(self)
+        own.divisor = "n"
+        return own
+
+    def conditional_posterior(self, stats: dict, params: dict, prior: dict,
+                              rng: np.random.Generator) -> dict:
+        """The NIW posterior of the statistics, their missing entries completed by one
+        draw given ``params`` (:func:`.augment.conditional_posterior`)."""
+        from bayesgen.families.mvn import augment as _mvn_augment
+
+        return _mvn_augment.conditional_posterior(self, stats, params, prior, rng)
+
     def needs_augmentation(self, stats: dict) -> bool:
         """Missing entries: ``method="conjugate"`` runs data augmentation."""
         return "groups" in stats
@@ -455,3 +479,16 @@ class MVNFamily:
         if "groups" in stats:  # missing entries: per (pattern, class) group
             return pymc_missing.stats_loglik(self, params, stats)
         return pymc.stats_loglik(self, params, stats)
+
+    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
+                         prefix: str = "", dims: dict | None = None):
+        """log p(z_n | y=k, theta), (m, K): with missing entries the Gaussian marginal
+        of each row's observed coordinates, per missingness pattern
+        (:func:`.pymc_missing.rows_loglik`); else ``observed`` (``pm.logp`` of
+        :meth:`pymc_observed` row by row)."""
+        Z = np.asarray(Z, dtype=np.float64)
+        if np.isnan(Z).any():
+            from bayesgen.families.mvn import pymc_missing
+
+            return pymc_missing.rows_loglik(self, params, Z, stats["count"].size)
+        return observed(self, params, Z, prefix, dims)

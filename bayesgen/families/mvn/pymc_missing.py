@@ -15,11 +15,17 @@ the cost grows with the number of groups (patterns x classes), not with the rows
 number of the data enters as a float array (the masks too), so the compile-once JAX
 NUTS path (:mod:`bayesgen.inference.jax_nuts`) lifts it into an input: a refit with as many
 groups reuses the compiled program.
+
+New rows with missing entries (the unlabelled rows of a semi-supervised NUTS fit,
+:mod:`bayesgen.semi.nuts`) enter through their Gaussian marginals
+N(x_{n,o}; mu_{k,o}, Sigma_{k,oo}) per row and class (:func:`rows_loglik`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+LOG_2PI = np.log(2.0 * np.pi)
 
 
 def stats_loglik(family, params: dict, stats: dict):
@@ -51,3 +57,46 @@ def stats_loglik(family, params: dict, stats: dict):
     sol = solve_triangular(L, rhs, lower=True, b_ndim=2)
     log_diag = pt.log(pt.diagonal(L, axis1=-2, axis2=-1)).sum(-1)
     return -pt.sum(pt.as_tensor(n) * log_diag) - 0.5 * pt.sum(sol**2)
+
+
+def rows_loglik(family, params: dict, Z: np.ndarray, n_classes: int):
+    """log N(z_{n,o}; mu_{k,o}, Sigma_{k,oo}) of every row and class as a PyTensor
+    (m, K) expression, rows in the order of ``Z``; 0 for a row with nothing observed.
+
+    Rows are grouped by missingness pattern (:func:`bayesgen.families.mvn.missing.
+    patterns`); per pattern, the observed block of every class covariance is factorised
+    once (batched over classes for QDA) and all the pattern's rows are solved in one
+    triangular solve: ``-1/2 [|o| log 2 pi + log|Sigma_oo| + ||L^-1 (x_o - mu_o)||^2]``.
+    """
+    import pytensor.tensor as pt
+    from pytensor.tensor.linalg import cholesky, solve_triangular
+
+    from bayesgen.families.mvn.missing import patterns
+
+    Z = np.asarray(Z, dtype=np.float64)
+    mu, cov = params["mu"], params["cov"]
+    blocks, order = [], []
+    for rows, o in patterns(np.isnan(Z)):
+        order.append(rows)
+        if o.size == 0:  # nothing observed: likelihood 1 under every class
+            blocks.append(pt.zeros((rows.size, n_classes)))
+            continue
+        Xo = pt.as_tensor(Z[np.ix_(rows, o)])  # (n_p, |o|)
+        mu_o = mu[:, o]  # (K, |o|)
+        diff = Xo[None, :, :] - mu_o[:, None, :]  # (K, n_p, |o|)
+        if family.tied:
+            L = cholesky(cov[o][:, o], lower=True)  # (|o|, |o|)
+            sol = solve_triangular(L, diff.reshape((n_classes * rows.size, o.size)).T,
+                                   lower=True)  # (|o|, K n_p)
+            quad = (sol**2).sum(0).reshape((n_classes, rows.size))
+            logdet = 2.0 * pt.log(pt.diagonal(L)).sum()
+            block = -0.5 * (quad + logdet + o.size * LOG_2PI)
+        else:
+            L = cholesky(cov[:, o][:, :, o], lower=True)  # (K, |o|, |o|)
+            sol = solve_triangular(L, diff.transpose(0, 2, 1), lower=True, b_ndim=2)
+            quad = (sol**2).sum(1)  # (K, n_p)
+            logdet = 2.0 * pt.log(pt.diagonal(L, axis1=-2, axis2=-1)).sum(-1)  # (K,)
+            block = -0.5 * (quad + logdet[:, None] + o.size * LOG_2PI)
+        blocks.append(block.T)
+    stacked = pt.concatenate(blocks, axis=0)
+    return stacked[np.argsort(np.concatenate(order))]
