@@ -10,6 +10,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 import bayesgen as bg
+from bayesgen.inference.rows import kept as kept_rows
 from tests.streaming_helpers import CASES, assert_same_model, data, make
 
 
@@ -29,7 +30,8 @@ def test_partial_fit_equals_fit(name, method):
     inc = make(name, method)
     for rows in _batches(y.size, 3):
         inc.partial_fit(X[rows], y[rows], classes=np.unique(y), sample_weight=w[rows])
-    assert inc._train is None
+    assert kept_rows(inc) is None  # fitted from statistics: no rows
+    assert inc.method_ == method
     assert_same_model(inc, full, X)
 
 

@@ -70,6 +70,8 @@ with a kernel part) has no closed form.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import betaln, gammaln
 from sklearn.utils.validation import check_is_fitted
@@ -80,12 +82,31 @@ from bayesgen.inference import classprior
 LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-def log_marginal_likelihood(estimator) -> float:
-    """log p(X, y) of the training data under the prior (see the module docstring)."""
+def log_marginal_likelihood(estimator, X: Any = None, y: Any = None,
+                            sample_weight: Any = None) -> float:
+    """log p(X, y) of the training data under the prior (see the module docstring).
+
+    ``X``, ``y`` (and ``sample_weight``): the training rows, needed only by count
+    features (MultinomialNB's multinomial coefficient, PoissonNB's log x!, MixedNB with
+    such parts) when the fit did not keep them (:mod:`bayesgen.inference.rows`).
+    """
     check_is_fitted(estimator, "params_")
     check_supported(estimator)
     family, stats, prior = estimator.family_, estimator.stats_, estimator.prior_
-    rows = _training_rows(estimator)
+    cache: list = []
+
+    def rows():  # read (and checked) once, only if a family needs them
+        if not cache:
+            from bayesgen.inference.rows import training_rows
+
+            data = training_rows(
+                estimator, X, y, sample_weight,
+                what="the marginal likelihood (the multinomial coefficient / log x! terms "
+                     "of the count features)",
+                how="log_marginal_likelihood(X, y)")
+            cache.append((data.X, data.weights))
+        return cache[0]
+
     value = label_term(estimator) + _features(family, stats, prior, rows, estimator)
     return float(value - _jacobian(family, stats))
 
@@ -98,12 +119,12 @@ def check_supported(estimator) -> None:
             f"{who} was fitted with {estimator.n_unlabeled_} unlabelled rows: its marginal "
             "likelihood (a sum over their classes) has no closed form."
         )
-    if estimator.method == "mle":
+    if estimator.method_ == "mle":
         raise ValueError(
             f"{who} fitted with method='mle' has no prior, hence no marginal likelihood; "
             "fit with method='conjugate' (or 'map') and the same hyper-parameters."
         )
-    _check_family(estimator.family_, estimator.method, who)
+    _check_family(estimator.family_, estimator.method_, who)
 
 
 def _check_family(family, method: str, who: str) -> None:
@@ -138,33 +159,17 @@ def label_term(estimator) -> float:
                  + np.sum(gammaln(a + counts) - gammaln(a)))
 
 
-def _training_rows(estimator):
-    """(X, w) of the training rows (X after the family's checks), or None."""
-    train = getattr(estimator, "_train", None)
-    if train is None:
-        return None
-    from bayesgen.inference import exact_loo
-
-    return train[0], exact_loo.training_weights(estimator)
-
-
-def _need_rows(rows, who: str):
-    if rows is None:
-        raise ValueError(
-            f"{who}'s marginal likelihood needs the training rows (the multinomial "
-            "coefficient / log x! terms), which a model fitted by partial_fit, bg.merge or "
-            "from Dask input does not keep; fit it once on all rows."
-        )
-    return rows
-
-
 def _features(family, stats: dict, prior: dict, rows, estimator) -> float:
-    """sum_k log p(Z_k | y) in the internal frame."""
+    """sum_k log p(Z_k | y) in the internal frame; ``rows()`` returns the training rows'
+    ``(X, w)`` (called only by the count families)."""
     name = family.name
     if name == "mixed":
         total = 0.0
         for part, s, p in zip(family.parts_, stats["parts"], prior["parts"], strict=True):
-            sub = None if rows is None else (rows[0][:, part["columns"]], rows[1])
+            def sub(columns=part["columns"]):
+                X, w = rows()
+                return X[:, columns], w
+
             total += _features(part["family"], s, p, sub, estimator)
         return total
     if name == "mvn":
@@ -197,13 +202,13 @@ def _features(family, stats: dict, prior: dict, rows, estimator) -> float:
                      + np.sum(per_cat))
     if name == "multinomial":
         conc, alpha = post["concentration"], prior["alpha"]
-        X, w = _need_rows(rows, "MultinomialNB")
+        X, w = rows()
         coefficient = family._coefficient(X, sparse.row_sum(X))
         return float(np.sum(gammaln(alpha.sum()) - gammaln(conc.sum(axis=1)))
                      + np.sum(gammaln(conc) - gammaln(alpha)) + w @ coefficient)
     if name == "poisson":
         alpha, beta = prior["alpha"], prior["beta"]
-        X, w = _need_rows(rows, "PoissonNB")
+        X, w = rows()
         log_fact = family._log_factorials(missing.filled(X))
         return float(np.sum(alpha * np.log(beta) - gammaln(alpha) + gammaln(post["a"])
                             - post["a"] * np.log(post["b"])) - w @ log_fact)

@@ -191,12 +191,12 @@ def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     if far is None:
         return out
     jac = _rows(jac, far.rows)
-    if estimator.method == "conjugate" and "semi_rb" in estimator.posterior_:
+    if estimator.method_ == "conjugate" and "semi_rb" in estimator.posterior_:
         from bayesgen.semi.augmentation import rb_log_joint  # unlabelled rows
 
         out[far.rows] = rb_log_joint(estimator, lambda p: family.far_log_predictive(far, p)) - jac
         return out
-    if estimator.method == "conjugate":
+    if estimator.method_ == "conjugate":
         log_pi = posterior.closed_form_log_pi(estimator)
         out[far.rows] = family.far_log_predictive(far, estimator.posterior_) + log_pi - jac
         return out
@@ -214,7 +214,7 @@ def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
 
 
 def _near_scores(estimator, Z: np.ndarray, full: bool, jac: float) -> np.ndarray:
-    if estimator.method == "conjugate":
+    if estimator.method_ == "conjugate":
         return posterior.closed_form_log_joint(estimator, Z) - jac
     if estimator._is_posterior:
         return posterior.predictive_log_joint(
