@@ -30,6 +30,7 @@ class _DiscreteClassifier(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -40,6 +41,7 @@ class _DiscreteClassifier(_Common):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.alpha = alpha
 
@@ -97,6 +99,7 @@ class BernoulliNB(_DiscreteClassifier):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -107,6 +110,7 @@ class BernoulliNB(_DiscreteClassifier):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.alpha = alpha
         self.binarize = binarize
@@ -157,6 +161,7 @@ class CategoricalNB(_DiscreteClassifier):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -167,6 +172,7 @@ class CategoricalNB(_DiscreteClassifier):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.alpha = alpha
         self.min_categories = min_categories
@@ -210,6 +216,7 @@ class PoissonNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -220,6 +227,7 @@ class PoissonNB(_Common):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.alpha = alpha
         self.rate_prior = rate_prior
@@ -265,6 +273,7 @@ class KernelNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -275,6 +284,7 @@ class KernelNB(_Common):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.bandwidth_sd = bandwidth_sd
 
@@ -336,6 +346,7 @@ class MixedNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -346,6 +357,7 @@ class MixedNB(_Common):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.families = families
         self.overrides = overrides
