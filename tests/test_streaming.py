@@ -142,14 +142,19 @@ def test_mle_waits_for_every_class():
 
 # ------------------------------------------------------------ without rows
 def test_fitted_without_rows(streamed, tmp_path):
-    est, X, _ = streamed
+    est, X, y = streamed
     assert est.idata_.groups() == ["posterior"]
     for what in (lambda: est.model_, est.sample_posterior_predictive,
                  est.sample_prior_predictive, lambda: bg.compare({"a": est, "b": est}),
-                 lambda: bg.ppc_pvalues(est)):
-        with pytest.raises(ValueError, match=r"fitted from statistics.*Refit with fit"):
+                 lambda: bg.ppc_pvalues(est), est.add_log_likelihood):
+        with pytest.raises(ValueError, match=r"needs the training rows.*Pass them"):
             what()
     est.sample(5, random_state=0)  # the generative model itself needs no rows
+    # with the rows given, what needs them works (on a copy: they would be kept)
+    copy = pickle.loads(pickle.dumps(est))
+    assert copy.build_model(X, y)["x"].eval().shape == X.shape
+    assert bg.compare({"a": copy, "b": copy}, X=X, y=y).shape[0] == 2
+    assert np.isfinite(bg.ppc_pvalues(copy, X=X, y=y, random_state=0)["p_value"]).any()
     est.save(tmp_path / "m.nc")
     loaded = bg.load(tmp_path / "m.nc")
     np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))

@@ -96,13 +96,18 @@ def training_rows(estimator, X: Any = None, y: Any = None, sample_weight: Any = 
                               how="bg.compare(models, X=X, y=y, sample_weight=w)")
 
 
-def pointwise(estimator, rows) -> np.ndarray:
+def pointwise(estimator, X: Any = None, y: Any = None, sample_weight: Any = None) -> np.ndarray:
     """log p(x_n, y_n | D without row n) of every training row, (n,), user units.
 
-    ``rows``: the training rows (:class:`bayesgen.inference.rows.Rows`, see
-    :func:`training_rows`). Raises ``ValueError`` when the estimator has no exact LOO
-    (see :func:`supports`).
+    The training rows are ``X``, ``y`` (and ``sample_weight``) when given, else those
+    kept in ``idata_`` (:func:`training_rows`). Raises ``ValueError`` when the
+    estimator has no exact LOO (see :func:`supports`) or the rows are not at hand.
     """
+    _check_supported(estimator)
+    return _pointwise(estimator, training_rows(estimator, X, y, sample_weight))
+
+
+def _check_supported(estimator) -> None:
     if not supports(estimator):
         raise ValueError(
             f"{type(estimator).__name__} (method_={getattr(estimator, 'method_', None)!r}) "
@@ -110,6 +115,10 @@ def pointwise(estimator, rows) -> np.ndarray:
             "family with a closed-form posterior (LDA/QDA/MultinomialNB without missing "
             "entries)."
         )
+
+
+def _pointwise(estimator, rows) -> np.ndarray:
+    """:func:`pointwise` of the training rows ``rows`` (:class:`bayesgen.inference.rows.Rows`)."""
     X, y, w = rows.X, rows.y, rows.weights
     Z = scoring.internal(estimator, X)
     family = estimator.family_
@@ -119,9 +128,15 @@ def pointwise(estimator, rows) -> np.ndarray:
     return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
 
 
-def full_data_pointwise(estimator, rows) -> np.ndarray:
+def full_data_pointwise(estimator, X: Any = None, y: Any = None,
+                        sample_weight: Any = None) -> np.ndarray:
     """log p(x_n, y_n | D) of every training row (the row included), (n,), user units:
-    the exact log pointwise predictive density whose sum is the lppd."""
+    the exact log pointwise predictive density whose sum is the lppd (training rows as
+    in :func:`pointwise`)."""
+    return _full_data_pointwise(estimator, training_rows(estimator, X, y, sample_weight))
+
+
+def _full_data_pointwise(estimator, rows) -> np.ndarray:
     joint = scoring.raw_scores(estimator, rows.X, full=True)
     return joint[np.arange(rows.y.size), rows.y]
 
@@ -143,9 +158,10 @@ def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
     factor = {"log": 1.0, "negative_log": -1.0, "deviance": -2.0}.get(scale)
     if factor is None:
         raise ValueError(f"scale must be 'log', 'negative_log' or 'deviance'; got {scale!r}.")
+    _check_supported(estimator)
     rows = training_rows(estimator, X, y, sample_weight)
-    loo_i = pointwise(estimator, rows)
-    lppd = float(np.sum(full_data_pointwise(estimator, rows)))
+    loo_i = _pointwise(estimator, rows)
+    lppd = float(np.sum(_full_data_pointwise(estimator, rows)))
     n = loo_i.size
     scaled = factor * loo_i
     chains, draws = estimator._posterior_size()
