@@ -26,11 +26,13 @@ program either way:
 
 - ``"sequential"`` (the default): one chain after the other (``jax.lax.map``) on one
   device. Each chain runs its own trajectories, so no chain waits for another; the
-  time is the sum of the chains'.
+  time is the sum of the chains'. The cheapest program to compile, and compiling is
+  most of a first fit.
 - ``"vectorized"``: all chains in one batched program (``jax.vmap``) on one device.
-  Every NUTS step costs the longest trajectory among the chains, and XLA on a CPU
-  runs the batch on one core: usually no faster than "sequential", and slower when the
-  chains' tree depths differ.
+  Every NUTS step costs the longest trajectory among the chains, on one core. Its
+  program takes longer to compile, and then samples small models faster (the batch
+  shares the loop's overhead): it pays off for refits of the same shapes
+  (cross-validation, bootstraps), which reuse the compiled program.
 - ``"parallel"``: one chain per XLA device (``jax.pmap``), so on a CPU the chains run
   on separate cores. JAX has one CPU device unless told otherwise before it starts:
   set ``XLA_FLAGS=--xla_force_host_platform_device_count=<chains>`` in the environment
