@@ -75,7 +75,7 @@ for name in ("bayesgen.estimators.discriminant", "pymc", "jax", "numpyro", "arvi
 from bayesgen import _base, mcmc, model as bgmodel, loglik, _jax_nuts
 import bayesgen.estimators.discriminant  # noqa
 PATCH = [
-    (bgmodel, "build_stats_model"), (mcmc, "sample_posterior"), (mcmc, "enable_jax_cache"),
+    (bgmodel, "build_stats_model"), (mcmc, "sample_posterior"),
     (mcmc, "warn_if_not_converged"), (mcmc, "convergence_report"),
     (loglik, "at_fit"), (_base.GenerativeClassifier, "_build_idata"),
     (_base.GenerativeClassifier, "fit"),
@@ -145,7 +145,9 @@ def run(draws: int, cold: bool) -> dict:
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as folder:
         if cold:
-            env["BAYESGEN_JAX_CACHE"] = folder
+            # JAX's own persistent cache (bayesgen turns none on), every program stored
+            env["JAX_COMPILATION_CACHE_DIR"] = folder
+            env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
         arg = json.dumps({"draws": draws})
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, "-c", CODE, arg], capture_output=True,

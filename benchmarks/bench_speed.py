@@ -99,7 +99,9 @@ def measure(case: str) -> dict:
             return {"demo": _run(["-m", "bayesgen", "demo", "--out", folder])[0]}
     with tempfile.TemporaryDirectory() as folder:
         if case in ("cold", "warm"):
-            env["BAYESGEN_JAX_CACHE"] = folder
+            # JAX's own persistent cache (bayesgen turns none on), every program stored
+            env["JAX_COMPILATION_CACHE_DIR"] = folder
+            env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
         if case == "warm":
             _fit("cold", env)  # fills the cache
         return _fit(case, env)

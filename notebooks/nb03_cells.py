@@ -41,15 +41,16 @@ X.shape, X_bi.shape"""),
     ("md", """\
 ## Prior predictive
 
-Every method has a PyMC model `model_`; `sample_prior_predictive` forward-samples
-it: pi, the class parameters and then a data set of the observed size, from the prior
-alone. The default prior is centred on the overall mean with the pooled within-class
+Every fit has a PyMC generative model (`build_model(X, y)`); `sample_prior_predictive`
+forward-samples it: pi, the class parameters and then a data set of the observed size,
+from the prior alone. A point fit keeps its parameters, not its rows, so it is given
+them (`X=X, y=y`). The default prior is centred on the overall mean with the pooled within-class
 variance as its prior scale, but is weak (`mean_strength=0.01`), so the class means it
 generates spread far beyond the data. The table compares quantiles of feature x0
 under the prior predictive with the observed ones."""),
     ("code", """\
 qda_map = bg.QDA().fit(X, y)
-prior_idata = qda_map.sample_prior_predictive(draws=200, random_state=SEED)
+prior_idata = qda_map.sample_prior_predictive(draws=200, random_state=SEED, X=X, y=y)
 x_prior = prior_idata.prior_predictive["x"].sel(feature="x0").values.ravel()
 qs = [0.01, 0.25, 0.5, 0.75, 0.99]
 pd.DataFrame({"prior predictive": np.quantile(x_prior, qs),

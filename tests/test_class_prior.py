@@ -91,14 +91,14 @@ def test_mcmc_pi_is_data(name):
 def test_model_holds_the_prior_as_data():
     X, y = make_data("real")
     clf = bg.GaussianNB(class_prior=P).fit(X, y)
-    model = clf.model_
+    model = clf.build_model(X, y)
     assert "pi" not in [v.name for v in model.free_RVs]
     np.testing.assert_array_equal(model["class_prior"].get_value(), P)
     assert np.isfinite(model.compile_logp()(model.initial_point()))
-    prior = clf.sample_prior_predictive(draws=20, random_state=0).prior
+    prior = clf.sample_prior_predictive(draws=20, random_state=0, X=X, y=y).prior
     np.testing.assert_allclose(prior["pi"].values, np.broadcast_to(P, (1, 20, 3)))
     # without class_prior, pi stays a Dirichlet random variable
-    assert "pi" in [v.name for v in bg.GaussianNB().fit(X, y).model_.free_RVs]
+    assert "pi" in [v.name for v in bg.GaussianNB().fit(X, y).build_model(X, y).free_RVs]
 
 
 def test_sample_draws_classes_from_the_fixed_prior():

@@ -8,6 +8,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 import bayesgen as bg
+from bayesgen.inference.rows import kept as kept_rows
 from bayesgen.scale import dask_input
 from tests.streaming_helpers import CASES, assert_close, assert_same_model, data, make
 
@@ -62,7 +63,8 @@ def test_fit_equals_numpy(threads, name, method):
     X, y, w, Xd, yd, wd = _dask_data(name)
     ref = make(name, method).fit(X, y, sample_weight=w)
     est = make(name, method).fit(Xd, yd, sample_weight=wd)
-    assert est._train is None
+    assert kept_rows(est) is None  # fitted from statistics: no rows
+    assert est.method_ == method
     assert_same_model(est, ref, X)
     _check_predictions(est, ref, X, Xd)
     assert est.score(Xd, yd) == pytest.approx(ref.score(X, y), abs=1e-12)

@@ -68,7 +68,7 @@ def _fit(data, kind, **kw):
     est = ESTIMATORS[kind]().set_params(**kw).fit(_X(data, kind), data["y"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no cast of NaN, no ImputationWarning
-        model = est.model_
+        model = est.build_model(_X(data, kind), data["y"])
     return est, model
 
 
@@ -185,7 +185,7 @@ def test_logp_is_the_sum_over_the_missing_values(kind):
     est = ESTIMATORS[kind]().fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = est.model_
+        model = est.build_model(X, y)
     rng = np.random.default_rng(5)
     natural = _random_natural(est, model, rng)
     gappy = model.compile_logp(jacobian=False)(_value_point(model, natural))
@@ -220,7 +220,7 @@ def test_observed_data_keep_gaps_and_draws_are_complete(data, kind):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         draw = pm.draw(model["x"], random_seed=1)
-        idata = est.sample_prior_predictive(draws=25, random_state=0)
+        idata = est.sample_prior_predictive(draws=25, random_state=0, X=X, y=data["y"])
     x_rep = idata.prior_predictive["x"].values
     assert draw.shape == X.shape and x_rep.shape == (1, 25, *X.shape)
     assert not np.isnan(draw).any() and not np.isnan(x_rep).any()
@@ -236,7 +236,7 @@ def test_observed_data_keep_gaps_and_draws_are_complete(data, kind):
 def test_complete_data_model_is_unchanged(data):
     """Without gaps the discrete x stays int64 (pm.Bernoulli / the codes path)."""
     X = np.nan_to_num(data["bernoulli"], nan=1.0)
-    model = bg.BernoulliNB().fit(X, data["y"]).model_
+    model = bg.BernoulliNB().fit(X, data["y"]).build_model(X, data["y"])
     assert model["x"].dtype == "int64"
     assert model["x"].owner.op.__class__.__name__ == "BernoulliRV"
 
@@ -246,7 +246,7 @@ def test_poisson_non_integer_with_gaps_names_the_values(data):
     X[np.flatnonzero(~np.isnan(X[:, 0]))[0], 0] = 1.5
     est = bg.PoissonNB().fit(X, data["y"])
     with pytest.raises(ValueError, match="non-integer values"):
-        est.model_
+        est.build_model(X, data["y"])
 
 
 @pytest.mark.parametrize("kind", ["bernoulli", "poisson", "values"])
@@ -277,7 +277,7 @@ def test_mixed_parts_with_gaps(data):
                                ("categorical", [2]), ("poisson", [3])]).fit(X, data["y"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = est.model_
+        model = est.build_model(X, data["y"])
     assert not any("unobserved" in v.name for v in model.free_RVs)
     logp = model.compile_logp(jacobian=False)
     stats_logp = build_stats_model(est).compile_logp(jacobian=False)
@@ -288,5 +288,6 @@ def test_mixed_parts_with_gaps(data):
         point = {k: v + rng.normal(0, 0.3, np.shape(v)) for k, v in start.items()}
         diffs.append(logp(point) - stats_logp(point))
     np.testing.assert_allclose(diffs, diffs[0], rtol=1e-9, atol=1e-8)
-    x_rep = est.sample_prior_predictive(draws=10, random_state=0).prior_predictive["x"]
+    x_rep = est.sample_prior_predictive(draws=10, random_state=0, X=X,
+                                        y=data["y"]).prior_predictive["x"]
     assert x_rep.shape == (1, 10, *X.shape) and not np.isnan(x_rep.values).any()

@@ -305,7 +305,7 @@ def test_stats_potential_and_model_equal_per_row_loglik(data, fits):
     np.testing.assert_allclose(fn(_point(model, theta)), _ref_loglik(theta, X, y), rtol=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gen = clf.model_
+        gen = clf.build_model(X, y)
     logp = gen.compile_logp(vars=[gen["x"]], jacobian=False)
     want = _ref_loglik(theta, X, y) + _coefficients(X)
     np.testing.assert_allclose(logp(_point(gen, theta)), want, rtol=1e-12)

@@ -118,15 +118,17 @@ def test_novelty_flags_far_rows():
     est = bg.LDA(method="map").fit(X, y)
     Xt = np.vstack([X[:3], X[:1] + np.array([40.0, 0.0])])
     with pytest.warns(bg.DataWarning, match="unlike the training data"):
-        flags = density.novelty(est, Xt, quantile=0.01)
+        flags = density.novelty(est, Xt, quantile=0.01, X_train=X)
     threshold = np.quantile(est.score_samples(X), 0.01)
     np.testing.assert_array_equal(flags, est.score_samples(Xt) < threshold)
     assert flags[-1]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert not density.novelty(est, est.means_, quantile=0.01).any()  # typical rows
+        assert not density.novelty(est, est.means_, quantile=0.01, X_train=X).any()  # typical
     with pytest.raises(ValueError, match="quantile"):
-        density.novelty(est, Xt, quantile=1.5)
+        density.novelty(est, Xt, quantile=1.5, X_train=X)
+    with pytest.raises(ValueError, match=r"X_train=X_train"):  # a point fit keeps no rows
+        density.novelty(est, Xt)
 
 
 @pytest.mark.slow

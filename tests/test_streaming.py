@@ -10,6 +10,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 import bayesgen as bg
+from bayesgen.inference.rows import kept as kept_rows
 from tests.streaming_helpers import CASES, assert_same_model, data, make
 
 
@@ -29,7 +30,8 @@ def test_partial_fit_equals_fit(name, method):
     inc = make(name, method)
     for rows in _batches(y.size, 3):
         inc.partial_fit(X[rows], y[rows], classes=np.unique(y), sample_weight=w[rows])
-    assert inc._train is None
+    assert kept_rows(inc) is None  # fitted from statistics: no rows
+    assert inc.method_ == method
     assert_same_model(inc, full, X)
 
 
@@ -140,14 +142,19 @@ def test_mle_waits_for_every_class():
 
 # ------------------------------------------------------------ without rows
 def test_fitted_without_rows(streamed, tmp_path):
-    est, X, _ = streamed
+    est, X, y = streamed
     assert est.idata_.groups() == ["posterior"]
     for what in (lambda: est.model_, est.sample_posterior_predictive,
                  est.sample_prior_predictive, lambda: bg.compare({"a": est, "b": est}),
-                 lambda: bg.ppc_pvalues(est)):
-        with pytest.raises(ValueError, match=r"fitted from statistics.*Refit with fit"):
+                 lambda: bg.ppc_pvalues(est), est.add_log_likelihood):
+        with pytest.raises(ValueError, match=r"needs the training rows.*Pass them"):
             what()
     est.sample(5, random_state=0)  # the generative model itself needs no rows
+    # with the rows given, what needs them works (on a copy: they would be kept)
+    copy = pickle.loads(pickle.dumps(est))
+    assert copy.build_model(X, y)["x"].eval().shape == X.shape
+    assert bg.compare({"a": copy, "b": copy}, X=X, y=y).shape[0] == 2
+    assert np.isfinite(bg.ppc_pvalues(copy, X=X, y=y, random_state=0)["p_value"]).any()
     est.save(tmp_path / "m.nc")
     loaded = bg.load(tmp_path / "m.nc")
     np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))

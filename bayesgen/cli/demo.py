@@ -135,9 +135,9 @@ def _fit_one(clf: Classifier, method: str, data: Split, seed: int) -> dict:
 
 def _convergence(estimator) -> str:
     """'exact' for i.i.d. conjugate draws; max R-hat and divergences for NUTS; else ''."""
-    if estimator.method == "conjugate":
+    if estimator.method_ == "conjugate":
         return "exact draws"
-    if estimator.method != "mcmc":
+    if estimator.method_ != "mcmc":
         return ""
     from bayesgen.inference.mcmc import RHAT_MAX
 

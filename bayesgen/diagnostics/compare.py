@@ -13,10 +13,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from bayesgen.inference import exact_loo
-from bayesgen.scale import streaming
 
 
-def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFrame:
+def compare(models: dict[str, Any], ic: str = "loo", *, X: Any = None, y: Any = None,
+            sample_weight: Any = None, **kwargs: Any) -> pd.DataFrame:
     """Rank fitted estimators by expected log predictive density, or by evidence.
 
     Parameters
@@ -34,6 +34,14 @@ def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFr
         ``log_likelihood`` group, added by ``add_log_likelihood()`` when missing. Both
         kinds mix in one table. ``"waic"``: ``az.compare(..., ic="waic")`` of the
         posterior draws. ``"evidence"``: :func:`compare_evidence`.
+    X : array-like or DataFrame of shape (n, d), optional
+    y : array-like of shape (n,), optional
+    sample_weight : array-like of shape (n,), optional
+        The training rows (the same for every model), for the models that did not keep
+        them: the exact LOO of conjugate fits and the ``log_likelihood`` group of the
+        others need them (a posterior fit keeps its rows only when chains x draws x
+        rows <= ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES``; a ``ValueError`` says
+        when they are needed), and the evidence of count features.
     **kwargs
         Forwarded to ``az.compare`` (e.g. ``method="stacking"``, ``scale``); not with
         ``ic="evidence"``.
@@ -54,16 +62,20 @@ def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFr
     if ic == "evidence":
         if kwargs:
             raise ValueError(f"ic='evidence' takes no further arguments; got {sorted(kwargs)}.")
-        return compare_evidence(models)
+        return compare_evidence(models, X=X, y=y, sample_weight=sample_weight)
     scale = kwargs.get("scale") or "log"
     entries = {}
     n_obs = set()
     for name, est in models.items():
         if ic == "loo" and exact_loo.supports(est):
-            entries[name] = exact_loo.elpd(est, scale=scale)
+            try:
+                entries[name] = exact_loo.elpd(est, scale=scale, X=X, y=y,
+                                               sample_weight=sample_weight)
+            except ValueError as err:
+                raise ValueError(f"model {name!r}: {err}") from err
             n_obs.add(int(entries[name]["n_data_points"]))
             continue
-        idata = _log_likelihood(name, est)
+        idata = _log_likelihood(name, est, X, y, sample_weight)
         n_obs.add(idata.log_likelihood["y"].sizes["obs"])
         entries[name] = az.loo(idata, pointwise=True, scale=scale) if ic == "loo" else idata
     if len(n_obs) > 1:
@@ -71,24 +83,28 @@ def compare(models: dict[str, Any], ic: str = "loo", **kwargs: Any) -> pd.DataFr
     return az.compare(entries, ic=ic, **kwargs)
 
 
-def _log_likelihood(name: str, est: Any):
-    """``idata_`` with its ``log_likelihood`` group (added when missing)."""
+def _log_likelihood(name: str, est: Any, X: Any = None, y: Any = None,
+                    sample_weight: Any = None):
+    """``idata_`` with its ``log_likelihood`` group (added from the training rows, kept
+    or ``X``, ``y``, when missing)."""
     idata = getattr(est, "idata_", None)
-    if idata is not None and "log_likelihood" not in idata.groups():
-        streaming.require_rows(est, f"model {name!r} has no pointwise log-likelihood")
-    if idata is None:
+    if idata is None or "posterior" not in idata.groups():
         raise ValueError(
             f"model {name!r} has no posterior log-likelihood: fit it with "
             "method='conjugate' or 'mcmc'."
         )
     try:
-        return est.add_log_likelihood()  # no-op when fit stored the group
+        return est.add_log_likelihood(X, y, sample_weight)  # no-op when fit stored it
     except ValueError as err:
         raise ValueError(f"model {name!r} has no posterior log-likelihood: {err}") from err
 
 
-def compare_evidence(models: dict[str, Any]) -> pd.DataFrame:
+def compare_evidence(models: dict[str, Any], *, X: Any = None, y: Any = None,
+                     sample_weight: Any = None) -> pd.DataFrame:
     """Rank fitted estimators by their exact log marginal likelihood log p(X, y | M).
+
+    ``X``, ``y``, ``sample_weight``: the training rows, needed only by models with
+    count features that did not keep them (``log_marginal_likelihood(X, y)``).
 
     Returns
     -------
@@ -110,7 +126,7 @@ def compare_evidence(models: dict[str, Any]) -> pd.DataFrame:
     values, shapes = {}, {}
     for name, est in models.items():
         try:
-            values[name] = est.log_marginal_likelihood()
+            values[name] = est.log_marginal_likelihood(X, y, sample_weight)
         except (ValueError, AttributeError) as err:
             raise ValueError(f"model {name!r} has no closed-form evidence: {err}") from err
         shapes[name] = (est.n_features_in_, tuple(np.asarray(est.class_count_).round(9)))

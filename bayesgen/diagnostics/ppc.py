@@ -21,11 +21,13 @@ COLUMNS = [
 
 
 # ------------------------------------------------------------------ data access
-def _replicated(estimator, random_state: Any = None):
+def _replicated(estimator, random_state: Any = None, X: Any = None, y: Any = None,
+                sample_weight: Any = None):
     """Observed (x (n, d), y (n,)) and replicated (x (S, n, d), y (S, n)) data.
 
-    Calls ``estimator.sample_posterior_predictive`` when ``idata_`` has no
-    ``posterior_predictive`` group yet. Raises ``ValueError`` for point methods.
+    Calls ``estimator.sample_posterior_predictive`` (with the training rows ``X``,
+    ``y``, ``sample_weight`` when given) when ``idata_`` has no ``posterior_predictive``
+    group yet. Raises ``ValueError`` for point methods.
     """
     check = getattr(estimator, "_check_posterior", None)
     if check is None:
@@ -33,7 +35,8 @@ def _replicated(estimator, random_state: Any = None):
     check("posterior predictive checks")
     idata = estimator.idata_
     if "posterior_predictive" not in idata.groups():
-        estimator.sample_posterior_predictive(random_state=random_state)
+        estimator.sample_posterior_predictive(random_state=random_state, X=X, y=y,
+                                              sample_weight=sample_weight)
         idata = estimator.idata_
     obs, pp = idata.observed_data, idata.posterior_predictive
     x_obs = np.asarray(obs["x"].transpose("obs", "feature").values, dtype=float)
@@ -134,6 +137,10 @@ def ppc_pvalues(
     correlation: bool | None = None,
     alpha: float = 0.05,
     random_state: Any = None,
+    *,
+    X: Any = None,
+    y: Any = None,
+    sample_weight: Any = None,
 ) -> pd.DataFrame:
     """Bayesian posterior predictive p-values per class and feature.
 
@@ -160,6 +167,11 @@ def ppc_pvalues(
         Two-sided level: a row is ``flagged`` when ``p < alpha/2`` or ``p > 1 - alpha/2``.
     random_state : int or None
         Seed for ``sample_posterior_predictive`` when it has to be called.
+    X : array-like or DataFrame of shape (n, d), optional
+    y : array-like of shape (n,), optional
+    sample_weight : array-like of shape (n,), optional
+        The training rows, when the fit did not keep them and ``idata_`` has no
+        ``posterior_predictive`` group yet (``sample_posterior_predictive(X=X, y=y)``).
 
     Returns
     -------
@@ -184,7 +196,7 @@ def ppc_pvalues(
         )
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}.")
-    x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state)
+    x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state, X, y, sample_weight)
     seen = ~np.isnan(x_obs)  # missing values: statistics of the observed entries only
     if correlation is None:
         correlation = estimator.family_.capabilities.correlated
@@ -225,8 +237,12 @@ def ppc_pvalues(
 
 
 # ------------------------------------------------------------------ plot data
-def class_frequency_ppc(estimator, random_state: Any = None):
+def class_frequency_ppc(estimator, random_state: Any = None, *, X: Any = None, y: Any = None,
+                        sample_weight: Any = None):
     """Observed and replicated class frequencies (proportions of the rows).
+
+    ``X``, ``y``, ``sample_weight``: the training rows, when the fit did not keep them
+    (see :func:`ppc_pvalues`).
 
     Returns
     -------
@@ -237,7 +253,7 @@ def class_frequency_ppc(estimator, random_state: Any = None):
     """
     import xarray as xr
 
-    _, y_obs, _, y_rep = _replicated(estimator, random_state)
+    _, y_obs, _, y_rep = _replicated(estimator, random_state, X, y, sample_weight)
     n_classes = len(estimator.classes_)
     chains, draws = estimator._posterior_size()
     onehot = y_rep[..., None] == np.arange(n_classes)
@@ -253,8 +269,12 @@ def class_frequency_ppc(estimator, random_state: Any = None):
     )
 
 
-def feature_ppc_data(estimator, klass: Any, random_state: Any = None):
+def feature_ppc_data(estimator, klass: Any, random_state: Any = None, *, X: Any = None,
+                     y: Any = None, sample_weight: Any = None):
     """Observed and replicated feature values of one class, for ``az.plot_ppc``.
+
+    ``X``, ``y``, ``sample_weight``: the training rows, when the fit did not keep them
+    (see :func:`ppc_pvalues`).
 
     Every replicated data set has its own number of rows of class k, while
     ``az.plot_ppc`` needs a rectangular array: each draw contributes its first m
@@ -270,7 +290,7 @@ def feature_ppc_data(estimator, klass: Any, random_state: Any = None):
     """
     az = import_arviz()
 
-    x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state)
+    x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state, X, y, sample_weight)
     k = _class_index(estimator, klass)
     mask = y_rep == k
     counts = mask.sum(axis=1)

@@ -49,6 +49,10 @@ def plot_ppc(
     random_state: Any = None,
     var_names: Any = None,
     max_features: int | None = MAX_FEATURES,
+    *,
+    X: Any = None,
+    y: Any = None,
+    sample_weight: Any = None,
     **kwargs: Any,
 ):
     """``az.plot_ppc`` of the features, one row of panels per class, one column per feature.
@@ -75,6 +79,11 @@ def plot_ppc(
         At most this many of the selected features are drawn (the first ones), so that
         the panels stay legible; when some are left out, the figure says which (page
         through them with ``var_names``). None draws every selected feature.
+    X : array-like or DataFrame of shape (n, d), optional
+    y : array-like of shape (n,), optional
+    sample_weight : array-like of shape (n,), optional
+        The training rows, when the fit did not keep them and ``idata_`` has no
+        ``posterior_predictive`` group yet (``sample_posterior_predictive(X=X, y=y)``).
     **kwargs
         Forwarded to ``az.plot_ppc``.
 
@@ -108,7 +117,8 @@ def plot_ppc(
     seed = int(np.random.default_rng(random_state).integers(2**31))
     ylabel = {"kde": "density", "cumulative": "cumulative probability"}.get(kind, "")
     for row, label in enumerate(labels):
-        data = feature_ppc_data(estimator, label, random_state)
+        data = feature_ppc_data(estimator, label, random_state, X=X, y=y,
+                                sample_weight=sample_weight)
         data = data.sel(feature=shown)
         az.plot_ppc(
             data, kind=kind, var_names=["x"], flatten=["obs"], flatten_pp=["obs"],

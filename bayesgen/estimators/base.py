@@ -32,6 +32,7 @@ from bayesgen.inference import (
     evidence,
     loglik,
     posterior,
+    rows,
     sampling,
     scoring,
     statistics,
@@ -95,8 +96,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             return dask_input.fit(self, X, y, sample_weight)
         method = check_params(self)
         family, batch = statistics.read_batch(self, X, y, sample_weight, method)
-        self._train_weights = batch.weights  # exact LOO and evidence with weights
         unlabeled.fit_batch(self, method, family, batch)  # unlabelled rows: bayesgen.semi.unlabeled
+        rows.keep_weights(self, batch.weights)  # with the rows a posterior fit kept, if any
         return self
 
     partial_fit = streaming.partial_fit
@@ -105,30 +106,33 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                         counts: np.ndarray, train: tuple | None, extra=None) -> None:
         """Fit from sufficient statistics: prior, then MLE/MAP, conjugate draws or NUTS.
 
-        The second half of every fit (see :mod:`bayesgen.inference.statistics`). ``train`` is
-        ``(X, y_index)`` of the training rows when they are at hand (for ``model_``, the
-        ``observed_data`` and ``log_likelihood`` groups and the predictive checks), or
-        None when only statistics are (streamed, merged or Dask fits). ``extra``
-        (``method="mcmc"``): log-likelihood terms beyond the statistics and the chains'
-        start (:class:`bayesgen.inference.model.ExtraLikelihood`; the unlabelled rows of
+        The second half of every fit (see :mod:`bayesgen.inference.statistics`), which
+        sets ``method_``. ``train`` is ``(X, y_index)`` of the training rows when they
+        are at hand, or None when only statistics are (streamed, merged or Dask fits).
+        The rows are not kept, except by a posterior fit in the ``observed_data`` group
+        of ``idata_`` next to the pointwise log-likelihood, under its size bound
+        (:mod:`bayesgen.inference.rows`). ``extra`` (``method="mcmc"``): log-likelihood
+        terms beyond the statistics and the chains' start
+        (:class:`bayesgen.inference.model.ExtraLikelihood`; the unlabelled rows of
         :mod:`bayesgen.semi.nuts`), or None.
         """
         n_classes = classes.size
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
         self._fixed_pi = classprior.check_fixed(getattr(self, "class_prior", None), n_classes)
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
-        for stale in ("idata_", "posterior_", "log_pi_draws_"):  # from an earlier fit
+        # from an earlier fit (``_train``, ``_train_weights``: files of earlier versions)
+        for stale in ("idata_", "posterior_", "log_pi_draws_", "_train", "_train_weights"):
             self.__dict__.pop(stale, None)
+        self.method_ = method  # what predictions follow, whatever set_params does later
         self.classes_ = classes
         self.class_count_ = counts
-        self._train = train  # for model_ (built lazily) and the predictive checks
-        self._model = None
+        self._model = None  # model_, built on first access from the kept rows
         self.family_ = family
         self.stats_ = stats
         self.prior_ = family.prior(stats)
         self.class_alpha_ = class_alpha
         if method in POSTERIOR_METHODS:
-            self._fit_posterior(method, counts, class_alpha, extra)
+            self._fit_posterior(method, counts, class_alpha, train, extra)
         else:
             params = family.mle(stats) if method == "mle" else family.map(stats, self.prior_)
             self.params_ = params
@@ -148,7 +152,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         for name, value in attributes.items():
             setattr(self, name, value)
 
-    def _fit_posterior(self, method, counts, class_alpha, extra=None) -> None:
+    def _fit_posterior(self, method, counts, class_alpha, train, extra=None) -> None:
         """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
         if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
             log_pi, params, self.posterior_, sample_stats = conjugate.fit(
@@ -159,7 +163,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             log_pi, params, sample_stats = mcmc.sample_posterior(self, extra)
         self.params_ = params
         self.log_pi_draws_ = log_pi
-        self._build_idata(sample_stats)
+        self._build_idata(sample_stats, train)
         if sample_stats is not None:  # NUTS or data augmentation: Markov chains
             from bayesgen.inference import mcmc
 
@@ -168,6 +172,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
 
     def _posterior_size(self) -> tuple[int, int]:
+        """(chains, draws): of the fitted posterior (``idata_``) once there is one, so
+        that ``set_params`` changes the next fit only; else the validated parameters."""
+        idata = vars(self).get("idata_")
+        if "log_pi_draws_" in vars(self) and idata is not None and "posterior" in idata.groups():
+            sizes = idata.posterior.sizes
+            return int(sizes["chain"]), int(sizes["draw"])
         for name in ("draws", "chains"):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < 1:
@@ -180,19 +190,31 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             return [str(n) for n in names]
         return [f"x{j}" for j in range(self.n_features_in_)]
 
-    def _build_idata(self, sample_stats) -> None:
+    def _build_idata(self, sample_stats, train: tuple | None = None) -> None:
+        """``idata_`` of the posterior draws ``params_``, ``log_pi_draws_``.
+
+        ``train``: ``(X, y_index)`` of the training rows, or None: the rows kept in the
+        current ``idata_``, if any (a rebuild after the draws changed). The rows and
+        their pointwise log-likelihood are stored when chains x draws x rows is at most
+        :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES` (:mod:`bayesgen.inference.rows`).
+        """
+        if train is None:
+            kept = rows.kept(self)
+            train = None if kept is None else (kept.X, kept.y)
+        # the draws' shape: of the parameters, not of an idata_ about to be replaced
+        self.__dict__.pop("idata_", None)
         chains, draws = self._posterior_size()
-        X, y_index = self._train or (None, None)  # None: fitted from statistics alone
         family = self.family_
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
         # None: no rows (fitted from statistics) or too large for fit time, see loglik
-        log_lik = None if X is None else loglik.at_fit(self)
+        log_lik = None if train is None else loglik.at_fit(self, *train)
+        X, y_index = (None, None) if log_lik is None else train
         self.idata_ = posterior.build_idata(
             log_pi=self.log_pi_draws_, params=scoring.user_params(self, self.params_),
             param_dims=family.param_dims,
             chains=chains, draws=draws, coords=coords, log_lik=log_lik, X=X, y=y_index,
             sample_stats=sample_stats,
-            attrs={"bayesgen_estimator": type(self).__name__, "bayesgen_method": self.method},
+            attrs={"bayesgen_estimator": type(self).__name__, "bayesgen_method": self.method_},
         )
 
     # ------------------------------------------------------------ prediction
@@ -275,10 +297,19 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         (see :mod:`bayesgen.inference.density`)."""
         return density.score_samples(self, X)
 
-    def log_marginal_likelihood(self) -> float:
+    def log_marginal_likelihood(self, X: Any = None, y: Any = None,
+                                sample_weight: Any = None) -> float:
         """Exact log p(X, y) of the training data under the prior (conjugate families;
-        formulas and conventions in :mod:`bayesgen.inference.evidence`)."""
-        return evidence.log_marginal_likelihood(self)
+        formulas and conventions in :mod:`bayesgen.inference.evidence`).
+
+        Parameters
+        ----------
+        X, y, sample_weight : optional
+            The training rows, needed only for count features (MultinomialNB,
+            PoissonNB, MixedNB with such parts: the multinomial coefficient and log x!
+            terms are sums over rows) when the fit did not keep them.
+        """
+        return evidence.log_marginal_likelihood(self, X, y, sample_weight)
 
     @dask_input.lazy("label")
     def predict(self, X: Any) -> np.ndarray:
@@ -292,7 +323,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if not self._is_posterior:
             raise ValueError(
                 f"{what} needs a posterior: fit with method='conjugate' or 'mcmc' "
-                f"(this model was fitted with method={self.method!r})."
+                f"(this model was fitted with method={self.method_!r})."
             )
 
     @dask_input.lazy("draws")
@@ -311,12 +342,30 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         chains, draws = self._posterior_size()
         return posterior.as_dataarray(values, chains, draws, self.classes_)
 
-    def add_log_likelihood(self):
-        """Add the ``log_likelihood`` group (log p(x_n, y_n | theta_s), dims chain, draw,
-        obs) to ``idata_`` when fit left it out (draws x rows above
-        ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES``); returns ``idata_``."""
-        streaming.require_rows(self, "the pointwise log-likelihood")
-        return loglik.add(self)
+    def add_log_likelihood(self, X: Any = None, y: Any = None, sample_weight: Any = None):
+        """Add the ``log_likelihood`` group to ``idata_`` when fit left it out.
+
+        The group holds log p(x_n, y_n | theta_s) of every training row, dims
+        ``(chain, draw, obs)``; fit stores it when chains x draws x rows is at most
+        ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES`` (and keeps the rows with it).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, d), optional
+        y : array-like of shape (n,), optional
+            The training rows; needed when the fit did not keep them (a ``ValueError``
+            says so). Rows other than the fit's (other weighted class counts) are a
+            ``ValueError``.
+        sample_weight : array-like of shape (n,), optional
+            The fit's weights, if it had any (only to recognise the training rows:
+            the pointwise log-likelihood is per row, unweighted).
+
+        Returns
+        -------
+        arviz.InferenceData
+            ``idata_``, unchanged when it has the group already.
+        """
+        return loglik.add(self, X, y, sample_weight)
 
     @dask_input.lazy("interval")
     def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
@@ -340,24 +389,56 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------ PyMC model
     @property
     def model_(self):
-        """The PyMC generative model of this classifier with its training data.
+        """The PyMC generative model of this classifier with the training rows it kept.
 
-        ``pi ~ Dirichlet(class_alpha)``, observed ``y ~ Categorical(pi)``, the family's
-        conjugate prior and observed features ``x`` given the class; coords ``class``,
-        ``feature`` and ``obs``. Built on first access (point fits stay fast) and cached.
-        ``method="mcmc"`` samples an equivalent model written on the sufficient
-        statistics (see :mod:`bayesgen.inference.model`).
+        As :meth:`build_model`, with the rows a posterior fit keeps in
+        ``idata_.observed_data``; built on first access and cached. A fit that kept no
+        rows (point methods, larger posterior fits, fits from statistics) raises a
+        ``ValueError``: call ``build_model(X, y)`` with the training rows instead.
         """
         check_is_fitted(self, "params_")
-        streaming.require_rows(self, "model_ (the PyMC model with its observed rows)")
         if getattr(self, "_model", None) is None:
+            kept = rows.kept(self)
+            if kept is None:
+                raise ValueError(rows.missing_message(
+                    self, "model_ (the PyMC model with its observed rows)", "build_model(X, y)"))
             from bayesgen.inference.model import build_model
 
-            self._model = build_model(self, *self._train)
+            self._model = build_model(self, kept.X, kept.y)
         return self._model
 
+    def build_model(self, X: Any, y: Any):
+        """The PyMC generative model of this classifier with observed rows ``X``, ``y``.
+
+        ``pi ~ Dirichlet(class_alpha)`` (or the fixed ``class_prior``), observed
+        ``y ~ Categorical(pi)``, the family's conjugate prior (the fit's resolved
+        ``prior_``, in the units of X) and observed features ``x`` given the class;
+        coords ``class``, ``feature`` and ``obs``. Missing entries of X are integrated
+        out. ``method="mcmc"`` samples an equivalent model written on the sufficient
+        statistics (see :mod:`bayesgen.inference.model`).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n, d)
+            Rows read as at fit (the training rows, typically); rows whose label is
+            missing (unlabelled) are left out.
+        y : array-like of shape (n,)
+            Labels, each one of ``classes_``.
+
+        Returns
+        -------
+        pymc.Model
+            A new model (not cached; ``model_`` is the one of the rows a fit kept).
+        """
+        check_is_fitted(self, "params_")
+        from bayesgen.inference.model import build_model
+
+        data = rows.training_rows(self, X, y, what="build_model", how="build_model(X, y)",
+                                  check=False)
+        return build_model(self, data.X, data.y)
+
     def __getstate__(self) -> dict:
-        """Pickle without the cached PyMC model (rebuilt on demand from the data)."""
+        """Pickle without the cached PyMC model (rebuilt on demand from the kept rows)."""
         state = super().__getstate__()
         state.pop("_model", None)
         return state
@@ -380,22 +461,58 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             warnings.simplefilter("ignore", RuntimeWarning)  # constant (padding) entries
             return az.summary(self.idata_, var_names=self._var_names(), **kwargs)
 
-    def sample_prior_predictive(self, draws: int = 500, random_state: Any = None):
-        """Forward-sample ``model_``: adds groups ``prior`` (pi and the parameters) and
-        ``prior_predictive`` (``y`` and ``x``, shaped like the observed data) to
-        ``idata_`` (created for point methods) and returns ``idata_``."""
+    def sample_prior_predictive(self, draws: int = 500, random_state: Any = None, *,
+                                X: Any = None, y: Any = None):
+        """Forward-sample the PyMC model: adds groups ``prior`` (pi and the parameters)
+        and ``prior_predictive`` (``y`` and ``x``, shaped like the rows) to ``idata_``
+        (created for point methods, with the rows as ``observed_data``).
+
+        Parameters
+        ----------
+        draws : int, default=500
+        random_state : int, Generator or None
+        X : array-like or DataFrame of shape (n, d), optional
+        y : array-like of shape (n,), optional
+            The rows the samples are shaped like (``build_model(X, y)``); needed
+            unless the fit kept its rows (``model_``).
+
+        Returns
+        -------
+        arviz.InferenceData
+            ``idata_``.
+        """
         from bayesgen.inference import predictive
 
-        return predictive.prior_predictive(self, draws, random_state)
+        check_is_fitted(self, "params_")
+        return predictive.prior_predictive(self, draws, random_state, X, y)
 
-    def sample_posterior_predictive(self, random_state: Any = None):
+    def sample_posterior_predictive(self, random_state: Any = None, *, X: Any = None,
+                                    y: Any = None, sample_weight: Any = None):
         """Replicate the training data once per posterior draw: adds group
         ``posterior_predictive`` with ``y`` (chain, draw, obs) and ``x`` (chain, draw,
-        obs, feature), shaped like ``observed_data``; returns ``idata_``."""
+        obs, feature), shaped like ``observed_data``.
+
+        Parameters
+        ----------
+        random_state : int, Generator or None
+        X : array-like or DataFrame of shape (n, d), optional
+        y : array-like of shape (n,), optional
+            The training rows; needed when the fit did not keep them (then also added
+            to ``idata_`` as ``observed_data``, which ArviZ's checks compare with).
+            Rows other than the fit's (other weighted class counts) are a
+            ``ValueError``.
+        sample_weight : array-like of shape (n,), optional
+            The fit's weights, if it had any (kept with the rows in ``constant_data``).
+
+        Returns
+        -------
+        arviz.InferenceData
+            ``idata_``.
+        """
         from bayesgen.inference import predictive
 
         self._check_posterior("sample_posterior_predictive")
-        return predictive.posterior_predictive(self, random_state)
+        return predictive.posterior_predictive(self, random_state, X, y, sample_weight)
 
     def save(self, path: Any):
         """Write this fitted estimator (parameters, fitted state, ``idata_``) to one
@@ -407,4 +524,5 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def _is_posterior(self) -> bool:
-        return self.method in POSTERIOR_METHODS
+        """Whether the fit (``method_``) produced a posterior."""
+        return self.method_ in POSTERIOR_METHODS

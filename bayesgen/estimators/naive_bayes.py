@@ -34,6 +34,7 @@ class _DiscreteClassifier(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -44,6 +45,7 @@ class _DiscreteClassifier(_Common):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.alpha = alpha
 
@@ -101,6 +103,7 @@ class BernoulliNB(_DiscreteClassifier):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -111,6 +114,7 @@ class BernoulliNB(_DiscreteClassifier):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.alpha = alpha
         self.binarize = binarize
@@ -161,6 +165,7 @@ class CategoricalNB(_DiscreteClassifier):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -171,6 +176,7 @@ class CategoricalNB(_DiscreteClassifier):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.alpha = alpha
         self.min_categories = min_categories
@@ -214,6 +220,7 @@ class PoissonNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -224,6 +231,7 @@ class PoissonNB(_Common):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.alpha = alpha
         self.rate_prior = rate_prior
@@ -269,6 +277,7 @@ class KernelNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -279,6 +288,7 @@ class KernelNB(_Common):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.bandwidth_sd = bandwidth_sd
 
@@ -362,6 +372,7 @@ class MixedNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -372,6 +383,7 @@ class MixedNB(_Common):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.families = families
         self.overrides = overrides

@@ -25,6 +25,7 @@ from sklearn.utils._param_validation import (
 )
 
 from bayesgen.data.validation import METHODS
+from bayesgen.inference.jax_nuts import CHAIN_METHODS
 from bayesgen.inference.mcmc import SAMPLERS
 
 #: finite and > 0
@@ -41,6 +42,7 @@ COMMON: dict[str, list] = {
     "tune": [Interval(Integral, 0, None, closed="left")],
     "chains": [Interval(Integral, 1, None, closed="left")],
     "sampler": [StrOptions(set(SAMPLERS))],
+    "chain_method": [StrOptions(set(CHAIN_METHODS))],
     "target_accept": [Interval(Real, 0, 1, closed="neither")],
     "progressbar": ["boolean", StrOptions({"auto"})],
     "random_state": ["random_state", np.random.Generator],

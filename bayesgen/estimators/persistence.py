@@ -257,10 +257,30 @@ def _read(path: Path):
     cls = getattr(import_module(root["module"]), root["class"])
     estimator = cls.__new__(cls)
     vars(estimator).update(_decode(schema, arrays))
+    _upgrade(estimator)
     estimator._model = None
     if groups:
         estimator.idata_ = az.InferenceData(**groups)
     return estimator
+
+
+def _upgrade(estimator) -> None:
+    """State of a file written by an earlier version, as this version has it: the
+    training rows it kept (``_train``, ``_train_weights``) dropped, ``method_`` (the
+    fit's method) from its ``method``, constructor parameters added since at their
+    defaults."""
+    import inspect
+
+    state = vars(estimator)
+    for legacy in ("_train", "_train_weights"):
+        state.pop(legacy, None)
+    if "params_" in state and "method_" not in state and "method" in state:
+        state["method_"] = state["method"]
+    signature = inspect.signature(type(estimator).__init__)
+    for name in estimator._get_param_names():
+        default = signature.parameters[name].default
+        if name not in state and default is not inspect.Parameter.empty:
+            state[name] = default
 
 
 def _format_version(attrs: dict) -> int:

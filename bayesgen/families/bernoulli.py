@@ -21,6 +21,7 @@ X may be scipy.sparse (CSR): the log-likelihood is then
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -159,7 +160,8 @@ class BernoulliFamily(UnlabelledHooks):
         return self.log_lik(X, {"theta": a / (a + b)})
 
     # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str,
                      who: str) -> float:
         """Exact log p(X | y) under the Beta(alpha_j, alpha_j) priors::
 

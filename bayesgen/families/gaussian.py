@@ -29,6 +29,7 @@ gives parameters in the units of X.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -241,7 +242,8 @@ class GaussianFamily(UnlabelledHooks):
         return terms.sum(axis=-1) if M is None else masked.drop_terms(terms, M)
 
     # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str,
                      who: str) -> float:
         """Exact log p(X | y) under the Normal-Inverse-Gamma prior, user units.
 

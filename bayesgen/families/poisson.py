@@ -21,6 +21,7 @@ every computation then touches only the non-zeros (``log x!`` via ``X.data``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -174,7 +175,8 @@ class PoissonFamily(UnlabelledHooks):
         return dr.check_overflow(out, X, WHO)
 
     # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str,
                      who: str) -> float:
         """Exact log p(X | y) under the Gamma(alpha_j, beta_j) priors::
 

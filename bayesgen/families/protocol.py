@@ -37,6 +37,7 @@ internal, ``to_user`` converts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
@@ -198,17 +199,20 @@ class Family(Protocol):
         """scikit-learn-named fitted attributes (``theta_``, ``feature_log_prob_``, ...)."""
 
     # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str,
                      who: str) -> float:
         """sum_k log p(X_k | y) with every parameter integrated out under ``prior``, as a
         density of X in the user's units (the frame's Jacobian sum_j W_j log s_j
         subtracted, W_j the weighted observed entries of feature j).
 
-        ``rows`` is ``(X, w)``, the checked training rows (n, d) and weights (n,), or
-        None when only statistics are kept (families whose evidence needs per-row
-        terms, ``log x!``, then raise ``ValueError``). ``method`` is the fit's (an LKJ
-        prior sampled by NUTS has no conjugate evidence); ``who`` names the model in
-        messages. ``ValueError`` when there is no closed form (``capabilities.evidence``).
+        ``rows()`` returns ``(X, w)``, the checked training rows (n, d) and weights (n,),
+        read only when called: families whose evidence needs per-row terms (``log x!``,
+        multinomial coefficients) call it, and it raises the ``ValueError`` that says how
+        to pass the rows when the fit kept none (:mod:`bayesgen.inference.rows`).
+        ``method`` is the fit's (an LKJ prior sampled by NUTS has no conjugate
+        evidence); ``who`` names the model in messages. ``ValueError`` when there is no
+        closed form (``capabilities.evidence``).
         """
 
     def loo_log_predictive(self, Z: Any, y: np.ndarray, w: np.ndarray,

@@ -38,24 +38,36 @@ def score_samples(estimator, X: Any) -> np.ndarray:
     return np.where(np.isnan(out), -np.inf, out)
 
 
-def training_scores(estimator) -> np.ndarray:
-    """``score_samples`` of the training rows (in-sample, so slightly optimistic), (n,)."""
-    from bayesgen.scale import streaming
+def training_scores(estimator, X_train: Any = None) -> np.ndarray:
+    """``score_samples`` of the training rows (in-sample, so slightly optimistic), (n,):
+    of ``X_train`` when given, else of the rows the fit kept
+    (:mod:`bayesgen.inference.rows`; a ``ValueError`` says to pass them otherwise)."""
+    if X_train is not None:
+        return score_samples(estimator, X_train)
+    from bayesgen.inference.rows import kept, missing_message
 
-    streaming.require_rows(estimator, "the training rows' densities")
-    return score_samples(estimator, estimator._train[0])
+    rows = kept(estimator)
+    if rows is None:
+        raise ValueError(missing_message(estimator, "the training rows' densities",
+                                         "novelty(estimator, X, X_train=X_train)"))
+    return score_samples(estimator, rows.X)
 
 
-def novelty(estimator, X: Any, quantile: float = 0.01, *, warn_user: bool = True) -> np.ndarray:
+def novelty(estimator, X: Any, quantile: float = 0.01, *, X_train: Any = None,
+            warn_user: bool = True) -> np.ndarray:
     """Flag rows of X whose density is below the ``quantile`` of the training rows'.
 
     Parameters
     ----------
-    estimator : fitted bayesgen classifier (fitted on rows, not only statistics)
+    estimator : fitted bayesgen classifier
     X : array-like (n, d)
     quantile : float in (0, 1)
         The threshold is this quantile of ``score_samples`` over the training rows
         (0.01: about 1% of the training rows would be flagged themselves).
+    X_train : array-like (m, d), optional
+        The training rows (any reference rows: the threshold is a quantile of their
+        densities). Needed unless the fit kept its rows (a posterior fit of small data,
+        see :mod:`bayesgen.inference.rows`).
     warn_user : bool
         Emit a :class:`bayesgen.DataWarning` "this input is unlike the training data"
         naming how many rows are flagged (none if no row is).
@@ -67,7 +79,7 @@ def novelty(estimator, X: Any, quantile: float = 0.01, *, warn_user: bool = True
     """
     if not 0 < quantile < 1:
         raise ValueError(f"quantile must be in (0, 1); got {quantile!r}.")
-    threshold = float(np.quantile(training_scores(estimator), quantile))
+    threshold = float(np.quantile(training_scores(estimator, X_train), quantile))
     scores = score_samples(estimator, X)
     flagged = scores < threshold
     if warn_user and flagged.any():

@@ -71,6 +71,8 @@ with a kernel part) has no closed form.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import gammaln
 from sklearn.utils.validation import check_is_fitted
@@ -78,13 +80,33 @@ from sklearn.utils.validation import check_is_fitted
 from bayesgen.inference import classprior
 
 
-def log_marginal_likelihood(estimator) -> float:
-    """log p(X, y) of the training data under the prior (see the module docstring)."""
+def log_marginal_likelihood(estimator, X: Any = None, y: Any = None,
+                            sample_weight: Any = None) -> float:
+    """log p(X, y) of the training data under the prior (see the module docstring).
+
+    ``X``, ``y`` (and ``sample_weight``): the training rows, needed only by count
+    features (MultinomialNB's multinomial coefficient, PoissonNB's log x!, MixedNB with
+    such parts) when the fit did not keep them (:mod:`bayesgen.inference.rows`).
+    """
     check_is_fitted(estimator, "params_")
     check_supported(estimator)
     family, stats, prior = estimator.family_, estimator.stats_, estimator.prior_
-    features = family.log_evidence(stats, prior, _training_rows(estimator),
-                                   method=estimator.method, who=type(estimator).__name__)
+    cache: list = []
+
+    def rows() -> tuple:  # read (and checked) once, only if a family needs them
+        if not cache:
+            from bayesgen.inference.rows import training_rows
+
+            data = training_rows(
+                estimator, X, y, sample_weight,
+                what="the marginal likelihood (the multinomial coefficient / log x! terms "
+                     "of the count features)",
+                how="log_marginal_likelihood(X, y)")
+            cache.append((data.X, data.weights))
+        return cache[0]
+
+    features = family.log_evidence(stats, prior, rows, method=estimator.method_,
+                                   who=type(estimator).__name__)
     return float(label_term(estimator) + features)
 
 
@@ -97,7 +119,7 @@ def check_supported(estimator) -> None:
             f"{who} was fitted with {estimator.n_unlabeled_} unlabelled rows: its marginal "
             "likelihood (a sum over their classes) has no closed form."
         )
-    if estimator.method == "mle":
+    if estimator.method_ == "mle":
         raise ValueError(
             f"{who} fitted with method='mle' has no prior, hence no marginal likelihood; "
             "fit with method='conjugate' (or 'map') and the same hyper-parameters."
@@ -116,13 +138,3 @@ def label_term(estimator) -> float:
     a = estimator.class_alpha_
     return float(gammaln(a.sum()) - gammaln(a.sum() + counts.sum())
                  + np.sum(gammaln(a + counts) - gammaln(a)))
-
-
-def _training_rows(estimator):
-    """(X, w) of the training rows (X after the family's checks), or None."""
-    train = getattr(estimator, "_train", None)
-    if train is None:
-        return None
-    from bayesgen.inference import exact_loo
-
-    return train[0], exact_loo.training_weights(estimator)

@@ -32,9 +32,15 @@ Not available (``supports`` is False, callers fall back to PSIS-LOO): other meth
 families without ``capabilities.exact_loo`` (KernelNB, MixedNB with a kernel part), and
 statistics that need data augmentation (LDA/QDA or MultinomialNB fitted with missing
 entries: no closed form).
+
+The training rows (and their weights) are those kept in ``idata_`` (a conjugate fit of
+at most :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES` draws x rows) or given
+(``bg.compare(models, X=X, y=y, sample_weight=w)``); see :mod:`bayesgen.inference.rows`.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -43,47 +49,51 @@ from bayesgen.utils.heavy import import_arviz
 
 
 def supports(estimator) -> bool:
-    """Whether :func:`pointwise` is exact for this fitted estimator."""
-    if getattr(estimator, "method", None) != "conjugate":
+    """Whether :func:`pointwise` is exact for this fitted estimator (it also needs the
+    training rows: kept in ``idata_`` or given, see :mod:`bayesgen.inference.rows`)."""
+    if getattr(estimator, "method_", None) != "conjugate":
         return False
     if getattr(estimator, "n_unlabeled_", 0):  # semi-supervised: no closed form
-        return False
-    if getattr(estimator, "_train", None) is None:  # fitted from statistics alone
         return False
     family, caps = estimator.family_, estimator.family_.capabilities
     return caps.exact_loo and not (caps.augmentation
                                    and family.needs_augmentation(estimator.stats_))
 
 
-def training_weights(estimator) -> np.ndarray:
-    """The sample weights of the training rows (ones for a model fitted without)."""
-    y = estimator._train[1]
-    w = getattr(estimator, "_train_weights", None)
-    if w is not None and np.shape(w) == (y.shape[0],):
-        return np.asarray(w, dtype=np.float64)
-    ones = np.ones(y.shape[0])
-    if not np.allclose(np.bincount(y, minlength=estimator.classes_.size), estimator.class_count_):
-        raise ValueError(
-            f"{type(estimator).__name__}: the sample weights of the training rows are not "
-            "known (model saved before they were kept); refit it."
-        )
-    return ones
+def training_rows(estimator, X: Any = None, y: Any = None, sample_weight: Any = None):
+    """The training rows of the exact LOO (:func:`bayesgen.inference.rows.training_rows`):
+    ``X``, ``y`` and ``sample_weight`` when given, else those kept in ``idata_``."""
+    from bayesgen.inference import rows
+
+    return rows.training_rows(estimator, X, y, sample_weight,
+                              what="the exact leave-one-out predictive",
+                              how="bg.compare(models, X=X, y=y, sample_weight=w)")
 
 
-def pointwise(estimator) -> np.ndarray:
+def pointwise(estimator, X: Any = None, y: Any = None, sample_weight: Any = None) -> np.ndarray:
     """log p(x_n, y_n | D without row n) of every training row, (n,), user units.
 
-    Raises ``ValueError`` when the estimator has no exact LOO (see :func:`supports`).
+    The training rows are ``X``, ``y`` (and ``sample_weight``) when given, else those
+    kept in ``idata_`` (:func:`training_rows`). Raises ``ValueError`` when the
+    estimator has no exact LOO (see :func:`supports`) or the rows are not at hand.
     """
+    _check_supported(estimator)
+    return _pointwise(estimator, training_rows(estimator, X, y, sample_weight))
+
+
+def _check_supported(estimator) -> None:
     if not supports(estimator):
         raise ValueError(
-            f"{type(estimator).__name__} (method={estimator.method!r}) has no exact "
-            "leave-one-out predictive: it needs method='conjugate', the training rows, and "
-            "a family with a closed-form posterior (LDA/QDA/MultinomialNB without missing "
+            f"{type(estimator).__name__} (method_={getattr(estimator, 'method_', None)!r}) "
+            "has no exact leave-one-out predictive: it needs method='conjugate' and a "
+            "family with a closed-form posterior (LDA/QDA/MultinomialNB without missing "
             "entries)."
         )
-    X, y = estimator._train
-    w = training_weights(estimator)
+
+
+def _pointwise(estimator, rows) -> np.ndarray:
+    """:func:`pointwise` of the training rows ``rows`` (:class:`bayesgen.inference.rows.Rows`)."""
+    X, y, w = rows.X, rows.y, rows.weights
     Z = scoring.internal(estimator, X)
     values = _label_term(estimator, y, w)
     values = values + estimator.family_.loo_log_predictive(Z, y, w, estimator.posterior_)
@@ -91,20 +101,28 @@ def pointwise(estimator) -> np.ndarray:
     return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
 
 
-def full_data_pointwise(estimator) -> np.ndarray:
+def full_data_pointwise(estimator, X: Any = None, y: Any = None,
+                        sample_weight: Any = None) -> np.ndarray:
     """log p(x_n, y_n | D) of every training row (the row included), (n,), user units:
-    the exact log pointwise predictive density whose sum is the lppd."""
-    X, y = estimator._train
-    joint = scoring.raw_scores(estimator, X, full=True)
-    return joint[np.arange(y.size), y]
+    the exact log pointwise predictive density whose sum is the lppd (training rows as
+    in :func:`pointwise`)."""
+    return _full_data_pointwise(estimator, training_rows(estimator, X, y, sample_weight))
 
 
-def elpd(estimator, scale: str = "log"):
+def _full_data_pointwise(estimator, rows) -> np.ndarray:
+    joint = scoring.raw_scores(estimator, rows.X, full=True)
+    return joint[np.arange(rows.y.size), rows.y]
+
+
+def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
+         sample_weight: Any = None):
     """ArviZ ``ELPDData`` of the exact LOO (``elpd_loo``, ``se``, ``p_loo``, ``loo_i``),
     as ``az.loo(..., pointwise=True)`` returns, without Pareto k (nothing is estimated).
 
     ``p_loo = lppd - elpd_loo`` with the exact lppd (:func:`full_data_pointwise`);
-    ``se = sqrt(n Var(loo_i))`` as ArviZ computes it.
+    ``se = sqrt(n Var(loo_i))`` as ArviZ computes it. The training rows are ``X``, ``y``
+    (and ``sample_weight``) when given, else those kept in ``idata_``
+    (:func:`training_rows`).
     """
     import xarray as xr
 
@@ -113,8 +131,10 @@ def elpd(estimator, scale: str = "log"):
     factor = {"log": 1.0, "negative_log": -1.0, "deviance": -2.0}.get(scale)
     if factor is None:
         raise ValueError(f"scale must be 'log', 'negative_log' or 'deviance'; got {scale!r}.")
-    loo_i = pointwise(estimator)
-    lppd = float(np.sum(full_data_pointwise(estimator)))
+    _check_supported(estimator)
+    rows = training_rows(estimator, X, y, sample_weight)
+    loo_i = _pointwise(estimator, rows)
+    lppd = float(np.sum(_full_data_pointwise(estimator, rows)))
     n = loo_i.size
     scaled = factor * loo_i
     chains, draws = estimator._posterior_size()

@@ -9,8 +9,9 @@ whole run (jittered start, warm-up, draws, the map back to the constrained model
 variables) is one jitted program, kept in an in-process cache under the graph's
 structure key plus ``(chains, tune, draws, target_accept, chain method)``. A refit on
 new data of the same shapes (cross-validation, bootstrap, a re-run notebook) reuses it
-and only samples; JAX's persistent cache (:func:`bayesgen.inference.mcmc.enable_jax_cache`)
-serves a new process.
+and only samples; JAX's persistent compilation cache, when the user turns it on, serves
+a new process (:mod:`bayesgen.inference.jax_scope`, which also keeps JAX's global
+settings as the user left them).
 
 The sampler is numpyro's NUTS kernel (``numpyro.infer.hmc.hmc``) with PyMC's settings
 for it: diagonal mass matrix and step size adapted during ``tune`` iterations (numpyro's
@@ -18,9 +19,27 @@ windowed schedule), ``target_accept``, maximum tree depth 10, each chain started
 PyMC's initial point (the prior's support point, in the unconstrained space) plus
 uniform(-1, 1) jitter (the point without jitter when the jittered one has a non-finite
 density). A caller's start (``ExtraLikelihood.start`` of :mod:`bayesgen.inference.model`:
-a semi-supervised fit's) replaces it, with uniform(-0.1, 0.1) jitter. Chains run
-on separate XLA host devices (``chain_method="parallel"``, measured faster than
-"vectorized" on 2 cores, see ``benchmarks/README.md``).
+a semi-supervised fit's) replaces it, with uniform(-0.1, 0.1) jitter.
+
+How the chains run is the estimators' ``chain_method`` (numpyro's names), one compiled
+program either way:
+
+- ``"sequential"`` (the default): one chain after the other (``jax.lax.map``) on one
+  device. Each chain runs its own trajectories, so no chain waits for another; the
+  time is the sum of the chains'. The cheapest program to compile, and compiling is
+  most of a first fit.
+- ``"vectorized"``: all chains in one batched program (``jax.vmap``) on one device.
+  Every NUTS step costs the longest trajectory among the chains, on one core. Its
+  program takes longer to compile, and then samples small models faster (the batch
+  shares the loop's overhead): it pays off for refits of the same shapes
+  (cross-validation, bootstraps), which reuse the compiled program.
+- ``"parallel"``: one chain per XLA device (``jax.pmap``), so on a CPU the chains run
+  on separate cores. JAX has one CPU device unless told otherwise before it starts:
+  set ``XLA_FLAGS=--xla_force_host_platform_device_count=<chains>`` in the environment
+  (or call ``numpyro.set_host_device_count(chains)``) before JAX's first use; with
+  fewer devices than chains the fit raises ``ValueError``. bayesgen never sets it:
+  the number of devices is the user's choice, not an effect of the order of imports.
+  Measured in ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -31,10 +50,12 @@ from collections import OrderedDict
 
 import numpy as np
 
+from bayesgen.inference import jax_scope
+
 #: compiled programs kept in memory (least recently used dropped first)
 MAX_PROGRAMS = 8
-#: how chains run: on separate XLA host devices ("parallel") or batched ("vectorized")
-CHAIN_METHOD = "parallel"
+#: how chains run (the estimators' ``chain_method``; module docstring)
+CHAIN_METHODS = ("sequential", "parallel", "vectorized")
 
 _PROGRAMS: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()
@@ -50,11 +71,10 @@ def _jaxify(inputs: list, outputs: list):
     Random generators among the graph's roots (an initial point's ``rv.shape`` refers to
     the random variable) must vanish in the rewrites (shape inference), else ValueError.
     """
-    import pymc.sampling.jax  # noqa: F401  (registers JAX versions of PyMC's Assert ops)
     from pytensor.compile import SharedVariable, mode
     from pytensor.graph.fg import FunctionGraph
     from pytensor.graph.traversal import graph_inputs
-    from pytensor.link.jax.dispatch import jax_funcify
+    from pytensor.link.jax.dispatch import jax_funcify  # imported by jax_scope.imports
 
     rngs = [v for v in graph_inputs(outputs) if isinstance(v, SharedVariable)]
     fgraph = FunctionGraph(inputs=[*inputs, *rngs], outputs=outputs, clone=True)
@@ -119,21 +139,13 @@ def _build_program(value_vars, lifted, logp, targets, starts, *, chains: int, tu
         _, out = jax.lax.scan(draw, state, None, length=draws)
         return out
 
-    batched = jax.vmap(one_chain, in_axes=(0, 0, None))
-    groups = _device_groups(chain_method, chains)
-    if groups == chains:
+    if chain_method == "parallel":  # one chain per device (checked by the caller)
         run = jax.pmap(one_chain, in_axes=(0, 0, None))
-    elif groups > 1:  # "hybrid": vectorized chains on each of `groups` devices
-        grouped = jax.pmap(batched, in_axes=(0, 0, None))
-
-        def run(keys, start, data):
-            split = jax.tree_util.tree_map(
-                lambda a: a.reshape(groups, chains // groups, *a.shape[1:]), (keys, start)
-            )
-            out = grouped(*split, data)
-            return jax.tree_util.tree_map(lambda a: a.reshape(chains, *a.shape[2:]), out)
-    else:
-        run = jax.jit(batched)
+    elif chain_method == "vectorized":
+        run = jax.jit(jax.vmap(one_chain, in_axes=(0, 0, None)))
+    else:  # "sequential": one chain after the other, in one program
+        run = jax.jit(lambda keys, start, data: jax.lax.map(
+            lambda chain: one_chain(chain[0], chain[1], data), (keys, start)))
     return run, start_host
 
 
@@ -155,21 +167,24 @@ def _start_function(lifted: list, starts: list):
         return None, host
 
 
-def _device_groups(chain_method: str, chains: int) -> int:
-    """Number of XLA devices the chains are spread over (1: all vectorized on one)."""
-    import os
-
+def check_chain_method(chain_method: str, chains: int) -> None:
+    """``ValueError`` for an unknown ``chain_method``, or "parallel" with fewer XLA
+    devices than chains (JAX's backend starts here if it has not yet)."""
+    if chain_method not in CHAIN_METHODS:
+        raise ValueError(f"chain_method must be one of {CHAIN_METHODS}; got {chain_method!r}.")
+    if chain_method != "parallel" or chains == 1:
+        return
     import jax
 
     devices = jax.local_device_count()
-    if chain_method == "parallel" and devices >= chains:
-        return chains
-    if chain_method == "hybrid":
-        cores = min(os.cpu_count() or 1, devices, chains)
-        while cores > 1 and chains % cores:
-            cores -= 1
-        return cores
-    return 1
+    if devices < chains:
+        raise ValueError(
+            f"chain_method='parallel' runs each of the {chains} chains on an XLA device of "
+            f"its own, but JAX has {devices}. Set the environment variable XLA_FLAGS="
+            f"--xla_force_host_platform_device_count={chains} (or call "
+            f"numpyro.set_host_device_count({chains})) before JAX's first use in the "
+            "process, or use chain_method='sequential' or 'vectorized'."
+        )
 
 
 def _program(key, build):
@@ -203,13 +218,15 @@ def _start_expressions(model) -> list:
 
 
 def sample(model, names: list[str], *, chains: int, tune: int, draws: int,
-           target_accept: float, seed: int | None, chain_method: str | None = None,
+           target_accept: float, seed: int | None, chain_method: str,
            init: dict | None = None, jitter: float = 1.0):
     """NUTS draws of the model variables ``names`` (constrained) and NUTS statistics.
 
-    ``init`` (value variable name -> unconstrained value) replaces PyMC's initial point
-    as the chains' start; ``jitter`` is the half-width of the uniform jitter added to
-    the start of each chain.
+    ``chain_method``: one of :data:`CHAIN_METHODS` (module docstring). ``init`` (value
+    variable name -> unconstrained value) replaces PyMC's initial point as the chains'
+    start; ``jitter`` is the half-width of the uniform jitter added to the start of
+    each chain. JAX's global settings are left as they were
+    (:func:`bayesgen.inference.jax_scope.scope`).
 
     Returns
     -------
@@ -220,11 +237,20 @@ def sample(model, names: list[str], *, chains: int, tune: int, draws: int,
         Jacobian included), ``energy``, ``step_size``, ``acceptance_rate``, each
         (chains, draws).
     """
+    with jax_scope.scope():
+        check_chain_method(chain_method, chains)
+        return _sample(model, names, chains=chains, tune=tune, draws=draws,
+                       target_accept=target_accept, seed=seed, chain_method=chain_method,
+                       init=init, jitter=jitter)
+
+
+def _sample(model, names: list[str], *, chains: int, tune: int, draws: int,
+            target_accept: float, seed: int | None, chain_method: str,
+            init: dict | None, jitter: float):
     import jax
 
     from bayesgen.inference.graph_inputs import lift_constants
 
-    chain_method = chain_method or CHAIN_METHOD
     with warnings.catch_warnings():
         # the C backend's missing BLAS does not matter here: the program runs in JAX
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
@@ -273,12 +299,13 @@ def logp_and_grad(model):
     """``z -> (log density, gradient)`` of ``model`` (unconstrained, Jacobian included)
     at the value variables' values ``z`` (a list in ``model.value_vars`` order), as a
     jitted JAX function of the graph with its constants lifted: compiled once per
-    model structure and shape and kept with the NUTS programs."""
+    model structure and shape and kept with the NUTS programs; every call runs in
+    :func:`bayesgen.inference.jax_scope.scope`."""
     import jax
 
     from bayesgen.inference.graph_inputs import lift_constants
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), jax_scope.scope():
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
         value_vars, outs, lifted, values, structure = lift_constants(
             list(model.value_vars), [model.logp()]
@@ -290,5 +317,10 @@ def logp_and_grad(model):
 
         fn = _program(("logp", structure), build)
     data = tuple(values)
-    return lambda z: fn(tuple(np.asarray(v, dtype=x.dtype) for v, x in
-                              zip(z, value_vars, strict=True)), data)
+
+    def value_and_grad(z):
+        with jax_scope.scope():
+            return fn(tuple(np.asarray(v, dtype=x.dtype) for v, x in
+                            zip(z, value_vars, strict=True)), data)
+
+    return value_and_grad

@@ -7,11 +7,16 @@ rows (NUTS works on the sufficient statistics), so, as PyMC makes it opt-in:
 
 - at fit it is computed when draws x rows <= :data:`AT_FIT_MAX_VALUES` (4,000,000
   values, 32 MB: e.g. 4,000 draws of 1,000 rows),
-- otherwise ``estimator.add_log_likelihood()`` adds it (``bg.compare`` calls it for
-  estimators without the group); rows are processed in blocks (``posterior``'s chunking),
-  so memory beyond the group itself stays bounded,
+- otherwise ``estimator.add_log_likelihood(X, y)`` adds it from the training rows
+  (``bg.compare(models, X=X, y=y)`` calls it for estimators without the group); rows
+  are processed in blocks (``posterior``'s chunking), so memory beyond the group
+  itself stays bounded,
 - above :data:`bayesgen.inference.posterior.LOG_LIK_MAX_VALUES` (about 2 GB) it is refused: fit
   warns once that the group will not be available, ``add_log_likelihood`` raises.
+
+The fit keeps its rows (``idata_.observed_data``) under the same bound, so a fit that
+stores the group also has the rows its other checks need, and a larger one holds
+neither (:mod:`bayesgen.inference.rows`).
 """
 
 from __future__ import annotations
@@ -24,32 +29,36 @@ from bayesgen.exceptions import DataWarning, warn
 AT_FIT_MAX_VALUES = 4_000_000
 
 
-def _size(estimator) -> tuple[int, int, int]:
+def _size(estimator, n: int) -> tuple[int, int, int]:
     chains, draws = estimator._posterior_size()
-    return chains, draws, estimator._train[0].shape[0]
+    return chains, draws, n
 
 
-def _too_large_message(estimator) -> str:
-    chains, draws, n = _size(estimator)
+def _too_large_message(estimator, n: int) -> str:
+    chains, draws, n = _size(estimator, n)
     return (
         f"{type(estimator).__name__}: the pointwise log-likelihood would hold {chains} x "
         f"{draws} x {n} values ({chains * draws * n * 8 / 1e9:.1f} GB)"
     )
 
 
-def _too_large(estimator) -> bool:
+def _too_large(estimator, n: int) -> bool:
     from bayesgen.inference import posterior
 
-    chains, draws, n = _size(estimator)
+    chains, draws, n = _size(estimator, n)
     return chains * draws * n > posterior.LOG_LIK_MAX_VALUES
 
 
-def at_fit(estimator) -> np.ndarray | None:
-    """The (S, n) table to store at fit, or None (too large for fit time: on demand)."""
-    chains, draws, n = _size(estimator)
-    if _too_large(estimator):
+def at_fit(estimator, X, y: np.ndarray) -> np.ndarray | None:
+    """The (S, n) table of the training rows ``X``, ``y`` (class index) to store at fit,
+    or None (too large for fit time: on demand). The fit keeps its rows in
+    ``idata_.observed_data`` exactly when this table is stored (see
+    :mod:`bayesgen.inference.rows`)."""
+    n = X.shape[0]
+    chains, draws, n = _size(estimator, n)
+    if _too_large(estimator, n):
         warn(
-            f"{_too_large_message(estimator)}, so idata_ has no log_likelihood group "
+            f"{_too_large_message(estimator, n)}, so idata_ has no log_likelihood group "
             "(az.loo and bg.compare need it). Refit with fewer draws or chains, or on a "
             "subsample, to get it.",
             DataWarning,
@@ -57,32 +66,41 @@ def at_fit(estimator) -> np.ndarray | None:
         return None
     if chains * draws * n > AT_FIT_MAX_VALUES:
         return None
-    return compute(estimator)
+    return compute(estimator, X, y)
 
 
-def compute(estimator) -> np.ndarray:
-    """log p(x_n, y_n | theta_s) of the training rows, shape (S, n)."""
+def compute(estimator, X, y: np.ndarray) -> np.ndarray:
+    """log p(x_n, y_n | theta_s) of the rows ``X`` with class index ``y``, shape (S, n)."""
     from bayesgen.inference import scoring
 
-    X, y = estimator._train
     return scoring.pointwise_log_lik(estimator, X, y)
 
 
-def add(estimator):
-    """Add the ``log_likelihood`` group to ``estimator.idata_`` if missing; returns it."""
+def add(estimator, X=None, y=None, sample_weight=None):
+    """Add the ``log_likelihood`` group to ``estimator.idata_`` if missing; returns it.
+
+    The training rows come from ``X``, ``y`` (``sample_weight``) or those kept in ``idata_``
+    (:func:`bayesgen.inference.rows.training_rows`).
+    """
     import xarray as xr
+
+    from bayesgen.inference import rows as training
 
     estimator._check_posterior("add_log_likelihood")
     idata = estimator.idata_
     if "log_likelihood" in idata.groups():
         return idata
-    if _too_large(estimator):
+    data = training.training_rows(estimator, X, y, sample_weight,
+                                  what="the pointwise log-likelihood",
+                                  how="add_log_likelihood(X, y)")
+    n = data.y.shape[0]
+    if _too_large(estimator, n):
         raise ValueError(
-            f"{_too_large_message(estimator)}: too large for the log-likelihood group. "
+            f"{_too_large_message(estimator, n)}: too large for the log-likelihood group. "
             "Refit with fewer draws or chains, or on a subsample."
         )
-    chains, draws, n = _size(estimator)
-    values = compute(estimator).reshape(chains, draws, n)
+    chains, draws, n = _size(estimator, n)
+    values = compute(estimator, data.X, data.y).reshape(chains, draws, n)
     posterior_ds = idata.posterior
     group = xr.Dataset(
         {"y": (("chain", "draw", "obs"), values)},

@@ -4,7 +4,22 @@ the same posterior draws the conjugate path produces.
 With numpyro (``sampler="numpyro"``, what ``"auto"`` picks when it is installed) the
 NUTS program is compiled once per model structure and shape and reused by later fits
 on other data (:mod:`bayesgen.inference.jax_nuts`); nutpie, blackjax and PyMC's own sampler run
-through ``pm.sample``.
+through ``pm.sample``. JAX's global settings and caches are left as the user has them
+(:mod:`bayesgen.inference.jax_scope`).
+
+``chain_method`` (an estimator parameter, numpyro's names) says how the chains run:
+for numpyro see :mod:`bayesgen.inference.jax_nuts`; blackjax takes "parallel" (one
+device per chain, as numpyro) or "vectorized" ("sequential" runs as "vectorized", the
+closest it has); PyMC's own sampler runs the chains one after the other for
+"sequential" (``cores=1``) and in parallel processes otherwise; nutpie runs them in
+threads of its own whatever the value.
+
+blackjax through ``pm.sample`` compiles anew at every fit (PyMC bakes the data into
+its program), and JAX keeps what it compiled: many blackjax fits in one process use
+more and more memory (about 110 fits exhausted the kernel's memory maps in the
+simulation-based calibration runs); numpyro, which "auto" prefers, keeps at most
+:data:`bayesgen.inference.jax_nuts.MAX_PROGRAMS` programs and reuses them. bayesgen
+does not clear JAX's caches for it (that would drop the user's compiled functions).
 """
 
 from __future__ import annotations
@@ -56,46 +71,6 @@ def resolve_sampler(sampler: str) -> str:
     return sampler
 
 
-def enable_jax_cache() -> str | None:
-    """Turn on JAX's persistent compilation cache unless the user configured one.
-
-    Compiled XLA programs are kept on disk (``$BAYESGEN_JAX_CACHE``, default
-    ``~/.cache/bayesgen/jax``; set it to ``0`` to disable), so later fits of the same
-    model shapes in a new process skip most of the XLA compilation (within one process
-    :mod:`bayesgen.inference.jax_nuts` keeps the compiled program itself). Returns the cache
-    folder in use, or None.
-    """
-    import jax
-
-    folder = os.environ.get("BAYESGEN_JAX_CACHE", os.path.expanduser("~/.cache/bayesgen/jax"))
-    if folder == "0":
-        return None
-    current = jax.config.jax_compilation_cache_dir
-    if current:
-        return current
-    jax.config.update("jax_compilation_cache_dir", folder)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    return folder
-
-
-def release_jax_programs() -> None:
-    """Free the XLA programs compiled for one blackjax fit (``jax.clear_caches``).
-
-    ``pm.sample``'s JAX samplers bake the model's constants (here: the sufficient
-    statistics and the prior) into the compiled program, so it cannot serve another
-    data set; yet JAX keeps it in its in-memory caches, about 570 memory maps per fit.
-    After ~110 fits in one process the kernel's map limit (``vm.max_map_count``, 65530)
-    is reached and LLVM fails with "Cannot allocate memory". Called after each blackjax
-    fit; it also drops the caches of the user's own jitted functions. The numpyro path
-    does not need it: its programs take the data as arguments and are reused, at most
-    ``bayesgen.inference.jax_nuts.MAX_PROGRAMS`` of them kept.
-    """
-    import jax
-
-    jax.clear_caches()
-
-
 def _seed(random_state) -> int | None:
     """PyMC's ``random_seed``: None, an int, or one draw from a Generator/RandomState."""
     from bayesgen.utils.random import seed_from
@@ -126,6 +101,7 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
         raise ValueError(f"target_accept must be in (0, 1); got {estimator.target_accept!r}.")
     sampler = resolve_sampler(estimator.sampler)
     chains, draws = estimator._posterior_size()
+    chain_method = estimator.chain_method
     model = build_stats_model(estimator, extra)
     names = ["pi", *estimator.family_.param_dims]
     init = None
@@ -134,14 +110,15 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
     if sampler == "numpyro":
         from bayesgen.inference import jax_nuts
 
-        enable_jax_cache()
         post, sample_stats = jax_nuts.sample(
             model, names, chains=chains, tune=int(estimator.tune), draws=draws,
             target_accept=float(estimator.target_accept), seed=_seed(estimator.random_state),
-            init=init, jitter=1.0 if init is None else START_JITTER,
+            chain_method=chain_method, init=init,
+            jitter=1.0 if init is None else START_JITTER,
         )
     else:
-        post, sample_stats = _sample_pymc(estimator, model, sampler, chains, draws, init)
+        post, sample_stats = _sample_pymc(estimator, model, sampler, chains, draws, init,
+                                          chain_method)
     size = chains * draws
     params = {
         name: post[name].reshape(size, *post[name].shape[2:])
@@ -156,22 +133,32 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
 
 
 def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
-                 init: dict | None = None):
+                 init: dict | None = None, chain_method: str = "sequential"):
     """``pm.sample`` with ``nuts_sampler=sampler`` (nutpie, blackjax, PyMC's own):
     draws ``name -> (chains, draws, ...)`` and the sample statistics. ``init``
     (unconstrained values by value variable name) becomes ``initvals`` (constrained)
-    for PyMC's sampler and blackjax; nutpie ignores initvals, so it starts as usual."""
+    for PyMC's sampler and blackjax; nutpie ignores initvals, so it starts as usual.
+    ``chain_method``: see the module docstring."""
+    import contextlib
+
     pm = import_pymc()
 
+    from bayesgen.inference import jax_nuts, jax_scope
+
     kwargs = {}
+    scope = contextlib.nullcontext()
+    cores = 1 if chain_method == "sequential" else min(chains, os.cpu_count() or 1)
     if init is not None and sampler != "nutpie":
         kwargs["initvals"] = constrained(model, init)
         if sampler == "pymc":  # no jitter of +-1 around the start
             kwargs["init"] = "adapt_diag"
     if sampler == "blackjax":
-        enable_jax_cache()
+        jax_nuts.check_chain_method(chain_method, chains)
+        kwargs["nuts_sampler_kwargs"] = {
+            "chain_method": "parallel" if chain_method == "parallel" else "vectorized"}
+        scope = jax_scope.scope()  # JAX's global settings left as they are
     show = show_progress(estimator.progressbar)
-    with warnings.catch_warnings(), quiet_pymc_log(show):
+    with warnings.catch_warnings(), quiet_pymc_log(show), scope:
         warnings.filterwarnings("ignore", message=".*at least 4 chains.*")
         # the C backend's missing BLAS does not matter: NUTS runs in JAX/numba/Rust
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
@@ -179,7 +166,7 @@ def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
             draws=draws,
             tune=int(estimator.tune),
             chains=chains,
-            cores=min(chains, os.cpu_count() or 1),
+            cores=cores,
             model=model,
             nuts_sampler=sampler,
             random_seed=_seed(estimator.random_state),
@@ -188,8 +175,6 @@ def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
             compute_convergence_checks=False,
             **kwargs,
         )
-    if sampler == "blackjax":
-        release_jax_programs()
     post = {name: idata.posterior[name].values for name in idata.posterior.data_vars}
     sample_stats = {
         name: idata.sample_stats[name].values for name in idata.sample_stats.data_vars

@@ -22,9 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.data.sparse import observed_x
 from bayesgen.inference import scoring
-from bayesgen.scale import streaming
 from bayesgen.utils.heavy import import_arviz, import_pymc
 
 #: refuse to build replicated data sets larger than this many values (~4 GB)
@@ -76,21 +74,32 @@ def _dataset(values: dict, dims: dict, coords: dict):
     )
 
 
-def posterior_predictive(estimator, random_state: Any = None):
-    """Add ``posterior_predictive`` (``y``, ``x``) to ``estimator.idata_``; return it."""
+def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: Any = None,
+                         sample_weight: Any = None):
+    """Add ``posterior_predictive`` (``y``, ``x``) to ``estimator.idata_``; return it.
+
+    The replicates are shaped like the training rows: ``X``, ``y`` (``sample_weight``)
+    when given (then added to ``idata_`` as ``observed_data`` if it has none, for
+    ArviZ's checks), else
+    those kept in ``idata_`` (:mod:`bayesgen.inference.rows`).
+    """
     az = import_arviz()
 
-    streaming.require_rows(estimator, "sample_posterior_predictive (replicates of the rows)")
+    from bayesgen.inference import rows as training
+
+    data = training.training_rows(
+        estimator, X, y, sample_weight, what="sample_posterior_predictive (replicates of the rows)",
+        how="sample_posterior_predictive(X=X, y=y)")
     rng = _rng(random_state)
     chains, draws = estimator._posterior_size()
-    X, _ = estimator._train
+    n_obs = data.y.shape[0]
     pi = np.exp(estimator.log_pi_draws_)
-    y_rep = _draw_classes(pi, X.shape[0], rng)
+    y_rep = _draw_classes(pi, n_obs, rng)
     x_rep = _replicate_x(estimator, estimator.params_, y_rep, rng, internal=True)
     coords = {
         "chain": np.arange(chains),
         "draw": np.arange(draws),
-        "obs": np.arange(X.shape[0]),
+        "obs": np.arange(n_obs),
         "feature": estimator._feature_names(),
     }
     ds = _dataset(
@@ -101,22 +110,42 @@ def posterior_predictive(estimator, random_state: Any = None):
         {"y": ("chain", "draw", "obs"), "x": ("chain", "draw", "obs", "feature")},
         coords,
     )
+    if not data.kept:
+        training.keep(estimator, data)
     estimator.idata_.extend(az.InferenceData(posterior_predictive=ds), join="right")
     return estimator.idata_
 
 
-def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
-    """Add ``prior`` and ``prior_predictive`` to ``estimator.idata_``; return it."""
+def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: Any = None,
+                     y: Any = None):
+    """Add ``prior`` and ``prior_predictive`` to ``estimator.idata_``; return it.
+
+    Forward samples of the PyMC model with the training rows: ``X``, ``y`` when given
+    (any rows: only their number and labels shape the samples), else those kept in
+    ``idata_`` (``model_``). A point fit gets an ``idata_`` holding these groups and
+    the rows as ``observed_data`` (for ArviZ's prior predictive plots; a point fit
+    still keeps no rows for its other capabilities).
+    """
     az = import_arviz()
     pm = import_pymc()
 
+    from bayesgen.inference import rows as training
+
     if not isinstance(draws, (int, np.integer)) or draws < 1:
         raise ValueError(f"draws must be a positive integer; got {draws!r}.")
-    streaming.require_rows(estimator, "sample_prior_predictive (shaped like the rows)")
+    data = training.training_rows(
+        estimator, X, y, what="sample_prior_predictive (shaped like the rows)",
+        how="sample_prior_predictive(X=X, y=y)", check=False)
+    if data.kept:
+        model = estimator.model_
+    else:
+        from bayesgen.inference.model import build_model
+
+        model = build_model(estimator, data.X, data.y)
     rng = _rng(random_state)
     seed = int(rng.integers(2**31))
     names = ["pi", *estimator.family_.param_dims]
-    observed = {"y"} | ({"x"} if "x" in estimator.model_.named_vars else set())
+    observed = {"y"} | ({"x"} if "x" in model.named_vars else set())
     with warnings.catch_warnings(), _quiet_logger("pymc.sampling.forward"):
         # KernelNB's likelihood is a Potential with no forward sampler: x is drawn below
         warnings.filterwarnings("ignore", message=".*Potentials.*")
@@ -124,7 +153,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
         # the speed of large matrix products, not of these draws
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
         sampled = pm.sample_prior_predictive(
-            draws=int(draws), model=estimator.model_, random_seed=seed,
+            draws=int(draws), model=model, random_seed=seed,
             var_names=[*names, *sorted(observed)],
         )
     prior = sampled.prior[names]
@@ -140,16 +169,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None):
         pp = pp.assign_coords(feature=estimator._feature_names())
     groups = az.InferenceData(prior=prior, prior_predictive=pp[["y", "x"]])
     if getattr(estimator, "idata_", None) is None:
-        X, y = estimator._train
-        x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
-        groups.extend(
-            az.from_dict(
-                observed_data={"y": y.astype(np.int64), **x_vars},
-                coords={"obs": np.arange(X.shape[0]),
-                        "feature": np.asarray(estimator._feature_names())},
-                dims={"y": ["obs"], **x_dims},
-            )
-        )
+        groups.extend(training.observed_groups(estimator, data))
         estimator.idata_ = groups
     else:
         estimator.idata_.extend(groups, join="right")

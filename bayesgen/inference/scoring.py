@@ -192,7 +192,7 @@ def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     if far is None:
         return out
     jac = _rows(jac, far.rows)
-    if estimator.method == "conjugate":
+    if estimator.method_ == "conjugate":
         far_joint = posterior.closed_form(estimator, lambda p: family.far_log_predictive(far, p))
         out[far.rows] = far_joint - jac
         return out
@@ -210,7 +210,7 @@ def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
 
 
 def _near_scores(estimator, Z: np.ndarray, full: bool, jac: float) -> np.ndarray:
-    if estimator.method == "conjugate":
+    if estimator.method_ == "conjugate":
         return posterior.closed_form_log_joint(estimator, Z) - jac
     if estimator._is_posterior:
         return posterior.predictive_log_joint(

@@ -92,7 +92,30 @@ def validate_predict(estimator, X: Any) -> Any:
     X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
                       **sparse.validate_kwargs(estimator, X))
     _check_infinite(estimator, X)
-    return missing.check_X(estimator, estimator.family_, X, estimator.method)
+    return missing.check_X(estimator, estimator.family_, X, estimator.method_)
+
+
+def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
+    """Rows of a fitted estimator's data set read as its fit read them: the labelled
+    rows' validated X (after the family's support checks), class index into
+    ``classes_`` and weights, ``(X, y_index, weights)``; rows whose label is missing
+    (unlabelled, see :mod:`bayesgen.semi.unlabeled`) are left out. For the capabilities
+    that need the training rows again (:mod:`bayesgen.inference.rows`)."""
+    with missing.scan_scope(), no_spin():
+        y, unlabeled = labels.split_labels(y, getattr(estimator, "unlabeled", None))
+        X = tables.to_numeric(estimator, X, reset=False)
+        y = check_label_sequence(y)
+        X, y = validate_data(estimator, X, y, reset=False, dtype=np.float64,
+                             ensure_all_finite=False, **sparse.validate_kwargs(estimator, X))
+        _check_infinite(estimator, X)
+        weights = check_sample_weight(sample_weight, X.shape[0], estimator.method_)
+        if unlabeled is not None:
+            keep = np.flatnonzero(~unlabeled)
+            X = X[keep] if not sparse.is_sparse(X) else X.tocsr()[keep]
+            y, weights = y[keep], weights[keep]
+        y_index = encode_known(y, estimator.classes_)
+        X = missing.check_X(estimator, estimator.family_, X, estimator.method_)
+    return X, y_index, weights
 
 
 def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,

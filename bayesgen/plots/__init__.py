@@ -219,7 +219,7 @@ def probability_forest(estimator, X_points: Any, *, hdi_prob: float = 0.94, ax=N
     check_is_fitted(estimator, "classes_")
     if not _is_posterior(estimator):
         raise ValueError(f"probability_forest needs a posterior: fit with method='conjugate' "
-                         f"or 'mcmc' (this model has method={estimator.method!r}).")
+                         f"or 'mcmc' (this model was fitted with method={estimator.method_!r}).")
     if not 0 < hdi_prob < 1:
         raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
     X_points = np.asarray(X_points, dtype=float)
@@ -271,7 +271,7 @@ def shrinkage(estimators: dict, *, feature_indices: Any = None, ax=None):
     if not isinstance(estimators, dict) or len(estimators) < 2:
         raise ValueError("estimators must be a dict name -> fitted estimator with one "
                          "method='mle' fit and at least one other.")
-    ref = [n for n, e in estimators.items() if getattr(e, "method", None) == "mle"]
+    ref = [n for n, e in estimators.items() if getattr(e, "method_", None) == "mle"]
     if len(ref) != 1:
         raise ValueError(f"exactly one estimator must have method='mle' (the x axis); got "
                          f"{len(ref)}.")
@@ -309,7 +309,7 @@ def _arviz_plot(fn_name: str, estimator, var_names, **kwargs):
     check_is_fitted(estimator, "classes_")
     if not _is_posterior(estimator):
         raise ValueError(f"{fn_name} needs a posterior: fit with method='conjugate' or 'mcmc' "
-                         f"(this model has method={estimator.method!r}).")
+                         f"(this model was fitted with method={estimator.method_!r}).")
     names = estimator._var_names() if var_names is None else var_names  # pi if random
     with warnings.catch_warnings():  # ArviZ 0.23 internals vs matplotlib >= 3.11
         warnings.filterwarnings("ignore", message=".*alias_mapping to normalize_kwargs")

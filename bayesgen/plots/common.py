@@ -17,11 +17,11 @@ def _axes(ax, figsize: tuple[float, float] = (6.4, 4.8)):
 
 
 def _is_posterior(estimator) -> bool:
-    return getattr(estimator, "method", None) in _POSTERIOR
+    return getattr(estimator, "method_", None) in _POSTERIOR
 
 
 def _name(estimator) -> str:
-    return f"{type(estimator).__name__}(method={estimator.method!r})"
+    return f"{type(estimator).__name__}(method={estimator.method_!r})"
 
 
 def _feature_labels(estimator, n_features: int) -> list[str]:

@@ -22,10 +22,12 @@ statistics, hence the same MLE/MAP, the same conjugate posterior (and the same d
 for the same ``random_state``) and the same posterior for NUTS to sample (not the same
 chains: NUTS runs in the internal frame, which depends on how the data were cut).
 
-Without the rows, what needs them is not available: ``model_`` (observed data),
-``idata_``'s ``observed_data`` and ``log_likelihood`` groups (so ``az.loo`` and
-``bg.compare``), ``sample_posterior_predictive``, ``sample_prior_predictive`` and the
-posterior predictive checks raise a ``ValueError`` saying so (:func:`require_rows`).
+A model fitted from statistics keeps no rows, like a point fit of any kind: what needs
+the training rows (``model_``, ``idata_``'s ``observed_data`` and ``log_likelihood``
+groups, so ``az.loo`` and ``bg.compare``, the predictive samples and checks, exact
+LOO) takes them as arguments (``build_model(X, y)``, ``add_log_likelihood(X, y)``,
+``sample_posterior_predictive(X=X, y=y)``, ``bg.compare(models, X=X, y=y)``, ...) and
+raises a ``ValueError`` saying so without them (:mod:`bayesgen.inference.rows`).
 """
 
 from __future__ import annotations
@@ -112,9 +114,10 @@ def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = 
 
     Notes
     -----
-    Without its rows the model has no ``model_``, ``observed_data`` or
-    ``log_likelihood`` group and no posterior predictive replicates (they raise
-    ``ValueError``; see :mod:`bayesgen.scale.streaming`). Until the model has been fitted
+    The model keeps no rows: ``model_``, the ``observed_data`` and ``log_likelihood``
+    groups and the posterior predictive replicates take the training rows as arguments
+    (``build_model(X, y)``, ``add_log_likelihood(X, y)``, ...; see
+    :mod:`bayesgen.inference.rows`). Until the model has been fitted
     once, statistics it cannot be fitted from while a class has fewer than d + 2
     samples (``method="mle"`` or KernelNB with a class not seen yet, QDA's MLE with
     fewer than d + 1 rows in a class) are kept with a ``DataWarning`` quoting the
@@ -163,8 +166,8 @@ def merge(*estimators: Any):
     -------
     estimator
         A new fitted estimator (the conjugate posterior is drawn, and NUTS run, anew
-        with the first estimator's ``random_state``). It was fitted without rows: see
-        :mod:`bayesgen.scale.streaming` for what that excludes.
+        with the first estimator's ``random_state``). It was fitted without rows: what
+        needs them takes them as arguments (:mod:`bayesgen.inference.rows`).
 
     Raises
     ------
@@ -215,13 +218,3 @@ def _same_value(u: Any, v: Any) -> bool:
         return a.shape == b.shape and bool(np.all(a == b))
     except (TypeError, ValueError):
         return u is v
-
-
-def require_rows(estimator, what: str) -> None:
-    """``ValueError`` if ``estimator`` was fitted from statistics alone (no rows)."""
-    if getattr(estimator, "_train", True) is None:
-        raise ValueError(
-            f"{type(estimator).__name__} was fitted from statistics (partial_fit, "
-            f"bayesgen.merge or Dask input), without its training rows, so {what} is not "
-            "available. Refit with fit(X, y) on in-memory data to get it."
-        )

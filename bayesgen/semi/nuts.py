@@ -152,10 +152,8 @@ def _ascend(model, start: dict, maxiter: int = 500) -> dict | None:
     (:func:`bayesgen.inference.jax_nuts.logp_and_grad`, cached per model structure)."""
     from scipy.optimize import minimize
 
-    from bayesgen.inference import mcmc
     from bayesgen.inference.jax_nuts import logp_and_grad
 
-    mcmc.enable_jax_cache()
     f = logp_and_grad(model)
     names = [v.name for v in model.value_vars]
     shapes = [np.shape(start[n]) for n in names]

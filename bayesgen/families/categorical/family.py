@@ -34,6 +34,7 @@ per feature); they are padded and put back in feature order as the deterministic
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -268,7 +269,8 @@ class CategoricalFamily(UnlabelledHooks):
         return self.log_lik(X, {"theta": conc / conc.sum(axis=-1, keepdims=True)})
 
     # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str,
                      who: str) -> float:
         """Exact log p(X | y) under Dirichlet(alpha_j) over the C_j categories of
         feature j::

@@ -53,6 +53,7 @@ is O(n_test n_train d). Measured: 2 classes x 2000 points x 10 features fit in ~
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -320,7 +321,8 @@ class KernelFamily(UnlabelledHooks):
         raise ValueError(NO_CONJUGATE)
 
     # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str,
                      who: str) -> float:
         """Not available: the bandwidth prior is not conjugate (always raises ValueError)."""
         raise ValueError(

@@ -32,6 +32,7 @@ training rows live in :mod:`bayesgen.families.mixed.pymc`. The unlabelled-row ho
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -333,14 +334,18 @@ class MixedFamily:
         )
 
     # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str,
                      who: str) -> float:
         """The sum of the parts' evidences on their columns (their priors are
         independent); a part without one raises its ``ValueError``, named
         ``"{who} part {prefix}"``."""
         total = 0.0
         for q, s, p in zip(self._parts(), stats["parts"], prior["parts"], strict=True):
-            sub = None if rows is None else (rows[0][:, q["columns"]], rows[1])
+            def sub(columns=q["columns"]) -> tuple:
+                X, w = rows()
+                return X[:, columns], w
+
             total += q["family"].log_evidence(s, p, sub, method=method,
                                               who=f"{who} part {q['prefix']}")
         return total

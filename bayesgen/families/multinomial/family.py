@@ -44,6 +44,7 @@ non-zeros (see :mod:`bayesgen.data.sparse`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -224,7 +225,8 @@ class MultinomialFamily(UnlabelledHooks):
         return dr.check_overflow(out, X, WHO)
 
     # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str,
                      who: str) -> float:
         """Exact log p(X | y) under the Dirichlet(alpha) priors::
 

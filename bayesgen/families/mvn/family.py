@@ -38,6 +38,7 @@ in the internal coordinates z = (x - c) / s set by the estimator (``frame``);
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -317,7 +318,8 @@ class MVNFamily(UnlabelledHooks):
         return linalg.student_t_predictive(X, post, tied=self.tied)
 
     # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: tuple | None, *, method: str,
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str,
                      who: str) -> float:
         """Exact log p(X | y) under the Normal-Inverse-Wishart prior
         (:func:`bayesgen.families.mvn.niw_evidence.log_marginal_likelihood`: one Gamma_d /
