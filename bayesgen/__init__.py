@@ -4,10 +4,8 @@ Each classifier is a generative model y ~ Categorical(pi), pi ~ Dirichlet, x | y
 a likelihood family with its conjugate prior, fitted by closed-form MLE or MAP.
 """
 
+from bayesgen._version import __version__
 from bayesgen.exceptions import BayesgenWarning, DataWarning
-
-__version__ = "0.1.0"
-
 
 #: attributes imported on first use (PEP 562), so that ``import bayesgen`` loads
 #: neither scikit-learn, SciPy, PyMC, ArviZ nor matplotlib: the estimators (scikit-learn

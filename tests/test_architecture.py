@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bayesgen.families",),
     ("bayesgen.data",),
     ("bayesgen.utils",),
-    ("bayesgen.exceptions",),
+    ("bayesgen.exceptions", "bayesgen._version"),
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 

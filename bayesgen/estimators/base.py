@@ -94,13 +94,18 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         if dask_input.is_dask(X, y, sample_weight):  # tree reduction of per-chunk statistics
             return dask_input.fit(self, X, y, sample_weight)
-        method = check_params(self)
+        method = self._check_params()
         family, batch = statistics.read_batch(self, X, y, sample_weight, method)
         unlabeled.fit_batch(self, method, family, batch)  # unlabelled rows: bayesgen.semi.unlabeled
         rows.keep_weights(self, batch.weights)  # with the rows a posterior fit kept, if any
         return self
 
     partial_fit = streaming.partial_fit
+
+    def _check_params(self) -> str:
+        """Validate the constructor parameters (:func:`.params.check_params`) and return
+        the method of the coming fit; streaming and Dask fits call it too."""
+        return check_params(self)
 
     def _fit_statistics(self, method: str, family, classes: np.ndarray, stats: dict,
                         counts: np.ndarray, train: tuple | None, extra=None) -> None:

@@ -142,7 +142,7 @@ def save(estimator: Any, path: str | Path) -> Path:
     import xarray as xr
     from sklearn.utils.validation import check_is_fitted
 
-    from bayesgen import __version__
+    from bayesgen._version import __version__
 
     check_is_fitted(estimator, "params_")
     path = Path(path)
@@ -285,7 +285,7 @@ def _upgrade(estimator) -> None:
 
 def _format_version(attrs: dict) -> int:
     """The file's format version (0 if written before versioning); newer ones refused."""
-    from bayesgen import __version__
+    from bayesgen._version import __version__
 
     raw = attrs.get("bayesgen_format", 0)
     try:
@@ -310,7 +310,7 @@ def _check_writer(written, version: int) -> None:
     the attribute (format 0) passes."""
     from packaging.version import InvalidVersion, Version
 
-    from bayesgen import __version__
+    from bayesgen._version import __version__
 
     if written is None:
         return

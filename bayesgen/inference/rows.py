@@ -73,14 +73,13 @@ class Rows:
 def missing_message(estimator, what: str, how: str) -> str:
     """The ``ValueError`` message of a capability ``what`` whose rows are not at hand,
     saying how to pass them (``how``, e.g. ``"add_log_likelihood(X, y)"``)."""
-    from bayesgen.inference.loglik import AT_FIT_MAX_VALUES
-
     who = type(estimator).__name__
     method = getattr(estimator, "method_", None)
     if method in POSTERIOR_METHODS:
         reason = (
             "a posterior fit keeps them in idata_.observed_data only when fitted by "
-            f"fit(X, y) with chains x draws x rows <= {AT_FIT_MAX_VALUES:,}"
+            "fit(X, y) with chains x draws x rows at most "
+            "bayesgen.inference.loglik.AT_FIT_MAX_VALUES"
         )
     else:
         reason = (f"a point fit (method_={method!r}) keeps its parameters and statistics, "

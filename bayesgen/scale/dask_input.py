@@ -48,9 +48,8 @@ def is_dask(*objects: Any) -> bool:
 # ---------------------------------------------------------------------- fit
 def fit(estimator, X: Any, y: Any, sample_weight: Any = None):
     """``fit`` for Dask input (see the module docstring); returns the estimator."""
-    from bayesgen.estimators.params import check_params
 
-    method = check_params(estimator)
+    method = estimator._check_params()
     tmpl = _pieces.template(estimator, fitted=False)
     piece = collection_piece(tmpl, X, y, sample_weight, method, None, reset=True)
     _pieces.commit(estimator, method, piece, defer=False)

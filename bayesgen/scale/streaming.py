@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from bayesgen.estimators.params import check_params
 from bayesgen.scale.pieces import (
     batch_piece,
     commit,
@@ -126,7 +125,7 @@ def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = 
     """
     from bayesgen.scale import dask_input
 
-    method = check_params(self)
+    method = self._check_params()
     first = getattr(self, "stats_", None) is None
     classes = _resolve_classes(self, classes, first)
     tmpl = template(self, fitted=not first)
@@ -196,7 +195,7 @@ def merge(*estimators: Any):
                 f"merge: estimator {i} has other parameters than estimator 0 ({differ}); "
                 "only estimators of the same configuration can be merged."
             )
-    method = check_params(first)
+    method = first._check_params()
     piece = stored_piece(first)
     for est in estimators[1:]:
         piece = merge_pieces(piece, stored_piece(est))
