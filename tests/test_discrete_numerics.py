@@ -144,7 +144,7 @@ def test_categorical_pymc_model_with_value_categories(gappy):
 
     X, y = gappy
     clf = bg.CategoricalNB(alpha=1.5, class_alpha=2.0).fit(X, y)
-    model = clf.model_
+    model = clf.build_model(X, y)
     np.testing.assert_array_equal(model.rvs_to_values[model["x"]].eval(), X)
     rng = np.random.default_rng(3)
     pi = rng.dirichlet(np.ones(3))
@@ -166,7 +166,7 @@ def test_categorical_pymc_model_with_value_categories(gappy):
         expected += np.sum(np.log(theta[y, j, np.searchsorted(cats, X[:, j])]))
     assert logp_full == pytest.approx(expected, rel=1e-10)
     assert logp_stats == pytest.approx(expected, rel=1e-10)
-    prior = clf.sample_prior_predictive(draws=30, random_state=0)
+    prior = clf.sample_prior_predictive(draws=30, random_state=0, X=X, y=y)
     x_rep = prior.prior_predictive["x"].values
     for j, cats in enumerate(clf.categories_):
         assert set(np.unique(x_rep[..., j])) <= set(cats)

@@ -201,7 +201,7 @@ def _dirichlet_moments(conc: np.ndarray):
 @pytest.mark.parametrize("name", NAMES)
 def test_model_logp_matches_scipy(fits, name):
     est, X, y, _ = fits(name, "map")
-    model = est.model_
+    model = est.build_model(X, y)
     logp = model.compile_logp(jacobian=False)
     rng = np.random.default_rng(11)
     for _ in range(3):
@@ -212,8 +212,8 @@ def test_model_logp_matches_scipy(fits, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_model_variables_and_dims(fits, name):
-    est, X, _, _ = fits(name, "map")
-    model = est.model_
+    est, X, y, _ = fits(name, "map")
+    model = est.build_model(X, y)
     param = PARAM[name]
     dims = model.named_vars_to_dims
     assert dims["x"] == ("obs", "feature")
@@ -234,12 +234,13 @@ def test_model_variables_and_dims(fits, name):
 @pytest.mark.parametrize("name", NAMES)
 def test_stats_model_differs_from_model_by_the_dropped_constant(fits, name):
     est, X, y, _ = fits(name, "map")
-    full = est.model_.compile_logp(jacobian=False)
+    model = est.build_model(X, y)
+    full = model.compile_logp(jacobian=False)
     reduced = build_stats_model(est).compile_logp(jacobian=False)
     rng = np.random.default_rng(5)
     diffs = []
     for _ in range(4):
-        point = value_point(est.model_, random_values(name, X, rng))
+        point = value_point(model, random_values(name, X, rng))
         diffs.append(full(point) - reduced(point))
     # the statistics log-likelihoods drop exactly the terms free of the parameters
     if name == "multinomial":
@@ -270,9 +271,9 @@ def test_stats_model_weights_equal_duplicated_rows(name):
 # -------------------------------------------------- 3. prior predictive
 @pytest.mark.parametrize("name", NAMES)
 def test_prior_predictive_has_the_prior_moments(fits, name):
-    est, X, _, _ = fits(name, "map")
+    est, X, y, _ = fits(name, "map")
     draws = 2000
-    idata = est.sample_prior_predictive(draws=draws, random_state=0)
+    idata = est.sample_prior_predictive(draws=draws, random_state=0, X=X, y=y)
     prior, pp = idata.prior, idata.prior_predictive
     assert pp["x"].shape == (1, draws, *X.shape)
     assert pp["y"].shape == (1, draws, X.shape[0])
@@ -415,7 +416,7 @@ def test_poisson_alpha_one_has_no_pymc_model():
     X, y = make_data("poisson", n_per_class=10)
     est = bg.PoissonNB(alpha=1.0).fit(X, y)
     with pytest.raises(ValueError, match=r"improper.*alpha > 1"):
-        est.model_
+        est.build_model(X, y)
     with pytest.raises(ValueError, match=r"improper.*alpha > 1"):
         bg.PoissonNB(alpha=1.0, method="mcmc", progressbar=False).fit(X, y)
 
@@ -425,4 +426,4 @@ def test_model_needs_whole_number_counts(cls):
     X, y = make_data("poisson", n_per_class=10)
     est = cls(method="map").fit(X * 0.37, y)  # term weights: fine for point methods
     with pytest.raises(ValueError, match="whole-number counts"):
-        est.model_
+        est.build_model(X * 0.37, y)

@@ -37,7 +37,7 @@ def _point(model, rng):
 def test_model_logp_matches_scipy(iris):
     X, y = iris
     clf = bg.GaussianNB().fit(X, y)
-    model = clf.model_
+    model = clf.build_model(X, y)
     rng = np.random.default_rng(0)
     point = _point(model, rng)
     logp = model.compile_logp(jacobian=False)(point)
@@ -58,7 +58,7 @@ def test_model_logp_matches_scipy(iris):
 def test_stats_model_equals_row_model_up_to_a_constant(iris):
     X, y = iris
     clf = bg.GaussianNB().fit(X, y)
-    rows, on_stats = clf.model_, build_stats_model(clf)
+    rows, on_stats = clf.build_model(X, y), build_stats_model(clf)
     f_rows = rows.compile_logp(jacobian=False)
     f_stats = on_stats.compile_logp(jacobian=False)
     rng = np.random.default_rng(1)
@@ -117,7 +117,7 @@ def test_posterior_predictive_group(fits, iris):
 def test_prior_predictive_moments(iris):
     X, y = iris
     clf = bg.GaussianNB(class_alpha=2.0).fit(X, y)
-    idata = clf.sample_prior_predictive(draws=3000, random_state=0)
+    idata = clf.sample_prior_predictive(draws=3000, random_state=0, X=X, y=y)
     assert {"prior", "prior_predictive", "observed_data"} <= set(idata.groups())
     prior = idata.prior
     np.testing.assert_allclose(prior["pi"].mean(("chain", "draw")), 1 / 3, atol=0.02)

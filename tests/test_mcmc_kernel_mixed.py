@@ -56,8 +56,8 @@ def _natural(model, point):
     return dict(zip([v.name for v in model.unobserved_value_vars], values, strict=True))
 
 
-def _assert_constant_difference(clf):
-    rows, on_stats = clf.model_, build_stats_model(clf)
+def _assert_constant_difference(clf, X, y):
+    rows, on_stats = clf.build_model(X, y), build_stats_model(clf)
     f_rows = rows.compile_logp(jacobian=False)
     f_stats = on_stats.compile_logp(jacobian=False)
     rng = np.random.default_rng(1)
@@ -136,7 +136,7 @@ def test_kernel_stats_loglik_stays_finite_for_tiny_bandwidths(kde_data):
 def test_kernel_model_logp_matches_scipy(kde_data):
     X, y = kde_data
     clf = bg.KernelNB(bandwidth_sd=0.7, class_alpha=2.0).fit(X, y)
-    model = clf.model_
+    model = clf.build_model(X, y)
     assert "x" not in model.named_vars and "x_loglik" in model.named_vars
     assert model.named_vars_to_dims["bandwidth"] == ("class", "feature")
     point = _point(model, np.random.default_rng(2))
@@ -152,7 +152,7 @@ def test_kernel_model_logp_matches_scipy(kde_data):
 
 def test_kernel_stats_model_equals_row_model_up_to_a_constant(kde_data):
     X, y = kde_data
-    _assert_constant_difference(bg.KernelNB().fit(X, y))
+    _assert_constant_difference(bg.KernelNB().fit(X, y), X, y)
 
 
 def test_kernel_mcmc_posterior(kde_fits, kde_data):
@@ -228,7 +228,7 @@ def test_kernel_prior_predictive(kde_data):
     X, y = kde_data
     sd = 0.5
     clf = bg.KernelNB(bandwidth_sd=sd).fit(X, y)
-    idata = _quiet_prior_predictive(clf, draws=2000, random_state=0)
+    idata = _quiet_prior_predictive(clf, draws=2000, random_state=0, X=X, y=y)
     log_h = np.log(idata.prior["bandwidth"].values[0])  # (S, K, d)
     centre = np.array([[silverman_reference(X[y == k, j]) for j in range(2)] for k in range(2)])
     se = sd / np.sqrt(2000)
@@ -283,7 +283,7 @@ def mixed_fits(mixed_data):
 def test_mixed_model_logp_matches_scipy(mixed_data):
     X, y = mixed_data
     clf = bg.MixedNB(families=MIXED, class_alpha=1.5).fit(X, y)
-    model = clf.model_
+    model = clf.build_model(X, y)
     assert "x" not in model.named_vars
     for name, var in (("gaussian0", "mu"), ("bernoulli1", "theta"), ("poisson2", "rate")):
         assert model.named_vars_to_dims[f"{name}_{var}"] == ("class", f"{name}_feature")
@@ -309,7 +309,7 @@ def test_mixed_model_logp_matches_scipy(mixed_data):
 
 def test_mixed_stats_model_equals_row_model_up_to_a_constant(mixed_data):
     X, y = mixed_data
-    _assert_constant_difference(bg.MixedNB(families=MIXED).fit(X, y))
+    _assert_constant_difference(bg.MixedNB(families=MIXED).fit(X, y), X, y)
 
 
 def test_mixed_with_kernel_and_categorical_parts(kde_data):
@@ -320,17 +320,17 @@ def test_mixed_with_kernel_and_categorical_parts(kde_data):
     Xm = np.column_stack([X[:, :1], codes, X[:, 1:]])
     parts = [("kernel", [2]), ("categorical", [1]), ("gaussian", [0])]
     clf = bg.MixedNB(families=parts).fit(Xm, y)
-    model = clf.model_
+    model = clf.build_model(Xm, y)
     assert "kernel0_x_loglik" in model.named_vars and "categorical1_x" in model.named_vars
     assert model.named_vars_to_dims["kernel0_bandwidth"] == ("class", "kernel0_feature")
     assert list(model.coords["categorical1_category"]) == [0, 1, 2]
-    _assert_constant_difference(clf)
+    _assert_constant_difference(clf, Xm, y)
     fixed = clf.family_.fixed_params(clf.stats_)
     assert set(fixed) == {
         "kernel0_points", "kernel0_point_class", "kernel0_point_weight", "kernel0_point_row"
     }
     np.testing.assert_array_equal(fixed["kernel0_points"], Xm[:, [2]])
-    idata = _quiet_prior_predictive(clf, draws=200, random_state=0)
+    idata = _quiet_prior_predictive(clf, draws=200, random_state=0, X=Xm, y=y)
     x = idata.prior_predictive["x"]
     assert x.dims == ("chain", "draw", "obs", "feature") and x.shape == (1, 200, 60, 3)
     assert set(np.unique(x.values[..., 1])) <= {0.0, 1.0, 2.0}
@@ -412,7 +412,7 @@ def test_mixed_prior_predictive(mixed_data):
     X, y = mixed_data
     clf = bg.MixedNB(families=MIXED, class_alpha=2.0).fit(X, y)
     n_draws = 2000
-    idata = clf.sample_prior_predictive(draws=n_draws, random_state=0)
+    idata = clf.sample_prior_predictive(draws=n_draws, random_state=0, X=X, y=y)
     prior = idata.prior
     g, b, p = (clf.prior_["parts"][i] for i in range(3))
     np.testing.assert_allclose(prior["pi"].mean(("chain", "draw")), 0.5,

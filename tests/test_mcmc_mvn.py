@@ -70,7 +70,7 @@ def _per_class(a, n_classes):
 def test_model_logp_matches_scipy(iris, name):
     X, y = iris
     clf = ESTIMATORS[name]().fit(X, y)
-    model = clf.model_
+    model = clf.build_model(X, y)
     point = _point(model, np.random.default_rng(0))
     v = _named_values(model, point)
     prior = clf.prior_
@@ -98,7 +98,7 @@ def test_bartlett_density_is_inverse_wishart(iris, name):
     X, y = iris
     X = X[:, :3]
     clf = ESTIMATORS[name]().fit(X, y)
-    model = clf.model_
+    model = clf.build_model(X, y)
     c_rv, off_rv = model["cov_chi2"], model["cov_offdiag"]
     inputs = [model.rvs_to_values[c_rv], model.rvs_to_values[off_rv]]  # log c, offdiag
     cov = model.replace_rvs_by_values([model["cov"]])[0]
@@ -126,7 +126,7 @@ def test_bartlett_density_is_inverse_wishart(iris, name):
 def test_lkj_model_mean_and_rows_match_scipy(iris, name):
     X, y = iris
     clf = ESTIMATORS[name](covariance_prior="lkj").fit(X, y)
-    model = clf.model_
+    model = clf.build_model(X, y)
     point = _point(model, np.random.default_rng(4))
     v = _named_values(model, point)
     prior = clf.prior_
@@ -145,7 +145,7 @@ def test_lkj_model_mean_and_rows_match_scipy(iris, name):
 def test_stats_model_equals_row_model_up_to_a_constant(iris, name, covariance_prior):
     X, y = iris
     clf = ESTIMATORS[name](covariance_prior=covariance_prior).fit(X, y)
-    rows, on_stats = clf.model_, build_stats_model(clf)
+    rows, on_stats = clf.build_model(X, y), build_stats_model(clf)
     f_rows = rows.compile_logp(jacobian=False)
     f_stats = on_stats.compile_logp(jacobian=False)
     rng = np.random.default_rng(1)
@@ -172,7 +172,7 @@ def test_prior_predictive_has_the_niw_marginals(iris, name):
     X, y = iris
     d, n_draws = X.shape[1], 2000
     clf = ESTIMATORS[name](cov_dof=d + 10).fit(X, y)  # finite IW variances
-    idata = clf.sample_prior_predictive(draws=n_draws, random_state=0)
+    idata = clf.sample_prior_predictive(draws=n_draws, random_state=0, X=X, y=y)
     prior = idata.prior
     np.testing.assert_allclose(prior["pi"].mean(("chain", "draw")), 1 / 3, atol=0.02)
     nu0, Psi0, m0, kappa0 = (clf.prior_[k] for k in ("nu0", "Psi0", "m0", "kappa0"))
@@ -201,7 +201,7 @@ def test_lkj_prior_predictive_scales(iris):
     X, y = iris
     d = X.shape[1]
     clf = bg.QDA(covariance_prior="lkj").fit(X, y)
-    prior = clf.sample_prior_predictive(draws=2000, random_state=1).prior
+    prior = clf.sample_prior_predictive(draws=2000, random_state=1, X=X, y=y).prior
     sd0 = np.sqrt(np.diag(clf.prior_["Psi0"]) / (clf.prior_["nu0"] - d - 1))
     sd = np.sqrt(np.diagonal(prior["cov"].values, axis1=-2, axis2=-1)).reshape(-1, d)
     mu = prior["mu"].values.reshape(-1, d)

@@ -332,6 +332,6 @@ def test_kernel_prior_predictive_is_in_user_units(iris):
     X, y = iris
     Xt = X * 1e6 + 1e9
     est = bg.KernelNB().fit(Xt, y)
-    est.sample_prior_predictive(draws=5, random_state=0)
+    est.sample_prior_predictive(draws=5, random_state=0, X=Xt, y=y)
     rep = est.idata_.prior_predictive["x"].values.reshape(-1, 4)
     assert np.all(np.abs(np.median(rep, 0) - np.median(Xt, 0)) < 3 * Xt.std(0))

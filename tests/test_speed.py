@@ -54,23 +54,27 @@ def test_large_log_likelihood_is_added_on_demand(big_fits):
 
     X, y, qda, _ = big_fits
     assert "log_likelihood" not in qda.idata_.groups()
-    idata = qda.add_log_likelihood()
+    assert "observed_data" not in qda.idata_.groups()  # the rows are not kept either
+    with pytest.raises(ValueError, match=r"add_log_likelihood\(X, y\)"):
+        qda.add_log_likelihood()
+    idata = qda.add_log_likelihood(X, y)
     assert idata is qda.idata_
     ll = idata.log_likelihood["y"]
     assert ll.dims == ("chain", "draw", "obs")
     assert ll.shape == (4, qda.draws, y.size)
     expected = posterior.pointwise_log_lik(qda.family_, X, y, qda.params_, qda.log_pi_draws_)
     np.testing.assert_array_equal(ll.values.reshape(-1, y.size), expected)
-    assert qda.add_log_likelihood() is idata  # idempotent
+    assert qda.add_log_likelihood() is idata  # idempotent, no rows needed then
 
 
 def test_compare_adds_the_missing_groups(big_fits):
-    _, _, qda, lda = big_fits
+    X, y, qda, lda = big_fits
     assert "log_likelihood" not in lda.idata_.groups()
-    table = bg.compare({"QDA": qda, "LDA": lda})  # conjugate: exact LOO, no group needed
+    # conjugate: exact LOO, no group needed; the rows were not kept: given
+    table = bg.compare({"QDA": qda, "LDA": lda}, X=X, y=y)
     assert set(table.index) == {"QDA", "LDA"}
     assert "log_likelihood" not in lda.idata_.groups()
-    lda.add_log_likelihood()  # for az.loo / az.compare directly
+    lda.add_log_likelihood(X, y)  # for az.loo / az.compare directly
     assert "log_likelihood" in lda.idata_.groups()
 
 
