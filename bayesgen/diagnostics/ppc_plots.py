@@ -94,7 +94,7 @@ def plot_ppc(
     for label in labels:
         _class_index(estimator, label)
     if kind is None:
-        continuous = estimator.family_.name in ("gaussian", "mvn", "kernel")
+        continuous = estimator.family_.name in ("gaussian", "mvn", "kernel", "exponential")
         kind = "kde" if continuous else "cumulative"
     shown, left_out = _select_features(
         [str(n) for n in estimator._feature_names()], var_names, max_features

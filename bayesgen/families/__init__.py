@@ -73,6 +73,7 @@ _REGISTRY = {
     "multinomial": ("bayesgen.families.multinomial.family", "MultinomialFamily"),
     "categorical": ("bayesgen.families.categorical.family", "CategoricalFamily"),
     "poisson": ("bayesgen.families.poisson", "PoissonFamily"),
+    "exponential": ("bayesgen.families.exponential", "ExponentialFamily"),
     "kernel": ("bayesgen.families.kernel.family", "KernelFamily"),
 }
 

@@ -41,6 +41,10 @@ sufficient statistics and the posterior hyper-parameters (subscript n):
       alpha log beta - lgamma(alpha) + lgamma(alpha + S_kj) - (alpha + S_kj) log(beta + N_kj)
       - sum_n log x_nj!
 
+- ExponentialNB, Gamma(alpha_j, beta_j), posterior Gamma(a, b) (no rows needed)::
+
+      alpha log beta - lgamma(alpha) + lgamma(a) - a log b
+
 - MixedNB: the sum of its parts (the parts have independent priors).
 
 **Sample weights** are replication counts: a row of weight w counts as w copies (the
@@ -177,6 +181,8 @@ def _features(family, stats: dict, prior: dict, rows, estimator) -> float:
         from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw
 
         return niw(stats, prior, tied=family.tied)
+    if name == "exponential":
+        return family.log_evidence(stats, prior)
     post = family.posterior(stats, prior)
     if name == "gaussian":
         n = np.broadcast_to(missing.observed_count(stats), post["m"].shape)

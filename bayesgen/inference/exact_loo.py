@@ -33,7 +33,8 @@ backwards; hyper-parameters of the full-data posterior without a prime):
   so one Cholesky factor per class serves every row (no per-row factorisation);
 - Beta (BernoulliNB): ``a' = a - w x``, ``b' = b - w (1 - x)``; Dirichlet
   (MultinomialNB, CategoricalNB): the row's counts subtracted from the concentration;
-  Gamma (PoissonNB): ``a' = a - w x``, ``b' = b - w``.
+  Gamma (PoissonNB): ``a' = a - w x``, ``b' = b - w``; Gamma (ExponentialNB, the Lomax
+  predictive): ``a' = a - w``, ``b' = b - w x``.
 
 Sample weights: row n is removed with its whole weight w_n (a row of weight 2 is left
 out as a pair), and each row counts once in the sum (as in ``az.loo`` of the
@@ -78,7 +79,7 @@ def _family_ok(family, stats: dict) -> bool:
     if "groups" in stats:  # LDA/QDA or MultinomialNB with missing entries: augmentation
         return False
     return family.name in ("mvn", "gaussian", "bernoulli", "multinomial", "categorical",
-                           "poisson")
+                           "poisson", "exponential")
 
 
 def training_weights(estimator) -> np.ndarray:
@@ -180,6 +181,8 @@ def _features(family, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray
             for s in range(0, Z.shape[0], _BLOCK)]) if Z.shape[0] else np.zeros(0)
     if name == "multinomial":
         return _multinomial(family, Z, y, w, post)
+    if name == "exponential":
+        return family.loo_log_predictive(Z, y, w, post)
     M = missing.mask(Z)
     if M is not None and sparse.is_sparse(M):
         M = M.toarray()

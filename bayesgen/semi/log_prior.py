@@ -14,7 +14,7 @@ multinomial
     sum_kj (alpha_j - 1) log theta_kj                          (Dirichlet(alpha));
 categorical
     sum_kjc (alpha_j - 1) log theta_kjc over the C_j categories of feature j;
-poisson
+poisson, exponential
     sum_kj (alpha_j - 1) log rate_kj - beta_j rate_kj          (Gamma(alpha, beta));
 kernel
     -sum_kj (log h_kj - log c_kj)^2 / (2 sd^2)   (log-normal, as a density of log h:
@@ -59,7 +59,7 @@ def log_prior(family, params: dict, prior: dict) -> float:
         valid = np.arange(theta.shape[-1])[None, :] < np.asarray(prior["n_categories"])[:, None]
         a = np.where(valid, (prior["alpha"] - 1.0)[:, None], 0.0)
         return float(np.sum(xlogy(a, theta)))
-    if name == "poisson":
+    if name in ("poisson", "exponential"):
         rate = params["rate"]
         return float(np.sum(xlogy(prior["alpha"] - 1.0, rate) - prior["beta"] * rate))
     if name == "kernel":
