@@ -56,6 +56,11 @@ keys of ``param_dims`` carry leading draw dims), ``train_log_lik(X, y, params) -
 and ``pymc_rows_loglik(params, X) -> (n, K)`` when the rows' PyMC log-density cannot be
 read row by row from ``pymc_observed`` (CategoricalNB's one multivariate value; used
 for the unlabelled rows of :mod:`bayesgen.semi.nuts`).
+``log_evidence(stats, prior) -> float`` (exact log p(X | y), for
+:mod:`bayesgen.inference.evidence`) and ``loo_log_predictive(X, y, w, post) -> (n,)``
+(exact leave-one-out predictive log-densities of the training rows, for
+:mod:`bayesgen.inference.exact_loo`) are written by families that compute them
+themselves (ExponentialNB).
 Families whose attributes or sampling need the statistics (count families) keep a
 reference to them as ``fitted_stats_`` when ``prior``/``mle``/``map``/``posterior``
 is called. ``MixedFamily`` namespaces its parts' parameters and dims

@@ -93,9 +93,10 @@ class ExponentialFamily:
         if not ok:
             j = int(np.flatnonzero((X < 0).any(axis=0))[0])
             raise ValueError(
-                f"{who}: feature {missing.column_name(self.feature_names, j)} has negative "
-                f"values (min {float(np.nanmin(X[:, j])):.6g}); an exponential likelihood "
-                "models durations and waiting times, which must be >= 0."
+                f"Negative values in data passed to {who}: feature "
+                f"{missing.column_name(self.feature_names, j)} has values below 0 (min "
+                f"{float(np.nanmin(X[:, j])):.6g}); an exponential likelihood models "
+                "durations and waiting times, which must be >= 0."
             )
         return X
 
