@@ -38,6 +38,7 @@ CLASSIFIERS = {
     "BernoulliNB": (lambda **kw: bg.BernoulliNB(**kw), "binary"),
     "MultinomialNB": (lambda **kw: bg.MultinomialNB(**kw), "count"),
     "PoissonNB": (lambda **kw: bg.PoissonNB(**kw), "count"),
+    "ExponentialNB": (lambda **kw: bg.ExponentialNB(**kw), "positive"),
     "CategoricalNB": (lambda **kw: bg.CategoricalNB(**kw), "categorical"),
     "MixedNB": (lambda **kw: bg.MixedNB(families=MIXED_FAMILIES, **kw), "mixed"),
 }
@@ -57,6 +58,9 @@ def make_data(kind: str, n_per_class: int = 40, n_classes: int = 3, seed: int = 
     elif kind == "count":
         lam = rng.uniform(0.5, 6.0, size=(n_classes, 6))
         X = rng.poisson(lam[y]).astype(float)
+    elif kind == "positive":  # durations: exponential with a mean per class and feature
+        mean = np.exp(rng.uniform(np.log(0.3), np.log(10.0), size=(n_classes, 5)))
+        X = rng.exponential(mean[y])
     elif kind == "categorical":
         X = np.column_stack([(rng.integers(0, 3, n) + y) % 4 for _ in range(4)]).astype(float)
     elif kind == "mixed":

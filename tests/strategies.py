@@ -31,9 +31,10 @@ from hypothesis import strategies as st
 
 import bayesgen as bg
 
-MIXED_PARTS = ("gaussian", "bernoulli", "poisson", "categorical")
+MIXED_PARTS = ("gaussian", "bernoulli", "poisson", "categorical", "exponential")
 _KIND = {
     "gaussian": "real", "bernoulli": "binary", "poisson": "count", "categorical": "categorical",
+    "exponential": "positive",
 }
 
 ESTIMATORS = {
@@ -44,6 +45,7 @@ ESTIMATORS = {
     "BernoulliNB": bg.BernoulliNB,
     "MultinomialNB": bg.MultinomialNB,
     "PoissonNB": bg.PoissonNB,
+    "ExponentialNB": bg.ExponentialNB,
     "CategoricalNB": bg.CategoricalNB,
     "MixedNB": bg.MixedNB,
 }
@@ -51,7 +53,7 @@ ESTIMATORS = {
 SUPPORT = {
     "LDA": "real", "QDA": "real", "GaussianNB": "real", "KernelNB": "real",
     "BernoulliNB": "binary", "MultinomialNB": "count", "PoissonNB": "count",
-    "CategoricalNB": "categorical",
+    "ExponentialNB": "positive", "CategoricalNB": "categorical",
 }
 METHODS = ("mle", "map", "conjugate")
 #: every (estimator, method) pair of the property tests (KernelNB has no conjugate prior)
@@ -223,6 +225,9 @@ def _discrete_column(kind, rng, y_index, n_classes, n_test_rows, test_index):
     if kind == "count":
         rate = np.exp(rng.uniform(np.log(0.2), np.log(30.0), n_classes))
         return rng.poisson(rate[y_index]).astype(float), rng.poisson(rate[test_index]).astype(float)
+    if kind == "positive":  # durations: exponential, class means 1e-3..1e3
+        mean = np.exp(rng.uniform(np.log(1e-3), np.log(1e3), n_classes))
+        return rng.exponential(mean[y_index]), rng.exponential(mean[test_index])
     n_cat = int(rng.integers(2, 6))
     probs = rng.dirichlet(np.ones(n_cat), n_classes)
     draw = lambda idx: np.array([rng.choice(n_cat, p=probs[k]) for k in idx], dtype=float)  # noqa: E731

@@ -17,7 +17,7 @@ import bayesgen as bg
 def test_version_and_exports():
     assert isinstance(bg.__version__, str)
     for name in ["LDA", "QDA", "GaussianNB", "BernoulliNB", "MultinomialNB", "CategoricalNB",
-                 "PoissonNB", "MixedNB", "KernelNB"]:
+                 "PoissonNB", "ExponentialNB", "MixedNB", "KernelNB"]:
         assert hasattr(bg, name)
 
 

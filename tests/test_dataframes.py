@@ -17,12 +17,14 @@ from tests.conftest import CLASSIFIERS, make_data
 #: pandas dtypes that hold the values of each kind of data exactly
 PANDAS_DTYPES = {
     "real": ["float64", "Float64", "float64[pyarrow]", "object"],
+    "positive": ["float64", "Float64", "float64[pyarrow]", "object"],
     "count": ["int64", "Int64", "int32[pyarrow]", "UInt16", "float64"],
     "binary": ["bool", "boolean", "bool[pyarrow]", "Int8"],
     "categorical": ["int64", "Int64", "int64[pyarrow]", "Float64"],
 }
 POLARS_DTYPES = {
     "real": [pl.Float64, pl.Float32],  # Float32 only for values exact in float32
+    "positive": [pl.Float64, pl.Float32],
     "count": [pl.Int64, pl.UInt32, pl.Int16, pl.Float64],
     "binary": [pl.Boolean, pl.Int8],
     "categorical": [pl.Int64, pl.UInt8],
@@ -70,7 +72,7 @@ def _exact(X: np.ndarray, kind: str) -> np.ndarray:
     """The values polars_frame stores (real columns rounded to float32 where cast)."""
     X = X.copy()
     for j, k in enumerate(_kinds(kind, X.shape[1])):
-        if k == "real" and POLARS_DTYPES[k][j % 2] == pl.Float32:
+        if k in ("real", "positive") and POLARS_DTYPES[k][j % 2] == pl.Float32:
             X[:, j] = X[:, j].astype(np.float32)
     return X
 

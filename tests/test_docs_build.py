@@ -25,7 +25,7 @@ def test_sphinx_build_is_warning_free(tmp_path):
     assert run.returncode == 0, f"sphinx-build failed:\n{run.stdout[-3000:]}\n{run.stderr}"
     html = tmp_path / "html"
     api = (html / "api" / "classifiers.html").read_text()
-    for name in ("QDA", "LDA", "GaussianNB", "KernelNB", "MixedNB"):
+    for name in ("QDA", "LDA", "GaussianNB", "KernelNB", "MixedNB", "ExponentialNB"):
         assert f'id="bayesgen.{name}"' in api and f'id="bayesgen.{name}.predict_proba"' in api
     plots = (html / "api" / "plots.html").read_text()
     assert 'id="bayesgen.plots.decision_regions"' in plots

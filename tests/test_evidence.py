@@ -81,7 +81,8 @@ def test_chain_rule(case):
     assert full == pytest.approx(steps, abs=1e-8)
 
 
-@pytest.mark.parametrize("case", ["gaussian", "bernoulli", "poisson", "categorical", "mixed"])
+@pytest.mark.parametrize("case", ["gaussian", "bernoulli", "poisson", "categorical", "mixed",
+                                  "exponential"])
 def test_chain_rule_with_missing_entries(case):
     est, kind = CASES[case]
     X, y = _data(kind, np.random.default_rng(12), n=12)
@@ -130,7 +131,8 @@ def test_rescaling_with_missing_entries_and_mixed():
                                                                                    abs=1e-7)
 
 
-@pytest.mark.parametrize("case", ["gaussian", "lda", "multinomial", "poisson", "categorical"])
+@pytest.mark.parametrize("case", ["gaussian", "lda", "multinomial", "poisson", "categorical",
+                                  "exponential"])
 def test_integer_weights_are_replications(case):
     est, kind = CASES[case]
     X, y = _data(kind, np.random.default_rng(15), n=12)

@@ -25,6 +25,8 @@ def _data(kind: str, rng: np.random.Generator, n: int = N):
         X = rng.poisson(3.0, size=(n, 4)).astype(float)
     elif kind == "categories":
         X = rng.integers(0, 3, size=(n, 2)).astype(float)
+    elif kind == "durations":
+        X = rng.exponential([1.0, 0.01, 30.0], size=(n, 3)) * (1.0 + y[:, None])
     else:  # mixed: 2 real, 2 counts, 1 binary
         X = np.column_stack([rng.normal(size=(n, 2)) * 2 + 5, rng.poisson(2.0, size=(n, 2)),
                              (rng.random(n) < 0.5).astype(float)])
@@ -43,6 +45,8 @@ CASES = {
     "bernoulli": (bg.BernoulliNB(method="conjugate", alpha=1.5), "binary"),
     "multinomial": (bg.MultinomialNB(method="conjugate", alpha=0.7), "counts"),
     "poisson": (bg.PoissonNB(method="conjugate", rate_prior=2.5), "counts"),
+    "exponential": (bg.ExponentialNB(method="conjugate", alpha=1.5,
+                                     mean_prior=[1.5, 0.02, 40.0]), "durations"),
     "categorical": (bg.CategoricalNB(method="conjugate", alpha=1.3, min_categories=3),
                     "categories"),
     "mixed": (bg.MixedNB(method="conjugate", families=[
@@ -74,7 +78,8 @@ def test_exact_loo_equals_brute_force(case):
                                rtol=0, atol=1e-8)
 
 
-@pytest.mark.parametrize("case", ["gaussian", "qda", "lda", "multinomial", "categorical"])
+@pytest.mark.parametrize("case", ["gaussian", "qda", "lda", "multinomial", "categorical",
+                                  "exponential"])
 def test_weights_remove_the_whole_row(case):
     est, kind = CASES[case]
     X, y = _data(kind, np.random.default_rng(2))
@@ -91,7 +96,8 @@ def test_fixed_class_prior():
     np.testing.assert_allclose(exact_loo.pointwise(fitted), brute_force(est, X, y), atol=1e-8)
 
 
-@pytest.mark.parametrize("case", ["gaussian", "bernoulli", "poisson", "categorical"])
+@pytest.mark.parametrize("case", ["gaussian", "bernoulli", "poisson", "categorical",
+                                  "exponential"])
 def test_missing_entries_factorised(case):
     est, kind = CASES[case]
     X, y = _data(kind, np.random.default_rng(5))

@@ -1,6 +1,7 @@
-"""PyMC models and method="mcmc" of the discrete naive Bayes families.
+"""PyMC models and method="mcmc" of the discrete naive Bayes families and ExponentialNB.
 
-BernoulliNB, MultinomialNB, PoissonNB and CategoricalNB. References are independent
+BernoulliNB, MultinomialNB, PoissonNB, CategoricalNB and ExponentialNB (the same Gamma
+prior on a rate as PoissonNB, for positive durations). References are independent
 of the code under test: ``scipy.stats`` log-densities (priors and rows), the textbook
 moments of the Beta, Dirichlet and Gamma priors, and the closed-form conjugate
 posteriors (Beta, Dirichlet, Gamma updates written here from raw counts of X).
@@ -26,8 +27,9 @@ from bayesgen.inference.posterior import exact_predictive_log_joint
 
 pytestmark = pytest.mark.slow
 
-NAMES = ("bernoulli", "multinomial", "poisson", "categorical")
-PARAM = {"bernoulli": "theta", "multinomial": "theta", "poisson": "rate", "categorical": "theta"}
+NAMES = ("bernoulli", "multinomial", "poisson", "categorical", "exponential")
+PARAM = {"bernoulli": "theta", "multinomial": "theta", "poisson": "rate", "categorical": "theta",
+         "exponential": "rate"}
 CLASS_ALPHA = 2.0
 K = 3
 #: CategoricalNB case: C_j = (3, 5, 3) (blocks C = 3: features 0 and 2, C = 5: feature 1);
@@ -38,6 +40,7 @@ CASES = {
     "multinomial": (bg.MultinomialNB, {"alpha": np.array([1.5, 2.0, 2.5, 3.0, 1.2])}),
     "poisson": (bg.PoissonNB, {"alpha": 3.0}),
     "categorical": (bg.CategoricalNB, {"alpha": 1.5, "min_categories": list(N_CATEGORIES)}),
+    "exponential": (bg.ExponentialNB, {"alpha": 3.0}),
 }
 CHAINS, DRAWS = 4, 1000
 
@@ -56,6 +59,8 @@ def make_data(name: str, n_per_class: int = 30, seed: int = 7):
     elif name == "poisson":
         lam = rng.uniform(0.5, 5.0, size=(K, 4))
         X = rng.poisson(lam[y]).astype(float)
+    elif name == "exponential":
+        X = rng.exponential(rng.uniform(0.2, 20.0, size=(K, 4))[y])
     else:
         seen = (2, 4, 3)  # below min_categories for features 0 and 1
         cols = [(rng.integers(0, c, n) + y * (rng.uniform(size=n) < 0.6)) % c for c in seen]
@@ -101,6 +106,8 @@ def prior_hyper(name: str, X: np.ndarray) -> dict:
     out = {"alpha": alpha}
     if name == "poisson":
         out["beta"] = (alpha - 1.0) / X.mean(axis=0)  # prior mode at the overall mean
+    if name == "exponential":
+        out["beta"] = (alpha - 1.0) * X.mean(axis=0)  # prior mean duration: the overall mean
     return out
 
 
@@ -112,7 +119,7 @@ def random_values(name: str, X: np.ndarray, rng: np.random.Generator) -> dict:
         values["theta"] = rng.uniform(0.05, 0.95, size=(K, d))
     elif name == "multinomial":
         values["theta"] = rng.dirichlet(np.ones(d), size=K)
-    elif name == "poisson":
+    elif name in ("poisson", "exponential"):
         values["rate"] = rng.gamma(2.0, 1.5, size=(K, d)) + 0.05
     else:
         per_feature = [rng.dirichlet(np.ones(c), size=K) for c in N_CATEGORIES]
@@ -154,6 +161,10 @@ def scipy_logp(name: str, X: np.ndarray, y: np.ndarray, values: dict) -> float:
         rate = values["rate"]
         total += stats.gamma.logpdf(rate, alpha, scale=1.0 / hyper["beta"]).sum()
         total += stats.poisson.logpmf(X, rate[y]).sum()
+    elif name == "exponential":
+        rate = values["rate"]
+        total += stats.gamma.logpdf(rate, alpha, scale=1.0 / hyper["beta"]).sum()
+        total += stats.expon.logpdf(X, scale=1.0 / rate[y]).sum()
     else:
         for j, c in enumerate(N_CATEGORIES):
             theta_j = values["features"][j]
@@ -179,6 +190,9 @@ def exact_posterior(name: str, X: np.ndarray, y: np.ndarray) -> dict:
         out["theta"] = _dirichlet_moments(sums + alpha)
     elif name == "poisson":
         a, b = sums + alpha, n_k[:, None] + hyper["beta"]
+        out["rate"] = (a / b, np.sqrt(a) / b)
+    elif name == "exponential":
+        a, b = n_k[:, None] + alpha, sums + hyper["beta"]
         out["rate"] = (a / b, np.sqrt(a) / b)
     else:
         width = max(N_CATEGORIES)
@@ -305,6 +319,16 @@ def test_prior_predictive_has_the_prior_moments(fits, name):
         check_mean(param, mean, sd)
         # E[x] = E[rate]; Var of a draw's mean over rows <= Var[rate] + E[rate]
         check_mean(x_rep.mean(axis=1), mean, np.sqrt(sd**2 + mean))
+    elif name == "exponential":
+        mean, sd = alpha / hyper["beta"], np.sqrt(alpha) / hyper["beta"]
+        check_mean(param, mean, sd)
+        assert np.all(x_rep >= 0)
+        # x = E / rate, 1 / rate ~ InvGamma(alpha, beta): E[x] = beta / (alpha - 1) and a
+        # draw's mean over rows has Var <= Var[1/rate] + E[1/rate^2] (alpha = 3 > 2)
+        beta = hyper["beta"]
+        inv_mean = beta / (alpha - 1.0)
+        inv_sq = beta**2 / ((alpha - 1.0) * (alpha - 2.0))
+        check_mean(x_rep.mean(axis=1), inv_mean, np.sqrt(2.0 * inv_sq - inv_mean**2))
     else:
         for j, c in enumerate(N_CATEGORIES):
             mean, sd = _dirichlet_moments(np.full(c, alpha[j]))

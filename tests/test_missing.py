@@ -32,15 +32,17 @@ DATA = {
     "poisson": _holes(RNG.poisson(2.0 + 2.0 * Y[:, None], size=(N, 4)).astype(float)),
     "categorical": _holes(RNG.integers(0, 3, size=(N, 3)).astype(float)),
     "kernel": _holes(RNG.normal(size=(N, 2)) + Y[:, None]),
+    "exponential": _holes(RNG.exponential((1.0 + 2.0 * Y)[:, None] * [1.0, 10.0, 0.1, 1.0],
+                                          size=(N, 4))),
 }
 ESTIMATORS = {
     "gaussian": bg.GaussianNB, "bernoulli": bg.BernoulliNB, "poisson": bg.PoissonNB,
-    "categorical": bg.CategoricalNB, "kernel": bg.KernelNB,
+    "categorical": bg.CategoricalNB, "kernel": bg.KernelNB, "exponential": bg.ExponentialNB,
 }
 #: fitted attributes that are per (class, feature)
 ATTRIBUTES = {
     "gaussian": ("theta_", "var_"), "bernoulli": ("feature_log_prob_",),
-    "poisson": ("rate_",), "kernel": ("bandwidth_",),
+    "poisson": ("rate_",), "kernel": ("bandwidth_",), "exponential": ("rate_",),
 }
 CASES = [(name, method) for name in DATA for method in ("mle", "map", "conjugate")
          if not (name == "kernel" and method == "conjugate")]
@@ -93,10 +95,13 @@ def _by_hand(name: str, clf, x: np.ndarray) -> np.ndarray:
                 out[k] += stats.poisson.logpmf(x[j], clf.rate_[k, j])
             elif name == "categorical":
                 out[k] += clf.feature_log_prob_[j][k, int(x[j])]
+            elif name == "exponential":
+                out[k] += stats.expon.logpdf(x[j], scale=1.0 / clf.rate_[k, j])
     return out
 
 
-@pytest.mark.parametrize("name", ["gaussian", "bernoulli", "poisson", "categorical"])
+@pytest.mark.parametrize("name", ["gaussian", "bernoulli", "poisson", "categorical",
+                                  "exponential"])
 @pytest.mark.parametrize("method", ["mle", "map"])
 def test_predict_drops_missing_terms(fitted, name, method):
     clf = fitted[name, method]
@@ -279,7 +284,8 @@ def test_all_missing_column_is_named():
         bg.GaussianNB().fit(frame, Y)
 
 
-@pytest.mark.parametrize("name", ["gaussian", "bernoulli", "poisson", "categorical"])
+@pytest.mark.parametrize("name", ["gaussian", "bernoulli", "poisson", "categorical",
+                                  "exponential"])
 def test_never_observed_in_a_class(name):
     X = DATA[name].copy()
     X[Y == 1, 1] = np.nan

@@ -43,6 +43,7 @@ def data():
         "gaussian": _gappy(rng.normal(y[:, None], 1.0, (N, D)), rng),
         # feature 0 has 2 categories, 1 and 2 have 3 (padded theta)
         "codes": _gappy(np.column_stack([rng.integers(0, 2, N), rng.integers(0, 3, (N, 2))]), rng),
+        "exponential": _gappy(rng.exponential(1.0 + 2.0 * y[:, None], (N, D)), rng),
     }
 
 
@@ -57,6 +58,7 @@ ESTIMATORS = {
     "gaussian": lambda: bg.GaussianNB(class_alpha=2.0),
     "codes": lambda: bg.CategoricalNB(alpha=1.5, class_alpha=2.0),
     "values": lambda: bg.CategoricalNB(alpha=1.5, class_alpha=2.0),
+    "exponential": lambda: bg.ExponentialNB(class_alpha=2.0),
 }
 
 
@@ -126,6 +128,10 @@ def _reference(est, kind: str, X: np.ndarray, y: np.ndarray, natural: dict) -> f
         rate = natural["rate"]
         total += np.sum(stats.gamma.logpdf(rate, prior["alpha"], scale=1.0 / prior["beta"]))
         return total + np.sum(stats.poisson.logpmf(x, rate[y[rows], cols]))
+    if kind == "exponential":
+        rate = natural["rate"]
+        total += np.sum(stats.gamma.logpdf(rate, prior["alpha"], scale=1.0 / prior["beta"]))
+        return total + np.sum(stats.expon.logpdf(x, scale=1.0 / rate[y[rows], cols]))
     if kind == "gaussian":
         mu, var = natural["mu"], natural["var"]
         total += np.sum(stats.invgamma.logpdf(var, prior["a0"], scale=prior["b0"]))
@@ -228,6 +234,8 @@ def test_observed_data_keep_gaps_and_draws_are_complete(data, kind):
         assert set(np.unique(x_rep)) <= {0.0, 1.0}
     elif kind == "poisson":
         assert np.all(x_rep >= 0) and np.array_equal(x_rep, np.floor(x_rep))
+    elif kind == "exponential":
+        assert np.all(x_rep >= 0)
     elif kind in ("codes", "values"):
         for j, cats in enumerate(est.categories_):
             assert set(np.unique(x_rep[..., j])) == set(cats)  # 25 x 40 draws hit all
@@ -249,7 +257,7 @@ def test_poisson_non_integer_with_gaps_names_the_values(data):
         est.build_model(X, data["y"])
 
 
-@pytest.mark.parametrize("kind", ["bernoulli", "poisson", "values"])
+@pytest.mark.parametrize("kind", ["bernoulli", "poisson", "values", "exponential"])
 def test_predictive_checks_run_on_gappy_fits(data, kind):
     """ppc_pvalues and plot_ppc on a conjugate fit with gaps, after the prior predictive."""
     import matplotlib

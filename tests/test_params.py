@@ -52,6 +52,8 @@ OWN_BAD = {
     "MultinomialNB": {"alpha": ["x", 0, [1.0, 2.0]]},
     "CategoricalNB": {"alpha": ["x", -2], "min_categories": [0, "x", 2.5]},
     "PoissonNB": {"alpha": ["x", 0.5, [0.5] * 6], "rate_prior": [-1.0, "x", [1.0, 2.0]]},
+    "ExponentialNB": {"alpha": ["x", 0.5, [0.5] * 5],
+                      "mean_prior": [-1.0, 0.0, "x", [1.0, 2.0], [1.0, 0.0, 1.0, 1.0, 1.0]]},
     "KernelNB": {"bandwidth_sd": [0, "x", np.inf]},
     "MixedNB": {
         "families": ["foo", 3, [("nope", [0])], [("gaussian", [0, 1], {"var_dof": "abc"})],
@@ -73,8 +75,7 @@ def _cases() -> list:
 
 @pytest.fixture(scope="module")
 def data():
-    return {kind: make_data(kind, n_per_class=8)
-            for kind in ("real", "binary", "count", "categorical", "mixed")}
+    return {kind: make_data(kind, n_per_class=8) for kind in {k for _, k in CLASSIFIERS.values()}}
 
 
 @pytest.mark.parametrize(("name", "param", "value"), _cases())
@@ -149,10 +150,16 @@ def test_valid_family_values_are_accepted(data):
     Xk, y = data["categorical"]
     bg.CategoricalNB(min_categories=6).fit(Xk, y)
     bg.CategoricalNB(min_categories=[5, 5, 5, 5]).fit(Xk, y)
+    Xp, y = data["positive"]
+    bg.ExponentialNB(alpha=1.0, mean_prior=2.0).fit(Xp, y)
+    bg.ExponentialNB(alpha=[1.5] * 5, mean_prior=[1.0, 2.0, 3.0, 4.0, 5.0]).fit(Xp, y)
     Xm, y = data["mixed"]
     clf = bg.MixedNB(families=[("gaussian", [0, 1], {"var_dof": 4}), ("bernoulli", [2, 3]),
                                ("poisson", (4, 5), {"alpha": 1.5})]).fit(Xm, y)
     assert clf.predict_proba(Xm).shape == (len(y), 3)
+    clf = bg.MixedNB(families=[("gaussian", [0, 1]), ("bernoulli", [2, 3]),
+                               ("exponential", (4, 5), {"alpha": 3.0, "mean_prior": 2.0})])
+    assert clf.fit(Xm, y).predict_proba(Xm).shape == (len(y), 3)
 
 
 def test_mixed_part_options_are_named(data):

@@ -161,7 +161,7 @@ def test_in_notebook_detects_an_ipython_kernel(monkeypatch):
 
 @pytest.mark.parametrize("cls", [bg.LDA, bg.QDA, bg.GaussianNB, bg.BernoulliNB,
                                  bg.MultinomialNB, bg.CategoricalNB, bg.PoissonNB,
-                                 bg.MixedNB, bg.KernelNB])
+                                 bg.ExponentialNB, bg.MixedNB, bg.KernelNB])
 def test_default_is_auto_and_clone_keeps_the_value(cls):
     assert cls().get_params()["progressbar"] == "auto"
     for value in ("auto", True, False):

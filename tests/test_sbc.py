@@ -37,7 +37,7 @@ def test_uniformity_test_accepts_uniform_and_rejects_humped_ranks():
         sbc.uniformity(np.array([0, N_DRAWS + 1]), N_DRAWS)
 
 
-@pytest.mark.parametrize("family", ["gaussian", "bernoulli"])
+@pytest.mark.parametrize("family", ["gaussian", "bernoulli", "exponential"])
 def test_conjugate_posterior_is_calibrated(family):
     result = sbc.run_sbc(sbc.SPECS[family](), n_reps=200, n_obs=30, n_draws=N_DRAWS, seed=11)
     for name, r in result.ranks.items():

@@ -20,6 +20,7 @@ ESTIMATORS = {
     "bernoulli": (bg.BernoulliNB, "binary", {}),
     "multinomial": (bg.MultinomialNB, "counts", {}),
     "poisson": (bg.PoissonNB, "counts", {}),
+    "exponential": (bg.ExponentialNB, "durations", {}),
     "categorical": (bg.CategoricalNB, "categories", {}),
     "kernel": (bg.KernelNB, "real", {}),
     "mixed": (bg.MixedNB, "mixed", {"families": [("gaussian", [0, 1]), ("poisson", [2, 3]),

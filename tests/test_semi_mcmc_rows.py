@@ -45,6 +45,8 @@ def _cases(rng):
         "categorical codes": (bg.CategoricalNB(method="map"), codes),
         "categorical values": (bg.CategoricalNB(method="map"), values),
         "mixed": (bg.MixedNB(method="map", families=mixed), frame),
+        "exponential": (bg.ExponentialNB(method="map"),
+                        rng.exponential(1.0 + 2.0 * y[:, None], (N, 3))),
     }
 
 

@@ -76,6 +76,7 @@ FAMILIES = [
     ("bernoulli", lambda X, y: (bg.BernoulliNB, (X > 1.5).astype(float))),
     ("multinomial", lambda X, y: (bg.MultinomialNB, np.floor(np.exp(X / 2)))),
     ("poisson", lambda X, y: (bg.PoissonNB, np.floor(np.exp(X / 2)))),
+    ("exponential", lambda X, y: (bg.ExponentialNB, np.exp(X / 2))),
     ("categorical", lambda X, y: (bg.CategoricalNB, np.clip(np.floor(X + 2), 0, 8))),
 ]
 

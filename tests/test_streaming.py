@@ -35,7 +35,7 @@ def test_partial_fit_equals_fit(name, method):
     assert_same_model(inc, full, X)
 
 
-@pytest.mark.parametrize("name", ["GaussianNB", "QDA", "CategoricalNB", "MixedNB"])
+@pytest.mark.parametrize("name", ["GaussianNB", "QDA", "CategoricalNB", "MixedNB", "ExponentialNB"])
 def test_one_class_per_batch(name):
     """Batches holding one class each (sorted stream): the prior handles the classes
     not seen yet, and the end result is the fit on all rows."""

@@ -224,6 +224,29 @@ def _poisson_spec() -> FamilySpec:
     )
 
 
+def _exponential_spec() -> FamilySpec:
+    alpha, mean_prior = 3.0, 2.0
+    # Documented Gamma prior: shape alpha, rate beta = (alpha - 1) * mean_prior
+    beta = (alpha - 1.0) * mean_prior
+    return FamilySpec(
+        name="exponential",
+        make_estimator=lambda draws, seed: bg.ExponentialNB(
+            method="conjugate", class_alpha=CLASS_ALPHA, alpha=alpha, mean_prior=mean_prior,
+            draws=draws, chains=1, random_state=seed,
+        ),
+        prior={"alpha": np.full(N_FEATURES, alpha), "beta": np.full(N_FEATURES, beta)},
+        draw_truth=lambda rng: {
+            "rate": rng.gamma(alpha, 1.0 / beta, size=(N_CLASSES, N_FEATURES))
+        },
+        simulate=lambda t, y, rng: rng.exponential(1.0 / t["rate"][y]),
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "log_rate_00": lambda p: np.log(p["rate"][..., 0, 0]),
+            "log_rate_12": lambda p: np.log(p["rate"][..., 1, 2]),
+        },
+    )
+
+
 SPECS: dict[str, Callable[[], FamilySpec]] = {
     "gaussian": _gaussian_spec,
     "mvn_qda": lambda: _mvn_spec(tied=False),
@@ -232,5 +255,6 @@ SPECS: dict[str, Callable[[], FamilySpec]] = {
     "multinomial": _multinomial_spec,
     "categorical": _categorical_spec,
     "poisson": _poisson_spec,
+    "exponential": _exponential_spec,
 }
 

@@ -83,6 +83,10 @@ FAMILIES: dict[str, dict[str, list]] = {
         "alpha": _ALPHA,  # >= 1 checked by the family, whose message says why
         "rate_prior": ["array-like", POSITIVE, None],
     },
+    "exponential": {
+        "alpha": _ALPHA,  # >= 1 checked by the family, whose message says why
+        "mean_prior": ["array-like", POSITIVE, None],
+    },
     "kernel": {"bandwidth_sd": [POSITIVE]},
 }
 

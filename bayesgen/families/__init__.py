@@ -39,6 +39,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "multinomial": ("bayesgen.families.multinomial.family", "MultinomialFamily"),
     "categorical": ("bayesgen.families.categorical.family", "CategoricalFamily"),
     "poisson": ("bayesgen.families.poisson", "PoissonFamily"),
+    "exponential": ("bayesgen.families.exponential", "ExponentialFamily"),
     "kernel": ("bayesgen.families.kernel.family", "KernelFamily"),
 }
 

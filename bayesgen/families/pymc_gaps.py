@@ -1,10 +1,10 @@
 """Observed rows with missing entries (NaN in the training X) in ``model_``.
 
-For the factorised families (GaussianNB, BernoulliNB, PoissonNB, CategoricalNB and
-MixedNB's parts) ``model_`` keeps the same generative model and integrates every
-missing entry out exactly: the observed variable ``x`` (dims ``obs, feature``) holds
-the training X with its NaN, and its log-density is the sum over the OBSERVED entries
-only,
+For the factorised families (GaussianNB, BernoulliNB, PoissonNB, ExponentialNB,
+CategoricalNB and MixedNB's parts) ``model_`` keeps the same generative model and
+integrates every missing entry out exactly: the observed variable ``x`` (dims ``obs,
+feature``) holds the training X with its NaN, and its log-density is the sum over the
+OBSERVED entries only,
 
     log p(x_obs | y, theta) = sum_{(n, j) observed} log p(x_nj | y_n, theta_j),
 
@@ -76,6 +76,16 @@ def _poisson_random(mu, rng=None, size=None):
     return rng.poisson(mu, size=size).astype(np.float64)
 
 
+def _exponential_logp(value, lam):
+    pm = import_pymc()
+
+    return masked(value, lambda v: pm.logp(pm.Exponential.dist(lam=lam), v))
+
+
+def _exponential_random(lam, rng=None, size=None):
+    return rng.exponential(1.0 / lam, size=size)
+
+
 def _normal_logp(value, mu, sigma):
     pm = import_pymc()
 
@@ -89,6 +99,7 @@ def _normal_random(mu, sigma, rng=None, size=None):
 _KINDS = {
     "bernoulli": (_bernoulli_logp, _bernoulli_random),
     "poisson": (_poisson_logp, _poisson_random),
+    "exponential": (_exponential_logp, _exponential_random),
     "normal": (_normal_logp, _normal_random),
 }
 
@@ -99,9 +110,10 @@ def observed(kind: str, name: str, params: list, X, dims: tuple[str, str]) -> No
 
     Parameters
     ----------
-    kind : {"bernoulli", "poisson", "normal"}
+    kind : {"bernoulli", "poisson", "exponential", "normal"}
         The distribution of one entry (``pm.Bernoulli(p)``, ``pm.Poisson(mu)``,
-        ``pm.Normal(mu, sigma)``; log-densities as PyMC's, with all constants).
+        ``pm.Exponential(lam)``, ``pm.Normal(mu, sigma)``; log-densities as PyMC's,
+        with all constants).
     name : str
         Model variable name (``prefix + "x"``).
     params : list of tensors

@@ -160,7 +160,7 @@ def stored_piece(estimator) -> Piece:
 
 
 #: statistics keys with a leading class axis (``scatter`` too when it is (K, d, d))
-_CLASS_AXIS = {"count", "mean", "m2", "rows", "feature_count", "category_count",
+_CLASS_AXIS = {"count", "mean", "m2", "rows", "feature_count", "category_count", "sum",
                "observed", "observed_rows"}  # observed: per (class, feature), missing values
 #: statistics keys without one
 _NO_CLASS_AXIS = {"loc", "scale", "X", "w", "row", "n_rows", "categories", "n_seen"}

@@ -11,7 +11,8 @@ import numpy as np
 
 from bayesgen.families import get_family
 
-NAMES = ("gaussian", "bernoulli", "multinomial", "categorical", "poisson", "kernel")
+NAMES = ("gaussian", "bernoulli", "multinomial", "categorical", "poisson", "exponential",
+         "kernel")
 DISCRETE = ("bernoulli", "multinomial", "categorical")
 USAGE = "families=[(name, columns), ...] or [(name, columns, options), ...]"
 

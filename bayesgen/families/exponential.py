@@ -1,0 +1,359 @@
+"""Independent positive durations (exponential naive Bayes) with a Gamma prior on the rates.
+
+Model, per class k and feature j::
+
+    lambda_kj ~ Gamma(a0_j, b0_j)          (shape a0, rate b0)
+    x_nj | y_n = k ~ Exponential(lambda_kj)     p(x) = lambda exp(-lambda x), x >= 0
+
+with a0_j = ``alpha`` and b0_j = (alpha - 1) m_j, where m_j (``mean_prior``) is a prior
+guess of the mean duration: for alpha > 1 it is both the prior mean of the mean
+duration 1 / lambda (E[1/lambda] = b0 / (a0 - 1) = m) and 1 / the prior mode of the
+rate, and alpha - 1 counts its pseudo-observations (durations of total b0). The default
+m_j is the weighted mean of the observed entries of feature j over all classes, so it
+scales with the data: rescaling feature j by c > 0 multiplies b0_j by c, divides every
+rate (MLE, MAP, posterior draws) by c and shifts every log-density by -log c per
+observed entry, the same for every class, so predicted probabilities do not change.
+A feature that is 0 wherever observed has no scale; its default m_j is then 1.
+
+Sufficient statistics per class and feature: the weighted number of observed entries
+n_kj (the class count N_k when nothing is missing) and the weighted sum
+s_kj = sum_n w_n x_nj of the observed entries.
+
+- MLE: lambda = n_kj / s_kj
+- MAP: lambda = (a0 + n_kj - 1) / (b0 + s_kj)   (alpha = 1 gives the MLE)
+- posterior: lambda_kj | data ~ Gamma(a0 + n_kj, b0 + s_kj)
+- posterior predictive (Lomax, i.e. Pareto II, with shape a and scale b)::
+
+      log p(x | y=k, data) = log a + a log b - (a + 1) log(b + x)
+                           = log a - log b - (a + 1) log1p(x / b)
+
+- evidence per (k, j): a0 log b0 - lgamma(a0) + lgamma(a) - a log b, with the
+  posterior a = a0 + n_kj, b = b0 + s_kj.
+
+alpha >= 1 is required (b0 >= 0); alpha = 1 is the improper prior Gamma(1, 0) (flat in
+lambda), which MAP and the conjugate posterior allow but the evidence and PyMC models
+do not. Missing entries (NaN) are integrated out: their terms are dropped and n_kj,
+s_kj count the observed entries only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import gammaln, xlogy
+
+from bayesgen.data import missing
+from bayesgen.families import dirichlet as dr
+from bayesgen.families import masked
+from bayesgen.families.gaussian_stats import label, resolve_vector
+from bayesgen.families.protocol import Capabilities
+from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.utils.heavy import import_pymc
+
+WHO = "ExponentialNB"
+
+
+class ExponentialFamily(UnlabelledHooks):
+    """Factorised exponential likelihood with a Gamma prior per class and feature.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (d,)
+        Gamma shape a0 >= 1: alpha - 1 pseudo-observations at the prior mean duration
+        (1 is the MLE; default 2, one pseudo-observation).
+    mean_prior : float, array-like of shape (d,) or None
+        Prior mean duration m_j > 0 per feature, b0 = (alpha - 1) m; None = the
+        weighted mean of the observed entries of feature j over all classes.
+
+    Attributes
+    ----------
+    feature_names : list of str or None
+        Column names for error messages (set by the estimator; positions otherwise).
+    """
+
+    name = "exponential"
+    param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"rate": ("class", "feature")}
+    positive_only = True
+    #: NaN in X is a missing value, integrated out (:mod:`bayesgen.families.masked`);
+    #: durations are continuous (predictive checks draw densities); the Gamma prior is
+    #: conjugate, with closed-form evidence and exact LOO
+    capabilities = Capabilities(missing=True, continuous=True)
+
+    def __init__(self, *, alpha: Any = 2.0, mean_prior: Any = None) -> None:
+        self.alpha = alpha
+        self.mean_prior = mean_prior
+        self.labels: np.ndarray | None = None
+        self.feature_names: list[str] | None = None
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Durations must be >= 0 (NaN, a missing value, passes); ``ValueError`` naming
+        the first column with a negative value otherwise."""
+        if X.size == 0:
+            return X
+        with np.errstate(invalid="ignore"):
+            ok = X.min() >= 0 or not (X < 0).any()  # NaN propagates through min
+        if not ok:
+            j = int(np.flatnonzero((X < 0).any(axis=0))[0])
+            raise ValueError(
+                f"Negative values in data passed to {who}: feature "
+                f"{missing.column_name(self.feature_names, j)} has values below 0 (min "
+                f"{float(np.nanmin(X[:, j])):.6g}); an exponential likelihood models "
+                "durations and waiting times, which must be >= 0."
+            )
+        return X
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """Weighted class counts ``count`` N_k (K,) and sums ``sum`` s_kj (K, d).
+
+        With missing entries (NaN) also ``observed`` n_kj (K, d), the weighted number of
+        observed entries (otherwise N_k), and ``sum`` over the observed entries. Raises
+        ``ValueError`` naming ``sample_weight`` if a weighted sum overflows.
+        """
+        M = missing.mask(X)
+        X0 = X if M is None else np.where(M, 0.0, X)
+        sums = dr.class_sums(X0, y, w, n_classes, WHO)
+        stats = {"count": sums["count"], "sum": sums["feature_count"]}
+        return missing.with_observed(stats, M, y, w)
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Statistics of the union of two disjoint data sets (sums)."""
+        return masked.add_count_stats(a, b)
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict) -> dict:
+        """Gamma shape ``alpha`` a0 (d,) and rate ``beta`` b0 = (a0 - 1) m (d,).
+
+        m_j is ``mean_prior`` or the weighted mean sum_k s_kj / sum_k n_kj of the
+        observed entries (1 where that is 0 or undefined: no scale in the data).
+        """
+        s = stats["sum"]
+        d = s.shape[1]
+        alpha = dr.check_alpha(self.alpha, d)
+        if np.any(alpha < 1):
+            raise ValueError(
+                f"{WHO} needs alpha >= 1 (Gamma shape; alpha = 1 is the MLE); got "
+                f"min(alpha) = {float(alpha.min()):g}."
+            )
+        seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
+        total = s.sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where((seen > 0) & (total > 0), total / seen, 1.0)
+        mean = resolve_vector(self.mean_prior, d, "mean_prior", mean)
+        if not np.all((mean > 0) & np.isfinite(mean)):
+            raise ValueError(
+                f"mean_prior must be finite and > 0 for every feature; got {self.mean_prior!r}."
+            )
+        beta = (alpha - 1.0) * mean
+        if not np.all(np.isfinite(beta)):
+            raise ValueError(
+                f"{WHO}: the prior rate (alpha - 1) * mean_prior overflows float64; give a "
+                "smaller alpha or mean_prior."
+            )
+        return {"alpha": alpha, "beta": beta}
+
+    # -------------------------------------------------------------- estimates
+    def _rate(self, numer: np.ndarray, denom: np.ndarray, method: str) -> np.ndarray:
+        """numer / denom with a ``ValueError`` naming the (class, feature) where the
+        rate is undefined (0 / 0) or infinite (every observed duration 0)."""
+        numer, denom = np.broadcast_arrays(numer, denom)
+        bad = ~(denom > 0)
+        if bad.any():
+            k, j = (int(i) for i in np.argwhere(bad)[0])
+            feature = missing.column_name(self.feature_names, j)
+            if numer[k, j] > 0:
+                raise ValueError(
+                    f"{WHO} method={method!r}: feature {feature} is 0 wherever observed in "
+                    f"class {label(self.labels, k)}, so its rate is infinite. Use "
+                    "method='map' with alpha > 1 (the prior mean duration keeps it finite)."
+                )
+            raise ValueError(
+                f"{WHO} method={method!r}: class {label(self.labels, k)} has no observed "
+                f"value of feature {feature}, so its rate is undefined. Use "
+                "method='map' with alpha > 1, 'conjugate' or 'mcmc'."
+            )
+        with np.errstate(over="ignore"):
+            rate = numer / denom
+        if not np.all(np.isfinite(rate)):
+            raise ValueError(
+                f"{WHO}: the estimated rates overflow float64 (observed durations near 0 "
+                "next to a large weighted count). Rescale X or sample_weight."
+            )
+        return rate
+
+    def mle(self, stats: dict) -> dict:
+        """lambda = n_kj / s_kj (observed entries only)."""
+        n = np.broadcast_to(missing.observed_count(stats), stats["sum"].shape)
+        missing.require_observed(n, self.labels, WHO, names=self.feature_names)
+        return {"rate": self._rate(n, stats["sum"], "mle")}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """lambda = (a0 + n_kj - 1) / (b0 + s_kj), the mode of the posterior Gamma."""
+        numer = missing.observed_count(stats) + (prior["alpha"] - 1.0)
+        return {"rate": self._rate(numer, stats["sum"] + prior["beta"], "map")}
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Gamma posterior shape ``a = a0 + n`` and rate ``b = b0 + s``, each (K, d)."""
+        s = stats["sum"]
+        a = np.broadcast_to(missing.observed_count(stats) + prior["alpha"], s.shape).copy()
+        b = s + prior["beta"]
+        bad = ~(b > 0)
+        if bad.any():
+            k, j = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                f"{WHO}: with alpha = 1 (the flat prior Gamma(1, 0)) the posterior of the "
+                f"rate of feature {missing.column_name(self.feature_names, j)} in class "
+                f"{label(self.labels, k)} is improper (no positive observed duration). "
+                "Use alpha > 1."
+            )
+        return {"a": a, "b": b}
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws ``rate`` = Gamma(a) / b, (size, K, d)."""
+        shape = (size, *post["a"].shape)
+        return {"rate": rng.standard_gamma(post["a"], size=shape) / post["b"]}
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
+
+        Lomax per feature, ``log a - log b - (a + 1) log1p(x / b)``, summed over the
+        observed features (a missing x_nj drops its term).
+        """
+        a, b = post["a"], post["b"]
+        M = missing.mask(X)
+        X0 = X if M is None else np.where(M, 0.0, X)
+        terms = np.log(a) - np.log(b) - (a + 1.0) * np.log1p(X0[:, None, :] / b)
+        return terms.sum(axis=-1) if M is None else masked.drop_terms(terms, M)
+
+    # ------------------------------------------------------------ likelihood
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """sum_j [log lambda_kj - lambda_kj x_nj] for every row and class.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d), durations >= 0
+        params : dict
+            ``rate`` of shape (..., K, d); leading dims are posterior draws.
+        full : bool
+            Unused: the exponential log-density has no term free of the rates (the
+            result equals the sum of ``scipy.stats.expon.logpdf(x, scale=1/lambda)``).
+
+        Returns
+        -------
+        ndarray of shape (..., n, K)
+            ``sum_j log(lambda_kj) - X @ lambda^T``: one matrix product. A missing x_nj
+            (NaN) drops its term (x = 0 and log lambda summed over the observed
+            features only). Raises ``ValueError`` if a value overflows float64.
+        """
+        rate = params["rate"]
+        M = missing.mask(X)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            log_rate = np.log(rate)
+            if M is None:
+                out = log_rate.sum(axis=-1)[..., None, :] - dr.matmul_t(X, rate)
+            else:
+                out = (masked.observed_matmul(M, log_rate)
+                       - dr.matmul_t(np.where(M, 0.0, X), rate))
+        return dr.check_overflow(np.asarray(out), X, WHO)
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One duration vector per row given class ``y`` (n,) and per-row params (n, K, d)."""
+        rate = params["rate"][np.arange(y.shape[0]), y]
+        return rng.standard_exponential(rate.shape) / rate
+
+    def attributes(self, params: dict) -> dict:
+        """``rate_`` lambda (K, d) (posterior mean for posterior methods)."""
+        return {"rate_": params["rate"]}
+
+    # ------------------------------------------------------- unlabelled rows
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(rate) up to a constant under Gamma(alpha, beta), whose mode with the
+        likelihood :meth:`map` is: sum_kj (alpha_j - 1) log rate_kj - beta_j rate_kj."""
+        rate = params["rate"]
+        return float(np.sum(xlogy(prior["alpha"] - 1.0, rate) - prior["beta"] * rate))
+
+    # ------------------------------------------------ evidence and exact LOO
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str, who: str) -> float:
+        """Exact log p(X | y) of the observed entries under the prior:
+        sum_kj [a0 log b0 - lgamma(a0) + lgamma(a) - a log b] (module docstring); no
+        per-row terms, so ``rows`` is never called.
+
+        Raises ``ValueError`` for alpha = 1 (an improper prior has no evidence)."""
+        alpha, beta = prior["alpha"], prior["beta"]
+        if np.any(beta <= 0):
+            raise ValueError(
+                f"{WHO} with alpha = 1 has the improper prior Gamma(1, 0) on the rates, "
+                "hence no marginal likelihood; use alpha > 1 (e.g. the default 2)."
+            )
+        post = self.posterior(stats, prior)
+        return float(np.sum(alpha * np.log(beta) - gammaln(alpha) + gammaln(post["a"])
+                            - post["a"] * np.log(post["b"])))
+
+    def loo_log_predictive(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(x_n | y_n, data without row n) of every training row, (n,).
+
+        The row's own contribution leaves its class's Gamma posterior (``a' = a - w``,
+        ``b' = b - w x`` per observed entry) and the Lomax predictive of the rest
+        scores it; a missing entry drops its term.
+        """
+        M = missing.mask(X)
+        O = np.ones(X.shape) if M is None else (~M).astype(np.float64)
+        X0 = X if M is None else np.where(M, 0.0, X)
+        we = w[:, None] * O
+        a = post["a"][y] - we
+        b = post["b"][y] - we * X0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.log(a) - np.log(b) - (a + 1.0) * np.log1p(X0 / b)
+        return np.where(O > 0, terms, 0.0).sum(axis=1)
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Gamma prior in the current PyMC model: ``rate ~ Gamma(alpha_j, beta_j)``.
+
+        One variable ``prefix + "rate"`` with dims ``dims["rate"]`` (class, feature);
+        returns ``{"rate": ...}``. alpha = 1 (beta = 0, an improper flat prior) raises
+        ``ValueError``: a PyMC model needs a proper prior.
+        """
+        pm = import_pymc()
+
+        dims = dims or self.param_dims
+        alpha, beta = prior["alpha"], prior["beta"]
+        if np.any(beta <= 0):
+            raise ValueError(
+                f"{WHO} with alpha = 1 has the improper flat prior Gamma(1, 0) on the rates, "
+                "which MAP and the conjugate posterior allow but a PyMC model (model_, "
+                "method='mcmc') cannot. Use alpha > 1 (e.g. the default 2) for a proper "
+                "prior; mean_prior then sets its scale."
+            )
+        return {"rate": pm.Gamma(f"{prefix}rate", alpha=alpha, beta=beta, dims=dims["rate"])}
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows: ``x_nj ~ Exponential(rate[y_n, j])``, dims (obs, feature).
+
+        Missing entries (NaN) are integrated out: the sum over the observed entries
+        (see :mod:`bayesgen.families.pymc_gaps`).
+        """
+        pm = import_pymc()
+
+        from bayesgen.families import pymc_gaps
+
+        feature = (dims or self.param_dims)["rate"][1]
+        X = np.asarray(X, dtype=np.float64)
+        if pymc_gaps.has_gaps(X):
+            pymc_gaps.observed("exponential", f"{prefix}x", [params["rate"][y]], X,
+                               ("obs", feature))
+            return
+        pm.Exponential(f"{prefix}x", lam=params["rate"][y], observed=X, dims=("obs", feature))
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_kj [n_kj log rate_kj - s_kj rate_kj]: the exponential log-likelihood of all
+        (weighted) rows from the statistics (exact, no constant dropped)."""
+        import pytensor.tensor as pt
+
+        rate = params["rate"]
+        n = missing.observed_count(stats)
+        return pt.sum(n * pt.log(rate) - stats["sum"] * rate)
