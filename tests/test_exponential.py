@@ -283,7 +283,7 @@ def test_degenerate_data_and_priors_raise():
     with pytest.raises(ValueError, match="improper"):
         flat.log_marginal_likelihood()
     with pytest.raises(ValueError, match=r"improper.*alpha > 1"):
-        flat.model_
+        flat.build_model(X, y)
     with pytest.raises(ValueError, match="infinity"):
         bg.ExponentialNB().fit(np.where(X > 5, np.inf, X), y)
 

@@ -35,6 +35,7 @@ CASES = {
     "multinomial": (lambda **kw: bg.MultinomialNB(**kw), "count"),
     "categorical": (lambda **kw: bg.CategoricalNB(**kw), "categorical"),
     "poisson": (lambda **kw: bg.PoissonNB(**kw), "count"),
+    "exponential": (lambda **kw: bg.ExponentialNB(**kw), "positive"),
     "kernel": (lambda **kw: bg.KernelNB(**kw), "real"),
     "mixed": (lambda **kw: bg.MixedNB(families=MIXED_FAMILIES, **kw), "mixed"),
 }

@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln, xlogy
 
-from bayesgen.data import missing
+from bayesgen.data import missing, sparse
 from bayesgen.families import dirichlet as dr
 from bayesgen.families import masked
 from bayesgen.families.gaussian_stats import label, resolve_vector
@@ -252,10 +252,10 @@ class ExponentialFamily(UnlabelledHooks):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             log_rate = np.log(rate)
             if M is None:
-                out = log_rate.sum(axis=-1)[..., None, :] - dr.matmul_t(X, rate)
+                out = log_rate.sum(axis=-1)[..., None, :] - sparse.matmul_t(X, rate)
             else:
                 out = (masked.observed_matmul(M, log_rate)
-                       - dr.matmul_t(np.where(M, 0.0, X), rate))
+                       - sparse.matmul_t(np.where(M, 0.0, X), rate))
         return dr.check_overflow(np.asarray(out), X, WHO)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
