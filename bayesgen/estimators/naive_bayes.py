@@ -36,9 +36,10 @@ class _DiscreteClassifier(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -103,9 +104,10 @@ class BernoulliNB(_DiscreteClassifier):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -163,9 +165,10 @@ class CategoricalNB(_DiscreteClassifier):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -216,9 +219,10 @@ class PoissonNB(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -271,9 +275,10 @@ class KernelNB(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.bandwidth_sd = bandwidth_sd
@@ -342,9 +347,10 @@ class MixedNB(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.families = families
