@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python benchmarks/bench_sklearn.py            # full size, 5 repeats
     .venv/bin/python benchmarks/bench_sklearn.py --quick    # 10x smaller, for a smoke run
     .venv/bin/python benchmarks/bench_sklearn.py --only NB  # cases whose name contains "NB"
+    .venv/bin/python benchmarks/bench_sklearn.py --n-jobs -1  # bayesgen's n_jobs (default None)
 
 For each case, both estimators are fitted on the same training matrix and then asked
 for ``predict_proba`` on that matrix; one warm-up run of each is discarded, then the
@@ -114,6 +115,10 @@ CASES = [
 ]
 
 
+def _with_n_jobs(make: Callable[[], Any], n_jobs: int) -> Callable[[], Any]:
+    return lambda: make().set_params(n_jobs=n_jobs)
+
+
 def gaussian_data(n: int, d: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """x | y=c ~ MVN(mu_c, Sigma_c): mu_c ~ N(0, I), Sigma_c = A_c A_c^T / d + I / 2."""
     rng = np.random.default_rng(seed)
@@ -197,6 +202,13 @@ def main(argv: list[str] | None = None) -> int:
         help="rows and columns of the count data; default 150000 100",
     )
     parser.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        metavar="J",
+        help="bayesgen's n_jobs (default None: one thread, as scikit-learn's default)",
+    )
+    parser.add_argument(
         "--only",
         action="append",
         default=None,
@@ -212,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     n_counts, d_counts = args.counts
     sizes = {"gaussian": (300_000 // scale, 30), "counts": (n_counts // scale, d_counts)}
     cases = [c for c in CASES if args.only is None or any(t in c.name for t in args.only)]
+    if args.n_jobs is not None:  # the same cases with bayesgen's n_jobs set
+        cases = [c._replace(ours=f"{c.ours[:-1]}, n_jobs={args.n_jobs})",
+                            make_ours=_with_n_jobs(c.make_ours, args.n_jobs)) for c in cases]
     if not cases:
         parser.error(f"no case matches {args.only}; cases: {[c.name for c in CASES]}")
 
@@ -222,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bayesgen imported from {os.path.dirname(bg.__file__)}")
     print(
         f"fit + predict_proba on the training data; {args.repeats} alternating runs per "
-        f"library after 1 warm-up each; K = 5, seed {args.seed}"
+        f"library after 1 warm-up each; K = 5, seed {args.seed}; bayesgen n_jobs={args.n_jobs}"
     )
     data = {}
     for key, (n, d) in sizes.items():

@@ -1,7 +1,7 @@
-"""One pass per array for the NaN checks of a fit or a prediction
-(:func:`bayesgen.data.missing.scan_scope`), and the frame's order statistics computed for
-all columns at once (:func:`bayesgen.data.frame._unit_order_stats`): the same results as
-the column-by-column path, and no stale answer once the call is over."""
+"""One pass per array for the checks of a fit or a prediction
+(:func:`bayesgen.data.missing.scan_scope`), the frame's order statistics
+(:func:`bayesgen.data.frame._order_stats`): the same values as NumPy's weighted quantiles,
+and no stale answer once the call is over; the estimators' ``n_jobs`` threads."""
 
 import numpy as np
 import pytest
@@ -9,20 +9,24 @@ import pytest
 import bayesgen as bg
 from bayesgen.data import frame, missing
 
+_QUARTILES = [0.25, 0.5, 0.75]
 
-def _frame_both_ways(X, real, w):
-    fast = frame.choose(X, real, w)
-    original = frame._unit_order_stats
-    frame._unit_order_stats = lambda V, w: None
-    try:
-        slow = frame.choose(X, real, w)
-    finally:
-        frame._unit_order_stats = original
-    return fast, slow
+
+def _reference_order_stats(V, w):
+    """(q1, median, q3, min, max) per column over the finite entries, column by column
+    with NumPy's weighted inverted-CDF quantiles (the definition the frame follows)."""
+    out = np.full((5, V.shape[1]), np.nan)
+    for j in range(V.shape[1]):
+        keep = np.isfinite(V[:, j])
+        v = V[keep, j]
+        if v.size:
+            out[:3, j] = np.quantile(v, _QUARTILES, method="inverted_cdf", weights=w[keep])
+            out[3, j], out[4, j] = v.min(), v.max()
+    return out
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_all_columns_at_once_choose_the_same_frame(seed):
+def test_order_stats_equal_numpys_weighted_quantiles(seed):
     rng = np.random.default_rng(seed)
     n, d = int(rng.integers(1, 400)), int(rng.integers(1, 6))
     X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-8, 9, size=d)
@@ -31,21 +35,38 @@ def test_all_columns_at_once_choose_the_same_frame(seed):
         X = np.round(X)  # ties
     if seed % 5 == 0:
         X[:, 0] = 7.0  # a constant column
-    real = rng.random(d) < 0.8
-    fast, slow = _frame_both_ways(X, real, np.ones(n))
-    np.testing.assert_array_equal(fast.loc, slow.loc)
-    np.testing.assert_array_equal(fast.scale, slow.scale)
+    if seed % 4 == 1:
+        X = np.asfortranarray(X)
+    ones = np.ones(n)
+    expected = _reference_order_stats(X, ones)
+    np.testing.assert_array_equal(frame._order_stats(X, ones), expected)
+    np.testing.assert_array_equal(frame._order_stats(X, None), expected)
+    np.testing.assert_array_equal(frame._order_stats(X, np.full(n, 3.0)), expected)
+    w = rng.integers(1, 4, size=n).astype(float)  # integer weights: repeated rows
+    np.testing.assert_array_equal(frame._order_stats(X, w), _reference_order_stats(X, w))
+    np.testing.assert_array_equal(frame._order_stats(X, w),
+                                  frame._order_stats(np.repeat(X, w.astype(int), axis=0), None))
 
 
-def test_order_stats_fall_back_with_nan_or_weights():
+def test_order_stats_with_nan_skip_it_column_by_column():
     X = np.arange(20.0).reshape(10, 2)
-    assert frame._unit_order_stats(X, np.ones(10)) is not None
     X[3, 1] = np.nan
-    assert frame._unit_order_stats(X, np.ones(10)) is None  # column by column, NaN skipped
-    assert frame._unit_order_stats(X[:, :1], np.full(10, 2.0)) is None  # weighted quantiles
-    fast, slow = _frame_both_ways(X, np.ones(2, bool), np.ones(10))
-    np.testing.assert_array_equal(fast.loc, slow.loc)
-    np.testing.assert_array_equal(fast.scale, slow.scale)
+    X[:, 0] = np.where(np.arange(10) < 9, np.nan, X[:, 0])  # one observed value
+    out = frame._order_stats(X, np.ones(10))
+    np.testing.assert_array_equal(out, _reference_order_stats(X, np.ones(10)))
+    assert np.all(out[:, 0] == 18.0)
+    assert np.all(np.isnan(frame._order_stats(np.full((4, 1), np.nan), None)))
+
+
+def test_order_stats_of_huge_values_warn_nothing():
+    """The values near the float limit (no sum of the sample is formed)."""
+    import warnings
+
+    X = np.array([[1.7e308], [-1.7e308], [1.6e308], [1.5e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = frame._order_stats(X, np.ones(4))
+    np.testing.assert_array_equal(out, _reference_order_stats(X, np.ones(4)))
 
 
 def test_scope_answers_from_the_first_scan_only_inside_it():
@@ -57,16 +78,19 @@ def test_scope_answers_from_the_first_scan_only_inside_it():
         Y = X.copy()
         assert missing.has_missing(Y)  # another object: scanned
     assert missing.has_missing(X)  # outside the scope: scanned again
-    missing.note_scan(X, True)  # no scope: nothing recorded
-    assert missing.has_missing(X)
+    missing.extremes(np.ones(3))  # no scope: nothing recorded, nothing kept
+    assert missing._SCANNED.get() is None
 
 
-def test_scan_reports_nan_and_extent():
+def test_within_reports_the_extent_of_the_observed_entries():
     Z = np.array([[1.0, -3.0], [2.0, 0.5]])
-    assert frame.scan(Z) == (3.0, True)
+    assert frame.within(Z) == 3.0
     Z[1, 1] = np.nan
-    assert frame.scan(Z) == (3.0, False)
-    assert frame.scan(np.full((2, 2), np.nan)) == (0.0, False)
+    assert frame.within(Z) == 3.0
+    Z[0, 1] = np.nan
+    assert frame.within(Z) == 2.0
+    assert frame.within(np.full((2, 2), np.nan)) == 0.0
+    assert frame.within(np.zeros((0, 3))) == 0.0
 
 
 @pytest.mark.parametrize("Estimator", [bg.LDA, bg.QDA, bg.GaussianNB])
@@ -130,21 +154,20 @@ def test_normalised_proba_keeps_its_input_unless_told():
     np.testing.assert_array_equal(reused, kept)  # row blocks: the same arithmetic
 
 
-def test_a_forked_child_fits_after_the_parent_used_the_pool():
-    """bayesgen's thread pool does not survive ``fork``: a child process (e.g. of
-    ``multiprocessing`` with the fork start method) gets a new one instead of waiting
-    for threads that do not exist."""
+def test_a_forked_child_fits_after_the_parent_used_threads():
+    """No thread of bayesgen outlives a call (each parallel pass has its own pool), so
+    a child process forked after the parent's parallel fit (e.g. by
+    ``multiprocessing`` with the fork start method) fits on threads of its own instead
+    of waiting for threads that do not exist in it."""
     import multiprocessing
-
-    from bayesgen.utils import threads
+    import threading
 
     rng = np.random.default_rng(5)
-    X = rng.standard_normal((120_000, 20))  # large enough for the parallel passes
+    X = rng.standard_normal((120_000, 20))  # above the parallel size (2**21 entries)
     y = rng.integers(0, 3, size=X.shape[0])
-    if threads.workers() < 2:
-        pytest.skip("one core: no pool")
-    parent = bg.LDA().fit(X, y).predict_proba(X[:5])
-    assert threads._POOL is not None
+    before = threading.active_count()
+    parent = bg.LDA(n_jobs=2).fit(X, y).predict_proba(X[:5])
+    assert threading.active_count() == before  # the pass's threads are gone
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(1) as pool:
         child = pool.apply_async(_fit_and_predict, (X, y)).get(timeout=120)
@@ -152,85 +175,81 @@ def test_a_forked_child_fits_after_the_parent_used_the_pool():
 
 
 def _fit_and_predict(X, y):
-    return bg.LDA().fit(X, y).predict_proba(X[:5])
+    return bg.LDA(n_jobs=2).fit(X, y).predict_proba(X[:5])
 
 
 @pytest.mark.parametrize("shape", [(7,), (1, 1), (300, 4), (5000, 30), (80_000, 30)])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_extremes_equal_numpys_max_and_min(shape, order):
-    """One blocked pass over the cores gives exactly X.max() / X.min(), NaN-propagating,
-    or nanmax / nanmin with skip_nan (every block size, both memory orders)."""
-    from bayesgen.utils.threads import extremes
-
+    """One blocked pass gives exactly X.max() / X.min(), NaN propagating (every block
+    size, both memory orders)."""
     rng = np.random.default_rng(len(shape) + shape[0])
     X = np.asarray(rng.standard_normal(shape) * 1e3 + 1.7e9, order=order)
-    assert extremes(X) == (X.max(), X.min())
-    assert extremes(X, skip_nan=True) == (X.max(), X.min())
+    assert missing.extremes(X) == (X.max(), X.min())
     X.flat[X.size // 2] = np.nan
-    high, low = extremes(X)
+    high, low = missing.extremes(X)
     assert np.isnan(high) and np.isnan(low)
-    if X.size > 1:  # (an X of only NaN: below)
-        assert extremes(X, skip_nan=True) == (np.nanmax(X), np.nanmin(X))
-    X.flat[X.size // 3] = -np.inf
-    assert extremes(X, skip_nan=True)[1] == -np.inf
-    assert extremes(np.full(shape, np.nan), skip_nan=True) == (-np.inf, np.inf)
 
 
 def test_extremes_when_the_extreme_values_sit_in_the_last_rows():
-    from bayesgen.utils.threads import extremes
-
-    X = np.zeros((100_000, 30))  # above the parallel size: row chunks over the cores
+    X = np.zeros((100_000, 30))  # many blocks
     X[-1, -1], X[-2, 0] = 5.0, -7.0
-    assert extremes(X) == (5.0, -7.0)
+    assert missing.extremes(X) == (5.0, -7.0)
     X[-1, 3] = np.nan
-    high, low = extremes(X)
+    high, low = missing.extremes(X)
     assert np.isnan(high) and np.isnan(low)
 
 
-def test_infinity_check_records_the_extremes_for_the_far_row_scan():
+def test_the_infinity_check_records_the_extremes_for_the_later_checks():
     X = np.array([[1.0, -3.0], [2.0, 0.5]])
     with missing.scan_scope():
         missing.check_infinite(X, "LDA")
-        assert missing.known_extremes(X) == (2.0, -3.0)
+        recorded, found = missing._SCANNED.get()[id(X)]
+        assert recorded is X and found == (2.0, -3.0)
         assert not missing.has_missing(X)
-        assert frame.scan(X, missing.known_extremes(X)) == frame.scan(X) == (3.0, True)
+        assert frame.within(X) == 3.0
         gaps = X.copy()
         gaps[0, 0] = np.nan
-        missing.check_infinite(gaps, "LDA")  # NaN: allowed, no extremes recorded
-        assert missing.known_extremes(gaps) is None
+        missing.check_infinite(gaps, "LDA")  # NaN: allowed
         assert missing.has_missing(gaps)
-    assert missing.known_extremes(X) is None  # outside the scope: nothing recorded
+        assert frame.within(gaps) == 3.0
+        gaps[1, 1] = np.inf
+        with pytest.raises(ValueError, match="infinity; QDA"):
+            missing.check_infinite(gaps.copy(), "QDA")
+    assert missing._SCANNED.get() is None  # outside the scope: nothing recorded
 
 
 @pytest.mark.parametrize("Estimator", [bg.LDA, bg.QDA, bg.GaussianNB])
-def test_an_identity_frame_is_scanned_once_per_fit_and_prediction(Estimator, monkeypatch):
-    """Standardised data (an identity frame, Z is X): the infinity check's maximum and
-    minimum serve the far-row scan, so a fit and a predict_proba each read X for
-    them once; the results equal those of the two-scan path."""
-    from bayesgen.utils import threads
-
+@pytest.mark.parametrize("offset", [0.0, 1e9])
+def test_one_scan_per_array_in_a_fit_and_a_prediction(Estimator, offset, monkeypatch):
+    """Standardised data (an identity frame, Z is X): X is read once per fit and once
+    per predict_proba for infinity, missing values and far rows together; with an
+    offset (Z is a new array) X and Z once each. The results equal those of the path
+    without the scope."""
     rng = np.random.default_rng(3)
-    X = rng.standard_normal((3000, 5))
+    X = rng.standard_normal((3000, 5)) + offset
     y = np.repeat([0, 1, 2], 1000)
     X += y[:, None] * 0.5
     reference = Estimator(method="map").fit(X, y)
     proba = reference.predict_proba(X)
-    assert reference.frame_.is_identity
+    assert reference.frame_.is_identity == (offset == 0.0)
     calls = []
-    original = threads.extremes
+    original = missing._max_min
 
-    def counted(Z, **kwargs):
-        calls.append(Z is X)
-        return original(Z, **kwargs)
+    def counted(values):
+        calls.append(values is X)
+        return original(values)
 
-    monkeypatch.setattr(threads, "extremes", counted)
-    monkeypatch.setattr(frame, "extremes", counted)
+    monkeypatch.setattr(missing, "_max_min", counted)
     clf = Estimator(method="map").fit(X, y)
-    assert calls == [True]
+    assert calls == ([True] if offset == 0.0 else [True, False])
     calls.clear()
     again = clf.predict_proba(X)
-    assert calls == [True]
+    assert calls == ([True] if offset == 0.0 else [True, False])
     np.testing.assert_array_equal(again, proba)
-    with monkeypatch.context() as m:  # without the recorded extremes: the same answer
-        m.setattr(missing, "known_extremes", lambda Z: None)
-        np.testing.assert_array_equal(clf.predict_proba(X), proba)
+    with monkeypatch.context() as m:  # without the scope: more scans, the same answer
+        m.setattr(missing, "scan_scope", lambda: __import__("contextlib").nullcontext())
+        calls.clear()
+        np.testing.assert_array_equal(Estimator(method="map").fit(X, y).predict_proba(X),
+                                      proba)
+        assert len(calls) > 4

@@ -41,8 +41,8 @@ def _values(X: Any) -> np.ndarray:
     return sparse.values(X)
 
 
-#: within a :func:`scan_scope`: id -> (array, whether it holds no NaN), for the arrays
-#: scanned in the scope (the entries keep the arrays alive, so no id is reused)
+#: the maxima and minima found inside the current :func:`scan_scope`:
+#: id(array) -> (array, (max, min)); an entry keeps its array alive, so no id is reused
 _SCANNED: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
     "bayesgen_scanned", default=None
 )
@@ -50,15 +50,20 @@ _SCANNED: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
 
 @contextlib.contextmanager
 def scan_scope() -> Iterator[None]:
-    """Remember, until the block ends, which arrays :func:`has_missing`,
-    :func:`check_infinite` and :func:`note_scan` have found with or without NaN, so
-    that a later check of the same object inside the block costs no pass over it.
+    """Remember, until the block ends, the maximum and minimum of every array that
+    :func:`extremes` scans, so that the later checks of the same array (object) cost
+    no pass over it.
 
-    One fit's or one prediction's validation, frame and statistics check the same X
-    (and its internal coordinates Z) several times; each check is a full memory pass.
-    The scope is local to the thread or task (``contextvars``); nested scopes share
-    the outer one. Only code that does not write NaN into the scanned arrays may run
-    inside (bayesgen's own fit and scoring paths, which build new arrays).
+    A fit or a prediction checks its X for infinity, for missing values (the
+    estimator's guard, the families' :func:`mask`) and for far rows (the frame's
+    :func:`bayesgen.data.frame.within`, on X itself or on its internal coordinates
+    Z); each of these is a full pass over memory, and all of them follow from the
+    NaN-propagating maximum and minimum. The estimators open a scope around each fit
+    (:func:`bayesgen.inference.statistics.read_batch`) and each prediction method
+    (:func:`bayesgen.scale.dask_input.lazy`); nested scopes share the outer one, and
+    the scope is local to the thread or task (``contextvars``). Only code that does
+    not write into the scanned arrays may run inside (bayesgen's own fit and scoring
+    paths, which build new arrays).
     """
     if _SCANNED.get() is not None:
         yield
@@ -70,53 +75,35 @@ def scan_scope() -> Iterator[None]:
         _SCANNED.reset(token)
 
 
-def note_scan(X: Any, complete: bool, extremes: tuple[float, float] | None = None) -> None:
-    """Record, inside a :func:`scan_scope`, that X holds no NaN (``complete``) or some,
-    and, if given, X's NaN-propagating ``(max, min)`` (:func:`known_extremes`)."""
+def extremes(values: np.ndarray) -> tuple[float, float]:
+    """``(max, min)`` of all entries of a non-empty float array; NaN for both when it
+    holds NaN (NaN propagates through ``np.maximum`` and ``np.minimum``).
+
+    Two reductions, no temporary array; inside a :func:`scan_scope` the answer is
+    recorded for the array (the same object) and reused.
+    """
     scanned = _SCANNED.get()
+    entry = None if scanned is None else scanned.get(id(values))
+    if entry is not None and entry[0] is values:
+        return entry[1]
+    result = _max_min(values)
     if scanned is not None:
-        scanned[id(X)] = (X, complete, extremes)
+        scanned[id(values)] = (values, result)
+    return result
 
 
-def _entry(X: Any) -> tuple | None:
-    scanned = _SCANNED.get()
-    entry = None if scanned is None else scanned.get(id(X))
-    return None if entry is None or entry[0] is not X else entry
-
-
-def _known(X: Any) -> bool | None:
-    """Whether X is complete, if scanned in the current scope; None if unknown."""
-    entry = _entry(X)
-    return None if entry is None else entry[1]
-
-
-def known_extremes(X: Any) -> tuple[float, float] | None:
-    """X's ``(max, min)`` if :func:`check_infinite` found them in the current scope
-    (then X holds neither NaN nor infinity), else None."""
-    entry = _entry(X)
-    return None if entry is None else entry[2]
+def _max_min(values: np.ndarray) -> tuple[float, float]:
+    """``(values.max(), values.min())``: the scan of :func:`extremes`."""
+    return float(values.max()), float(values.min())
 
 
 def has_missing(X: Any) -> bool:
-    """Whether X (dense, or the stored values of sparse X) holds NaN.
-
-    One pass without a temporary on the common path (finite extremes,
-    :func:`bayesgen.utils.threads.extremes`, mean no NaN); an ``isnan`` pass only when
-    they are not finite; no pass for an array already scanned inside the current
-    :func:`scan_scope`.
-    """
-    from bayesgen.utils.threads import extremes
-
-    known = _known(X)
-    if known is not None:
-        return not known
+    """Whether X (dense, or the stored values of sparse X) holds NaN (:func:`extremes`,
+    no pass for an array already scanned inside the current :func:`scan_scope`)."""
     values = _values(X)
     if values.size == 0 or values.dtype.kind != "f":
         return False
-    high, low = extremes(values)
-    found = not (np.isfinite(high) and np.isfinite(low)) and bool(np.isnan(values).any())
-    note_scan(X, not found)
-    return found
+    return bool(np.isnan(extremes(values)[0]))
 
 
 def mask(X: Any):
@@ -247,26 +234,19 @@ def check_infinite(X: Any, who: str) -> None:
     """``ValueError`` if X (stored values of sparse X) holds +-infinity; NaN is a
     missing value and allowed.
 
-    The common path is one pass: X's maximum and minimum
-    (:func:`bayesgen.utils.threads.extremes`). Finite values show that X holds neither
-    infinity nor NaN; this is recorded, with the two values, for :func:`has_missing`
-    and for the frame's far-row scan of the same array (:func:`note_scan`,
-    :func:`known_extremes`). Otherwise NaN may hide an infinity, and
-    :func:`bayesgen.data.validation.check_finite` looks for it.
+    The common path is :func:`extremes` (recorded for the later checks of the same
+    array in the current :func:`scan_scope`): finite values show that X holds
+    neither infinity nor NaN. Otherwise :func:`bayesgen.data.validation.check_finite`
+    looks for infinity among the NaN.
     """
     from bayesgen.data.validation import check_finite
-    from bayesgen.utils.threads import extremes
 
     values = _values(X)
     if values.size == 0 or values.dtype.kind != "f":
         return
     high, low = extremes(values)
-    if np.isfinite(high) and np.isfinite(low):
-        # (the extremes of sparse X's stored values leave out its implicit zeros)
-        note_scan(X, True, (high, low) if values is X else None)
-    else:
+    if not (np.isfinite(high) and np.isfinite(low)):
         check_finite(values, who)  # raises on infinity; else X holds NaN (missing values)
-        note_scan(X, False)
 
 
 def check_columns(X: Any, names: Any, who: str) -> None:

@@ -283,10 +283,8 @@ def check_finite(X: np.ndarray, estimator_name: str) -> bool:
     """Raise ``ValueError`` if X holds infinity (one pass, no temporaries on the common
     path). NaN is a missing value (:mod:`bayesgen.data.missing`) and passes. Returns
     whether the sum of X is finite (then X holds no NaN either)."""
-    from bayesgen.utils.threads import reduce_rows
-
     with np.errstate(over="ignore", invalid="ignore"):  # finite values may sum to inf
-        total = reduce_rows(np.add, X)
+        total = np.add.reduce(X, axis=None)
     if np.isfinite(total):
         return True
     if np.isinf(X).any():
@@ -295,15 +293,6 @@ def check_finite(X: np.ndarray, estimator_name: str) -> bool:
             "values (NaN, None or NA mark a missing value). Replace or drop them first."
         )
     return False
-
-
-def _min(X: np.ndarray) -> float:
-    """``X.min()``; large arrays are split by rows over the available cores (numpy
-    releases the GIL in reductions), which roughly halves this pass over memory on
-    two cores. NaN propagates through the minimum either way."""
-    from bayesgen.utils.threads import reduce_rows
-
-    return reduce_rows(np.minimum, X)
 
 
 def _stored_values(X: Any) -> np.ndarray:
@@ -330,7 +319,7 @@ def check_nonnegative(X: Any, estimator_name: str) -> None:
     X may be scipy.sparse: then only its stored values ``X.data`` are checked.
     """
     X = _stored_values(X)
-    if X.size and not _min(X) >= 0 and not _nanmin_ok(X):
+    if X.size and not X.min() >= 0 and not _nanmin_ok(X):  # NaN propagates
         check_finite(X, estimator_name)
         raise ValueError(
             f"Negative values in data passed to {estimator_name}: its features are "

@@ -18,6 +18,8 @@ random_state : int, numpy.random.Generator, numpy.random.RandomState or None
 loss : array (K, K) or None
     ``loss[i, j]`` = cost of predicting class j when the truth is class i;
     ``predict`` then minimises the posterior expected loss.
+n_jobs : int or None, default None
+    Threads for the passes over large arrays (scikit-learn's semantics).
 """
 
 from __future__ import annotations
@@ -98,6 +100,13 @@ _SHARED_DOC = """
         lambda, the weight of the unlabelled rows' log-likelihood (Nigam et al. 2000):
         0 ignores them, 1 is the full semi-supervised likelihood; for ``"mcmc"`` a
         power (tempered) likelihood; ``"conjugate"`` accepts 0 or 1 only.
+    n_jobs : int or None, default=None
+        Threads that split the passes over large arrays (at least 2**21 entries) by
+        rows: the class statistics of GaussianNB, LDA and QDA and their scores. None
+        means 1 unless a ``joblib.parallel_config(n_jobs=...)`` context says otherwise;
+        -1 means all cores (``joblib.effective_n_jobs``). Results do not depend on it
+        (bit for bit). BLAS keeps its own threads (threadpoolctl) except inside these
+        passes, where each thread uses one.
 """
 
 
@@ -105,8 +114,9 @@ class _Common(GenerativeClassifier):
     """Stores the shared keyword parameters (one level below the base class)."""
 
     def _init_common(self, method, class_alpha, class_prior, draws, tune, chains, sampler,
-                     random_state, loss, unlabeled=None, unlabeled_weight=1.0):
+                     random_state, loss, unlabeled=None, unlabeled_weight=1.0, n_jobs=None):
         self.method = method
+        self.n_jobs = n_jobs
         self.unlabeled = unlabeled
         self.unlabeled_weight = unlabeled_weight
         self.class_alpha = class_alpha
@@ -168,9 +178,10 @@ class GaussianNB(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.chain_method = chain_method
         self.progressbar = progressbar
@@ -219,9 +230,10 @@ class _MVNClassifier(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.chain_method = chain_method
         self.progressbar = progressbar
@@ -337,6 +349,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         super().__init__(
             method=method, class_alpha=class_alpha, class_prior=class_prior,
@@ -345,7 +358,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
             draws=draws, tune=tune, chains=chains, sampler=sampler,
             chain_method=chain_method, target_accept=target_accept, progressbar=progressbar,
             random_state=random_state, loss=loss, unlabeled=unlabeled,
-            unlabeled_weight=unlabeled_weight,
+            unlabeled_weight=unlabeled_weight, n_jobs=n_jobs,
         )
         self.n_components = n_components
 

@@ -42,9 +42,10 @@ class _DiscreteClassifier(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.chain_method = chain_method
         self.progressbar = progressbar
@@ -111,9 +112,10 @@ class BernoulliNB(_DiscreteClassifier):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.chain_method = chain_method
         self.progressbar = progressbar
@@ -173,9 +175,10 @@ class CategoricalNB(_DiscreteClassifier):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.chain_method = chain_method
         self.progressbar = progressbar
@@ -304,9 +307,10 @@ class ExponentialNB(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.progressbar = progressbar
         self.alpha = alpha
@@ -363,9 +367,10 @@ class KernelNB(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.chain_method = chain_method
         self.progressbar = progressbar
@@ -458,9 +463,10 @@ class MixedNB(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.chain_method = chain_method
         self.progressbar = progressbar

@@ -49,6 +49,9 @@ COMMON: dict[str, list] = {
     "loss": ["array-like", None],
     "unlabeled": "no_validation",  # any label value, or None
     "unlabeled_weight": [Interval(Real, 0, 1, closed="both")],
+    # scikit-learn's n_jobs: None, -1 (all cores), -2 (all but one), ... or >= 1; not 0
+    "n_jobs": [Interval(Integral, None, -1, closed="right"),
+               Interval(Integral, 1, None, closed="left"), None],
 }
 
 _ALPHA = [POSITIVE, "array-like"]

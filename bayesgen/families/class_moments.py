@@ -18,13 +18,18 @@ block's own mean.
 Each class's statistics depend only on its own rows, in their order in X (a stable
 sort by class), so relabelling the classes permutes them bit for bit; pooled sums over
 classes use :func:`._gaussian_stats.class_sum` for the same reason.
+
+With the estimator's ``n_jobs`` above 1 and X of at least 2^21 entries, runs of
+consecutive blocks are computed on that many threads
+(:func:`bayesgen.utils.threads.map_threads`) and merged in the same order, so the
+result is bit for bit that of one thread.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from bayesgen.utils.threads import PARALLEL_MIN_SIZE, map_tasks, one_blas_thread, workers
+from bayesgen.utils.threads import map_threads, n_threads, one_blas_thread
 
 #: rows per block: BLOCK_ROWS x d float64 stays within a core's cache for d ~ 30
 BLOCK_ROWS = 2048
@@ -56,7 +61,7 @@ def class_moments(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, *
     order, bounds = class_order(y, n_classes)
     blocks = [(k, start, min(start + BLOCK_ROWS, bounds[k + 1]))
               for k in range(n_classes) for start in range(bounds[k], bounds[k + 1], BLOCK_ROWS)]
-    n_chunks = workers() if X.size >= PARALLEL_MIN_SIZE else 1
+    n_chunks = min(n_threads(X.size), max(len(blocks), 1))  # the estimator's n_jobs
     edges = np.linspace(0, len(blocks), n_chunks + 1).astype(int)
     rows = min(BLOCK_ROWS, X.shape[0])
 
@@ -66,7 +71,7 @@ def class_moments(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, *
                 for _, a, b in blocks[edges[c] : edges[c + 1]]]
 
     with one_blas_thread():  # many small products (see bayesgen.utils.threads)
-        results = [r for part in map_tasks(chunk, range(n_chunks)) for r in part]
+        results = [r for part in map_threads(chunk, n_chunks) for r in part]
     for (k, _, _), result in zip(blocks, results, strict=True):  # in order: deterministic
         if result is not None:
             _merge_into(k, count, mean, m2, *result)

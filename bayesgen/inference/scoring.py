@@ -24,10 +24,10 @@ from contextlib import nullcontext
 import numpy as np
 
 from bayesgen.data import missing
-from bayesgen.data.frame import Frame, check_finite_user, choose, far_scores, scan, split
+from bayesgen.data.frame import Frame, check_finite_user, choose, far_scores, split, within
 from bayesgen.inference import posterior
 from bayesgen.utils.logspace import fast_logsumexp, log_mean_exp
-from bayesgen.utils.threads import no_spin
+from bayesgen.utils.threads import jobs, no_spin
 
 #: |z| of a training value beyond which the statistics would overflow (squares ~1e240)
 _FIT_LIMIT = 2.0**400
@@ -37,18 +37,6 @@ FRAME_ROWS = 2**15
 
 def _frame(estimator) -> Frame | None:
     return getattr(estimator, "frame_", None)
-
-
-def _scan(Z: np.ndarray) -> float:
-    """max |z| over the non-missing entries of Z (:func:`bayesgen.data.frame.scan`): no pass
-    when Z is the X whose infinity check found its extremes (an identity frame), else
-    one, whose answer to "does Z hold NaN?" is recorded for the later checks of Z in
-    the caller's :func:`bayesgen.data.missing.scan_scope`."""
-    known = missing.known_extremes(Z)
-    extent, complete = scan(Z, known)
-    if known is None:
-        missing.note_scan(Z, complete)
-    return extent
 
 
 def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
@@ -73,8 +61,7 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
     frame = choose(X[::step], real, w[::step])
     Z = frame.internal(X)
     bad = np.zeros(0, dtype=int)
-    extent = _scan(Z)
-    if extent > _FIT_LIMIT:
+    if within(Z) > _FIT_LIMIT:
         with np.errstate(invalid="ignore"):
             bad = np.flatnonzero((np.abs(Z) > _FIT_LIMIT).any(axis=0) & real)
     if bad.size:
@@ -152,13 +139,11 @@ def point_params(estimator) -> dict:
 
 # ---------------------------------------------------------------- scoring
 def _split_rows(estimator, X: np.ndarray):
-    """Internal Z, the far rows (or None) and the boolean mask of the other rows; the
-    far-row scan of Z also records, in the caller's :func:`missing.scan_scope`,
-    whether Z holds NaN."""
+    """Internal Z, the far rows (or None) and the boolean mask of the other rows."""
     Z = internal(estimator, X)
     far, frame = None, _frame(estimator)
     if estimator.family_.capabilities.far_rows and frame is not None and frame.real.any():
-        far = split(frame, X, Z, _scan(Z))
+        far = split(frame, X, Z)
     near = np.ones(X.shape[0], dtype=bool)
     if far is not None:
         near[far.rows] = False
@@ -177,8 +162,10 @@ def raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     are densities of x.
     """
     point = not estimator._is_posterior  # one BLAS thread (bayesgen.utils.threads.no_spin)
-    with missing.scan_scope(), (no_spin() if point else nullcontext()):
-        return _raw_scores(estimator, X, full)  # Z is checked for NaN once
+    # the estimator's n_jobs threads; X and Z are scanned once (missing.scan_scope)
+    with jobs(getattr(estimator, "n_jobs", None)), missing.scan_scope(), \
+            (no_spin() if point else nullcontext()):
+        return _raw_scores(estimator, X, full)
 
 
 def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:

@@ -29,7 +29,7 @@ from bayesgen.data.validation import (
     encode_labels,
 )
 from bayesgen.inference import scoring
-from bayesgen.utils.threads import no_spin
+from bayesgen.utils.threads import jobs, no_spin
 
 
 @dataclass
@@ -77,9 +77,8 @@ def validate_rows(estimator, X: Any, y: Any, *, reset: bool, whole: bool = True)
 
 def _check_infinite(estimator, X: Any) -> None:
     """Infinity is an error, NaN a missing value: one pass over X
-    (:func:`bayesgen.data.missing.check_infinite`, which also records a complete X for the
-    missing-value checks of the same call), unless the family's support check scans X
-    itself (count families, ``capabilities.support_check_finds_nan``)."""
+    (:func:`bayesgen.data.missing.check_infinite`), unless the family's support check
+    scans X itself (count families, ``capabilities.support_check_finds_nan``)."""
     if not estimator._fused_finite_check():
         missing.check_infinite(X, type(estimator).__name__)
 
@@ -138,8 +137,9 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     are the labelled rows', and the others are returned in ``batch.unlabeled``; with
     ``classes`` given (``partial_fit``, Dask) they are a ``ValueError``.
     """
-    # X and Z are checked for NaN once each; one BLAS thread (bayesgen.utils.threads.no_spin)
-    with missing.scan_scope(), no_spin():
+    # the estimator's n_jobs threads, one BLAS thread (bayesgen.utils.threads); X and Z
+    # are scanned once (bayesgen.data.missing.scan_scope)
+    with jobs(getattr(estimator, "n_jobs", None)), no_spin(), missing.scan_scope():
         return _read_batch(estimator, X, y, sample_weight, method, classes=classes,
                            reset=reset, frame_rows=frame_rows, whole=whole)
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from bayesgen.data import missing
 from bayesgen.scale import pieces as _pieces
+from bayesgen.utils.threads import jobs
 
 #: pieces combined per task of the tree reduction
 SPLIT_EVERY = 8
@@ -282,14 +283,18 @@ def lazy(kind: str):
     """Decorator of a predict method ``f(self, X, ...)``: Dask X gives a lazy Dask array
     (``kind``: "proba" (n, K), "label" (n,), "decision" (n,) for two classes else
     (n, K), "transform" (n, n_components), "score" (n,) floats; "draws" (chain, draw,
-    obs, class) and "interval" (obs, class, hdi) as DataArrays over Dask arrays)."""
+    obs, class) and "interval" (obs, class, hdi) as DataArrays over Dask arrays).
+    Other X: the method runs with the estimator's ``n_jobs`` threads
+    (:func:`bayesgen.utils.threads.jobs`) inside one
+    :func:`bayesgen.data.missing.scan_scope`."""
 
     def decorate(method):
         @functools.wraps(method)
         def wrapper(self, X, *args, **kwargs):
             if type(X).__module__.startswith("dask"):
                 return predict_lazily(self, method.__name__, X, kind, args, kwargs)
-            with missing.scan_scope():  # validation and scoring scan X once
+            # the estimator's threads; X is scanned once (bayesgen.data.missing.scan_scope)
+            with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
                 return method(self, X, *args, **kwargs)
 
         return wrapper

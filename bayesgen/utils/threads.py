@@ -1,158 +1,117 @@
-"""BLAS threads for loops of small matrix products; a shared pool for passes over
-large arrays.
+"""Threads: the estimators' ``n_jobs``, and one BLAS thread for point fits and predictions.
 
-A threaded BLAS call synchronises its threads; for a product of a few megaflops that
-costs more than it saves, and on a machine whose cores are busy with other processes
-a descheduled BLAS thread stalls every call (measured here: the blocked class
-statistics of :mod:`bayesgen.families.class_moments`, 150 products of 2048 x 30
-blocks, took 2.2 s of CPU with OpenBLAS's two threads and 0.06 s with one while other
-processes kept the load average at 10). Loops of small products therefore run with one
-BLAS thread; single large products keep the user's setting.
+``n_jobs`` (every estimator; scikit-learn's semantics) is the number of threads that
+split a pass over a large array (at least :data:`PARALLEL_MIN_SIZE` entries) by rows:
+the class statistics of the Gaussian families, the scores of LDA and QDA, the
+normalisation of ``predict_proba``. ``None`` means 1 unless a
+``joblib.parallel_config(n_jobs=...)`` context says otherwise, ``-1`` all cores
+(:func:`joblib.effective_n_jobs`). An estimator whose ``n_jobs`` is not None runs its
+fit and its predictions inside ``joblib.parallel_config(n_jobs=n_jobs)`` (:func:`jobs`),
+and the passes read the number of threads from there (:func:`n_threads`), so the
+family code between the two needs no parameter for it.
 
-Passes over a large array that NumPy runs without the GIL (reductions, gathers and
-small products) are instead split between the cores by :func:`reduce_rows` and
-:func:`map_tasks`: independent tasks with no barrier between them, so a busy core
-delays only its own share.
+Each parallel pass starts its own :class:`concurrent.futures.ThreadPoolExecutor` and
+shuts it down before returning (about 0.1 ms, against 5 ms or more for a pass over
+2^21 entries): no thread outlives the call, so a process forked afterwards (e.g. by
+``multiprocessing``) has no pool to wait for. NumPy releases the GIL in these passes
+(gathers, reductions, products on row blocks), so the threads run in parallel.
+
+BLAS. Point fits and predictions (``method="mle"`` or ``"map"``) run with one BLAS
+thread (:func:`no_spin`, threadpoolctl; the user's setting is restored on return),
+and so do the loops of small products elsewhere (:func:`one_blas_thread`). A threaded
+BLAS call synchronises its threads, which for the (d, d) algebra of a fit (priors,
+Cholesky factors, eigenvalues) and for the products on row blocks costs more than it
+saves, and after each call OpenBLAS's threads busy-wait for the next one; on a machine
+whose cores are busy with other processes a descheduled BLAS thread stalls every call.
+Measured with ``benchmarks/bench_point_split.py`` (300,000 x 30, five classes, load
+average 14 on two cores): without it, a QDA fit took 181 ms of CPU instead of 97 (a
+``numpy.linalg.eigh`` of five 30 x 30 matrices took 75 ms) and QDA's fit and
+predict_proba 2.4 s instead of 1.7 s. Parallelism comes from ``n_jobs`` instead, and
+results do not depend on it.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
 
-_CONTROLLER: Any = None
-_POOL: ThreadPoolExecutor | None = None
-#: arrays smaller than this (entries) are reduced in one call: threads cost ~50 us
+#: arrays with fewer entries than this are processed by one thread (starting threads
+#: and splitting the work cost more than they save below about 2 million entries)
 PARALLEL_MIN_SIZE = 2**21
+
+_CONTROLLER: Any = None
+
+
+def jobs(n_jobs: int | None) -> AbstractContextManager:
+    """The context of an estimator's fit or prediction: ``joblib.parallel_config(
+    n_jobs=n_jobs)``, or no change when ``n_jobs`` is None (then the caller's own
+    joblib context, if any, applies)."""
+    if n_jobs is None:
+        return nullcontext()
+    from joblib import parallel_config
+
+    return parallel_config(n_jobs=n_jobs)
+
+
+def n_threads(size: int) -> int:
+    """Threads for a pass over ``size`` entries: 1 below :data:`PARALLEL_MIN_SIZE`,
+    else ``joblib.effective_n_jobs()`` in the current context (None = 1, -1 = all
+    cores)."""
+    if size < PARALLEL_MIN_SIZE:
+        return 1
+    from joblib import effective_n_jobs
+
+    return max(1, int(effective_n_jobs(None)))
 
 
 def one_blas_thread() -> AbstractContextManager:
     """A context in which the BLAS libraries loaded by NumPy/SciPy use one thread
-    (threadpoolctl; the previous setting is restored on exit). The libraries are
-    looked up once per process."""
+    (threadpoolctl; the previous setting is restored on exit). The libraries are looked
+    up once per process (one :class:`threadpoolctl.ThreadpoolController`: a new lookup
+    costs about 1 ms, as much as the small products it would guard)."""
     global _CONTROLLER
     if _CONTROLLER is None:
-        try:
-            from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController
 
-            _CONTROLLER = ThreadpoolController()
-        except Exception:  # no threadpoolctl, or an unreadable library: change nothing
-            _CONTROLLER = False
-    if _CONTROLLER is False:
-        return nullcontext()
+        _CONTROLLER = ThreadpoolController()
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def no_spin() -> AbstractContextManager:
-    """One BLAS thread for a whole point fit or prediction (:func:`one_blas_thread`).
-
-    After a threaded call OpenBLAS's worker threads busy-wait for more work (about
-    0.1 s), so the many small (d, d) products of a fit (priors, Cholesky factors,
-    discriminants) kept a second core spinning, which took it from the row blocks that
-    :func:`map_tasks` runs there: measured at 300,000 x 30, LDA fit + predict_proba
-    took 140 ms with OpenBLAS's two threads and 80 ms with one. The parallel passes of
-    bayesgen's own pool replace BLAS threads on these paths.
-    """
+    """One BLAS thread for a whole point fit or prediction (:func:`one_blas_thread`;
+    see the module docstring for why and what it measured)."""
     return one_blas_thread()
 
 
-def workers() -> int:
-    """Threads of the shared pool: the cores, at most 8."""
-    return min(os.cpu_count() or 1, 8)
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="bayesgen")
-    return _POOL
-
-
-def _forget_pool() -> None:
-    """In a forked child the pool's threads do not exist: start a new pool on demand
-    (else the child's first parallel pass would wait for them forever)."""
-    global _POOL
-    _POOL = None
-
-
-os.register_at_fork(after_in_child=_forget_pool)
-
-
-def map_tasks(fn: Callable[[Any], Any], items: Iterable[Any], *,
-              parallel: bool = True) -> list:
-    """``[fn(item) for item in items]``, over the shared pool when ``parallel`` and
-    there are several cores (``fn`` must be thread-safe; exceptions propagate)."""
-    items = list(items)
-    if not parallel or workers() < 2 or len(items) < 2:
-        return [fn(item) for item in items]
-    return list(_pool().map(fn, items))
-
-
-def reduce_rows(ufunc: np.ufunc, X: np.ndarray):
-    """``ufunc.reduce(X, axis=None)`` for a 2-d X, large ones split by rows over the
-    cores (NumPy reduces without the GIL): maximum and minimum are exact, sums are
-    summed in another order (use them only as finiteness tests)."""
-    if X.size < PARALLEL_MIN_SIZE or X.ndim != 2 or workers() < 2:
-        return ufunc.reduce(X, axis=None)
-    bounds = np.linspace(0, X.shape[0], workers() + 1).astype(int)
-    parts = map_tasks(lambda i: ufunc.reduce(X[bounds[i] : bounds[i + 1]], axis=None),
-                      range(workers()))
-    return ufunc.reduce(np.asarray(parts), axis=None)
-
-
-#: entries of X per block of :func:`extremes`: 1 MB, so that the block's second
-#: reduction reads it from the core's cache
-EXTREMES_BLOCK = 2**17
-
-
-def extremes(X: np.ndarray, *, skip_nan: bool = False) -> tuple[float, float]:
-    """``(max, min)`` of all entries of X (1-d or 2-d, non-empty) in one pass over memory.
-
-    Both reductions run on each cached block of rows in turn (two reductions over X
-    would read it from memory twice), and large X is split by rows over the cores.
-    NaN propagates (a NaN anywhere gives NaN for both), unless ``skip_nan``: then NaN
-    entries are ignored (``fmax``/``fmin``), and an X of only NaN gives (-inf, inf).
-    Exact: the same values as ``X.max()`` and ``X.min()`` (or ``nanmax``/``nanmin``).
-    """
-    high_of, low_of = (np.fmax, np.fmin) if skip_nan else (np.maximum, np.minimum)
-    rows = max(1, EXTREMES_BLOCK // max(1, X.size // max(1, X.shape[0])))
-    n_chunks = workers() if X.size >= PARALLEL_MIN_SIZE and X.ndim <= 2 else 1
-    bounds = np.linspace(0, X.shape[0], n_chunks + 1).astype(int)
-
-    def chunk(i: int) -> tuple[np.float64, np.float64]:
-        high, low = np.float64(-np.inf), np.float64(np.inf)
-        for start in range(bounds[i], bounds[i + 1], rows):
-            block = X[start : min(start + rows, bounds[i + 1])]
-            high = high_of(high, high_of.reduce(block, axis=None))
-            low = low_of(low, low_of.reduce(block, axis=None))
-        return high, low
-
-    parts = map_tasks(chunk, range(n_chunks))
-    high = high_of.reduce(np.asarray([h for h, _ in parts]))
-    low = low_of.reduce(np.asarray([lo for _, lo in parts]))
-    return float(high), float(low)
+def map_threads(fn: Callable[[int], Any], count: int) -> list:
+    """``[fn(i) for i in range(count)]``, on ``count`` threads of a pool of this call
+    when ``count`` > 1 (BLAS limited to one thread meanwhile); ``fn`` must be
+    thread-safe, and its exceptions propagate."""
+    if count < 2:
+        return [fn(i) for i in range(count)]
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=count,
+                                               thread_name_prefix="bayesgen") as pool:
+        return list(pool.map(fn, range(count)))
 
 
 def over_row_blocks(fn: Callable[..., None], n_rows: int, *, size: int,
                     block: int = 8192, scratch: Callable[[], Any] | None = None) -> None:
     """Call ``fn(start, stop)`` for consecutive row ranges of at most ``block`` rows
-    covering ``range(n_rows)``, over the cores when the array has ``size`` >=
-    :data:`PARALLEL_MIN_SIZE` entries (each thread takes one run of consecutive
-    ranges). ``fn`` writes its own rows only (in-place NumPy work on row slices of
-    (n, K) arrays fits the cache and releases the GIL). ``scratch``: a factory of a
-    work buffer, made once per thread and passed as ``fn(start, stop, buffer)``."""
+    covering ``range(n_rows)``, on :func:`n_threads` ``(size)`` threads, each taking one
+    run of consecutive ranges (:func:`map_threads`). ``fn`` writes its own rows only
+    (in-place NumPy work on row slices). ``scratch``: a factory of a work buffer, made
+    once per thread and passed as ``fn(start, stop, buffer)``."""
     starts = list(range(0, n_rows, block))
-    n_chunks = workers() if size >= PARALLEL_MIN_SIZE else 1
-    edges = np.linspace(0, len(starts), n_chunks + 1).astype(int)
+    count = max(1, min(n_threads(size), len(starts)))
+    edges = np.linspace(0, len(starts), count + 1).astype(int)
 
     def run(c: int) -> None:
         extra = () if scratch is None else (scratch(),)
         for start in starts[edges[c] : edges[c + 1]]:
             fn(start, min(start + block, n_rows), *extra)
 
-    map_tasks(run, range(n_chunks))
+    map_threads(run, count)
