@@ -123,7 +123,7 @@ for kappa0 in (0.01, 1.0, 10.0):
             Xb_train[small], yb_train[small])
         p = m.predict_proba(Xb_test)
         if nu0 == "auto":
-            print(f"mean_strength={kappa0}: cov_dof='auto' chose nu0 = {m.prior_['nu0']:.1f}")
+            print(f"mean_strength={kappa0}: cov_dof='auto' chose nu0 = {m._prior['nu0']:.1f}")
         rows.append({"mean_strength": kappa0, "cov_dof": str(nu0),
                      "accuracy": accuracy_score(yb_test, p.argmax(axis=1)),
                      "log loss": log_loss(yb_test, p)})
@@ -158,7 +158,7 @@ for nu0 in nu0_grid:
     diff = Xb_test - m.means_[own]
     maha = np.einsum("ni,nij,nj->n", diff, np.linalg.inv(m.covariance_)[own], diff)
     diagnosis[str(nu0)] = {
-        "nu0": m.prior_["nu0"],
+        "nu0": m._prior["nu0"],
         "log evidence": post.log_marginal_likelihood(),
         "MAP log loss": log_loss(yb_test, p),
         "test rows p(true) < 1e-6": int((p_true < 1e-6).sum()),
@@ -209,7 +209,7 @@ for case, (X_fit, y_fit, options) in cases.items():
         post = bg.QDA(method="conjugate", cov_dof=nu0, draws=N_DRAWS, random_state=SEED,
                       **options).fit(X_fit, y_fit)
         checks[(case, str(nu0))] = {
-            "nu0": m.prior_["nu0"],
+            "nu0": m._prior["nu0"],
             "MAP log loss": log_loss(yb_test, m.predict_proba(Xb_test)),
             "posterior predictive log loss": log_loss(yb_test, post.predict_proba(Xb_test)),
         }

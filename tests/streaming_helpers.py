@@ -6,8 +6,8 @@ import numpy as np
 from tests.conftest import CLASSIFIERS, make_data
 
 #: fitted state that is internal (other frame, same model) or not a number
-INTERNAL = {"family_", "stats_", "prior_", "params_", "posterior_", "log_pi_draws_", "idata_",
-            "frame_", "class_alpha_", "parts_", "scalings_"}
+INTERNAL = {"_family", "_stats", "_prior", "_params", "_posterior", "_log_pi_draws", "idata_",
+            "_frame", "class_alpha_", "parts_", "scalings_"}
 TOL = 1e-10
 
 #: (estimator name, method) for every estimator and every method except MCMC

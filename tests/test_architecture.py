@@ -130,7 +130,7 @@ def test_no_import_circles():
 
 def _name_dispatches(path: Path) -> list[str]:
     """Comparisons of a ``.name`` attribute with a string (``family.name == "mvn"``,
-    ``family_.name in ("gaussian", ...)``)."""
+    ``_family.name in ("gaussian", ...)``)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if not isinstance(node, ast.Compare):

@@ -46,7 +46,7 @@ def test_conjugate_draws_of_pi_are_constant(name):
     kw = {"method": "conjugate", "draws": 100, "chains": 2, "random_state": 0}
     fixed = factory(class_prior=P, **kw).fit(X, y)
     free = factory(**kw).fit(X, y)
-    np.testing.assert_array_equal(fixed.log_pi_draws_, np.broadcast_to(np.log(P), (200, 3)))
+    np.testing.assert_array_equal(fixed._log_pi_draws, np.broadcast_to(np.log(P), (200, 3)))
     np.testing.assert_array_equal(fixed.idata_.posterior["pi"].values,
                                   np.broadcast_to(P, (2, 100, 3)))
     np.testing.assert_allclose(fixed.class_prior_, P, rtol=1e-15)
@@ -56,8 +56,8 @@ def test_conjugate_draws_of_pi_are_constant(name):
     np.testing.assert_allclose(fixed.predict_joint_log_proba(X),
                                free.predict_joint_log_proba(X) + shift, rtol=1e-12, atol=1e-9)
     # the draws of the family parameters are those of the free fit (same seed)
-    for key in fixed.family_.param_dims:
-        np.testing.assert_array_equal(fixed.params_[key], free.params_[key])
+    for key in fixed._family.param_dims:
+        np.testing.assert_array_equal(fixed._params[key], free._params[key])
     # pi is not a parameter: not in the summary (nor in the convergence checks and
     # trace plots), while idata_ keeps the constant pi for az.summary on request
     assert not any(str(row).startswith("pi") for row in fixed.summary().index)

@@ -32,7 +32,7 @@ def test_idata_layout(fitted):
     assert post["pi"].dims == ("chain", "draw", "class")
     assert post.sizes["chain"] == 4 and post.sizes["draw"] == 1500
     assert list(post["class"].values) == list(clf.classes_)
-    for var, dims in clf.family_.param_dims.items():
+    for var, dims in clf._family.param_dims.items():
         assert post[var].dims == ("chain", "draw", *dims)
     assert list(idata.log_likelihood.data_vars) == ["y"]
     assert idata.log_likelihood["y"].dims == ("chain", "draw", "obs")
@@ -47,9 +47,9 @@ def test_idata_layout(fitted):
 def test_pointwise_log_lik_is_the_joint(fitted):
     name, _, X, y, clf = fitted
     # draw 0 as a point estimate: log p(x_n, y_n | theta_0) through the plug-in code
-    params0 = {k: (v[0] if k in clf.family_.param_dims else v) for k, v in clf.params_.items()}
-    Xc = clf.family_.check_X(X, method="map", who=name)
-    joint = clf.family_.log_lik(Xc, params0, full=True) + clf.log_pi_draws_[0]
+    params0 = {k: (v[0] if k in clf._family.param_dims else v) for k, v in clf._params.items()}
+    Xc = clf._family.check_X(X, method="map", who=name)
+    joint = clf._family.log_lik(Xc, params0, full=True) + clf._log_pi_draws[0]
     ll = clf.idata_.log_likelihood["y"].values[0, 0]
     np.testing.assert_allclose(ll, joint[np.arange(len(y)), y], rtol=1e-10)
 
@@ -72,7 +72,7 @@ def test_predict_proba_is_the_closed_form_and_draws_converge_to_it(fitted):
     np.testing.assert_allclose(clf.predict_joint_log_proba(X),
                                exact_predictive_log_joint(clf, X), rtol=1e-12)
     # the log-mean-exp over the i.i.d. draws estimates the same predictive
-    by_draws = softmax(predictive_log_joint(clf.family_, X, clf.params_, clf.log_pi_draws_),
+    by_draws = softmax(predictive_log_joint(clf._family, X, clf._params, clf._log_pi_draws),
                        axis=1)
     np.testing.assert_allclose(by_draws, exact, atol=0.03)
 
@@ -189,5 +189,5 @@ def test_refit_with_a_point_method_drops_the_posterior():
     clf = bg.GaussianNB(method="conjugate", draws=50, random_state=0).fit(X, y)
     assert hasattr(clf, "idata_")
     clf.set_params(method="map").fit(X, y)
-    assert not hasattr(clf, "idata_") and not hasattr(clf, "log_pi_draws_")
+    assert not hasattr(clf, "idata_") and not hasattr(clf, "_log_pi_draws")
     np.testing.assert_allclose(clf.predict_proba(X), bg.GaussianNB().fit(X, y).predict_proba(X))

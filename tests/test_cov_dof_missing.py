@@ -39,31 +39,31 @@ def _s0(prior):
 def test_complete_data_unchanged(Est, data):
     X, _, y = data
     clf = Est(method="map").fit(X, y)
-    p = clf.prior_
+    p = clf._prior
     # the fit's own S0 (Psi0 / (nu0 - d - 1) may differ from it in the last bit, and the
     # evidence maximiser turns that into ~1e-11 of nu0)
-    S0 = resolve_cov_prior(None, clf.stats_, D)
+    S0 = resolve_cov_prior(None, clf._stats, D)
     np.testing.assert_allclose(S0, _s0(p), rtol=1e-14)
-    one_round = evidence_dof(clf.stats_, p["m0"], p["kappa0"], S0, tied=clf.family_.tied)
-    assert clf.prior_["nu0"] == one_round  # bit-identical to the plain evidence maximiser
+    one_round = evidence_dof(clf._stats, p["m0"], p["kappa0"], S0, tied=clf._family.tied)
+    assert clf._prior["nu0"] == one_round  # bit-identical to the plain evidence maximiser
 
 
 def test_gaps_close_to_complete_data_choice(data):
     X, gaps, y = data
-    complete = bg.QDA(method="map").fit(X, y).prior_["nu0"]
+    complete = bg.QDA(method="map").fit(X, y)._prior["nu0"]
     with_gaps = bg.QDA(method="map").fit(gaps, y)
     assert 20 < complete < 200
     # the fixed point completes the data under its own (stronger) prior and lands
     # somewhat above the complete-data choice here (about 1.3 x): see auto_dof
-    assert complete / 1.5 < with_gaps.prior_["nu0"] < complete * 1.5
+    assert complete / 1.5 < with_gaps._prior["nu0"] < complete * 1.5
 
 
 @pytest.mark.parametrize("Est", [bg.LDA, bg.QDA])
 def test_fixed_point(Est, data):
     _, gaps, y = data
     clf = Est(method="map").fit(gaps, y)
-    p = clf.prior_
-    stats = em.evidence_stats(clf.family_, clf.stats_, p["m0"], p["kappa0"], _s0(p),
+    p = clf._prior
+    stats = em.evidence_stats(clf._family, clf._stats, p["m0"], p["kappa0"], _s0(p),
                                    p["nu0"])
-    again = evidence_dof(stats, p["m0"], p["kappa0"], _s0(p), tied=clf.family_.tied)
+    again = evidence_dof(stats, p["m0"], p["kappa0"], _s0(p), tied=clf._family.tied)
     assert again == pytest.approx(p["nu0"], rel=1e-5)

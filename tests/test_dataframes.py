@@ -235,7 +235,7 @@ def test_levels_grow_in_later_training_batches():
                              grow=True)
     np.testing.assert_array_equal(out["c"].to_numpy(), [2.0, 0.0, 1.0, 2.0])
     assert clf._columns.levels["0"].tolist() == ["a", "b", "c"]
-    assert clf.family_.levels[0].tolist() == ["a", "b", "c"]
+    assert clf._family.levels[0].tolist() == ["a", "b", "c"]
     with pytest.raises(ValueError, match="has the value 'd'"):
         tables.to_numeric(clf, pd.DataFrame({"c": ["d"]}), reset=False)
     # codes are internal: a numeric array is not read as them

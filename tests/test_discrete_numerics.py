@@ -63,7 +63,7 @@ def test_huge_code_is_one_category(gappy):
     clf = bg.CategoricalNB().fit(X, y)  # was a 67 GiB allocation (codes 0..1e9)
     assert [list(c) for c in clf.categories_] == [[0.0, 1e9], [2.0, 5.0, 7.0], [0.0, 1.0]]
     np.testing.assert_array_equal(clf.n_categories_, [2, 3, 2])
-    assert clf.params_["theta"].shape == (3, 3, 3)
+    assert clf._params["theta"].shape == (3, 3, 3)
     for j, cats in enumerate(clf.categories_):
         counts = np.array([[np.sum((X[:, j] == c) & (y == k)) for c in cats] for k in range(3)])
         np.testing.assert_array_equal(clf.category_count_[j], counts)
@@ -283,14 +283,14 @@ def test_conjugate_predictive_with_huge_counts():
     big = np.round(X * 1e15)
     test = data("poisson", n=10, seed=3)[0]
     multi = bg.MultinomialNB(method="conjugate", draws=10, chains=1).fit(big, y)
-    conc = multi.posterior_["concentration"]
+    conc = multi._posterior["concentration"]
     theta = conc / conc.sum(axis=1, keepdims=True)
-    got = multi.family_.log_predictive(test, multi.posterior_)
+    got = multi._family.log_predictive(test, multi._posterior)
     ref = np.column_stack([stats.multinomial.logpmf(test, test.sum(1), t) for t in theta])
     np.testing.assert_allclose(got, ref, rtol=1e-9)
     pois = bg.PoissonNB(method="conjugate", draws=10, chains=1).fit(big, y)
-    a, b = pois.posterior_["a"], pois.posterior_["b"]
-    got = pois.family_.log_predictive(test, pois.posterior_)
+    a, b = pois._posterior["a"], pois._posterior["b"]
+    got = pois._family.log_predictive(test, pois._posterior)
     ref = np.zeros_like(got)
     for n, row in enumerate(test):
         for k in range(2):
@@ -332,7 +332,7 @@ def test_poisson_prior_finite_for_tiny_total_weight():
     X[:, 2] = 0.0
     clf = bg.PoissonNB(method="conjugate", draws=20, chains=1, random_state=0)
     clf.fit(X, y, sample_weight=np.full(y.size, 1e-320))
-    assert np.all(np.isfinite(clf.prior_["beta"])) and np.all(clf.prior_["beta"] > 0)
+    assert np.all(np.isfinite(clf._prior["beta"])) and np.all(clf._prior["beta"] > 0)
     assert np.all(np.isfinite(clf.predict_proba(X)))
 
 

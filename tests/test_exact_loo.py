@@ -34,7 +34,7 @@ def _data(kind: str, rng: np.random.Generator, n: int = N):
 
 
 # Estimators whose resolved prior does not depend on the data (so that a refit without
-# row n has the same prior; bayesgen's exact LOO holds prior_ fixed by definition).
+# row n has the same prior; bayesgen's exact LOO holds _prior fixed by definition).
 GAUSS = {"mean_prior": [100.0, -2.0], "var_prior": [9.0, 1e-4]}
 CASES = {
     "gaussian": (bg.GaussianNB(method="conjugate", **GAUSS), "real"),

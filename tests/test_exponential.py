@@ -46,7 +46,7 @@ def _raw_posterior(X, y, w, alpha, mean_prior):
 def test_log_lik_is_scipy_expon_with_draw_dims_and_missing_entries():
     X, y = _data(8)
     X[[0, 3, 5], [1, 0, 2]] = np.nan
-    family = bg.ExponentialNB().fit(X, y).family_
+    family = bg.ExponentialNB().fit(X, y)._family
     rate = np.random.default_rng(1).gamma(2.0, 1.0, size=(4, 2, K, D))  # draws (4, 2)
     got = family.log_lik(X, {"rate": rate})
     assert got.shape == (4, 2, X.shape[0], K)
@@ -64,7 +64,7 @@ def test_point_estimates_and_plug_in_joint(method):
     alpha = 2.5
     clf = bg.ExponentialNB(method=method, alpha=alpha).fit(X, y, sample_weight=w)
     mean = (w @ X) / w.sum()  # default prior mean duration: the weighted overall mean
-    np.testing.assert_allclose(clf.prior_["beta"], (alpha - 1.0) * mean, rtol=1e-12)
+    np.testing.assert_allclose(clf._prior["beta"], (alpha - 1.0) * mean, rtol=1e-12)
     n = np.array([w[y == k].sum() for k in range(K)])[:, None]
     s = np.array([w[y == k] @ X[y == k] for k in range(K)])
     want = n / s if method == "mle" else (n + alpha - 1.0) / (s + (alpha - 1.0) * mean)
@@ -90,9 +90,9 @@ def test_posterior_is_the_closed_form_gamma(conjugate):
     clf, X, y = conjugate
     mean = np.nanmean(X, axis=0)  # observed entries only
     a, b, beta = _raw_posterior(X, y, np.ones(y.size), 3.0, mean)
-    np.testing.assert_allclose(clf.prior_["beta"], beta, rtol=1e-12)
-    np.testing.assert_allclose(clf.posterior_["a"], a, rtol=1e-12)
-    np.testing.assert_allclose(clf.posterior_["b"], b, rtol=1e-12)
+    np.testing.assert_allclose(clf._prior["beta"], beta, rtol=1e-12)
+    np.testing.assert_allclose(clf._posterior["a"], a, rtol=1e-12)
+    np.testing.assert_allclose(clf._posterior["b"], b, rtol=1e-12)
     draws = clf.idata_.posterior["rate"].values.reshape(-1, K, D)
     assert clf.idata_.posterior["rate"].dims == ("chain", "draw", "class", "feature")
     np.testing.assert_allclose(clf.rate_, draws.mean(axis=0))
@@ -103,7 +103,7 @@ def test_posterior_is_the_closed_form_gamma(conjugate):
 
 def test_predictive_is_scipy_lomax(conjugate):
     clf, X, y = conjugate
-    a, b = clf.posterior_["a"], clf.posterior_["b"]
+    a, b = clf._posterior["a"], clf._posterior["b"]
     Xt = np.random.default_rng(5).exponential(MEANS[[0, 1, 2, 1]])
     Xt[1, 2] = np.nan
     Xt[2, 0] = 0.0  # the edge of the support
@@ -113,7 +113,7 @@ def test_predictive_is_scipy_lomax(conjugate):
                               0.0).sum(axis=1) for k in range(K)], axis=1)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     # the log-mean-exp over the posterior draws estimates the same density
-    lik = clf.family_.log_lik(Xt, clf.params_)  # (S, n, K)
+    lik = clf._family.log_lik(Xt, clf._params)  # (S, n, K)
     by_draws = logsumexp(lik, axis=0) - np.log(lik.shape[0])
     np.testing.assert_allclose(by_draws, want, atol=0.02)
 
@@ -199,7 +199,7 @@ def test_small_n_matches_a_brute_force_posterior():
     conj = bg.ExponentialNB(method="conjugate", draws=10, **kw).fit(x, y)
     for (k, j), (_, _, _, mode, mean) in post.items():
         assert map_fit.rate_[k, j] == pytest.approx(mode, rel=1e-7)
-        a, b = conj.posterior_["a"][k, j], conj.posterior_["b"][k, j]
+        a, b = conj._posterior["a"][k, j], conj._posterior["b"][k, j]
         assert a / b == pytest.approx(mean, rel=1e-8)
     Xt = np.array([[0.3, 20.0], [4.0, 0.8], [1.0, 5.0]])
     log_joint = np.zeros((Xt.shape[0], K))
@@ -333,7 +333,7 @@ def test_sample_and_posterior_predictive_checks():
     Xs, ys = clf.sample(3000, random_state=1)
     assert np.all(Xs >= 0)
     for k in range(K):  # predictive mean of a Lomax: b / (a - 1)
-        want = clf.posterior_["b"][k] / (clf.posterior_["a"][k] - 1.0)
+        want = clf._posterior["b"][k] / (clf._posterior["a"][k] - 1.0)
         np.testing.assert_allclose(Xs[ys == k].mean(axis=0), want, rtol=0.15)
     table = bg.ppc_pvalues(clf, random_state=0)
     assert not table["p_value"].isna().any() and not table["flagged"].any()

@@ -83,7 +83,7 @@ def test_fitted_family_declares_its_capabilities(case):
     protocol; the tags are its declared capabilities."""
     factory, _, _ = _case(case)
     est, _, _ = _fit(case)
-    for family in (factory()._make_family(), est.family_):
+    for family in (factory()._make_family(), est._family):
         assert undeclared(family) == [], case
         caps = family.capabilities
         tags = est.__sklearn_tags__()
@@ -113,7 +113,7 @@ def test_undeclared_names_what_is_missing():
 def _pieces(est, X, y, w):
     """A copy of the fitted family, the checked rows, their internal coordinates and
     the number of classes."""
-    family = copy.deepcopy(est.family_)
+    family = copy.deepcopy(est._family)
     Xc = family.check_X(X, method=est.method, who="test")
     return family, Xc, scoring.internal(est, Xc), est.classes_.size
 
@@ -131,7 +131,7 @@ def test_evidence_and_loo_hooks_are_the_closed_form_predictive(case):
     est = factory(method="conjugate" if caps.conjugate else "map",
                   **(SMALL if caps.conjugate else {})).fit(X, y, sample_weight=w)
     family, Xc, Z, K = _pieces(est, X, y, w)
-    prior = est.prior_
+    prior = est._prior
     s_all = family.stats(Z, y, w, K)
     if not caps.evidence:
         with pytest.raises(ValueError, match="no closed-form"):
@@ -172,18 +172,18 @@ def test_frame_hooks(case):
     """real_valued: the frame's columns and the conversion of parameters to user units,
     which is what the fitted attributes report; otherwise no frame."""
     est, X, _ = _fit(case, "map")
-    family = est.family_
+    family = est._family
     if not family.capabilities.real_valued:
-        assert est.frame_ is None
+        assert est._frame is None
         return
     real = family.real_columns(X.shape[1])
     assert real.shape == (X.shape[1],) and real.dtype == bool
-    user = family.to_user(est.params_)
-    assert set(user) == set(est.params_)
+    user = family.to_user(est._params)
+    assert set(user) == set(est._params)
     for key, value in family.attributes(user).items():
         if isinstance(value, np.ndarray) and value.dtype.kind == "f":
             np.testing.assert_allclose(getattr(est, key), value, rtol=1e-12)
-    assert set(family.prior_to_user(est.prior_)) == set(est.prior_)
+    assert set(family.prior_to_user(est._prior)) == set(est._prior)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -197,7 +197,7 @@ def test_far_rows(case, method):
     if not caps.far_rows or (method == "conjugate" and not caps.conjugate):
         pytest.skip("no far rows for this family or method")
     est = factory(method=method, **(SMALL if method == "conjugate" else {})).fit(X, y)
-    j = int(np.flatnonzero(est.family_.real_columns(X.shape[1]))[0])
+    j = int(np.flatnonzero(est._family.real_columns(X.shape[1]))[0])
     far = X[:3].copy()
     far[0, j] = 1e300
     far[1, j] = -1e300
@@ -215,11 +215,11 @@ def test_augmentation(case):
     if not factory()._make_family().capabilities.augmentation:
         pytest.skip("no data augmentation")
     est = factory(method="map").fit(X, y)
-    assert not est.family_.needs_augmentation(est.stats_)
+    assert not est._family.needs_augmentation(est._stats)
     Xm = X.copy()
     Xm[1, 0] = np.nan
     est = factory(method="conjugate", draws=15, tune=10, chains=1, random_state=0).fit(Xm, y)
-    assert est.family_.needs_augmentation(est.stats_)
+    assert est._family.needs_augmentation(est._stats)
     assert not exact_loo.supports(est)
     assert np.all(np.isfinite(est.predict_proba(Xm[:5])))
 
@@ -227,30 +227,30 @@ def test_augmentation(case):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_fixed_params_and_train_log_lik(case):
     est, X, y = _fit(case, "map")
-    family = est.family_
+    family = est._family
     caps = family.capabilities
     if caps.fixed_params:
-        fixed = family.fixed_params(est.stats_)
+        fixed = family.fixed_params(est._stats)
         assert not set(fixed) & set(family.param_dims)
         for key, value in fixed.items():
-            np.testing.assert_array_equal(est.params_[key], value)
+            np.testing.assert_array_equal(est._params[key], value)
     if caps.train_log_lik:
         Z = scoring.internal(est, family.check_X(X, method="map", who="test"))
-        terms = family.train_log_lik(Z, y, est.params_)
+        terms = family.train_log_lik(Z, y, est._params)
         assert terms.shape == (y.size,) and np.all(np.isfinite(terms))
         log_pi = est.class_log_prior_[None, :]
         np.testing.assert_allclose(
-            posterior.pointwise_log_lik(family, Z, y, est.params_, log_pi)[0],
+            posterior.pointwise_log_lik(family, Z, y, est._params, log_pi)[0],
             terms + est.class_log_prior_[y], rtol=1e-12)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_coords_name_every_dim(case):
     est, _, _ = _fit(case, "map")
-    family = est.family_
-    coords = posterior.coords_for(est.classes_, est._feature_names(), family, est.params_)
+    family = est._family
+    coords = posterior.coords_for(est.classes_, est._feature_names(), family, est._params)
     for name, dims in family.param_dims.items():
-        shape = np.shape(est.params_[name])[-len(dims):]
+        shape = np.shape(est._params[name])[-len(dims):]
         for dim, size in zip(dims, shape, strict=True):
             assert len(coords[dim]) == size, (name, dim)
     if family.capabilities.coords:
@@ -264,18 +264,18 @@ def test_rows_loglik_is_log_lik(case):
     from bayesgen.semi.nuts import class_log_lik
 
     est, X, _ = _fit(case, "map")
-    family = est.family_
+    family = est._family
     if family.capabilities.kernel_density:
         pytest.skip("KDE rows are scored by the labelled points (tested in test_semi_kernel)")
     Xm = np.array(X, dtype=float, copy=True)
     Xm[0, 1] = np.nan
     if not family.capabilities.missing:
         Xm = Xm[1:]
-    Z = Xm if est.frame_ is None else est.frame_.internal(Xm)
-    params = {k: np.asarray(v) for k, v in est.params_.items()}
+    Z = Xm if est._frame is None else est._frame.internal(Xm)
+    params = {k: np.asarray(v) for k, v in est._params.items()}
     expression = class_log_lik(est, params, Z)
     value = expression.eval() if hasattr(expression, "eval") else np.asarray(expression)
-    np.testing.assert_allclose(value, family.log_lik(Z, est.params_), rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(value, family.log_lik(Z, est._params), rtol=1e-8, atol=1e-8)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -289,7 +289,7 @@ def test_levels(case):
     codes = factory().fit(X, y)
     text = pd.DataFrame({f"c{j}": [f"v{int(v)}" for v in X[:, j]] for j in range(X.shape[1])})
     est = factory().fit(text, y)
-    assert est.family_.levels is not None
+    assert est._family.levels is not None
     np.testing.assert_allclose(est.predict_proba(text), codes.predict_proba(X), rtol=1e-12)
 
 
@@ -301,7 +301,7 @@ def test_discriminant(case):
     rows = X[:6]
     diff = est.decision_function(rows) - est.predict_joint_log_proba(rows)
     np.testing.assert_allclose(diff - diff[:, :1], 0.0, atol=1e-8)
-    if est.family_.capabilities.linear_discriminant:
+    if est._family.capabilities.linear_discriminant:
         a, b = X[:5], X[5:10]
         mid = est.decision_function((a + b) / 2.0)
         ends = (est.decision_function(a) + est.decision_function(b)) / 2.0
@@ -311,7 +311,7 @@ def test_discriminant(case):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_composite_columns(case):
     est, X, _ = _fit(case, "map")
-    family = est.family_
+    family = est._family
     if not family.capabilities.composite:
         pytest.skip("not a composite")
     per_column = family.column_families(None, ["float"] * X.shape[1])

@@ -75,7 +75,7 @@ def test_no_attribute_holds_the_rows(name, method):
     factory, kind = CLASSIFIERS[name]
     X, y = make_data(kind, n_per_class=37)
     est = factory(method=method, draws=20, chains=2, random_state=0).fit(X, y)
-    allowed = {"idata_", "stats_", "family_", "params_", "posterior_"} if name == "KernelNB" \
+    allowed = {"idata_", "_stats", "_family", "_params", "_posterior"} if name == "KernelNB" \
         else {"idata_"}
     for key, value in vars(est).items():
         if key in allowed:

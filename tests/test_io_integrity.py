@@ -139,7 +139,7 @@ def _refused(path, *patterns: str) -> str:
 
 def test_state_value_changed_fails_the_checksum(saved, tmp_path):
     data, clf, _ = saved
-    target = np.ascontiguousarray(clf.stats_["m2"]).tobytes()  # stored uncompressed
+    target = np.ascontiguousarray(clf._stats["m2"]).tobytes()  # stored uncompressed
     at = data.find(target)
     assert at > 0
     broken = bytearray(data)

@@ -24,7 +24,7 @@ def data():
 
 def _stats(X, y):
     est = bg.KernelNB(method="map").fit(X, y)
-    return est, est.family_, est.stats_
+    return est, est._family, est._stats
 
 
 def test_loo_likelihood_is_the_sum_of_single_feature_fits(data):
@@ -37,22 +37,22 @@ def test_loo_likelihood_is_the_sum_of_single_feature_fits(data):
         keep = ~np.isnan(X[:, j])
         sub_est = bg.KernelNB(method="map").fit(X[keep][:, [j]], y[keep])
         by_feature += pymc.stats_loglik(
-            sub_est.family_, {"bandwidth": h[:, [j]]}, sub_est.stats_).eval()
+            sub_est._family, {"bandwidth": h[:, [j]]}, sub_est._stats).eval()
     np.testing.assert_allclose(total, by_feature, rtol=1e-12)
 
 
 def test_pointwise_terms_sum_per_feature(data):
     X, y = data
     est, family, stats = _stats(X, y)
-    params = {**family.fixed_params(stats), "bandwidth": est.params_["bandwidth"]}
+    params = {**family.fixed_params(stats), "bandwidth": est._params["bandwidth"]}
     terms = family.train_log_lik(X, y, params)
     expected = np.zeros(X.shape[0])
     for j in range(3):
         keep = ~np.isnan(X[:, j])
         sub = bg.KernelNB(method="map").fit(X[keep][:, [j]], y[keep])
-        sub_params = {**sub.family_.fixed_params(sub.stats_),
-                      "bandwidth": est.params_["bandwidth"][:, [j]]}
-        expected[keep] += sub.family_.train_log_lik(X[keep][:, [j]], y[keep], sub_params)
+        sub_params = {**sub._family.fixed_params(sub._stats),
+                      "bandwidth": est._params["bandwidth"][:, [j]]}
+        expected[keep] += sub._family.train_log_lik(X[keep][:, [j]], y[keep], sub_params)
     np.testing.assert_allclose(terms, expected, rtol=1e-12)
     assert terms[0] == 0.0  # nothing observed
 

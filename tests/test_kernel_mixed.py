@@ -80,7 +80,7 @@ def test_log_lik_far_points_finite_and_matches_scipy(real_data):
     X, y = real_data
     clf = bg.KernelNB(method="mle").fit(X, y)
     X_test = np.array([[40.0, -30.0, 25.0], [0.0, 5.0, -2.0]])
-    ours = clf.family_.log_lik(X_test, clf.params_)
+    ours = clf._family.log_lik(X_test, clf._params)
     ref = np.zeros((2, 3))
     for k in range(3):
         Pk = X[y == k]
@@ -89,21 +89,21 @@ def test_log_lik_far_points_finite_and_matches_scipy(real_data):
     assert np.all(np.isfinite(ours))
     np.testing.assert_allclose(ours, ref, rtol=1e-10)
     # full=False only drops a class-independent constant
-    diff = ours - clf.family_.log_lik(X_test, clf.params_, full=False)
+    diff = ours - clf._family.log_lik(X_test, clf._params, full=False)
     np.testing.assert_allclose(diff, diff[:, :1] * np.ones((1, 3)))
 
 
 def test_log_lik_broadcasts_over_draws_and_chunks(real_data, monkeypatch):
     X, y = real_data
     clf = bg.KernelNB().fit(X, y)
-    fam, params = clf.family_, dict(clf.params_)
+    fam, params = clf._family, dict(clf._params)
     factors = np.array([0.5, 1.0, 2.0, 3.0]).reshape(2, 2, 1, 1)
     params["bandwidth"] = clf.bandwidth_ * factors  # (2, 2, K, d) draws
     out = fam.log_lik(X[:20], params)
     assert out.shape == (2, 2, 20, 3)
     for a in range(2):
         for b in range(2):
-            one = dict(clf.params_, bandwidth=clf.bandwidth_ * factors[a, b])
+            one = dict(clf._params, bandwidth=clf.bandwidth_ * factors[a, b])
             np.testing.assert_allclose(out[a, b], fam.log_lik(X[:20], one), rtol=1e-12)
     monkeypatch.setattr(kernel_module, "_BUDGET", 50)  # forces one row/draw per block
     np.testing.assert_allclose(fam.log_lik(X[:20], params), out, rtol=1e-12)
@@ -126,8 +126,8 @@ def test_prior_centre_is_silverman_and_map_between(real_data):
     mle = bg.KernelNB(method="mle").fit(X, y).bandwidth_
     clf = bg.KernelNB(method="map", bandwidth_sd=0.5).fit(X, y)
     centre = np.array([[silverman_reference(X[y == k, j]) for j in range(3)] for k in range(3)])
-    np.testing.assert_allclose(clf.prior_["centre"], centre, rtol=1e-12)
-    assert clf.prior_["sd"] == 0.5
+    np.testing.assert_allclose(clf._prior["centre"], centre, rtol=1e-12)
+    assert clf._prior["sd"] == 0.5
     lo, hi = np.minimum(mle, centre), np.maximum(mle, centre)
     assert np.all((clf.bandwidth_ >= lo * (1 - 1e-8)) & (clf.bandwidth_ <= hi * (1 + 1e-8)))
     # MAP in log h against a brute-force maximisation of LOO + log-normal prior
@@ -294,8 +294,8 @@ def bandwidth_draws(clf, size, seed):
 def test_train_log_lik_is_the_loo_kde_per_row(real_data):
     X, y = real_data
     clf = bg.KernelNB().fit(X, y)
-    params = dict(clf.params_, bandwidth=bandwidth_draws(clf, 3, 0))
-    out = clf.family_.train_log_lik(X, y, params)
+    params = dict(clf._params, bandwidth=bandwidth_draws(clf, 3, 0))
+    out = clf._family.train_log_lik(X, y, params)
     assert out.shape == (3, y.size)
     for s in range(3):
         np.testing.assert_allclose(out[s], reference_loo_terms(X, y, params["bandwidth"][s]),
@@ -305,11 +305,11 @@ def test_train_log_lik_is_the_loo_kde_per_row(real_data):
                                 np.log(params["bandwidth"][1, k])).sum() for k in range(3)]
     assert out[1].sum() == pytest.approx(sum(total), rel=1e-10)
     # and they are lower than log_lik, which puts every row under its own kernel
-    plug_in = np.take_along_axis(clf.family_.log_lik(X, params), y[None, :, None], 2)[..., 0]
+    plug_in = np.take_along_axis(clf._family.log_lik(X, params), y[None, :, None], 2)[..., 0]
     assert np.all(out.sum(1) < plug_in.sum(1))
     # posterior.pointwise_log_lik uses the hook and adds log pi_{y_n}
     log_pi = np.log(np.random.default_rng(1).dirichlet(np.ones(3), size=3))
-    joint = posterior.pointwise_log_lik(clf.family_, X, y, params, log_pi)
+    joint = posterior.pointwise_log_lik(clf._family, X, y, params, log_pi)
     np.testing.assert_allclose(joint, out + log_pi[:, y], rtol=1e-12)
 
 
@@ -322,7 +322,7 @@ def test_train_log_lik_weights_are_duplicated_rows(real_data):
     w = rng.integers(0, 4, size=y.size).astype(float)
     clf = bg.KernelNB().fit(X, y, sample_weight=w)
     h = bandwidth_draws(clf, 2, 1)
-    out = clf.family_.train_log_lik(X, y, dict(clf.params_, bandwidth=h))
+    out = clf._family.train_log_lik(X, y, dict(clf._params, bandwidth=h))
     dup = np.repeat(np.arange(y.size), w.astype(int))
     first = np.searchsorted(dup, np.arange(y.size))  # first copy of each row in dup
     for s in range(2):
@@ -334,7 +334,7 @@ def test_train_log_lik_weights_are_duplicated_rows(real_data):
     w_half = np.ones(y.size)
     w_half[[0, 40]] = 0.5
     clf = bg.KernelNB().fit(X, y, sample_weight=w_half)
-    out = clf.family_.train_log_lik(X, y, clf.params_)  # point fit: no draw dim
+    out = clf._family.train_log_lik(X, y, clf._params)  # point fit: no draw dim
     assert out.shape == (y.size,)
     for n in (0, 40):
         others = np.arange(y.size) != n
@@ -347,17 +347,17 @@ def test_train_log_lik_blocks_draw_dims_and_errors(real_data, monkeypatch):
     X, y = real_data
     clf = bg.KernelNB().fit(X, y)
     h = bandwidth_draws(clf, 6, 2).reshape(2, 3, 3, 3)
-    params = dict(clf.params_, bandwidth=h)
-    out = clf.family_.train_log_lik(X, y, params)
+    params = dict(clf._params, bandwidth=h)
+    out = clf._family.train_log_lik(X, y, params)
     assert out.shape == (2, 3, y.size)
-    one = clf.family_.train_log_lik(X, y, dict(clf.params_, bandwidth=h[1, 2]))
+    one = clf._family.train_log_lik(X, y, dict(clf._params, bandwidth=h[1, 2]))
     np.testing.assert_allclose(out[1, 2], one, rtol=1e-12)
     monkeypatch.setattr(kernel_module, "_BUDGET", 50)  # one row and draw per block
-    np.testing.assert_allclose(clf.family_.train_log_lik(X, y, params), out, rtol=1e-12)
+    np.testing.assert_allclose(clf._family.train_log_lik(X, y, params), out, rtol=1e-12)
     with pytest.raises(ValueError, match="training rows"):
-        clf.family_.train_log_lik(X[::-1], y[::-1], params)
+        clf._family.train_log_lik(X[::-1], y[::-1], params)
     with pytest.raises(ValueError, match="training rows"):
-        clf.family_.train_log_lik(X[:10], y[:10], params)
+        clf._family.train_log_lik(X[:10], y[:10], params)
 
 
 def test_mixed_train_log_lik_is_the_sum_of_the_parts(mixed_data, monkeypatch):
@@ -365,18 +365,18 @@ def test_mixed_train_log_lik_is_the_sum_of_the_parts(mixed_data, monkeypatch):
     Xm = X[:, [0, 2, 3, 4, 7]]  # real, counts (as reals), categories, real, categories
     cols = {"gaussian": [3], "kernel": [0, 1], "categorical": [2, 4]}
     clf = bg.MixedNB(families=list(cols.items())).fit(Xm, y)
-    fam = clf.family_
+    fam = clf._family
     rng = np.random.default_rng(4)
     gauss, _, cat = (q["family"] for q in fam.parts_)
-    g_stats, _, c_stats = clf.stats_["parts"]
-    g_prior, _, c_prior = clf.prior_["parts"]
+    g_stats, _, c_stats = clf._stats["parts"]
+    g_prior, _, c_prior = clf._prior["parts"]
     h = clf.kernel1_bandwidth_ * np.exp(0.3 * rng.normal(size=(4, 3, 2)))
     params = {
         **{f"gaussian0_{k}": v for k, v in gauss.draw(gauss.posterior(g_stats, g_prior), 4,
                                                        rng).items()},
         **{f"categorical2_{k}": v for k, v in cat.draw(cat.posterior(c_stats, c_prior), 4,
                                                         rng).items()},
-        **fam.fixed_params(clf.stats_),
+        **fam.fixed_params(clf._stats),
         "kernel1_bandwidth": h,
     }
     out = fam.train_log_lik(Xm, y, params)
@@ -489,7 +489,7 @@ def test_dataframe_names_and_column_order(mixed_data):
     b = bg.MixedNB(families=list(GROUPS.items())).fit(X, y)
     np.testing.assert_allclose(a.predict_proba(df), b.predict_proba(X), rtol=1e-12)
     assert a.parts_[0]["features"] == ["c0", "c4"]
-    assert a.family_.coords()["gaussian0_feature"] == ["c0", "c4"]
+    assert a._family.coords()["gaussian0_feature"] == ["c0", "c4"]
     # permuted DataFrame columns, permuted parts: the same model
     perm = np.random.default_rng(1).permutation(X.shape[1])
     c = bg.MixedNB(families=by_name[::-1]).fit(df.iloc[:, perm], y)
@@ -514,8 +514,8 @@ def test_sample_and_draws(mixed_data):
     X2, _ = clf.sample(4000, classes=2, random_state=1)
     np.testing.assert_allclose(X2[:, [0, 4]].mean(0), clf.gaussian0_theta_[2], atol=0.15)
     # conjugate posterior draws: namespaced, broadcast through log_lik
-    fam = clf.family_
-    post = fam.posterior(clf.stats_, clf.prior_)
+    fam = clf._family
+    post = fam.posterior(clf._stats, clf._prior)
     draws = fam.draw(post, 5, np.random.default_rng(0))
     assert set(draws) == set(fam.param_dims)
     assert draws["categorical3_theta"].shape[:2] == (5, 3)
@@ -528,8 +528,8 @@ def test_sample_and_draws(mixed_data):
 def test_log_predictive_matches_monte_carlo(mixed_data):
     X, y, w = mixed_data
     clf = bg.MixedNB(families=list(GROUPS.items())).fit(X, y, sample_weight=w)
-    fam = clf.family_
-    post = fam.posterior(clf.stats_, clf.prior_)
+    fam = clf._family
+    post = fam.posterior(clf._stats, clf._prior)
     draws = fam.draw(post, 20000, np.random.default_rng(3))
     X_test = X[::25]
     monte_carlo = logsumexp(fam.log_lik(X_test, draws), axis=0) - np.log(20000)
@@ -543,11 +543,11 @@ def test_kernel_part_has_no_posterior(mixed_data):
     X, y, _ = mixed_data
     clf = bg.MixedNB(families=[("gaussian", [0, 4]), ("kernel", [1, 2, 3, 5, 6, 7])]).fit(X, y)
     with pytest.raises(ValueError, match=r"kernel.*mcmc"):
-        clf.family_.posterior(clf.stats_, clf.prior_)
+        clf._family.posterior(clf._stats, clf._prior)
     with pytest.raises(ValueError, match=r"kernel.*mcmc"):
         bg.MixedNB(families=clf.families, method="conjugate").fit(X, y)
     # the kernel part's fixed data are not random parameters
-    assert set(clf.family_.param_dims) == {"gaussian0_mu", "gaussian0_var", "kernel1_bandwidth"}
+    assert set(clf._family.param_dims) == {"gaussian0_mu", "gaussian0_var", "kernel1_bandwidth"}
     Xs, _ = clf.sample(10, random_state=0)
     assert Xs.shape == (10, 8)
 

@@ -231,9 +231,9 @@ def test_model_variables_and_dims(fits, name):
     param = PARAM[name]
     dims = model.named_vars_to_dims
     assert dims["x"] == ("obs", "feature")
-    assert dims[param] == est.family_.param_dims[param]
+    assert dims[param] == est._family.param_dims[param]
     shape = tuple(model.dim_lengths[dim].eval() for dim in dims[param])
-    assert shape == np.shape(est.params_[param])
+    assert shape == np.shape(est._params[param])
     np.testing.assert_array_equal(model.rvs_to_values[model["x"]].eval(), X)
     if name == "categorical":
         assert model.coords["category"] == tuple(range(max(N_CATEGORIES)))
@@ -411,16 +411,16 @@ def test_mcmc_idata_has_the_conjugate_layout(fits, name):
 @pytest.mark.parametrize("name", NAMES)
 def test_hooks_honour_prefix_and_dims(fits, name):
     est, X, y, _ = fits(name, "map")
-    family = est.family_
+    family = est._family
     pre = f"{name}1_"
     dims = {k: tuple(d if d == "class" else pre + d for d in v)
             for k, v in family.param_dims.items()}
     coords = {"class": list(range(K)), f"{pre}feature": list(range(X.shape[1])),
               "obs": list(range(X.shape[0]))}
     with pm.Model(coords=coords) as model:
-        params = family.pymc_params(est.prior_, prefix=pre, dims=dims)
+        params = family.pymc_params(est._prior, prefix=pre, dims=dims)
         family.pymc_observed(params, X, pt.as_tensor(y), prefix=pre, dims=dims)
-        pm.Potential("stats", family.pymc_stats_loglik(params, est.stats_))
+        pm.Potential("stats", family.pymc_stats_loglik(params, est._stats))
     param = PARAM[name]
     assert set(params) == {param}
     assert model.named_vars_to_dims[pre + param] == dims[param]

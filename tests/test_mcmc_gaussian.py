@@ -46,7 +46,7 @@ def test_model_logp_matches_scipy(iris):
                               on_unused_input="ignore")(point)
     named = dict(zip([v.name for v in model.unobserved_value_vars], values, strict=True))
     pi, mu, var = named["pi"], named["mu"], named["var"]
-    prior = clf.prior_
+    prior = clf._prior
     expected = stats.dirichlet.logpdf(pi, clf.class_alpha_)
     expected += stats.invgamma.logpdf(var, prior["a0"], scale=prior["b0"]).sum()
     expected += stats.norm.logpdf(mu, prior["m0"], np.sqrt(var / prior["kappa0"])).sum()
@@ -121,14 +121,14 @@ def test_prior_predictive_moments(iris):
     assert {"prior", "prior_predictive", "observed_data"} <= set(idata.groups())
     prior = idata.prior
     np.testing.assert_allclose(prior["pi"].mean(("chain", "draw")), 1 / 3, atol=0.02)
-    b0, a0 = clf.prior_["b0"], clf.prior_["a0"]
+    b0, a0 = clf._prior["b0"], clf._prior["a0"]
     # the prior mean of var is b0 / (a0 - 1); var's prior is heavy-tailed, compare medians
     med = prior["var"].median(("chain", "draw")).values
     np.testing.assert_allclose(med, stats.invgamma.median(a0, scale=b0) * np.ones((3, 1)),
                                rtol=0.1)
     # mu | var ~ N(m0, var / kappa0): its median is m0; MC error ~ a few % of its spread
-    spread = np.sqrt(med / clf.prior_["kappa0"])
-    z = (prior["mu"].median(("chain", "draw")).values - clf.prior_["m0"]) / spread
+    spread = np.sqrt(med / clf._prior["kappa0"])
+    z = (prior["mu"].median(("chain", "draw")).values - clf._prior["m0"]) / spread
     assert np.all(np.abs(z) < 0.1)
     pp = idata.prior_predictive
     assert pp["x"].dims == ("chain", "draw", "obs", "feature")

@@ -292,7 +292,7 @@ def test_mixed_model_logp_matches_scipy(mixed_data):
     point = _point(model, np.random.default_rng(3))
     logp = model.compile_logp(jacobian=False)(point)
     v = _natural(model, point)
-    g, b, p = (clf.prior_["parts"][i] for i in range(3))
+    g, b, p = (clf._prior["parts"][i] for i in range(3))
     Xg, Xb, Xp = (X[:, COLUMNS[name]] for name in ("gaussian", "bernoulli", "poisson"))
     pi, mu, var = v["pi"], v["gaussian0_mu"], v["gaussian0_var"]
     theta, rate = v["bernoulli1_theta"], v["poisson2_rate"]
@@ -325,7 +325,7 @@ def test_mixed_with_kernel_and_categorical_parts(kde_data):
     assert model.named_vars_to_dims["kernel0_bandwidth"] == ("class", "kernel0_feature")
     assert list(model.coords["categorical1_category"]) == [0, 1, 2]
     _assert_constant_difference(clf, Xm, y)
-    fixed = clf.family_.fixed_params(clf.stats_)
+    fixed = clf._family.fixed_params(clf._stats)
     assert set(fixed) == {
         "kernel0_points", "kernel0_point_class", "kernel0_point_weight", "kernel0_point_row"
     }
@@ -340,7 +340,7 @@ def test_mixed_with_kernel_and_categorical_parts(kde_data):
 def test_mixed_mcmc_agrees_with_conjugate(mixed_fits, mixed_data):
     mcmc, conj = mixed_fits
     X, _ = mixed_data
-    for name in ("pi", *mcmc.family_.param_dims):
+    for name in ("pi", *mcmc._family.param_dims):
         a = mcmc.idata_.posterior[name]
         b = conj.idata_.posterior[name]
         mcse = az.mcse(mcmc.idata_, var_names=[name])[name]
@@ -414,7 +414,7 @@ def test_mixed_prior_predictive(mixed_data):
     n_draws = 2000
     idata = clf.sample_prior_predictive(draws=n_draws, random_state=0, X=X, y=y)
     prior = idata.prior
-    g, b, p = (clf.prior_["parts"][i] for i in range(3))
+    g, b, p = (clf._prior["parts"][i] for i in range(3))
     np.testing.assert_allclose(prior["pi"].mean(("chain", "draw")), 0.5,
                                atol=4 * np.sqrt(0.05 / n_draws))
     # marginal prior medians (heavy tails: medians, not means): about half of the

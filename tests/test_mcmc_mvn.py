@@ -73,7 +73,7 @@ def test_model_logp_matches_scipy(iris, name):
     model = clf.build_model(X, y)
     point = _point(model, np.random.default_rng(0))
     v = _named_values(model, point)
-    prior = clf.prior_
+    prior = clf._prior
     d = X.shape[1]
     pi, mu, c, off = v["pi"], v["mu"], v["cov_chi2"], v["cov_offdiag"]
     cov = _per_class(v["cov"], 3)
@@ -116,7 +116,7 @@ def test_bartlett_density_is_inverse_wishart(iris, name):
         assert J.shape[0] == J.shape[1]
         log_jac = np.linalg.slogdet(J)[1] - log_c.sum()  # d log c = dc / c
         expected = sum(
-            stats.invwishart.logpdf(s, df=clf.prior_["nu0"], scale=clf.prior_["Psi0"])
+            stats.invwishart.logpdf(s, df=clf._prior["nu0"], scale=clf._prior["Psi0"])
             for s in np.reshape(sigma, (-1, 3, 3))
         )
         assert logp_fn(point) - log_jac == pytest.approx(expected, rel=1e-7)
@@ -129,7 +129,7 @@ def test_lkj_model_mean_and_rows_match_scipy(iris, name):
     model = clf.build_model(X, y)
     point = _point(model, np.random.default_rng(4))
     v = _named_values(model, point)
-    prior = clf.prior_
+    prior = clf._prior
     sd0 = np.sqrt(np.diag(prior["Psi0"]) / (prior["nu0"] - X.shape[1] - 1))
     mu, cov = v["mu"], _per_class(v["cov"], 3)
     expected = stats.norm.logpdf(mu, prior["m0"], 10 * sd0).sum()
@@ -175,7 +175,7 @@ def test_prior_predictive_has_the_niw_marginals(iris, name):
     idata = clf.sample_prior_predictive(draws=n_draws, random_state=0, X=X, y=y)
     prior = idata.prior
     np.testing.assert_allclose(prior["pi"].mean(("chain", "draw")), 1 / 3, atol=0.02)
-    nu0, Psi0, m0, kappa0 = (clf.prior_[k] for k in ("nu0", "Psi0", "m0", "kappa0"))
+    nu0, Psi0, m0, kappa0 = (clf._prior[k] for k in ("nu0", "Psi0", "m0", "kappa0"))
     # cov: every class has the same IW prior; pool the classes' draws
     cov = prior["cov"].values.reshape(-1, d, d)
     se = np.sqrt(stats.invwishart.var(df=nu0, scale=Psi0) / cov.shape[0])
@@ -202,12 +202,12 @@ def test_lkj_prior_predictive_scales(iris):
     d = X.shape[1]
     clf = bg.QDA(covariance_prior="lkj").fit(X, y)
     prior = clf.sample_prior_predictive(draws=2000, random_state=1, X=X, y=y).prior
-    sd0 = np.sqrt(np.diag(clf.prior_["Psi0"]) / (clf.prior_["nu0"] - d - 1))
+    sd0 = np.sqrt(np.diag(clf._prior["Psi0"]) / (clf._prior["nu0"] - d - 1))
     sd = np.sqrt(np.diagonal(prior["cov"].values, axis1=-2, axis2=-1)).reshape(-1, d)
     mu = prior["mu"].values.reshape(-1, d)
     for j in range(d):
         assert stats.kstest(sd[:, j], stats.halfnorm(scale=2.5 * sd0[j]).cdf).pvalue > 1e-3
-        assert stats.kstest(mu[:, j], stats.norm(clf.prior_["m0"][j], 10 * sd0[j]).cdf
+        assert stats.kstest(mu[:, j], stats.norm(clf._prior["m0"][j], 10 * sd0[j]).cdf
                             ).pvalue > 1e-3
 
 
@@ -276,13 +276,13 @@ def test_bad_covariance_prior(iris):
 def test_hooks_honour_prefix_and_dims(iris, tied, covariance_prior):
     X, y = iris
     family = MVNFamily(tied=tied, covariance_prior=covariance_prior)
-    stats_ = family.stats(X, y, np.ones(len(y)), 3)
+    _stats = family.stats(X, y, np.ones(len(y)), 3)
     dims = {"mu": ("c", "f"), "cov": ("f", "f2") if tied else ("c", "f", "f2")}
     coords = {"c": [0, 1, 2], "f": list("abcd"), "f2": list("abcd"), "obs": np.arange(len(y))}
     with pm.Model(coords=coords) as model:
-        params = family.pymc_params(family.prior(stats_), prefix="p_", dims=dims)
+        params = family.pymc_params(family.prior(_stats), prefix="p_", dims=dims)
         family.pymc_observed(params, X, y, prefix="p_", dims=dims)
-        family.pymc_stats_loglik(params, stats_)
+        family.pymc_stats_loglik(params, _stats)
     assert model.named_vars_to_dims["p_mu"] == dims["mu"]
     assert model.named_vars_to_dims["p_cov"] == dims["cov"]
     assert model.named_vars_to_dims["p_x"] == ("obs", "f")
@@ -303,8 +303,8 @@ def test_per_class_prior_as_from_a_posterior(iris, tied):
     draws have the NIW means E[Sigma_k] = Psi_k / (nu_k - d - 1), E[mu_k] = m_k."""
     X, y = iris
     family = MVNFamily(tied=tied)
-    stats_ = family.stats(X, y, np.ones(len(y)), 3)
-    post = family.posterior(stats_, family.prior(stats_))
+    _stats = family.stats(X, y, np.ones(len(y)), 3)
+    post = family.posterior(_stats, family.prior(_stats))
     prior = {"m0": post["m"], "kappa0": post["kappa"], "nu0": post["nu"], "Psi0": post["Psi"]}
     coords = {"class": [0, 1, 2], "feature": list("abcd"), "feature_bis": list("abcd")}
     with pm.Model(coords=coords) as model:

@@ -76,7 +76,7 @@ def test_fit_equals_per_feature_fit_on_observed_rows(fitted, name, method):
                 continue
             np.testing.assert_allclose(got, want, rtol=1e-10, err_msg=f"{attr} feature {j}")
         if method == "conjugate":
-            post, ref_post = clf.posterior_, ref.posterior_
+            post, ref_post = clf._posterior, ref._posterior
             for key, value in post.items():
                 np.testing.assert_allclose(value[:, j], ref_post[key][:, 0], rtol=1e-10,
                                            err_msg=f"posterior {key} feature {j}")
@@ -114,8 +114,8 @@ def test_predict_drops_missing_terms(fitted, name, method):
 
 def test_gaussian_conjugate_predictive_is_student_t_of_observed(fitted):
     clf = fitted["gaussian", "conjugate"]
-    post = clf.posterior_
-    frame = clf.frame_
+    post = clf._posterior
+    frame = clf._frame
     X = DATA["gaussian"][:10]
     log_pi = closed_form_log_pi(clf)
     for x, row in zip(X, clf.predict_joint_log_proba(X), strict=True):
@@ -175,7 +175,7 @@ def test_multinomial_predict_is_renormalised_marginal():
                 want[k] += stats.multinomial.logpmf(row[seen], row[seen].sum(), p)
         np.testing.assert_allclose(got, want, rtol=1e-10)
     conj = bg.MultinomialNB(method="conjugate").fit(X, Y)
-    a = conj.posterior_["concentration"]
+    a = conj._posterior["concentration"]
     seen = ~np.isnan(x[0])
     want = [stats.dirichlet_multinomial.logpmf(x[0, seen], a[k, seen], x[0, seen].sum())
             for k in range(2)]
@@ -300,10 +300,10 @@ def test_never_observed_uses_the_prior():
     X = DATA["gaussian"].copy()
     X[Y == 1, 1] = np.nan
     clf = bg.GaussianNB(method="map").fit(X, Y)
-    prior = clf.prior_
+    prior = clf._prior
     # internal frame: class 1's mean is the prior mean m0, its variance b0 / (a0 + 3/2)
-    np.testing.assert_allclose(clf.params_["mu"][1, 1], prior["m0"][1], rtol=1e-12)
-    np.testing.assert_allclose(clf.params_["var"][1, 1], prior["b0"][1] / (prior["a0"][1] + 1.5),
+    np.testing.assert_allclose(clf._params["mu"][1, 1], prior["m0"][1], rtol=1e-12)
+    np.testing.assert_allclose(clf._params["var"][1, 1], prior["b0"][1] / (prior["a0"][1] + 1.5),
                                rtol=1e-12)
 
 

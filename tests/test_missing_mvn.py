@@ -30,7 +30,7 @@ def data():
 
 
 def clf_frame_is_identity(Est, X, y):
-    frame = Est().fit(X, y).frame_
+    frame = Est().fit(X, y)._frame
     return np.all(frame.scale == 1.0) or np.all(frame.loc == 0.0)
 
 
@@ -71,8 +71,8 @@ def test_conjugate_predictive_is_student_t_marginal(Est):
     y = np.arange(80) % 2
     X[y == 1] += 1.0
     clf = Est(method="conjugate", draws=20, chains=2, random_state=0).fit(X, y)
-    assert clf.frame_.is_identity
-    post, d = clf.posterior_, 3
+    assert clf._frame.is_identity
+    post, d = clf._posterior, 3
     Xt = rng.standard_normal((6, 3))
     Xt[0, 1] = Xt[1, [0, 2]] = Xt[2, 2] = np.nan
     Xt[3] = np.nan
@@ -145,7 +145,7 @@ def test_em_equals_brute_force_optimiser(tied, method, monkeypatch):
     (mu, covs), best = _brute_force(X, y, tied, prior)
     np.testing.assert_allclose(clf.means_, mu, atol=2e-5)
     np.testing.assert_allclose(np.asarray(_covs(clf)), np.asarray(covs), atol=2e-5)
-    jac = clf.frame_.log_jacobian * np.sum(~np.isnan(X).all(1))  # identity frame: 0
+    jac = clf._frame.log_jacobian * np.sum(~np.isnan(X).all(1))  # identity frame: 0
     if method == "mle":
         assert clf.em_objective_[-1] - jac == pytest.approx(best, abs=1e-6)
 
@@ -175,13 +175,13 @@ def test_no_missing_values_unchanged(Est):
     X, y = X[keep], y[keep]
     for method in ("mle", "map"):
         clf = Est(method=method).fit(X, y)
-        assert not hasattr(clf, "n_iter_") and "groups" not in clf.stats_
+        assert not hasattr(clf, "n_iter_") and "groups" not in clf._stats
         # the grouped path on complete data converges in one EM step to the same fit
-        family = clf.family_
+        family = clf._family
         grouped = missing.stats(family, X, y, np.ones(len(y)), 2)
-        params = family.mle(grouped) if method == "mle" else family.map(grouped, clf.prior_)
-        np.testing.assert_allclose(params["mu"], clf.params_["mu"], rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(params["cov"], clf.params_["cov"], rtol=1e-10, atol=1e-12)
+        params = family.mle(grouped) if method == "mle" else family.map(grouped, clf._prior)
+        np.testing.assert_allclose(params["mu"], clf._params["mu"], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(params["cov"], clf._params["cov"], rtol=1e-10, atol=1e-12)
     mle = Est(method="mle").fit(X, y)
     for k in range(2):
         np.testing.assert_allclose(mle.means_[k], X[y == k].mean(0), rtol=1e-12)
@@ -281,7 +281,7 @@ def test_partial_fit_equals_fit(Est, data, monkeypatch):
     Xall = np.vstack([X[:50], np.nan_to_num(X[50:120], nan=0.0), X[120:]])
     parts.partial_fit(X[120:], y[120:])
     ref = Est(method="map").fit(Xall, y)
-    np.testing.assert_allclose(parts.prior_["Psi0"], ref.prior_["Psi0"], rtol=1e-10)
+    np.testing.assert_allclose(parts._prior["Psi0"], ref._prior["Psi0"], rtol=1e-10)
     np.testing.assert_allclose(parts.means_, ref.means_, atol=1e-7)
     np.testing.assert_allclose(np.asarray(parts.covariance_), np.asarray(ref.covariance_),
                                atol=1e-7)
@@ -306,12 +306,12 @@ def test_cov_dof_auto_is_fixed_point_of_em_completed_statistics(data):
     X, y = data
     clf = bg.QDA(method="map").fit(X, y)
     d = 3
-    assert clf.prior_["nu0"] > d + 1
+    assert clf._prior["nu0"] > d + 1
     from bayesgen.families.mvn.niw_evidence import evidence_dof
 
-    p = clf.prior_
+    p = clf._prior
     S0 = p["Psi0"] / (p["nu0"] - d - 1)
-    completed = em.evidence_stats(clf.family_, clf.stats_, p["m0"], p["kappa0"], S0,
+    completed = em.evidence_stats(clf._family, clf._stats, p["m0"], p["kappa0"], S0,
                                        p["nu0"])
     assert evidence_dof(completed, p["m0"], p["kappa0"], S0, tied=False) == pytest.approx(
         p["nu0"], rel=1e-5)
@@ -327,7 +327,7 @@ def test_data_augmentation_chains(Est, data):
         warnings.simplefilter("ignore", bg.ConvergenceWarning)
         a = Est(**kw).fit(X, y)
         b = Est(**kw).fit(X, y)
-    np.testing.assert_array_equal(a.params_["cov"], b.params_["cov"])
+    np.testing.assert_array_equal(a._params["cov"], b._params["cov"])
     assert set(a.idata_.posterior.data_vars) == {"pi", "mu", "cov"}
     assert a.idata_.sample_stats["lp"].shape == (2, 200)
     assert float(az.rhat(a.idata_, var_names=["mu"])["mu"].max()) < 1.05
@@ -336,7 +336,7 @@ def test_data_augmentation_chains(Est, data):
     assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(1), 1.0)
     conc = a.class_count_ + a.class_alpha_  # nothing observed: E[pi | data]
     np.testing.assert_allclose(a.predict_proba(X[3:4])[0], conc / conc.sum(), rtol=1e-12)
-    assert a.posterior_["m"].ndim == 3  # Rao-Blackwellised stack
+    assert a._posterior["m"].ndim == 3  # Rao-Blackwellised stack
 
 
 @pytest.mark.slow

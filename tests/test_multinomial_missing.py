@@ -138,8 +138,8 @@ def test_complete_data_unchanged_and_empty_rows_contribute_nothing(data):
     for method, shift in (("mle", 0.0), ("map", 1.0)):
         clf = bg.MultinomialNB(method=method).fit(full, y)
         c = np.stack([full[y == k].sum(axis=0) for k in (0, 1)]) + shift
-        assert np.array_equal(clf.params_["theta"], c / c.sum(axis=1, keepdims=True))
-        assert not hasattr(clf, "n_iter_") and "groups" not in clf.stats_
+        assert np.array_equal(clf._params["theta"], c / c.sum(axis=1, keepdims=True))
+        assert not hasattr(clf, "n_iter_") and "groups" not in clf._stats
         # rows with nothing observed (or observed total 0) change nothing but pi
         extra = np.array([[np.nan] * 3, [0.0, np.nan, np.nan], [np.nan] * 3])
         gap = bg.MultinomialNB(method=method).fit(np.vstack([full, extra]),
@@ -148,7 +148,7 @@ def test_complete_data_unchanged_and_empty_rows_contribute_nothing(data):
                                    rtol=1e-12, atol=1e-15)
         assert gap.n_iter_ == 2  # one step to the optimum, one that confirms it
     conj = bg.MultinomialNB(method="conjugate", random_state=0).fit(full, y)
-    assert np.array_equal(conj.posterior_["concentration"], c + 1.0)
+    assert np.array_equal(conj._posterior["concentration"], c + 1.0)
 
 
 # ------------------------------------------------------------- bad input
@@ -199,7 +199,7 @@ def test_partial_fit_merge_and_sparse_equal_one_fit(data):
     ref = bg.MultinomialNB(method="map").fit(np.vstack([np.nan_to_num(Xo[:20]), Xo[20:]]), yo)
     np.testing.assert_allclose(stream.feature_log_prob_, ref.feature_log_prob_, rtol=1e-10)
     np.testing.assert_allclose(merged.feature_log_prob_, whole.feature_log_prob_, rtol=1e-10)
-    assert merged.stats_["groups"]["cls"].size == whole.stats_["groups"]["cls"].size
+    assert merged._stats["groups"]["cls"].size == whole._stats["groups"]["cls"].size
     Xs = sparse.csr_matrix(np.nan_to_num(X, nan=-1.0))
     Xs.data[Xs.data == -1.0] = np.nan  # explicit NaN stored values
     for method in ("mle", "map"):
@@ -243,7 +243,7 @@ def test_data_augmentation_matches_numerical_integration(data, conjugate):
     assert summary["r_hat"].max() < 1.01
     post = conjugate.idata_.posterior["theta"].values.reshape(-1, 2, 3)
     np.testing.assert_allclose(post.mean(axis=0), want, atol=6e-3)
-    assert conjugate.posterior_["concentration"].shape[1:] == (2, 3)
+    assert conjugate._posterior["concentration"].shape[1:] == (2, 3)
     assert "lp" in conjugate.idata_.sample_stats
 
 
@@ -252,8 +252,8 @@ def test_posterior_groups_keep_gaps(data, conjugate):
     clf = conjugate
     obs = clf.idata_.observed_data["x"].values
     assert np.array_equal(np.isnan(obs), np.isnan(X))
-    theta = clf.params_["theta"][:3]
-    log_pi = clf.log_pi_draws_[:3]
+    theta = clf._params["theta"][:3]
+    log_pi = clf._log_pi_draws[:3]
     ll = clf.idata_.log_likelihood["y"].values.reshape(-1, y.size)[:3]
     for s in range(3):
         for n in (0, 1, 2, 5, 40):
@@ -274,7 +274,7 @@ def test_posterior_groups_keep_gaps(data, conjugate):
 def test_mean_totals_complete_the_missing_counts():
     X, y = _data(n=2000, rate=0.3, seed=5, total=20)
     clf = bg.MultinomialNB(method="map").fit(X, y)
-    np.testing.assert_allclose(clf.family_._mean_totals(), 20.0, rtol=0.05)
+    np.testing.assert_allclose(clf._family._mean_totals(), 20.0, rtol=0.05)
     assert np.all(np.nansum(X, axis=1).mean() < 0.8 * 20.0)
 
 
@@ -360,7 +360,7 @@ def test_mixed_part_and_unlabelled_rows_with_gaps(data):
     families = [("gaussian", [0]), ("multinomial", [1, 2, 3])]
     mixed = bg.MixedNB(families=families, method="map").fit(G, y)
     alone = bg.MultinomialNB(method="map").fit(X, y)
-    np.testing.assert_allclose(mixed.params_["multinomial1_theta"], alone.params_["theta"],
+    np.testing.assert_allclose(mixed._params["multinomial1_theta"], alone._params["theta"],
                                rtol=1e-12)
     with pytest.raises(ValueError, match="MixedNB multinomial part with missing counts"):
         bg.MixedNB(families=families, method="conjugate").fit(G, y)

@@ -135,8 +135,8 @@ def test_joint_log_proba_matches_scipy(cls, method):
 def test_log_lik_broadcasts_over_draws_and_discriminant_form(small, tied):
     X, y, w = small
     clf = (bg.LDA if tied else bg.QDA)().fit(X, y, sample_weight=w)
-    fam = clf.family_
-    post = fam.posterior(clf.stats_, clf.prior_)
+    fam = clf._family
+    post = fam.posterior(clf._stats, clf._prior)
     draws = fam.draw(post, 4, np.random.default_rng(1))
     ll = fam.log_lik(X, draws)
     assert ll.shape == (4, X.shape[0], 3)
@@ -145,8 +145,8 @@ def test_log_lik_broadcasts_over_draws_and_discriminant_form(small, tied):
             cov = draws["cov"][s] if tied else draws["cov"][s, k]
             np.testing.assert_allclose(ll[s, :, k], mvn_logpdf(X, draws["mu"][s, k], cov))
     # full=False drops only class-independent terms, and for LDA is the linear form.
-    full = fam.log_lik(X, clf.params_)
-    disc = fam.log_lik(X, clf.params_, full=False)
+    full = fam.log_lik(X, clf._params)
+    disc = fam.log_lik(X, clf._params, full=False)
     cov = clf.covariance_ if tied else clf.covariance_[0]
     if tied:
         prec_mu = np.linalg.solve(cov, clf.means_.T)
@@ -275,7 +275,7 @@ def test_default_prior_is_data_scaled(small, cls):
         np.asarray(default.covariance_), np.asarray(explicit.covariance_), rtol=1e-12
     )
     auto = cls().fit(X, y, sample_weight=w)
-    nu0 = auto.prior_["nu0"]
+    nu0 = auto._prior["nu0"]
     assert nu0 > X.shape[1] + 1
     explicit = cls(mean_prior=m0, cov_prior=np.diag(within), cov_dof=nu0).fit(
         X, y, sample_weight=w)
@@ -414,7 +414,7 @@ def test_valid_cov_prior_forms(small):
     a = bg.QDA(cov_prior=[1.0, 2.0, 3.0], cov_dof=4.5).fit(X, y)
     b = bg.QDA(cov_prior=np.diag([1.0, 2.0, 3.0]), cov_dof=4.5).fit(X, y)
     np.testing.assert_allclose(np.asarray(a.covariance_), np.asarray(b.covariance_))
-    np.testing.assert_allclose(a.prior_["Psi0"], 0.5 * np.diag([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(a._prior["Psi0"], 0.5 * np.diag([1.0, 2.0, 3.0]))
 
 
 # --------------------------------------------------------- posterior and draws
@@ -431,8 +431,8 @@ def _random_params(rng, n_classes, tied):
 def test_posterior_density_is_prior_times_likelihood(small, tied):
     X, y, w = small
     clf = (bg.LDA if tied else bg.QDA)().fit(X, y, sample_weight=w)
-    prior = clf.prior_
-    post = clf.family_.posterior(clf.stats_, prior)
+    prior = clf._prior
+    post = clf._family.posterior(clf._stats, prior)
     rng = np.random.default_rng(4)
     diffs = []
     for _ in range(6):
@@ -533,9 +533,9 @@ def test_sample_matches_fitted_gaussians(cls):
 def test_sample_with_per_row_params(small, tied):
     X, y, w = small
     clf = (bg.LDA if tied else bg.QDA)().fit(X, y, sample_weight=w)
-    fam = clf.family_
+    fam = clf._family
     n = 4000
-    params = fam.draw(fam.posterior(clf.stats_, clf.prior_), n, np.random.default_rng(0))
+    params = fam.draw(fam.posterior(clf._stats, clf._prior), n, np.random.default_rng(0))
     yi = np.random.default_rng(1).integers(0, 3, size=n)
     Xs = fam.sample(params, yi, np.random.default_rng(2))
     rows = np.arange(n)
@@ -550,19 +550,19 @@ def test_attributes_and_param_dims(small):
     lda, qda = bg.LDA().fit(X, y), bg.QDA().fit(X, y)
     assert lda.covariance_.shape == (3, 3) and lda.means_.shape == (3, 3)
     assert len(qda.covariance_) == 3 and qda.covariance_[0].shape == (3, 3)
-    assert lda.family_.param_dims["cov"] == ("feature", "feature_bis")
-    assert qda.family_.param_dims["cov"] == ("class", "feature", "feature_bis")
+    assert lda._family.param_dims["cov"] == ("feature", "feature_bis")
+    assert qda._family.param_dims["cov"] == ("class", "feature", "feature_bis")
     for clf in (lda, qda):
-        for name, dims in clf.family_.param_dims.items():
-            assert np.ndim(clf.params_[name]) == len(dims)
+        for name, dims in clf._family.param_dims.items():
+            assert np.ndim(clf._params[name]) == len(dims)
 
 
 @pytest.mark.parametrize("tied", [True, False])
 def test_log_predictive_is_multivariate_t(small, tied):
     X, y, w = small
     clf = (bg.LDA if tied else bg.QDA)().fit(X[::3], y[::3], sample_weight=w[::3])
-    fam = clf.family_
-    post = fam.posterior(clf.stats_, clf.prior_)
+    fam = clf._family
+    post = fam.posterior(clf._stats, clf._prior)
     got = fam.log_predictive(X, post)
     d = X.shape[1]
     for k in range(3):

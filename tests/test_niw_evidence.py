@@ -59,24 +59,24 @@ def _chain_rule(X, y, prior, tied):
 def test_log_evidence_equals_chain_rule_of_predictives(data, tied):
     X, y = data
     est = (bg.LDA if tied else bg.QDA)(cov_dof=D + 4.5, mean_strength=0.7).fit(X, y)
-    got = log_marginal_likelihood(est.stats_, est.prior_, tied=tied)
-    np.testing.assert_allclose(got, _chain_rule(X, y, est.prior_, tied), rtol=1e-10)
+    got = log_marginal_likelihood(est._stats, est._prior, tied=tied)
+    np.testing.assert_allclose(got, _chain_rule(X, y, est._prior, tied), rtol=1e-10)
 
 
 @pytest.mark.parametrize("tied", [False, True])
 def test_auto_dof_maximises_the_evidence_over_a_grid(data, tied):
     X, y = data
     est = (bg.LDA if tied else bg.QDA)().fit(X, y)  # cov_dof="auto" is the default
-    S0 = est.prior_["Psi0"] / (est.prior_["nu0"] - D - 1)
+    S0 = est._prior["Psi0"] / (est._prior["nu0"] - D - 1)
 
     def evidence(nu0):
-        prior = dict(est.prior_, nu0=nu0, Psi0=(nu0 - D - 1) * S0)
-        return log_marginal_likelihood(est.stats_, prior, tied=tied)
+        prior = dict(est._prior, nu0=nu0, Psi0=(nu0 - D - 1) * S0)
+        return log_marginal_likelihood(est._stats, prior, tied=tied)
 
     grid = D + 1 + np.exp(np.linspace(*np.log(C_BOUNDS), 3001))
     values = np.array([evidence(nu) for nu in grid])
     best = grid[values.argmax()]
-    nu_auto = est.prior_["nu0"]
+    nu_auto = est._prior["nu0"]
     assert evidence(nu_auto) >= values.max() - 1e-6
     np.testing.assert_allclose(np.log(nu_auto - D - 1), np.log(best - D - 1), atol=0.02)
 
@@ -86,7 +86,7 @@ def test_auto_dof_is_scale_equivariant(data):
     scale = np.array([1e-3, 1.0, 250.0])
     a = bg.QDA().fit(X, y)
     b = bg.QDA().fit(X * scale, y)
-    np.testing.assert_allclose(a.prior_["nu0"], b.prior_["nu0"], rtol=1e-6)
+    np.testing.assert_allclose(a._prior["nu0"], b._prior["nu0"], rtol=1e-6)
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X * scale), atol=1e-8)
 
 
@@ -101,7 +101,7 @@ def test_auto_dof_tracks_how_close_the_class_covariances_are():
         y = np.repeat(np.arange(20), 40)
         X = np.concatenate([rng.multivariate_normal(np.zeros(D), c, 40) for c in covs])
         est = bg.QDA(cov_prior=S0).fit(X, y)
-        found[c_true] = est.prior_["nu0"] - D - 1
+        found[c_true] = est._prior["nu0"] - D - 1
     assert 0.5 < found[2.0] < 8.0
     assert found[200.0] > 40.0
 
@@ -133,7 +133,7 @@ def test_auto_dof_is_the_bound_when_the_evidence_rises_to_it():
     for tied in (False, True):
         est = (bg.LDA if tied else bg.QDA)(method="map", cov_prior=np.eye(2),
                                            cov_dof="auto").fit(X, y)
-        assert est.prior_["nu0"] == 2 + 1 + C_BOUNDS[1], tied
+        assert est._prior["nu0"] == 2 + 1 + C_BOUNDS[1], tied
 
 
 def test_auto_dof_weights_equal_repeated_rows(data):
@@ -142,7 +142,7 @@ def test_auto_dof_weights_equal_repeated_rows(data):
     for cls in (bg.LDA, bg.QDA):
         weighted = cls(method="map").fit(X, y, sample_weight=w)
         repeated = cls(method="map").fit(np.repeat(X, w, axis=0), np.repeat(y, w))
-        np.testing.assert_allclose(weighted.prior_["nu0"], repeated.prior_["nu0"], rtol=1e-12)
+        np.testing.assert_allclose(weighted._prior["nu0"], repeated._prior["nu0"], rtol=1e-12)
 
 
 def test_auto_dof_does_not_depend_on_the_order_of_the_classes(data):
@@ -150,5 +150,5 @@ def test_auto_dof_does_not_depend_on_the_order_of_the_classes(data):
     perm = np.array([2, 0, 1])
     a = bg.QDA(method="map").fit(X, y)
     b = bg.QDA(method="map").fit(X, perm[y])
-    assert a.prior_["nu0"] == b.prior_["nu0"]
+    assert a._prior["nu0"] == b._prior["nu0"]
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X)[:, perm], rtol=1e-12)

@@ -62,7 +62,7 @@ def test_frame_is_identity_for_well_scaled_data(iris):
     fr = frame_module.choose(X, np.ones(4, dtype=bool))
     assert fr.is_identity  # ordinary data are used exactly as given
     est = bg.QDA().fit(X, iris[1])
-    assert est.frame_.is_identity
+    assert est._frame.is_identity
 
 
 # ---------------------------------------------------------- merge of frames
@@ -174,7 +174,7 @@ def test_far_path_equals_the_direct_evaluation(iris, monkeypatch, name, method):
     far = est.predict_joint_log_proba(rows), est.predict_proba(rows)
     if est._is_posterior:
         far += (est.predict_proba_draws(rows).values,)
-    assert frame_module.split(est.frame_ if est.frame_ is not None else
+    assert frame_module.split(est._frame if est._frame is not None else
                               frame_module.identity(4, np.ones(4, bool)), rows,
                               rows).rows.size > 10
     np.testing.assert_allclose(far[0], direct[0], rtol=1e-10)

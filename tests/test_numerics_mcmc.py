@@ -33,7 +33,7 @@ def test_nuts_converges_in_any_units(name, transform):
     assert int(est.idata_.sample_stats["diverging"].sum()) == 0
     # the posterior is in the units of X: its means match the exact conjugate posterior
     exact = cls(method="conjugate", draws=1000, chains=2, random_state=1).fit(Xt, y)
-    for var in est.family_.param_dims:
+    for var in est._family.param_dims:
         mcmc_mean = post[var].mean(("chain", "draw")).values
         ref = exact.idata_.posterior[var]
         sd = ref.std(("chain", "draw")).values

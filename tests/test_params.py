@@ -201,7 +201,7 @@ def test_every_random_state_kind_works_for_conjugate(data, kind):
     a.sample_posterior_predictive(random_state=make())
     if kind != "none":  # a fresh seed of the same kind reproduces the draws
         b = bg.GaussianNB(method="conjugate", draws=50, chains=2, random_state=make()).fit(X, y)
-        np.testing.assert_array_equal(a.params_["mu"], b.params_["mu"])
+        np.testing.assert_array_equal(a._params["mu"], b._params["mu"])
 
 
 def test_int_seed_streams_are_unchanged():

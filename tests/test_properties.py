@@ -97,7 +97,7 @@ def assert_log_close(lp: np.ndarray, ref: np.ndarray, tol: float, what: str) -> 
         )
 
 
-def assert_tree_close(a, b, rtol: float, where: str = "posterior_") -> None:
+def assert_tree_close(a, b, rtol: float, where: str = "_posterior") -> None:
     """Nested dicts/lists of arrays equal to relative ``rtol`` (elementwise)."""
     if isinstance(a, dict):
         assert set(a) == set(b), f"{where}: keys {sorted(a)} != {sorted(b)}"
@@ -197,7 +197,7 @@ def test_row_order_does_not_matter(case, data):
     assert_log_close(shuffled.predict_log_proba(X), base.predict_log_proba(X), tol,
                      "shuffled rows vs original")
     if ds.method == "conjugate":
-        assert_tree_close(shuffled.posterior_, base.posterior_, tol)
+        assert_tree_close(shuffled._posterior, base._posterior, tol)
 
 
 @pytest.mark.parametrize("case", _cases())
@@ -216,7 +216,7 @@ def test_integer_weights_equal_duplicated_rows(case, data):
     assert_log_close(weighted.predict_log_proba(X), duplicated.predict_log_proba(X), tol,
                      "weighted vs duplicated rows")
     if ds.method == "conjugate":
-        assert_tree_close(weighted.posterior_, duplicated.posterior_, tol)
+        assert_tree_close(weighted._posterior, duplicated._posterior, tol)
 
 
 # ----------------------------------------------------------------- predictions

@@ -232,7 +232,7 @@ def test_one_scan_per_array_in_a_fit_and_a_prediction(Estimator, offset, monkeyp
     X += y[:, None] * 0.5
     reference = Estimator(method="map").fit(X, y)
     proba = reference.predict_proba(X)
-    assert reference.frame_.is_identity == (offset == 0.0)
+    assert reference._frame.is_identity == (offset == 0.0)
     calls = []
     original = missing._max_min
 

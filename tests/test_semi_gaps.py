@@ -49,10 +49,10 @@ def test_conditional_posterior_without_gaps_is_the_conjugate_posterior():
     X = rng0.standard_normal((40, 3))
     y = rng0.integers(0, 2, 40)
     clf = bg.QDA(method="map").fit(X, y)
-    fam, stats = clf.family_, clf.stats_
+    fam, stats = clf._family, clf._stats
     rng = np.random.default_rng(5)
-    post = fam.conditional_posterior(stats, clf.params_, clf.prior_, rng)
-    ref = fam.posterior(stats, clf.prior_)
+    post = fam.conditional_posterior(stats, clf._params, clf._prior, rng)
+    ref = fam.posterior(stats, clf._prior)
     for k in ref:
         assert np.array_equal(np.asarray(post[k]), np.asarray(ref[k]))
     assert rng.random() == np.random.default_rng(5).random()
@@ -64,15 +64,15 @@ def test_conditional_posterior_completes_in_expectation(data, cls):
     of EM's expected statistics (m is linear in the completed class means)."""
     Xm, _, y, _ = data
     clf = cls(method="map").fit(Xm, y)
-    fam, stats, theta = clf.family_, clf.stats_, clf.params_
+    fam, stats, theta = clf._family, clf._stats, clf._params
     groups = stats["groups"]
     cond = pat.condition(groups["obs"], theta["mu"][groups["cls"]],
                          pat.class_covariances(theta["cov"], groups, fam.tied))
     mean_g, scatter_g = pat.expected(groups, cond)
     done = pat.class_stats(groups, mean_g, scatter_g, 2, fam.tied)
-    ref = fam.posterior({k: done[k] for k in ("count", "mean", "scatter")}, clf.prior_)
+    ref = fam.posterior({k: done[k] for k in ("count", "mean", "scatter")}, clf._prior)
     rng = np.random.default_rng(0)
-    ms = np.stack([fam.conditional_posterior(stats, theta, clf.prior_, rng)["m"]
+    ms = np.stack([fam.conditional_posterior(stats, theta, clf._prior, rng)["m"]
                    for _ in range(2000)])
     se = ms.std(0) / np.sqrt(ms.shape[0])
     assert np.all(np.abs(ms.mean(0) - ref["m"]) < 5 * se + 1e-12)
@@ -113,8 +113,8 @@ def test_lambda_zero_is_the_labelled_only_gap_augmentation(data):
     kw = dict(method="conjugate", draws=60, tune=30, chains=2, random_state=4)
     a = _quiet(lambda: bg.QDA(unlabeled_weight=0.0, **kw), Xm, ys)
     b = _quiet(lambda: bg.QDA(**kw), Xm[keep], ys[keep].astype(int))
-    assert np.array_equal(a.params_["mu"], b.params_["mu"])
-    assert np.array_equal(a.params_["cov"], b.params_["cov"])
+    assert np.array_equal(a._params["mu"], b._params["mu"])
+    assert np.array_equal(a._params["cov"], b._params["cov"])
     assert np.array_equal(a.predict_joint_log_proba(Xm), b.predict_joint_log_proba(Xm))
 
 
@@ -159,7 +159,7 @@ def test_nuts_potential_by_hand(data, cls):
         o = ~np.isnan(x)
         terms = []
         for k in range(2):
-            S = cov if clf.family_.tied else cov[k]
+            S = cov if clf._family.tied else cov[k]
             ll = (multivariate_normal(mu[k, o], S[np.ix_(o, o)]).logpdf(x[o])
                   if o.any() else 0.0)
             terms.append(np.log(pi[k]) + ll)
@@ -176,10 +176,10 @@ def test_pattern_columns_match_the_generic_columns(data):
 
     clf, _, Zu, _ = _stats_model(bg.QDA, data, 1.0)
     Z = np.nan_to_num(Zu, nan=0.3)
-    params = {"mu": pt.as_tensor(clf.params_["mu"]), "cov": pt.as_tensor(clf.params_["cov"])}
-    cols = pymc_missing.rows_loglik(clf.family_, params, Z, 2).eval()
+    params = {"mu": pt.as_tensor(clf._params["mu"]), "cov": pt.as_tensor(clf._params["cov"])}
+    cols = pymc_missing.rows_loglik(clf._family, params, Z, 2).eval()
     for k in range(2):
-        ref = pm.logp(pm.MvNormal.dist(clf.params_["mu"][k], clf.params_["cov"][k]), Z).eval()
+        ref = pm.logp(pm.MvNormal.dist(clf._params["mu"][k], clf._params["cov"][k]), Z).eval()
         assert np.allclose(cols[:, k], ref, rtol=1e-10)
 
 

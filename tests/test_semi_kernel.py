@@ -64,14 +64,14 @@ def _by_hand(clf, X, ys, w=None, lam=1.0, method="mle"):
     classes = list(clf.classes_)
     yl = np.array([classes.index(v) for v in ys[lab]])
     Zl, wl, Zu, wu = Z[lab], w[lab], Z[~lab], w[~lab]
-    h = clf.params_["bandwidth"] if "bandwidth" in clf.params_ else None
+    h = clf._params["bandwidth"] if "bandwidth" in clf._params else None
     log_pi = np.log(clf.class_prior_)
     value = sum(wl[i] * (log_pi[yl[i]] + _loo(i, Zl, yl, wl, h)) for i in range(yl.size))
     J = np.array([[log_pi[k] + _kde(z, Zl[yl == k], wl[yl == k], h[k]) for k in range(2)]
                   for z in Zu])
     value += lam * np.sum(wu * logsumexp(J, axis=1))
     if method == "map":
-        c, sd = clf.prior_["centre"], clf.prior_["sd"]
+        c, sd = clf._prior["centre"], clf._prior["sd"]
         value += -0.5 * np.sum(((np.log(h) - np.log(c)) / sd) ** 2)
         value += np.sum((clf.class_alpha_ - 1.0) * log_pi)
     return value, np.exp(J - logsumexp(J, axis=1, keepdims=True)), (Zl, yl, wl, Zu, wu)
@@ -107,7 +107,7 @@ def test_bandwidths_maximise_the_expected_objective(data):
     X, _, ys = data
     clf = bg.KernelNB(method="mle").fit(X, ys)
     _, R, (Zl, yl, wl, Zu, wu) = _by_hand(clf, X, ys)
-    h = clf.params_["bandwidth"]
+    h = clf._params["bandwidth"]
     for k in range(2):
         for j in range(2):
             def Q(t, k=k, j=j):
@@ -200,7 +200,7 @@ def test_nuts_potential_by_hand(data):
     f = model.compile_fn(outs=[pot, model["bandwidth"], model["pi"]],
                          inputs=model.value_vars, on_unused_input="ignore")
     value, h, pi = f(point)
-    P, yl, wl = clf.stats_["X"], clf.stats_["y"], clf.stats_["w"]
+    P, yl, wl = clf._stats["X"], clf._stats["y"], clf._stats["w"]
     J = np.array([[np.log(pi[k]) + _kde(z, P[yl == k], wl[yl == k], h[k]) for k in range(2)]
                   for z in Zu])
     assert np.isclose(value, 0.6 * np.sum(w * logsumexp(J, axis=1)), rtol=1e-10)
@@ -222,7 +222,7 @@ def test_nuts_samples_the_em_objective(data):
     em = bg.KernelNB(method="map").fit(X, ys)
     log_h = np.log(nuts.idata_.posterior["bandwidth"].values.reshape(-1, 2, 2))
     assert np.all(np.abs(log_h.mean(0) - np.log(em.bandwidth_)) < 2.0 * log_h.std(0))
-    assert np.array_equal(zero.params_["bandwidth"], only.params_["bandwidth"])
+    assert np.array_equal(zero._params["bandwidth"], only._params["bandwidth"])
 
 
 def test_mixed_with_categories_seen_only_unlabelled():

@@ -69,10 +69,10 @@ def test_columns_equal_the_family_log_lik(name, gaps):
         X_fit = X[M:]
     est.fit(X_fit, y[M:])
     Z = scoring.internal(est, est._check_X_predict(unl))
-    params = {k: pt.as_tensor(np.asarray(v)) for k, v in est.params_.items()}
+    params = {k: pt.as_tensor(np.asarray(v)) for k, v in est._params.items()}
     with pm.Model(coords=model_coords(est, M)):
         columns = _semi_mcmc.class_log_lik(est, params, Z).eval()
-    expected = est.family_.log_lik(Z, est.params_, full=True)
+    expected = est._family.log_lik(Z, est._params, full=True)
     assert columns.shape == (M, 2)
     np.testing.assert_allclose(columns, expected, rtol=1e-10, atol=1e-10)
     if gaps and name != "multinomial":

@@ -65,7 +65,7 @@ def test_semi_supervised_nuts_keeps_the_labels(data, cls):
 def test_start_is_the_anchored_mode(data):
     """The start itself: class means at the true ones, and pi near uniform."""
     X, _, y_semi = data
-    est = bg.LDA(method="map").fit(X, y_semi)  # for classes_, family_, prior_, stats_
+    est = bg.LDA(method="map").fit(X, y_semi)  # for classes_, _family, _prior, _stats
     seen = {}
 
     def capture(estimator, model):

@@ -117,7 +117,7 @@ def test_objective_value_by_hand(small):
     joint = np.stack([multivariate_normal(clf.means_[k], clf.covariance_[k]).logpdf(X)
                       for k in range(3)], axis=1) + np.log(clf.class_prior_)
     value = joint[lab, y_semi[lab].astype(int)].sum() + logsumexp(joint[unl], axis=1).sum()
-    jac = np.log(clf.frame_.scale).sum() * X.shape[0] if clf.frame_ is not None else 0.0
+    jac = np.log(clf._frame.scale).sum() * X.shape[0] if clf._frame is not None else 0.0
     assert np.isclose(clf.em_objective_[-1] - jac, value, rtol=1e-9)
 
 

@@ -93,8 +93,8 @@ def test_sparse_mcmc_equals_dense(name):
     X, y = count_data(name, n=90, d=6)
     dense = make(name, "mcmc").fit(X, y)
     sp = make(name, "mcmc").fit(sparse.csr_array(X), y)
-    for key in dense.stats_:
-        np.testing.assert_array_equal(sp.stats_[key], dense.stats_[key])
+    for key in dense._stats:
+        np.testing.assert_array_equal(sp._stats[key], dense._stats[key])
     assert_same_fit(dense, sp, X, sparse.csr_array(X))
 
 

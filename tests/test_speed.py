@@ -62,7 +62,7 @@ def test_large_log_likelihood_is_added_on_demand(big_fits):
     ll = idata.log_likelihood["y"]
     assert ll.dims == ("chain", "draw", "obs")
     assert ll.shape == (4, qda.draws, y.size)
-    expected = posterior.pointwise_log_lik(qda.family_, X, y, qda.params_, qda.log_pi_draws_)
+    expected = posterior.pointwise_log_lik(qda._family, X, y, qda._params, qda._log_pi_draws)
     np.testing.assert_array_equal(ll.values.reshape(-1, y.size), expected)
     assert qda.add_log_likelihood() is idata  # idempotent, no rows needed then
 

@@ -87,8 +87,8 @@ def test_n_jobs_gives_the_same_results_on_threads(Estimator, monkeypatch):
     parallel = Estimator(method="map", n_jobs=2).fit(X, y)
     proba = parallel.predict_proba(X)
     assert 2 in counts
-    for name, value in serial.params_.items():
-        np.testing.assert_array_equal(parallel.params_[name], value)
+    for name, value in serial._params.items():
+        np.testing.assert_array_equal(parallel._params[name], value)
     np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-14)
     counts.clear()
     with parallel_config(n_jobs=2):  # the same through joblib's context

@@ -46,7 +46,7 @@ def _fit_score(Est, Xtr, ytr, Xte, yte):
         warnings.simplefilter("ignore", bg.ConvergenceWarning)
         clf = Est(method="map").fit(Xtr, ytr)
         proba = clf.predict_proba(Xte)
-    return clf.prior_["nu0"], log_loss(yte, np.clip(proba, 1e-15, 1), labels=clf.classes_)
+    return clf._prior["nu0"], log_loss(yte, np.clip(proba, 1e-15, 1), labels=clf.classes_)
 
 
 def run() -> None:

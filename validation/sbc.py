@@ -74,10 +74,10 @@ class SBCResult:
 def _check_prior(spec: FamilySpec, est) -> None:
     """The fitted prior must be the explicit one the truth was drawn from."""
     for key, value in spec.prior.items():
-        got = np.asarray(est.prior_[key], dtype=float)
+        got = np.asarray(est._prior[key], dtype=float)
         if got.shape != np.shape(value) or not np.allclose(got, value):
             raise RuntimeError(
-                f"SBC {spec.name}: est.prior_[{key!r}] = {got!r} differs from the prior the "
+                f"SBC {spec.name}: est._prior[{key!r}] = {got!r} differs from the prior the "
                 f"truth was drawn from ({value!r}); SBC needs a data-independent prior."
             )
     if not np.allclose(est.class_alpha_, CLASS_ALPHA):

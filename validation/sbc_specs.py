@@ -33,7 +33,7 @@ class FamilySpec:
         data-independent prior settings.
     prior : dict
         The hyper-parameters those settings must resolve to (compared with the fitted
-        ``est.prior_`` in every replication) and from which ``draw_truth`` draws.
+        ``est._prior`` in every replication) and from which ``draw_truth`` draws.
     draw_truth : callable (rng) -> dict
         Family parameters ~ prior, without leading draw dims.
     simulate : callable (truth, y, rng) -> X

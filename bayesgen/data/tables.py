@@ -384,7 +384,7 @@ def _codes(estimator, table: Columns, j: int, col: Column, *, grow: bool,
         table.levels[str(j)] = cats.natural_dtype(
             np.concatenate([known.astype(object), new.astype(object)]))
         position = cats.lookup(distinct, table.levels[str(j)])
-        family = getattr(estimator, "family_", None)
+        family = getattr(estimator, "_family", None)
         if family is not None and family.capabilities.levels:
             family.levels = table.level_list()
     lookup = np.append(position.astype(np.float64), np.nan)  # code -1 (missing) -> NaN

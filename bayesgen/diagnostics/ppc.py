@@ -199,7 +199,7 @@ def ppc_pvalues(
     x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state, X, y, sample_weight)
     seen = ~np.isnan(x_obs)  # missing values: statistics of the observed entries only
     if correlation is None:
-        correlation = estimator.family_.capabilities.correlated
+        correlation = estimator._family.capabilities.correlated
     correlation = bool(correlation) and x_obs.shape[1] > 1
     names = estimator._feature_names()
     i, j = np.triu_indices(len(names), 1)

@@ -103,7 +103,7 @@ def plot_ppc(
     for label in labels:
         _class_index(estimator, label)
     if kind is None:
-        kind = "kde" if estimator.family_.capabilities.continuous else "cumulative"
+        kind = "kde" if estimator._family.capabilities.continuous else "cumulative"
     shown, left_out = _select_features(
         [str(n) for n in estimator._feature_names()], var_names, max_features
     )

@@ -126,21 +126,21 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self._fixed_pi = classprior.check_fixed(getattr(self, "class_prior", None), n_classes)
         self._loss = check_loss(getattr(self, "loss", None), n_classes)
         # from an earlier fit (``_train``, ``_train_weights``: files of earlier versions)
-        for stale in ("idata_", "posterior_", "log_pi_draws_", "_train", "_train_weights"):
+        for stale in ("idata_", "_posterior", "_log_pi_draws", "_train", "_train_weights"):
             self.__dict__.pop(stale, None)
         self.method_ = method  # what predictions follow, whatever set_params does later
         self.classes_ = classes
         self.class_count_ = counts
         self._model = None  # model_, built on first access from the kept rows
-        self.family_ = family
-        self.stats_ = stats
-        self.prior_ = family.prior(stats)
+        self._family = family
+        self._stats = stats
+        self._prior = family.prior(stats)
         self.class_alpha_ = class_alpha
         if method in POSTERIOR_METHODS:
             self._fit_posterior(method, counts, class_alpha, train, extra)
         else:
-            params = family.mle(stats) if method == "mle" else family.map(stats, self.prior_)
-            self.params_ = params
+            params = family.mle(stats) if method == "mle" else family.map(stats, self._prior)
+            self._params = params
             pi = classprior.point(method, counts, class_alpha, self._fixed_pi)
             self._set_point_attributes(pi, params)
         self._after_fit()
@@ -152,35 +152,35 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self.class_prior_ = pi
         with np.errstate(divide="ignore"):
             self.class_log_prior_ = np.log(pi)
-        attributes = self.family_.attributes(scoring.user_params(self, params))
+        attributes = self._family.attributes(scoring.user_params(self, params))
         scoring.check_user_attributes(self, attributes)
         for name, value in attributes.items():
             setattr(self, name, value)
 
     def _fit_posterior(self, method, counts, class_alpha, train, extra=None) -> None:
-        """Posterior draws -> ``params_`` (leading draw dim), ``log_pi_draws_``, ``idata_``."""
+        """Posterior draws -> ``_params`` (leading draw dim), ``_log_pi_draws``, ``idata_``."""
         if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
-            log_pi, params, self.posterior_, sample_stats = conjugate.fit(
+            log_pi, params, self._posterior, sample_stats = conjugate.fit(
                 self, counts, class_alpha)
         else:
             from bayesgen.inference import mcmc
 
             log_pi, params, sample_stats = mcmc.sample_posterior(self, extra)
-        self.params_ = params
-        self.log_pi_draws_ = log_pi
+        self._params = params
+        self._log_pi_draws = log_pi
         self._build_idata(sample_stats, train)
         if sample_stats is not None:  # NUTS or data augmentation: Markov chains
             from bayesgen.inference import mcmc
 
             mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)
-        mean = posterior.posterior_mean(params, self.family_.param_dims)
+        mean = posterior.posterior_mean(params, self._family.param_dims)
         self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
 
     def _posterior_size(self) -> tuple[int, int]:
         """(chains, draws): of the fitted posterior (``idata_``) once there is one, so
         that ``set_params`` changes the next fit only; else the validated parameters."""
         idata = vars(self).get("idata_")
-        if "log_pi_draws_" in vars(self) and idata is not None and "posterior" in idata.groups():
+        if "_log_pi_draws" in vars(self) and idata is not None and "posterior" in idata.groups():
             sizes = idata.posterior.sizes
             return int(sizes["chain"]), int(sizes["draw"])
         for name in ("draws", "chains"):
@@ -196,7 +196,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return [f"x{j}" for j in range(self.n_features_in_)]
 
     def _build_idata(self, sample_stats, train: tuple | None = None) -> None:
-        """``idata_`` of the posterior draws ``params_``, ``log_pi_draws_``.
+        """``idata_`` of the posterior draws ``_params``, ``_log_pi_draws``.
 
         ``train``: ``(X, y_index)`` of the training rows, or None: the rows kept in the
         current ``idata_``, if any (a rebuild after the draws changed). The rows and
@@ -209,13 +209,13 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         # the draws' shape: of the parameters, not of an idata_ about to be replaced
         self.__dict__.pop("idata_", None)
         chains, draws = self._posterior_size()
-        family = self.family_
-        coords = posterior.coords_for(self.classes_, self._feature_names(), family, self.params_)
+        family = self._family
+        coords = posterior.coords_for(self.classes_, self._feature_names(), family, self._params)
         # None: no rows (fitted from statistics) or too large for fit time, see loglik
         log_lik = None if train is None else loglik.at_fit(self, *train)
         X, y_index = (None, None) if log_lik is None else train
         self.idata_ = posterior.build_idata(
-            log_pi=self.log_pi_draws_, params=scoring.user_params(self, self.params_),
+            log_pi=self._log_pi_draws, params=scoring.user_params(self, self._params),
             param_dims=family.param_dims,
             chains=chains, draws=draws, coords=coords, log_lik=log_lik, X=X, y=y_index,
             sample_stats=sample_stats,
@@ -228,11 +228,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         scan X once with ``min``, through which NaN propagates): then scikit-learn's
         separate finiteness pass is skipped and +inf is caught from the statistics
         (fit) or the scores (predict), which it turns non-finite."""
-        family = getattr(self, "family_", None) or self._make_family()
+        family = getattr(self, "_family", None) or self._make_family()
         return family.capabilities.support_check_finds_nan
 
     def _check_X_predict(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "params_")
+        check_is_fitted(self, "_params")
         return statistics.validate_predict(self, X)  # NaN: a missing value
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
@@ -324,7 +324,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------- posterior extras
     def _check_posterior(self, what: str) -> None:
-        check_is_fitted(self, "params_")
+        check_is_fitted(self, "_params")
         if not self._is_posterior:
             raise ValueError(
                 f"{what} needs a posterior: fit with method='conjugate' or 'mcmc' "
@@ -401,7 +401,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         rows (point methods, larger posterior fits, fits from statistics) raises a
         ``ValueError``: call ``build_model(X, y)`` with the training rows instead.
         """
-        check_is_fitted(self, "params_")
+        check_is_fitted(self, "_params")
         if getattr(self, "_model", None) is None:
             kept = rows.kept(self)
             if kept is None:
@@ -417,7 +417,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         ``pi ~ Dirichlet(class_alpha)`` (or the fixed ``class_prior``), observed
         ``y ~ Categorical(pi)``, the family's conjugate prior (the fit's resolved
-        ``prior_``, in the units of X) and observed features ``x`` given the class;
+        ``_prior``, in the units of X) and observed features ``x`` given the class;
         coords ``class``, ``feature`` and ``obs``. Missing entries of X are integrated
         out. ``method="mcmc"`` samples an equivalent model written on the sufficient
         statistics (see :mod:`bayesgen.inference.model`).
@@ -435,7 +435,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         pymc.Model
             A new model (not cached; ``model_`` is the one of the rows a fit kept).
         """
-        check_is_fitted(self, "params_")
+        check_is_fitted(self, "_params")
         from bayesgen.inference.model import build_model
 
         data = rows.training_rows(self, X, y, what="build_model", how="build_model(X, y)",
@@ -450,11 +450,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        if "params_" in state:
+        if "_params" in state:
             self._model = None
 
     def _var_names(self) -> list[str]:
-        return [*classprior.random_names(self), *self.family_.param_dims]
+        return [*classprior.random_names(self), *self._family.param_dims]
 
     def summary(self, **kwargs: Any):
         """``az.summary`` of the posterior of pi (unless ``class_prior`` fixes it) and the
@@ -488,7 +488,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         from bayesgen.inference import predictive
 
-        check_is_fitted(self, "params_")
+        check_is_fitted(self, "_params")
         return predictive.prior_predictive(self, draws, random_state, X, y)
 
     def sample_posterior_predictive(self, random_state: Any = None, *, X: Any = None,

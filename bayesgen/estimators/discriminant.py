@@ -151,7 +151,7 @@ class GaussianNB(_Common):
     Attributes
     ----------
     classes_, class_count_, class_prior_, theta_ (K, d), var_ (K, d), all in the units
-    of X; frame_: the per-feature frame of the internal computations (bayesgen.data.frame)
+    of X; _frame: the per-feature frame of the internal computations (bayesgen.data.frame)
     """
     )
     _parameter_constraints: ClassVar[dict] = constraints("gaussian")
@@ -291,7 +291,7 @@ class QDA(_MVNClassifier):
     Attributes
     ----------
     classes_, class_count_, class_prior_, means_ (K, d), covariance_ (list of K (d, d)),
-    all in the units of X; frame_: the per-feature frame of the internal computations
+    all in the units of X; _frame: the per-feature frame of the internal computations
     """
     )
     _tied = False
@@ -313,7 +313,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         + """
     Attributes
     ----------
-    frame_ (the per-feature frame of the internal computations; the others are in the
+    _frame (the per-feature frame of the internal computations; the others are in the
     units of X), classes_, class_count_, class_prior_, means_ (K, d), covariance_ (d, d),
     coef_ (K, d) or (1, d), intercept_ (K,) or (1,), scalings_ (d, d),
     explained_variance_ratio_ (n_components,), xbar_ (d,)

@@ -35,7 +35,7 @@ def fit(estimator) -> None:
     internal = scoring.point_params(estimator)  # posterior means for posterior methods
     mu, cov = internal["mu"], internal["cov"]
     L = _cholesky(cov, "LDA's covariance", "the fit is degenerate")
-    frame = getattr(estimator, "frame_", None)
+    frame = getattr(estimator, "_frame", None)
     scale = np.ones(mu.shape[1]) if frame is None else frame.scale
     g = np.zeros(mu.shape[1]) if frame is None else frame.loc / frame.scale
     with np.errstate(divide="ignore"):

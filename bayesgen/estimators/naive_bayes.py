@@ -425,7 +425,7 @@ class MixedNB(_Common):
         is a Bunch of the part's fitted attributes under their standalone names
         (``theta_``, ``var_``, ``categories_``, ``feature_log_prob_``, ...) plus
         ``family`` (its family's name), ``columns`` (positions), ``features`` (column
-        names) and ``prefix`` (the namespace of its variables in ``params_`` and
+        names) and ``prefix`` (the namespace of its variables in ``_params`` and
         ``idata_``, e.g. ``gaussian0_mu``)::
 
             clf.named_parts_["categorical"].categories_

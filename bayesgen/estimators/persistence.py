@@ -144,7 +144,7 @@ def save(estimator: Any, path: str | Path) -> Path:
 
     from bayesgen._version import __version__
 
-    check_is_fitted(estimator, "params_")
+    check_is_fitted(estimator, "_params")
     path = Path(path)
     enc = _Encoder()
     state = {k: v for k, v in vars(estimator).items() if k not in _SKIP}
@@ -256,7 +256,7 @@ def _read(path: Path):
         raise _Invalid(f"refusing to build {root['module']}.{root['class']}.")
     cls = getattr(import_module(root["module"]), root["class"])
     estimator = cls.__new__(cls)
-    vars(estimator).update(_decode(schema, arrays))
+    vars(estimator).update(_renamed(_decode(schema, arrays)))
     _upgrade(estimator)
     estimator._model = None
     if groups:
@@ -274,13 +274,29 @@ def _upgrade(estimator) -> None:
     state = vars(estimator)
     for legacy in ("_train", "_train_weights"):
         state.pop(legacy, None)
-    if "params_" in state and "method_" not in state and "method" in state:
+    if "_params" in state and "method_" not in state and "method" in state:
         state["method_"] = state["method"]
     signature = inspect.signature(type(estimator).__init__)
     for name in estimator._get_param_names():
         default = signature.parameters[name].default
         if name not in state and default is not inspect.Parameter.empty:
             state[name] = default
+
+
+#: fitted state that earlier versions kept under public-looking names
+_LEGACY_NAMES = {"params_": "_params", "prior_": "_prior", "stats_": "_stats",
+                 "family_": "_family", "frame_": "_frame", "posterior_": "_posterior",
+                 "log_pi_draws_": "_log_pi_draws", "method": "method"}
+
+
+def _renamed(state: dict) -> dict:
+    """The state of a file written before the internal-frame state became private
+    (``params_`` -> ``_params``, ...), and before ``method_`` existed, under today's
+    names."""
+    out = {_LEGACY_NAMES.get(k, k): v for k, v in state.items()}
+    if "method_" not in out and "method" in out:
+        out["method_"] = out["method"]
+    return out
 
 
 def _format_version(attrs: dict) -> int:

@@ -21,20 +21,20 @@ from bayesgen.utils.random import rng_from
 def fit(estimator, counts: np.ndarray, class_alpha: np.ndarray):
     """``(log_pi, params, post, sample_stats)`` of a conjugate fit; ``sample_stats`` is
     None for exact i.i.d. draws."""
-    family, stats = estimator.family_, estimator.stats_
+    family, stats = estimator._family, estimator._stats
     chains, draws = estimator._posterior_size()
     rng = rng_from(estimator.random_state)
     fixed = estimator._fixed_pi
     if not (family.capabilities.augmentation and family.needs_augmentation(stats)):
         log_pi, params, post = posterior.draw_conjugate(
-            family, stats, estimator.prior_, counts, class_alpha, chains * draws, rng,
+            family, stats, estimator._prior, counts, class_alpha, chains * draws, rng,
             fixed=fixed)
         return log_pi, params, post, None
     tune = estimator.tune
     if not isinstance(tune, (int, np.integer)) or tune < 0:
         raise ValueError(f"tune must be a non-negative integer; got {tune!r}.")
     params, post, sample_stats = family.augment(
-        stats, estimator.prior_, chains=chains, draws=draws, tune=int(tune), rng=rng)
+        stats, estimator._prior, chains=chains, draws=draws, tune=int(tune), rng=rng)
     size = chains * draws
     if fixed is not None:
         log_pi = classprior.log_constant(fixed, size)

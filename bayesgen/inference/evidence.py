@@ -57,7 +57,7 @@ number of observed entries). LDA/QDA with missing entries have no closed form
 feature j, so that models are comparable whatever their frames: rescaling feature j by
 a > 0 shifts the evidence by exactly ``-W_j log a``.
 
-**Priors.** The evidence is that of the resolved prior ``prior_``. Data-dependent
+**Priors.** The evidence is that of the resolved prior ``_prior``. Data-dependent
 defaults (GaussianNB / LDA / QDA prior means and variances, PoissonNB's rate) and
 ``cov_dof="auto"`` (the nu0 maximising this very evidence: type-II maximum likelihood)
 make it an empirical-Bayes evidence, slightly optimistic; fix the priors for a strict
@@ -88,9 +88,9 @@ def log_marginal_likelihood(estimator, X: Any = None, y: Any = None,
     features (MultinomialNB's multinomial coefficient, PoissonNB's log x!, MixedNB with
     such parts) when the fit did not keep them (:mod:`bayesgen.inference.rows`).
     """
-    check_is_fitted(estimator, "params_")
+    check_is_fitted(estimator, "_params")
     check_supported(estimator)
-    family, stats, prior = estimator.family_, estimator.stats_, estimator.prior_
+    family, stats, prior = estimator._family, estimator._stats, estimator._prior
     cache: list = []
 
     def rows() -> tuple:  # read (and checked) once, only if a family needs them

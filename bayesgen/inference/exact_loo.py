@@ -24,7 +24,7 @@ Sample weights: row n is removed with its whole weight w_n (a row of weight 2 is
 out as a pair), and each row counts once in the sum (as in ``az.loo`` of the
 ``log_likelihood`` group). Missing entries of the factorised families: the row's
 observed entries are removed from the observed-entry statistics, exact. The prior is
-held fixed at the resolved ``prior_`` (data-dependent defaults are computed once from
+held fixed at the resolved ``_prior`` (data-dependent defaults are computed once from
 all rows, as for the PSIS-LOO estimate of the same posterior). Densities are in the
 user's units (the frame's Jacobian over each row's observed features is subtracted).
 
@@ -55,9 +55,9 @@ def supports(estimator) -> bool:
         return False
     if getattr(estimator, "n_unlabeled_", 0):  # semi-supervised: no closed form
         return False
-    family, caps = estimator.family_, estimator.family_.capabilities
+    family, caps = estimator._family, estimator._family.capabilities
     return caps.exact_loo and not (caps.augmentation
-                                   and family.needs_augmentation(estimator.stats_))
+                                   and family.needs_augmentation(estimator._stats))
 
 
 def training_rows(estimator, X: Any = None, y: Any = None, sample_weight: Any = None):
@@ -96,7 +96,7 @@ def _pointwise(estimator, rows) -> np.ndarray:
     X, y, w = rows.X, rows.y, rows.weights
     Z = scoring.internal(estimator, X)
     values = _label_term(estimator, y, w)
-    values = values + estimator.family_.loo_log_predictive(Z, y, w, estimator.posterior_)
+    values = values + estimator._family.loo_log_predictive(Z, y, w, estimator._posterior)
     jac = scoring._jacobian(estimator, Z)
     return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
 

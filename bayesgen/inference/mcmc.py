@@ -103,7 +103,7 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
     chains, draws = estimator._posterior_size()
     chain_method = estimator.chain_method
     model = build_stats_model(estimator, extra)
-    names = ["pi", *estimator.family_.param_dims]
+    names = ["pi", *estimator._family.param_dims]
     init = None
     if sampler != "nutpie" and extra is not None and extra.start is not None:
         init = extra.start(model)
@@ -122,11 +122,11 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
     size = chains * draws
     params = {
         name: post[name].reshape(size, *post[name].shape[2:])
-        for name in estimator.family_.param_dims
+        for name in estimator._family.param_dims
     }
-    family = estimator.family_
+    family = estimator._family
     if family.capabilities.fixed_params:  # non-random entries (KernelNB's training points)
-        params.update(family.fixed_params(estimator.stats_))
+        params.update(family.fixed_params(estimator._stats))
     with np.errstate(divide="ignore"):
         log_pi = np.log(post["pi"].reshape(size, -1))
     return log_pi, params, sample_stats

@@ -79,8 +79,8 @@ def model_coords(estimator, n_obs: int) -> dict:
     coords = posterior.coords_for(
         estimator.classes_,
         estimator._feature_names(),
-        estimator.family_,
-        getattr(estimator, "params_", None),
+        estimator._family,
+        getattr(estimator, "_params", None),
     )
     coords["obs"] = np.arange(n_obs)
     return coords
@@ -92,7 +92,7 @@ def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
 
     from bayesgen.inference import scoring
 
-    family = estimator.family_
+    family = estimator._family
     with pm.Model(coords=model_coords(estimator, X.shape[0])) as model:
         pi = classprior.pymc_pi(estimator, data=True)  # Dirichlet, or a fixed class_prior
         y = pm.Categorical("y", p=pi, observed=y_index, dims="obs")
@@ -106,12 +106,12 @@ def build_stats_model(estimator, extra: ExtraLikelihood | None = None):
     plus the caller's ``extra`` terms (:class:`ExtraLikelihood`), if any."""
     pm = import_pymc()
 
-    family = estimator.family_
+    family = estimator._family
     with pm.Model(coords=model_coords(estimator, 0)) as model:
         pi = classprior.pymc_pi(estimator)  # Dirichlet, or a fixed class_prior (constant)
         pm.Potential("y_loglik", classprior.pymc_loglik(estimator, pi))
-        params = family.pymc_params(estimator.prior_)
-        pm.Potential("x_loglik", family.pymc_stats_loglik(params, estimator.stats_))
+        params = family.pymc_params(estimator._prior)
+        pm.Potential("x_loglik", family.pymc_stats_loglik(params, estimator._stats))
         if extra is not None:  # e.g. the unlabelled rows' mixture likelihood
             for name, term in extra.terms(pi, params).items():
                 pm.Potential(name, term)

@@ -74,7 +74,7 @@ def closed_form_log_pi(estimator) -> np.ndarray:
         return np.log(conc / conc.sum())
 
 
-#: the key of a mixture posterior (:func:`mixture`) in ``posterior_``
+#: the key of a mixture posterior (:func:`mixture`) in ``_posterior``
 MIXTURE = "mixture"
 
 
@@ -86,7 +86,7 @@ def mixture(posts: list[dict], log_pi: np.ndarray) -> dict:
     Rao-Blackwellised over the T retained sweeps of a data augmentation whose
     conditional posteriors are conjugate (the classes of unlabelled rows,
     :mod:`bayesgen.semi.augmentation`). Its predictive density is the mean of theirs
-    (:func:`closed_form`); stored as ``posterior_`` like any conjugate posterior.
+    (:func:`closed_form`); stored as ``_posterior`` like any conjugate posterior.
     """
     return {MIXTURE: {"posts": list(posts), "log_pi": np.asarray(log_pi)}}
 
@@ -96,12 +96,12 @@ def closed_form(estimator, log_predictive) -> np.ndarray:
     closed-form predictive ``log_predictive(post) -> (n, K)`` (of rows in the internal
     frame: :meth:`log_predictive` or ``far_log_predictive`` bound to the rows).
 
-    One conjugate posterior: ``log E[pi_k | data] + log_predictive(posterior_)``
+    One conjugate posterior: ``log E[pi_k | data] + log_predictive(_posterior)``
     (:func:`closed_form_log_pi`; pi and theta are independent a posteriori). A mixture
     (:func:`mixture`): ``log mean_t exp(log E[pi_k | z_t] + log_predictive(post_t))``,
     the mean of the components' joint predictive densities.
     """
-    post = estimator.posterior_
+    post = estimator._posterior
     if MIXTURE in post:
         parts = post[MIXTURE]
         values = np.stack([log_predictive(p) + lpi
@@ -120,7 +120,7 @@ def closed_form_log_joint(estimator, X: np.ndarray) -> np.ndarray:
     E[pi_k | data] = (N_k + a_k) / sum_j (N_j + a_j) (Dirichlet posterior mean) and
     p(x | y=k, data) is the family's closed-form posterior predictive density.
     """
-    return closed_form(estimator, lambda post: estimator.family_.log_predictive(X, post))
+    return closed_form(estimator, lambda post: estimator._family.log_predictive(X, post))
 
 
 def exact_predictive_log_joint(estimator, X) -> np.ndarray:
@@ -133,7 +133,7 @@ def exact_predictive_log_joint(estimator, X) -> np.ndarray:
     ``method="conjugate"``; the draw-based :func:`predictive_log_joint` converges to it
     as the number of draws grows.
     """
-    if not hasattr(estimator, "posterior_"):
+    if not hasattr(estimator, "_posterior"):
         raise ValueError("exact_predictive_log_joint needs a model fitted with method='conjugate'.")
     return estimator.predict_joint_log_proba(X)
 

@@ -39,8 +39,8 @@ def _replicate_x(estimator, params: dict, y_rep: np.ndarray, rng: np.random.Gene
                  *, internal: bool):
     """x_rep (S, n, d) in the units of X: for each draw s, one x per row given class
     y_rep[s]; ``internal``: ``params`` are in the fit's internal frame (the posterior
-    ``params_``), else in the units of X (prior draws of ``model_``)."""
-    family = estimator.family_
+    ``_params``), else in the units of X (prior draws of ``model_``)."""
+    family = estimator._family
     random = family.param_dims
     n_draws, n_obs = y_rep.shape
     if n_draws * n_obs * estimator.n_features_in_ > MAX_VALUES:
@@ -93,9 +93,9 @@ def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: 
     rng = _rng(random_state)
     chains, draws = estimator._posterior_size()
     n_obs = data.y.shape[0]
-    pi = np.exp(estimator.log_pi_draws_)
+    pi = np.exp(estimator._log_pi_draws)
     y_rep = _draw_classes(pi, n_obs, rng)
-    x_rep = _replicate_x(estimator, estimator.params_, y_rep, rng, internal=True)
+    x_rep = _replicate_x(estimator, estimator._params, y_rep, rng, internal=True)
     coords = {
         "chain": np.arange(chains),
         "draw": np.arange(draws),
@@ -144,7 +144,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
         model = build_model(estimator, data.X, data.y)
     rng = _rng(random_state)
     seed = int(rng.integers(2**31))
-    names = ["pi", *estimator.family_.param_dims]
+    names = ["pi", *estimator._family.param_dims]
     observed = {"y"} | ({"x"} if "x" in model.named_vars else set())
     with warnings.catch_warnings(), _quiet_logger("pymc.sampling.forward"):
         # KernelNB's likelihood is a Potential with no forward sampler: x is drawn below
@@ -159,9 +159,9 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
     prior = sampled.prior[names]
     pp = sampled.prior_predictive
     if "x" not in pp:
-        params = {k: prior[k].values[0] for k in estimator.family_.param_dims}
-        if estimator.family_.capabilities.fixed_params:  # training points, in user units
-            fixed = estimator.family_.fixed_params(estimator.stats_)
+        params = {k: prior[k].values[0] for k in estimator._family.param_dims}
+        if estimator._family.capabilities.fixed_params:  # training points, in user units
+            fixed = estimator._family.fixed_params(estimator._stats)
             params.update(scoring.user_params(estimator, fixed))
         y_rep = pp["y"].values[0]
         x_rep = _replicate_x(estimator, params, y_rep, rng, internal=False)

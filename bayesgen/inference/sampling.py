@@ -35,15 +35,15 @@ def sample(self, n: int, classes: Any = None, random_state: Any = None):
     X_new : ndarray (n, d); a DataFrame holding the values of text columns, if fitted on any
     y_new : ndarray (n,) of labels from ``classes_``
     """
-    check_is_fitted(self, "params_")
+    check_is_fitted(self, "_params")
     if not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer; got {n!r}.")
     rng = legacy_rng(random_state)
     if self._is_posterior:
         # posterior predictive: one posterior draw per row, then y and x given it
-        random = self.family_.param_dims
-        pick = rng.integers(0, self.log_pi_draws_.shape[0], size=n)
-        pi = np.exp(self.log_pi_draws_[pick])
+        random = self._family.param_dims
+        pick = rng.integers(0, self._log_pi_draws.shape[0], size=n)
+        pi = np.exp(self._log_pi_draws[pick])
         if classes is None:
             u = rng.uniform(size=(n, 1))
             y = np.minimum((np.cumsum(pi, axis=1) < u).sum(axis=1), pi.shape[1] - 1)
@@ -51,12 +51,12 @@ def sample(self, n: int, classes: Any = None, random_state: Any = None):
             y = _sample_classes(self, n, classes, rng)
         params = {
             k: (v[pick] if k in random else np.broadcast_to(v, (n, *np.shape(v))))
-            for k, v in self.params_.items()
+            for k, v in self._params.items()
         }
     else:
         y = _sample_classes(self, n, classes, rng)
-        params = {k: np.broadcast_to(v, (n, *np.shape(v))) for k, v in self.params_.items()}
-    X_new = scoring.to_user_rows(self, self.family_.sample(params, y, rng))
+        params = {k: np.broadcast_to(v, (n, *np.shape(v))) for k, v in self._params.items()}
+    X_new = scoring.to_user_rows(self, self._family.sample(params, y, rng))
     return tables.to_user(self, X_new), self.classes_[y]
 
 def _sample_classes(self, n: int, classes: Any, rng: np.random.Generator) -> np.ndarray:

@@ -2,8 +2,8 @@
 
 At fit, :func:`fit_frame` chooses the frame of the real-valued columns and returns the
 internal coordinates z = (x - c) / s: the family then computes its statistics, prior,
-estimates and posterior (conjugate or NUTS) in z, and ``stats_``, ``prior_``,
-``params_`` and ``posterior_`` are internal. Everything the user sees is converted
+estimates and posterior (conjugate or NUTS) in z, and ``_stats``, ``_prior``,
+``_params`` and ``_posterior`` are internal. Everything the user sees is converted
 here: fitted attributes and ``idata_``'s posterior (:func:`user_params`), joint
 log-densities (minus the Jacobian sum_j log s_j), samples (:func:`to_user_rows`) and
 ``model_``'s prior (:func:`user_prior`).
@@ -13,7 +13,7 @@ Rows far from the training data (some |z_j| > 2^52) are scored in the split form
 so a row at 1e300 gets the class the model implies instead of an overflow.
 
 Estimators whose family does not declare ``capabilities.real_valued`` (the discrete
-ones; :mod:`bayesgen.families.protocol`) have ``frame_ = None`` and go through
+ones; :mod:`bayesgen.families.protocol`) have ``_frame = None`` and go through
 unchanged.
 """
 
@@ -35,13 +35,13 @@ _FIT_LIMIT = 2.0**400
 FRAME_ROWS = 2**15
 
 
-def _frame(estimator) -> Frame | None:
-    return getattr(estimator, "frame_", None)
+def _frame_of(estimator) -> Frame | None:
+    return getattr(estimator, "_frame", None)
 
 
 def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
               sample: int | None = None) -> np.ndarray:
-    """Choose the frame of X (sets ``estimator.frame_`` and ``family.frame``) and return
+    """Choose the frame of X (sets ``estimator._frame`` and ``family.frame``) and return
     the internal coordinates Z; ValueError naming the columns whose values are too far
     apart for float64 statistics.
 
@@ -55,7 +55,7 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
     """
     real = family.real_columns(X.shape[1]) if family.capabilities.real_valued else None
     if real is None or not np.any(real):
-        estimator.frame_ = None
+        estimator._frame = None
         return X
     step = max(1, -(-X.shape[0] // (FRAME_ROWS if sample is None else sample)))
     frame = choose(X[::step], real, w[::step])
@@ -71,21 +71,21 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
             "deviations overflow float64. Remove the outlying rows or transform the "
             "feature (e.g. log or rank)."
         )
-    estimator.frame_ = frame
+    estimator._frame = frame
     family.frame = frame
     return Z
 
 
 def internal(estimator, X: np.ndarray) -> np.ndarray:
     """X (validated, user units) in the internal coordinates of the fit."""
-    frame = _frame(estimator)
+    frame = _frame_of(estimator)
     return X if frame is None else frame.internal(X)
 
 
 def _jacobian(estimator, Z: np.ndarray | None = None):
     """sum_j log s_j (a float), or with missing entries in Z its sum over the observed
     j of each row, (n, 1) (a missing feature is integrated out: no Jacobian)."""
-    frame = _frame(estimator)
+    frame = _frame_of(estimator)
     if frame is None:
         return 0.0
     if not np.any(frame.scale != 1.0):  # every log s_j is 0: no pass over Z for NaN
@@ -103,8 +103,8 @@ def _rows(jac, rows):
 
 def user_params(estimator, params: dict) -> dict:
     """Family parameters (any leading draw dims) in the units of X."""
-    family = estimator.family_
-    if _frame(estimator) is None or not family.capabilities.real_valued:
+    family = estimator._family
+    if _frame_of(estimator) is None or not family.capabilities.real_valued:
         return params
     return family.to_user(params)
 
@@ -112,37 +112,37 @@ def user_params(estimator, params: dict) -> dict:
 def check_user_attributes(estimator, attributes: dict) -> None:
     """Warn when a fitted attribute overflows float64 in the units of X (the internal
     parameters, which predictions use, are fine)."""
-    if _frame(estimator) is not None:
+    if _frame_of(estimator) is not None:
         check_finite_user(attributes, type(estimator).__name__)
 
 
 def user_prior(estimator) -> dict:
-    """The resolved prior ``prior_`` in the units of X (the prior of ``model_``)."""
-    family = estimator.family_
-    if _frame(estimator) is None or not family.capabilities.real_valued:
-        return estimator.prior_
-    return family.prior_to_user(estimator.prior_)
+    """The resolved prior ``_prior`` in the units of X (the prior of ``model_``)."""
+    family = estimator._family
+    if _frame_of(estimator) is None or not family.capabilities.real_valued:
+        return estimator._prior
+    return family.prior_to_user(estimator._prior)
 
 
 def to_user_rows(estimator, Z: np.ndarray) -> np.ndarray:
     """Rows drawn in the internal frame, in the units of X."""
-    frame = _frame(estimator)
+    frame = _frame_of(estimator)
     return Z if frame is None else frame.user(Z)
 
 
 def point_params(estimator) -> dict:
-    """Internal point parameters: ``params_`` or, for posterior methods, its mean."""
+    """Internal point parameters: ``_params`` or, for posterior methods, its mean."""
     if estimator._is_posterior:
-        return posterior.posterior_mean(estimator.params_, estimator.family_.param_dims)
-    return estimator.params_
+        return posterior.posterior_mean(estimator._params, estimator._family.param_dims)
+    return estimator._params
 
 
 # ---------------------------------------------------------------- scoring
 def _split_rows(estimator, X: np.ndarray):
     """Internal Z, the far rows (or None) and the boolean mask of the other rows."""
     Z = internal(estimator, X)
-    far, frame = None, _frame(estimator)
-    if estimator.family_.capabilities.far_rows and frame is not None and frame.real.any():
+    far, frame = None, _frame_of(estimator)
+    if estimator._family.capabilities.far_rows and frame is not None and frame.real.any():
         far = split(frame, X, Z)
     near = np.ones(X.shape[0], dtype=bool)
     if far is not None:
@@ -170,7 +170,7 @@ def raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
 
 def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     Z, far, near = _split_rows(estimator, X)
-    family, jac = estimator.family_, _jacobian(estimator, Z)
+    family, jac = estimator._family, _jacobian(estimator, Z)
     if near.all():
         return _near_scores(estimator, Z, full, jac)
     out = np.empty((X.shape[0], estimator.classes_.size))
@@ -183,9 +183,9 @@ def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
         far_joint = posterior.closed_form(estimator, lambda p: family.far_log_predictive(far, p))
         out[far.rows] = far_joint - jac
         return out
-    a2, a1, a0 = family.far_terms(far, estimator.params_)
+    a2, a1, a0 = family.far_terms(far, estimator._params)
     if estimator._is_posterior:
-        a0 = a0 + estimator.log_pi_draws_[:, None, :]
+        a0 = a0 + estimator._log_pi_draws[:, None, :]
         values = far_scores(far.log_t, a2, a1, a0, relative=not full, axes=(0, -1))
         out[far.rows] = log_mean_exp(values, axis=0) - jac
     else:
@@ -201,9 +201,9 @@ def _near_scores(estimator, Z: np.ndarray, full: bool, jac: float) -> np.ndarray
         return posterior.closed_form_log_joint(estimator, Z) - jac
     if estimator._is_posterior:
         return posterior.predictive_log_joint(
-            estimator.family_, Z, estimator.params_, estimator.log_pi_draws_) - jac
+            estimator._family, Z, estimator._params, estimator._log_pi_draws) - jac
     with np.errstate(divide="ignore"):
-        scores = estimator.family_.log_lik(Z, estimator.params_, full=full)
+        scores = estimator._family.log_lik(Z, estimator._params, full=full)
         scores += estimator.class_log_prior_
     return scores - jac if full else scores
 
@@ -214,18 +214,18 @@ def user_discriminant(estimator, X: np.ndarray, scores: np.ndarray) -> np.ndarra
     sum_j log s_j; a family with ``capabilities.linear_discriminant`` (LDA) converts its
     linear discriminant itself (``user_discriminant``). Posterior scores are joint
     log-densities already."""
-    if _frame(estimator) is None or estimator._is_posterior:
+    if _frame_of(estimator) is None or estimator._is_posterior:
         return scores
-    family, Z = estimator.family_, internal(estimator, X)
+    family, Z = estimator._family, internal(estimator, X)
     if family.capabilities.linear_discriminant:
-        return family.user_discriminant(scores, Z, estimator.params_)
+        return family.user_discriminant(scores, Z, estimator._params)
     return scores - _jacobian(estimator, Z)
 
 
 def proba_draws(estimator, X: np.ndarray) -> np.ndarray:
     """p(y=k | x, theta_s) for every posterior draw, (S, n, K), for validated X."""
     Z, far, near = _split_rows(estimator, X)
-    family, params, log_pi = estimator.family_, estimator.params_, estimator.log_pi_draws_
+    family, params, log_pi = estimator._family, estimator._params, estimator._log_pi_draws
     out = np.empty((log_pi.shape[0], X.shape[0], log_pi.shape[1]))
     if near.any():
         out[:, near] = posterior.proba_draws(family, Z[near], params, log_pi)
@@ -240,6 +240,6 @@ def pointwise_log_lik(estimator, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """log p(x_n, y_n | theta_s) of the training rows in user units, (S, n)."""
     Z = internal(estimator, X)
     values = posterior.pointwise_log_lik(
-        estimator.family_, Z, y, estimator.params_, estimator.log_pi_draws_)
+        estimator._family, Z, y, estimator._params, estimator._log_pi_draws)
     jac = _jacobian(estimator, Z)
     return values - (jac if np.ndim(jac) == 0 else jac[:, 0])

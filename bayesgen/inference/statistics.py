@@ -91,7 +91,7 @@ def validate_predict(estimator, X: Any) -> Any:
     X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
                       **sparse.validate_kwargs(estimator, X))
     _check_infinite(estimator, X)
-    return missing.check_X(estimator, estimator.family_, X, estimator.method_)
+    return missing.check_X(estimator, estimator._family, X, estimator.method_)
 
 
 def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
@@ -113,7 +113,7 @@ def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
             X = X[keep] if not sparse.is_sparse(X) else X.tocsr()[keep]
             y, weights = y[keep], weights[keep]
         y_index = encode_known(y, estimator.classes_)
-        X = missing.check_X(estimator, estimator.family_, X, estimator.method_)
+        X = missing.check_X(estimator, estimator._family, X, estimator.method_)
     return X, y_index, weights
 
 
@@ -123,7 +123,7 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     """Validate a batch and compute its statistics.
 
     Creates the family (``estimator._make_family``) and chooses the frame of this batch
-    (sets ``estimator.frame_``); returns ``(family, batch)``. ``classes`` None: the
+    (sets ``estimator._frame``); returns ``(family, batch)``. ``classes`` None: the
     labels of the batch are the classes (at least two). Otherwise the sorted labels the
     batch's are encoded against (a batch of one class is fine; a label not among them
     is a ``ValueError``): ``partial_fit`` and Dask chunks. ``reset=False`` checks the

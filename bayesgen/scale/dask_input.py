@@ -327,7 +327,7 @@ def predict_lazily(estimator, name: str, X: Any, kind: str, args: tuple, kwargs:
     import dask.array as da
     from sklearn.utils.validation import check_is_fitted
 
-    check_is_fitted(estimator, "params_")
+    check_is_fitted(estimator, "_params")
     n_features = len(X.columns) if _is_frame(X) else (X.shape[1] if X.ndim == 2 else None)
     if n_features != estimator.n_features_in_:
         raise ValueError(

@@ -135,7 +135,7 @@ def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     family, batch = statistics.read_batch(est, X, y, sample_weight, method, classes=classes,
                                         reset=reset, frame_rows=FRAME_ROWS, whole=whole)
     return Piece(batch.classes, batch.stats, batch.counts, family,
-                 getattr(est, "frame_", None), est.n_features_in_,
+                 getattr(est, "_frame", None), est.n_features_in_,
                  getattr(est, "feature_names_in_", None), getattr(est, "_columns", None),
                  _observed(batch.X))
 
@@ -153,8 +153,8 @@ def _observed(X: Any) -> np.ndarray:
 
 def stored_piece(estimator) -> Piece:
     """The statistics an estimator was fitted on (or has accumulated)."""
-    return Piece(estimator.classes_, estimator.stats_, estimator.class_count_,
-                 estimator.family_, getattr(estimator, "frame_", None),
+    return Piece(estimator.classes_, estimator._stats, estimator.class_count_,
+                 estimator._family, getattr(estimator, "_frame", None),
                  estimator.n_features_in_, getattr(estimator, "feature_names_in_", None),
                  getattr(estimator, "_columns", None))
 
@@ -283,7 +283,7 @@ def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
             raise
         new = template(estimator, fitted=False)
         _set_columns(new, piece)
-        new.classes_, new.class_count_, new.stats_, new.family_ = (
+        new.classes_, new.class_count_, new._stats, new._family = (
             piece.classes, piece.counts, piece.stats, family)
         warn(
             f"{who}.partial_fit: class(es) {few.tolist()} have few samples so far "
@@ -307,4 +307,4 @@ def _set_columns(estimator, piece: Piece) -> None:
         estimator.__dict__.pop("_columns", None)
     else:
         estimator._columns = piece.columns
-    estimator.frame_ = piece.frame
+    estimator._frame = piece.frame

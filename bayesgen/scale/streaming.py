@@ -126,7 +126,7 @@ def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = 
     from bayesgen.scale import dask_input
 
     method = self._check_params()
-    first = getattr(self, "stats_", None) is None
+    first = getattr(self, "_stats", None) is None
     classes = _resolve_classes(self, classes, first)
     tmpl = template(self, fitted=not first)
     if dask_input.is_dask(X, y, sample_weight):
@@ -136,7 +136,7 @@ def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = 
         piece = batch_piece(tmpl, X, y, sample_weight, method, classes, reset=first)
     if not first:
         piece = merge_pieces(stored_piece(self), piece)
-    commit(self, method, piece, defer="params_" not in vars(self))
+    commit(self, method, piece, defer="_params" not in vars(self))
     return self
 
 
@@ -187,7 +187,7 @@ def merge(*estimators: Any):
                 f"merge: estimator {i} is a {type(est).__name__}, estimator 0 a {who}; "
                 "only estimators of the same class and configuration can be merged."
             )
-        check_is_fitted(est, "stats_")
+        check_is_fitted(est, "_stats")
         differ = [k for k, v in first.get_params(deep=False).items()
                   if k not in _FREE_PARAMS and not _same_value(v, getattr(est, k))]
         if differ:

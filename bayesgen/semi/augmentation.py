@@ -24,7 +24,7 @@ evenly spaced retained iterations, and
 
     p(x, y=k | data) ~= mean_t E[pi_k | data, z_t] p(x | y=k, data, z_t),
 
-the mean of closed-form predictive densities (``posterior_`` is their mixture,
+the mean of closed-form predictive densities (``_posterior`` is their mixture,
 :func:`bayesgen.inference.posterior.mixture`), which has a far smaller Monte Carlo
 error than the mean of p(x, y=k | theta_s) over draws.
 
@@ -99,9 +99,9 @@ def fit(estimator, family, batch, lam: float) -> None:
     rng = np.random.default_rng(rng.integers(2**63))
     out = _run(estimator, family, batch, Z_l, chains, draws, int(tune), rng)
     params, log_pi, posts, rb_log_pi, counts, lp = out
-    estimator.params_ = params
-    estimator.log_pi_draws_ = log_pi
-    estimator.posterior_ = posterior.mixture(posts, rb_log_pi)
+    estimator._params = params
+    estimator._log_pi_draws = log_pi
+    estimator._posterior = posterior.mixture(posts, rb_log_pi)
     estimator.class_count_ = counts
     estimator._build_idata({"lp": lp})
     mcmc.warn_if_not_converged(estimator.idata_, estimator._var_names(), type(estimator).__name__)
@@ -115,10 +115,10 @@ def _run(estimator, family, batch, Z_l, chains: int, draws: int, tune: int, rng)
     posteriors and their log E[pi], the mean completed class counts and lp (C, D)."""
     unl = batch.unlabeled
     n_classes = batch.classes.size
-    prior, alpha, fixed = estimator.prior_, estimator.class_alpha_, estimator._fixed_pi
+    prior, alpha, fixed = estimator._prior, estimator.class_alpha_, estimator._fixed_pi
     random = family.param_dims
-    theta = _first(estimator.params_, random, chains)
-    log_pi = estimator.log_pi_draws_[:chains]
+    theta = _first(estimator._params, random, chains)
+    log_pi = estimator._log_pi_draws[:chains]
     Z_all = _stack(Z_l, unl.Z)
     w_all = np.concatenate([batch.weights, unl.w])
     m = unl.w.size

@@ -92,10 +92,10 @@ def objective(family, method: str, params: dict, log_pi: np.ndarray, prior: dict
 def em_start(estimator, method: str) -> tuple:
     """(prior, class_alpha, fixed pi, params, log pi) of the fitted labelled-only start;
     prior None for ``"mle"``."""
-    prior = estimator.prior_ if method == "map" else None
+    prior = estimator._prior if method == "map" else None
     with np.errstate(divide="ignore"):
         log_pi = np.log(estimator.class_prior_)
-    return prior, estimator.class_alpha_, estimator._fixed_pi, estimator.params_, log_pi
+    return prior, estimator.class_alpha_, estimator._fixed_pi, estimator._params, log_pi
 
 
 def warn_not_converged(estimator, trace: list, alternative: str,
@@ -264,8 +264,8 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
 def _set_fitted(estimator, family, stats: dict, counts: np.ndarray, params: dict,
                 pi: np.ndarray) -> None:
     """Replace the labelled-only fit's statistics, counts and estimates by EM's."""
-    estimator.stats_ = stats
+    estimator._stats = stats
     estimator.class_count_ = counts
-    estimator.params_ = params
+    estimator._params = params
     estimator._set_point_attributes(pi, params)
     estimator._after_fit()

@@ -66,12 +66,12 @@ def class_log_lik(estimator, params: dict, Z: np.ndarray):
     the PyMC parameters ``params``: the family's ``pymc_rows_loglik`` on the fit's
     statistics, :func:`_observed_log_lik` where the family reads its observed
     distribution row by row."""
-    family = estimator.family_
+    family = estimator._family
 
     def observed(fam, sub: dict, Zp: np.ndarray, prefix: str, dims: dict | None):
         return _observed_log_lik(estimator, fam, sub, Zp, prefix, dims)
 
-    return family.pymc_rows_loglik(params, Z, stats=estimator.stats_, observed=observed)
+    return family.pymc_rows_loglik(params, Z, stats=estimator._stats, observed=observed)
 
 
 def _observed_log_lik(estimator, family, params: dict, Z: np.ndarray, prefix: str = "",

@@ -20,7 +20,7 @@ NUTS's (R-hat, ESS).
 
 Posterior predictive (Rao-Blackwellised): the completed Dirichlet posteriors of up to
 :data:`RB_MAX` evenly spaced retained iterations (spread over the chains) are kept in
-``posterior_["concentration"]`` (T, K, d); the predictive density is the mean of their
+``_posterior["concentration"]`` (T, K, d); the predictive density is the mean of their
 Dirichlet-multinomial predictives.
 """
 
