@@ -231,9 +231,10 @@ class PoissonNB(_Common):
         loss: Any = None,
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight)
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
         self.chain_method = chain_method
         self.progressbar = progressbar
@@ -301,6 +302,7 @@ class ExponentialNB(_Common):
         tune: int = 1000,
         chains: int = 4,
         sampler: str = "auto",
+        chain_method: str = "sequential",
         target_accept: float = 0.8,
         progressbar: bool | str = "auto",
         random_state: Any = None,
@@ -312,6 +314,7 @@ class ExponentialNB(_Common):
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight, n_jobs)
         self.target_accept = target_accept
+        self.chain_method = chain_method
         self.progressbar = progressbar
         self.alpha = alpha
         self.mean_prior = mean_prior
