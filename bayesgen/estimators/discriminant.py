@@ -102,11 +102,13 @@ _SHARED_DOC = """
         power (tempered) likelihood; ``"conjugate"`` accepts 0 or 1 only.
     n_jobs : int or None, default=None
         Threads that split the passes over large arrays (at least 2**21 entries) by
-        rows: the class statistics of GaussianNB, LDA and QDA and their scores. None
-        means 1 unless a ``joblib.parallel_config(n_jobs=...)`` context says otherwise;
-        -1 means all cores (``joblib.effective_n_jobs``). Results do not depend on it
-        (bit for bit). BLAS keeps its own threads (threadpoolctl) except inside these
-        passes, where each thread uses one.
+        rows: the class statistics of GaussianNB, LDA and QDA, the scores of LDA and
+        QDA, the normalisation of ``predict_proba``. None means 1 unless a
+        ``joblib.parallel_config(n_jobs=...)`` context says otherwise; -1 means all
+        cores (``joblib.effective_n_jobs``). The threads live for one pass only. Point
+        fits and predictions ("mle", "map") use one BLAS thread (threadpoolctl) and
+        give the same results bit for bit whatever ``n_jobs``; posterior predictions
+        of QDA to rounding (about 1e-15). See ``bayesgen.utils.threads``.
 """
 
 
