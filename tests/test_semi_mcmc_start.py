@@ -113,7 +113,7 @@ def test_pymc_samplers_get_constrained_initvals(data, monkeypatch):
     X, y, y_semi = data
     got = {}
 
-    def fake(estimator, model, sampler, chains, draws, init=None):
+    def fake(estimator, model, sampler, chains, draws, init=None, chain_method=None):
         got["init"] = init
         got["initvals"] = mcmc.constrained(model, init)
         raise RuntimeError("stop before sampling")
