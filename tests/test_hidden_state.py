@@ -34,17 +34,21 @@ def _large(kind: str, n: int = 100_000, d: int = 20, seed: int = 0):
         X = rng.normal(size=(n, d)) + y[:, None]
     elif kind == "binary":
         X = (rng.uniform(size=(n, d)) < np.where(y[:, None] == 1, 0.6, 0.3)).astype(float)
+    elif kind == "positive":
+        X = rng.exponential(np.where(y[:, None] == 1, 2.0, 1.0), size=(n, d))
     elif kind == "count":
         X = rng.poisson(np.where(y[:, None] == 1, 3.0, 1.5), size=(n, d)).astype(float)
     elif kind == "categorical":
         X = rng.integers(0, 4, size=(n, d)).astype(float) + (y[:, None] * (rng.uniform(
             size=(n, d)) < 0.3))
-    else:  # mixed, as MIXED_FAMILIES: gaussian, bernoulli, poisson column pairs
+    elif kind == "mixed":  # as MIXED_FAMILIES: gaussian, bernoulli, poisson column pairs
         X = np.column_stack([
             rng.normal(size=(n, 2)) + y[:, None],
             (rng.uniform(size=(n, 2)) < 0.4).astype(float),
             rng.poisson(2.0, size=(n, 2)).astype(float),
         ])
+    else:
+        raise ValueError(f"no test data for support {kind!r}")
     return X, y
 
 

@@ -16,10 +16,16 @@ def _methods(name: str) -> list[str]:
     return [m for m in ("mle", "map", "conjugate") if m in CLASSIFIERS[name][0]()._methods]
 
 
-def _fit(name: str, method: str, **kwargs):
-    factory, kind = CLASSIFIERS[name]
+def _data(name: str):
+    """Rows of a family's support with string labels (labels go through the file too)."""
+    _, kind = CLASSIFIERS[name]
     X, y = make_data(kind, n_per_class=12)
-    labels = np.array(["ham", "eggs", "spam"])[y]  # string labels through the file too
+    return X, np.array(["ham", "eggs", "spam"])[y]
+
+
+def _fit(name: str, method: str, **kwargs):
+    factory, _ = CLASSIFIERS[name]
+    X, labels = _data(name)
     clf = factory(method=method, draws=40, chains=2, random_state=0, **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bg.ConvergenceWarning)  # tiny MCMC runs
@@ -94,7 +100,8 @@ def test_round_trip_with_posterior_predictive_group(tmp_path):
 @pytest.mark.slow
 def test_round_trip_with_prior_groups(tmp_path):
     clf, X = _fit("GaussianNB", "map")  # idata_ created by the prior predictive
-    clf.sample_prior_predictive(draws=20, random_state=2)
+    _, labels = _data("GaussianNB")  # a point fit keeps no rows: pass them
+    clf.sample_prior_predictive(draws=20, random_state=2, X=X, y=labels)
     _assert_round_trip(clf, X, tmp_path)
 
 
