@@ -83,20 +83,31 @@ def test_demo_help_matches_what_the_demo_does(capsys):
     with pytest.raises(SystemExit):
         main(["demo", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    for _, classifiers in demo.DEMO:
+    for _, classifiers, peers in demo.DEMO:
         for clf in classifiers:
             assert clf.name in text
             assert ", ".join(clf.methods) in text
+        for peer in peers:  # the scikit-learn model behind each peer is named
+            assert _sklearn_name(peer.factory(0)) in text
     written = set(re.findall(r"(\w+\.(?:png|csv))", inspect.getsource(demo.main)))
-    assert written == {"results.csv", "log_loss.png", "reliability.png",
+    assert written == {"results.csv", "summary.csv", "log_loss.png", "reliability.png",
                        "decision_regions.png"}
     for filename in written:
         assert filename in text
 
 
+def _sklearn_name(model) -> str:
+    """Class name of the scikit-learn estimator inside a peer (through the demo's
+    warning filter, a grid search and a pipeline)."""
+    model = getattr(model, "estimator", model)  # the demo's Quiet wrapper
+    model = getattr(model, "estimator", model)  # GridSearchCV
+    model = model.steps[-1][1] if hasattr(model, "steps") else model
+    return type(model).__name__
+
+
 def test_demo_data_set_names_are_those_in_the_help():
     """The data set names the help lists are those the loaders give (no fitting)."""
-    names = {load(0).name for load, _ in demo.DEMO}
+    names = {load(0).name for load, *_ in demo.DEMO}
     text = " ".join(_parser()._subparsers._group_actions[0].choices["demo"]
                     .format_help().split())
     assert all(name in text for name in names)

@@ -1,4 +1,5 @@
-"""The command line demo (`python -m bayesgen demo`) and its calibration metric."""
+"""The command line demo (`python -m bayesgen demo`): its table over splits against
+scikit-learn's peers, its headlines, its files, and its calibration metric."""
 
 import contextlib
 import io
@@ -13,103 +14,237 @@ from sklearn import naive_bayes as sknb
 from sklearn.metrics import accuracy_score, log_loss
 
 from bayesgen.__main__ import main
-from bayesgen.cli import datasets, demo
+from bayesgen.cli import datasets, demo, peers, report
 
-pytestmark = pytest.mark.slow  # the demo samples three models with NUTS
+SPLITS = 2
 
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    """Run ``main(["demo", "--out", DIR])`` once: (exit code, stdout, out folder)."""
+    """Run ``main(["demo", "--out", DIR, "--splits", 2])`` once: (exit code, stdout,
+    out folder). Slow: the demo samples three models with NUTS on every split."""
     out = tmp_path_factory.mktemp("demo")
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        code = main(["demo", "--out", str(out)])
+        code = main(["demo", "--out", str(out), "--splits", str(SPLITS)])
     return code, stdout.getvalue(), out
 
 
-def demo_methods() -> set[str]:
-    return {m for _, cs in demo.DEMO for c in cs for m in c.methods}
+def n_models() -> int:
+    return sum(sum(len(c.methods) for c in cs) + len(ps) for _, cs, ps in demo.DEMO)
 
 
-def test_demo_prints_the_table(demo_run):
+def read(out, name):
+    return pd.read_csv(out / name, keep_default_na=True).fillna({"note": "",
+                                                                 "convergence": ""})
+
+
+@pytest.mark.slow
+def test_demo_prints_the_table_with_every_model_and_peer(demo_run):
     code, text, out = demo_run
     assert code == 0
     for column in ("classifier", "method", "accuracy", "log loss", "ECE", "time (ms)"):
         assert column in text
-    expected_rows = sum(len(c.methods) for _, cs in demo.DEMO for c in cs)
-    table_lines = [
-        line for line in text.splitlines() if any(f" {m} " in line for m in demo_methods())
-    ]
-    assert len(table_lines) == expected_rows
-    for name in ("LDA", "QDA", "GaussianNB", "MultinomialNB", "BernoulliNB"):
-        assert any(f" {name}" in line for line in table_lines)
+    summary = read(out, "summary.csv")
+    assert len(summary) == n_models()
+    for name in ("LDA", "QDA", "GaussianNB", "MultinomialNB", "BernoulliNB(binarize=7)",
+                 "LogisticRegression"):
+        assert (summary["classifier"] == name).any()
+    for label in ("sklearn shrinkage", "sklearn tuned by CV", "sklearn alpha=1"):
+        assert (summary["method"] == label).any()
+    assert f"over {SPLITS} stratified 70/30 split(s)" in text
+    assert "mean (standard deviation)" in text
     assert str(out / "log_loss.png") in text
 
 
+@pytest.mark.slow
+def test_results_have_one_row_per_model_and_split_and_an_honest_time_column(demo_run):
+    _, _, out = demo_run
+    results = read(out, "results.csv")
+    assert len(results) == n_models() * SPLITS
+    assert "fit_predict_ms" in results and "fit_ms" not in results
+    assert sorted(results["split"].unique()) == list(range(SPLITS))
+    ok = results["accuracy"].notna()
+    assert (results.loc[ok, "fit_predict_ms"] > 0).all()
+    assert results.loc[ok, "accuracy"].between(0, 1).all()
+    assert (results.loc[ok, "log_loss"] > 0).all()
+    assert results.loc[ok, "ece"].between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_summary_is_the_mean_and_sd_of_the_splits(demo_run):
+    _, _, out = demo_run
+    results, summary = read(out, "results.csv"), read(out, "summary.csv")
+    keys = ["data", "classifier", "method"]
+    expected = results.groupby(keys, sort=False)["log_loss"].agg(["mean", "std"])
+    got = summary.set_index(keys)
+    ok = expected["mean"].notna()
+    np.testing.assert_allclose(got.loc[expected.index[ok], "log_loss"],
+                               expected.loc[ok, "mean"], rtol=1e-9)
+    np.testing.assert_allclose(got.loc[expected.index[ok], "log_loss_sd"],
+                               expected.loc[ok, "std"], rtol=1e-9)
+    times = results.groupby(keys, sort=False)["fit_predict_ms"].median()
+    np.testing.assert_allclose(got.loc[times.index[ok], "fit_predict_ms"], times[ok])
+
+
+@pytest.mark.slow
 def test_small_sample_qda_mle_is_reported_not_raised(demo_run):
     _, text, out = demo_run
-    small = [line for line in text.splitlines() if line.startswith("breast cancer, ")]
-    qda = {
-        m: [line for line in small if " QDA " in line and f" {m} " in line] for m in ("mle", "map")
-    }
-    assert len(qda["mle"]) == 1 and "MLE: singular (n_k <= d)" in qda["mle"][0]
-    assert len(qda["map"]) == 1 and "singular" not in qda["map"][0]
-    table = pd.read_csv(out / "results.csv")
-    row = table[table["data"].str.startswith("breast cancer, ") & (table["classifier"] == "QDA")]
-    accuracy = row.set_index("method")["accuracy"]
-    assert np.isnan(accuracy["mle"])
-    assert 0.63 < accuracy["map"] <= 1.0  # MAP fits and beats the majority class (0.63)
+    assert "MLE: singular (n_k <= d)" in text
+    results = read(out, "results.csv")
+    failed = results[results["accuracy"].isna()]
+    assert set(zip(failed["data"], failed["classifier"], failed["method"], strict=True)) == {
+        (report.SMALL, "QDA", "mle")}  # only QDA's MLE with n_k < d fails, on every split
+    summary = read(out, "summary.csv").set_index(["data", "classifier", "method"])
+    assert summary.loc[(report.SMALL, "QDA", "map"), "accuracy"] > 0.63  # majority: 0.63
 
 
-def test_demo_writes_png_and_csv(demo_run):
+@pytest.mark.slow
+def test_demo_writes_its_figures(demo_run):
     _, _, out = demo_run
-    png = (out / "log_loss.png").read_bytes()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
-    table = pd.read_csv(out / "results.csv")
-    ok = table["accuracy"].notna()
-    assert (~ok).sum() == 1  # only the small-sample QDA MLE fails
-    assert table.loc[ok, "accuracy"].between(0, 1).all()
-    assert (table.loc[ok, "log_loss"] > 0).all()
-    assert table.loc[ok, "ece"].between(0, 1).all()
-    assert (table.loc[ok, "fit_ms"] > 0).all()
-    for name in ("reliability.png", "decision_regions.png"):
-        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for name in ("log_loss.png", "reliability.png", "decision_regions.png"):
+        png = (out / name).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
+@pytest.mark.slow
 def test_mcmc_rows_report_convergence_and_agree_with_the_exact_posterior(demo_run):
     """On wine every Gaussian classifier is also sampled with NUTS: its convergence is
     reported, and its held-out log loss is close to the exact conjugate posterior's."""
     _, _, out = demo_run
-    table = pd.read_csv(out / "results.csv").fillna("")
-    wine = table[table["data"] == "wine"]
+    results = read(out, "results.csv")
+    wine = results[results["data"] == "wine"]
     for name in ("LDA", "QDA", "GaussianNB"):
-        rows = wine[wine["classifier"] == name].set_index("method")
-        assert rows.loc["mcmc", "convergence"].startswith("R-hat")
-        assert rows.loc["conjugate", "convergence"] == "exact draws"
-        assert abs(rows.loc["mcmc", "log_loss"] - rows.loc["conjugate", "log_loss"]) < 0.02
+        rows = wine[wine["classifier"] == name]
+        mcmc = rows[rows["method"] == "mcmc"].set_index("split")
+        exact = rows[rows["method"] == "conjugate"].set_index("split")
+        assert mcmc["convergence"].str.startswith("R-hat").all()
+        assert (exact["convergence"] == "exact draws").all()
+        assert (abs(mcmc["log_loss"] - exact["log_loss"]) < 0.02).all()
+    assert "compiling NUTS for LDA on wine" in demo_run[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
-    ("loader", "name", "reference"),
+    ("loader", "name", "method", "reference"),
     [
-        (datasets.breast_cancer, "LDA", skda.LinearDiscriminantAnalysis()),
-        (datasets.wine, "QDA", skda.QuadraticDiscriminantAnalysis()),
-        (datasets.wine, "GaussianNB", sknb.GaussianNB(var_smoothing=0.0)),
+        (datasets.breast_cancer, "LDA", "mle", skda.LinearDiscriminantAnalysis()),
+        (datasets.wine, "QDA", "mle", skda.QuadraticDiscriminantAnalysis()),
+        (datasets.wine, "GaussianNB", "mle", sknb.GaussianNB(var_smoothing=0.0)),
+        (datasets.breast_cancer_small, "LDA", "sklearn shrinkage",
+         skda.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto")),
+        (datasets.digits, "MultinomialNB", "sklearn alpha=1", sknb.MultinomialNB(alpha=1.0)),
     ],
 )
-def test_mle_rows_match_scikit_learn(demo_run, loader, name, reference):
-    """The MLE rows equal scikit-learn's (MLE) estimators scored on the same split."""
+def test_rows_match_scikit_learn_on_the_same_split(demo_run, loader, name, method, reference):
+    """The MLE rows equal scikit-learn's estimators, and the peer rows are the peers,
+    scored on the same split."""
     _, _, out = demo_run
-    table = pd.read_csv(out / "results.csv")
-    data = loader(0)
-    row = table[(table["data"] == data.name) & (table["classifier"] == name)]
-    row = row[row["method"] == "mle"].iloc[0]
-    proba = reference.fit(data.X_train, data.y_train).predict_proba(data.X_test)
-    assert row["accuracy"] == pytest.approx(
-        accuracy_score(data.y_test, reference.predict(data.X_test))
-    )
-    assert row["log_loss"] == pytest.approx(log_loss(data.y_test, proba), rel=1e-6)
+    results = read(out, "results.csv")
+    for split in range(SPLITS):
+        data = loader(split)
+        row = results[(results["data"] == data.name) & (results["classifier"] == name)
+                      & (results["method"] == method) & (results["split"] == split)].iloc[0]
+        proba = reference.fit(data.X_train, data.y_train).predict_proba(data.X_test)
+        assert row["accuracy"] == pytest.approx(
+            accuracy_score(data.y_test, reference.predict(data.X_test)))
+        assert row["log_loss"] == pytest.approx(log_loss(data.y_test, proba), rel=1e-6)
+
+
+@pytest.mark.slow
+def test_headlines_state_the_lowest_models_from_the_summary(demo_run):
+    """The printed headlines name, per data set, the bayesgen and scikit-learn models
+    with the lowest mean log loss in summary.csv, and the right winner."""
+    _, text, out = demo_run
+    summary = read(out, "summary.csv")
+    for data, part in summary.groupby("data", sort=False):
+        fitted = part[part["log_loss"].notna()]
+        peer = fitted["method"].map(report.is_peer)
+        ours, theirs = fitted[~peer], fitted[peer]
+        a = ours.loc[ours["log_loss"].idxmin()]
+        b = theirs.loc[theirs["log_loss"].idxmin()]
+        line = next(x for x in text.splitlines() if x.startswith(f"  {data}: "))
+        assert f"bayesgen {a['classifier']} {a['method']}" in line
+        assert f"scikit-learn {b['classifier']}" in line
+        winner = "bayesgen lower" if a["log_loss"] < b["log_loss"] else "scikit-learn lower"
+        assert f"({winner};" in line
+
+
+@pytest.mark.slow
+def test_posterior_predictive_helps_at_small_n(demo_run):
+    """On 20 rows per class (< d = 30) the conjugate posterior predictive has a lower
+    mean held-out log loss than the MAP plug-in for LDA and QDA."""
+    _, _, out = demo_run
+    summary = read(out, "summary.csv").set_index(["data", "classifier", "method"])
+    for name in ("LDA", "QDA"):
+        assert (summary.loc[(report.SMALL, name, "conjugate"), "log_loss"]
+                < summary.loc[(report.SMALL, name, "map"), "log_loss"]), name
+
+
+# ---------------------------------------------------------------- fast: no demo run
+def _table() -> pd.DataFrame:
+    """A per-split table of two models and a peer on two data sets, two splits."""
+    rows = []
+    for data, losses in {"a": (0.5, 0.7, 0.3, 0.4, 0.2, 0.9), "b": (1.0, 1.2, 2.0, 2.2,
+                                                                     1.5, 0.1)}.items():
+        models = [("LDA", "map"), ("LDA", "conjugate"), ("LDA", "sklearn shrinkage")]
+        for i, (clf, method) in enumerate(models):
+            for split in range(2):
+                rows.append({"data": data, "classifier": clf, "method": method,
+                             "split": split, "accuracy": 0.9, "log_loss": losses[2 * i + split],
+                             "ece": 0.05, "fit_predict_ms": 10.0 + split,
+                             "convergence": "exact draws" if method == "conjugate" else "",
+                             "note": ""})
+    return pd.DataFrame(rows)
+
+
+def test_summarise_gives_mean_sd_and_median_time():
+    summary = report.summarise(_table())
+    row = summary[(summary["data"] == "a") & (summary["method"] == "map")].iloc[0]
+    assert row["log_loss"] == pytest.approx(0.6)
+    assert row["log_loss_sd"] == pytest.approx(np.std([0.5, 0.7], ddof=1))
+    assert row["fit_predict_ms"] == pytest.approx(10.5)
+    assert row["splits"] == 2
+    text = report.format_table(summary)
+    assert "0.600 (0.141)" in text
+
+
+def test_headlines_pick_the_lowest_and_count_the_splits():
+    table = _table()
+    lines = report.headlines(report.summarise(table), table)
+    a = next(x for x in lines if x.startswith("  a: "))
+    # a: bayesgen best is LDA conjugate (0.35), peer 0.55: bayesgen lower on 1 of 2 splits
+    assert "bayesgen LDA conjugate 0.350" in a and "scikit-learn LDA (shrinkage) 0.550" in a
+    assert "(bayesgen lower; bayesgen lower on 1 of 2 splits)" in a
+    b = next(x for x in lines if x.startswith("  b: "))
+    assert "bayesgen LDA map 1.100" in b and "(scikit-learn lower; bayesgen lower on 1 of 2" in b
+
+
+def test_headlines_say_when_the_posterior_predictive_is_worse():
+    table = _table()
+    table = table[(table["data"] == "a") & (table["split"] == 0)].assign(data=report.SMALL)
+    lines = report.headlines(report.summarise(table), table)
+    assert any("LDA: map 0.500, conjugate 0.300 (1.7x lower" in x for x in lines)
+    worse = table.copy()
+    worse.loc[worse["method"] == "conjugate", "log_loss"] = 1.0
+    lines = report.headlines(report.summarise(worse), worse)
+    assert any("(2.0x higher with the posterior predictive" in x for x in lines)
+
+
+def test_compile_seconds_is_the_first_split_above_the_others():
+    table = pd.DataFrame({"data": "wine", "classifier": "QDA", "method": "mcmc",
+                          "split": [0, 1, 2], "fit_predict_ms": [9000.0, 2000.0, 2200.0]})
+    assert demo.compile_seconds(table) == {"QDA on wine": pytest.approx(6.9)}
+
+
+def test_quiet_grid_search_picks_a_candidate_that_fits():
+    """scikit-learn's QDA with reg_param cannot fit 20 rows per class in 30 features;
+    the tuned peer falls back on its Ledoit-Wolf candidate instead of failing."""
+    data = datasets.breast_cancer_small(0)
+    model = peers.tuned_qda(0).fit(data.X_train, data.y_train)
+    best = model.estimator.best_params_
+    assert best["quadraticdiscriminantanalysis__solver"] == "eigen"
+    assert model.predict_proba(data.X_test).shape == (len(data.y_test), 2)
 
 
 def test_ece_hand_computed_example():
@@ -151,18 +286,10 @@ def test_python_dash_m_entry_point():
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "--out" in result.stdout and "--seed" in result.stdout
+    for option in ("--out", "--seed", "--splits"):
+        assert option in result.stdout
 
 
-def test_posterior_predictive_helps_at_small_n(demo_run):
-    """On 20 rows per class (< d = 30) the conjugate posterior predictive has a lower
-    held-out log loss than the MAP plug-in for LDA and QDA."""
-    _, text, _ = demo_run
-    small = [line for line in text.splitlines() if line.startswith("breast cancer, 20/class")]
-    for name in ("LDA", "QDA"):
-        loss = {
-            line.split()[4]: float(line.split()[6])
-            for line in small
-            if f" {name} " in line and "singular" not in line
-        }
-        assert loss["conjugate"] < loss["map"], name
+def test_demo_refuses_zero_splits(tmp_path):
+    with pytest.raises(ValueError, match="n_splits must be at least 1"):
+        demo.main(out=tmp_path, n_splits=0)

@@ -1,15 +1,18 @@
-"""``python -m bayesgen demo``: MLE against MAP on scikit-learn's bundled data sets.
+"""``python -m bayesgen demo``: bayesgen's methods against scikit-learn, over several splits.
 
-The demo is driven by :data:`DEMO`, a list of (data set, classifiers) pairs; each
-classifier is a :class:`Classifier` = (name, estimator factory, methods). Every
-(data set, classifier, method) triple is fitted on a stratified training split and
-scored on the held-out split: accuracy, log loss, expected calibration error
-(:func:`expected_calibration_error`) and fit time. A fit that raises ``ValueError``
-(for example QDA's MLE with fewer samples per class than features, where the class
-covariance is singular) becomes a row with a note instead of stopping the demo.
+The demo is driven by :data:`DEMO`, a list of (data set, bayesgen classifiers, scikit-learn
+peers) triples. Each bayesgen classifier is a :class:`Classifier` = (name, estimator
+factory, methods); each peer a :class:`~bayesgen.cli.peers.Peer`. Every model is fitted on
+the training part of ``n_splits`` stratified splits (seeds ``seed, seed + 1, ...``) and
+scored on the held-out rows: accuracy, log loss, expected calibration error
+(:func:`expected_calibration_error`) and the wall time of ``fit`` + ``predict_proba``.
+A fit that raises ``ValueError`` (for example QDA's MLE with fewer rows per class than
+features, where the class covariance is singular) becomes a row with a note instead of
+stopping the demo. :func:`summarise` gives the mean and standard deviation over the splits;
+:func:`headlines` states, per data set, the best bayesgen model against the best peer.
 
-Adding a method (``"conjugate"``, ``"mcmc"``) is adding it to the ``methods`` tuples;
-adding a classifier or a data set is adding one entry.
+Adding a method is adding it to the ``methods`` tuples; adding a classifier, a peer or a
+data set is adding one entry.
 """
 
 from __future__ import annotations
@@ -23,11 +26,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 from sklearn.metrics import log_loss
+from threadpoolctl import threadpool_limits
 
 import bayesgen as bg
 from bayesgen.cli import datasets
 from bayesgen.cli.datasets import Split
 from bayesgen.cli.figures import plot, regions, reliability
+from bayesgen.cli.peers import COUNT_PEERS, GAUSSIAN_PEERS, Peer
+from bayesgen.cli.report import format_table, headlines, summarise
 
 
 class Classifier(NamedTuple):
@@ -40,33 +46,51 @@ class Classifier(NamedTuple):
 
 #: methods the demo compares (closed-form point estimates and the exact posterior)
 METHODS = ("mle", "map", "conjugate")
+#: posterior size of the demo's fits: ``chains`` x ``draws`` (the conjugate posterior
+#: predictive is exact whatever the number of draws; NUTS needs enough for its checks)
+POSTERIOR = {"chains": 4, "draws": 250}
+MCMC: dict = {}  # the defaults: 4 chains x 1000 draws after 1000 tuning steps
+#: number of stratified splits by default
+N_SPLITS = 5
+
+
+def _posterior(method: str) -> dict:
+    return MCMC if method == "mcmc" else POSTERIOR if method == "conjugate" else {}
+
 
 GAUSSIAN: list[Classifier] = [
-    Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s), METHODS),
-    Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s), METHODS),
-    Classifier("GaussianNB", lambda m, s: bg.GaussianNB(method=m, random_state=s), METHODS),
+    Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s, **_posterior(m)), METHODS),
+    Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s, **_posterior(m)), METHODS),
+    Classifier("GaussianNB",
+               lambda m, s: bg.GaussianNB(method=m, random_state=s, **_posterior(m)), METHODS),
 ]
 
-#: the same with PyMC NUTS as well (about 10 s per fit, mostly JAX compilation)
+#: the same with PyMC NUTS as well (a few seconds per fit; the first compiles JAX code)
 GAUSSIAN_MCMC: list[Classifier] = [c._replace(methods=(*METHODS, "mcmc")) for c in GAUSSIAN]
 
 DISCRETE: list[Classifier] = [
-    Classifier("MultinomialNB", lambda m, s: bg.MultinomialNB(method=m, random_state=s), METHODS),
+    Classifier("MultinomialNB",
+               lambda m, s: bg.MultinomialNB(method=m, random_state=s, **_posterior(m)),
+               METHODS),
     Classifier(
         "BernoulliNB(binarize=7)",
-        lambda m, s: bg.BernoulliNB(method=m, binarize=7.0, random_state=s),
+        lambda m, s: bg.BernoulliNB(method=m, binarize=7.0, random_state=s, **_posterior(m)),
         METHODS,
     ),
 ]
 
 
-#: The demo: (data set loader taking the seed, classifiers run on it).
-DEMO: list[tuple[Callable[[int], Split], list[Classifier]]] = [
-    (datasets.breast_cancer, GAUSSIAN),
-    (datasets.wine, GAUSSIAN_MCMC),
-    (datasets.breast_cancer_small, GAUSSIAN),
-    (datasets.digits, DISCRETE),
+#: The demo: (data set loader taking the seed, bayesgen classifiers, scikit-learn peers).
+DEMO: list[tuple[Callable[[int], Split], list[Classifier], list[Peer]]] = [
+    (datasets.breast_cancer, GAUSSIAN, GAUSSIAN_PEERS),
+    (datasets.wine, GAUSSIAN_MCMC, GAUSSIAN_PEERS),
+    (datasets.breast_cancer_small, GAUSSIAN, GAUSSIAN_PEERS),
+    (datasets.digits, DISCRETE, COUNT_PEERS),
 ]
+
+#: columns of the per-split table (``results.csv``; ``proba`` is kept in memory only)
+COLUMNS = ["data", "classifier", "method", "split", "accuracy", "log_loss", "ece",
+           "fit_predict_ms", "convergence", "note", "proba"]
 
 
 def expected_calibration_error(y_true: Any, proba: np.ndarray, classes: Any, n_bins: int = 10):
@@ -104,48 +128,68 @@ def expected_calibration_error(y_true: Any, proba: np.ndarray, classes: Any, n_b
     return float(np.abs(gap).sum() / proba.shape[0])
 
 
-def _fit_one(clf: Classifier, method: str, data: Split, seed: int) -> dict:
-    """Fit and score one (classifier, method) on one split; a ValueError becomes a note."""
-    row = {"data": data.name, "classifier": clf.name, "method": method}
-    estimator = clf.factory(method, seed)
+def _score(row: dict, estimator: Any, fit_predict: Callable[[], np.ndarray],
+           data: Split) -> dict:
+    """Time ``fit_predict()`` (fit + predict_proba) and score its held-out probabilities;
+    a ValueError becomes a note."""
     start = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            estimator.fit(data.X_train, data.y_train)
-            proba = estimator.predict_proba(data.X_test)
+            proba = fit_predict()
     except ValueError as err:
         n_k = np.unique(data.y_train, return_counts=True)[1].min()
         d = data.X_train.shape[1]
-        reason = "singular (n_k <= d)" if n_k <= d else str(err).split(". ")[0]
-        return {**row, "note": f"{method.upper()}: {reason}"}
-    fit_ms = 1000 * (time.perf_counter() - start)
+        label = row["method"].upper() if row["method"] in (*METHODS, "mcmc") else "fit"
+        reason = "singular (n_k <= d)" if n_k <= d else str(err).strip().split(". ")[0]
+        return {**row, "note": f"{label}: {reason}"}
+    seconds = time.perf_counter() - start
     classes = estimator.classes_
-    row.update(
-        accuracy=float(np.mean(classes[np.argmax(proba, axis=1)] == data.y_test)),
-        log_loss=float(log_loss(data.y_test, proba, labels=classes)),
-        ece=expected_calibration_error(data.y_test, proba, classes),
-        fit_ms=fit_ms,
-        convergence=_convergence(estimator),
-        note="; ".join(sorted({_short_warning(w.message) for w in caught})),
-    )
-    row["proba"] = proba
-    return row
+    return {
+        **row,
+        "accuracy": float(np.mean(classes[np.argmax(proba, axis=1)] == data.y_test)),
+        "log_loss": float(log_loss(data.y_test, proba, labels=classes)),
+        "ece": expected_calibration_error(data.y_test, proba, classes),
+        "fit_predict_ms": 1000 * seconds,
+        "convergence": _convergence(estimator),
+        "note": "; ".join(sorted({_short_warning(w.message) for w in caught})),
+        "proba": proba,
+    }
+
+
+def _fit_one(clf: Classifier, method: str, data: Split, seed: int) -> dict:
+    """Fit and score one bayesgen (classifier, method) on one split."""
+    estimator = clf.factory(method, seed)
+    row = {"data": data.name, "classifier": clf.name, "method": method, "split": seed}
+    return _score(row, estimator,
+                  lambda: estimator.fit(data.X_train, data.y_train).predict_proba(data.X_test),
+                  data)
+
+
+def _fit_peer(peer: Peer, data: Split, seed: int) -> dict:
+    """Fit and score one scikit-learn peer on one split."""
+    estimator = peer.factory(seed)
+    row = {"data": data.name, "classifier": peer.classifier, "method": peer.method,
+           "split": seed}
+    return _score(row, estimator,
+                  lambda: estimator.fit(data.X_train, data.y_train).predict_proba(data.X_test),
+                  data)
 
 
 def _convergence(estimator) -> str:
     """'exact' for i.i.d. conjugate draws; max R-hat and divergences for NUTS; else ''."""
-    if estimator.method_ == "conjugate":
+    method = getattr(estimator, "method_", None)  # peers have none
+    if method == "conjugate":
         return "exact draws"
-    if estimator.method_ != "mcmc":
+    if method != "mcmc":
         return ""
     from bayesgen.inference.mcmc import RHAT_MAX
 
-    table = estimator.summary()
+    table = estimator.summary(round_to="none")  # the unrounded R-hat of the warning
     n_div = int(estimator.idata_.sample_stats["diverging"].sum())
     rhat, ess = table["r_hat"].max(), table["ess_bulk"].min()
     flag = "ok" if rhat <= RHAT_MAX and n_div == 0 else "CHECK"
-    return f"R-hat {rhat:.2f}, {n_div} div, min ESS {ess:.0f} {flag}"
+    return f"R-hat {rhat:.3f}, {n_div} div, min ESS {ess:.0f} {flag}"
 
 
 def _short_warning(message: Warning | str) -> str:
@@ -155,102 +199,108 @@ def _short_warning(message: Warning | str) -> str:
     return "warning: " + (tail if sep and " " not in head else text)
 
 
-def run(seed: int = 0, demo: list | None = None) -> pd.DataFrame:
-    """Fit every (data set, classifier, method) of ``demo`` (default :data:`DEMO`).
+def warm_up() -> float:
+    """Import what the fits use and run one small fit of every kind; return the seconds.
+
+    The first fit in a process pays one-time costs (importing scikit-learn, PyMC, ArviZ
+    and JAX, first-call set-up) that belong to no model. They are spent here, so that
+    the timed rows hold fit + predict_proba only. The first NUTS fit of each model still
+    compiles its sampler: the demo reports that separately (:func:`compile_seconds`).
+    """
+    start = time.perf_counter()
+    from sklearn.datasets import load_iris
+
+    import bayesgen.inference.mcmc  # noqa: F401  (PyMC, ArviZ)
+
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
+        warnings.simplefilter("ignore")
+        for method in METHODS:
+            bg.QDA(method=method, random_state=0, **_posterior(method)).fit(X, y)
+            bg.MultinomialNB(method=method, random_state=0,
+                             **_posterior(method)).fit(X.round(), y)
+        for peer in (*GAUSSIAN_PEERS, *COUNT_PEERS):
+            peer.factory(0).fit(X.round(), y).predict_proba(X[:3])
+    return time.perf_counter() - start
+
+
+def compile_seconds(table: pd.DataFrame) -> dict[str, float]:
+    """For each NUTS model, the first split's time above the median of the others (s).
+
+    The first ``method="mcmc"`` fit of a model shape in a process compiles its JAX
+    sampler; later fits of the same shape reuse it.
+    """
+    out = {}
+    for (name, clf), rows in table[table["method"] == "mcmc"].groupby(
+            ["data", "classifier"], sort=False):
+        times = rows.sort_values("split")["fit_predict_ms"].to_numpy() / 1000
+        if times.size > 1 and np.isfinite(times).all():
+            out[f"{clf} on {name}"] = float(times[0] - np.median(times[1:]))
+    return out
+
+
+def run(seed: int = 0, n_splits: int = N_SPLITS, demo: list | None = None) -> pd.DataFrame:
+    """Fit every model of ``demo`` (default :data:`DEMO`) on ``n_splits`` splits.
+
+    Every model runs with one BLAS thread (``threadpoolctl``), as bayesgen's point fits
+    do anyway: on a machine whose cores are busy, OpenBLAS's waiting threads otherwise
+    slow small products down many times over, and the times would measure the load
+    rather than the model.
 
     Returns
     -------
-    DataFrame with columns data, classifier, method, accuracy, log_loss, ece,
-    fit_ms (fit + predict_proba time in milliseconds), convergence, note and proba
-    (the held-out probabilities); failed fits have
-    NaN scores and the reason in ``note``.
+    DataFrame, one row per (data set, classifier, method, split), with the columns of
+    :data:`COLUMNS`: ``fit_predict_ms`` is the wall time of ``fit`` + ``predict_proba``
+    in milliseconds, ``proba`` the held-out probabilities; failed fits have NaN scores
+    and the reason in ``note``.
     """
     rows = []
-    for load, classifiers in DEMO if demo is None else demo:
-        data = load(seed)
-        for clf in classifiers:
-            rows.extend(_fit_one(clf, method, data, seed) for method in clf.methods)
-    table = pd.DataFrame(
-        rows,
-        columns=[
-            "data",
-            "classifier",
-            "method",
-            "accuracy",
-            "log_loss",
-            "ece",
-            "fit_ms",
-            "convergence",
-            "note",
-            "proba",
-        ],
-    )
+    with threadpool_limits(limits=1, user_api="blas"):
+        for load, classifiers, peers in DEMO if demo is None else demo:
+            for split in range(seed, seed + n_splits):
+                data = load(split)
+                for clf in classifiers:
+                    rows.extend(_fit_one(clf, method, data, split) for method in clf.methods)
+                rows.extend(_fit_peer(peer, data, split) for peer in peers)
+    table = pd.DataFrame(rows, columns=COLUMNS)
     table["note"] = table["note"].fillna("")
     table["convergence"] = table["convergence"].fillna("")
     return table
 
 
-def format_table(table: pd.DataFrame) -> str:
-    """The results as fixed-width text; failed fits show '-' in the score columns."""
-    columns = {
-        "data": None,
-        "classifier": None,
-        "method": None,
-        "accuracy": "{:.3f}",
-        "log_loss": "{:.3f}",
-        "ece": "{:.3f}",
-        "fit_ms": "{:.1f}",
-        "convergence": None,
-        "note": None,
-    }
-    header = [
-        "data",
-        "classifier",
-        "method",
-        "accuracy",
-        "log loss",
-        "ECE",
-        "time (ms)",
-        "convergence",
-        "note",
-    ]
-    cells = [
-        [
-            str(v) if fmt is None else ("-" if np.isnan(v) else fmt.format(v))
-            for v, fmt in zip(row, columns.values(), strict=True)
-        ]
-        for row in table[list(columns)].itertuples(index=False)
-    ]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(header)]
-    numeric = [fmt is not None for fmt in columns.values()]
-
-    def line(values: list[str]) -> str:
-        return "  ".join(
-            v.rjust(w) if num else v.ljust(w)
-            for v, w, num in zip(values, widths, numeric, strict=True)
-        ).rstrip()
-
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(header), rule, *(line(r) for r in cells)])
-
-
-def main(out: str | Path = "bayesgen-demo", seed: int = 0) -> pd.DataFrame:
-    """Run the demo, print the table, write ``results.csv``, ``log_loss.png``,
-    ``reliability.png`` and ``decision_regions.png`` to ``out``."""
+def main(out: str | Path = "bayesgen-demo", seed: int = 0,
+         n_splits: int = N_SPLITS) -> pd.DataFrame:
+    """Run the demo, print the table and its headlines, and write ``results.csv``,
+    ``summary.csv``, ``log_loss.png``, ``reliability.png`` and ``decision_regions.png``
+    to ``out``. Returns the per-split table."""
+    if n_splits < 1:
+        raise ValueError(f"n_splits must be at least 1; got {n_splits}.")
     out = Path(out)
     start = time.perf_counter()
-    n_fits = sum(len(c.methods) for _, classifiers in DEMO for c in classifiers)
-    print(f"fitting {n_fits} classifiers (about a minute, mostly NUTS on wine)", flush=True)
-    table = run(seed)
-    print(f"bayesgen {bg.__version__} demo (seed {seed}): held-out scores, 70/30 stratified split")
-    print("ECE = expected calibration error, 10 equal-width bins; time = fit + predict_proba\n")
-    print(format_table(table))
+    n_models = sum(sum(len(c.methods) for c in cs) + len(ps) for _, cs, ps in DEMO)
+    print(f"fitting {n_models} models on {n_splits} split(s) each", flush=True)
+    setup = warm_up()
+    table = run(seed, n_splits)
+    summary = summarise(table)
+    splits = f"seeds {seed}-{seed + n_splits - 1}" if n_splits > 1 else f"seed {seed}"
+    print(f"\nbayesgen {bg.__version__} demo: held-out scores over {n_splits} stratified "
+          f"70/30 split(s) ({splits}), mean (standard deviation)")
+    print("ECE = expected calibration error, 10 equal-width bins; time = median wall time "
+          "of fit + predict_proba, one BLAS thread\n")
+    print(format_table(summary))
+    print()
+    for line in headlines(summary, table):
+        print(line)
+    compiled = compile_seconds(table)
+    print(f"\nnot in the times above: start-up (imports, first fits) {setup:.1f} s"
+          + ("".join(f"; compiling NUTS for {k} {v:.1f} s" for k, v in compiled.items())
+             if compiled else ""))
     out.mkdir(parents=True, exist_ok=True)
     table.drop(columns="proba").to_csv(out / "results.csv", index=False)
-    png = plot(table, out / "log_loss.png")
-    print(f"\nwrote {png}")
-    print(f"wrote {reliability(table, seed, out / 'reliability.png')}")
+    summary.to_csv(out / "summary.csv", index=False)
+    print(f"\nwrote {plot(summary, out / 'log_loss.png')}")
+    print(f"wrote {reliability(table, out / 'reliability.png')}")
     print(f"wrote {regions(seed, out / 'decision_regions.png')}")
-    print(f"wrote {out / 'results.csv'}")
+    print(f"wrote {out / 'results.csv'} (one row per split) and {out / 'summary.csv'}")
     print(f"done in {time.perf_counter() - start:.1f} s")
     return table
