@@ -66,27 +66,6 @@ html_theme_options = {
 html_static_path: list[str] = []
 
 
-# ---------------------------------------------------------------- optional pages
-#: pages added to the main table of contents only when their file exists (the glob is
-#: evaluated at build time, so the site builds with or without them)
-OPTIONAL_PAGES = ["architecture"]
-
-
-def _add_optional_pages(app, docname: str, source: list[str]) -> None:
-    """Append the existing :data:`OPTIONAL_PAGES` to the toctree of ``index.md``.
-
-    A toctree entry for a missing file, or a ``:glob:`` pattern that matches nothing,
-    is a warning (an error under ``-W``): hence this hook instead of a static entry.
-    """
-    if docname != "index":
-        return
-    found = [p for p in OPTIONAL_PAGES
-             if any(Path(app.srcdir).glob(f"{p}.md")) or any(Path(app.srcdir).glob(f"{p}.rst"))]
-    marker = "\nnotebooks\n```"
-    if found and marker in source[0]:
-        source[0] = source[0].replace(marker, "\nnotebooks\n" + "\n".join(found) + "\n```", 1)
-
-
 #: scikit-learn's metadata-routing and set_output methods: documented by scikit-learn, and
 #: their docstrings refer to its own glossary
 _SKLEARN_ROUTING = re.compile(r"^(set_\w+_request|get_metadata_routing|set_output)$")
@@ -97,6 +76,5 @@ def _skip_sklearn_routing(app, what, name, obj, skip, options):
 
 
 def setup(app):
-    app.connect("source-read", _add_optional_pages)
     app.connect("autodoc-skip-member", _skip_sklearn_routing)
     return {"parallel_read_safe": True}
