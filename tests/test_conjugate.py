@@ -11,6 +11,10 @@ import bayesgen as bg
 from bayesgen.inference.posterior import exact_predictive_log_joint, predictive_log_joint
 from tests.conftest import CLASSIFIERS, make_data
 
+# PSIS-LOO of few posterior draws: ArviZ's Pareto-k warning is expected
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Estimated shape parameter of Pareto distribution:UserWarning:arviz")
+
 matplotlib.use("Agg")
 
 CONJUGATE = [name for name in sorted(CLASSIFIERS) if name != "KernelNB"]

@@ -12,6 +12,9 @@ from bayesgen.inference.rows import kept as kept_rows
 from bayesgen.scale import dask_input
 from tests.streaming_helpers import CASES, assert_close, assert_same_model, data, make
 
+# tiny NUTS runs: agreement with the in-memory fit is checked, not convergence
+pytestmark = pytest.mark.filterwarnings("ignore::bayesgen.ConvergenceWarning")
+
 dask = pytest.importorskip("dask")  # the optional extra bayesgen[dask]
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")

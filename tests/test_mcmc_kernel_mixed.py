@@ -23,7 +23,9 @@ from bayesgen.inference.mcmc import convergence_report
 from bayesgen.inference.model import build_stats_model
 from tests.conftest import make_data
 
-pytestmark = pytest.mark.slow
+# PSIS-LOO of few posterior draws: ArviZ's Pareto-k warning is expected
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings(
+    "ignore:Estimated shape parameter of Pareto distribution:UserWarning:arviz")]
 
 MCMC = {"chains": 2, "draws": 1000, "tune": 500, "progressbar": False}
 # the mixed data of conftest with its columns interleaved: real, binary, count, real, ...

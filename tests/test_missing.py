@@ -11,6 +11,9 @@ from scipy import sparse, stats
 import bayesgen as bg
 from bayesgen.inference.posterior import closed_form_log_pi
 
+# tiny NUTS runs: the handling of missing values is checked, not convergence
+pytestmark = pytest.mark.filterwarnings("ignore::bayesgen.ConvergenceWarning")
+
 RNG = np.random.default_rng(11)
 N = 80
 Y = np.repeat([0, 1], N // 2)

@@ -44,7 +44,7 @@ from tests.strategies import CASES, DataSet, as_container, data_sets, label_sets
 
 # an MLE zero for every class: documented fallback to the class prior, with this warning
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:.*zero likelihood under every class:RuntimeWarning"
+    "ignore:.*zero likelihood under every class:bayesgen.DataWarning"
 )
 
 #: what a rounding of the inputs at the data's resolution may do to a log-probability

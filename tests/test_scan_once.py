@@ -154,6 +154,8 @@ def test_normalised_proba_keeps_its_input_unless_told():
     np.testing.assert_array_equal(reused, kept)  # row blocks: the same arithmetic
 
 
+# the test forks on purpose; Python warns because other tests of the run imported JAX
+@pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
 def test_a_forked_child_fits_after_the_parent_used_threads():
     """No thread of bayesgen outlives a call (each parallel pass has its own pool), so
     a child process forked after the parent's parallel fit (e.g. by

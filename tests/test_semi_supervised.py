@@ -14,6 +14,9 @@ from scipy.stats import multivariate_normal
 import bayesgen as bg
 from bayesgen.semi import em as _semi_em
 
+# tiny NUTS runs: the unlabelled-row model is checked, not convergence
+pytestmark = pytest.mark.filterwarnings("ignore::bayesgen.ConvergenceWarning")
+
 MU = np.array([[0.0, 0.0], [5.0, 0.0], [0.0, 5.0]])
 COV = np.array([[1.0, 0.3], [0.3, 1.0]])
 PI = np.array([0.2, 0.3, 0.5])

@@ -24,6 +24,15 @@ import bayesgen as bg
 from bayesgen.data import sparse as _sparse
 from bayesgen.inference.rows import kept as kept_rows
 
+# tiny NUTS runs (shapes and agreement are checked, not convergence); an MLE zero for
+# every class falls back to the class prior with a warning; PSIS-LOO of few draws
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::bayesgen.ConvergenceWarning"),
+    pytest.mark.filterwarnings("ignore:.*zero likelihood under every class:bayesgen.DataWarning"),
+    pytest.mark.filterwarnings(
+        "ignore:Estimated shape parameter of Pareto distribution:UserWarning:arviz"),
+]
+
 FAMILIES = {"multinomial": bg.MultinomialNB, "bernoulli": bg.BernoulliNB, "poisson": bg.PoissonNB}
 FORMATS = {
     "csr_matrix": sparse.csr_matrix,

@@ -11,6 +11,9 @@ import bayesgen as bg
 from bayesgen.inference import loglik
 from tests.conftest import make_data
 
+# tiny NUTS runs: the fast paths' agreement is checked, not convergence
+pytestmark = pytest.mark.filterwarnings("ignore::bayesgen.ConvergenceWarning")
+
 HEAVY = ("pymc", "pytensor", "arviz", "jax", "numpyro", "xarray", "matplotlib")
 
 
