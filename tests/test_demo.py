@@ -293,3 +293,47 @@ def test_python_dash_m_entry_point():
 def test_demo_refuses_zero_splits(tmp_path):
     with pytest.raises(ValueError, match="n_splits must be at least 1"):
         demo.main(out=tmp_path, n_splits=0)
+
+
+def test_log_loss_figure_shares_a_log_axis_and_shows_tiny_losses():
+    """One log scale for every panel, a 0.000 loss drawn and labelled, error bars from
+    the standard deviation, one legend entry for all scikit-learn peers."""
+    from bayesgen.cli import figures
+
+    summary = report.summarise(_table().assign(
+        log_loss=lambda t: t["log_loss"].where(t["method"] != "map", 2e-5)))
+    fig = figures.log_loss_figure(summary)
+    a, b = fig.axes[:2]
+    assert a.get_yscale() == b.get_yscale() == "log"
+    assert a.get_ylim() == b.get_ylim()
+    assert a.get_ylim()[0] == figures.FLOOR
+    labels = [t.get_text() for t in a.texts]
+    assert "<0.001" in labels and "0.350" in labels
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["map", "conjugate", "scikit-learn peer\n(see the table)"]
+
+
+def test_reliability_figure_pools_the_splits_in_equal_count_bins():
+    """The reliability figure of the small breast cancer set: one curve per model from
+    bins of equal count over the held-out rows of every split, and a linear count axis
+    below."""
+    from bayesgen.cli import figures
+
+    rows = []
+    for split in range(2):
+        y = datasets.breast_cancer_small(split).y_test
+        noise = 0.05 * np.random.default_rng(split).standard_normal(y.size)
+        p = np.clip(0.8 * y + 0.1 + noise, 0, 1)
+        for clf, method in [("LDA", "map"), ("LDA", "sklearn shrinkage")]:
+            rows.append({"data": report.SMALL, "classifier": clf, "method": method,
+                         "split": split, "proba": np.column_stack([1 - p, p])})
+    fig = figures.reliability_figure(pd.DataFrame(rows), n_bins=5)
+    top, bottom = fig.axes
+    assert bottom.get_yscale() == "linear" and top.get_yscale() == "linear"
+    curves = [line for line in top.get_lines() if line.get_marker() == "o"]
+    assert len(curves) == 2 and all(len(c.get_xdata()) == 5 for c in curves)
+    legend = [t.get_text() for t in top.get_legend().get_texts()]
+    assert legend[1:] == ["bayesgen LDA map", "scikit-learn LDA (shrinkage)"]
+    n = 2 * len(datasets.breast_cancer_small(0).y_test)
+    assert f"{n} forecasts pooled over 2 split(s), 5 bins of equal count" in top.get_title()
+    assert bottom.get_ylim()[1] <= n  # the count axis fits the counts

@@ -119,6 +119,13 @@ def log_loss_figure(summary: pd.DataFrame):
 
 
 def reliability(table: pd.DataFrame, path: Path, n_bins: int = 8) -> Path:
+    """Write :func:`reliability_figure` of ``table`` to ``path`` (PNG)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    reliability_figure(table, n_bins).savefig(path, dpi=100)
+    return path
+
+
+def reliability_figure(table: pd.DataFrame, n_bins: int = 8):
     """Reliability diagram of the small breast cancer set, pooled over the demo's splits.
 
     Held-out P(benign) of LDA's MAP plug-in and posterior predictive, QDA's posterior
@@ -161,9 +168,7 @@ def reliability(table: pd.DataFrame, path: Path, n_bins: int = 8) -> Path:
     top.legend(loc="upper left", fontsize=8, framealpha=0.9)
     bottom.set(xlabel="predicted probability of benign", ylabel="forecasts")
     bottom.set_ylim(0, None)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    return path
+    return fig
 
 
 def _y_test(seed: int) -> np.ndarray:
