@@ -221,6 +221,7 @@ class _MVNClassifier(_Common):
         mean_strength: float = 0.01,
         cov_prior: Any = None,
         cov_dof: Any = "auto",
+        cov_scale: Any = None,
         divisor: str = "n",
         covariance_prior: str = "niw",
         draws: int = 1000,
@@ -245,6 +246,7 @@ class _MVNClassifier(_Common):
         self.mean_strength = mean_strength
         self.cov_prior = cov_prior
         self.cov_dof = cov_dof
+        self.cov_scale = cov_scale
         self.divisor = divisor
         self.covariance_prior = covariance_prior
 
@@ -255,6 +257,7 @@ class _MVNClassifier(_Common):
             mean_strength=self.mean_strength,
             cov_prior=self.cov_prior,
             cov_dof=self.cov_dof,
+            cov_scale=self.cov_scale,
             divisor=self.divisor,
             covariance_prior=self.covariance_prior,
         )
@@ -271,6 +274,12 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         nu0 > d + 1. "auto": the empirical-Bayes nu0 maximising the marginal likelihood
         of the training data (closed form; see ``bayesgen.families.mvn.niw_evidence``);
         None: d + 2, the weakest prior with a finite mean (mclust's default).
+    cov_scale : float, None or "auto", default=None
+        s > 0 in E[Sigma] = s cov_prior, i.e. Psi0 = (nu0 - d - 1) s cov_prior: the
+        scale of the shrinkage target (None: 1). "auto": chosen together with
+        ``cov_dof`` by type-II maximum likelihood of the exact marginal likelihood,
+        computed on the sufficient statistics only (one eigen-decomposition, then
+        O(d) per evaluation; see ``bayesgen.families.mvn.niw_evidence``).
     divisor : {{"n", "unbiased"}}, default="n"
         MLE covariance divisor: n (scikit-learn) or the unbiased one
         ({div_unbiased}, as R's MASS).
@@ -281,6 +290,17 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         prior (eta=2) with half-normal scales (sd = 2.5 prior sds) and
         mu_k ~ N(m0, 10 prior sds), for users who want it. MLE/MAP/conjugate always
         use the NIW prior.
+"""
+
+
+_SEARCH_DOC = """    prior_search_ : dict
+        The empirical-Bayes choice of the covariance prior: ``cov_dof`` (nu0) and
+        ``cov_scale`` (s) used by the fit, ``log_evidence`` (exact log p(X | y) there;
+        None for a fit with missing entries and nothing "auto") and ``candidates``: a
+        list of dicts (``cov_dof``, ``cov_scale`` as set, ``chosen_cov_dof``,
+        ``chosen_cov_scale``, ``log_evidence``), one per candidate prior (the fixed
+        values, ``cov_dof="auto"``, both "auto"), ready for ``pandas.DataFrame``;
+        ``log_evidence`` differences are log Bayes factors.
 """
 
 
@@ -295,8 +315,10 @@ class QDA(_MVNClassifier):
     Attributes
     ----------
     classes_, class_count_, class_prior_, means_ (K, d), covariance_ (list of K (d, d)),
-    all in the units of X; _frame: the per-feature frame of the internal computations
-    """
+    all in the units of X; _frame: the per-feature frame of the internal computations;
+    prior_search_: dict, see below
+"""
+        + "\n" + _SEARCH_DOC
     )
     _tied = False
 
@@ -320,8 +342,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
     _frame (the per-feature frame of the internal computations; the others are in the
     units of X), classes_, class_count_, class_prior_, means_ (K, d), covariance_ (d, d),
     coef_ (K, d) or (1, d), intercept_ (K,) or (1,), scalings_ (d, d),
-    explained_variance_ratio_ (n_components,), xbar_ (d,)
-    """
+    explained_variance_ratio_ (n_components,), xbar_ (d,), prior_search_ (below)
+"""
+        + _SEARCH_DOC
     )
     _tied = True
     _parameter_constraints: ClassVar[dict] = {
@@ -340,6 +363,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         mean_strength: float = 0.01,
         cov_prior: Any = None,
         cov_dof: Any = "auto",
+        cov_scale: Any = None,
         divisor: str = "n",
         covariance_prior: str = "niw",
         draws: int = 1000,
@@ -358,7 +382,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         super().__init__(
             method=method, class_alpha=class_alpha, class_prior=class_prior,
             mean_prior=mean_prior, mean_strength=mean_strength, cov_prior=cov_prior,
-            cov_dof=cov_dof, divisor=divisor, covariance_prior=covariance_prior,
+            cov_dof=cov_dof, cov_scale=cov_scale, divisor=divisor,
+            covariance_prior=covariance_prior,
             draws=draws, tune=tune, chains=chains, sampler=sampler,
             chain_method=chain_method, target_accept=target_accept, progressbar=progressbar,
             random_state=random_state, loss=loss, unlabeled=unlabeled,
