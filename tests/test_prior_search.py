@@ -35,6 +35,13 @@ def _data(d: int, n_per_class: int, seed: int = 0, K: int = 2):
     return X, y
 
 
+def _x_evidence(est) -> float:
+    """The family's exact log p(X | y) in the units of X (without the labels' term of
+    ``log_marginal_likelihood``)."""
+    return est._family.log_evidence(est._stats, est._prior, None, method=est.method_,
+                                    who=type(est).__name__)
+
+
 def _internal(est, X):
     return est._frame.internal(X) if est._frame is not None else X
 
@@ -73,7 +80,8 @@ def test_evidence_equals_numerical_integration_d1(tied):
                     for z in classes)
     got = log_marginal_likelihood(est._stats, prior, tied=tied)
     np.testing.assert_allclose(got, total, rtol=0, atol=1e-6)
-    np.testing.assert_allclose(est.prior_search_["log_evidence"], got, rtol=1e-12)
+    np.testing.assert_allclose(est.prior_search_["log_evidence"],
+                               _x_evidence(est), rtol=1e-12)
 
 
 @pytest.mark.parametrize("tied", [False, True])
@@ -119,7 +127,9 @@ def test_search_is_the_argmax_over_a_grid(tied, shape):
     X, y = _data(d, n, seed=2)
     est = (bg.LDA if tied else bg.QDA)(cov_scale="auto").fit(X, y)
     prior, st = est._prior, est._stats
-    best = est.prior_search_["log_evidence"]
+    best = log_marginal_likelihood(st, prior, tied=tied)
+    np.testing.assert_allclose(est.prior_search_["log_evidence"], _x_evidence(est),
+                               rtol=1e-12)
     found_c = prior["nu0"] - d - 1
     grid_c = np.exp(np.linspace(*np.log(C_BOUNDS), 121))
     grid_s = np.exp(np.linspace(*np.log(S_BOUNDS), 121))
@@ -129,7 +139,6 @@ def test_search_is_the_argmax_over_a_grid(tied, shape):
         for c in grid_c])
     assert values.max() <= best + 1e-9
     assert best - values.max() < 0.5  # the grid is coarse; the optimum is between points
-    np.testing.assert_allclose(best, log_marginal_likelihood(st, prior, tied=tied), rtol=1e-12)
 
 
 def test_scale_only_search_is_the_argmax():
@@ -141,7 +150,7 @@ def test_scale_only_search_is_the_argmax():
     grid = s_hat * np.exp(np.linspace(-2, 2, 401))
     values = [log_marginal_likelihood(st, dict(prior, Psi0=4.0 * s * S0), tied=True)
               for s in grid]
-    assert max(values) <= est.prior_search_["log_evidence"] + 1e-10
+    assert max(values) <= log_marginal_likelihood(st, prior, tied=True) + 1e-10
     assert est.prior_search_["cov_dof"] == 9.0
 
 
@@ -315,3 +324,89 @@ def test_profile_gradient_matches_finite_differences():
                                                      Psi0=3 * t * S0), tied=False)
     f2 = niw_evidence.profile_evidence(2 * c, 3 * t, d, eigen, sizes)[0]
     np.testing.assert_allclose(full - full2, f - f2, rtol=1e-10)
+
+
+# ------------------------------------------------------------------- GaussianNB
+def test_gaussian_nb_evidence_equals_numerical_integration():
+    """d = 1 per (class, feature): int int prod_n N(z; mu, s2) N(mu; m0, s2/kappa0)
+    InvGamma(s2; a0, b0) by quadrature, with var_scale and var_dof given."""
+    X, y = _data(2, 4, seed=20)
+    est = bg.GaussianNB(var_dof=4.5, var_scale=1.7, mean_strength=0.5).fit(X, y)
+    Z, prior = _internal(est, X), est._prior
+    total = 0.0
+    for j in range(2):
+        ig = stats.invgamma(prior["a0"][j], scale=prior["b0"][j])
+        for k in (0, 1):
+            z = Z[y == k, j]
+
+            def density(log_s2, z=z, ig=ig, j=j):
+                s2 = np.exp(log_s2)
+                inner = integrate.quad(
+                    lambda mu: np.exp(stats.norm.logpdf(z, mu, np.sqrt(s2)).sum()
+                                      + stats.norm.logpdf(mu, prior["m0"][j],
+                                                          np.sqrt(s2 / prior["kappa0"]))),
+                    z.mean() - 60, z.mean() + 60, points=[z.mean()], limit=200)[0]
+                return inner * ig.pdf(s2) * s2
+
+            total += np.log(integrate.quad(density, -14, 8, limit=200)[0])
+    np.testing.assert_allclose(_x_evidence(est) + est._frame.log_jacobian * y.size, total,
+                               rtol=0, atol=1e-5)
+    auto = bg.GaussianNB(var_dof="auto", var_scale="auto").fit(X, y)
+    np.testing.assert_allclose(auto.prior_search_["log_evidence"], _x_evidence(auto),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_gaussian_nb_search_is_the_argmax_over_a_grid(missing):
+    from bayesgen.families import gaussian_evidence as gev
+
+    X, y = _data(5, 6, seed=21)
+    if missing:
+        X[np.random.default_rng(3).random(X.shape) < 0.2] = np.nan
+    est = bg.GaussianNB(var_dof="auto", var_scale="auto").fit(X, y)
+    prior, st = est._prior, est._stats
+    c_hat = 2.0 * prior["a0"][0] - 2.0
+    s0 = 2.0 * prior["b0"] / (c_hat * est.prior_search_["var_scale"])
+    best = gev.log_evidence(st, prior)
+    grid_c = np.exp(np.linspace(*np.log(gev.C_BOUNDS), 121))
+    grid_s = np.exp(np.linspace(*np.log(gev.S_BOUNDS), 121))
+    values = np.array([[gev.log_evidence(st, dict(prior, a0=np.full(5, (c + 2) / 2),
+                                                  b0=c * s * s0 / 2)) for s in grid_s]
+                       for c in grid_c])
+    assert values.max() <= best + 1e-9
+    assert best - values.max() < 0.5
+    table = pd.DataFrame(est.prior_search_["candidates"])
+    ev = table["log_evidence"].to_numpy()
+    assert ev[0] <= ev[1] + 1e-9 and ev[1] <= ev[2] + 1e-9
+
+
+def test_gaussian_nb_methods_streaming_and_defaults():
+    X, y = _data(3, 8, seed=22)
+    assert not hasattr(bg.GaussianNB().fit(X, y), "prior_search_")  # default unchanged
+    whole = bg.GaussianNB(var_dof="auto", var_scale="auto").fit(X, y)
+    stream = bg.GaussianNB(var_dof="auto", var_scale="auto")
+    for part in np.array_split(np.random.default_rng(1).permutation(y.size), 3):
+        stream.partial_fit(X[part], y[part], classes=[0, 1])
+    np.testing.assert_allclose(stream.prior_search_["var_scale"],
+                               whole.prior_search_["var_scale"], rtol=1e-7)
+    for method in ("mle", "map", "conjugate"):
+        est = bg.GaussianNB(method=method, var_dof="auto", var_scale="auto", draws=20,
+                            chains=1, random_state=0).fit(X, y)
+        assert np.all(np.isfinite(est.predict_proba(X)))
+    with pytest.raises(ValueError, match="var_scale"):
+        bg.GaussianNB(var_scale=-1.0).fit(X, y)
+
+
+def test_gaussian_nb_exact_loo_stays_exact():
+    X, y = _data(2, 6, seed=23)
+    common = {"method": "conjugate", "mean_prior": [1.0, 2.0], "var_prior": [2.0, 5.0],
+              "draws": 10, "chains": 1, "random_state": 0}
+    fitted = bg.GaussianNB(var_dof="auto", var_scale="auto", **common).fit(X, y)
+    fixed = bg.GaussianNB(var_dof=fitted.prior_search_["var_dof"],
+                          var_scale=fitted.prior_search_["var_scale"], **common)
+    brute = np.empty(y.size)
+    for i in range(y.size):
+        keep = np.arange(y.size) != i
+        brute[i] = clone(fixed).fit(X[keep], y[keep]).predict_joint_log_proba(
+            X[i:i + 1])[0, y[i]]
+    np.testing.assert_allclose(exact_loo.pointwise(fitted), brute, rtol=0, atol=1e-8)

@@ -147,15 +147,24 @@ class GaussianNB(_Common):
         kappa0, pseudo-observations behind ``mean_prior``.
     var_prior : array-like (d,) or None
         Prior mean of each variance (default: pooled within-class variance).
-    var_dof : float, default=3
-        nu0 > 2, pseudo-observations behind ``var_prior``.
+    var_dof : float or "auto", default=3
+        nu0 > 2, pseudo-observations behind ``var_prior``; "auto": chosen by type-II
+        maximum likelihood of the exact marginal likelihood (closed form, O(K d) per
+        evaluation on the statistics; ``bayesgen.families.gaussian_evidence``).
+    var_scale : float, None or "auto", default=None
+        s > 0: the prior mean of each variance is s var_prior (None: 1); "auto":
+        chosen with ``var_dof`` by the evidence.
     divisor : {"n", "unbiased"}, default="n"
         MLE variance divisor.
 
     Attributes
     ----------
     classes_, class_count_, class_prior_, theta_ (K, d), var_ (K, d), all in the units
-    of X; _frame: the per-feature frame of the internal computations (bayesgen.data.frame)
+    of X; _frame: the per-feature frame of the internal computations (bayesgen.data.frame);
+    prior_search_ (when ``var_dof`` or ``var_scale`` is "auto"): dict with the chosen
+    ``var_dof`` and ``var_scale``, ``log_evidence`` and ``candidates`` (one dict per
+    candidate prior: the fixed values, ``var_dof="auto"``, both "auto"; log evidences in
+    the units of X, their differences log Bayes factors)
     """
     )
     _parameter_constraints: ClassVar[dict] = constraints("gaussian")
@@ -169,7 +178,8 @@ class GaussianNB(_Common):
         mean_prior: Any = None,
         mean_strength: float = 0.01,
         var_prior: Any = None,
-        var_dof: float = 3.0,
+        var_dof: Any = 3.0,
+        var_scale: Any = None,
         divisor: str = "n",
         draws: int = 1000,
         tune: int = 1000,
@@ -193,6 +203,7 @@ class GaussianNB(_Common):
         self.mean_strength = mean_strength
         self.var_prior = var_prior
         self.var_dof = var_dof
+        self.var_scale = var_scale
         self.divisor = divisor
 
     def _make_family(self, X=None):
@@ -201,6 +212,7 @@ class GaussianNB(_Common):
             mean_strength=self.mean_strength,
             var_prior=self.var_prior,
             var_dof=self.var_dof,
+            var_scale=self.var_scale,
             divisor=self.divisor,
         )
 

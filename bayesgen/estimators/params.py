@@ -64,7 +64,8 @@ FAMILIES: dict[str, dict[str, list]] = {
         "mean_prior": _MEAN_PRIOR,
         "mean_strength": [POSITIVE],
         "var_prior": ["array-like", POSITIVE, None],
-        "var_dof": [Interval(Real, 2, None, closed="neither")],
+        "var_dof": [StrOptions({"auto"}), Interval(Real, 2, None, closed="neither")],
+        "var_scale": [StrOptions({"auto"}), None, Interval(Real, 0, None, closed="neither")],
         "divisor": _DIVISOR,
     },
     "mvn": {

@@ -183,7 +183,8 @@ class MVNFamily(UnlabelledHooks):
         ``candidates``, one dict per candidate prior (the fixed or default values, nu0 by
         the evidence at s = 1, both by the evidence) with its hyper-parameters and log
         evidence, each at its own optimum (with missing entries: the chosen one only,
-        on EM-completed statistics).
+        on EM-completed statistics, in the internal frame). Log evidences are in the units
+        of X, as :meth:`log_evidence`'s.
 
         Returns
         -------
@@ -226,6 +227,11 @@ class MVNFamily(UnlabelledHooks):
         scale = self._resolved_scale()
         self.search_ = em.auto_prior(self, stats, m0, kappa0, S0,
                                      dof=None if auto else nu0, scale=scale)
+        if "groups" not in stats:  # log evidences in the units of X, as log_evidence's
+            jac = _far.log_jacobian(self.frame, np.full(d, stats["count"].sum()))
+            self.search_["log_evidence"] -= jac
+            for row in self.search_["candidates"]:
+                row["log_evidence"] -= jac
         nu0, scale = self.search_["cov_dof"], self.search_["cov_scale"]
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * scale * S0}
 
