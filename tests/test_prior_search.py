@@ -410,3 +410,98 @@ def test_gaussian_nb_exact_loo_stays_exact():
         brute[i] = clone(fixed).fit(X[keep], y[keep]).predict_joint_log_proba(
             X[i:i + 1])[0, y[i]]
     np.testing.assert_allclose(exact_loo.pointwise(fitted), brute, rtol=0, atol=1e-8)
+
+
+# ------------------------------------------------- mclust's covariance structures
+def _structure_case(d, n, seed):
+    from bayesgen.families.mvn import structures
+
+    X, y = _data(d, n, seed=seed)
+    est = bg.QDA(cov_scale="auto").fit(X, y)
+    prior = est._prior
+    s0 = np.diagonal(prior["Psi0"]) / ((prior["nu0"] - d - 1) * est.prior_search_["cov_scale"])
+    return structures, est, X, y, prior, s0
+
+
+def test_structures_listed_with_their_evidence():
+    structures, est, X, y, prior, s0 = _structure_case(3, 8, 30)
+    table = pd.DataFrame(est.prior_search_["structures"]).set_index("structure")
+    assert list(table.index) == list(structures.ALL)
+    # VVV is the fitted model (both auto); VVI is GaussianNB's model at its own optimum
+    np.testing.assert_allclose(table.loc["VVV", "log_evidence"],
+                               est.prior_search_["candidates"][2]["log_evidence"], rtol=1e-12)
+    nb = bg.GaussianNB(var_dof="auto", var_scale="auto").fit(X, y)
+    np.testing.assert_allclose(table.loc["VVI", "log_evidence"],
+                               nb.prior_search_["log_evidence"], rtol=1e-9)
+    lda = bg.LDA(cov_scale="auto").fit(X, y)
+    shared = pd.DataFrame(lda.prior_search_["structures"]).set_index("structure")
+    assert list(shared.index) == list(structures.SHARED)
+    np.testing.assert_allclose(shared["log_evidence"], table.loc[list(structures.SHARED),
+                                                                 "log_evidence"], rtol=1e-9)
+
+
+def test_structures_coincide_in_one_dimension():
+    """d = 1: spherical, diagonal and full are one model, so EII = EEI = EEE and
+    VII = VVI = VVV at the same hyper-parameters (the full ones by quadrature above)."""
+    structures, est, X, y, prior, s0 = _structure_case(1, 5, 31)
+    nu0, scale = 4.3, 0.8
+    niw = dict(prior, nu0=nu0, Psi0=(nu0 - 2) * scale * np.diag(s0))
+    pooled = structures._pooled(est._stats)
+    for names, st, tied in ((("EII", "EEI"), pooled, True), (("VII", "VVI"), est._stats, False)):
+        want = log_marginal_likelihood(st, niw, tied=tied)
+        for name in names:
+            got = structures.structure_log_evidence(est._stats, prior["m0"], prior["kappa0"],
+                                                    s0, name, nu0, scale)
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["EII", "VII", "EEI", "VVI"])
+def test_structure_evidence_equals_brute_force_monte_carlo_d2(name):
+    """The likelihood averaged over 400,000 prior draws of the variances and means."""
+    from bayesgen.families.mvn import structures
+
+    rng = np.random.default_rng(32)
+    y = np.repeat([0, 1], 3)
+    X = rng.normal(size=(y.size, 2)) * [1.0, 2.0]
+    est = bg.QDA(cov_scale="auto", mean_strength=1.0).fit(X, y)
+    prior = est._prior
+    s0 = np.diagonal(prior["Psi0"]) / ((prior["nu0"] - 3) * est.prior_search_["cov_scale"])
+    Z = _internal(est, X)
+    nu0, scale = 9.0, 1.3
+    a0, S = nu0 / 2.0, 400_000
+    per_class, spherical = name[0] == "V", name[1] == "I"
+    n_var = (2 if per_class else 1, 1 if spherical else 2)
+
+    def draw_var(k):
+        b0 = (nu0 - 2.0) * scale / 2.0 * (1.0 if spherical else s0)
+        v = stats.invgamma(a0).rvs(size=(S, n_var[1]), random_state=rng) * b0
+        return v * s0 if spherical else v
+
+    shared = draw_var(0)
+    loglik = np.zeros(S)
+    for k in (0, 1):
+        var = draw_var(k) if per_class else shared
+        mu = prior["m0"] + rng.normal(size=(S, 2)) * np.sqrt(var / prior["kappa0"])
+        for z in Z[y == k]:
+            loglik += stats.norm.logpdf(z, mu, np.sqrt(var)).sum(axis=1)
+    mc = logsumexp(loglik) - np.log(S)
+    w = np.exp(loglik - loglik.max())
+    se = w.std() / (w.mean() * np.sqrt(S))
+    assert se < 0.02
+    got = structures.structure_log_evidence(est._stats, prior["m0"], prior["kappa0"], s0,
+                                            name, nu0, scale)
+    assert abs(got - mc) < 4 * se
+
+
+def test_structure_search_is_the_argmax_over_a_grid():
+    structures, est, X, y, prior, s0 = _structure_case(4, 6, 33)
+    table = pd.DataFrame(est.prior_search_["structures"]).set_index("structure")
+    jac = est._frame.log_jacobian * y.size
+    for name in ("EII", "VII", "EEI", "VVI"):
+        best = table.loc[name, "log_evidence"] + jac  # back to the internal frame
+        grid = [structures.structure_log_evidence(est._stats, prior["m0"], prior["kappa0"], s0,
+                                                  name, 2 + c, s)
+                for c in np.exp(np.linspace(np.log(1e-2), np.log(1e6), 61))
+                for s in np.exp(np.linspace(np.log(1e-3), np.log(1e3), 61))]
+        assert max(grid) <= best + 1e-9
+        assert best - max(grid) < 1.0

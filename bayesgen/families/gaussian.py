@@ -163,10 +163,16 @@ class GaussianFamily(UnlabelledHooks):
         kappa0 = float(self.mean_strength)
         dof = None if dof_auto else float(self.var_dof)
 
+        cache: dict = {}
+
         def resolved(option_dof, option_scale) -> dict:
+            if (option_dof, option_scale) in cache:
+                return cache[option_dof, option_scale]
             nu0, s = gev.search(stats, m0, kappa0, s0, dof=option_dof, scale=option_scale)
-            return {"m0": m0, "kappa0": kappa0, "a0": np.full(d, nu0 / 2.0),
-                    "b0": (nu0 - 2.0) * s * s0 / 2.0, "nu0": nu0, "scale": s}
+            cache[option_dof, option_scale] = {
+                "m0": m0, "kappa0": kappa0, "a0": np.full(d, nu0 / 2.0),
+                "b0": (nu0 - 2.0) * s * s0 / 2.0, "nu0": nu0, "scale": s}
+            return cache[option_dof, option_scale]
 
         chosen = resolved(dof, scale)
         if dof_auto or scale is None:

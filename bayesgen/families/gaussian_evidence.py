@@ -74,6 +74,12 @@ def search(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
     """(nu0, s) maximising the evidence; ``dof`` (> 2) or ``scale`` (> 0) fixed when
     given, chosen when None."""
     beta, n = whitened(stats, m0, kappa0, s0)
+    return search_entries(beta, n, dof=dof, scale=scale)
+
+
+def search_entries(beta: np.ndarray, n: np.ndarray, *, dof: float | None = None,
+                   scale: float | None = None) -> tuple[float, float]:
+    """:func:`search` given beta and N of the module docstring (any matching shapes)."""
     if dof is not None and scale is not None:
         return float(dof), float(scale)
     if scale is None and dof is not None:
@@ -105,10 +111,10 @@ def search(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
 
     bounds = [tuple(np.log(C_BOUNDS)), tuple(np.log(S_BOUNDS))]
     best = None
-    for start in ((0.0, 0.0), (np.log(10.0), 0.0), (np.log(1e3), 0.0)):
+    for start in ((0.0, 0.0), (np.log(1e3), 0.0)):
         result = minimize(objective, np.array(start), jac=True, method="L-BFGS-B",
-                          bounds=bounds, options={"ftol": 1e-15, "gtol": 1e-10,
-                                                  "maxiter": 500})
+                          bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-8,
+                                                  "maxiter": 200})
         if best is None or result.fun < best.fun:
             best = result
     c = float(np.exp(best.x[0]))

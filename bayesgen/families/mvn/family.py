@@ -58,6 +58,7 @@ from bayesgen.families.mvn.linalg import (
     mahalanobis,
 )
 from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw_evidence
+from bayesgen.families.mvn.structures import structure_evidence
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.unlabelled import UnlabelledHooks
 
@@ -183,8 +184,12 @@ class MVNFamily(UnlabelledHooks):
         ``candidates``, one dict per candidate prior (the fixed or default values, nu0 by
         the evidence at s = 1, both by the evidence) with its hyper-parameters and log
         evidence, each at its own optimum (with missing entries: the chosen one only,
-        on EM-completed statistics, in the internal frame). Log evidences are in the units
-        of X, as :meth:`log_evidence`'s.
+        on EM-completed statistics, in the internal frame). With complete data and
+        ``cov_dof`` or ``cov_scale`` "auto", ``structures`` lists the evidence of mclust's
+        covariance structures (LDA: EII, EEI, EEE; QDA: also VII, VVI, VVV), each at its
+        own type-II ML strength and scale (:mod:`.structures`; the fit itself is EEE /
+        VVV, GaussianNB's is VVI). Log evidences are in the units of X, as
+        :meth:`log_evidence`'s.
 
         Returns
         -------
@@ -229,8 +234,15 @@ class MVNFamily(UnlabelledHooks):
                                      dof=None if auto else nu0, scale=scale)
         if "groups" not in stats:  # log evidences in the units of X, as log_evidence's
             jac = _far.log_jacobian(self.frame, np.full(d, stats["count"].sum()))
+            if auto or scale is None:
+                both = self.search_["candidates"][2]  # cov_dof and cov_scale "auto"
+                diagonal = not np.any(S0 - np.diag(np.diagonal(S0)))
+                full = {"nu0": both["chosen_cov_dof"], "scale": both["chosen_cov_scale"],
+                        "log_evidence": both["log_evidence"]} if diagonal else None
+                self.search_["structures"] = structure_evidence(
+                    stats, m0, kappa0, np.diagonal(S0).copy(), tied=self.tied, full=full)
             self.search_["log_evidence"] -= jac
-            for row in self.search_["candidates"]:
+            for row in self.search_["candidates"] + self.search_.get("structures", []):
                 row["log_evidence"] -= jac
         nu0, scale = self.search_["cov_dof"], self.search_["cov_scale"]
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * scale * S0}

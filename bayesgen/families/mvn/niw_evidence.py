@@ -295,8 +295,8 @@ def _search_scale(d: int, c: float, eigen: list[np.ndarray], sizes: np.ndarray) 
 def _search_both(d: int, eigen: list[np.ndarray], sizes: np.ndarray,
                  nu0_start: float) -> tuple[float, float]:
     """argmax over (log c, log s) in :data:`C_BOUNDS` x :data:`S_BOUNDS` by L-BFGS-B,
-    started at s = 1 and the cov_dof="auto" choice there, and at a strong prior, and
-    finished by the exact 1-d optimum in s at the chosen c."""
+    started at s = 1 and the cov_dof="auto" choice there, and finished by the exact 1-d
+    optimum in s at the chosen c."""
     from scipy.optimize import minimize
 
     def objective(p: np.ndarray) -> tuple[float, np.ndarray]:
@@ -305,12 +305,12 @@ def _search_both(d: int, eigen: list[np.ndarray], sizes: np.ndarray,
         return -value, -np.array([c * dc + dlogt, dlogt])
 
     bounds = [tuple(np.log(C_BOUNDS)), tuple(np.log(S_BOUNDS))]
-    starts = [(np.log(nu0_start - d - 1.0), 0.0), (np.log(d + 1.0), 0.0)]
+    starts = [(np.log(nu0_start - d - 1.0), 0.0)]
     best = None
     for start in starts:
         result = minimize(objective, np.array(start), jac=True, method="L-BFGS-B",
-                          bounds=bounds, options={"ftol": 1e-15, "gtol": 1e-10,
-                                                  "maxiter": 500})
+                          bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-8,
+                                                  "maxiter": 200})
         if best is None or result.fun < best.fun:
             best = result
     c = float(np.exp(best.x[0]))
