@@ -505,3 +505,54 @@ def test_structure_search_is_the_argmax_over_a_grid():
                 for s in np.exp(np.linspace(np.log(1e-3), np.log(1e3), 61))]
         assert max(grid) <= best + 1e-9
         assert best - max(grid) < 1.0
+
+
+# ------------------------------------------------------------ mean_strength="auto"
+@pytest.mark.parametrize("tied", [False, True])
+def test_profile_with_kappa_is_the_log_evidence_up_to_a_constant(tied):
+    X, y = _data(4, 6, seed=40, K=3)
+    est = (bg.LDA if tied else bg.QDA)().fit(X, y)
+    prior, st, d = est._prior, est._stats, 4
+    S0 = prior["Psi0"] / (prior["nu0"] - d - 1)
+    parts = niw_evidence.kappa_parts(st, prior["m0"], S0, tied=tied)
+    points = [(0.7, 2.0, 0.05), (3.0, 0.4, 2.5), (40.0, 9.0, 300.0)]
+    exact = [log_marginal_likelihood(st, dict(prior, nu0=d + 1 + c, Psi0=t * S0, kappa0=k),
+                                     tied=tied) for c, t, k in points]
+    profile = [niw_evidence.profile_kappa(c, t, k, d, parts) for c, t, k in points]
+    np.testing.assert_allclose(np.diff(exact), np.diff(profile), rtol=1e-10)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_mean_strength_search_is_the_argmax_over_a_grid(tied):
+    X, y = _data(3, 8, seed=41, K=3)
+    est = (bg.LDA if tied else bg.QDA)(mean_strength="auto", cov_dof=7.0).fit(X, y)
+    prior, st = est._prior, est._stats
+    kappa = est.prior_search_["mean_strength"]
+    assert prior["kappa0"] == kappa
+    best = log_marginal_likelihood(st, prior, tied=tied)
+    grid = np.exp(np.linspace(*np.log(niw_evidence.K_BOUNDS), 2001))
+    values = [log_marginal_likelihood(st, dict(prior, kappa0=k), tied=tied) for k in grid]
+    assert max(values) <= best + 1e-7
+    table = pd.DataFrame(est.prior_search_["candidates"])
+    assert table["mean_strength"].iloc[-1] == "auto"
+    assert table["log_evidence"].iloc[-1] >= table["log_evidence"].max() - 1e-9
+
+
+@pytest.mark.parametrize("cls", [bg.LDA, bg.QDA])
+def test_mean_strength_auto_with_missing_streaming_and_methods(cls):
+    X, y = _data(3, 10, seed=42)
+    whole = cls(mean_strength="auto", cov_scale="auto").fit(X, y)
+    stream = cls(mean_strength="auto", cov_scale="auto")
+    for part in np.array_split(np.random.default_rng(1).permutation(y.size), 3):
+        stream.partial_fit(X[part], y[part], classes=[0, 1])
+    for key in ("mean_strength", "cov_dof", "cov_scale"):
+        np.testing.assert_allclose(stream.prior_search_[key], whole.prior_search_[key],
+                                   rtol=1e-6)
+    for method in ("mle", "map", "conjugate"):
+        est = cls(method=method, mean_strength="auto", draws=20, chains=1,
+                  random_state=0).fit(X, y)
+        assert np.all(np.isfinite(est.predict_proba(X)))
+    X[np.random.default_rng(0).random(X.shape) < 0.15] = np.nan
+    gappy = cls(mean_strength="auto").fit(X, y)
+    assert gappy._prior["kappa0"] == gappy.prior_search_["mean_strength"] > 0
+    assert np.all(np.isfinite(gappy.predict_proba(X)))

@@ -76,8 +76,10 @@ class MVNFamily(UnlabelledHooks):
         True: one covariance shared by all classes (LDA); False: one per class (QDA).
     mean_prior : array-like of shape (d,) or None
         Prior mean m0 of the class means; None = the weighted overall data mean.
-    mean_strength : float
-        kappa0 > 0, prior pseudo-observations for the means (default 0.01).
+    mean_strength : float or "auto"
+        kappa0 > 0, prior pseudo-observations for the means (default 0.01); "auto": chosen
+        by type-II maximum likelihood of the exact evidence with the other "auto" values
+        (:func:`bayesgen.families.mvn.niw_evidence.evidence_search_kappa`).
     cov_prior : array-like of shape (d,) or (d, d), or None
         Prior mean S0 = E[Sigma]: a vector is a diagonal matrix, a matrix must be
         symmetric positive definite. None = diagonal of the pooled within-class variances
@@ -203,9 +205,16 @@ class MVNFamily(UnlabelledHooks):
                 f"{self.covariance_prior!r}."
             )
         d = stats["mean"].shape[1]
-        kappa0 = _scalar(self.mean_strength)
-        if not kappa0 > 0:
-            raise ValueError(f"mean_strength must be a number > 0; got {self.mean_strength!r}.")
+        if isinstance(self.mean_strength, str):
+            if self.mean_strength != "auto":
+                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
+                                 f"{self.mean_strength!r}.")
+            kappa0 = None
+        else:
+            kappa0 = _scalar(self.mean_strength)
+            if not kappa0 > 0:
+                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
+                                 f"{self.mean_strength!r}.")
         auto = isinstance(self.cov_dof, str)
         if auto and self.cov_dof != "auto":
             raise ValueError(f"cov_dof must be a number > d + 1, None or 'auto'; got "
@@ -232,13 +241,17 @@ class MVNFamily(UnlabelledHooks):
         scale = self._resolved_scale()
         self.search_ = em.auto_prior(self, stats, m0, kappa0, S0,
                                      dof=None if auto else nu0, scale=scale)
+        any_auto = None in (kappa0, scale) or auto
+        kappa_auto = kappa0 is None
+        kappa0 = self.search_["mean_strength"]
         if "groups" not in stats:  # log evidences in the units of X, as log_evidence's
             jac = _far.log_jacobian(self.frame, np.full(d, stats["count"].sum()))
-            if auto or scale is None:
+            if any_auto:
                 both = self.search_["candidates"][2]  # cov_dof and cov_scale "auto"
                 diagonal = not np.any(S0 - np.diag(np.diagonal(S0)))
-                full = {"nu0": both["chosen_cov_dof"], "scale": both["chosen_cov_scale"],
-                        "log_evidence": both["log_evidence"]} if diagonal else None
+                full = None if kappa_auto or not diagonal else {
+                    "nu0": both["chosen_cov_dof"], "scale": both["chosen_cov_scale"],
+                    "log_evidence": both["log_evidence"]}
                 self.search_["structures"] = structure_evidence(
                     stats, m0, kappa0, np.diagonal(S0).copy(), tied=self.tied, full=full)
             self.search_["log_evidence"] -= jac
