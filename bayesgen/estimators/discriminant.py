@@ -277,8 +277,13 @@ class _MVNClassifier(_Common):
 
 _MVN_DOC = """    mean_prior : array-like (d,) or None
         Prior mean m0 of the class means (default: overall data mean).
-    mean_strength : float, default=0.01
-        kappa0: mu_k | Sigma ~ N(m0, Sigma / kappa0).
+    mean_strength : float or "auto", default=0.01
+        kappa0: mu_k | Sigma ~ N(m0, Sigma / kappa0). "auto": chosen with the other
+        "auto" values by type-II maximum likelihood of the exact marginal likelihood
+        (O(d K^2) per evaluation through the matrix determinant lemma; see
+        ``bayesgen.families.mvn.niw_evidence.evidence_search_kappa``). It shrinks the
+        class means towards m0; on some data the evidence prefers equal class means (see
+        the user guide's priors page).
     cov_prior : array-like (d,) or (d, d) or None
         Prior mean of the covariance (default: diagonal of pooled within-class
         variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_prior.
@@ -311,8 +316,12 @@ _SEARCH_DOC = """    prior_search_ : dict
         None for a fit with missing entries and nothing "auto") and ``candidates``: a
         list of dicts (``cov_dof``, ``cov_scale`` as set, ``chosen_cov_dof``,
         ``chosen_cov_scale``, ``log_evidence``), one per candidate prior (the fixed
-        values, ``cov_dof="auto"``, both "auto"), ready for ``pandas.DataFrame``;
-        ``log_evidence`` differences are log Bayes factors.
+        values, ``cov_dof="auto"``, both "auto", and the chosen one), ready for
+        ``pandas.DataFrame``; ``log_evidence`` differences are log Bayes factors. Also
+        ``mean_strength`` (kappa0) and, with complete data and any value "auto",
+        ``structures``: the log evidence of mclust's covariance structures (LDA: EII,
+        EEI, EEE; QDA: also VII, VVI, VVV), each at its own type-II ML strength and
+        scale (``bayesgen.families.mvn.structures``).
 """
 
 
