@@ -111,12 +111,15 @@ def search_entries(beta: np.ndarray, n: np.ndarray, *, dof: float | None = None,
 
     bounds = [tuple(np.log(C_BOUNDS)), tuple(np.log(S_BOUNDS))]
     best = None
-    for start in ((0.0, 0.0), (np.log(1e3), 0.0)):
+    for start in ((0.0, 0.0), (np.log(1e3), 0.0)):  # the second if the first hits a bound
         result = minimize(objective, np.array(start), jac=True, method="L-BFGS-B",
                           bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-8,
                                                   "maxiter": 200})
         if best is None or result.fun < best.fun:
             best = result
+        if np.all(np.abs(best.x - np.array(bounds)[:, 0]) > 1e-6) and np.all(
+                np.abs(best.x - np.array(bounds)[:, 1]) > 1e-6):
+            break
     c = float(np.exp(best.x[0]))
     return 2.0 + c, _scale(c, beta, n)
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import digamma, multigammaln, polygamma
+from scipy.special import digamma, gammaln, multigammaln, polygamma
 
 from bayesgen.families.gaussian_stats import class_sum
 
@@ -212,6 +212,13 @@ def whitened_eigen(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *
     return eigen, np.asarray(sizes, dtype=np.float64)
 
 
+def _mvgammaln(a: float, half: np.ndarray) -> float:
+    """log Gamma_d(a) without its constant d (d - 1) / 4 log(pi) (which cancels in every
+    ratio used here): sum_i lgamma(a - i / 2), ``half`` = arange(d) / 2; faster than
+    scipy's multigammaln in the searches' inner loops."""
+    return float(gammaln(a - half).sum())
+
+
 def profile_evidence(c: float, t: float, d: int, eigen: list[np.ndarray],
                      sizes: np.ndarray) -> tuple[float, float, float]:
     """The (c, t)-dependent part F of the log evidence with nu0 = d + 1 + c and
@@ -223,11 +230,11 @@ def profile_evidence(c: float, t: float, d: int, eigen: list[np.ndarray],
     value = dc = dlogt = 0.0
     for lam, n in zip(eigen, sizes, strict=True):
         logs = np.log(t + lam)
-        value += (multigammaln((nu0 + n) / 2.0, d) - 0.5 * (nu0 + n) * logs.sum())
+        value += (_mvgammaln((nu0 + n) / 2.0, half) - 0.5 * (nu0 + n) * logs.sum())
         dc += 0.5 * digamma((nu0 + n) / 2.0 - half).sum() - 0.5 * logs.sum()
         dlogt -= 0.5 * (nu0 + n) * np.sum(t / (t + lam))
     G = len(eigen)
-    value -= G * (multigammaln(nu0 / 2.0, d) - 0.5 * nu0 * d * np.log(t))
+    value -= G * (_mvgammaln(nu0 / 2.0, half) - 0.5 * nu0 * d * np.log(t))
     dc -= G * (0.5 * digamma(nu0 / 2.0 - half).sum() - 0.5 * d * np.log(t))
     dlogt += G * 0.5 * nu0 * d
     return float(value), float(dc), float(dlogt)
@@ -350,6 +357,7 @@ def profile_kappa(c: float, t: float, kappa0: float, d: int, parts: list[tuple])
     d / 2 sum_k log(kappa0 / (kappa0 + n_k)), the between-class scatter entering through
     :func:`kappa_parts`'s determinant lemma."""
     nu0 = d + 1.0 + c
+    half = np.arange(d) / 2.0
     value = 0.0
     for lam, U, n, size in parts:
         w = kappa0 * n / (kappa0 + n)
@@ -357,10 +365,10 @@ def profile_kappa(c: float, t: float, kappa0: float, d: int, parts: list[tuple])
         M = (U * inv[:, None]).T @ U * np.sqrt(np.outer(w, w))
         _, small = np.linalg.slogdet(np.eye(w.size) + M)
         logdet = np.log(t + lam).sum() + small
-        value += multigammaln((nu0 + size) / 2.0, d) - 0.5 * (nu0 + size) * logdet
+        value += _mvgammaln((nu0 + size) / 2.0, half) - 0.5 * (nu0 + size) * logdet
         value += 0.5 * d * np.sum(np.log(kappa0 / (kappa0 + n)))
     G = len(parts)
-    value -= G * (multigammaln(nu0 / 2.0, d) - 0.5 * nu0 * d * np.log(t))
+    value -= G * (_mvgammaln(nu0 / 2.0, half) - 0.5 * nu0 * d * np.log(t))
     return float(value)
 
 
