@@ -316,12 +316,14 @@ _SEARCH_DOC = """    prior_search_ : dict
         None for a fit with missing entries and nothing "auto") and ``candidates``: a
         list of dicts (``cov_dof``, ``cov_scale`` as set, ``chosen_cov_dof``,
         ``chosen_cov_scale``, ``log_evidence``), one per candidate prior (the fixed
-        values, ``cov_dof="auto"``, both "auto", and the chosen one), ready for
-        ``pandas.DataFrame``; ``log_evidence`` differences are log Bayes factors. Also
-        ``mean_strength`` (kappa0) and, with complete data and any value "auto",
-        ``structures``: the log evidence of mclust's covariance structures (LDA: EII,
-        EEI, EEE; QDA: also VII, VVI, VVV), each at its own type-II ML strength and
-        scale (``bayesgen.families.mvn.structures``).
+        values; with any value "auto" ``cov_dof="auto"``; with ``cov_scale`` or
+        ``mean_strength`` "auto" also both ``cov_dof`` and ``cov_scale`` "auto", and the
+        chosen one), ready for ``pandas.DataFrame``; ``log_evidence`` differences are log
+        Bayes factors. Also ``mean_strength`` (kappa0) and, with complete data and
+        ``cov_scale`` or ``mean_strength`` "auto", ``structures``: the log evidence of
+        mclust's covariance structures (LDA: EII, EEI, EEE; QDA: also VII, VVI, VVV),
+        each at its own type-II ML strength and scale
+        (``bayesgen.families.mvn.structures``).
 """
 
 

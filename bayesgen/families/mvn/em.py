@@ -227,11 +227,11 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
     None here) and the evidence of the candidate priors (``MVNFamily.search_``).
 
     Complete data: :func:`._niw_evidence.evidence_search` (or, with ``kappa0`` None,
-    :func:`._niw_evidence.evidence_search_kappa`) of the statistics. When any is "auto",
-    ``candidates`` holds, each at its own optimum: the fixed prior (kappa0 = ``kappa0``
-    or 0.01, nu0 = ``dof`` or d + 2, s = ``scale`` or 1), nu0 by the evidence (the others
-    fixed), nu0 and s by the evidence, and the chosen combination if it is none of these;
-    otherwise the fixed prior only. Missing entries: the fixed point of the choice over
+    :func:`._niw_evidence.evidence_search_kappa`) of the statistics. ``candidates``
+    holds, each at its own optimum: the fixed prior (kappa0 = ``kappa0`` or 0.01, nu0 =
+    ``dof`` or d + 2, s = ``scale`` or 1); when any is "auto", nu0 by the evidence (the
+    others fixed); when kappa0 or s is "auto", nu0 and s by the evidence; and the chosen
+    combination if it is none of these. Missing entries: the fixed point of the choice over
     EM-completed statistics as :func:`auto_dof` (every chosen value moves each round),
     the evidence being that of the completed statistics; with nothing "auto" no EM runs
     and ``log_evidence`` is None.
@@ -268,9 +268,11 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
                 "candidates": [_candidate(chosen, kappa0 is None, dof is None, scale is None)]}
     options = [(fixed_kappa, fixed_dof, fixed_scale)]
     if None in (kappa0, dof, scale):
-        options += [(fixed_kappa, None, fixed_scale), (fixed_kappa, None, None)]
-        if (kappa0, dof, scale) not in options:
-            options.append((kappa0, dof, scale))
+        options.append((fixed_kappa, None, fixed_scale))
+    if None in (kappa0, scale):  # the searches of more than nu0 (not run by default)
+        options.append((fixed_kappa, None, None))
+    if (kappa0, dof, scale) not in options:
+        options.append((kappa0, dof, scale))
     candidates = [_candidate(find(stats, *option), *(v is None for v in option))
                   for option in options]
     chosen = candidates[options.index((kappa0, dof, scale))]

@@ -182,16 +182,15 @@ class MVNFamily(UnlabelledHooks):
         """Resolve the NIW hyper-parameters.
 
         Sets ``search_`` (surfaced as the estimator's ``prior_search_``): the chosen
-        ``cov_dof`` (nu0) and ``cov_scale`` (s), the exact ``log_evidence`` there, and
-        ``candidates``, one dict per candidate prior (the fixed or default values, nu0 by
-        the evidence at s = 1, both by the evidence) with its hyper-parameters and log
-        evidence, each at its own optimum (with missing entries: the chosen one only,
-        on EM-completed statistics, in the internal frame). With complete data and
-        ``cov_dof`` or ``cov_scale`` "auto", ``structures`` lists the evidence of mclust's
-        covariance structures (LDA: EII, EEI, EEE; QDA: also VII, VVI, VVV), each at its
-        own type-II ML strength and scale (:mod:`.structures`; the fit itself is EEE /
-        VVV, GaussianNB's is VVI). Log evidences are in the units of X, as
-        :meth:`log_evidence`'s.
+        ``mean_strength`` (kappa0), ``cov_dof`` (nu0) and ``cov_scale`` (s), the exact
+        ``log_evidence`` there, and ``candidates``, one dict per candidate prior (see
+        :func:`.em.auto_prior`) with its hyper-parameters and log evidence, each at its
+        own optimum (with missing entries: the chosen one only, on EM-completed
+        statistics). With complete data and ``cov_scale`` or ``mean_strength`` "auto",
+        ``structures`` lists the evidence of mclust's covariance structures (LDA: EII,
+        EEI, EEE; QDA: also VII, VVI, VVV), each at its own type-II ML strength and
+        scale (:mod:`.structures`; the fit itself is EEE / VVV, GaussianNB's is VVI).
+        Log evidences are in the units of X, as :meth:`log_evidence`'s.
 
         Returns
         -------
@@ -241,12 +240,12 @@ class MVNFamily(UnlabelledHooks):
         scale = self._resolved_scale()
         self.search_ = em.auto_prior(self, stats, m0, kappa0, S0,
                                      dof=None if auto else nu0, scale=scale)
-        any_auto = None in (kappa0, scale) or auto
+        searched = None in (kappa0, scale)  # more than cov_dof="auto" (the default)
         kappa_auto = kappa0 is None
         kappa0 = self.search_["mean_strength"]
         if "groups" not in stats:  # log evidences in the units of X, as log_evidence's
             jac = _far.log_jacobian(self.frame, np.full(d, stats["count"].sum()))
-            if any_auto:
+            if searched:
                 both = self.search_["candidates"][2]  # cov_dof and cov_scale "auto"
                 diagonal = not np.any(S0 - np.diag(np.diagonal(S0)))
                 full = None if kappa_auto or not diagonal else {
