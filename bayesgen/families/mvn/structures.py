@@ -42,6 +42,8 @@ from bayesgen.families.mvn.niw_evidence import _group_scatter, evidence_search
 SHARED = ("EII", "EEI", "EEE")
 #: every structure (QDA's per-class scatter also gives the pooled one)
 ALL = ("EII", "VII", "EEI", "VVI", "EEE", "VVV")
+#: L-BFGS-B's relative tolerance on the evidence of the Inverse-Gamma structures
+STRUCTURE_FTOL = 1e-10
 
 
 def _pooled(stats: dict) -> dict:
@@ -125,7 +127,9 @@ def structure_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarra
             out.append({"structure": name, "dof": found["nu0"], "scale": found["scale"],
                         "log_evidence": found["log_evidence"]})
             continue
-        nu0, scale = gev.search_entries(*_ig_entries(stats, m0, kappa0, s0, name))
+        # informative only (the fit does not use them): a looser tolerance
+        nu0, scale = gev.search_entries(*_ig_entries(stats, m0, kappa0, s0, name),
+                                        ftol=STRUCTURE_FTOL)
         out.append({"structure": name, "dof": nu0, "scale": scale,
                     "log_evidence": structure_log_evidence(stats, m0, kappa0, s0, name, nu0,
                                                            scale)})
