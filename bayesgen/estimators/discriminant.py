@@ -147,15 +147,24 @@ class GaussianNB(_Common):
         kappa0, pseudo-observations behind ``mean_prior``.
     var_prior : array-like (d,) or None
         Prior mean of each variance (default: pooled within-class variance).
-    var_dof : float, default=3
-        nu0 > 2, pseudo-observations behind ``var_prior``.
+    var_dof : float or "auto", default=3
+        nu0 > 2, pseudo-observations behind ``var_prior``; "auto": chosen by type-II
+        maximum likelihood of the exact marginal likelihood (closed form, O(K d) per
+        evaluation on the statistics; ``bayesgen.families.gaussian_evidence``).
+    var_scale : float, None or "auto", default=None
+        s > 0: the prior mean of each variance is s var_prior (None: 1); "auto":
+        chosen with ``var_dof`` by the evidence.
     divisor : {"n", "unbiased"}, default="n"
         MLE variance divisor.
 
     Attributes
     ----------
     classes_, class_count_, class_prior_, theta_ (K, d), var_ (K, d), all in the units
-    of X; _frame: the per-feature frame of the internal computations (bayesgen.data.frame)
+    of X; _frame: the per-feature frame of the internal computations (bayesgen.data.frame);
+    prior_search_ (when ``var_dof`` or ``var_scale`` is "auto"): dict with the chosen
+    ``var_dof`` and ``var_scale``, ``log_evidence`` and ``candidates`` (one dict per
+    candidate prior: the fixed values, ``var_dof="auto"``, both "auto"; log evidences in
+    the units of X, their differences log Bayes factors)
     """
     )
     _parameter_constraints: ClassVar[dict] = constraints("gaussian")
@@ -169,7 +178,8 @@ class GaussianNB(_Common):
         mean_prior: Any = None,
         mean_strength: float = 0.01,
         var_prior: Any = None,
-        var_dof: float = 3.0,
+        var_dof: Any = 3.0,
+        var_scale: Any = None,
         divisor: str = "n",
         draws: int = 1000,
         tune: int = 1000,
@@ -193,6 +203,7 @@ class GaussianNB(_Common):
         self.mean_strength = mean_strength
         self.var_prior = var_prior
         self.var_dof = var_dof
+        self.var_scale = var_scale
         self.divisor = divisor
 
     def _make_family(self, X=None):
@@ -201,6 +212,7 @@ class GaussianNB(_Common):
             mean_strength=self.mean_strength,
             var_prior=self.var_prior,
             var_dof=self.var_dof,
+            var_scale=self.var_scale,
             divisor=self.divisor,
         )
 
@@ -221,6 +233,7 @@ class _MVNClassifier(_Common):
         mean_strength: float = 0.01,
         cov_prior: Any = None,
         cov_dof: Any = "auto",
+        cov_scale: Any = None,
         divisor: str = "n",
         covariance_prior: str = "niw",
         draws: int = 1000,
@@ -245,6 +258,7 @@ class _MVNClassifier(_Common):
         self.mean_strength = mean_strength
         self.cov_prior = cov_prior
         self.cov_dof = cov_dof
+        self.cov_scale = cov_scale
         self.divisor = divisor
         self.covariance_prior = covariance_prior
 
@@ -255,6 +269,7 @@ class _MVNClassifier(_Common):
             mean_strength=self.mean_strength,
             cov_prior=self.cov_prior,
             cov_dof=self.cov_dof,
+            cov_scale=self.cov_scale,
             divisor=self.divisor,
             covariance_prior=self.covariance_prior,
         )
@@ -262,8 +277,13 @@ class _MVNClassifier(_Common):
 
 _MVN_DOC = """    mean_prior : array-like (d,) or None
         Prior mean m0 of the class means (default: overall data mean).
-    mean_strength : float, default=0.01
-        kappa0: mu_k | Sigma ~ N(m0, Sigma / kappa0).
+    mean_strength : float or "auto", default=0.01
+        kappa0: mu_k | Sigma ~ N(m0, Sigma / kappa0). "auto": chosen with the other
+        "auto" values by type-II maximum likelihood of the exact marginal likelihood
+        (O(d K^2) per evaluation through the matrix determinant lemma; see
+        ``bayesgen.families.mvn.niw_evidence.evidence_search_kappa``). It shrinks the
+        class means towards m0; on some data the evidence prefers equal class means (see
+        the user guide's priors page).
     cov_prior : array-like (d,) or (d, d) or None
         Prior mean of the covariance (default: diagonal of pooled within-class
         variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_prior.
@@ -271,6 +291,12 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         nu0 > d + 1. "auto": the empirical-Bayes nu0 maximising the marginal likelihood
         of the training data (closed form; see ``bayesgen.families.mvn.niw_evidence``);
         None: d + 2, the weakest prior with a finite mean (mclust's default).
+    cov_scale : float, None or "auto", default=None
+        s > 0 in E[Sigma] = s cov_prior, i.e. Psi0 = (nu0 - d - 1) s cov_prior: the
+        scale of the shrinkage target (None: 1). "auto": chosen together with
+        ``cov_dof`` by type-II maximum likelihood of the exact marginal likelihood,
+        computed on the sufficient statistics only (one eigen-decomposition, then
+        O(d) per evaluation; see ``bayesgen.families.mvn.niw_evidence``).
     divisor : {{"n", "unbiased"}}, default="n"
         MLE covariance divisor: n (scikit-learn) or the unbiased one
         ({div_unbiased}, as R's MASS).
@@ -281,6 +307,23 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         prior (eta=2) with half-normal scales (sd = 2.5 prior sds) and
         mu_k ~ N(m0, 10 prior sds), for users who want it. MLE/MAP/conjugate always
         use the NIW prior.
+"""
+
+
+_SEARCH_DOC = """    prior_search_ : dict
+        The empirical-Bayes choice of the covariance prior: ``cov_dof`` (nu0) and
+        ``cov_scale`` (s) used by the fit, ``log_evidence`` (exact log p(X | y) there;
+        None for a fit with missing entries and nothing "auto") and ``candidates``: a
+        list of dicts (``cov_dof``, ``cov_scale`` as set, ``chosen_cov_dof``,
+        ``chosen_cov_scale``, ``log_evidence``), one per candidate prior (the fixed
+        values; with any value "auto" ``cov_dof="auto"``; with ``cov_scale`` or
+        ``mean_strength`` "auto" also both ``cov_dof`` and ``cov_scale`` "auto", and the
+        chosen one), ready for ``pandas.DataFrame``; ``log_evidence`` differences are log
+        Bayes factors. Also ``mean_strength`` (kappa0) and, with complete data and
+        ``cov_scale`` or ``mean_strength`` "auto", ``structures``: the log evidence of
+        mclust's covariance structures (LDA: EII, EEI, EEE; QDA: also VII, VVI, VVV),
+        each at its own type-II ML strength and scale
+        (``bayesgen.families.mvn.structures``).
 """
 
 
@@ -295,8 +338,10 @@ class QDA(_MVNClassifier):
     Attributes
     ----------
     classes_, class_count_, class_prior_, means_ (K, d), covariance_ (list of K (d, d)),
-    all in the units of X; _frame: the per-feature frame of the internal computations
-    """
+    all in the units of X; _frame: the per-feature frame of the internal computations;
+    prior_search_: dict, see below
+"""
+        + "\n" + _SEARCH_DOC
     )
     _tied = False
 
@@ -320,8 +365,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
     _frame (the per-feature frame of the internal computations; the others are in the
     units of X), classes_, class_count_, class_prior_, means_ (K, d), covariance_ (d, d),
     coef_ (K, d) or (1, d), intercept_ (K,) or (1,), scalings_ (d, d),
-    explained_variance_ratio_ (n_components,), xbar_ (d,)
-    """
+    explained_variance_ratio_ (n_components,), xbar_ (d,), prior_search_ (below)
+"""
+        + _SEARCH_DOC
     )
     _tied = True
     _parameter_constraints: ClassVar[dict] = {
@@ -340,6 +386,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         mean_strength: float = 0.01,
         cov_prior: Any = None,
         cov_dof: Any = "auto",
+        cov_scale: Any = None,
         divisor: str = "n",
         covariance_prior: str = "niw",
         draws: int = 1000,
@@ -358,7 +405,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         super().__init__(
             method=method, class_alpha=class_alpha, class_prior=class_prior,
             mean_prior=mean_prior, mean_strength=mean_strength, cov_prior=cov_prior,
-            cov_dof=cov_dof, divisor=divisor, covariance_prior=covariance_prior,
+            cov_dof=cov_dof, cov_scale=cov_scale, divisor=divisor,
+            covariance_prior=covariance_prior,
             draws=draws, tune=tune, chains=chains, sampler=sampler,
             chain_method=chain_method, target_accept=target_accept, progressbar=progressbar,
             random_state=random_state, loss=loss, unlabeled=unlabeled,

@@ -59,8 +59,13 @@ class GaussianFamily(UnlabelledHooks):
         sd of a class mean is 10 within-class sds).
     var_prior : array-like of shape (d,) or None
         Prior mean s0 of each variance; None = the pooled within-class variance.
-    var_dof : float
-        nu0 > 2, prior pseudo-observations for the variances (default 3).
+    var_dof : float or "auto"
+        nu0 > 2, prior pseudo-observations for the variances (default 3); "auto": chosen
+        by type-II maximum likelihood of the exact evidence
+        (:mod:`bayesgen.families.gaussian_evidence`).
+    var_scale : float, None or "auto"
+        s > 0: the prior mean of each variance is s s0_j and b0_j = (nu0 - 2) s s0_j / 2
+        (None = 1); "auto": chosen with ``var_dof`` by the evidence.
     divisor : {"n", "unbiased"}
         MLE divisor of the variance: ``N_k`` (scikit-learn) or ``N_k - 1``.
     """
@@ -78,13 +83,15 @@ class GaussianFamily(UnlabelledHooks):
         mean_prior: Any = None,
         mean_strength: float = 0.01,
         var_prior: Any = None,
-        var_dof: float = 3.0,
+        var_dof: Any = 3.0,
+        var_scale: Any = None,
         divisor: str = "n",
     ) -> None:
         self.mean_prior = mean_prior
         self.mean_strength = mean_strength
         self.var_prior = var_prior
         self.var_dof = var_dof
+        self.var_scale = var_scale
         self.divisor = divisor
         self.labels: np.ndarray | None = None
         self.frame = None  # bayesgen.data.frame.Frame of the internal coordinates, set at fit
@@ -120,14 +127,27 @@ class GaussianFamily(UnlabelledHooks):
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict) -> dict:
-        """Resolve the hyper-parameters (data-aware defaults are scale-equivariant)."""
+        """Resolve the hyper-parameters (data-aware defaults are scale-equivariant).
+
+        ``var_dof`` / ``var_scale`` "auto": type-II maximum likelihood of the exact
+        evidence (:func:`bayesgen.families.gaussian_evidence.search`); then ``search_``
+        (the estimator's ``prior_search_``) records the chosen ``var_dof`` and
+        ``var_scale``, the log evidence (units of X) and the candidates' (the fixed or
+        default values, ``var_dof="auto"``, both "auto"), each at its own optimum.
+        """
+        from bayesgen.families import gaussian_evidence as gev
+
         d = stats["mean"].shape[1]
         if not np.isfinite(self.mean_strength) or self.mean_strength <= 0:
             raise ValueError(f"mean_strength must be > 0; got {self.mean_strength!r}.")
-        if not np.isfinite(self.var_dof) or self.var_dof <= 2:
+        dof_auto = isinstance(self.var_dof, str)
+        if dof_auto and self.var_dof != "auto":
+            raise ValueError(f"var_dof must be a number > 2 or 'auto'; got {self.var_dof!r}.")
+        if not dof_auto and (not np.isfinite(self.var_dof) or self.var_dof <= 2):
             raise ValueError(
                 f"var_dof must be > 2 (finite prior mean of the variance); got {self.var_dof!r}."
             )
+        scale = self._resolved_scale()
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
         s0 = gstats.resolve_vector(self.var_prior, d, "var_prior", None)
@@ -140,13 +160,55 @@ class GaussianFamily(UnlabelledHooks):
                 f"data (features {np.flatnonzero(~((s0 > 0) & np.isfinite(s0))).tolist()}); "
                 "give prior variances of the order of the data's."
             )
-        nu0 = float(self.var_dof)
-        return {
-            "m0": m0,
-            "kappa0": float(self.mean_strength),
-            "a0": np.full(d, nu0 / 2.0),
-            "b0": (nu0 - 2.0) * s0 / 2.0,
-        }
+        kappa0 = float(self.mean_strength)
+        dof = None if dof_auto else float(self.var_dof)
+
+        cache: dict = {}
+
+        def resolved(option_dof, option_scale) -> dict:
+            if (option_dof, option_scale) in cache:
+                return cache[option_dof, option_scale]
+            nu0, s = gev.search(stats, m0, kappa0, s0, dof=option_dof, scale=option_scale)
+            cache[option_dof, option_scale] = {
+                "m0": m0, "kappa0": kappa0, "a0": np.full(d, nu0 / 2.0),
+                "b0": (nu0 - 2.0) * s * s0 / 2.0, "nu0": nu0, "scale": s}
+            return cache[option_dof, option_scale]
+
+        chosen = resolved(dof, scale)
+        if dof_auto or scale is None:
+            observed = np.broadcast_to(missing.observed_count(stats), stats["mean"].shape)
+            jac = _far.log_jacobian(self.frame, observed.sum(axis=0))
+            options = [(3.0 if dof is None else dof, 1.0 if scale is None else scale),
+                       (None, 1.0 if scale is None else scale), (None, None)]
+            if (dof, scale) not in options:
+                options.append((dof, scale))
+            candidates = []
+            for option_dof, option_scale in options:
+                found = resolved(option_dof, option_scale)
+                candidates.append({
+                    "var_dof": "auto" if option_dof is None else found["nu0"],
+                    "var_scale": "auto" if option_scale is None else found["scale"],
+                    "chosen_var_dof": found["nu0"], "chosen_var_scale": found["scale"],
+                    "log_evidence": gev.log_evidence(stats, found) - jac})
+            self.search_ = {"var_dof": chosen["nu0"], "var_scale": chosen["scale"],
+                            "log_evidence": gev.log_evidence(stats, chosen) - jac,
+                            "candidates": candidates}
+        else:
+            self.__dict__.pop("search_", None)
+        return {k: chosen[k] for k in ("m0", "kappa0", "a0", "b0")}
+
+    def _resolved_scale(self) -> float | None:
+        """``var_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""
+        if isinstance(self.var_scale, str):
+            if self.var_scale != "auto":
+                raise ValueError(f"var_scale must be a number > 0, None or 'auto'; got "
+                                 f"{self.var_scale!r}.")
+            return None
+        scale = 1.0 if self.var_scale is None else float(self.var_scale)
+        if not (np.isfinite(scale) and scale > 0):
+            raise ValueError(f"var_scale must be a finite number > 0, None or 'auto'; got "
+                             f"{self.var_scale!r}.")
+        return scale
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
@@ -333,7 +395,10 @@ class GaussianFamily(UnlabelledHooks):
 
     def attributes(self, params: dict) -> dict:
         """scikit-learn's fitted attribute names: ``theta_`` (means) and ``var_``."""
-        return {"theta_": params["mu"], "var_": params["var"]}
+        out = {"theta_": params["mu"], "var_": params["var"]}
+        if hasattr(self, "search_"):  # var_dof or var_scale "auto"
+            out["prior_search_"] = copy.deepcopy(self.search_)
+        return out
 
     # ----------------------------------------------------------------- frame
     def to_user(self, params: dict) -> dict:

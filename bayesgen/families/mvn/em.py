@@ -46,6 +46,8 @@ MAX_ITER = 1000
 DOF_TOL = 1e-6
 #: rounds after which that fixed point stops
 DOF_ROUNDS = 50
+#: the fixed mean strength of the candidate priors when ``mean_strength="auto"``
+DEFAULT_KAPPA0 = 0.01
 
 
 def log_niw(mu: np.ndarray, cov: np.ndarray, prior: dict, tied: bool) -> float:
@@ -217,3 +219,74 @@ def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray)
         if done:
             break
     return nu0
+
+
+def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np.ndarray, *,
+               dof: float | None, scale: float | None) -> dict:
+    """The hyper-parameters of ``mean_strength`` / ``cov_dof`` / ``cov_scale`` ("auto" =
+    None here) and the evidence of the candidate priors (``MVNFamily.search_``).
+
+    Complete data: :func:`._niw_evidence.evidence_search` (or, with ``kappa0`` None,
+    :func:`._niw_evidence.evidence_search_kappa`) of the statistics. ``candidates``
+    holds, each at its own optimum: the fixed prior (kappa0 = ``kappa0`` or 0.01, nu0 =
+    ``dof`` or d + 2, s = ``scale`` or 1); when any is "auto", nu0 by the evidence (the
+    others fixed); when kappa0 or s is "auto", nu0 and s by the evidence; and the chosen
+    combination if it is none of these. Missing entries: the fixed point of the choice over
+    EM-completed statistics as :func:`auto_dof` (every chosen value moves each round),
+    the evidence being that of the completed statistics; with nothing "auto" no EM runs
+    and ``log_evidence`` is None.
+    """
+    from bayesgen.families.mvn.niw_evidence import evidence_search, evidence_search_kappa
+
+    d = S0.shape[0]
+    tied = family.tied
+
+    def find(st, option_kappa, option_dof, option_scale) -> dict:
+        if option_kappa is None:
+            return evidence_search_kappa(st, m0, S0, tied=tied, dof=option_dof,
+                                         scale=option_scale)
+        return dict(evidence_search(st, m0, option_kappa, S0, tied=tied, dof=option_dof,
+                                    scale=option_scale), kappa0=option_kappa)
+
+    fixed_kappa = DEFAULT_KAPPA0 if kappa0 is None else kappa0
+    fixed_dof = d + 2.0 if dof is None else dof
+    fixed_scale = 1.0 if scale is None else scale
+    if "groups" in stats:
+        if None not in (kappa0, dof, scale):
+            return {"mean_strength": kappa0, "cov_dof": dof, "cov_scale": scale,
+                    "log_evidence": None, "candidates": []}
+        k, nu0, s = fixed_kappa, fixed_dof, fixed_scale
+        for _ in range(DOF_ROUNDS + 1):
+            chosen = find(evidence_stats(family, stats, m0, k, s * S0, nu0), kappa0, dof, scale)
+            done = all(abs(new - old) <= DOF_TOL * old for new, old in
+                       ((chosen["kappa0"], k), (chosen["nu0"], nu0), (chosen["scale"], s)))
+            k, nu0, s = chosen["kappa0"], chosen["nu0"], chosen["scale"]
+            if done:
+                break
+        return {"mean_strength": k, "cov_dof": nu0, "cov_scale": s,
+                "log_evidence": chosen["log_evidence"],
+                "candidates": [_candidate(chosen, kappa0 is None, dof is None, scale is None)]}
+    options = [(fixed_kappa, fixed_dof, fixed_scale)]
+    if None in (kappa0, dof, scale):
+        options.append((fixed_kappa, None, fixed_scale))
+    if None in (kappa0, scale):  # the searches of more than nu0 (not run by default)
+        options.append((fixed_kappa, None, None))
+    if (kappa0, dof, scale) not in options:
+        options.append((kappa0, dof, scale))
+    candidates = [_candidate(find(stats, *option), *(v is None for v in option))
+                  for option in options]
+    chosen = candidates[options.index((kappa0, dof, scale))]
+    return {"mean_strength": chosen["chosen_mean_strength"],
+            "cov_dof": chosen["chosen_cov_dof"], "cov_scale": chosen["chosen_cov_scale"],
+            "log_evidence": chosen["log_evidence"], "candidates": candidates}
+
+
+def _candidate(found: dict, kappa_auto: bool, dof_auto: bool, scale_auto: bool) -> dict:
+    """One row of ``candidates``: the setting ("auto" or its value), the values it
+    resolves to and its exact log evidence."""
+    return {"mean_strength": "auto" if kappa_auto else found["kappa0"],
+            "cov_dof": "auto" if dof_auto else found["nu0"],
+            "cov_scale": "auto" if scale_auto else found["scale"],
+            "chosen_mean_strength": found["kappa0"],
+            "chosen_cov_dof": found["nu0"], "chosen_cov_scale": found["scale"],
+            "log_evidence": found["log_evidence"]}

@@ -58,6 +58,7 @@ from bayesgen.families.mvn.linalg import (
     mahalanobis,
 )
 from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw_evidence
+from bayesgen.families.mvn.structures import structure_evidence
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.unlabelled import UnlabelledHooks
 
@@ -75,8 +76,10 @@ class MVNFamily(UnlabelledHooks):
         True: one covariance shared by all classes (LDA); False: one per class (QDA).
     mean_prior : array-like of shape (d,) or None
         Prior mean m0 of the class means; None = the weighted overall data mean.
-    mean_strength : float
-        kappa0 > 0, prior pseudo-observations for the means (default 0.01).
+    mean_strength : float or "auto"
+        kappa0 > 0, prior pseudo-observations for the means (default 0.01); "auto": chosen
+        by type-II maximum likelihood of the exact evidence with the other "auto" values
+        (:func:`bayesgen.families.mvn.niw_evidence.evidence_search_kappa`).
     cov_prior : array-like of shape (d,) or (d, d), or None
         Prior mean S0 = E[Sigma]: a vector is a diagonal matrix, a matrix must be
         symmetric positive definite. None = diagonal of the pooled within-class variances
@@ -87,6 +90,13 @@ class MVNFamily(UnlabelledHooks):
         value maximising the marginal likelihood of the data, see
         :mod:`bayesgen.families.mvn.niw_evidence`; with missing entries a fixed point over
         EM-completed statistics, :func:`bayesgen.families.mvn.em.auto_dof`).
+    cov_scale : float, None or "auto"
+        s > 0, the scale of the prior mean of the covariance relative to the target:
+        E[Sigma] = s S0 and Psi0 = (nu0 - d - 1) s S0 (None = 1, S0 itself). "auto":
+        chosen with ``cov_dof`` by type-II maximum likelihood of the exact evidence
+        (:func:`bayesgen.families.mvn.niw_evidence.evidence_search`), so that both the
+        strength and the scale of the shrinkage towards the structured target S0 come
+        from the data.
     divisor : {"n", "unbiased"}
         MLE covariance divisor: N_k (QDA) / N (LDA), as scikit-learn, or the unbiased
         N_k - 1 / N - K.
@@ -113,6 +123,7 @@ class MVNFamily(UnlabelledHooks):
         mean_strength: float = 0.01,
         cov_prior: Any = None,
         cov_dof: Any = None,
+        cov_scale: Any = None,
         divisor: str = "n",
         covariance_prior: str = "niw",
     ) -> None:
@@ -122,6 +133,7 @@ class MVNFamily(UnlabelledHooks):
         self.mean_strength = mean_strength
         self.cov_prior = cov_prior
         self.cov_dof = cov_dof
+        self.cov_scale = cov_scale
         self.divisor = divisor
         self.labels: np.ndarray | None = None
         self.frame = None  # bayesgen.data.frame.Frame of the internal coordinates, set at fit
@@ -169,11 +181,22 @@ class MVNFamily(UnlabelledHooks):
     def prior(self, stats: dict) -> dict:
         """Resolve the NIW hyper-parameters.
 
+        Sets ``search_`` (surfaced as the estimator's ``prior_search_``): the chosen
+        ``mean_strength`` (kappa0), ``cov_dof`` (nu0) and ``cov_scale`` (s), the exact
+        ``log_evidence`` there, and ``candidates``, one dict per candidate prior (see
+        :func:`.em.auto_prior`) with its hyper-parameters and log evidence, each at its
+        own optimum (with missing entries: the chosen one only, on EM-completed
+        statistics). With complete data and ``cov_scale`` or ``mean_strength`` "auto",
+        ``structures`` lists the evidence of mclust's covariance structures (LDA: EII,
+        EEI, EEE; QDA: also VII, VVI, VVV), each at its own type-II ML strength and
+        scale (:mod:`.structures`; the fit itself is EEE / VVV, GaussianNB's is VVI).
+        Log evidences are in the units of X, as :meth:`log_evidence`'s.
+
         Returns
         -------
         dict
             ``m0`` (d,), ``kappa0`` float, ``nu0`` float, ``Psi0`` (d, d) with
-            ``Psi0 = (nu0 - d - 1) S0`` so that the prior mean of Sigma is S0.
+            ``Psi0 = (nu0 - d - 1) s S0`` so that the prior mean of Sigma is s S0.
         """
         if self.covariance_prior not in COVARIANCE_PRIORS:
             raise ValueError(
@@ -181,9 +204,16 @@ class MVNFamily(UnlabelledHooks):
                 f"{self.covariance_prior!r}."
             )
         d = stats["mean"].shape[1]
-        kappa0 = _scalar(self.mean_strength)
-        if not kappa0 > 0:
-            raise ValueError(f"mean_strength must be a number > 0; got {self.mean_strength!r}.")
+        if isinstance(self.mean_strength, str):
+            if self.mean_strength != "auto":
+                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
+                                 f"{self.mean_strength!r}.")
+            kappa0 = None
+        else:
+            kappa0 = _scalar(self.mean_strength)
+            if not kappa0 > 0:
+                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
+                                 f"{self.mean_strength!r}.")
         auto = isinstance(self.cov_dof, str)
         if auto and self.cov_dof != "auto":
             raise ValueError(f"cov_dof must be a number > d + 1, None or 'auto'; got "
@@ -207,9 +237,40 @@ class MVNFamily(UnlabelledHooks):
                     "prior variances of the order of the data's."
                 )
             _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
-        if auto:
-            nu0 = em.auto_dof(self, stats, m0, kappa0, S0)
-        return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
+        scale = self._resolved_scale()
+        self.search_ = em.auto_prior(self, stats, m0, kappa0, S0,
+                                     dof=None if auto else nu0, scale=scale)
+        searched = None in (kappa0, scale)  # more than cov_dof="auto" (the default)
+        kappa_auto = kappa0 is None
+        kappa0 = self.search_["mean_strength"]
+        if "groups" not in stats:  # log evidences in the units of X, as log_evidence's
+            jac = _far.log_jacobian(self.frame, np.full(d, stats["count"].sum()))
+            if searched:
+                both = self.search_["candidates"][2]  # cov_dof and cov_scale "auto"
+                diagonal = not np.any(S0 - np.diag(np.diagonal(S0)))
+                full = None if kappa_auto or not diagonal else {
+                    "nu0": both["chosen_cov_dof"], "scale": both["chosen_cov_scale"],
+                    "log_evidence": both["log_evidence"]}
+                self.search_["structures"] = structure_evidence(
+                    stats, m0, kappa0, np.diagonal(S0).copy(), tied=self.tied, full=full)
+            self.search_["log_evidence"] -= jac
+            for row in self.search_["candidates"] + self.search_.get("structures", []):
+                row["log_evidence"] -= jac
+        nu0, scale = self.search_["cov_dof"], self.search_["cov_scale"]
+        return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * scale * S0}
+
+    def _resolved_scale(self) -> float | None:
+        """``cov_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""
+        if isinstance(self.cov_scale, str):
+            if self.cov_scale != "auto":
+                raise ValueError(f"cov_scale must be a number > 0, None or 'auto'; got "
+                                 f"{self.cov_scale!r}.")
+            return None
+        scale = 1.0 if self.cov_scale is None else _scalar(self.cov_scale)
+        if not (np.isfinite(scale) and scale > 0):
+            raise ValueError(f"cov_scale must be a finite number > 0, None or 'auto'; got "
+                             f"{self.cov_scale!r}.")
+        return scale
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
@@ -399,6 +460,8 @@ class MVNFamily(UnlabelledHooks):
         """``means_`` (K, d); ``covariance_``: list of K (d, d) (QDA) or (d, d) (LDA)."""
         cov = params["cov"]
         out = {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
+        if hasattr(self, "search_"):
+            out["prior_search_"] = copy.deepcopy(self.search_)
         if hasattr(self, "em_"):  # EM ran (missing entries, method "mle" or "map")
             out.update(n_iter_=self.em_["n_iter"], em_objective_=self.em_["objective"])
         return out

@@ -19,18 +19,41 @@ since log|Psi_N| = log|S0| + sum_i log(c + lambda_i). :func:`evidence_dof` maxim
 over log c (bounded, scipy's ``minimize_scalar``): a large c means the class
 covariances are close to S0 (strong shrinkage), a small one that the data depart from
 it. The choice is equivariant under rescaling the features, like S0.
+
+Strength and scale (``cov_scale="auto"``): with Psi0 = c s S0, the prior mean of Sigma is
+s S0, a scaled copy of the structured target S0 (a diagonal matrix: the pooled
+within-class variances by default, the identity in standardised coordinates). Writing
+t = c s, the evidence depends on (c, t) through the same eigenvalues::
+
+    log p(X) = const + sum_g [log Gamma_d((nu0 + N_g) / 2) - log Gamma_d(nu0 / 2)
+               + nu0 d log(t) / 2 - (nu0 + N_g) sum_i log(t + lambda_gi) / 2]
+
+so that each evaluation costs O(G d) after one eigen-decomposition per covariance
+group; :func:`evidence_search` maximises it over (log c, log s) (or over one of them with
+the other fixed) by L-BFGS-B with the analytic gradient::
+
+    dF/dc       = sum_g [sum_i psi((nu0 + N_g - i) / 2) / 2 - sum_i log(t + l_gi) / 2]
+                  - G [sum_i psi((nu0 - i) / 2) / 2 - d log(t) / 2]
+    dF/dlog(t)  = sum_g [nu0 d / 2 - (nu0 + N_g) sum_i t / (t + l_gi) / 2]
+
+with dF/dlog(c) = c dF/dc + dF/dlog(t) and dF/dlog(s) = dF/dlog(t). When fewer rows
+than features leave zero eigenvalues, the evidence can rise without bound as t -> 0
+(the prior then puts its mass where the likelihood is unbounded), which
+:data:`S_BOUNDS` stops.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import digamma, multigammaln, polygamma
+from scipy.special import digamma, gammaln, multigammaln, polygamma
 
 from bayesgen.families.gaussian_stats import class_sum
 
 #: search range of c = nu0 - d - 1 for ``cov_dof="auto"``
 C_BOUNDS = (1e-2, 1e6)
+#: search range of the scale s (prior mean of Sigma = s S0) for ``cov_scale="auto"``
+S_BOUNDS = (1e-3, 1e3)
 
 
 def _group_scatter(stats: dict, m0: np.ndarray, kappa0: float, tied: bool
@@ -171,3 +194,235 @@ def _newton_polish(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray)
             return new
         c = new
     return c
+
+
+def whitened_eigen(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
+                   tied: bool) -> tuple[list[np.ndarray], np.ndarray]:
+    """Eigenvalues (>= 0) of S0^(-1/2) B_g S0^(-T/2) per covariance group, and N_g.
+
+    One Cholesky factor of S0 and one symmetric eigen-decomposition per group
+    (O(G d^3)); everything :func:`evidence_search` evaluates is O(G d) from these.
+    """
+    groups, sizes = _group_scatter(stats, m0, kappa0, tied)
+    chol = np.linalg.cholesky(S0)
+    eigen = []
+    for B in groups:
+        W = np.linalg.solve(chol, np.linalg.solve(chol, B).T)
+        eigen.append(np.clip(np.linalg.eigvalsh((W + W.T) / 2.0), 0.0, None))
+    return eigen, np.asarray(sizes, dtype=np.float64)
+
+
+def _mvgammaln(a: float, half: np.ndarray) -> float:
+    """log Gamma_d(a) without its constant d (d - 1) / 4 log(pi) (which cancels in every
+    ratio used here): sum_i lgamma(a - i / 2), ``half`` = arange(d) / 2; faster than
+    scipy's multigammaln in the searches' inner loops."""
+    return float(gammaln(a - half).sum())
+
+
+def profile_evidence(c: float, t: float, d: int, eigen: list[np.ndarray],
+                     sizes: np.ndarray) -> tuple[float, float, float]:
+    """The (c, t)-dependent part F of the log evidence with nu0 = d + 1 + c and
+    Psi0 = t S0, and its derivatives dF/dc and dF/dlog(t) (formulas in the module
+    docstring); F plus the constant of :func:`log_marginal_likelihood` is the log
+    evidence."""
+    nu0 = d + 1.0 + c
+    half = np.arange(d) / 2.0
+    value = dc = dlogt = 0.0
+    for lam, n in zip(eigen, sizes, strict=True):
+        logs = np.log(t + lam)
+        value += (_mvgammaln((nu0 + n) / 2.0, half) - 0.5 * (nu0 + n) * logs.sum())
+        dc += 0.5 * digamma((nu0 + n) / 2.0 - half).sum() - 0.5 * logs.sum()
+        dlogt -= 0.5 * (nu0 + n) * np.sum(t / (t + lam))
+    G = len(eigen)
+    value -= G * (_mvgammaln(nu0 / 2.0, half) - 0.5 * nu0 * d * np.log(t))
+    dc -= G * (0.5 * digamma(nu0 / 2.0 - half).sum() - 0.5 * d * np.log(t))
+    dlogt += G * 0.5 * nu0 * d
+    return float(value), float(dc), float(dlogt)
+
+
+def evidence_search(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
+                    tied: bool, dof: float | None = None,
+                    scale: float | None = None) -> dict:
+    """Type-II maximum likelihood of the strength nu0 and/or the scale s of the prior
+    Psi0 = (nu0 - d - 1) s S0 (prior mean of Sigma: s S0).
+
+    Parameters
+    ----------
+    stats : dict
+        Complete-data statistics (``count``, ``mean``, ``scatter``).
+    m0, kappa0 : ndarray of shape (d,), float
+        Prior of the class means.
+    S0 : ndarray of shape (d, d)
+        The structured target (symmetric positive definite).
+    tied : bool
+        LDA (one pooled group) or QDA (one group per class).
+    dof, scale : float or None
+        A fixed nu0 (> d + 1) or s (> 0); None: chosen by the evidence.
+
+    Returns
+    -------
+    dict
+        ``nu0``, ``scale`` (the chosen or fixed values) and ``log_evidence`` (the exact
+        log marginal likelihood of :func:`log_marginal_likelihood` there).
+    """
+    d = m0.size
+    if scale is None and dof is not None:
+        s = _search_scale(d, float(dof) - d - 1.0, *whitened_eigen(stats, m0, kappa0, S0,
+                                                                     tied=tied))
+        nu0 = float(dof)
+    elif scale is None:
+        eigen, sizes = whitened_eigen(stats, m0, kappa0, S0, tied=tied)
+        c, s = _search_both(d, eigen, sizes, evidence_dof(stats, m0, kappa0, S0, tied=tied))
+        nu0 = d + 1.0 + c
+    else:
+        s = float(scale)
+        nu0 = (evidence_dof(stats, m0, kappa0, s * S0, tied=tied) if dof is None
+               else float(dof))
+    prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1.0) * s * S0}
+    return {"nu0": float(nu0), "scale": float(s),
+            "log_evidence": log_marginal_likelihood(stats, prior, tied=tied)}
+
+
+def _search_scale(d: int, c: float, eigen: list[np.ndarray], sizes: np.ndarray) -> float:
+    """argmax over s in :data:`S_BOUNDS` of the evidence at fixed c (t = c s): the root
+    of dF/dlog(t), which decreases in t (bisection-safe Brent search on log s)."""
+    from scipy.optimize import brentq
+
+    def slope(log_s: float) -> float:
+        return profile_evidence(c, c * np.exp(log_s), d, eigen, sizes)[2]
+
+    lo, hi = np.log(S_BOUNDS[0]), np.log(S_BOUNDS[1])
+    if slope(hi) >= 0:
+        return S_BOUNDS[1]
+    if slope(lo) <= 0:
+        return S_BOUNDS[0]
+    return float(np.exp(brentq(slope, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)))
+
+
+def _search_both(d: int, eigen: list[np.ndarray], sizes: np.ndarray,
+                 nu0_start: float) -> tuple[float, float]:
+    """argmax over (log c, log s) in :data:`C_BOUNDS` x :data:`S_BOUNDS` by L-BFGS-B,
+    started at s = 1 and the cov_dof="auto" choice there, and finished by the exact 1-d
+    optimum in s at the chosen c."""
+    from scipy.optimize import minimize
+
+    def objective(p: np.ndarray) -> tuple[float, np.ndarray]:
+        c, s = np.exp(p)
+        value, dc, dlogt = profile_evidence(c, c * s, d, eigen, sizes)
+        return -value, -np.array([c * dc + dlogt, dlogt])
+
+    bounds = [tuple(np.log(C_BOUNDS)), tuple(np.log(S_BOUNDS))]
+    starts = [(np.log(nu0_start - d - 1.0), 0.0)]
+    best = None
+    for start in starts:
+        result = minimize(objective, np.array(start), jac=True, method="L-BFGS-B",
+                          bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-8,
+                                                  "maxiter": 200})
+        if best is None or result.fun < best.fun:
+            best = result
+    c = float(np.exp(best.x[0]))
+    return c, _search_scale(d, c, eigen, sizes)
+
+
+#: search range of kappa0 (``mean_strength="auto"``)
+K_BOUNDS = (1e-4, 1e4)
+
+
+def kappa_parts(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: bool) -> list[tuple]:
+    """Per covariance group: eigenvalues lam (d,) of the whitened within-class scatter
+    S0^(-1/2) S_g S0^(-T/2), the whitened class-mean offsets rotated into its eigenbasis
+    U (d, K_g) (columns V^T S0^(-1/2) (xbar_k - m0)), the class counts n (K_g,) and N_g.
+
+    With w_k = kappa0 n_k / (kappa0 + n_k), the matrix determinant lemma gives
+    log|t I + S0^(-1/2) B_g S0^(-T/2)| = sum_i log(t + lam_i)
+    + log|I + W^(1/2) U^T diag(1 / (t + lam)) U W^(1/2)| (W = diag(w)), a K_g x K_g
+    determinant: O(d K_g^2) per evaluation for any kappa0, after one decomposition."""
+    chol = np.linalg.cholesky(S0)
+    count, mean = stats["count"], stats["mean"]
+    offsets = np.linalg.solve(chol, (mean - m0).T)  # (d, K)
+    scatters = [stats["scatter"]] if tied else list(stats["scatter"])
+    out = []
+    for g, S in enumerate(scatters):
+        W = np.linalg.solve(chol, np.linalg.solve(chol, S).T)
+        lam, V = np.linalg.eigh((W + W.T) / 2.0)
+        cols = slice(None) if tied else slice(g, g + 1)
+        out.append((np.clip(lam, 0.0, None), V.T @ offsets[:, cols], count[cols],
+                    float(count[cols].sum())))
+    return out
+
+
+def profile_kappa(c: float, t: float, kappa0: float, d: int, parts: list[tuple]) -> float:
+    """The log evidence with nu0 = d + 1 + c, Psi0 = t S0 and mean strength kappa0, up to
+    a constant in (c, t, kappa0): :func:`profile_evidence` plus
+    d / 2 sum_k log(kappa0 / (kappa0 + n_k)), the between-class scatter entering through
+    :func:`kappa_parts`'s determinant lemma."""
+    nu0 = d + 1.0 + c
+    half = np.arange(d) / 2.0
+    value = 0.0
+    for lam, U, n, size in parts:
+        w = kappa0 * n / (kappa0 + n)
+        inv = 1.0 / (t + lam)
+        M = (U * inv[:, None]).T @ U * np.sqrt(np.outer(w, w))
+        _, small = np.linalg.slogdet(np.eye(w.size) + M)
+        logdet = np.log(t + lam).sum() + small
+        value += _mvgammaln((nu0 + size) / 2.0, half) - 0.5 * (nu0 + size) * logdet
+        value += 0.5 * d * np.sum(np.log(kappa0 / (kappa0 + n)))
+    G = len(parts)
+    value -= G * (_mvgammaln(nu0 / 2.0, half) - 0.5 * nu0 * d * np.log(t))
+    return float(value)
+
+
+def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: bool,
+                          dof: float | None = None, scale: float | None = None,
+                          start_kappa0: float = 1.0) -> dict:
+    """Type-II maximum likelihood of the mean strength kappa0 (``mean_strength="auto"``)
+    together with nu0 and/or s when they are None (fixed otherwise).
+
+    L-BFGS-B over the logs of the free values in :data:`K_BOUNDS`, :data:`C_BOUNDS`,
+    :data:`S_BOUNDS` on :func:`profile_kappa` (O(d K^2) per evaluation, numerical
+    gradient), from two starts; then, at the chosen kappa0, the exact searches of
+    :func:`evidence_search` polish nu0 and s.
+
+    Returns
+    -------
+    dict
+        ``kappa0``, ``nu0``, ``scale`` and ``log_evidence`` (exact, internal frame).
+    """
+    from scipy.optimize import minimize
+
+    d = m0.size
+    parts = kappa_parts(stats, m0, S0, tied=tied)
+    free_c, free_s = dof is None, scale is None
+
+    def unpack(p: np.ndarray) -> tuple[float, float, float]:
+        values = list(np.exp(p))
+        kappa0 = values.pop(0)
+        c = values.pop(0) if free_c else float(dof) - d - 1.0
+        s = values.pop(0) if free_s else float(scale)
+        return kappa0, c, s
+
+    def objective(p: np.ndarray) -> float:
+        kappa0, c, s = unpack(p)
+        return -profile_kappa(c, c * s, kappa0, d, parts)
+
+    bounds = [tuple(np.log(K_BOUNDS))] + [tuple(np.log(C_BOUNDS))] * free_c + [
+        tuple(np.log(S_BOUNDS))] * free_s
+    best = None
+    for kappa_start, c_start in ((start_kappa0, d + 1.0), (0.01, 1.0)):
+        start = [np.log(kappa_start)] + [np.log(c_start)] * free_c + [0.0] * free_s
+        result = minimize(objective, np.array(start), method="L-BFGS-B", bounds=bounds,
+                          options={"ftol": 1e-14, "gtol": 1e-9, "maxiter": 500})
+        if best is None or result.fun < best.fun:
+            best = result
+    kappa0, c, s = unpack(best.x)
+    # polish kappa0 alone (Brent on the log, to ~1e-8 relative) at the chosen c and s,
+    # so that the choice does not move with the rounding of the statistics
+    lo, hi = np.log(K_BOUNDS)
+    centre = np.log(kappa0)
+    result = minimize_scalar(lambda lk: -profile_kappa(c, c * s, np.exp(lk), d, parts),
+                             bounds=(max(lo, centre - 1.0), min(hi, centre + 1.0)),
+                             method="bounded", options={"xatol": 1e-11})
+    if -result.fun >= -best.fun:
+        kappa0 = float(np.exp(result.x))
+    found = evidence_search(stats, m0, kappa0, S0, tied=tied, dof=dof, scale=scale)
+    return dict(found, kappa0=float(kappa0))

@@ -1,0 +1,79 @@
+"""Cost of choosing the prior by the evidence: ``"auto"`` against fixed hyper-parameters.
+
+LDA, QDA and GaussianNB fitted (``method="map"`` and ``"conjugate"``) on N = 100,000
+rows, d = 30, K = 5, with every prior hyper-parameter fixed (``cov_dof=40``,
+``cov_scale=1``; GaussianNB ``var_dof=3``) and with both chosen by the exact evidence
+(``cov_dof="auto", cov_scale="auto"``, which also scores mclust's structures;
+``var_dof="auto", var_scale="auto"``), and LDA/QDA with ``cov_dof="auto"`` alone (the
+default, rows "dof"). The search
+runs on the sufficient statistics (one eigen-decomposition per covariance group, then
+O(d) per evaluation), so its cost does not grow with N: the target is a ratio <= 2.
+Best of ``--repeats`` wall times per configuration, single process.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_prior_search.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import bayesgen as bg
+
+N, D, K = 100_000, 30, 5
+
+
+def data() -> tuple[np.ndarray, np.ndarray]:
+    """K Gaussian classes with a shared correlated covariance (condition number ~100)."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, K, size=N)
+    Q, _ = np.linalg.qr(rng.normal(size=(D, D)))
+    chol = Q @ np.diag(np.logspace(0, 1, D))
+    X = rng.normal(scale=2.0, size=(K, D))[y] + rng.normal(size=(N, D)) @ chol.T
+    return X, y
+
+
+def best_seconds(make, X, y, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        make().fit(X, y)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    X, y = data()
+    common = {"draws": 250, "chains": 4, "random_state": 0, "progressbar": False}
+    settings = {
+        "LDA": (bg.LDA, {"cov_dof": 40.0, "cov_scale": 1.0},
+                {"cov_dof": "auto", "cov_scale": "auto"}),
+        "LDA dof": (bg.LDA, {"cov_dof": 40.0}, {"cov_dof": "auto"}),
+        "QDA": (bg.QDA, {"cov_dof": 40.0, "cov_scale": 1.0},
+                {"cov_dof": "auto", "cov_scale": "auto"}),
+        "QDA dof": (bg.QDA, {"cov_dof": 40.0}, {"cov_dof": "auto"}),
+        "GaussianNB": (bg.GaussianNB, {"var_dof": 3.0},
+                       {"var_dof": "auto", "var_scale": "auto"}),
+    }
+    print(f"N = {N:,}, d = {D}, K = {K}; best of {args.repeats}")
+    print(f"{'model':<11} {'method':<10} {'fixed s':>9} {'auto s':>9} {'ratio':>6}")
+    # warm-up: first-call imports (scipy.optimize) are not timed
+    for cls, _fixed, auto in settings.values():
+        cls(method="map", **auto).fit(X[:2000], y[:2000])
+    for name, (cls, fixed, auto) in settings.items():
+        for method in ("map", "conjugate"):
+            t_fixed = best_seconds(lambda c=cls, f=fixed, m=method: c(method=m, **f, **common),
+                                   X, y, args.repeats)
+            t_auto = best_seconds(lambda c=cls, a=auto, m=method: c(method=m, **a, **common),
+                                  X, y, args.repeats)
+            print(f"{name:<11} {method:<10} {t_fixed:9.3f} {t_auto:9.3f} "
+                  f"{t_auto / t_fixed:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
