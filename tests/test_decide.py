@@ -126,9 +126,15 @@ def test_dataframe_index_is_the_obs_coordinate():
 # ----------------------------------------------------------------- conformal
 def test_nonconformity_scores_and_quantile():
     p = np.array([[0.5, 0.3, 0.2], [0.4, 0.4, 0.2]])
-    np.testing.assert_allclose(conformal.nonconformity(p, "lac"), 1 - p)
-    np.testing.assert_allclose(conformal.nonconformity(p, "aps"),
-                               [[0.5, 0.8, 1.0], [0.8, 0.8, 1.0]])
+    np.testing.assert_allclose(conformal.nonconformity(np.log(p), "lac"), -np.log(p))
+    # APS = 1 - (mass strictly below): [[0.5, 0.8, 1], [0.8, 0.8, 1]], as -log(mass below)
+    np.testing.assert_allclose(conformal.nonconformity(np.log(p), "aps"),
+                               [[-np.log(0.5), -np.log(0.2), np.inf],
+                                [-np.log(0.2), -np.log(0.2), np.inf]])
+    # probabilities whose 1 - p round to 1.0 keep their order
+    tiny = np.log([[1 - 2e-30, 1e-30, 1e-30], [1 - 2e-40, 1e-40, 1e-40]])
+    lac = conformal.nonconformity(tiny, "lac")
+    assert lac[0, 1] < lac[1, 1] and np.isfinite(lac).all()
     scores = np.arange(1.0, 10.0)  # n = 9
     assert conformal.conformal_quantile(scores, 0.1) == 9.0  # rank ceil(10 * 0.9) = 9
     assert conformal.conformal_quantile(scores, 0.3) == 7.0

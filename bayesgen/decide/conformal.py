@@ -13,7 +13,9 @@ p = ``predict_proba``:
 
 With calibration scores s_1..s_n of rows with known labels, the threshold is the
 conformal quantile q = the ceil((n + 1)(1 - alpha))-th smallest s_i (+inf when that
-rank exceeds n: every class), and C(x) = {k : s(x, k) <= q}. Class-conditional
+rank exceeds n: every class), and C(x) = {k : s(x, k) <= q}. The scores are computed
+as increasing functions of these in log space (:func:`nonconformity`), which gives the
+same sets without the rounding of 1 - p near 1. Class-conditional
 (Mondrian) sets take one threshold per class from the calibration rows of that class,
 so that P(y in C(x) | y = k) >= 1 - alpha for every k.
 
@@ -43,32 +45,39 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.decide.uncertainty import predictive_proba
+from bayesgen.decide.uncertainty import predictive_log_proba
 from bayesgen.inference import exact_loo
-from bayesgen.utils.logspace import normalised_proba
+from bayesgen.utils.logspace import normalise
 
 SCORES = ("lac", "aps")
 CALIBRATIONS = ("split", "loo")
 
 
-def nonconformity(proba: np.ndarray, score: str = "lac") -> np.ndarray:
-    """Nonconformity of every class of every row, (n, K), from probabilities (n, K).
+def nonconformity(log_proba: np.ndarray, score: str = "lac") -> np.ndarray:
+    """Nonconformity of every class of every row, (n, K), from log probabilities (n, K).
 
-    ``"lac"``: 1 - p_k. ``"aps"``: sum_j p_j [p_j >= p_k] (ties counted in full, so the
-    non-randomised set is conservative).
+    ``"lac"``: -log p_k, an increasing function of 1 - p_k. ``"aps"``: -log of the
+    mass of the classes strictly less probable than k (ties count as more probable, so
+    the non-randomised set is conservative), an increasing function of the APS score
+    sum_j p_j [p_j >= p_k] = 1 - that mass; +inf for the least probable class. Both
+    give the sets of the scores in the module docstring, but are computed in log space:
+    where p_k underflows ``1 - p_k`` to 1.0 (a confident model wrong on a calibration
+    row) the scores still differ, so thresholds do not collapse to "every class".
     """
     _check_choice(score, SCORES, "score")
-    proba = np.asarray(proba, dtype=float)
+    log_proba = np.asarray(log_proba, dtype=float)
     if score == "lac":
-        return 1.0 - proba
-    order = np.argsort(-proba, axis=1, kind="stable")
-    sorted_p = np.take_along_axis(proba, order, axis=1)
-    cum = np.cumsum(sorted_p, axis=1)
-    # ties: a class gets the cumulative mass up to the last class of equal probability
-    tie_end = _tie_block_end(sorted_p)
-    cum = np.take_along_axis(cum, tie_end, axis=1)
-    out = np.empty_like(proba)
-    np.put_along_axis(out, order, cum, axis=1)
+        return -log_proba
+    order = np.argsort(-log_proba, axis=1, kind="stable")
+    lp = np.take_along_axis(log_proba, order, axis=1)
+    n = lp.shape[0]
+    # at_or_below[:, j] = log sum of the sorted p from position j to the end
+    at_or_below = np.logaddexp.accumulate(lp[:, ::-1], axis=1)[:, ::-1]
+    below = np.concatenate([at_or_below[:, 1:], np.full((n, 1), -np.inf)], axis=1)
+    # ties: the mass below the last class of a run of equal probabilities
+    below = np.take_along_axis(below, _tie_block_end(lp), axis=1)
+    out = np.empty_like(log_proba)
+    np.put_along_axis(out, order, -below, axis=1)
     return out
 
 
@@ -145,11 +154,11 @@ def calibration_scores(estimator, calibration: str = "split", X_calib: Any = Non
                 "the fit. Without a split, calibration='loo' uses the exact leave-one-out "
                 "predictive of the training rows (method='conjugate').")
         y_index = _label_index(estimator, y_calib)
-        proba = predictive_proba(estimator, estimator._check_X_predict(X_calib))
-        if proba.shape[0] != y_index.size:
-            raise ValueError(f"X_calib has {proba.shape[0]} rows but y_calib has "
+        log_proba = predictive_log_proba(estimator, estimator._check_X_predict(X_calib))
+        if log_proba.shape[0] != y_index.size:
+            raise ValueError(f"X_calib has {log_proba.shape[0]} rows but y_calib has "
                              f"{y_index.size} labels.")
-        return nonconformity(proba, score), y_index
+        return nonconformity(log_proba, score), y_index
     if not exact_loo.supports(estimator):
         raise ValueError(
             f"calibration='loo' needs the exact leave-one-out predictive: "
@@ -158,9 +167,8 @@ def calibration_scores(estimator, calibration: str = "split", X_calib: Any = Non
             "unlabelled rows, and LDA/QDA/MultinomialNB without missing entries). Use "
             "calibration='split' with rows held out of the fit.")
     log_joint, y_index = exact_loo.loo_log_joint(estimator, X_calib, y_calib)
-    proba = normalised_proba(log_joint, estimator.class_log_prior_, type(estimator).__name__,
-                             overwrite=True)
-    return nonconformity(proba, score), y_index
+    log_proba = normalise(log_joint, estimator.class_log_prior_, type(estimator).__name__)
+    return nonconformity(log_proba, score), y_index
 
 
 def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "split",
@@ -197,7 +205,7 @@ def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "spli
     """
     alphas = _check_alpha(alpha)
     cal, y_index = calibration_scores(estimator, calibration, X_calib, y_calib, score)
-    test = nonconformity(predictive_proba(estimator, estimator._check_X_predict(X)), score)
+    test = nonconformity(predictive_log_proba(estimator, estimator._check_X_predict(X)), score)
     K = estimator.classes_.size
     out = np.stack([test <= thresholds(cal, y_index, K, a, mondrian)[None, :] for a in alphas],
                    axis=-1)

@@ -37,7 +37,7 @@ import numpy as np
 from scipy.special import entr, logsumexp
 
 from bayesgen.inference import scoring
-from bayesgen.utils.logspace import normalised_proba
+from bayesgen.utils.logspace import normalise, normalised_proba
 
 
 class Decomposition(NamedTuple):
@@ -59,6 +59,12 @@ def predictive_proba(estimator, Xv: np.ndarray) -> np.ndarray:
     scores = estimator._scores(Xv, full=False)
     return normalised_proba(scores, estimator.class_log_prior_, type(estimator).__name__,
                             overwrite=True)
+
+
+def predictive_log_proba(estimator, Xv: np.ndarray) -> np.ndarray:
+    """``predict_log_proba`` of rows already validated (``estimator._check_X_predict``)."""
+    scores = estimator._scores(Xv, full=False)
+    return normalise(scores, estimator.class_log_prior_, type(estimator).__name__)
 
 
 def _draw_indices(estimator, max_draws: int | None) -> np.ndarray | None:
