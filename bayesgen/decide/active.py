@@ -45,8 +45,13 @@ STRATEGIES = ("bald", "entropy", "margin", "random")
 _SAMPLE_ROWS = 1000
 
 
+#: posterior draws BALD uses by default (evenly spaced): enough to rank a pool
+BALD_DRAWS = 500
+
+
 def acquisition_scores(estimator, X_pool: Any, strategy: str = "bald", *,
-                       max_draws: int | None = None, random_state: Any = None) -> np.ndarray:
+                       max_draws: int | None = BALD_DRAWS,
+                       random_state: Any = None) -> np.ndarray:
     """Acquisition score of every pool row, (n,); higher means label first.
 
     Parameters
@@ -57,8 +62,9 @@ def acquisition_scores(estimator, X_pool: Any, strategy: str = "bald", *,
     X_pool : array-like, sparse matrix or DataFrame of shape (n, d)
     strategy : {"bald", "entropy", "margin", "random"}, default="bald"
         See :mod:`bayesgen.decide.active`.
-    max_draws : int, optional
-        BALD: use at most this many posterior draws (cost is linear in them).
+    max_draws : int or None, default=500
+        BALD: use at most this many posterior draws, evenly spaced (cost is linear in
+        them; the ranking of a pool needs fewer draws than a precise value); None: all.
     random_state : int, Generator or None
         ``"random"`` only.
 
@@ -93,7 +99,7 @@ def _standardised(rows: Any, centre: np.ndarray, scale: np.ndarray) -> np.ndarra
 
 
 def select_queries(estimator, X_pool: Any, n_queries: int = 1, strategy: str = "bald", *,
-                   min_distance: float | str = "auto", max_draws: int | None = None,
+                   min_distance: float | str = "auto", max_draws: int | None = BALD_DRAWS,
                    random_state: Any = None) -> np.ndarray:
     """Indices of the pool rows to label next, best first, without near-duplicates.
 
@@ -107,8 +113,8 @@ def select_queries(estimator, X_pool: Any, n_queries: int = 1, strategy: str = "
     min_distance : float or "auto", default="auto"
         Radius of the diversity rule in standardised units (see
         :mod:`bayesgen.decide.active`); 0 takes the top ``n_queries`` scores.
-    max_draws : int, optional
-        BALD: at most this many posterior draws.
+    max_draws : int or None, default=500
+        BALD: at most this many posterior draws (None: all).
     random_state : int, Generator or None
         For ``"random"``, ties and the rows sampled for ``"auto"``.
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.special import entr, logsumexp
+from scipy.special import entr
 
 from bayesgen.inference import scoring
 from bayesgen.utils.logspace import normalise, normalised_proba
@@ -77,23 +77,35 @@ def _draw_indices(estimator, max_draws: int | None) -> np.ndarray | None:
 
 
 def _chunk_terms(lj: np.ndarray, log_pi: np.ndarray):
-    """(aleatoric (m,), weighted mean p (m, K)) of one chunk of per-draw joints (S, m, K)."""
-    log_px = logsumexp(lj, axis=2)  # (S, m): log p(x | theta_s) + a per-row constant
-    impossible = ~np.isfinite(log_px)
+    """(aleatoric (m,), weighted mean p (m, K)) of one chunk of per-draw joints (S, m, K).
+
+    Works on the classes as K contiguous (S, m) slabs: NumPy reduces a short last axis
+    about ten times slower than it adds slabs.
+    """
+    D = np.moveaxis(lj, 2, 0).copy()  # (K, S, m)
+    top = D.max(axis=0)  # (S, m)
+    impossible = ~np.isfinite(top)
     if impossible.any():  # a draw under which the row is impossible: its pi, weight 0
-        lj = lj.copy()
-        lj[impossible] = np.broadcast_to(log_pi[:, None, :], lj.shape)[impossible]
-        log_w = np.where(impossible, -np.inf, log_px)
-        log_px = np.where(impossible, logsumexp(log_pi, axis=1)[:, None], log_px)
-    else:
-        log_w = log_px
+        fill = np.broadcast_to(log_pi.T[:, :, None], D.shape)
+        D[:, impossible] = fill[:, impossible]
+        top = D.max(axis=0)
+    D -= top
+    E = np.exp(D)
+    Z = E.sum(axis=0)  # (S, m); p_k = E_k / Z
+    ED = E * D
+    if not np.isfinite(ED).all():  # 0 * -inf: a class impossible under a draw
+        ED[E == 0] = 0.0
+    # H(p) = log Z - sum_k p_k D_k, D_k = log E_k
+    H = np.log(Z) - ED.sum(axis=0) / Z
+    log_w = np.where(impossible, -np.inf, top + np.log(Z))  # log p(x | theta_s) + const
     every = ~np.isfinite(log_w).any(axis=0)  # impossible under every draw: equal weights
     if every.any():
-        log_w = np.where(every[None, :], 0.0, log_w)
-    w = np.exp(log_w - logsumexp(log_w, axis=0, keepdims=True))  # (S, m)
-    p = np.exp(lj - log_px[..., None])  # (S, m, K)
-    aleatoric = np.einsum("sm,sm->m", w, entropy(p))
-    return aleatoric, np.einsum("sm,smk->mk", w, p)
+        log_w[:, every] = 0.0
+    w = np.exp(log_w - log_w.max(axis=0))
+    w /= w.sum(axis=0)
+    aleatoric = (w * H).sum(axis=0)
+    mean = np.einsum("sm,ksm->mk", w / Z, E)
+    return aleatoric, mean
 
 
 def decompose(estimator, X: Any, *, max_draws: int | None = None) -> Decomposition:
