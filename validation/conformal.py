@@ -15,7 +15,9 @@ conformal method below uses the same fitted model's ``predict_proba``:
   and calibrated by their exact closed-form leave-one-out predictive (no refit).
 
 Two regimes: "all" (every labelled row) and "small" (``--small`` labelled rows per
-class, default 20, i.e. split conformal fits on 10 and calibrates on 10 per class).
+class on average, default 20, drawn in the classes' proportions so that labelled and
+test rows stay exchangeable; split conformal fits on half and calibrates on the other
+half).
 For alpha in {0.05, 0.1, 0.2}: mean empirical coverage of the test rows over the
 splits and the mean set size. Written to ``validation/results_conformal.md``.
 
@@ -60,11 +62,6 @@ def _stratified(y, rng, fraction):
     return np.concatenate(out)
 
 
-def _per_class(y, rng, count):
-    return np.concatenate([rng.permutation(np.flatnonzero(y == k))[:count]
-                           for k in np.unique(y)])
-
-
 def _sets(name, est, X_fit, y_fit, X_cal, y_cal, X_test):
     """Boolean sets (n_test, K, len(ALPHAS)) of one method."""
     from crepes import WrapClassifier
@@ -103,8 +100,9 @@ def run(splits: int, small: int, seed: int) -> dict:
             for _ in range(splits):
                 test = _stratified(y, rng, 0.3)
                 labelled = np.setdiff1d(np.arange(y.size), test)
-                if regime == "small":
-                    labelled = labelled[_per_class(y[labelled], rng, small)]
+                if regime == "small":  # classes in their proportions: exchangeable with test
+                    fraction = small * np.unique(y).size / labelled.size
+                    labelled = labelled[_stratified(y[labelled], rng, fraction)]
                 half = labelled[_stratified(y[labelled], rng, 0.5)]
                 other = np.setdiff1d(labelled, half)
                 split_model = _model().fit(X[half], y[half])
@@ -145,7 +143,8 @@ def write(results: dict, splits: int, small: int, seed: int, seconds: float) -> 
         "and calibrate on the other half; the no-split methods fit on all labelled rows and "
         "calibrate with their exact leave-one-out predictive. Test rows: a stratified 30 %. "
         "Cells: mean empirical coverage over the splits / mean set size. \"small\": "
-        f"{small} labelled rows per class. n/a: MAPIE's APS refuses a binary target.",
+        f"{small} labelled rows per class on average, in the classes' proportions. "
+        "n/a: MAPIE's APS refuses a binary target.",
         "",
     ]
     for (data_name, regime), res in results.items():
