@@ -354,3 +354,29 @@ def test_batch_avoids_near_duplicates():
         bg.select_queries(est, pool, 0)
     with pytest.raises(ValueError, match="strategy"):
         bg.acquisition_scores(est, pool, "variance")
+
+
+def test_semi_supervised_posterior():
+    """Unlabelled rows in the fit (a Rao-Blackwellised mixture posterior): the
+    decomposition and split sets work; the exact leave-one-out does not exist."""
+    X, y = make_data("real", n_per_class=15)
+    y_semi = y.astype(float)
+    y_semi[::3] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = bg.GaussianNB(method="conjugate", draws=20, chains=2, random_state=0)
+        est.fit(X, y_semi)
+    out = est.predict_uncertainty(X, as_dataset=False)
+    np.testing.assert_allclose(out.total, out.aleatoric + out.epistemic, rtol=0, atol=1e-12)
+    assert est.predict_set(X, 0.2, X_calib=X, y_calib=y).shape == (len(y), 3)
+    with pytest.raises(ValueError, match="exact leave-one-out"):
+        est.predict_set(X, 0.2, calibration="loo", X_calib=X, y_calib=y)
+
+
+def test_reject_option_needs_in_memory_rows():
+    da = pytest.importorskip("dask.array")
+    est, X, _ = _fit("GaussianNB", "map")
+    lazy = da.from_array(X, chunks=(20, X.shape[1]))
+    np.testing.assert_array_equal(est.predict(lazy).compute(), est.predict(X))
+    with pytest.raises(ValueError, match="in-memory"):
+        est.predict(lazy, coverage=0.5)

@@ -317,6 +317,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return evidence.log_marginal_likelihood(self, X, y, sample_weight)
 
     @dask_input.lazy("label")
+    def _predict_labels(self, X: Any) -> np.ndarray:
+        """``predict`` without a reject option (Dask X: a lazy array)."""
+        proba = self.predict_proba(X)
+        return self.classes_[decide(proba, self._loss)]
+
     def predict(self, X: Any, *, reject_cost: float | None = None,
                 coverage: float | None = None, reject_label: Any = None) -> np.ndarray:
         """The Bayes decision: most probable class, or minimum expected ``loss``.
@@ -340,11 +345,15 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n,)
             Labels from ``classes_`` (masked or ``reject_label`` where abstaining, when
-            a reject option is given).
+            a reject option is given). Dask X (no reject option): a lazy Dask array.
         """
-        proba = self.predict_proba(X)
         if reject_cost is None and coverage is None:
-            return self.classes_[decide(proba, self._loss)]
+            return self._predict_labels(X)
+        if dask_input.is_dask(X):
+            raise ValueError("The reject option (reject_cost, coverage) needs in-memory X: "
+                             "compute the Dask array first, or call predict_proba and "
+                             "bayesgen.decide.reject.reject_decisions.")
+        proba = self.predict_proba(X)
         from bayesgen.decide import reject
 
         decision, accepted = reject.reject_decisions(proba, self._loss, reject_cost=reject_cost,
