@@ -90,13 +90,13 @@ def _chunk_terms(lj: np.ndarray, log_pi: np.ndarray):
         D[:, impossible] = fill[:, impossible]
         top = D.max(axis=0)
     D -= top
+    # exp(-800) is 0.0: a floor keeps 0 * log 0 at 0 (classes impossible under a draw)
+    np.maximum(D, -800.0, out=D)
     E = np.exp(D)
     Z = E.sum(axis=0)  # (S, m); p_k = E_k / Z
-    ED = E * D
-    if not np.isfinite(ED).all():  # 0 * -inf: a class impossible under a draw
-        ED[E == 0] = 0.0
+    np.multiply(E, D, out=D)  # E_k D_k
     # H(p) = log Z - sum_k p_k D_k, D_k = log E_k
-    H = np.log(Z) - ED.sum(axis=0) / Z
+    H = np.log(Z) - D.sum(axis=0) / Z
     log_w = np.where(impossible, -np.inf, top + np.log(Z))  # log p(x | theta_s) + const
     every = ~np.isfinite(log_w).any(axis=0)  # impossible under every draw: equal weights
     if every.any():
@@ -104,7 +104,8 @@ def _chunk_terms(lj: np.ndarray, log_pi: np.ndarray):
     w = np.exp(log_w - log_w.max(axis=0))
     w /= w.sum(axis=0)
     aleatoric = (w * H).sum(axis=0)
-    mean = np.einsum("sm,ksm->mk", w / Z, E)
+    w /= Z
+    mean = np.stack([(w * E[k]).sum(axis=0) for k in range(E.shape[0])], axis=1)
     return aleatoric, mean
 
 
