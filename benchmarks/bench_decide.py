@@ -21,6 +21,7 @@ warm-up, single-threaded):
 Run::
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_decide.py [--repeats 3] [--quick]
+        [--only bald|conformal]
 """
 
 from __future__ import annotations
@@ -102,14 +103,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="pool of 10,000 rows")
+    parser.add_argument("--only", choices=("bald", "conformal"), default=None,
+                        help="run one of the two parts")
     args = parser.parse_args(argv)
     print(f"bayesgen {bg.__version__} from {os.path.dirname(bg.__file__)}; load average "
           f"{os.getloadavg()[0]:.2f}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        bald(args.repeats, 10_000 if args.quick else 100_000)
-        conformal(args.repeats, [1_000, 10_000, 100_000] if not args.quick else [1_000, 10_000],
-                  [10_000, 100_000] if not args.quick else [10_000])
+        if args.only in (None, "bald"):
+            bald(args.repeats, 10_000 if args.quick else 100_000)
+        if args.only in (None, "conformal"):
+                conformal(args.repeats,
+                      [1_000, 10_000, 100_000] if not args.quick else [1_000, 10_000],
+                      [10_000, 100_000] if not args.quick else [10_000])
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
 
 
