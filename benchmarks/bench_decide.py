@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.only in (None, "bald"):
             bald(args.repeats, 10_000 if args.quick else 100_000)
         if args.only in (None, "conformal"):
-                conformal(args.repeats,
+            conformal(args.repeats,
                       [1_000, 10_000, 100_000] if not args.quick else [1_000, 10_000],
                       [10_000, 100_000] if not args.quick else [10_000])
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
