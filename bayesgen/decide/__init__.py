@@ -1,8 +1,10 @@
 """What users do with a fit: uncertainty, conformal sets, abstention, active learning.
 
 Owns the decisions taken from a fitted classifier's predictive distribution (public as
-``bayesgen.decompose_uncertainty``, ``bayesgen.conformal_set``, ... and as estimator
-methods, thin wrappers in :mod:`bayesgen.estimators`):
+``bayesgen.decompose_uncertainty``, ``bayesgen.acquisition_scores``,
+``bayesgen.select_queries`` and as the estimator methods ``predict_uncertainty``,
+``predict_set`` and ``predict``'s reject option, thin wrappers in
+:mod:`bayesgen.estimators`):
 
 - :mod:`.uncertainty`: per row, total predictive entropy = aleatoric (expected
   entropy) + epistemic (mutual information between the label and the parameters);
