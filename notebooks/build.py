@@ -7,7 +7,7 @@ Usage (from the repository root)::
     .venv/bin/python notebooks/build.py --no-execute    # write the notebooks without outputs
 
 Each notebook is a list of ``(kind, source)`` cells, ``kind`` in {"md", "code"}, in its
-own module beside this file (``nb01_cells.py`` to ``nb04_cells.py``;
+own module beside this file (``nb01_cells.py`` to ``nb05_cells.py``;
 the first code cell, shared, in ``nb_setup.py``). The
 notebooks read ``BAYESGEN_NB_DRAWS`` (and ``BAYESGEN_NB_TUNE``) in their first code cell,
 so CI can run them with few posterior draws; ``tests/test_notebooks.py`` executes them.
@@ -31,12 +31,14 @@ from nb01_cells import NB01  # noqa: E402
 from nb02_cells import NB02  # noqa: E402
 from nb03_cells import NB03  # noqa: E402
 from nb04_cells import NB04  # noqa: E402
+from nb05_cells import NB05  # noqa: E402
 
 NOTEBOOKS = {
     "01_fit_with_uncertainty.ipynb": NB01,
     "02_mle_vs_map_priors.ipynb": NB02,
     "03_posterior_predictive_checks.ipynb": NB03,
     "04_priors_by_the_evidence.ipynb": NB04,
+    "05_uncertainty_in_action.ipynb": NB05,
 }
 
 

@@ -317,10 +317,89 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return evidence.log_marginal_likelihood(self, X, y, sample_weight)
 
     @dask_input.lazy("label")
-    def predict(self, X: Any) -> np.ndarray:
-        """The Bayes decision: most probable class, or minimum expected ``loss``."""
+    def _predict_labels(self, X: Any) -> np.ndarray:
+        """``predict`` without a reject option (Dask X: a lazy array)."""
         proba = self.predict_proba(X)
         return self.classes_[decide(proba, self._loss)]
+
+    def predict(self, X: Any, *, reject_cost: float | None = None,
+                coverage: float | None = None, reject_label: Any = None) -> np.ndarray:
+        """The Bayes decision: most probable class, or minimum expected ``loss``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, d)
+        reject_cost : float, optional
+            Reject option by Chow's rule: abstain on a row when the expected loss of
+            its best decision exceeds ``reject_cost`` (0-1 loss without ``loss``:
+            when the largest class probability is below ``1 - reject_cost``).
+        coverage : float in (0, 1], optional
+            Reject option by a coverage target: answer the ``ceil(coverage * n)`` rows
+            of X with the smallest expected loss, abstain on the others. At most one
+            of ``reject_cost`` and ``coverage`` (:mod:`bayesgen.decide.reject`).
+        reject_label : optional
+            The label of abstentions; default: a ``numpy.ma.MaskedArray`` whose masked
+            entries are the abstentions.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Labels from ``classes_`` (masked or ``reject_label`` where abstaining, when
+            a reject option is given). Dask X (no reject option): a lazy Dask array.
+        """
+        if reject_cost is None and coverage is None:
+            return self._predict_labels(X)
+        if dask_input.is_dask(X):
+            raise ValueError("The reject option (reject_cost, coverage) needs in-memory X: "
+                             "compute the Dask array first, or call predict_proba and "
+                             "bayesgen.decide.reject.reject_decisions.")
+        proba = self.predict_proba(X)
+        from bayesgen.decide import reject
+
+        decision, accepted = reject.reject_decisions(proba, self._loss, reject_cost=reject_cost,
+                                                     coverage=coverage)
+        return reject.labels_with_reject(self.classes_, decision, accepted, reject_label)
+
+    def predict_set(self, X: Any, alpha: Any = 0.1, *, calibration: str = "split",
+                    X_calib: Any = None, y_calib: Any = None, score: str = "lac",
+                    mondrian: bool = False) -> np.ndarray:
+        """Conformal prediction sets with coverage >= 1 - alpha.
+
+        ``calibration="split"`` (every method): ``X_calib``, ``y_calib`` are labelled
+        rows held out of the fit. ``calibration="loo"`` (``method="conjugate"``): no
+        split, the training rows (``X_calib``, ``y_calib``, optional when the fit kept
+        them) scored by the exact closed-form leave-one-out predictive. ``score``
+        ``"lac"`` (1 - p_k) or ``"aps"``; ``mondrian=True``: coverage within every
+        class. Formulas and guarantees: :mod:`bayesgen.decide.conformal`.
+
+        Returns
+        -------
+        ndarray of bool
+            (n, K) (``out[i, k]``: ``classes_[k]`` is in row i's set), or
+            (n, K, len(alpha)) for a sequence of alphas.
+        """
+        check_is_fitted(self, "_params")
+        from bayesgen.decide import conformal
+
+        return conformal.predict_set(self, X, alpha, calibration=calibration, X_calib=X_calib,
+                                     y_calib=y_calib, score=score, mondrian=mondrian)
+
+    def predict_uncertainty(self, X: Any, *, max_draws: int | None = None,
+                            as_dataset: bool = True):
+        """Per row: total predictive entropy = aleatoric (expected entropy) + epistemic
+        (mutual information between the label and the parameters), in nats.
+
+        Posterior methods only (``ValueError`` otherwise). Returns an
+        ``xarray.Dataset`` with ``total``, ``aleatoric``, ``epistemic`` (dims ``obs``)
+        and ``proba`` (``obs``, ``class``), or with ``as_dataset=False`` a named tuple
+        of arrays; ``max_draws`` thins the draws. See
+        :func:`bayesgen.decide.uncertainty.decompose_uncertainty`.
+        """
+        from bayesgen.decide import uncertainty
+
+        self._check_posterior("predict_uncertainty")
+        return uncertainty.decompose_uncertainty(self, X, max_draws=max_draws,
+                                                 as_dataset=as_dataset)
 
     # ------------------------------------------------------- posterior extras
     def _check_posterior(self, what: str) -> None:

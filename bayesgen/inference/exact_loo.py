@@ -114,6 +114,35 @@ def _full_data_pointwise(estimator, rows) -> np.ndarray:
     return joint[np.arange(rows.y.size), rows.y]
 
 
+def loo_log_joint(estimator, X: Any = None, y: Any = None,
+                  sample_weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """log p(x_n, y=k | D without row n) of every training row and every class.
+
+    Removing row n (with its weight w_n) changes only the posterior of its own class
+    y_n and the label counts, so for k != y_n the value is the full-data predictive
+    log p(x_n | y=k, D) plus the leave-one-out label term
+    log((N_k + a_k) / (N - w_n + A)), and for k = y_n it is :func:`pointwise`. The
+    normalised rows are the exact leave-one-out predictive p(y=k | x_n, D without n).
+
+    Returns
+    -------
+    log_joint : ndarray of shape (n, K)
+        User units (the frame's Jacobian subtracted, as :func:`pointwise`).
+    y : ndarray of shape (n,)
+        Class index of every training row (training rows as in :func:`pointwise`).
+    """
+    _check_supported(estimator)
+    rows = training_rows(estimator, X, y, sample_weight)
+    joint = scoring.raw_scores(estimator, rows.X, full=True)
+    fixed = classprior.fixed_of(estimator)
+    if fixed is None:  # the closed-form label term of the full data, log (N_k+a_k)/(N+A)
+        total = classprior.posterior(estimator.class_count_, estimator.class_alpha_).sum()
+        joint = joint + (np.log(total) - np.log(total - rows.weights))[:, None]
+    n = rows.y.size
+    joint[np.arange(n), rows.y] = _pointwise(estimator, rows)
+    return joint, rows.y
+
+
 def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
          sample_weight: Any = None):
     """ArviZ ``ELPDData`` of the exact LOO (``elpd_loo``, ``se``, ``p_loo``, ``loo_i``),

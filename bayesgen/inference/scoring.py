@@ -243,3 +243,31 @@ def pointwise_log_lik(estimator, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         estimator._family, Z, y, estimator._params, estimator._log_pi_draws)
     jac = _jacobian(estimator, Z)
     return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
+
+
+def iter_log_joint_draws(estimator, X: np.ndarray, draws: np.ndarray | None = None):
+    """Yield ``(rows, log p(x, y=k | theta_s))`` chunk by chunk for validated X, each
+    value of shape (S, m, K) (``rows`` a slice or an index array of the m rows).
+
+    Per-draw joint log-densities up to a per-row constant (the frame's Jacobian, equal
+    for every draw and class), so that ratios across draws and classes of one row are
+    exact: what :mod:`bayesgen.decide.uncertainty` weighs the draws with. Memory is one
+    chunk of about :data:`bayesgen.inference.posterior.CHUNK_BUDGET` values at a time.
+    Rows far from the training data (:func:`bayesgen.data.frame.split`) come last, in
+    one chunk of their own. ``draws``: indices of the draws to use (default all).
+    """
+    Z, far, near = _split_rows(estimator, X)
+    family, params, log_pi = estimator._family, estimator._params, estimator._log_pi_draws
+    if draws is not None:
+        params = {k: (v[draws] if k in family.param_dims else v) for k, v in params.items()}
+        log_pi = log_pi[draws]
+    index = np.flatnonzero(near)
+    if index.size == X.shape[0]:
+        yield from posterior.iter_log_joint(family, Z, params, log_pi)
+    elif index.size:
+        for rows, lj in posterior.iter_log_joint(family, Z[index], params, log_pi):
+            yield index[rows], lj
+    if far is not None:
+        a2, a1, a0 = family.far_terms(far, params)
+        yield far.rows, far_scores(far.log_t, a2, a1, a0 + log_pi[:, None, :], relative=True,
+                                   axes=(0, -1))

@@ -7,6 +7,8 @@ own. Posterior uncertainty is shown for ``method="conjugate"`` and ``"mcmc"`` fi
 - :func:`decision_regions`: class regions of a 2-feature model, shaded by uncertainty.
 - :func:`probability_ellipses`: probability ellipses of Gaussian class densities.
 - :func:`reliability_diagram` (and :func:`calibration_table`): calibration curves and ECE.
+- :func:`risk_coverage` (and :func:`risk_coverage_curve`): selective classification,
+  the error of the answered rows against the fraction answered.
 - :func:`probability_forest`: posterior mean and HDI of p(y=k | x) for chosen points.
 - :func:`shrinkage`: MLE vs MAP / posterior-mean parameters of discrete families.
 - :func:`trace`, :func:`rank`: ``az.plot_trace`` / ``az.plot_rank`` of the parameters.
@@ -31,6 +33,7 @@ from bayesgen.plots.common import (
     _name,
 )
 from bayesgen.plots.regions import _hdi_width, _uncertainty, decision_regions  # noqa: F401
+from bayesgen.plots.risk_coverage import risk_coverage, risk_coverage_curve
 from bayesgen.utils.heavy import import_arviz
 
 __all__ = [
@@ -40,6 +43,8 @@ __all__ = [
     "probability_forest",
     "rank",
     "reliability_diagram",
+    "risk_coverage",
+    "risk_coverage_curve",
     "shrinkage",
     "trace",
 ]

@@ -1,0 +1,212 @@
+r"""Conformal prediction sets of a fitted classifier.
+
+A prediction set C(x) is a set of classes with finite-sample marginal coverage
+P(y in C(x)) >= 1 - alpha over exchangeable calibration and test rows, whatever the
+model. Each (row, class) gets a nonconformity score from the predictive probabilities
+p = ``predict_proba``:
+
+- ``"lac"`` (least ambiguous set-valued classifier, Sadinle et al. 2019):
+  s(x, k) = 1 - p_k(x); smallest average sets at a given coverage;
+- ``"aps"`` (adaptive prediction sets, Romano et al. 2020, non-randomised):
+  s(x, k) = sum of p_j(x) over the classes j with p_j(x) >= p_k(x) (k included): the
+  probability mass needed to reach class k, sets adapt to each row's difficulty.
+
+With calibration scores s_1..s_n of rows with known labels, the threshold is the
+conformal quantile q = the ceil((n + 1)(1 - alpha))-th smallest s_i (+inf when that
+rank exceeds n: every class), and C(x) = {k : s(x, k) <= q}. The scores are computed
+as increasing functions of these in log space (:func:`nonconformity`), which gives the
+same sets without the rounding of 1 - p near 1. Class-conditional
+(Mondrian) sets take one threshold per class from the calibration rows of that class,
+so that P(y in C(x) | y = k) >= 1 - alpha for every k.
+
+Calibration scores come from one of:
+
+- ``calibration="split"`` (split conformal, Vovk et al. 2005; Lei et al. 2018): rows
+  held out of the fit. Coverage >= 1 - alpha holds exactly in finite samples (and is
+  below 1 - alpha + 1/(n + 1) without ties). Every estimator and method.
+- ``calibration="loo"`` (no split): the training rows themselves, scored by the exact
+  closed-form leave-one-out predictive p(y | x_n, D without row n) of a conjugate
+  posterior (:func:`bayesgen.inference.exact_loo.loo_log_joint`; no refit), while a
+  test row is scored by the predictive of all n rows. This is the jackknife conformal
+  set of Barber et al. (2021): each training score comes from a model fitted on n - 1
+  rows and the test score from one on n rows, so the guarantee of split conformal
+  holds up to the change one row makes to the posterior predictive (exactly, it is
+  the full-conformal set whose calibration models omit the test row; for a stable
+  fit, such as a conjugate posterior, the difference vanishes as n grows and the
+  coverage is 1 - alpha up to O(1/n)). Measured coverage is in ``validation/``. It
+  uses every labelled row for both the fit and the calibration, so its sets are
+  smaller than split conformal's at small n. Needs ``method="conjugate"`` and a
+  family with an exact leave-one-out (:func:`bayesgen.inference.exact_loo.supports`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bayesgen.decide.uncertainty import predictive_log_proba
+from bayesgen.inference import exact_loo
+from bayesgen.utils.logspace import normalise
+
+SCORES = ("lac", "aps")
+CALIBRATIONS = ("split", "loo")
+
+
+def nonconformity(log_proba: np.ndarray, score: str = "lac") -> np.ndarray:
+    """Nonconformity of every class of every row, (n, K), from log probabilities (n, K).
+
+    ``"lac"``: -log p_k, an increasing function of 1 - p_k. ``"aps"``: -log of the
+    mass of the classes strictly less probable than k (ties count as more probable, so
+    the non-randomised set is conservative), an increasing function of the APS score
+    sum_j p_j [p_j >= p_k] = 1 - that mass; +inf for the least probable class. Both
+    give the sets of the scores in the module docstring, but are computed in log space:
+    where p_k underflows ``1 - p_k`` to 1.0 (a confident model wrong on a calibration
+    row) the scores still differ, so thresholds do not collapse to "every class".
+    """
+    _check_choice(score, SCORES, "score")
+    log_proba = np.asarray(log_proba, dtype=float)
+    if score == "lac":
+        return -log_proba
+    order = np.argsort(-log_proba, axis=1, kind="stable")
+    lp = np.take_along_axis(log_proba, order, axis=1)
+    n = lp.shape[0]
+    # at_or_below[:, j] = log sum of the sorted p from position j to the end
+    at_or_below = np.logaddexp.accumulate(lp[:, ::-1], axis=1)[:, ::-1]
+    below = np.concatenate([at_or_below[:, 1:], np.full((n, 1), -np.inf)], axis=1)
+    # ties: the mass below the last class of a run of equal probabilities
+    below = np.take_along_axis(below, _tie_block_end(lp), axis=1)
+    out = np.empty_like(log_proba)
+    np.put_along_axis(out, order, -below, axis=1)
+    return out
+
+
+def _tie_block_end(sorted_p: np.ndarray) -> np.ndarray:
+    """Index of the last column of each run of equal values in rows sorted descending."""
+    n, K = sorted_p.shape
+    end = np.broadcast_to(np.arange(K), (n, K)).copy()
+    for j in range(K - 2, -1, -1):
+        same = sorted_p[:, j] == sorted_p[:, j + 1]
+        end[same, j] = end[same, j + 1]
+    return end
+
+
+def conformal_quantile(scores: np.ndarray, alpha: float) -> float:
+    """The ceil((n + 1)(1 - alpha))-th smallest of n calibration scores; +inf when that
+    rank exceeds n (too few rows for this alpha: the set is every class)."""
+    scores = np.asarray(scores, dtype=float)
+    n = scores.size
+    rank = int(np.ceil((n + 1) * (1.0 - alpha) - 1e-12))
+    if rank > n:
+        return np.inf
+    return float(np.partition(scores, rank - 1)[rank - 1]) if rank >= 1 else -np.inf
+
+
+def thresholds(cal_scores: np.ndarray, y_index: np.ndarray, n_classes: int, alpha: float,
+               mondrian: bool = False) -> np.ndarray:
+    """One threshold per class, (K,): the conformal quantile of the true-class scores
+    ``cal_scores[i, y_i]`` of all calibration rows, or (``mondrian``) of those of
+    class k only."""
+    true = cal_scores[np.arange(y_index.size), y_index]
+    if not mondrian:
+        return np.full(n_classes, conformal_quantile(true, alpha))
+    return np.array([conformal_quantile(true[y_index == k], alpha) for k in range(n_classes)])
+
+
+def _check_choice(value, options, name):
+    if value not in options:
+        raise ValueError(f"{name} must be one of {list(options)}; got {value!r}.")
+
+
+def _check_alpha(alpha) -> np.ndarray:
+    values = np.atleast_1d(np.asarray(alpha, dtype=float))
+    if values.ndim != 1 or not np.all((values > 0) & (values < 1)):
+        raise ValueError(f"alpha must be a number (or 1-D list) in (0, 1); got {alpha!r}.")
+    return values
+
+
+def _label_index(estimator, y: Any) -> np.ndarray:
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y_calib must be 1-D; got shape {y.shape}.")
+    position = {c: k for k, c in enumerate(estimator.classes_.tolist())}
+    unknown = [v for v in dict.fromkeys(y.tolist()) if v not in position]
+    if unknown:
+        raise ValueError(f"y_calib holds labels that are not in classes_ "
+                         f"{estimator.classes_.tolist()}: {unknown[:5]}.")
+    return np.array([position[v] for v in y.tolist()], dtype=np.intp)
+
+
+def calibration_scores(estimator, calibration: str = "split", X_calib: Any = None,
+                       y_calib: Any = None, score: str = "lac"):
+    """Nonconformity of the calibration rows (n, K) and their class indices (n,).
+
+    ``"split"``: ``X_calib``, ``y_calib`` are rows held out of the fit, scored by
+    ``predict_proba``. ``"loo"``: they are the training rows (optional when the fit
+    kept them in ``idata_``), scored by the exact leave-one-out predictive.
+    """
+    _check_choice(calibration, CALIBRATIONS, "calibration")
+    _check_choice(score, SCORES, "score")
+    if calibration == "split":
+        if X_calib is None or y_calib is None:
+            raise ValueError(
+                "calibration='split' needs X_calib and y_calib: labelled rows held out of "
+                "the fit. Without a split, calibration='loo' uses the exact leave-one-out "
+                "predictive of the training rows (method='conjugate').")
+        y_index = _label_index(estimator, y_calib)
+        log_proba = predictive_log_proba(estimator, estimator._check_X_predict(X_calib))
+        if log_proba.shape[0] != y_index.size:
+            raise ValueError(f"X_calib has {log_proba.shape[0]} rows but y_calib has "
+                             f"{y_index.size} labels.")
+        return nonconformity(log_proba, score), y_index
+    if not exact_loo.supports(estimator):
+        raise ValueError(
+            f"calibration='loo' needs the exact leave-one-out predictive: "
+            f"{type(estimator).__name__} fitted with method={estimator.method_!r} has none "
+            "(it needs method='conjugate', a family with a closed-form posterior, no "
+            "unlabelled rows, and LDA/QDA/MultinomialNB without missing entries). Use "
+            "calibration='split' with rows held out of the fit.")
+    log_joint, y_index = exact_loo.loo_log_joint(estimator, X_calib, y_calib)
+    log_proba = normalise(log_joint, estimator.class_log_prior_, type(estimator).__name__)
+    return nonconformity(log_proba, score), y_index
+
+
+def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "split",
+                X_calib: Any = None, y_calib: Any = None, score: str = "lac",
+                mondrian: bool = False) -> np.ndarray:
+    """Conformal prediction sets: classes that the rows X may have, at level 1 - alpha.
+
+    Parameters
+    ----------
+    estimator : fitted bayesgen classifier
+    X : array-like or DataFrame of shape (n, d)
+        The rows to predict sets for.
+    alpha : float or 1-D sequence of floats in (0, 1), default=0.1
+        Miscoverage: P(y in set) >= 1 - alpha.
+    calibration : {"split", "loo"}, default="split"
+        ``"split"``: ``X_calib``, ``y_calib`` are labelled rows held out of the fit
+        (every estimator and method). ``"loo"``: no split; ``X_calib``, ``y_calib`` are
+        the training rows (optional when the fit kept them), scored by the exact
+        leave-one-out predictive (``method="conjugate"``). Guarantees in
+        :mod:`bayesgen.decide.conformal`.
+    X_calib : array-like or DataFrame of shape (m, d), optional
+    y_calib : array-like of shape (m,), optional
+        Calibration rows and labels (each one of ``classes_``).
+    score : {"lac", "aps"}, default="lac"
+        Nonconformity score (see the module docstring).
+    mondrian : bool, default=False
+        Class-conditional coverage: one threshold per class.
+
+    Returns
+    -------
+    ndarray of bool
+        Shape (n, K) for a scalar alpha, (n, K, len(alpha)) for a sequence:
+        ``out[i, k]`` is True when ``classes_[k]`` is in the set of row i.
+    """
+    alphas = _check_alpha(alpha)
+    cal, y_index = calibration_scores(estimator, calibration, X_calib, y_calib, score)
+    test = nonconformity(predictive_log_proba(estimator, estimator._check_X_predict(X)), score)
+    K = estimator.classes_.size
+    out = np.stack([test <= thresholds(cal, y_index, K, a, mondrian)[None, :] for a in alphas],
+                   axis=-1)
+    return out[..., 0] if np.ndim(alpha) == 0 else out
