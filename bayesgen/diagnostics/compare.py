@@ -16,7 +16,8 @@ from bayesgen.inference import exact_loo
 
 
 def compare(models: dict[str, Any], ic: str = "loo", *, X: Any = None, y: Any = None,
-            sample_weight: Any = None, **kwargs: Any) -> pd.DataFrame:
+            sample_weight: Any = None, candidates: bool = False,
+            **kwargs: Any) -> pd.DataFrame:
     """Rank fitted estimators by expected log predictive density, or by evidence.
 
     Parameters
@@ -42,6 +43,10 @@ def compare(models: dict[str, Any], ic: str = "loo", *, X: Any = None, y: Any = 
         others need them (a posterior fit keeps its rows only when chains x draws x
         rows <= ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES``; a ``ValueError`` says
         when they are needed), and the evidence of count features.
+    candidates : bool, default=False
+        With ``ic="evidence"``: also a row for every prior each model's empirical-Bayes
+        search scored (its ``prior_search_``: the candidate priors and covariance
+        structures, see :func:`compare_evidence`); one model is then enough.
     **kwargs
         Forwarded to ``az.compare`` (e.g. ``method="stacking"``, ``scale``); not with
         ``ic="evidence"``.
@@ -54,15 +59,22 @@ def compare(models: dict[str, Any], ic: str = "loo", *, X: Any = None, y: Any = 
     """
     az = import_arviz()
 
-    if not isinstance(models, dict) or len(models) < 2:
-        raise ValueError("compare needs a dict of at least two fitted estimators.")
     ic = "loo" if ic is None else str(ic).lower()
     if ic not in ("loo", "waic", "evidence"):
         raise ValueError(f"ic must be 'loo', 'waic' or 'evidence'; got {ic!r}.")
+    if candidates and ic != "evidence":
+        raise ValueError("candidates=True needs ic='evidence' (the candidates' exact "
+                         "evidences; they have no posterior draws for LOO).")
+    least = 1 if candidates else 2
+    if not isinstance(models, dict) or len(models) < least:
+        raise ValueError("compare needs a dict of at least two fitted estimators"
+                         + (" (or one, with candidates=True)." if not candidates else
+                            ", or one with candidates=True."))
     if ic == "evidence":
         if kwargs:
             raise ValueError(f"ic='evidence' takes no further arguments; got {sorted(kwargs)}.")
-        return compare_evidence(models, X=X, y=y, sample_weight=sample_weight)
+        return compare_evidence(models, X=X, y=y, sample_weight=sample_weight,
+                                candidates=candidates)
     scale = kwargs.get("scale") or "log"
     entries = {}
     n_obs = set()
@@ -100,11 +112,19 @@ def _log_likelihood(name: str, est: Any, X: Any = None, y: Any = None,
 
 
 def compare_evidence(models: dict[str, Any], *, X: Any = None, y: Any = None,
-                     sample_weight: Any = None) -> pd.DataFrame:
+                     sample_weight: Any = None, candidates: bool = False) -> pd.DataFrame:
     """Rank fitted estimators by their exact log marginal likelihood log p(X, y | M).
 
     ``X``, ``y``, ``sample_weight``: the training rows, needed only by models with
     count features that did not keep them (``log_marginal_likelihood(X, y)``).
+
+    With ``candidates=True``, every prior that a model's empirical-Bayes search scored
+    (``prior_search_``: LDA, QDA, GaussianNB) gets a row too, named
+    ``"name [setting]"``, e.g. ``"LDA [cov_dof=auto]"`` or ``"QDA [structure=VVI]"``:
+    log p(X, y | M_c) = log p(y | M) + log p(X | y, M_c), the class-label term being
+    common to the candidates of one model (log p(y | M) = the model's
+    ``log_marginal_likelihood()`` minus ``prior_search_["log_evidence"]``). The row of
+    the fitted prior itself is the model's own row.
 
     Returns
     -------
@@ -135,9 +155,50 @@ def compare_evidence(models: dict[str, Any], *, X: Any = None, y: Any = None,
             "evidences are comparable only on the same data; the models differ in their "
             f"number of features or (weighted) class counts: {shapes}."
         )
+    if candidates:
+        for name, est in models.items():
+            values.update(_candidate_rows(name, est, values[name]))
     table = pd.DataFrame({"log_evidence": pd.Series(values, dtype=float)})
     table = table.sort_values("log_evidence", ascending=False)
     table["log_bayes_factor"] = table["log_evidence"] - table["log_evidence"].iloc[0]
     table["probability"] = softmax(table["log_evidence"].to_numpy())
     table.insert(0, "rank", np.arange(len(table)))
     return table
+
+
+#: settings that name a candidate prior of ``prior_search_`` (in this order)
+_SETTINGS = ("cov_dof", "cov_scale", "mean_strength", "var_dof", "var_scale")
+
+
+def _candidate_rows(name: str, est: Any, log_evidence: float) -> dict[str, float]:
+    """``{"name [setting]": log p(X, y | candidate)}`` for every candidate prior and
+    covariance structure in ``est.prior_search_`` other than the fitted one (the
+    candidates are named by their settings as given, e.g. ``cov_dof=15, cov_scale=1``
+    or ``cov_dof=auto, cov_scale=auto``)."""
+    search = getattr(est, "prior_search_", None)
+    fitted = None if search is None else search.get("log_evidence")
+    if fitted is None:  # no search, or one whose evidence is not exact (missing entries)
+        return {}
+    label_term = log_evidence - fitted  # log p(y | M): common to the candidates
+
+    def same_as_fitted(value: float) -> bool:
+        return bool(np.isclose(value, fitted, rtol=1e-12, atol=1e-9))
+
+    rows: dict[str, float] = {}
+    for candidate in search.get("candidates", []):
+        value = float(candidate["log_evidence"])
+        if same_as_fitted(value):
+            continue  # the fitted prior: the model's own row
+        setting = ", ".join(f"{key}={_format(candidate[key])}" for key in _SETTINGS
+                            if key in candidate)
+        rows[f"{name} [{setting}]"] = label_term + value
+    for structure in search.get("structures", []):
+        value = float(structure["log_evidence"])
+        if not same_as_fitted(value):
+            rows[f"{name} [structure={structure['structure']}]"] = label_term + value
+    return rows
+
+
+def _format(value: Any) -> str:
+    """A setting as a user writes it: ``auto``, ``15``, ``0.01``."""
+    return value if isinstance(value, str) else f"{float(value):.4g}"
