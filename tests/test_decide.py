@@ -200,7 +200,8 @@ def test_loo_probabilities_equal_refits():
     np.testing.assert_array_equal(y_index, y)
 
 
-def _coverage_runs(calibration, mondrian=False, runs=60, alpha=0.1, score="lac"):
+def _coverage_runs(calibration, mondrian=False, runs=60, alpha=0.1, score="lac",
+                   randomize=False):
     rng = np.random.default_rng(0)
     X, y = make_data("real", n_per_class=80, seed=11)
     X = X + rng.normal(scale=2.0, size=X.shape)  # overlapping classes
@@ -214,7 +215,7 @@ def _coverage_runs(calibration, mondrian=False, runs=60, alpha=0.1, score="lac")
         est.fit(X[fit_rows], y[fit_rows])
         sets = est.predict_set(X[test_rows], alpha, calibration=calibration,
                                X_calib=X[cal_rows], y_calib=y[cal_rows], score=score,
-                               mondrian=mondrian)
+                               mondrian=mondrian, randomize=randomize, random_state=rng)
         hit = sets[np.arange(test_rows.size), y[test_rows]]
         covered.append(hit.mean())
         per_class.append([hit[y[test_rows] == k].mean() for k in range(3)])
@@ -227,6 +228,34 @@ def test_split_coverage_over_random_splits(score):
     coverage, _, size = _coverage_runs("split", score=score)
     assert 0.88 <= coverage <= 0.94  # 1 - alpha <= E coverage <= 1 - alpha + 1 / (n + 1)
     assert 1.0 <= size < 3.0
+
+
+def test_randomized_sets_cover_exactly_and_are_smaller():
+    """Smoothed p-values: mean coverage 1 - alpha (not above it by up to 1/(n + 1)), sets
+    no larger than the non-randomised ones on the same splits."""
+    coverage, _, size = _coverage_runs("split", randomize=True)
+    assert 0.87 <= coverage <= 0.925
+    assert size <= _coverage_runs("split")[2] + 1e-12
+
+
+def test_smoothed_pvalues_against_counting():
+    """The p-value formula against a direct count, with ties, and the non-randomised
+    set as its U = 1 limit."""
+    rng = np.random.default_rng(3)
+    cal = rng.integers(0, 5, size=(30, 3)).astype(float)  # many ties
+    y_index = rng.integers(0, 3, size=30)
+    test = rng.integers(0, 6, size=(7, 3)).astype(float)
+    got = conformal.smoothed_pvalues(cal, y_index, test, np.random.default_rng(1))
+    u = np.random.default_rng(1).uniform(size=test.shape)
+    true = cal[np.arange(30), y_index]
+    want = np.array([[((true > t).sum() + u[i, k] * ((true == t).sum() + 1)) / 31
+                      for k, t in enumerate(row)] for i, row in enumerate(test)])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
+    # U = 1: p > alpha exactly where the score is at most the conformal quantile
+    ones = (np.array([[(true >= t).sum() + 1 for t in row] for row in test]) / 31)
+    for alpha in (0.05, 0.1, 0.3):
+        q = conformal.conformal_quantile(true, alpha)
+        np.testing.assert_array_equal(ones > alpha, test <= q)
 
 
 def test_mondrian_coverage_per_class():

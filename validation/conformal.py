@@ -10,7 +10,8 @@ conformal method below uses the same fitted model's ``predict_proba``:
   calibrate): bayesgen ``predict_set(calibration="split")`` with ``score="lac"`` and
   ``"aps"``; MAPIE 1.x ``SplitConformalClassifier(prefit=True)`` with
   ``conformity_score="lac"`` and ``"aps"``; crepes ``WrapClassifier.calibrate`` +
-  ``predict_set`` (hinge score 1 - p, its default smoothed p-values);
+  ``predict_set`` (hinge score 1 - p, its default smoothed p-values); bayesgen's
+  ``randomize=True`` (smoothed p-values too) for LAC, split and no split;
 - no split: bayesgen ``predict_set(calibration="loo")``, fitted on all labelled rows
   and calibrated by their exact closed-form leave-one-out predictive (no refit).
 
@@ -44,8 +45,10 @@ import bayesgen as bg
 ALPHAS = (0.05, 0.1, 0.2)
 DATASETS = {"iris": load_iris, "wine": load_wine, "breast cancer": load_breast_cancer,
             "digits": load_digits}
-METHODS = ("bayesgen split LAC", "bayesgen split APS", "MAPIE LAC", "MAPIE APS", "crepes",
-           "bayesgen no-split LAC (exact LOO)", "bayesgen no-split APS (exact LOO)")
+METHODS = ("bayesgen split LAC", "bayesgen split LAC randomized", "bayesgen split APS",
+           "MAPIE LAC", "MAPIE APS", "crepes",
+           "bayesgen no-split LAC (exact LOO)", "bayesgen no-split LAC randomized (exact LOO)",
+           "bayesgen no-split APS (exact LOO)")
 OUT = Path(__file__).with_name("results_conformal.md")
 
 
@@ -62,18 +65,21 @@ def _stratified(y, rng, fraction):
     return np.concatenate(out)
 
 
-def _sets(name, est, X_fit, y_fit, X_cal, y_cal, X_test):
+def _sets(name, est, X_fit, y_fit, X_cal, y_cal, X_test, rng=None):
     """Boolean sets (n_test, K, len(ALPHAS)) of one method."""
     from crepes import WrapClassifier
     from mapie.classification import SplitConformalClassifier
 
+    randomize = "randomized" in name  # smoothed p-values, one stream per method
     if name.startswith("bayesgen split"):
-        score = name.split()[-1].lower()
-        return est.predict_set(X_test, list(ALPHAS), X_calib=X_cal, y_calib=y_cal, score=score)
+        score = name.split()[2].lower()
+        return est.predict_set(X_test, list(ALPHAS), X_calib=X_cal, y_calib=y_cal, score=score,
+                               randomize=randomize, random_state=rng)
     if name.startswith("bayesgen no-split"):
         score = name.split()[2].lower()
         return est.predict_set(X_test, list(ALPHAS), calibration="loo", X_calib=X_fit,
-                               y_calib=y_fit, score=score)
+                               y_calib=y_fit, score=score, randomize=randomize,
+                               random_state=rng)
     if name.startswith("MAPIE"):
         if name.endswith("APS") and est.classes_.size == 2:
             return None  # MAPIE accepts only "lac" for a binary target
@@ -93,6 +99,7 @@ def run(splits: int, small: int, seed: int) -> dict:
     for data_name, loader in DATASETS.items():
         X, y = loader(return_X_y=True)
         rng = np.random.default_rng(seed)
+        uniforms = np.random.default_rng([seed, 1])  # randomized sets: apart from the splits
         for regime in ("all", "small"):
             cover = {m: [] for m in METHODS}
             size = {m: [] for m in METHODS}
@@ -109,10 +116,11 @@ def run(splits: int, small: int, seed: int) -> dict:
                 full_model = _model().fit(X[labelled], y[labelled])
                 for m in METHODS:
                     if "no-split" in m:
-                        sets = _sets(m, full_model, X[labelled], y[labelled], None, None, X[test])
+                        sets = _sets(m, full_model, X[labelled], y[labelled], None, None, X[test],
+                                     uniforms)
                     else:
                         sets = _sets(m, split_model, X[half], y[half], X[other], y[other],
-                                     X[test])
+                                     X[test], uniforms)
                     if sets is None:
                         cover[m].append(np.full(len(ALPHAS), np.nan))
                         size[m].append(np.full(len(ALPHAS), np.nan))

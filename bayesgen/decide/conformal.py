@@ -15,7 +15,17 @@ With calibration scores s_1..s_n of rows with known labels, the threshold is the
 conformal quantile q = the ceil((n + 1)(1 - alpha))-th smallest s_i (+inf when that
 rank exceeds n: every class), and C(x) = {k : s(x, k) <= q}. The scores are computed
 as increasing functions of these in log space (:func:`nonconformity`), which gives the
-same sets without the rounding of 1 - p near 1. Class-conditional
+same sets without the rounding of 1 - p near 1.
+
+``randomize=True`` uses smoothed conformal p-values instead (Vovk et al. 2005, as
+crepes does by default): with U ~ Uniform(0, 1) drawn per (row, class),
+
+    p(x, k) = (#{i : s_i > s(x, k)} + U (#{i : s_i = s(x, k)} + 1)) / (n + 1),
+
+and C(x) = {k : p(x, k) > alpha}. Coverage is then exactly 1 - alpha in expectation
+over the calibration rows, the test row and U (not only at least 1 - alpha), so the
+sets are smaller by up to 1/(n + 1) in coverage, at the price of a random element: the
+same row can get different sets under different ``random_state``. Class-conditional
 (Mondrian) sets take one threshold per class from the calibration rows of that class,
 so that P(y in C(x) | y = k) >= 1 - alpha for every k.
 
@@ -48,6 +58,7 @@ import numpy as np
 from bayesgen.decide.uncertainty import predictive_log_proba
 from bayesgen.inference import exact_loo
 from bayesgen.utils.logspace import normalise
+from bayesgen.utils.random import rng_from
 
 SCORES = ("lac", "aps")
 CALIBRATIONS = ("split", "loo")
@@ -113,6 +124,25 @@ def thresholds(cal_scores: np.ndarray, y_index: np.ndarray, n_classes: int, alph
     return np.array([conformal_quantile(true[y_index == k], alpha) for k in range(n_classes)])
 
 
+def smoothed_pvalues(cal_scores: np.ndarray, y_index: np.ndarray, test: np.ndarray,
+                     rng: np.random.Generator, mondrian: bool = False) -> np.ndarray:
+    """Smoothed conformal p-values (m, K) of the test scores ``test`` (m, K) against the
+    true-class calibration scores (all rows, or with ``mondrian`` those of class k for
+    column k): (#{s_i > s} + U (#{s_i = s} + 1)) / (n + 1), U ~ Uniform(0, 1)."""
+    true = cal_scores[np.arange(y_index.size), y_index]
+    uniform = rng.uniform(size=test.shape)
+    out = np.empty(test.shape)
+    groups = range(test.shape[1]) if mondrian else [None]
+    for k in groups:
+        ref = np.sort(true if k is None else true[y_index == k])
+        cols = slice(None) if k is None else slice(k, k + 1)
+        below_or_equal = np.searchsorted(ref, test[:, cols], side="right")
+        equal = below_or_equal - np.searchsorted(ref, test[:, cols], side="left")
+        greater = ref.size - below_or_equal
+        out[:, cols] = (greater + uniform[:, cols] * (equal + 1)) / (ref.size + 1)
+    return out
+
+
 def _check_choice(value, options, name):
     if value not in options:
         raise ValueError(f"{name} must be one of {list(options)}; got {value!r}.")
@@ -173,7 +203,8 @@ def calibration_scores(estimator, calibration: str = "split", X_calib: Any = Non
 
 def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "split",
                 X_calib: Any = None, y_calib: Any = None, score: str = "lac",
-                mondrian: bool = False) -> np.ndarray:
+                mondrian: bool = False, randomize: bool = False,
+                random_state: Any = None) -> np.ndarray:
     """Conformal prediction sets: classes that the rows X may have, at level 1 - alpha.
 
     Parameters
@@ -196,6 +227,11 @@ def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "spli
         Nonconformity score (see the module docstring).
     mondrian : bool, default=False
         Class-conditional coverage: one threshold per class.
+    randomize : bool, default=False
+        Smoothed (randomised) p-values: coverage exactly 1 - alpha in expectation,
+        smaller sets (see the module docstring).
+    random_state : int, Generator or None
+        The uniforms of ``randomize=True``.
 
     Returns
     -------
@@ -207,6 +243,10 @@ def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "spli
     cal, y_index = calibration_scores(estimator, calibration, X_calib, y_calib, score)
     test = nonconformity(predictive_log_proba(estimator, estimator._check_X_predict(X)), score)
     K = estimator.classes_.size
-    out = np.stack([test <= thresholds(cal, y_index, K, a, mondrian)[None, :] for a in alphas],
-                   axis=-1)
+    if randomize:
+        pvalues = smoothed_pvalues(cal, y_index, test, rng_from(random_state), mondrian)
+        out = pvalues[..., None] > alphas
+    else:
+        out = np.stack([test <= thresholds(cal, y_index, K, a, mondrian)[None, :]
+                        for a in alphas], axis=-1)
     return out[..., 0] if np.ndim(alpha) == 0 else out

@@ -362,7 +362,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_set(self, X: Any, alpha: Any = 0.1, *, calibration: str = "split",
                     X_calib: Any = None, y_calib: Any = None, score: str = "lac",
-                    mondrian: bool = False) -> np.ndarray:
+                    mondrian: bool = False, randomize: bool = False,
+                    random_state: Any = None) -> np.ndarray:
         """Conformal prediction sets with coverage >= 1 - alpha.
 
         ``calibration="split"`` (every method): ``X_calib``, ``y_calib`` are labelled
@@ -370,7 +371,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         split, the training rows (``X_calib``, ``y_calib``, optional when the fit kept
         them) scored by the exact closed-form leave-one-out predictive. ``score``
         ``"lac"`` (1 - p_k) or ``"aps"``; ``mondrian=True``: coverage within every
-        class. Formulas and guarantees: :mod:`bayesgen.decide.conformal`.
+        class; ``randomize=True``: smoothed p-values (coverage exactly 1 - alpha in
+        expectation, smaller sets; uniforms from ``random_state``). Formulas and
+        guarantees: :mod:`bayesgen.decide.conformal`.
 
         Returns
         -------
@@ -382,7 +385,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         from bayesgen.decide import conformal
 
         return conformal.predict_set(self, X, alpha, calibration=calibration, X_calib=X_calib,
-                                     y_calib=y_calib, score=score, mondrian=mondrian)
+                                     y_calib=y_calib, score=score, mondrian=mondrian,
+                                     randomize=randomize, random_state=random_state)
 
     def predict_uncertainty(self, X: Any, *, max_draws: int | None = None,
                             as_dataset: bool = True):
