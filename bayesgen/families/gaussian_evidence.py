@@ -23,10 +23,11 @@ missing values too). :func:`search` maximises F over (log c, log s) in
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq, minimize, minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from scipy.special import digamma, gammaln
 
 from bayesgen.data import missing
+from bayesgen.utils.search import log_bounded_argmax
 
 #: search range of c = nu0 - 2 (``var_dof="auto"``)
 C_BOUNDS = (1e-2, 1e6)
@@ -132,9 +133,4 @@ def _scale(c: float, beta: np.ndarray, n: np.ndarray) -> float:
     def slope(log_s: float) -> float:
         return profile(c, c * np.exp(log_s), beta, n)[2]
 
-    lo, hi = np.log(S_BOUNDS[0]), np.log(S_BOUNDS[1])
-    if slope(hi) >= 0:
-        return S_BOUNDS[1]
-    if slope(lo) <= 0:
-        return S_BOUNDS[0]
-    return float(np.exp(brentq(slope, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)))
+    return log_bounded_argmax(slope, S_BOUNDS)

@@ -49,6 +49,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import digamma, gammaln, multigammaln, polygamma
 
 from bayesgen.families.gaussian_stats import class_sum
+from bayesgen.utils.search import log_bounded_argmax
 
 #: search range of c = nu0 - d - 1 for ``cov_dof="auto"``
 C_BOUNDS = (1e-2, 1e6)
@@ -286,17 +287,10 @@ def evidence_search(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, 
 def _search_scale(d: int, c: float, eigen: list[np.ndarray], sizes: np.ndarray) -> float:
     """argmax over s in :data:`S_BOUNDS` of the evidence at fixed c (t = c s): the root
     of dF/dlog(t), which decreases in t (bisection-safe Brent search on log s)."""
-    from scipy.optimize import brentq
-
     def slope(log_s: float) -> float:
         return profile_evidence(c, c * np.exp(log_s), d, eigen, sizes)[2]
 
-    lo, hi = np.log(S_BOUNDS[0]), np.log(S_BOUNDS[1])
-    if slope(hi) >= 0:
-        return S_BOUNDS[1]
-    if slope(lo) <= 0:
-        return S_BOUNDS[0]
-    return float(np.exp(brentq(slope, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)))
+    return log_bounded_argmax(slope, S_BOUNDS)
 
 
 def _search_both(d: int, eigen: list[np.ndarray], sizes: np.ndarray,
