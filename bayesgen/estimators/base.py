@@ -69,6 +69,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.poor_score = caps.poor_score
         tags.input_tags.sparse = caps.sparse
         tags.input_tags.allow_nan = caps.missing
+        # X holds category codes (CategoricalNB; not a MixedNB with a categorical part,
+        # whose other columns are real): scikit-learn's checks then pass integer codes
+        tags.input_tags.categorical = caps.learns_categories and not caps.composite
         return tags
 
     # -------------------------------------------------------------------- fit
