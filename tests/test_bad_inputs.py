@@ -5,6 +5,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bayesgen as bg
 
@@ -211,3 +213,38 @@ def test_kernel_sample_after_missing_training_entries_has_no_nan(method):
     mixed = bg.MixedNB(method=method, families=[("kernel", [0, 2]), ("gaussian", [1])])
     Xm, _ = mixed.fit(X, y).sample(400, random_state=0)
     assert not np.isnan(np.asarray(Xm, dtype=float)).any()
+
+
+# --- a fuzz-like property over weights and scales (Hypothesis, the "ci" profile) ---------
+@settings(deadline=None)
+@given(
+    exponents=st.lists(st.integers(-300, 300), min_size=24, max_size=24),
+    scale_exponent=st.integers(-300, 300),
+    name=st.sampled_from(["LDA", "QDA", "GaussianNB"]),
+    method=st.sampled_from(["mle", "map", "conjugate"]),
+    seed=st.integers(0, 2**16),
+)
+def test_extreme_weights_and_scales_work_or_name_the_problem(exponents, scale_exponent, name,
+                                                             method, seed):
+    """Weights 10^-300..10^300 and any scale 10^-300..10^300: a fit and finite,
+    normalised probabilities, or a ValueError that starts with the estimator's name (no
+    raw NumPy error, FloatingPointError or NaN)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(24, 3)) * 10.0**scale_exponent
+    y = np.arange(24) % 3
+    w = 10.0 ** np.asarray(exponents, dtype=float)
+    cls = getattr(bg, name)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bg.DataWarning)
+            clf = cls(method=method, draws=20, chains=1, random_state=0).fit(X, y,
+                                                                             sample_weight=w)
+    except ValueError as err:
+        assert str(err).startswith(name), str(err)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow, no fallback to the class prior
+        proba = clf.predict_proba(X)
+        scores = clf.decision_function(X)
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+    assert np.all(np.isfinite(scores))

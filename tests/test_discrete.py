@@ -362,6 +362,17 @@ def test_positive_only_tag():
     assert bg.BernoulliNB(binarize=None).__sklearn_tags__().input_tags.positive_only
 
 
+def test_mixed_bernoulli_part_has_the_standalone_default(digits):
+    """A MixedNB part's defaults are the standalone estimator's: binarize=0.0."""
+    X, y = digits
+    alone = bg.BernoulliNB().fit(X, y)
+    part = bg.MixedNB(families=[("bernoulli", list(range(X.shape[1])))]).fit(X, y)
+    np.testing.assert_allclose(part.predict_proba(X), alone.predict_proba(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        bg.MixedNB(families=[("bernoulli", list(range(X.shape[1])), {"binarize": None})]
+                   ).fit(X, y)
+
+
 def test_bernoulli_binarize(digits):
     X, y = digits
     with pytest.raises(ValueError, match="binarize"):

@@ -86,7 +86,8 @@ class BernoulliNB(_DiscreteClassifier):
         A number t: x > t becomes 1, else 0 (scikit-learn's default, 0.0, makes any
         positive value a presence; negative values are then allowed). None: X must
         hold only 0 and 1 (a ``ValueError`` otherwise), for data already binary that
-        should be checked as such. MixedNB's Bernoulli parts are strict (None).
+        should be checked as such. MixedNB's Bernoulli parts have the same default
+        (their options: ``("bernoulli", columns, {"binarize": None})``).
 
     Attributes
     ----------
