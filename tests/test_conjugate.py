@@ -34,9 +34,9 @@ def test_idata_layout(fitted):
     assert list(post["class"].values) == list(clf.classes_)
     for var, dims in clf._family.param_dims.items():
         assert post[var].dims == ("chain", "draw", *dims)
-    assert list(idata.log_likelihood.data_vars) == ["y"]
-    assert idata.log_likelihood["y"].dims == ("chain", "draw", "obs")
-    assert np.all(np.isfinite(idata.log_likelihood["y"].values))
+    assert list(idata.log_likelihood.data_vars) == ["xy"]
+    assert idata.log_likelihood["xy"].dims == ("chain", "draw", "obs")
+    assert np.all(np.isfinite(idata.log_likelihood["xy"].values))
     np.testing.assert_array_equal(idata.observed_data["y"].values, y)
     loo = az.loo(idata)
     assert np.isfinite(loo.elpd_loo)
@@ -50,7 +50,7 @@ def test_pointwise_log_lik_is_the_joint(fitted):
     params0 = {k: (v[0] if k in clf._family.param_dims else v) for k, v in clf._params.items()}
     Xc = clf._family.check_X(X, method="map", who=name)
     joint = clf._family.log_lik(Xc, params0, full=True) + clf._log_pi_draws[0]
-    ll = clf.idata_.log_likelihood["y"].values[0, 0]
+    ll = clf.idata_.log_likelihood["xy"].values[0, 0]
     np.testing.assert_allclose(ll, joint[np.arange(len(y)), y], rtol=1e-10)
 
 

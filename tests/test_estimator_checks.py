@@ -4,8 +4,11 @@ posterior is sampled by NUTS only), and a short ``method="mcmc"`` run on Gaussia
 
 Every expected failure names the reason a Bayesian generative estimator differs from
 scikit-learn's convention. The posterior fits use few draws (the checks test the API,
-not the posterior): each check is its own test item, so pytest-xdist spreads them.
+not the posterior): each check is its own test item, so pytest-xdist spreads them. The
+short NUTS run is marked ``slow`` (compilation per data shape dominates it).
 """
+
+import warnings
 
 import numpy as np
 import pytest
@@ -57,10 +60,7 @@ def _make(cls, method: str, **extra):
 
 def _instances():
     out = [_make(cls, "map") for cls in ALL]
-    out += [_make(cls, "conjugate") for cls in ALL if cls is not bg.KernelNB]
-    out.append(bg.GaussianNB(method="mcmc", draws=60, tune=60, chains=1, random_state=0,
-                             progressbar=False))
-    return out
+    return out + [_make(cls, "conjugate") for cls in ALL if cls is not bg.KernelNB]
 
 
 def _expected_failures(estimator):
@@ -79,8 +79,16 @@ def _expected_failures(estimator):
 
 @parametrize_with_checks(_instances(), expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
-    import warnings
+    check(estimator)
 
+
+# NUTS compiles a program per data shape, and the checks use many shapes: about a minute
+# of compilation per check on a busy 2-core machine, so this short run is marked slow
+@pytest.mark.slow
+@parametrize_with_checks([bg.GaussianNB(method="mcmc", draws=60, tune=60, chains=1,
+                                        random_state=0, progressbar=False)],
+                         expected_failed_checks=_expected_failures)
+def test_sklearn_compatible_mcmc(estimator, check):
     with warnings.catch_warnings():
         # the short NUTS run warns that it may not have converged (as it should)
         warnings.simplefilter("ignore", bg.ConvergenceWarning)

@@ -80,8 +80,8 @@ def test_sparse_equals_dense(name, method, fmt):
     if method == "conjugate":
         np.testing.assert_allclose(sp.predict_proba_draws(Xs).values,
                                    dense.predict_proba_draws(X).values, rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(sp.idata_.log_likelihood["y"].values,
-                                   dense.idata_.log_likelihood["y"].values, rtol=1e-10)
+        np.testing.assert_allclose(sp.idata_.log_likelihood["xy"].values,
+                                   dense.idata_.log_likelihood["xy"].values, rtol=1e-10)
         np.testing.assert_array_equal(sp.idata_.observed_data["x"].values, X)
 
 
