@@ -38,9 +38,9 @@ def test_idata_layout(fitted):
     assert list(post["class"].values) == list(clf.classes_)
     for var, dims in clf._family.param_dims.items():
         assert post[var].dims == ("chain", "draw", *dims)
-    assert list(idata.log_likelihood.data_vars) == ["y"]
-    assert idata.log_likelihood["y"].dims == ("chain", "draw", "obs")
-    assert np.all(np.isfinite(idata.log_likelihood["y"].values))
+    assert list(idata.log_likelihood.data_vars) == ["xy"]
+    assert idata.log_likelihood["xy"].dims == ("chain", "draw", "obs")
+    assert np.all(np.isfinite(idata.log_likelihood["xy"].values))
     np.testing.assert_array_equal(idata.observed_data["y"].values, y)
     loo = az.loo(idata)
     assert np.isfinite(loo.elpd_loo)
@@ -54,7 +54,7 @@ def test_pointwise_log_lik_is_the_joint(fitted):
     params0 = {k: (v[0] if k in clf._family.param_dims else v) for k, v in clf._params.items()}
     Xc = clf._family.check_X(X, method="map", who=name)
     joint = clf._family.log_lik(Xc, params0, full=True) + clf._log_pi_draws[0]
-    ll = clf.idata_.log_likelihood["y"].values[0, 0]
+    ll = clf.idata_.log_likelihood["xy"].values[0, 0]
     np.testing.assert_allclose(ll, joint[np.arange(len(y)), y], rtol=1e-10)
 
 
@@ -160,11 +160,35 @@ def test_kernel_has_no_conjugate_posterior():
         bg.KernelNB(method="conjugate").fit(X, y)
 
 
-def test_posterior_methods_need_whole_counts():
+def test_posterior_methods_take_real_valued_counts():
+    """Term weights (TF-IDF): the Dirichlet posterior and its predictive are defined for
+    real counts; the predictive's x! is Gamma(x + 1). Scaling the counts by an integer
+    factor keeps the fit a proper one of whole counts to compare with."""
     X, y = make_data("count")
-    with pytest.raises(ValueError, match="whole-number"):
-        bg.MultinomialNB(method="conjugate").fit(X + 0.5, y)
+    clf = bg.MultinomialNB(method="conjugate", random_state=0).fit(X + 0.5, y)
+    assert clf.score(X, y) > 0.5
     assert bg.MultinomialNB(method="map").fit(X + 0.5, y).score(X, y) > 0.5
+    halves = bg.MultinomialNB(method="conjugate", random_state=0).fit(X / 2.0, y)
+    whole = bg.MultinomialNB(method="conjugate", random_state=0).fit(X, y)
+    # the Dirichlet posterior of X / 2 has half the data counts: it sits between the
+    # prior and the posterior of X, and its predictive is finite and normalised
+    assert np.all(halves.feature_count_ == whole.feature_count_ / 2.0)
+    assert np.allclose(halves.predict_proba(X / 2.0).sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("cls", [bg.MultinomialNB, bg.PoissonNB], ids=lambda c: c.__name__)
+def test_real_count_predictive_is_the_mean_of_the_kernel_over_the_posterior(cls):
+    """For real-valued counts the closed-form predictive (Dirichlet-multinomial or
+    negative binomial, x! as Gamma(x + 1)) is still E[p(x | theta)] under the posterior:
+    the log-mean-exp over i.i.d. posterior draws of the same kernel converges to it."""
+    X, y = make_data("count")
+    X = X * 0.37 + 0.05
+    clf = cls(method="conjugate", draws=3000, chains=2, random_state=0).fit(X, y)
+    exact = exact_predictive_log_joint(clf, X)
+    np.testing.assert_allclose(clf.predict_joint_log_proba(X), exact, rtol=1e-12)
+    by_draws = predictive_log_joint(clf._family, X, clf._params, clf._log_pi_draws)
+    np.testing.assert_allclose(softmax(by_draws, axis=1), softmax(exact, axis=1), atol=0.03)
+    np.testing.assert_allclose(by_draws, exact, rtol=0.02)
 
 
 def test_point_methods_reject_posterior_helpers():

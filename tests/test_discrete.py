@@ -341,23 +341,46 @@ def test_negative_values_rejected(name):
     X, y = small_data(name)
     bad = X.copy()
     bad[0, 0] = -1.0
+    make = ESTIMATORS[name]
+    if name == "bernoulli":  # the default binarize=0.0 thresholds (as scikit-learn):
+        assert make().fit(bad, y).feature_count_[y[0], 0] == make().fit(
+            np.where(bad > 0, 1.0, 0.0), y).feature_count_[y[0], 0]
+        make = lambda: bg.BernoulliNB(binarize=None)  # noqa: E731 (strict: 0 and 1 only)
     with pytest.raises(ValueError, match="Negative values in data passed to"):
-        ESTIMATORS[name]().fit(bad, y)
-    clf = ESTIMATORS[name]().fit(X, y)
+        make().fit(bad, y)
+    clf = make().fit(X, y)
     with pytest.raises(ValueError, match="Negative values in data passed to"):
         clf.predict(bad)
 
 
 def test_positive_only_tag():
-    for cls in ESTIMATORS.values():
-        assert cls().__sklearn_tags__().input_tags.positive_only
-    assert not bg.BernoulliNB(binarize=0.0).__sklearn_tags__().input_tags.positive_only
+    for name, cls in ESTIMATORS.items():
+        if name != "bernoulli":
+            assert cls().__sklearn_tags__().input_tags.positive_only
+    # BernoulliNB's default binarize=0.0 takes any real X; binarize=None only 0 and 1
+    assert not bg.BernoulliNB().__sklearn_tags__().input_tags.positive_only
+    assert bg.BernoulliNB(binarize=None).__sklearn_tags__().input_tags.positive_only
+
+
+def test_mixed_bernoulli_part_has_the_standalone_default(digits):
+    """A MixedNB part's defaults are the standalone estimator's: binarize=0.0."""
+    X, y = digits
+    alone = bg.BernoulliNB().fit(X, y)
+    part = bg.MixedNB(families=[("bernoulli", list(range(X.shape[1])))]).fit(X, y)
+    np.testing.assert_allclose(part.predict_proba(X), alone.predict_proba(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        bg.MixedNB(families=[("bernoulli", list(range(X.shape[1])), {"binarize": None})]
+                   ).fit(X, y)
 
 
 def test_bernoulli_binarize(digits):
     X, y = digits
     with pytest.raises(ValueError, match="binarize"):
-        bg.BernoulliNB().fit(X, y)
+        bg.BernoulliNB(binarize=None).fit(X, y)  # strict: only 0 and 1
+    # the default threshold is scikit-learn's 0.0: x > 0 is a presence
+    np.testing.assert_allclose(bg.BernoulliNB().fit(X, y).predict_proba(X),
+                               bg.BernoulliNB(binarize=None).fit((X > 0) * 1.0, y)
+                               .predict_proba((X > 0) * 1.0))
     pre = bg.BernoulliNB().fit((X > 4).astype(float), y)
     thresholded = bg.BernoulliNB(binarize=4).fit(X, y)
     np.testing.assert_allclose(thresholded.predict_proba(X), pre.predict_proba((X > 4) * 1.0))
@@ -393,14 +416,15 @@ def test_posterior_allows_alpha_below_one(name):
 
 
 @pytest.mark.parametrize("name", ["multinomial", "poisson"])
-def test_posterior_methods_need_whole_counts(name):
+def test_every_method_takes_real_valued_counts(name):
+    """Real-valued term weights are accepted by the posterior methods too (issue 26):
+    the Gamma/Dirichlet posteriors are defined for them; negative values are not."""
     family = get_family(name)()
     X = np.array([[1.0, 0.5], [2.0, 0.0]])
-    with pytest.raises(ValueError, match="whole-number counts"):
-        family.check_X(X, method="conjugate", who="CountNB")
-    with pytest.raises(ValueError, match="whole-number counts"):
-        family.check_X(X, method="mcmc", who="CountNB")
-    np.testing.assert_array_equal(family.check_X(X, method="map", who="CountNB"), X)
+    for method in ("mle", "map", "conjugate", "mcmc"):
+        np.testing.assert_array_equal(family.check_X(X, method=method, who="CountNB"), X)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        family.check_X(-X, method="conjugate", who="CountNB")
     # term weights work for point estimates
     clf = ESTIMATORS[name]().fit(
         np.array([[1.0, 0.5], [0.2, 1.5], [2.0, 0.0], [0.0, 3.1]]), [0, 1, 0, 1]

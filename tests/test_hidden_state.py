@@ -198,8 +198,8 @@ def test_log_likelihood_from_given_rows(monkeypatch):
     with pytest.raises(ValueError, match="not those the model was fitted on"):
         large.add_log_likelihood(X[:-3], y[:-3])
     large.add_log_likelihood(X, y)
-    np.testing.assert_allclose(large.idata_.log_likelihood["y"].values,
-                               small.idata_.log_likelihood["y"].values, rtol=1e-12)
+    np.testing.assert_allclose(large.idata_.log_likelihood["xy"].values,
+                               small.idata_.log_likelihood["xy"].values, rtol=1e-12)
     assert "observed_data" not in large.idata_.groups()  # the rows are still not kept
 
 
@@ -268,7 +268,7 @@ def test_streamed_fit_takes_rows():
     est.partial_fit(X[50:], y[50:])
     with pytest.raises(ValueError, match="needs the training rows"):
         est.add_log_likelihood()
-    assert est.add_log_likelihood(X, y).log_likelihood["y"].shape == (2, 25, y.size)
+    assert est.add_log_likelihood(X, y).log_likelihood["xy"].shape == (2, 25, y.size)
 
 
 # --------------------------------------------------------------------- JAX

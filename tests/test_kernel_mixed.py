@@ -554,8 +554,11 @@ def test_kernel_part_has_no_posterior(mixed_data):
 
 def test_tags_clone_and_lazy_validation():
     assert bg.MixedNB().__sklearn_tags__().input_tags.positive_only is False
-    pos = bg.MixedNB(families=[("poisson", [0]), ("bernoulli", [1])])
+    pos = bg.MixedNB(families=[("poisson", [0]), ("bernoulli", [1], {"binarize": None})])
     assert pos.__sklearn_tags__().input_tags.positive_only is True
+    # a Bernoulli part thresholds at binarize=0.0 by default (as BernoulliNB): any real x
+    thresholded = bg.MixedNB(families=[("poisson", [0]), ("bernoulli", [1])])
+    assert thresholded.__sklearn_tags__().input_tags.positive_only is False
     mixed = bg.MixedNB(families=[("poisson", [0]), ("gaussian", [1])])
     assert mixed.__sklearn_tags__().input_tags.positive_only is False
     bad = bg.MixedNB(families=[("nope", [0])])
@@ -600,8 +603,10 @@ def test_dataframe_name_errors_and_part_checks():
     # names and positions may be mixed
     clf = bg.MixedNB(families=[("gaussian", ["a", 1]), ("kernel", "c")]).fit(df, y)
     assert clf.parts_[1]["features"] == ["c"]
-    # a part's own support checks run on its columns only
+    # a part's own support checks run on its columns only (a strict Bernoulli part: its
+    # default binarize=0.0 thresholds, as BernoulliNB's)
     with pytest.raises(ValueError, match=r"MixedNB part bernoulli1.*binarize"):
-        bg.MixedNB(families=[("gaussian", ["a", "b"]), ("bernoulli", ["c"])]).fit(df.abs(), y)
+        bg.MixedNB(families=[("gaussian", ["a", "b"]), ("bernoulli", ["c"], {"binarize": None})]
+                   ).fit(df.abs(), y)
     with pytest.raises(ValueError, match="at least 2 samples"):
         bg.MixedNB(families=[("kernel", [0, 1, 2])]).fit(df.iloc[:11], y[:11])

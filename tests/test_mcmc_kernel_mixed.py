@@ -205,7 +205,7 @@ def test_kernel_pointwise_log_lik_is_the_loo_kde(kde_fits, kde_data):
     """idata_'s log_likelihood: log pi_{y_n} + the LOO KDE term of row n, per draw."""
     mcmc, _ = kde_fits
     X, y = kde_data
-    ll = mcmc.idata_.log_likelihood["y"]
+    ll = mcmc.idata_.log_likelihood["xy"]
     assert ll.dims == ("chain", "draw", "obs")
     post = mcmc.idata_.posterior
     for chain, draw in [(0, 7), (1, 503)]:
@@ -364,7 +364,7 @@ def test_mixed_mcmc_idata_layout(mixed_fits):
     )
     assert list(mcmc.idata_.posterior["bernoulli1_feature"].values) == ["x1", "x4"]
     assert "diverging" in mcmc.idata_.sample_stats
-    assert list(mcmc.idata_.log_likelihood.data_vars) == ["y"]
+    assert list(mcmc.idata_.log_likelihood.data_vars) == ["xy"]
     assert convergence_report(mcmc.idata_, sorted(names)) == []
     assert np.isfinite(az.loo(mcmc.idata_).elpd_loo)
 
@@ -382,7 +382,7 @@ def test_mixed_pointwise_log_lik_is_the_sum_of_the_parts(mixed_fits, mixed_data)
                                       np.sqrt(v["gaussian0_var"][y])).sum(1)
         expected += stats.bernoulli.logpmf(Xb, v["bernoulli1_theta"][y]).sum(1)
         expected += stats.poisson.logpmf(Xp, v["poisson2_rate"][y]).sum(1)
-        np.testing.assert_allclose(mcmc.idata_.log_likelihood["y"].values[chain, draw],
+        np.testing.assert_allclose(mcmc.idata_.log_likelihood["xy"].values[chain, draw],
                                    expected, rtol=1e-10)
 
 

@@ -75,7 +75,7 @@ def test_model_logp_matches_scipy(iris, name):
     v = _named_values(model, point)
     prior = clf._prior
     d = X.shape[1]
-    pi, mu, c, off = v["pi"], v["mu"], v["cov_chi2"], v["cov_offdiag"]
+    pi, mu, c, off = v["pi"], v["mu"], v["cov_bartlett_diag_sq"], v["cov_bartlett_lower"]
     cov = _per_class(v["cov"], 3)
     expected = stats.dirichlet.logpdf(pi, clf.class_alpha_) + np.log(pi[y]).sum()
     expected += stats.chi2.logpdf(c, prior["nu0"] - np.arange(d)).sum()
@@ -85,6 +85,25 @@ def test_model_logp_matches_scipy(iris, name):
         expected += stats.multivariate_normal.logpdf(X[y == k], mu[k], cov[k]).sum()
     assert model.compile_logp(jacobian=False)(point) == pytest.approx(expected, rel=1e-9)
     assert off.shape[-1] == d * (d - 1) // 2 and c.shape[-1] == d
+
+
+@pytest.mark.parametrize("name", ["QDA", "LDA"])
+def test_model_variables_and_plates_are_named(iris, name):
+    """model_ reads as the documented model (issue 26): the Bartlett variables are named
+    for what they are, every plate of pm.model_to_graphviz has named dims (no unnamed
+    "3 x 6"), and the class means are an MvNormal, not "CustomDist_mu"."""
+    from pymc.model_graph import ModelGraph
+
+    X, y = iris
+    model = ESTIMATORS[name](method="map").fit(X, y).build_model(X, y)
+    assert {rv.name for rv in model.free_RVs} == {
+        "pi", "cov_bartlett_diag_sq", "cov_bartlett_lower", "mu"}
+    for plate in ModelGraph(model).get_plates():
+        assert plate.dim_info.names and all(plate.dim_info.names), plate
+    assert model.named_vars_to_dims["cov_bartlett_lower"][-1] == "feature_pair"
+    assert model.coords["feature_pair"] == ("x1,x0", "x2,x0", "x2,x1", "x3,x0", "x3,x1",
+                                            "x3,x2")
+    assert type(model["mu"].owner.op).__name__ == "MvNormal"
 
 
 @pytest.mark.parametrize("name", ["QDA", "LDA"])
@@ -99,7 +118,7 @@ def test_bartlett_density_is_inverse_wishart(iris, name):
     X = X[:, :3]
     clf = ESTIMATORS[name]().fit(X, y)
     model = clf.build_model(X, y)
-    c_rv, off_rv = model["cov_chi2"], model["cov_offdiag"]
+    c_rv, off_rv = model["cov_bartlett_diag_sq"], model["cov_bartlett_lower"]
     inputs = [model.rvs_to_values[c_rv], model.rvs_to_values[off_rv]]  # log c, offdiag
     cov = model.replace_rvs_by_values([model["cov"]])[0]
     rows, cols = np.tril_indices(3)
@@ -111,8 +130,8 @@ def test_bartlett_density_is_inverse_wishart(iris, name):
     rng = np.random.default_rng(3)
     for _ in range(3):
         point = _point(model, rng, scale=0.5)
-        log_c = point["cov_chi2_log__"]
-        J, sigma = jac_fn(log_c, point["cov_offdiag"])
+        log_c = point["cov_bartlett_diag_sq_log__"]
+        J, sigma = jac_fn(log_c, point["cov_bartlett_lower"])
         assert J.shape[0] == J.shape[1]
         log_jac = np.linalg.slogdet(J)[1] - log_c.sum()  # d log c = dc / c
         expected = sum(

@@ -329,7 +329,7 @@ def test_observed_data_keeps_gaps_and_ppc_uses_observed_entries(fitted):
     means = table[(table["statistic"] == "mean") & (table["class"] == 0)]
     np.testing.assert_allclose(means["observed"], np.nanmean(X[Y == 0], axis=0), rtol=1e-12)
     assert not table["p_value"].isna().any()
-    assert np.all(np.isfinite(clf.idata_.log_likelihood["y"].values))
+    assert np.all(np.isfinite(clf.idata_.log_likelihood["xy"].values))
 
 
 def test_masked_statistics_match_observed_entries():

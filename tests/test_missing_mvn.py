@@ -333,7 +333,7 @@ def test_data_augmentation_chains(Est, data):
     assert set(a.idata_.posterior.data_vars) == {"pi", "mu", "cov"}
     assert a.idata_.sample_stats["lp"].shape == (2, 200)
     assert float(az.rhat(a.idata_, var_names=["mu"])["mu"].max()) < 1.05
-    assert a.idata_.log_likelihood["y"].shape == (2, 200, len(y))
+    assert a.idata_.log_likelihood["xy"].shape == (2, 200, len(y))
     proba = a.predict_proba(X)
     assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(1), 1.0)
     conc = a.class_count_ + a.class_alpha_  # nothing observed: E[pi | data]

@@ -254,7 +254,7 @@ def test_posterior_groups_keep_gaps(data, conjugate):
     assert np.array_equal(np.isnan(obs), np.isnan(X))
     theta = clf._params["theta"][:3]
     log_pi = clf._log_pi_draws[:3]
-    ll = clf.idata_.log_likelihood["y"].values.reshape(-1, y.size)[:3]
+    ll = clf.idata_.log_likelihood["xy"].values.reshape(-1, y.size)[:3]
     for s in range(3):
         for n in (0, 1, 2, 5, 40):
             seen = ~np.isnan(X[n])

@@ -308,8 +308,8 @@ def test_idata_is_in_user_units_and_round_trips(iris, tmp_path):
     np.testing.assert_allclose(var, a**2 * ref.idata_.posterior["var"].values, rtol=1e-9)
     np.testing.assert_allclose(est.theta_, mu.mean(axis=(0, 1)), rtol=1e-12)
     shift = -np.sum(np.log(np.abs(a)))
-    np.testing.assert_allclose(est.idata_.log_likelihood["y"].values,
-                               ref.idata_.log_likelihood["y"].values + shift, rtol=1e-11)
+    np.testing.assert_allclose(est.idata_.log_likelihood["xy"].values,
+                               ref.idata_.log_likelihood["xy"].values + shift, rtol=1e-11)
     path = est.save(tmp_path / "gnb.nc")
     loaded = bg.load(path)
     np.testing.assert_array_equal(loaded.predict_proba(a * X + b), est.predict_proba(a * X + b))

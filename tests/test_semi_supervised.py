@@ -231,7 +231,7 @@ def test_data_augmentation(da_fit, small):
     assert set(clf.idata_.groups()) >= {"posterior", "sample_stats", "log_likelihood"}
     assert clf.idata_.posterior.sizes["chain"] == 2
     # observed_data and log_likelihood: the labelled rows, log p(x_n, y_n | theta)
-    assert clf.idata_.log_likelihood["y"].shape == (2, 200, int((~np.isnan(y_semi)).sum()))
+    assert clf.idata_.log_likelihood["xy"].shape == (2, 200, int((~np.isnan(y_semi)).sum()))
     assert "lp" in clf.idata_.sample_stats
     em = bg.LDA().fit(X, y_semi)
     assert np.allclose(clf.means_, em.means_, atol=0.15)

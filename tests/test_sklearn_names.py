@@ -10,7 +10,7 @@ import bayesgen as bg
 from bayesgen.estimators.sklearn_names import SKLEARN_ONLY
 
 ESTIMATORS = [bg.LDA, bg.QDA, bg.GaussianNB, bg.BernoulliNB, bg.MultinomialNB,
-              bg.CategoricalNB, bg.PoissonNB, bg.KernelNB, bg.MixedNB]
+              bg.CategoricalNB, bg.PoissonNB, bg.ExponentialNB, bg.KernelNB, bg.MixedNB]
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)

@@ -89,8 +89,8 @@ def test_sparse_equals_dense(name, method, fmt):
     if method == "conjugate":
         np.testing.assert_allclose(sp.predict_proba_draws(Xs).values,
                                    dense.predict_proba_draws(X).values, rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(sp.idata_.log_likelihood["y"].values,
-                                   dense.idata_.log_likelihood["y"].values, rtol=1e-10)
+        np.testing.assert_allclose(sp.idata_.log_likelihood["xy"].values,
+                                   dense.idata_.log_likelihood["xy"].values, rtol=1e-10)
         np.testing.assert_array_equal(sp.idata_.observed_data["x"].values, X)
 
 
@@ -112,13 +112,20 @@ def test_sparse_tags_and_dense_only_estimators():
         assert cls().__sklearn_tags__().input_tags.sparse
     X, y = count_data("multinomial")
     Xs = sparse.csr_matrix(X)
-    dense_only = [bg.GaussianNB(), bg.LDA(), bg.QDA(), bg.KernelNB(), bg.CategoricalNB(),
-                  bg.MixedNB(families=[("gaussian", [0, 1]), ("poisson", [2, 3])])]
+    dense_only = [bg.GaussianNB(), bg.LDA(), bg.QDA(), bg.KernelNB(), bg.CategoricalNB()]
     for est in dense_only:
         assert not est.__sklearn_tags__().input_tags.sparse
         name = type(est).__name__
         with pytest.raises(ValueError, match=rf"{name} does not accept sparse.*toarray\(\)"):
             est.fit(Xs, y)
+    # MixedNB takes sparse X when a part does (issue 26); with dense-only parts, no
+    mixed = bg.MixedNB(families=[("gaussian", [0, 1]), ("poisson", [2, 3])])
+    assert mixed.__sklearn_tags__().input_tags.sparse
+    only_dense = bg.MixedNB(families=[("gaussian", [0, 1]), ("exponential", [2, 3])])
+    assert not only_dense.__sklearn_tags__().input_tags.sparse
+    with pytest.raises(ValueError, match=r"MixedNB takes sparse input X .* when one of its "
+                                         r"parts is multinomial, poisson or bernoulli"):
+        only_dense.fit(Xs + sparse.csr_matrix(np.full(Xs.shape, 0.5)), y)
     fitted = bg.GaussianNB().fit(X, y)
     with pytest.raises(ValueError, match=r"sparse.*toarray"):
         fitted.predict(Xs)
@@ -129,8 +136,9 @@ def test_support_checks_on_stored_values(name):
     X, y = count_data(name)
     bad = sparse.csr_matrix(X)
     bad.data[3] = -1.0
+    strict = (lambda: bg.BernoulliNB(binarize=None)) if name == "bernoulli" else FAMILIES[name]
     with pytest.raises(ValueError, match="Negative values"):
-        FAMILIES[name]().fit(bad, y)
+        strict().fit(bad, y)
     for value in (np.nan, np.inf):
         bad = sparse.csr_matrix(X)
         bad.data[3] = value
@@ -146,9 +154,11 @@ def test_support_checks_on_stored_values(name):
     if name != "bernoulli":
         frac = sparse.csr_matrix(X)
         frac.data[0] = 0.5
-        FAMILIES[name](method="map").fit(frac, y)  # term weights: point methods
-        with pytest.raises(ValueError, match="whole-number counts"):
-            FAMILIES[name](method="conjugate").fit(frac, y)
+        FAMILIES[name](method="map").fit(frac, y)  # term weights: every method
+        posterior = FAMILIES[name](method="conjugate").fit(frac, y)
+        np.testing.assert_allclose(posterior.predict_proba(frac),
+                                   FAMILIES[name](method="conjugate").fit(frac.toarray(), y)
+                                   .predict_proba(frac.toarray()), rtol=1e-10)
 
 
 def test_duplicate_coo_entries_are_summed():
@@ -157,7 +167,7 @@ def test_duplicate_coo_entries_are_summed():
     rows, cols = np.r_[coo.row, coo.row[0]], np.r_[coo.col, coo.col[0]]
     dup = sparse.coo_matrix((np.ones(rows.size), (rows, cols)), shape=X.shape)
     with pytest.raises(ValueError, match="only 0 and 1"):  # the duplicated 1 is a 2
-        bg.BernoulliNB().fit(dup, y)
+        bg.BernoulliNB(binarize=None).fit(dup, y)
     summed = X.copy()
     summed[coo.row[0], coo.col[0]] = 2.0
     dense = bg.MultinomialNB(method="conjugate", random_state=0).fit(summed, y)
@@ -174,7 +184,8 @@ def test_bernoulli_binarize_sparse():
         sp = bg.BernoulliNB(binarize=t).fit(Xs, y)
         assert_same_fit(dense, sp, X, Xs)
     with pytest.raises(ValueError, match="binarize"):
-        bg.BernoulliNB().fit(Xs, y)
+        bg.BernoulliNB(binarize=None).fit(Xs, y)
+    assert_same_fit(bg.BernoulliNB(binarize=0.0).fit(X, y), bg.BernoulliNB().fit(Xs, y), X, Xs)
     with pytest.raises(ValueError, match=r"binarize=-0.5 < 0.*toarray"):
         bg.BernoulliNB(binarize=-0.5).fit(Xs, y)
     assert Xs.data.max() > 1  # the user's matrix is not modified
@@ -251,8 +262,10 @@ def test_tfidf_pipeline_point_methods():
         sp = bg.MultinomialNB(method="mle").fit(Xs, labels)
         dense = bg.MultinomialNB(method="mle").fit(Xs.toarray(), labels)
         assert_same_fit(dense, sp, Xt.toarray(), Xt)
-    with pytest.raises(ValueError, match="whole-number counts"):
-        make_pipeline(TfidfVectorizer(), bg.MultinomialNB(method="conjugate")).fit(docs, labels)
+    # the Dirichlet posterior is defined for real-valued term weights (issue 26)
+    pipe = make_pipeline(TfidfVectorizer(), bg.MultinomialNB(method="conjugate", random_state=0))
+    proba = pipe.fit(docs, labels).predict_proba(test)
+    assert np.allclose(proba.sum(axis=1), 1.0) and np.all(np.isfinite(proba))
 
 
 # ------------------------------------------------------------- never densify
@@ -337,3 +350,64 @@ def test_large_sparse_observed_data_is_not_densified(monkeypatch):
     np.testing.assert_array_equal(rebuilt, X)
     with pytest.raises(ValueError, match="model_ observes every entry"):
         _ = clf.model_
+
+
+# ------------------------------------------------------------ MixedNB (issue 26)
+def _mixed_data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    n = 80
+    y = np.arange(n) % 2
+    counts = rng.poisson(0.3 + 0.5 * y[:, None], size=(n, 30)).astype(float)
+    real = rng.normal(size=(n, 2)) * 3.0 + 100.0 + y[:, None]
+    binary = (rng.random((n, 5)) < 0.3 + 0.2 * y[:, None]).astype(float)
+    X = np.hstack([real[:, :1], counts, binary, real[:, 1:]])
+    families = [("gaussian", [0, 36]), ("multinomial", list(range(1, 31))),
+                ("bernoulli", list(range(31, 36)))]
+    return X, y, families
+
+
+@pytest.mark.parametrize("method", ["mle", "map", "conjugate"])
+def test_mixed_sparse_equals_dense(method):
+    """Count parts keep their columns sparse; the Gaussian part's columns are densified
+    (and framed); the fit and every prediction equal the dense ones."""
+    X, y, families = _mixed_data()
+    Xs = sparse.csr_matrix(X)
+    dense = bg.MixedNB(method=method, families=families, random_state=0).fit(X, y)
+    sp = bg.MixedNB(method=method, families=families, random_state=0).fit(Xs, y)
+    np.testing.assert_allclose(sp.predict_joint_log_proba(Xs),
+                               dense.predict_joint_log_proba(X), rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(sp.predict_proba(Xs), dense.predict_proba(X), atol=1e-12)
+    np.testing.assert_array_equal(sp.predict(X), dense.predict(X))  # dense rows too
+    if method == "conjugate":
+        np.testing.assert_allclose(sp.log_marginal_likelihood(),
+                                   dense.log_marginal_likelihood(), rtol=1e-12)
+
+
+def test_mixed_sparse_parts_see_sparse_columns(monkeypatch):
+    from bayesgen.families import gaussian as gaussian_module
+    from bayesgen.families.multinomial import family as multinomial_module
+
+    seen = {}
+    for name, cls in (("multinomial", multinomial_module.MultinomialFamily),
+                      ("gaussian", gaussian_module.GaussianFamily)):
+        def spy(self, X, *args, _orig=cls.stats, _name=name, **kwargs):
+            seen[_name] = sparse.issparse(X)
+            return _orig(self, X, *args, **kwargs)
+        monkeypatch.setattr(cls, "stats", spy)
+    X, y, families = _mixed_data()
+    bg.MixedNB(families=families).fit(sparse.csr_matrix(X), y)
+    assert seen == {"multinomial": True, "gaussian": False}
+
+
+def test_mixed_sparse_missing_and_far_values():
+    X, y, families = _mixed_data(1)
+    X[0, 0], X[3, 36], X[5, 2] = np.nan, np.nan, np.nan  # missing entries, stored as NaN
+    X[:, 36] *= 1e300  # a real column near the float64 limit (its frame moves it)
+    T = X[:6].copy()
+    T[1, 36] = 1.7e308  # a far test row
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bg.DataWarning)  # attributes overflow in X's units
+        dense = bg.MixedNB(families=families).fit(X, y)
+        sp = bg.MixedNB(families=families).fit(sparse.csr_matrix(X), y)
+    np.testing.assert_allclose(sp.predict_proba(sparse.csr_matrix(T)), dense.predict_proba(T),
+                               atol=1e-12)

@@ -62,7 +62,7 @@ def test_large_log_likelihood_is_added_on_demand(big_fits):
         qda.add_log_likelihood()
     idata = qda.add_log_likelihood(X, y)
     assert idata is qda.idata_
-    ll = idata.log_likelihood["y"]
+    ll = idata.log_likelihood["xy"]
     assert ll.dims == ("chain", "draw", "obs")
     assert ll.shape == (4, qda.draws, y.size)
     expected = posterior.pointwise_log_lik(qda._family, X, y, qda._params, qda._log_pi_draws)

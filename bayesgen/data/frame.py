@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.data import missing
+from bayesgen.data import missing, sparse
 
 #: |z| above which a row is evaluated in the split form t u + z_N (2^52: beyond it the
 #: class means no longer change z - mu in float64)
@@ -81,9 +81,18 @@ class Frame:
         return Frame(self.loc[columns], self.scale[columns], self.real[columns])
 
     def internal(self, X: np.ndarray) -> np.ndarray:
-        """z = (x - c) / s, (n, d); +-inf only where |z| exceeds the float range."""
+        """z = (x - c) / s, (n, d); +-inf only where |z| exceeds the float range.
+
+        Sparse X (MixedNB with count parts): the moved columns (real ones with c != 0
+        or s != 1) are densified and transformed, the others stay as stored."""
         if self.is_identity:
             return X
+        if sparse.is_sparse(X):
+            moved = np.flatnonzero(self.real & ((self.loc != 0.0) | (self.scale != 1.0)))
+            if not moved.size:
+                return X
+            sub = Frame(self.loc[moved], self.scale[moved], self.real[moved])
+            return sparse.with_columns(X, moved, sub.internal(X[:, moved].toarray()))
         with np.errstate(over="ignore", invalid="ignore"):
             Z = (X - self.loc) / self.scale
             bad = ~np.isfinite(Z)
@@ -215,7 +224,12 @@ def choose(X: np.ndarray, real: np.ndarray, w: np.ndarray | None = None) -> Fram
     if weights is not None and not positive.all():  # rows of weight 0 are ignored
         rows, weights = X[positive], weights[positive]
     columns = np.flatnonzero(real)
-    stats = _order_stats(rows if columns.size == d else rows[:, columns], weights)
+    if sparse.is_sparse(rows):  # MixedNB with count parts: its real columns, dense
+        rows = rows[:, columns].toarray()
+        columns_of_rows = rows
+    else:
+        columns_of_rows = rows if columns.size == d else rows[:, columns]
+    stats = _order_stats(columns_of_rows, weights)
     for i, j in enumerate(columns):
         q1, median, q3, low, high = stats[:, i]
         if np.isnan(median):  # no observed value in the column
@@ -280,7 +294,11 @@ def within(Z: np.ndarray) -> float:
     X itself for an identity frame, was scanned before inside the current
     :func:`bayesgen.data.missing.scan_scope`); with NaN, the NaN-skipping ``np.fmax``
     and ``np.fmin`` reductions.
+    Sparse Z (MixedNB with count parts): its stored values (the implicit zeros do not
+    change max(high, -low, 0)).
     """
+    if sparse.is_sparse(Z):
+        Z = Z.data
     if Z.size == 0:
         return 0.0
     high, low = missing.extremes(Z)

@@ -48,6 +48,14 @@ def validate_kwargs(estimator: Any, X: Any) -> dict:
     if not sparse.issparse(X):
         return {}
     family = estimator._make_family()
+    if not family.capabilities.sparse and family.capabilities.composite:
+        raise ValueError(
+            f"{type(estimator).__name__} takes sparse input X (a scipy.sparse {X.format} "
+            f"{type(X).__name__}) when one of its parts is multinomial, poisson or "
+            "bernoulli, given in families= (those parts keep their columns sparse; the "
+            "others' columns are densified); these families have none. Pass X.toarray() "
+            "or name the count columns' family."
+        )
     if not family.capabilities.sparse:
         raise ValueError(
             f"{type(estimator).__name__} does not accept sparse input X (a scipy.sparse "
@@ -202,3 +210,30 @@ def observed_x(X: Any) -> tuple[dict, dict]:
         {"x_row": coo.row.astype(np.int64), "x_col": coo.col.astype(np.int64), "x_data": coo.data},
         {"x_row": dims, "x_col": dims, "x_data": dims},
     )
+
+
+def columns(X: Any, cols: np.ndarray, *, dense: bool) -> Any:
+    """Columns ``cols`` of X: CSR when X is sparse and ``dense`` is False, else a dense
+    array (MixedNB: a part whose family takes sparse X keeps it; the other parts get
+    their columns densified, n x len(cols) values)."""
+    if not sparse.issparse(X):
+        return X[:, cols]
+    sub = X[:, cols]
+    return sub.toarray() if dense else sub.tocsr()
+
+
+def assemble(blocks: list, cols: list[np.ndarray], n_features: int) -> Any:
+    """The (n, d) matrix whose columns ``cols[i]`` are ``blocks[i]`` (dense or sparse):
+    dense when every block is, else CSR (the dense blocks' non-zeros stored)."""
+    order = np.concatenate(cols)
+    inverse = np.empty(n_features, dtype=np.intp)
+    inverse[order] = np.arange(order.size)
+    if not any(sparse.issparse(b) for b in blocks):
+        return np.hstack(blocks)[:, inverse]
+    return sparse.hstack([sparse.csr_matrix(b) for b in blocks], format="csr")[:, inverse]
+
+
+def with_columns(X: Any, cols: np.ndarray, block: np.ndarray) -> Any:
+    """Sparse X with its columns ``cols`` replaced by the dense ``block`` (n, len(cols))."""
+    keep = np.setdiff1d(np.arange(X.shape[1]), cols)
+    return assemble([X[:, keep], block], [keep, np.asarray(cols)], X.shape[1])

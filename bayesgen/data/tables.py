@@ -47,6 +47,7 @@ imported only when X is a polars DataFrame.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,7 +133,14 @@ def pandas_column(label: Any, s) -> Column:
     def factorize():
         if isinstance(dtype, pd.CategoricalDtype):
             return s.cat.codes.to_numpy(), s.cat.categories.to_numpy(dtype=object)
-        codes, distinct = pd.factorize(s, use_na_sentinel=True)
+        try:
+            codes, distinct = pd.factorize(s, use_na_sentinel=True)
+        except TypeError:  # an unhashable entry (a dict, a list): not a label or a number
+            bad = next(v for v in s if not isinstance(v, Hashable))
+            raise TypeError(
+                f"column {label!r} holds a {type(bad).__name__} ({bad!r:.60}); every "
+                "entry of X must be a string or a number (a category label or a value)."
+            ) from None
         return codes, np.asarray(distinct, dtype=object)
 
     return Column(label, kind, len(s), numbers, factorize)

@@ -341,12 +341,16 @@ def check_integer_counts(X: Any, estimator_name: str) -> None:
 
 
 def check_counts(X: Any, method: str, estimator_name: str) -> Any:
-    """Count features: non-negative for point methods (real term weights allowed, as in
-    scikit-learn), whole numbers for posterior methods; returns X (dense or sparse)."""
-    if method in POSTERIOR_METHODS:
-        check_integer_counts(X, estimator_name)
-    else:
-        check_nonnegative(X, estimator_name)
+    """Count features: non-negative, real term weights allowed (TF-IDF, as in
+    scikit-learn) for every method; returns X (dense or sparse).
+
+    The Dirichlet and Gamma posteriors are defined for real-valued counts: the
+    likelihood kernel ``prod_j theta_j^x_j`` (``rate^x exp(-rate)``) is what the
+    posterior and the closed-form predictive use, with ``x!`` as ``Gamma(x + 1)``. Only
+    the generative ``model_`` (drawing whole-number counts) needs integers, and says
+    so (:func:`bayesgen.families.dirichlet.observed_counts`). ``method`` is kept for the
+    callers' symmetry."""
+    check_nonnegative(X, estimator_name)
     return X
 
 

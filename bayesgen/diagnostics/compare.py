@@ -88,7 +88,8 @@ def compare(models: dict[str, Any], ic: str = "loo", *, X: Any = None, y: Any = 
             n_obs.add(int(entries[name]["n_data_points"]))
             continue
         idata = _log_likelihood(name, est, X, y, sample_weight)
-        n_obs.add(idata.log_likelihood["y"].sizes["obs"])
+        # its one variable, whatever its name (files saved before it was "xy" have "y")
+        n_obs.add(next(iter(idata.log_likelihood.data_vars.values())).sizes["obs"])
         entries[name] = az.loo(idata, pointwise=True, scale=scale) if ic == "loo" else idata
     if len(n_obs) > 1:
         raise ValueError(f"models were fitted on different numbers of rows: {sorted(n_obs)}.")

@@ -69,6 +69,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.poor_score = caps.poor_score
         tags.input_tags.sparse = caps.sparse
         tags.input_tags.allow_nan = caps.missing
+        # X holds category codes (CategoricalNB; not a MixedNB with a categorical part,
+        # whose other columns are real): scikit-learn's checks then pass integer codes
+        tags.input_tags.categorical = caps.learns_categories and not caps.composite
         return tags
 
     # -------------------------------------------------------------------- fit
@@ -141,17 +144,22 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         else:
             params = family.mle(stats) if method == "mle" else family.map(stats, self._prior)
             self._params = params
-            pi = classprior.point(method, counts, class_alpha, self._fixed_pi)
-            self._set_point_attributes(pi, params)
+            log_pi = classprior.log_point(method, counts, class_alpha, self._fixed_pi)
+            self._set_point_attributes(np.exp(log_pi), params, log_pi=log_pi)
         self._after_fit()
 
     def _after_fit(self) -> None:
         """Hook for attributes derived from the fitted model (LDA's projection)."""
 
-    def _set_point_attributes(self, pi: np.ndarray, params: dict) -> None:
+    def _set_point_attributes(self, pi: np.ndarray, params: dict, *,
+                              log_pi: np.ndarray | None = None) -> None:
+        """``class_prior_``, ``class_log_prior_`` (``log_pi`` when given: it stays
+        finite where pi underflows) and the family's attributes."""
         self.class_prior_ = pi
-        with np.errstate(divide="ignore"):
-            self.class_log_prior_ = np.log(pi)
+        if log_pi is None:
+            with np.errstate(divide="ignore"):
+                log_pi = np.log(pi)
+        self.class_log_prior_ = log_pi
         attributes = self._family.attributes(scoring.user_params(self, params))
         scoring.check_user_attributes(self, attributes)
         for name, value in attributes.items():
@@ -284,14 +292,38 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         conditionals); exact for ``method="conjugate"``.
         """
         scores = self._scores(self._check_X_predict(X), full=False)
-        return normalise(scores, self.class_log_prior_, type(self).__name__)
+        return normalise(scores, self.class_log_prior_, type(self).__name__,
+                         advice=self._zero_likelihood_advice())
 
     @dask_input.lazy("proba")
     def predict_proba(self, X: Any) -> np.ndarray:
         """p(y=k | x), (n, K); rows sum to 1, columns in the order of ``classes_``."""
         scores = self._scores(self._check_X_predict(X), full=False)
         return normalised_proba(scores, self.class_log_prior_, type(self).__name__,
-                                overwrite=True)
+                                overwrite=True, advice=self._zero_likelihood_advice())
+
+    def _zero_likelihood_advice(self) -> str | None:
+        """What removes zero fitted probabilities for this fit, for the warning on rows
+        with zero likelihood under every class (None: the generic advice).
+
+        With ``method="map"`` and ``alpha <= 1`` the cause is the concentration itself:
+        ``alpha`` is the Dirichlet/Beta/Gamma concentration, and alpha=1 adds no pseudo-
+        counts (its mode is the MLE), so a value unseen in a class has probability 0."""
+        alpha = getattr(self, "alpha", None)
+        try:
+            no_smoothing = alpha is not None and bool(np.any(np.asarray(alpha, float) <= 1))
+        except (TypeError, ValueError):
+            no_smoothing = False
+        if self.method_ == "map" and no_smoothing:
+            return (f"With method='map', alpha={alpha!r} is the prior concentration and "
+                    "alpha=1 adds no smoothing (its MAP is the MLE), so a value unseen in "
+                    "a class has probability 0: raise alpha (alpha=2 is Laplace "
+                    "smoothing, scikit-learn's alpha=1), or use method='conjugate'.")
+        if self.method_ == "mle":
+            return ("method='mle' gives probability 0 to a value unseen in a class; use "
+                    "method='map' (the default alpha=2 is Laplace smoothing) or "
+                    "method='conjugate'.")
+        return None
 
     score = dask_input.score
 

@@ -82,8 +82,12 @@ class BernoulliNB(_DiscreteClassifier):
         """Bernoulli naive Bayes: x_j | y=k ~ Bernoulli(theta_kj), theta_kj ~ Beta(alpha, alpha)."""
         + _SHARED_DOC
         + _ALPHA_DOC
-        + """    binarize : float or None, default=None
-        None: X must hold only 0 and 1. A number t: x > t becomes 1, else 0.
+        + """    binarize : float or None, default=0.0
+        A number t: x > t becomes 1, else 0 (scikit-learn's default, 0.0, makes any
+        positive value a presence; negative values are then allowed). None: X must
+        hold only 0 and 1 (a ``ValueError`` otherwise), for data already binary that
+        should be checked as such. MixedNB's Bernoulli parts have the same default
+        (their options: ``("bernoulli", columns, {"binarize": None})``).
 
     Attributes
     ----------
@@ -100,7 +104,7 @@ class BernoulliNB(_DiscreteClassifier):
         class_alpha: Any = 1.0,
         class_prior: Any = None,
         alpha: Any = 2.0,
-        binarize: Any = None,
+        binarize: Any = 0.0,
         draws: int = 1000,
         tune: int = 1000,
         chains: int = 4,

@@ -45,9 +45,9 @@ class BernoulliFamily(UnlabelledHooks):
     ----------
     alpha : float or array-like of shape (d,)
         Beta concentration (> 0; >= 1 for MAP). 1 is the MLE, 2 Laplace smoothing.
-    binarize : float or None
-        None: X must hold only 0 and 1. A number t: x > t becomes 1, else 0 (then
-        negative values are allowed).
+    binarize : float or None, default 0.0
+        A number t: x > t becomes 1, else 0 (then negative values are allowed); 0.0 is
+        scikit-learn's default. None: X must hold only 0 and 1.
 
     Notes
     -----
@@ -62,7 +62,7 @@ class BernoulliFamily(UnlabelledHooks):
     #: value, integrated out (:mod:`bayesgen.families.masked`)
     capabilities = Capabilities(missing=True, sparse=True, poor_score=True)
 
-    def __init__(self, *, alpha: Any = 2.0, binarize: Any = None) -> None:
+    def __init__(self, *, alpha: Any = 2.0, binarize: Any = 0.0) -> None:
         self.alpha = alpha
         self.binarize = binarize
         self.positive_only = binarize is None

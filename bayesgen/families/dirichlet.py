@@ -29,11 +29,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import logsumexp
 
 from bayesgen.data import sparse
 from bayesgen.data.validation import check_concentration, check_finite
 from bayesgen.families.gaussian_stats import label, one_hot
+from bayesgen.utils.logspace import log_rising as log_rising  # re-exported
 from bayesgen.utils.threads import one_blas_thread
 
 #: :func:`poisson` uses numpy's exact sampler up to this mean, the normal approximation
@@ -41,8 +42,6 @@ from bayesgen.utils.threads import one_blas_thread
 #: dispersed from about 1e15: measured variance / mean 1.05 at 1e15, 1.4 at 1e16)
 POISSON_EXACT_MAX = 1e12
 
-#: :func:`log_rising` uses Stirling's series at and above this a
-_STIRLING_FROM = 1e4
 
 
 def check_alpha(alpha: Any, d: int) -> np.ndarray:
@@ -143,39 +142,6 @@ def log_prob_matmul(X: np.ndarray, p: np.ndarray) -> np.ndarray:
     if impossible is not None:
         out[impossible] = -np.inf
     return out
-
-
-def log_rising(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``lgamma(a + x) - lgamma(a)`` (log of the rising factorial), a > 0, x >= 0.
-
-    The plain difference loses about ``a log(a) 1e-16`` to cancellation (all digits
-    for a ~ 1e15, NaN once lgamma overflows near 2.5e305). For a >= 1e4 this uses
-    Stirling's series: with c(z) = lgamma(z) - (z - 1/2) log z + z - log(2 pi)/2,
-
-        (a - 1/2) log1p(x / a) + x log(a + x) - x + c(a + x) - c(a),
-
-    c(z) = 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5) (error < 1e-22 there). Broadcasts;
-    returns exactly 0 where x = 0.
-    """
-    a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
-    big = a >= _STIRLING_FROM
-    if not big.any():
-        return gammaln(a + x) - gammaln(a)
-    out = np.zeros(a.shape)
-    small = ~big
-    out[small] = gammaln(a[small] + x[small]) - gammaln(a[small])
-    ab, xb = a[big], x[big]
-    z = ab + xb
-    out[big] = (ab - 0.5) * np.log1p(xb / ab) + xb * np.log(z) - xb
-    out[big] += _stirling_c(z) - _stirling_c(ab)
-    return out
-
-
-def _stirling_c(z: np.ndarray) -> np.ndarray:
-    """lgamma(z) - (z - 1/2) log z + z - log(2 pi) / 2 for z >= 1e4 (Stirling series)."""
-    r = 1.0 / z
-    r2 = r * r
-    return r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 / 1260.0))
 
 
 def poisson(mean: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -76,18 +76,18 @@ def gaussian_predictive(far, post: dict) -> np.ndarray:
     Moderate entries as in ``GaussianFamily.log_predictive``; a far entry z = t u has
     log z2 = 2 (log t + log|u - m/t|) - log(nu scale2).
     """
-    from scipy.special import gammaln
+    from bayesgen.utils.logspace import log_rising
 
-    nu = 2.0 * post["a"]
-    scale2 = post["b"] * (post["kappa"] + 1.0) / (post["a"] * post["kappa"])
-    near = (far.ZN[:, None, :] - post["m"]) ** 2 / (nu * scale2)
+    a, b = post["a"], post["b"]
+    nu_s2 = 2.0 * b * (1.0 + 1.0 / post["kappa"])  # nu scale2, without a * kappa overflowing
+    near = (far.ZN[:, None, :] - post["m"]) ** 2 / nu_s2
     m_t = far.inv_t(np.broadcast_to(post["m"], (far.rows.size, *post["m"].shape)))
     with np.errstate(divide="ignore"):
         log_dist = far.log_t[:, None, None] + np.log(np.abs(far.U[:, None, :] - m_t))
-    log_q = 2.0 * log_dist - np.log(nu * scale2)
+    log_q = 2.0 * log_dist - np.log(nu_s2)
     tail = np.where(far.far[:, None, :], _log1p_far(log_q), np.log1p(near))
-    terms = (gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi * scale2)
-             - (nu + 1) / 2 * tail)
+    terms = (log_rising(a, 0.5) - 0.5 * (np.log(2.0 * np.pi * b) + np.log1p(1.0 / post["kappa"]))
+             - (a + 0.5) * tail)
     return terms.sum(axis=-1)
 
 
@@ -121,7 +121,7 @@ def mvn_terms(family, far, params: dict):
 def mvn_predictive(family, far, post: dict) -> np.ndarray:
     """Multivariate Student-t predictive log-density of far rows, (m, K): the
     Mahalanobis distance q = t^2 |u^T A + (z_N - m)^T A / t|^2 enters as log q."""
-    from scipy.special import gammaln
+    from bayesgen.families.mvn.linalg import student_t_const
 
     d = post["m"].shape[-1]
     UA, B, logdet = _whitened(far, post["m"], post["Psi"], family.tied)
@@ -130,10 +130,8 @@ def mvn_predictive(family, far, post: dict) -> np.ndarray:
         log_q = 2.0 * far.log_t[:, None] + np.log(np.sum((UA + Bt) ** 2, axis=-1))
     kappa = post["kappa"]
     df = np.asarray(post["nu"], dtype=np.float64) - d + 1.0
-    log_scale = logdet + d * np.log((kappa + 1.0) / (kappa * df))
-    const = (gammaln((df + d) / 2.0) - gammaln(df / 2.0) - 0.5 * d * np.log(df * np.pi)
-             - 0.5 * log_scale)
-    return const - 0.5 * (df + d) * _log1p_far(log_q + np.log(kappa / (kappa + 1.0)))
+    return (student_t_const(df, d, logdet, kappa)
+            - 0.5 * (df + d) * _log1p_far(log_q - np.log1p(1.0 / kappa)))
 
 
 # -------------------------------------------------------------------- mixed

@@ -43,6 +43,7 @@ from bayesgen.families.far import attach_frame, user_to_internal
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.unlabelled import UnlabelledHooks
 from bayesgen.utils.heavy import import_pymc
+from bayesgen.utils.logspace import log_rising
 
 LOG_2PI = np.log(2.0 * np.pi)
 
@@ -285,21 +286,28 @@ class GaussianFamily(UnlabelledHooks):
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
         """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
 
-        Each feature is Student-t with 2 a_n degrees of freedom, location m_n and
-        squared scale b_n (kappa_n + 1) / (a_n kappa_n) (Murphy 2007, eq. 100). A
-        missing x_j (NaN) drops its term.
-        """
-        from scipy.special import gammaln
+        Each feature is Student-t with nu = 2 a_n degrees of freedom, location m_n and
+        squared scale s2 = b_n (kappa_n + 1) / (a_n kappa_n) (Murphy 2007, eq. 100). A
+        missing x_j (NaN) drops its term. It is evaluated as::
 
+            log Gamma(a + 1/2) - log Gamma(a) - log(2 pi b (1 + 1/kappa)) / 2
+            - (a + 1/2) log1p((x - m)^2 / (2 b (1 + 1/kappa)))
+
+        (nu s2 = 2 b (1 + 1/kappa)), with the Gamma ratio by
+        :func:`bayesgen.utils.logspace.log_rising`: finite for any finite a, kappa and b
+        (sample weights near the float64 limit make them ~1e300, where the textbook form
+        gives inf - inf).
+        """
         M = missing.mask(X)
         if M is not None:
             X = np.where(M, 0.0, X)
-        nu = 2.0 * post["a"]
-        scale2 = post["b"] * (post["kappa"] + 1.0) / (post["a"] * post["kappa"])
-        z2 = (X[:, None, :] - post["m"]) ** 2 / (nu * scale2)
+        a, b = post["a"], post["b"]
+        inv_kappa = np.log1p(1.0 / post["kappa"])
+        nu_s2 = 2.0 * b * (1.0 + 1.0 / post["kappa"])
+        z2 = (X[:, None, :] - post["m"]) ** 2 / nu_s2
         terms = (
-            gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi * scale2)
-            - (nu + 1) / 2 * np.log1p(z2)
+            log_rising(a, 0.5) - 0.5 * (np.log(2.0 * np.pi * b) + inv_kappa)
+            - (a + 0.5) * np.log1p(z2)
         )
         return terms.sum(axis=-1) if M is None else masked.drop_terms(terms, M)
 

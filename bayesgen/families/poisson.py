@@ -14,8 +14,11 @@ Sufficient statistics per class: weighted count N_k and sums S_kj = sum_n w_n x_
 - MAP: lambda = (S_kj + alpha - 1) / (N_k + beta_j)   (alpha = 1 gives the MLE)
 - posterior: lambda_kj | data ~ Gamma(S_kj + alpha, N_k + beta_j)
 
-alpha >= 1 is required (beta_j >= 0). Non-negative real values are accepted for point
-estimates; posterior methods need whole-number counts. X may be scipy.sparse (CSR):
+alpha >= 1 is required (beta_j >= 0). Non-negative real values are accepted by every
+method: the Gamma posterior is defined for real x (kernel rate^x exp(-rate)), and the
+negative-binomial predictive writes x! as Gamma(x + 1) (for real x a kernel, as the
+averaged draws are); only the generative ``model_`` needs whole numbers. X may be
+scipy.sparse (CSR):
 every computation then touches only the non-zeros (``log x!`` via ``X.data``).
 """
 

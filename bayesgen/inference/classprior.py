@@ -29,7 +29,7 @@ def map_estimate(counts: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     Raises ``ValueError`` where the mode is not in the simplex (a_k < 1 with N_k = 0
     makes the density unbounded at pi_k = 0).
     """
-    numer = counts + alpha - 1.0
+    numer = counts + (alpha - 1.0)  # (alpha - 1) first: exact for alpha = 1, tiny N_k
     if np.any(numer < 0):
         raise ValueError(
             "The MAP class prior needs N_k + class_alpha_k >= 1 for every class; with "
@@ -153,6 +153,20 @@ def point(method: str, counts: np.ndarray, alpha: np.ndarray,
     if fixed is not None:
         return fixed
     return mle(counts) if method == "mle" else map_estimate(counts, alpha)
+
+
+def log_point(method: str, counts: np.ndarray, alpha: np.ndarray,
+              fixed: np.ndarray | None) -> np.ndarray:
+    """log of :func:`point`, computed as ``log(numerator) - log(total)``: finite for a
+    class whose probability underflows float64 (weights 1e-300 against 1e300 give
+    pi_k ~ 1e-600, whose log is -1381.6, not -inf). -inf only where pi_k is exactly 0."""
+    point(method, counts, alpha, fixed)  # the checks (a MAP mode in the simplex)
+    if fixed is not None:
+        numer = np.asarray(fixed, dtype=np.float64)
+    else:
+        numer = counts if method == "mle" else counts + (alpha - 1.0)
+    with np.errstate(divide="ignore"):
+        return np.log(numer) - np.log(numer.sum())
 
 
 def mean(log_pi: np.ndarray, fixed: np.ndarray | None) -> np.ndarray:

@@ -84,6 +84,7 @@ def add(estimator, X=None, y=None, sample_weight=None):
     """
     import xarray as xr
 
+    from bayesgen.inference import posterior
     from bayesgen.inference import rows as training
 
     estimator._check_posterior("add_log_likelihood")
@@ -103,7 +104,7 @@ def add(estimator, X=None, y=None, sample_weight=None):
     values = compute(estimator, data.X, data.y).reshape(chains, draws, n)
     posterior_ds = idata.posterior
     group = xr.Dataset(
-        {"y": (("chain", "draw", "obs"), values)},
+        {posterior.LOG_LIK_VAR: (("chain", "draw", "obs"), values)},
         coords={"chain": posterior_ds["chain"].values, "draw": posterior_ds["draw"].values,
                 "obs": np.arange(n)},
         attrs=dict(posterior_ds.attrs),

@@ -37,6 +37,9 @@ CHUNK_BUDGET = 10_000_000
 
 #: largest pointwise log-likelihood table (draws x rows) stored in idata_ (~2 GB)
 LOG_LIK_MAX_VALUES = 250_000_000
+#: the one variable of ``idata_.log_likelihood``: the joint log p(x_n, y_n | theta) of
+#: each training row (named for both observed parts, not after ``y`` alone)
+LOG_LIK_VAR = "xy"
 
 
 def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
@@ -230,7 +233,8 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     """Assemble ``posterior``, ``log_likelihood``, ``observed_data`` (and ``sample_stats``).
 
     ``posterior`` holds ``pi`` (chain, draw, class) and every family parameter with its
-    named dims; ``log_likelihood`` holds one variable ``y`` = the joint log p(x_n, y_n |
+    named dims; ``log_likelihood`` holds one variable ``xy`` (:data:`LOG_LIK_VAR`) = the
+    joint log p(x_n, y_n |
     theta) (chain, draw, obs), left out when ``log_lik`` is None (too large to store);
     ``observed_data`` holds ``y`` (class index, obs) and ``x`` (obs, feature), left out
     (with ``log_likelihood``) when ``X`` is None (a fit from statistics alone).
@@ -250,10 +254,11 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
         coords["obs"] = np.arange(X.shape[0])
         x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
         observed = {"y": y.astype(np.int64), **x_vars}
-        dims = {**dims, "y": ["obs"]}
+        dims = {**dims, "y": ["obs"], LOG_LIK_VAR: ["obs"]}
     idata = az.from_dict(
         posterior=posterior,
-        log_likelihood=None if log_lik is None else {"y": reshape_draws(log_lik, chains, draws)},
+        log_likelihood=(None if log_lik is None
+                        else {LOG_LIK_VAR: reshape_draws(log_lik, chains, draws)}),
         observed_data=observed,
         sample_stats=sample_stats,
         coords=coords,

@@ -5,17 +5,19 @@ posterior draws and minimum-expected-loss decisions.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 
 from bayesgen.exceptions import DataWarning, warn
 from bayesgen.utils.threads import over_row_blocks
 
 #: |log-sum-exp| above which normalise() takes a second pass (rounding of huge scores)
 _RENORMALISE_ABOVE = 1e4
+#: :func:`log_rising` uses Stirling's series at and above this a
+_STIRLING_FROM = 1e4
 
 
 def normalise(
-    log_joint: np.ndarray, log_prior: np.ndarray, who: str
+    log_joint: np.ndarray, log_prior: np.ndarray, who: str, *, advice: str | None = None
 ) -> np.ndarray:
     """log p(y=k | x) from log p(x, y=k) by log-sum-exp over classes.
 
@@ -30,6 +32,9 @@ def normalise(
         :class:`~bayesgen.exceptions.DataWarning`.
     who : str
         Estimator name for the warning.
+    advice : str, optional
+        What removes the zero probabilities for this fit (the estimator knows its method
+        and smoothing); by default, to use a prior that keeps every probability positive.
 
     Returns
     -------
@@ -42,11 +47,14 @@ def normalise(
         if np.any(np.isnan(norm)) or np.any(norm == np.inf):
             raise FloatingPointError(f"{who}: non-finite joint log-likelihood (NaN or +inf).")
         n_bad = int(impossible.sum())
+        if advice is None:
+            advice = ("Use a prior that keeps every probability positive (method='map' "
+                      "with alpha > 1, or method='conjugate').")
         warn(
-            f"{who}: {n_bad} row(s) have zero likelihood under every class (e.g. a "
-            "feature value never seen in training, with method='mle'); their "
-            "probabilities fall back to the class prior. Use method='map' (smoothing) "
-            "to avoid this.",
+            f"{who}: {n_bad} row(s) have zero likelihood under every class (a feature "
+            "value whose fitted probability is exactly 0 in every class, e.g. a word "
+            "never seen in training); their probabilities fall back to the class "
+            f"prior. {advice}",
             DataWarning,
         )
         norm[impossible] = 0.0
@@ -61,7 +69,7 @@ def normalise(
 
 
 def normalised_proba(log_joint: np.ndarray, log_prior: np.ndarray, who: str, *,
-                     overwrite: bool = False) -> np.ndarray:
+                     overwrite: bool = False, advice: str | None = None) -> np.ndarray:
     """p(y=k | x) = exp(log_joint - log-sum-exp), as ``exp(normalise(...))``.
 
     With few classes and a finite row maximum everywhere (the common case), the
@@ -70,14 +78,15 @@ def normalised_proba(log_joint: np.ndarray, log_prior: np.ndarray, who: str, *,
     second pass is needed). Otherwise (rows impossible under every class, NaN, +inf,
     many classes) :func:`normalise` decides, with its warning or error.
     ``overwrite``: the probabilities may be written into ``log_joint`` (fresh scores
-    the caller does not keep), saving an (n, K) temporary.
+    the caller does not keep), saving an (n, K) temporary. ``advice``: as in
+    :func:`normalise`.
     """
     n, K = log_joint.shape
     if K > _COLUMN_LOOP_MAX or n < 4 * K:
-        return np.exp(normalise(log_joint, log_prior, who))
+        return np.exp(normalise(log_joint, log_prior, who, advice=advice))
     m = _row_max(log_joint)
     if not np.isfinite(np.add.reduce(m)):  # -inf, +inf or NaN somewhere: the full path
-        return np.exp(normalise(log_joint, log_prior, who))
+        return np.exp(normalise(log_joint, log_prior, who, advice=advice))
     proba = log_joint if overwrite and log_joint.flags.writeable else log_joint.copy()
 
     def rows(start: int, stop: int) -> None:  # in cache, rows split over the cores
@@ -164,3 +173,36 @@ def decide(proba: np.ndarray, loss: np.ndarray | None) -> np.ndarray:
     if loss is None:
         return np.argmax(proba, axis=1)
     return np.argmin(proba @ loss, axis=1)
+
+
+def log_rising(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``lgamma(a + x) - lgamma(a)`` (log of the rising factorial), a > 0, x >= 0.
+
+    The plain difference loses about ``a log(a) 1e-16`` to cancellation (all digits
+    for a ~ 1e15, NaN once lgamma overflows near 2.5e305). For a >= 1e4 this uses
+    Stirling's series: with c(z) = lgamma(z) - (z - 1/2) log z + z - log(2 pi)/2,
+
+        (a - 1/2) log1p(x / a) + x log(a + x) - x + c(a + x) - c(a),
+
+    c(z) = 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5) (error < 1e-22 there). Broadcasts;
+    returns exactly 0 where x = 0.
+    """
+    a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
+    big = a >= _STIRLING_FROM
+    if not big.any():
+        return gammaln(a + x) - gammaln(a)
+    out = np.zeros(a.shape)
+    small = ~big
+    out[small] = gammaln(a[small] + x[small]) - gammaln(a[small])
+    ab, xb = a[big], x[big]
+    z = ab + xb
+    out[big] = (ab - 0.5) * np.log1p(xb / ab) + xb * np.log(z) - xb
+    out[big] += _stirling_c(z) - _stirling_c(ab)
+    return out
+
+
+def _stirling_c(z: np.ndarray) -> np.ndarray:
+    """lgamma(z) - (z - 1/2) log z + z - log(2 pi) / 2 for z >= 1e4 (Stirling series)."""
+    r = 1.0 / z
+    r2 = r * r
+    return r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 / 1260.0))

@@ -391,6 +391,10 @@ class KernelFamily(UnlabelledHooks):
         """One x per row: per feature, a training point of class y_n (chosen with
         probability proportional to its weight) plus N(0, h^2) noise.
 
+        With missing training entries (NaN), feature j's centre is drawn among the
+        points of class y_n that observe feature j (the points its KDE is built on, as in
+        :meth:`log_lik`), so no NaN is drawn.
+
         ``bandwidth`` is (n, K, d) (one row per sample); the fixed data entries may be
         broadcast to (n, ...) and only their first row is used.
         """
@@ -399,11 +403,18 @@ class KernelFamily(UnlabelledHooks):
         h = np.asarray(params["bandwidth"])[rows, y]  # (n, d)
         d = P.shape[1]
         centre = np.empty((y.shape[0], d))
+        gaps = np.isnan(P).any()
         for k in np.unique(y):
             mine = np.flatnonzero(y == k)
             Pk, wk = P[cls == k], w[cls == k]
-            pick = rng.choice(Pk.shape[0], size=(mine.size, d), p=wk / wk.sum())
-            centre[mine] = Pk[pick, np.arange(d)]
+            if not gaps:
+                pick = rng.choice(Pk.shape[0], size=(mine.size, d), p=wk / wk.sum())
+                centre[mine] = Pk[pick, np.arange(d)]
+                continue
+            for j in range(d):
+                seen = np.flatnonzero(~np.isnan(Pk[:, j]) & (wk > 0))
+                pick = rng.choice(seen, size=mine.size, p=wk[seen] / wk[seen].sum())
+                centre[mine, j] = Pk[pick, j]
         return centre + h * rng.standard_normal(centre.shape)
 
     def attributes(self, params: dict) -> dict:

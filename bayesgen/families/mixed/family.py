@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen.data import sparse
 from bayesgen.families import far as _far
 from bayesgen.families.mixed import pymc, spec
 from bayesgen.families.mixed.spec import DISCRETE, NAMES  # noqa: F401 (public names)
@@ -116,6 +117,7 @@ class MixedFamily:
             return all(getattr(q.capabilities, flag) for q in parts)
 
         return Capabilities(missing=every("missing"), conjugate=every("conjugate"),
+                            sparse=any(q.capabilities.sparse for q in parts),
                             evidence=every("evidence"), exact_loo=every("exact_loo"),
                             real_valued=True, far_rows=True, fixed_params=True,
                             train_log_lik=True, coords=True, levels=True, composite=True,
@@ -226,6 +228,10 @@ class MixedFamily:
         ``binarize``), in the original column order.
         """
         parts = self._resolve(X.shape[1])
+        if sparse.is_sparse(X):  # the count parts keep their columns sparse
+            blocks = [q["family"].check_X(_cols(X, q), method=method,
+                                          who=f"{who} part {q['prefix']}") for q in parts]
+            return sparse.assemble(blocks, [q["columns"] for q in parts], X.shape[1])
         out = np.empty_like(X, dtype=np.float64)
         for part in parts:
             cols = part["columns"]
@@ -239,7 +245,7 @@ class MixedFamily:
         parts = self._resolve(X.shape[1])
         return {
             "count": np.bincount(y, weights=w, minlength=n_classes).astype(np.float64),
-            "parts": [q["family"].stats(X[:, q["columns"]], y, w, n_classes) for q in parts],
+            "parts": [q["family"].stats(_cols(X, q), y, w, n_classes) for q in parts],
         }
 
     def merge(self, a: dict, b: dict) -> dict:
@@ -329,7 +335,7 @@ class MixedFamily:
         """
         self._require_conjugate()
         return sum(
-            q["family"].log_predictive(X[:, q["columns"]], p)
+            q["family"].log_predictive(_cols(X, q), p)
             for q, p in zip(self._parts(), post["parts"], strict=True)
         )
 
@@ -342,9 +348,9 @@ class MixedFamily:
         ``"{who} part {prefix}"``."""
         total = 0.0
         for q, s, p in zip(self._parts(), stats["parts"], prior["parts"], strict=True):
-            def sub(columns=q["columns"]) -> tuple:
+            def sub(q=q) -> tuple:
                 X, w = rows()
-                return X[:, columns], w
+                return _cols(X, q), w
 
             total += q["family"].log_evidence(s, p, sub, method=method,
                                               who=f"{who} part {q['prefix']}")
@@ -354,7 +360,7 @@ class MixedFamily:
         """The sum of the parts' exact leave-one-out predictives on their columns (the
         parts' posteriors are independent given the classes)."""
         self._require_conjugate()
-        return sum(q["family"].loo_log_predictive(Z[:, q["columns"]], y, w, p)
+        return sum(q["family"].loo_log_predictive(_cols(Z, q), y, w, p)
                    for q, p in zip(self._parts(), post["parts"], strict=True))
 
     # ------------------------------------------------------- unlabelled rows
@@ -371,7 +377,7 @@ class MixedFamily:
         out, used = [], []
         for q, s_l, s_c, pr, sub in zip(parts, labelled["parts"], completed["parts"], priors,
                                         self._split(params), strict=True):
-            est, s = q["family"].em_m_step(s_l, s_c, Z_u[:, q["columns"]], A, pr, sub)
+            est, s = q["family"].em_m_step(s_l, s_c, _cols(Z_u, q), A, pr, sub)
             out.append(est)
             used.append(s)
         return self._namespaced(out), {"count": completed["count"], "parts": used}
@@ -401,14 +407,14 @@ class MixedFamily:
 
     def can_augment_labels(self, stats: dict, Z_u) -> bool:
         """Whether every part can, on its columns of ``Z_u``."""
-        return all(q["family"].can_augment_labels(s, Z_u[:, q["columns"]])
+        return all(q["family"].can_augment_labels(s, _cols(Z_u, q))
                    for q, s in zip(self._parts(), stats["parts"], strict=True))
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
                          prefix: str = "", dims: dict | None = None):
         """The sum of the parts' ``pymc_rows_loglik`` on their columns, (m, K)."""
         return sum(
-            part["family"].pymc_rows_loglik(sub, Z[:, part["columns"]], stats=s,
+            part["family"].pymc_rows_loglik(sub, _cols(Z, part), stats=s,
                                             observed=observed, prefix=pre, dims=part_dims)
             for (part, sub, pre, part_dims), s in zip(
                 pymc.part_hooks(self, params, dims, prefix), stats["parts"], strict=True)
@@ -422,7 +428,7 @@ class MixedFamily:
         the sum is still a valid discriminant.
         """
         return sum(
-            q["family"].log_lik(X[:, q["columns"]], sub, full=full)
+            q["family"].log_lik(_cols(X, q), sub, full=full)
             for q, sub in zip(self._parts(), self._split(params), strict=True)
         )
 
@@ -516,3 +522,9 @@ class MixedFamily:
     def fixed_params(self, stats: dict) -> dict:
         """Namespaced non-random params of the parts that have them (kernel parts)."""
         return pymc.fixed_params(self, stats)
+
+
+def _cols(X, part: dict):
+    """A part's columns of X: sparse X stays sparse for a part whose family takes it
+    (multinomial, Poisson, Bernoulli), and is densified on the columns of the others."""
+    return sparse.columns(X, part["columns"], dense=not part["family"].capabilities.sparse)

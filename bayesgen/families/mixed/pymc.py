@@ -19,6 +19,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from bayesgen.data import sparse
+
 _BUDGET = 10_000_000  # values of a part's log_lik block in train_log_lik (~80 MB)
 
 
@@ -62,7 +64,7 @@ def observed(family, params: dict, X, y, prefix: str = "", dims: dict | None = N
     (``gaussian0_x``, a kernel part's ``kernel1_x_loglik`` potential)."""
     X = np.asarray(X)
     for part, sub, pre, part_dims in part_hooks(family, params, dims, prefix):
-        part["family"].pymc_observed(sub, X[:, part["columns"]], y, prefix=pre, dims=part_dims)
+        part["family"].pymc_observed(sub, _part_columns(X, part), y, prefix=pre, dims=part_dims)
 
 
 def stats_loglik(family, params: dict, stats: dict):
@@ -102,7 +104,7 @@ def train_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndar
     y = np.asarray(y, dtype=np.intp)
     total = None
     for part, sub in zip(family._parts(), family._split(params), strict=True):
-        fam, Xp = part["family"], X[:, part["columns"]]
+        fam, Xp = part["family"], _part_columns(X, part)
         if fam.capabilities.train_log_lik:
             term = fam.train_log_lik(Xp, y, sub)
         else:
@@ -123,3 +125,8 @@ def log_lik_at_class(family, X: np.ndarray, y: np.ndarray, params: dict) -> np.n
         block = family.log_lik(X[rows], params, full=True)
         out[..., rows] = block[..., np.arange(rows.size), y[rows]]
     return out
+
+
+def _part_columns(X, part: dict):
+    """A part's columns of X, sparse only for a family that takes sparse X."""
+    return sparse.columns(X, part["columns"], dense=not part["family"].capabilities.sparse)

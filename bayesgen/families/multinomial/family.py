@@ -36,8 +36,12 @@ per (class, missingness pattern), the summed observed totals, and
 negative-binomial/multinomial augmentation of the missing counts (``conjugate``) and
 by NUTS on the exact likelihood written on those statistics (``mcmc``).
 
-Non-negative real values (tf-idf term weights) are accepted for point estimates, as
-in scikit-learn; posterior methods need whole-number counts. X may be scipy.sparse
+Non-negative real values (tf-idf term weights) are accepted by every method, as in
+scikit-learn: the Dirichlet posterior is defined for real counts (the likelihood
+kernel prod_j theta_kj^x_nj), and the closed-form predictive writes the multinomial
+coefficient with Gamma(x + 1) (for real x a kernel, not a probability of x; the same
+kernel the posterior draws average, so they agree). Only the generative ``model_``
+(whole-number counts drawn) needs integers. X may be scipy.sparse
 (CSR): statistics, log-likelihoods and predictive densities then touch only the
 non-zeros (see :mod:`bayesgen.data.sparse`).
 """

@@ -67,6 +67,10 @@ LOG_2PI = np.log(2.0 * np.pi)
 COVARIANCE_PRIORS = ("niw", "lkj")
 
 
+#: smallest eigenvalue of a posterior scale's correlation form accepted as definite
+_DEGENERATE = 1e3 * np.finfo(np.float64).eps
+
+
 class MVNFamily(UnlabelledHooks):
     """Multivariate normal likelihood with a Normal-Inverse-Wishart prior.
 
@@ -312,7 +316,38 @@ class MVNFamily(UnlabelledHooks):
         else:
             Psi = prior["Psi0"] + stats["scatter"] + between
             nu = np.asarray(prior["nu0"], dtype=np.float64) + n
-        return {"m": m, "kappa": kappa, "Psi": (Psi + _swap(Psi)) / 2.0, "nu": nu}
+        Psi = (Psi + _swap(Psi)) / 2.0
+        self._check_float64_definite(Psi)
+        return {"m": m, "kappa": kappa, "Psi": Psi, "nu": nu}
+
+    def _check_float64_definite(self, Psi: np.ndarray) -> None:
+        """ValueError if a posterior scale Psi = Psi0 + S (positive definite in exact
+        arithmetic, as Psi0 is) is singular to float64 precision: the smallest eigenvalue
+        of its correlation form D^-1/2 Psi D^-1/2 (D = diag Psi; a scale-free measure, so
+        a feature constant within classes, whose Psi_jj is tiny, is no concern) below
+        1000 eps ~ 2.2e-13, where Cholesky factors (of Psi, and of the MAP covariance
+        Psi / (nu + ...) at prediction) lose all their digits or fail.
+
+        That needs the scatter S to be ~1e12 times Psi0 or more in some directions and
+        0 in others: the rows carrying all but a ~1e-12 share of a class's weight span
+        fewer dimensions than the features (``sample_weight`` mixing, e.g., 1e300 and 1),
+        so the posterior is degenerate to float64 precision.
+        """
+        stack = Psi[None] if self.tied else Psi
+        for k, P in enumerate(stack):
+            root = np.sqrt(np.diagonal(P))
+            if not (np.all(root > 0) and np.linalg.eigvalsh(P / np.outer(root, root))[0]
+                    > _DEGENERATE):
+                where = ("pooled over the classes" if self.tied
+                         else f"of class {gstats.label(self.labels, k)}")
+                raise ValueError(
+                    f"{self._who}: the posterior scale matrix {where} is singular to "
+                    "float64 precision although its prior is positive definite: the rows "
+                    "carrying all but a 1e-12 share of the weight span fewer dimensions "
+                    f"than the {P.shape[-1]} features (sample_weight spanning more than "
+                    "12 orders of magnitude does this). Rescale sample_weight to a "
+                    "narrower range, e.g. np.clip(w, w.max() * 1e-12, None)."
+                )
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Joint posterior mode: mu_k = m_k; Sigma_k = Psi_k / (nu_k + d + 2) (QDA) or

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen.utils.logspace import log_rising
 from bayesgen.utils.threads import one_blas_thread, over_row_blocks
 
 # Elements per temporary block in the QDA log-likelihood (8 MB of float64).
@@ -168,17 +169,28 @@ def student_t_predictive(X: np.ndarray, post: dict, *, tied: bool) -> np.ndarray
     tied : bool
         LDA (one Psi) or QDA.
     """
-    from scipy.special import gammaln
-
     d = X.shape[1]
     maha, logdet = mahalanobis(X, post["m"], post["Psi"], tied=tied)
     kappa = post["kappa"]
     df = np.asarray(post["nu"], dtype=np.float64) - d + 1.0
-    log_scale = logdet + d * np.log((kappa + 1.0) / (kappa * df))
-    const = (
-        gammaln((df + d) / 2.0) - gammaln(df / 2.0) - 0.5 * d * np.log(df * np.pi)
-    ) - 0.5 * log_scale
-    return const - 0.5 * (df + d) * np.log1p(maha * (kappa / (kappa + 1.0)))
+    return (student_t_const(df, d, logdet, kappa)
+            - 0.5 * (df + d) * np.log1p(maha * (kappa / (kappa + 1.0))))
+
+
+def student_t_const(df: np.ndarray, d: int, logdet: np.ndarray,
+                    kappa: np.ndarray) -> np.ndarray:
+    """The normalising constant of the Normal-Inverse-Wishart predictive Student-t::
+
+        lgamma((df + d) / 2) - lgamma(df / 2) - d log(df pi) / 2 - log|S| / 2,
+        S = Psi (kappa + 1) / (kappa df),
+
+    evaluated as ``log_rising(df / 2, d / 2) - d log(pi) / 2 - log|Psi| / 2
+    - d log1p(1 / kappa) / 2`` (the log df terms cancel): finite for any finite df and
+    kappa (sample weights near the float64 limit make them ~1e300, where the textbook
+    form gives inf - inf or overflows kappa df).
+    """
+    return (log_rising(df / 2.0, d / 2.0) - 0.5 * d * np.log(np.pi) - 0.5 * logdet
+            - 0.5 * d * np.log1p(1.0 / kappa))
 
 
 def loo_student_t(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
@@ -206,7 +218,6 @@ def loo_student_t(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
         ``m`` (K, d), ``kappa`` (K,), ``Psi`` (K, d, d) or (d, d), ``nu`` (K,) or float.
     """
     from scipy.linalg import solve_triangular
-    from scipy.special import gammaln
 
     n, d = Z.shape
     m, kappa = post["m"], post["kappa"]
@@ -229,6 +240,5 @@ def loo_student_t(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
     df = nu[y] - w - d + 1.0
     logdet_r = logdet[y] + np.log(one_minus)
     quad = (kappa_k / kappa_r) ** 2 * r / one_minus
-    log_scale = logdet_r + d * np.log((kappa_r + 1.0) / (kappa_r * df))
-    return (gammaln((df + d) / 2.0) - gammaln(df / 2.0) - 0.5 * d * np.log(df * np.pi)
-            - 0.5 * log_scale - 0.5 * (df + d) * np.log1p(quad * kappa_r / (kappa_r + 1.0)))
+    return (student_t_const(df, d, logdet_r, kappa_r)
+            - 0.5 * (df + d) * np.log1p(quad * kappa_r / (kappa_r + 1.0)))

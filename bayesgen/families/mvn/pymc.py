@@ -21,9 +21,11 @@ alone (no inverse, no solve)::
     d/2 log(kappa0 / 2 pi) + log|det U| - kappa0/2 ||U^T (mu_k - m0)||^2
 
 (forward sampling: mu_k = m0 + U^-T z_k / sqrt(kappa0), z_k ~ N(0, I)). QDA has one factor
-U_k per class (batched), LDA one shared factor. Free variables: ``cov_chi2`` (c, dims
-(class,) feature; log-transformed by PyMC), ``cov_offdiag`` (the strictly lower entries
-of A, row-major, shape (K,) d(d-1)/2) and ``mu`` (class, feature); ``cov`` is a
+U_k per class (batched), LDA one shared factor. Free variables:
+``cov_bartlett_diag_sq`` (the c_i = A_ii^2, dims (class,) feature; log-transformed by
+PyMC), ``cov_bartlett_lower`` (the strictly lower entries A_ij of A, row-major, dims
+(class,) feature_pair with coordinates "x_i,x_j") and ``mu`` (class, feature; a
+``MvNormal`` in the model graph, written as a CustomDist on U); ``cov`` is a
 Deterministic with the standard dims, Sigma = U^-T U^-1 by a triangular solve.
 
 Why centred: the default kappa0 = 0.01 makes the prior of mu 10 sds wide, so every class
@@ -107,16 +109,35 @@ def _precision_factor(name: str, prior: dict, batch: tuple[int, ...], c_dims: tu
     Psi0 = np.broadcast_to(Psi0, (*batch, d, d)) if Psi0.ndim > 2 else Psi0
     L_V = precision_scale_factor((Psi0 + _swap(Psi0)) / 2.0)
     nu = np.asarray(prior["nu0"], dtype=np.float64)[..., None] - np.arange(d)
-    c = pm.ChiSquared(f"{name}_chi2", nu=np.broadcast_to(nu, (*batch, d)), dims=c_dims)
+    c = pm.ChiSquared(f"{name}_bartlett_diag_sq", nu=np.broadcast_to(nu, (*batch, d)),
+                      dims=c_dims)
     v = pt.sqrt(c)
     n_off = d * (d - 1) // 2
     if n_off:
-        off = pm.Normal(f"{name}_offdiag", mu=0.0, sigma=1.0, shape=(*batch, n_off))
+        off = pm.Normal(f"{name}_bartlett_lower", mu=0.0, sigma=1.0,
+                        dims=(*c_dims[:-1], _pair_dim(c_dims[-1], d)))
         v = pt.concatenate([v, off], axis=-1)
     U = pt.matmul(v[..., None, :], pt.as_tensor(bartlett_map(L_V)))[..., 0, :]
     U = U.reshape((*batch, d, d))
     log_diag_L = np.log(np.diagonal(L_V, axis1=-2, axis2=-1)).sum(-1)
     return U, pt.as_tensor(log_diag_L) + 0.5 * pt.sum(pt.log(c), axis=-1)
+
+
+def _pair_dim(feature_dim: str, d: int) -> str:
+    """The dim of the strictly lower entries (i, j), i > j, of the Bartlett factor A, in
+    its row-major order, registered on the current model with coordinates "x_i,x_j"
+    (feature names): ``{feature_dim}_pair``, so that ``pm.model_to_graphviz`` draws a
+    named plate."""
+    pm = import_pymc()
+
+    model = pm.modelcontext(None)
+    dim = f"{feature_dim}_pair"
+    if dim not in model.coords:
+        names = model.coords.get(feature_dim) or [f"x{j}" for j in range(d)]
+        rows, cols = np.tril_indices(d, -1)
+        model.add_coord(dim, [f"{names[i]},{names[j]}" for i, j in zip(rows, cols,
+                                                                         strict=True)])
+    return dim
 
 
 def _inverse_lower(L):
@@ -164,7 +185,7 @@ def niw_params(family, prior: dict, prefix: str, dims: dict) -> dict:
     m0 = np.broadcast_to(np.asarray(prior["m0"], dtype=np.float64), (n_classes, d))
     kappa0 = np.broadcast_to(np.asarray(prior["kappa0"], dtype=np.float64), (n_classes,))
     mu = pm.CustomDist(
-        f"{prefix}mu", m0, U, kappa0, log_det_U,
+        f"{prefix}mu", m0, U, kappa0, log_det_U, class_name="MvNormal",
         logp=_mean_logp, random=_mean_random, signature="(d),(d,d),(),()->(d)",
         support_point=lambda rv, size, m0, *_: pt.broadcast_to(m0, rv.shape),
         dims=dims["mu"],
