@@ -197,7 +197,8 @@ def calibration_scores(estimator, calibration: str = "split", X_calib: Any = Non
             "unlabelled rows, and LDA/QDA/MultinomialNB without missing entries). Use "
             "calibration='split' with rows held out of the fit.")
     log_joint, y_index = exact_loo.loo_log_joint(estimator, X_calib, y_calib)
-    log_proba = normalise(log_joint, estimator.class_log_prior_, type(estimator).__name__)
+    log_proba = normalise(log_joint, estimator.class_log_prior_, type(estimator).__name__,
+                          advice=estimator._zero_likelihood_advice())
     return nonconformity(log_proba, score), y_index
 
 

@@ -64,7 +64,8 @@ def predictive_proba(estimator, Xv: np.ndarray) -> np.ndarray:
 def predictive_log_proba(estimator, Xv: np.ndarray) -> np.ndarray:
     """``predict_log_proba`` of rows already validated (``estimator._check_X_predict``)."""
     scores = estimator._scores(Xv, full=False)
-    return normalise(scores, estimator.class_log_prior_, type(estimator).__name__)
+    return normalise(scores, estimator.class_log_prior_, type(estimator).__name__,
+                     advice=estimator._zero_likelihood_advice())
 
 
 def _draw_indices(estimator, max_draws: int | None) -> np.ndarray | None:
