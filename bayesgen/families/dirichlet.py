@@ -49,6 +49,18 @@ def check_alpha(alpha: Any, d: int) -> np.ndarray:
     return check_concentration(alpha, d, "alpha", "feature")
 
 
+def check_gamma_shape(alpha: Any, d: int, who: str) -> np.ndarray:
+    """``alpha`` as the Gamma prior's shape, a vector (d,) with every entry >= 1
+    (alpha = 1 is the MLE); ``ValueError`` naming ``who`` otherwise."""
+    alpha = check_alpha(alpha, d)
+    if np.any(alpha < 1):
+        raise ValueError(
+            f"{who} needs alpha >= 1 (Gamma shape; alpha = 1 is the MLE); got "
+            f"min(alpha) = {float(alpha.min()):g}."
+        )
+    return alpha
+
+
 def require_mode_alpha(alpha: np.ndarray, who: str) -> None:
     """Raise ``ValueError`` unless alpha >= 1 (the MAP is then inside the simplex)."""
     if np.any(alpha < 1):

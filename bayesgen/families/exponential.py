@@ -131,12 +131,7 @@ class ExponentialFamily(UnlabelledHooks):
         """
         s = stats["sum"]
         d = s.shape[1]
-        alpha = dr.check_alpha(self.alpha, d)
-        if np.any(alpha < 1):
-            raise ValueError(
-                f"{WHO} needs alpha >= 1 (Gamma shape; alpha = 1 is the MLE); got "
-                f"min(alpha) = {float(alpha.min()):g}."
-            )
+        alpha = dr.check_gamma_shape(self.alpha, d, WHO)
         seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
         total = s.sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -102,12 +102,7 @@ class PoissonFamily(UnlabelledHooks):
         self.fitted_stats_ = stats
         s = stats["feature_count"]
         d = s.shape[1]
-        alpha = dr.check_alpha(self.alpha, d)
-        if np.any(alpha < 1):
-            raise ValueError(
-                f"{WHO} needs alpha >= 1 (Gamma shape; alpha = 1 is the MLE); got "
-                f"min(alpha) = {float(alpha.min()):g}."
-            )
+        alpha = dr.check_gamma_shape(self.alpha, d, WHO)
         seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
         mean = np.maximum(s.sum(axis=0) / seen, 0.5 / np.maximum(seen, 1.0))
         rate = resolve_vector(self.rate_prior, d, "rate_prior", mean)
