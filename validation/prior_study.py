@@ -7,8 +7,10 @@ is the test set), compare held-out log loss and accuracy of
 
 - bayesgen LDA and QDA posterior predictives (``method="conjugate"``) with the default
   prior (``cov_dof="auto"``: strength by the evidence, target scale fixed), with
-  ``cov_scale="auto"`` (strength and scale of the shrinkage target by the evidence) and
-  with ``mean_strength="auto"`` (kappa0 and nu0 by the evidence), and
+  ``cov_scale="auto"`` (strength and scale of the shrinkage target by the evidence),
+  with ``mean_strength="auto"`` (kappa0 and nu0 by the evidence), QDA with
+  ``cov_prior="pooled"`` (class covariances partially pooled towards LDA's, the pooling
+  strength by the evidence), and
   bayesgen GaussianNB (``method="conjugate"``, default prior and
   ``var_dof="auto", var_scale="auto"``);
 - scikit-learn's LinearDiscriminantAnalysis with Ledoit-Wolf shrinkage
@@ -51,13 +53,15 @@ import bayesgen as bg
 #: (data set, n per class) cells: the issue's table, then generated data
 REAL_CELLS = [("breast cancer", 10), ("breast cancer", 20), ("breast cancer", 50),
               ("digits", 20), ("digits", 50), ("wine", 10), ("iris", 10)]
-GENERATED_CELLS = [("well d=5", 10), ("ill d=5", 10), ("well d=30", 20), ("ill d=30", 20),
-                   ("ill d=30", 100), ("ill d=100", 50)]
+GENERATED_CELLS = [("well d=5", 5), ("well d=5", 10), ("ill d=5", 10), ("ill d=5", 100),
+                   ("well d=30", 5), ("well d=30", 20), ("ill d=30", 20), ("ill d=30", 100),
+                   ("ill d=100", 10), ("ill d=100", 50)]
 LOADERS = {"iris": load_iris, "wine": load_wine, "breast cancer": load_breast_cancer,
            "digits": load_digits}
 SK_GENERATIVE = ["sk LDA shrinkage", "sk QDA tuned", "sk GaussianNB"]
 BG_COMPARED = ["bg LDA default", "bg LDA cov_scale=auto", "bg LDA mean_strength=auto",
-               "bg QDA default", "bg QDA cov_scale=auto", "bg QDA mean_strength=auto"]
+               "bg QDA default", "bg QDA cov_scale=auto", "bg QDA mean_strength=auto",
+               "bg QDA cov_prior=pooled"]
 
 
 def generated(name: str, seed: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -94,6 +98,7 @@ def models(seed: int) -> dict:
         "bg QDA default": bg.QDA(**common),
         "bg QDA cov_scale=auto": bg.QDA(cov_scale="auto", **common),
         "bg QDA mean_strength=auto": bg.QDA(mean_strength="auto", **common),
+        "bg QDA cov_prior=pooled": bg.QDA(cov_prior="pooled", **common),
         "bg GaussianNB": bg.GaussianNB(**common),
         "bg GaussianNB auto": bg.GaussianNB(var_dof="auto", var_scale="auto", **common),
         "sk LDA shrinkage": skda.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto"),

@@ -284,9 +284,15 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         ``bayesgen.families.mvn.niw_evidence.evidence_search_kappa``). It shrinks the
         class means towards m0; on some data the evidence prefers equal class means (see
         the user guide's priors page).
-    cov_prior : array-like (d,) or (d, d) or None
+    cov_prior : array-like (d,) or (d, d), "pooled" or None
         Prior mean of the covariance (default: diagonal of pooled within-class
         variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_prior.
+        "pooled" (QDA only): partial pooling, each class covariance centred on the
+        pooled covariance (LDA's posterior mean under its evidence-chosen prior), with
+        ``cov_dof="auto"`` choosing the pooling strength by the evidence: nu0 near d + 1
+        is QDA, a large nu0 is LDA's covariance with QDA's means (the Bayesian
+        counterpart of RDA's lambda; see
+        ``bayesgen.families.mvn.niw_evidence.pooled_target``).
     cov_dof : float, None or "auto", default="auto"
         nu0 > d + 1. "auto": the empirical-Bayes nu0 maximising the marginal likelihood
         of the training data (closed form; see ``bayesgen.families.mvn.niw_evidence``);

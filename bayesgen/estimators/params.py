@@ -71,7 +71,7 @@ FAMILIES: dict[str, dict[str, list]] = {
     "mvn": {
         "mean_prior": _MEAN_PRIOR,
         "mean_strength": [StrOptions({"auto"}), POSITIVE],
-        "cov_prior": ["array-like", POSITIVE, None],
+        "cov_prior": [StrOptions({"pooled"}), "array-like", POSITIVE, None],
         # nu0 > d + 1 >= 2; the bound with d is checked once d is known
         "cov_dof": [StrOptions({"auto"}), None, Interval(Real, 2, None, closed="neither")],
         "cov_scale": [StrOptions({"auto"}), None, Interval(Real, 0, None, closed="neither")],

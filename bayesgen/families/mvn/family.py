@@ -84,10 +84,12 @@ class MVNFamily(UnlabelledHooks):
         kappa0 > 0, prior pseudo-observations for the means (default 0.01); "auto": chosen
         by type-II maximum likelihood of the exact evidence with the other "auto" values
         (:func:`bayesgen.families.mvn.niw_evidence.evidence_search_kappa`).
-    cov_prior : array-like of shape (d,) or (d, d), or None
+    cov_prior : array-like of shape (d,) or (d, d), "pooled", or None
         Prior mean S0 = E[Sigma]: a vector is a diagonal matrix, a matrix must be
         symmetric positive definite. None = diagonal of the pooled within-class variances
-        (:func:`bayesgen.families.gaussian_stats.default_scale`).
+        (:func:`bayesgen.families.gaussian_stats.default_scale`). "pooled" (QDA only):
+        partial pooling towards the pooled covariance
+        (:func:`bayesgen.families.mvn.niw_evidence.pooled_target`).
     cov_dof : float, None or "auto"
         nu0 > d + 1, prior pseudo-observations for the covariance (None = d + 2, the
         weakest prior with a finite mean, as mclust's default; "auto" = the empirical-Bayes
@@ -230,8 +232,11 @@ class MVNFamily(UnlabelledHooks):
             )
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
-        S0 = resolve_cov_prior(self.cov_prior, stats, d)
-        if self.cov_prior is not None:
+        if isinstance(self.cov_prior, str):
+            S0 = self._pooled_target(stats, m0, kappa0)
+        else:
+            S0 = resolve_cov_prior(self.cov_prior, stats, d)
+        if self.cov_prior is not None and not isinstance(self.cov_prior, str):
             S0 = user_to_internal(self, "cov", S0)
             diag = np.diagonal(S0)
             if not (np.all(np.isfinite(S0)) and np.all(diag > 0)):
@@ -262,6 +267,24 @@ class MVNFamily(UnlabelledHooks):
                 row["log_evidence"] -= jac
         nu0, scale = self.search_["cov_dof"], self.search_["cov_scale"]
         return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * scale * S0}
+
+    def _pooled_target(self, stats: dict, m0: np.ndarray, kappa0: float | None) -> np.ndarray:
+        """S0 of ``cov_prior="pooled"`` (QDA only): the pooled covariance of
+        :func:`.niw_evidence.pooled_target`, from the class statistics (with missing
+        entries, the expected complete-data statistics at the EM MAP under the default
+        diagonal prior, :func:`.em.evidence_stats`)."""
+        from bayesgen.families.mvn.niw_evidence import pooled_target
+
+        if self.cov_prior != "pooled":
+            raise ValueError(f"cov_prior must be None, 'pooled', a vector of variances or a "
+                             f"covariance matrix; got {self.cov_prior!r}.")
+        if self.tied:
+            raise ValueError("cov_prior='pooled' centres each class covariance of QDA on the "
+                             "pooled one; LDA has a single pooled covariance already (use "
+                             "cov_dof and cov_scale to shrink it).")
+        kappa0 = em.DEFAULT_KAPPA0 if kappa0 is None else kappa0
+        D = np.diag(gstats.default_scale(stats))
+        return pooled_target(em.evidence_stats(self, stats, m0, kappa0, D), m0, kappa0, D)
 
     def _resolved_scale(self) -> float | None:
         """``cov_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""

@@ -420,3 +420,42 @@ def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: 
         kappa0 = float(np.exp(result.x))
     found = evidence_search(stats, m0, kappa0, S0, tied=tied, dof=dof, scale=scale)
     return dict(found, kappa0=float(kappa0))
+
+
+def pooled_target(stats: dict, m0: np.ndarray, kappa0: float, D: np.ndarray) -> np.ndarray:
+    """The pooled covariance that QDA's ``cov_prior="pooled"`` centres every class on.
+
+    The posterior mean of the shared covariance of LDA's model on the same statistics,
+    under its own evidence-chosen prior around the diagonal target ``D``::
+
+        S_pool = (c D + sum_k B_k) / (c + N),   c = argmax_c p(X | y; LDA, c)
+
+    (:func:`evidence_dof` with ``tied=True``; B_k as in :func:`log_marginal_likelihood`,
+    N = sum_k N_k). It is positive definite whatever N and d, so QDA's prior
+    Psi0 = (nu0 - d - 1) s S_pool with ``cov_dof="auto"`` lets the evidence choose how
+    strongly the class covariances are pooled: nu0 -> d + 1 leaves each class its own
+    covariance, nu0 -> infinity makes them all S_pool (LDA's covariance with QDA's
+    means), the Bayesian counterpart of Friedman's regularised discriminant analysis
+    (RDA's lambda). It is empirical Bayes: the target is estimated from the same rows.
+
+    Parameters
+    ----------
+    stats : dict
+        Complete-data class statistics: ``count`` (K,), ``mean`` (K, d), ``scatter``
+        (K, d, d) or (d, d).
+    m0 : ndarray of shape (d,)
+    kappa0 : float
+    D : ndarray of shape (d, d)
+        Positive definite target of the pooled covariance (the diagonal default).
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+    """
+    scatter = stats["scatter"]
+    tied = dict(stats, scatter=class_sum(scatter) if scatter.ndim == 3 else scatter)
+    d = m0.size
+    c = evidence_dof(tied, m0, kappa0, D, tied=True) - d - 1.0
+    (B,), (n,) = _group_scatter(tied, m0, kappa0, True)
+    pooled = (c * D + B) / (c + n)
+    return (pooled + pooled.T) / 2.0
