@@ -10,7 +10,8 @@ is the test set), compare held-out log loss and accuracy of
   ``cov_scale="auto"`` (strength and scale of the shrinkage target by the evidence),
   with ``mean_strength="auto"`` (kappa0 and nu0 by the evidence), QDA with
   ``cov_prior="pooled"`` (class covariances partially pooled towards LDA's, the pooling
-  strength by the evidence), and
+  strength by the evidence), LDA and QDA with ``cov_dof="oas"`` (the strength from the
+  Oracle Approximating Shrinkage intensity, no evidence), QDA with both, and
   bayesgen GaussianNB (``method="conjugate"``, default prior and
   ``var_dof="auto", var_scale="auto"``);
 - scikit-learn's LinearDiscriminantAnalysis with Ledoit-Wolf shrinkage
@@ -61,7 +62,8 @@ LOADERS = {"iris": load_iris, "wine": load_wine, "breast cancer": load_breast_ca
 SK_GENERATIVE = ["sk LDA shrinkage", "sk QDA tuned", "sk GaussianNB"]
 BG_COMPARED = ["bg LDA default", "bg LDA cov_scale=auto", "bg LDA mean_strength=auto",
                "bg QDA default", "bg QDA cov_scale=auto", "bg QDA mean_strength=auto",
-               "bg QDA cov_prior=pooled"]
+               "bg QDA cov_prior=pooled", "bg LDA cov_dof=oas", "bg QDA cov_dof=oas",
+               "bg QDA pooled+oas"]
 
 
 def generated(name: str, seed: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -99,6 +101,9 @@ def models(seed: int) -> dict:
         "bg QDA cov_scale=auto": bg.QDA(cov_scale="auto", **common),
         "bg QDA mean_strength=auto": bg.QDA(mean_strength="auto", **common),
         "bg QDA cov_prior=pooled": bg.QDA(cov_prior="pooled", **common),
+        "bg LDA cov_dof=oas": bg.LDA(cov_dof="oas", **common),
+        "bg QDA cov_dof=oas": bg.QDA(cov_dof="oas", **common),
+        "bg QDA pooled+oas": bg.QDA(cov_prior="pooled", cov_dof="oas", **common),
         "bg GaussianNB": bg.GaussianNB(**common),
         "bg GaussianNB auto": bg.GaussianNB(var_dof="auto", var_scale="auto", **common),
         "sk LDA shrinkage": skda.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto"),

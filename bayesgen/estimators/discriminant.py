@@ -293,10 +293,13 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         is QDA, a large nu0 is LDA's covariance with QDA's means (the Bayesian
         counterpart of RDA's lambda; see
         ``bayesgen.families.mvn.niw_evidence.pooled_target``).
-    cov_dof : float, None or "auto", default="auto"
+    cov_dof : float, None, "auto" or "oas", default="auto"
         nu0 > d + 1. "auto": the empirical-Bayes nu0 maximising the marginal likelihood
         of the training data (closed form; see ``bayesgen.families.mvn.niw_evidence``);
-        None: d + 2, the weakest prior with a finite mean (mclust's default).
+        "oas": nu0 = d + 1 + N delta / (1 - delta), the strength whose posterior mean
+        covariance is the Oracle Approximating Shrinkage estimate (delta its intensity,
+        from the scatter matrix; see ``bayesgen.families.mvn.shrinkage``); None: d + 2,
+        the weakest prior with a finite mean (mclust's default).
     cov_scale : float, None or "auto", default=None
         s > 0 in E[Sigma] = s cov_prior, i.e. Psi0 = (nu0 - d - 1) s cov_prior: the
         scale of the shrinkage target (None: 1). "auto": chosen together with
@@ -329,7 +332,9 @@ _SEARCH_DOC = """    prior_search_ : dict
         ``cov_scale`` or ``mean_strength`` "auto", ``structures``: the log evidence of
         mclust's covariance structures (LDA: EII, EEI, EEE; QDA: also VII, VVI, VVV),
         each at its own type-II ML strength and scale
-        (``bayesgen.families.mvn.structures``).
+        (``bayesgen.families.mvn.structures``). With ``cov_dof="oas"``,
+        ``oas_shrinkage``: the OAS intensity delta in [0, 1] (LDA: one; QDA: one per
+        class).
 """
 
 

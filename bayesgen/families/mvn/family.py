@@ -47,7 +47,7 @@ from bayesgen.data import missing
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import attach_frame, user_to_internal
-from bayesgen.families.mvn import em, linalg
+from bayesgen.families.mvn import em, linalg, shrinkage
 from bayesgen.families.mvn import missing as _mvn_missing
 from bayesgen.families.mvn.checks import complete_mle, draw_niw, resolve_cov_prior, sample_rows
 from bayesgen.families.mvn.linalg import (
@@ -221,8 +221,8 @@ class MVNFamily(UnlabelledHooks):
                 raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
                                  f"{self.mean_strength!r}.")
         auto = isinstance(self.cov_dof, str)
-        if auto and self.cov_dof != "auto":
-            raise ValueError(f"cov_dof must be a number > d + 1, None or 'auto'; got "
+        if auto and self.cov_dof not in ("auto", "oas"):
+            raise ValueError(f"cov_dof must be a number > d + 1, None, 'auto' or 'oas'; got "
                              f"{self.cov_dof!r}.")
         nu0 = d + 2.0 if self.cov_dof is None or auto else _scalar(self.cov_dof)
         if not nu0 > d + 1:
@@ -247,8 +247,16 @@ class MVNFamily(UnlabelledHooks):
                 )
             _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
         scale = self._resolved_scale()
+        oas = None
+        if self.cov_dof == "oas":  # a fixed strength from the statistics, not a search
+            auto = False
+            completed = em.evidence_stats(self, stats, m0, em.DEFAULT_KAPPA0 if kappa0 is None
+                                          else kappa0, S0)
+            nu0, oas = shrinkage.oas_dof(completed, S0, tied=self.tied)
         self.search_ = em.auto_prior(self, stats, m0, kappa0, S0,
                                      dof=None if auto else nu0, scale=scale)
+        if oas is not None:
+            self.search_["oas_shrinkage"] = oas
         searched = None in (kappa0, scale)  # more than cov_dof="auto" (the default)
         kappa_auto = kappa0 is None
         kappa0 = self.search_["mean_strength"]
