@@ -170,10 +170,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
             log_pi, params, self._posterior, sample_stats = conjugate.fit(
                 self, counts, class_alpha)
+            self._hyper_draws = {}
         else:
             from bayesgen.inference import mcmc
 
-            log_pi, params, sample_stats = mcmc.sample_posterior(self, extra)
+            log_pi, params, sample_stats, self._hyper_draws = mcmc.sample_posterior(
+                self, extra)
         self._params = params
         self._log_pi_draws = log_pi
         self._build_idata(sample_stats, train)
@@ -229,6 +231,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             sample_stats=sample_stats,
             attrs={"bayesgen_estimator": type(self).__name__, "bayesgen_method": self.method_},
         )
+        hyper = vars(self).get("_hyper_draws") or {}
+        if hyper:  # sampled hyper-parameters (LDA/QDA "sample"): scalars per draw
+            self.idata_.posterior = self.idata_.posterior.assign(
+                {name: (("chain", "draw"), value) for name, value in hyper.items()})
 
     # ------------------------------------------------------------ prediction
     def _fused_finite_check(self) -> bool:

@@ -73,8 +73,10 @@ FAMILIES: dict[str, dict[str, list]] = {
         "mean_strength": [StrOptions({"auto"}), POSITIVE],
         "cov_prior": [StrOptions({"pooled"}), "array-like", POSITIVE, None],
         # nu0 > d + 1 >= 2; the bound with d is checked once d is known
-        "cov_dof": [StrOptions({"auto", "oas"}), None, Interval(Real, 2, None, closed="neither")],
-        "cov_scale": [StrOptions({"auto"}), None, Interval(Real, 0, None, closed="neither")],
+        "cov_dof": [StrOptions({"auto", "oas", "sample"}), None,
+                    Interval(Real, 2, None, closed="neither")],
+        "cov_scale": [StrOptions({"auto", "sample"}), None,
+                      Interval(Real, 0, None, closed="neither")],
         "divisor": _DIVISOR,
         "covariance_prior": [StrOptions({"niw", "lkj"})],
     },

@@ -90,6 +90,10 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
     log_pi : ndarray (S, K)
     params : dict of family parameter draws with a leading dim S = chains x draws
     sample_stats : dict of NUTS statistics (chain, draw) (``diverging`` among them)
+    hyper : dict
+        Draws (chain, draw) of the sampled hyper-parameters, by name: the variables
+        ``prior["hyper"]["names"]`` of a family whose prior samples some (LDA/QDA
+        ``cov_dof="sample"``); empty otherwise.
     """
     from bayesgen.inference.model import build_stats_model
 
@@ -103,7 +107,8 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
     chains, draws = estimator._posterior_size()
     chain_method = estimator.chain_method
     model = build_stats_model(estimator, extra)
-    names = ["pi", *estimator._family.param_dims]
+    hyper_names = list((estimator._prior.get("hyper") or {}).get("names", ()))
+    names = ["pi", *estimator._family.param_dims, *hyper_names]
     init = None
     if sampler != "nutpie" and extra is not None and extra.start is not None:
         init = extra.start(model)
@@ -129,7 +134,7 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
         params.update(family.fixed_params(estimator._stats))
     with np.errstate(divide="ignore"):
         log_pi = np.log(post["pi"].reshape(size, -1))
-    return log_pi, params, sample_stats
+    return log_pi, params, sample_stats, {name: np.asarray(post[name]) for name in hyper_names}
 
 
 def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,

@@ -144,7 +144,8 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
         model = build_model(estimator, data.X, data.y)
     rng = _rng(random_state)
     seed = int(rng.integers(2**31))
-    names = ["pi", *estimator._family.param_dims]
+    hyper = list((getattr(estimator, "_prior", None) or {}).get("hyper", {}).get("names", ()))
+    names = ["pi", *estimator._family.param_dims, *hyper]
     observed = {"y"} | ({"x"} if "x" in model.named_vars else set())
     with warnings.catch_warnings(), _quiet_logger("pymc.sampling.forward"):
         # KernelNB's likelihood is a Potential with no forward sampler: x is drawn below

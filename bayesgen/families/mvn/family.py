@@ -164,8 +164,22 @@ class MVNFamily(UnlabelledHooks):
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Real-valued features: nothing beyond finiteness (checked by the caller)."""
+        """Real-valued features: nothing beyond finiteness (checked by the caller).
+        ``cov_dof``/``cov_scale="sample"`` needs ``method="mcmc"`` and the NIW prior."""
+        sampled = self._sampled_hyper()
+        if sampled and (method != "mcmc" or self.covariance_prior != "niw"):
+            names = " and ".join(f"{name}='sample'" for name in sampled)
+            raise ValueError(
+                f"{who}: {names} samples the hyper-parameter with NUTS, so it needs "
+                f"method='mcmc' and covariance_prior='niw' (got method={method!r}, "
+                f"covariance_prior={self.covariance_prior!r}); with other methods use "
+                "'auto' (type-II maximum likelihood of the evidence).")
         return X
+
+    def _sampled_hyper(self) -> list[str]:
+        """The hyper-parameters given as "sample" (full Bayes under ``method="mcmc"``)."""
+        return [name for name in ("cov_dof", "cov_scale")
+                if isinstance(getattr(self, name), str) and getattr(self, name) == "sample"]
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied, rows
@@ -221,9 +235,9 @@ class MVNFamily(UnlabelledHooks):
                 raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
                                  f"{self.mean_strength!r}.")
         auto = isinstance(self.cov_dof, str)
-        if auto and self.cov_dof not in ("auto", "oas"):
-            raise ValueError(f"cov_dof must be a number > d + 1, None, 'auto' or 'oas'; got "
-                             f"{self.cov_dof!r}.")
+        if auto and self.cov_dof not in ("auto", "oas", "sample"):
+            raise ValueError(f"cov_dof must be a number > d + 1, None, 'auto', 'oas' or "
+                             f"'sample'; got {self.cov_dof!r}.")
         nu0 = d + 2.0 if self.cov_dof is None or auto else _scalar(self.cov_dof)
         if not nu0 > d + 1:
             raise ValueError(
@@ -274,7 +288,13 @@ class MVNFamily(UnlabelledHooks):
             for row in self.search_["candidates"] + self.search_.get("structures", []):
                 row["log_evidence"] -= jac
         nu0, scale = self.search_["cov_dof"], self.search_["cov_scale"]
-        return {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * scale * S0}
+        prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * scale * S0}
+        sampled = self._sampled_hyper()
+        if sampled:  # NUTS samples them (pymc.niw_params); nu0, Psi0 above are the ML ones
+            prior["hyper"] = {"S0": S0, "dof": "cov_dof" in sampled,
+                              "scale": "cov_scale" in sampled, "fixed_scale": scale,
+                              "names": sampled}
+        return prior
 
     def _pooled_target(self, stats: dict, m0: np.ndarray, kappa0: float | None) -> np.ndarray:
         """S0 of ``cov_prior="pooled"`` (QDA only): the pooled covariance of
@@ -297,14 +317,14 @@ class MVNFamily(UnlabelledHooks):
     def _resolved_scale(self) -> float | None:
         """``cov_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""
         if isinstance(self.cov_scale, str):
-            if self.cov_scale != "auto":
-                raise ValueError(f"cov_scale must be a number > 0, None or 'auto'; got "
-                                 f"{self.cov_scale!r}.")
+            if self.cov_scale not in ("auto", "sample"):
+                raise ValueError(f"cov_scale must be a number > 0, None, 'auto' or 'sample'; "
+                                 f"got {self.cov_scale!r}.")
             return None
         scale = 1.0 if self.cov_scale is None else _scalar(self.cov_scale)
         if not (np.isfinite(scale) and scale > 0):
-            raise ValueError(f"cov_scale must be a finite number > 0, None or 'auto'; got "
-                             f"{self.cov_scale!r}.")
+            raise ValueError(f"cov_scale must be a finite number > 0, None, 'auto' or "
+                             f"'sample'; got {self.cov_scale!r}.")
         return scale
 
     # -------------------------------------------------------------- estimates
@@ -453,6 +473,12 @@ class MVNFamily(UnlabelledHooks):
         determinant ratio per class for QDA, one shared for LDA), user units (minus
         N log|S| for the frame's scales S). ``ValueError`` for an LKJ prior sampled by
         NUTS (not conjugate) and for statistics with missing entries (no closed form)."""
+        if method == "mcmc" and self._sampled_hyper():
+            raise ValueError(
+                f"{who} sampled its hyper-parameters ({', '.join(self._sampled_hyper())} = "
+                "'sample'): its evidence would integrate over their hyper-prior, which has "
+                "no closed form. Use 'auto' (the evidence at the type-II ML values), or "
+                "compare by LOO.")
         if method == "mcmc" and self.covariance_prior != "niw":
             raise ValueError(
                 f"{who} was sampled with covariance_prior={self.covariance_prior!r}, "

@@ -104,12 +104,16 @@ def _precision_factor(name: str, prior: dict, batch: tuple[int, ...], c_dims: tu
     pm = import_pymc()
     import pytensor.tensor as pt
 
-    Psi0 = np.asarray(prior["Psi0"], dtype=np.float64)
+    hyper = prior.get("hyper")
+    Psi0 = np.asarray(prior["Psi0"] if hyper is None else hyper["S0"], dtype=np.float64)
     d = Psi0.shape[-1]
     Psi0 = np.broadcast_to(Psi0, (*batch, d, d)) if Psi0.ndim > 2 else Psi0
     L_V = precision_scale_factor((Psi0 + _swap(Psi0)) / 2.0)
-    nu = np.asarray(prior["nu0"], dtype=np.float64)[..., None] - np.arange(d)
-    c = pm.ChiSquared(f"{name}_bartlett_diag_sq", nu=np.broadcast_to(nu, (*batch, d)),
+    nu0, log_factor = prior["nu0"], 0.0
+    if hyper is not None:  # Psi0 = c s S0: L_V = (c s)^-1/2 chol(S0^-1), module docstring
+        nu0, log_factor = _hyper_parameters(name, prior, d)
+    nu = pt.as_tensor(nu0)[..., None] - np.arange(d)
+    c = pm.ChiSquared(f"{name}_bartlett_diag_sq", nu=pt.broadcast_to(nu, (*batch, d)),
                       dims=c_dims)
     v = pt.sqrt(c)
     n_off = d * (d - 1) // 2
@@ -118,9 +122,39 @@ def _precision_factor(name: str, prior: dict, batch: tuple[int, ...], c_dims: tu
                         dims=(*c_dims[:-1], _pair_dim(c_dims[-1], d)))
         v = pt.concatenate([v, off], axis=-1)
     U = pt.matmul(v[..., None, :], pt.as_tensor(bartlett_map(L_V)))[..., 0, :]
-    U = U.reshape((*batch, d, d))
+    U = U.reshape((*batch, d, d)) * pt.exp(log_factor)
     log_diag_L = np.log(np.diagonal(L_V, axis1=-2, axis2=-1)).sum(-1)
-    return U, pt.as_tensor(log_diag_L) + 0.5 * pt.sum(pt.log(c), axis=-1)
+    return U, (pt.as_tensor(log_diag_L) + d * log_factor
+               + 0.5 * pt.sum(pt.log(c), axis=-1))
+
+
+def _hyper_parameters(name: str, prior: dict, d: int):
+    """nu0 and log((c s)^-1/2) with c = nu0 - d - 1 and s sampled (``"sample"``).
+
+    Log-uniform hyper-priors over the ranges of the type-II ML search
+    (:data:`.niw_evidence.C_BOUNDS`, :data:`.niw_evidence.S_BOUNDS`), free variables
+    ``{name}_log_strength`` = log c and ``{name}_log_scale`` = log s; the
+    Deterministics ``{name}_dof`` (nu0) and ``{name}_scale`` (s) report them. A value not
+    sampled is fixed at the fit's (``prior["nu0"]``, and s = 1 after the caller's S0).
+    """
+    pm = import_pymc()
+    import pytensor.tensor as pt
+
+    from bayesgen.families.mvn.niw_evidence import C_BOUNDS, S_BOUNDS
+
+    hyper = prior["hyper"]
+    if hyper["dof"]:
+        log_c = pm.Uniform(f"{name}_log_strength", *np.log(C_BOUNDS))
+        nu0 = pm.Deterministic(f"{name}_dof", d + 1.0 + pt.exp(log_c))
+    else:
+        nu0 = float(prior["nu0"])
+        log_c = np.log(nu0 - d - 1.0)
+    if hyper["scale"]:
+        log_s = pm.Uniform(f"{name}_log_scale", *np.log(S_BOUNDS))
+        pm.Deterministic(f"{name}_scale", pt.exp(log_s))
+    else:  # the fitted s: Psi0 = (nu0 - d - 1) s S0
+        log_s = np.log(hyper["fixed_scale"])
+    return nu0, -0.5 * (log_c + log_s)
 
 
 def _pair_dim(feature_dim: str, d: int) -> str:
