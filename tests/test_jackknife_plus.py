@@ -312,3 +312,26 @@ def test_jackknife_plus_coverage_over_random_splits(loader):
     np.testing.assert_allclose(jk, 1 - alphas, atol=0.025)
     assert np.all(size["jackknife+"] <= size["split"] + 0.05)
     np.testing.assert_allclose(size["jackknife+"], size["loo"], atol=0.1)
+
+
+def test_far_rows_take_the_full_data_predictive():
+    """A row beyond the float range of the frame is scored by the split form of the
+    full-data predictive for every i (no overflow, no warning); the other rows of the
+    same call are unaffected."""
+    import warnings
+
+    X, y = make_data("real", n_per_class=15)
+    est = bg.LDA(method="conjugate", draws=5, chains=1, random_state=0).fit(X, y)
+    test = X[:4].copy()
+    test[0, 0], test[1, 1] = 1e300, -1e200
+    rows = exact_loo.training_rows(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        joint = exact_loo.loo_log_joint_at(est, rows, est._check_X_predict(test))
+        sets = est.predict_set(test, 0.1, calibration="jackknife+")
+    np.testing.assert_array_equal(joint[:, :2], np.broadcast_to(
+        est.predict_joint_log_proba(test[:2]), (y.size, 2, 3)))
+    np.testing.assert_array_equal(joint[:, 2:], exact_loo.loo_log_joint_at(
+        est, rows, est._check_X_predict(test[2:])))
+    np.testing.assert_array_equal(sets[2:], est.predict_set(test[2:], 0.1,
+                                                            calibration="jackknife+"))

@@ -160,9 +160,22 @@ def loo_log_joint_at(estimator, rows, X_test) -> np.ndarray:
     :func:`loo_log_joint`, minus the frame's Jacobian of each test row. What
     jackknife+ conformal sets score test rows with (:mod:`bayesgen.decide.conformal`);
     memory n m K values plus the family's blocks (callers chunk the test rows).
+
+    Test rows beyond the float range of the fit's frame (some |z_j| > 2^52 robust
+    spreads from the data, :func:`bayesgen.data.frame.split`), whose densities only the
+    split form of the full-data predictive evaluates, get the full-data
+    log p(x_j, y=k | D) for every i (``predict_joint_log_proba``'s value): the row left
+    out changes nothing that float64 resolves at such a distance.
     """
     _check_supported(estimator)
-    Z_test = scoring.internal(estimator, X_test)
+    Z_test, far, near = scoring._split_rows(estimator, X_test)
+    n, K = rows.y.size, estimator.classes_.size
+    if far is not None:
+        out = np.empty((n, X_test.shape[0], K))
+        out[:, far.rows] = scoring.raw_scores(estimator, X_test[far.rows], full=True)
+        if near.any():
+            out[:, near] = loo_log_joint_at(estimator, rows, X_test[near])
+        return out
     joint = estimator._family.loo_log_predictive_at(
         scoring.internal(estimator, rows.X), rows.y, rows.weights, estimator._posterior,
         Z_test)
