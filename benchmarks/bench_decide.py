@@ -1,4 +1,4 @@
-"""Benchmark of bayesgen.decide: BALD over a large pool, no-split conformal sets.
+"""Benchmark of bayesgen.decide: BALD over a large pool, no-split and jackknife+ sets.
 
 Measures, in one run on this machine (median of ``--repeats`` timed runs after a
 warm-up, single-threaded):
@@ -17,11 +17,21 @@ warm-up, single-threaded):
    refit) at 1,000 test rows, and against the test rows m at n = 10,000 (O(m K d)
    predictive plus O(n) for the quantile); the time of one fit is printed alongside,
    and the n refits a brute-force leave-one-out would need cost about n times it.
+3. Jackknife+ conformal sets (``predict_set(calibration="jackknife+")``) of
+   ``GaussianNB`` and ``LDA`` (``method="conjugate"``): every test row scored by the
+   posterior without each training row, in closed form (no refit). Cost O(n m d) for
+   GaussianNB (the downdated class of each training row at each test row; the other
+   classes are the full-data predictive) and O(n m K d) for LDA (the shared covariance
+   changes every class: one n x (m K) product of whitened rows), plus O(n m K log K)
+   for the scores, and memory n x chunk x K (test rows in chunks): linear in the
+   training rows n at fixed m, and in the test rows m at fixed n. Time against n at
+   m = 200 test rows and against m at n = 1,000, with "loo" alongside. A brute-force
+   jackknife+ needs n refits and n predictions of the m rows.
 
 Run::
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_decide.py [--repeats 3] [--quick]
-        [--only bald|conformal]
+        [--only bald|conformal|jackknife]
 """
 
 from __future__ import annotations
@@ -99,12 +109,35 @@ def conformal(repeats: int, sizes: list[int], test_sizes: list[int]) -> None:
         print(f"| {n:,} | {m:,} | {t_fit} | {t_loo} | {t_split} |", flush=True)
 
 
+def jackknife(repeats: int, sizes: list[int], test_sizes: list[int]) -> None:
+    print("\n## Jackknife+ conformal sets, method='conjugate', d = 10, K = 3: wall (CPU) "
+          "seconds\n")
+    print("| estimator | training rows n | test rows m | one fit | predict_set loo | "
+          "predict_set jackknife+ | n x m x d (millions) |")
+    print("|---|---|---|---|---|---|---|")
+    cases = [(n, test_sizes[0]) for n in sizes] + [(sizes[0], m) for m in test_sizes[1:]]
+    for cls in (bg.GaussianNB, bg.LDA):
+        for n, m in cases:
+            X, y = _data(n, 10)
+            X_test = _data(m, 10, seed=2)[0]
+            fit = lambda X=X, y=y, cls=cls: cls(method="conjugate", draws=100,  # noqa: E731
+                                                chains=1, random_state=0).fit(X, y)
+            t_fit = _median_time(fit, repeats)
+            est = fit()
+            t_loo = _median_time(lambda est=est, X=X, y=y, X_test=X_test: est.predict_set(
+                X_test, 0.1, calibration="loo", X_calib=X, y_calib=y), repeats)
+            t_jk = _median_time(lambda est=est, X=X, y=y, X_test=X_test: est.predict_set(
+                X_test, 0.1, calibration="jackknife+", X_calib=X, y_calib=y), repeats)
+            print(f"| {cls.__name__} | {n:,} | {m:,} | {t_fit} | {t_loo} | {t_jk} | "
+                  f"{n * m * 10 / 1e6:g} |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="pool of 10,000 rows")
-    parser.add_argument("--only", choices=("bald", "conformal"), default=None,
-                        help="run one of the two parts")
+    parser.add_argument("--only", choices=("bald", "conformal", "jackknife"), default=None,
+                        help="run one of the three parts")
     args = parser.parse_args(argv)
     print(f"bayesgen {bg.__version__} from {os.path.dirname(bg.__file__)}; load average "
           f"{os.getloadavg()[0]:.2f}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
@@ -116,6 +149,9 @@ def main(argv: list[str] | None = None) -> None:
             conformal(args.repeats,
                       [1_000, 10_000, 100_000] if not args.quick else [1_000, 10_000],
                       [10_000, 100_000] if not args.quick else [10_000])
+        if args.only in (None, "jackknife"):
+            jackknife(args.repeats, [1_000, 2_000, 4_000] if not args.quick else [500, 1_000],
+                      [200, 400, 800] if not args.quick else [200, 400])
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
 
 

@@ -141,6 +141,8 @@ def test_evidence_and_loo_hooks_are_the_closed_form_predictive(case):
     if not caps.exact_loo:
         with pytest.raises(ValueError):
             family.loo_log_predictive(Z, y, w, {})
+        with pytest.raises(ValueError):
+            family.loo_log_predictive_at(Z, y, w, {}, Z[:2])
         assert not exact_loo.supports(est)
     if not caps.conjugate:
         with pytest.raises(ValueError):
@@ -148,12 +150,23 @@ def test_evidence_and_loo_hooks_are_the_closed_form_predictive(case):
         return
     loo = family.loo_log_predictive(Z, y, w, family.posterior(s_all, prior))
     assert loo.shape == (y.size,) and np.all(np.isfinite(loo))
+    if caps.exact_loo:  # at other rows and every class: (n, m, K); at the rows: (n, K)
+        at = family.loo_log_predictive_at(Z, y, w, family.posterior(s_all, prior), Z[rows])
+        at_rows = family.loo_log_predictive_at(Z, y, w, family.posterior(s_all, prior))
+        assert at.shape == (y.size, len(rows), K) and at_rows.shape == (y.size, K)
+        np.testing.assert_allclose(at_rows[np.arange(y.size), y], loo, rtol=1e-12, atol=1e-12)
     e_all = family.log_evidence(s_all, prior, lambda: (Xc, w), method=est.method, who="test")
     for r in rows:
         rest = np.arange(y.size) != r
         s_rest = family.stats(Z[rest], y[rest], w[rest], K)
-        predictive = family.log_predictive(Z[r:r + 1], family.posterior(s_rest, prior))[0, y[r]]
+        every = family.log_predictive(Z[r:r + 1], family.posterior(s_rest, prior))[0]
+        predictive = every[y[r]]
         assert loo[r] == pytest.approx(predictive, rel=1e-9, abs=1e-9)
+        if caps.exact_loo:  # every class at row r itself and at the other chosen rows
+            np.testing.assert_allclose(at_rows[r], every, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(
+                at[r], family.log_predictive(Z[rows], family.posterior(s_rest, prior)),
+                rtol=1e-9, atol=1e-9)
         if caps.evidence:
             e_rest = family.log_evidence(s_rest, prior, lambda rest=rest: (Xc[rest], w[rest]),
                                          method=est.method, who="test")

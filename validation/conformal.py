@@ -13,7 +13,11 @@ conformal method below uses the same fitted model's ``predict_proba``:
   ``predict_set`` (hinge score 1 - p, its default smoothed p-values); bayesgen's
   ``randomize=True`` (smoothed p-values too) for LAC, split and no split;
 - no split: bayesgen ``predict_set(calibration="loo")``, fitted on all labelled rows
-  and calibrated by their exact closed-form leave-one-out predictive (no refit).
+  and calibrated by their exact closed-form leave-one-out predictive (no refit);
+- no split with a guarantee: bayesgen ``predict_set(calibration="jackknife+")``, the
+  same model, the test rows also scored by the posterior without each training row
+  (coverage >= 1 - 2 alpha guaranteed, about 1 - alpha expected), LAC (also
+  randomized) and APS.
 
 Two regimes: "all" (every labelled row) and "small" (``--small`` labelled rows per
 class on average, default 20, drawn in the classes' proportions so that labelled and
@@ -23,7 +27,8 @@ For alpha in {0.05, 0.1, 0.2}: mean empirical coverage of the test rows over the
 splits and the mean set size. Written to ``validation/results_conformal.md``.
 
 MAPIE and crepes are the optional extra ``bayesgen[compare]``. Run from the
-repository root (about 5-10 minutes single-threaded on a shared machine)::
+repository root (about 15 minutes single-threaded on a shared machine, a third of it
+the jackknife+ sets of digits)::
 
     OMP_NUM_THREADS=1 python validation/conformal.py
     OMP_NUM_THREADS=1 python validation/conformal.py --splits 20   # quicker
@@ -48,8 +53,11 @@ DATASETS = {"iris": load_iris, "wine": load_wine, "breast cancer": load_breast_c
 METHODS = ("bayesgen split LAC", "bayesgen split LAC randomized", "bayesgen split APS",
            "MAPIE LAC", "MAPIE APS", "crepes",
            "bayesgen no-split LAC (exact LOO)", "bayesgen no-split LAC randomized (exact LOO)",
-           "bayesgen no-split APS (exact LOO)")
+           "bayesgen no-split APS (exact LOO)", "bayesgen jackknife+ LAC",
+           "bayesgen jackknife+ LAC randomized", "bayesgen jackknife+ APS")
 OUT = Path(__file__).with_name("results_conformal.md")
+#: labelled x test rows x features up to which jackknife+ runs on every split
+JACKKNIFE_LIGHT = 2e7
 
 
 def _model():
@@ -75,9 +83,10 @@ def _sets(name, est, X_fit, y_fit, X_cal, y_cal, X_test, rng=None):
         score = name.split()[2].lower()
         return est.predict_set(X_test, list(ALPHAS), X_calib=X_cal, y_calib=y_cal, score=score,
                                randomize=randomize, random_state=rng)
-    if name.startswith("bayesgen no-split"):
+    if name.startswith(("bayesgen no-split", "bayesgen jackknife+")):
         score = name.split()[2].lower()
-        return est.predict_set(X_test, list(ALPHAS), calibration="loo", X_calib=X_fit,
+        calibration = "jackknife+" if "jackknife+" in name else "loo"
+        return est.predict_set(X_test, list(ALPHAS), calibration=calibration, X_calib=X_fit,
                                y_calib=y_fit, score=score, randomize=randomize,
                                random_state=rng)
     if name.startswith("MAPIE"):
@@ -94,7 +103,7 @@ def _sets(name, est, X_fit, y_fit, X_cal, y_cal, X_test, rng=None):
                                 dtype=bool) for a in ALPHAS], axis=-1)
 
 
-def run(splits: int, small: int, seed: int) -> dict:
+def run(splits: int, small: int, seed: int, jackknife_splits: int) -> dict:
     results = {}
     for data_name, loader in DATASETS.items():
         X, y = loader(return_X_y=True)
@@ -104,7 +113,7 @@ def run(splits: int, small: int, seed: int) -> dict:
             cover = {m: [] for m in METHODS}
             size = {m: [] for m in METHODS}
             t0 = time.perf_counter()
-            for _ in range(splits):
+            for split in range(splits):
                 test = _stratified(y, rng, 0.3)
                 labelled = np.setdiff1d(np.arange(y.size), test)
                 if regime == "small":  # classes in their proportions: exchangeable with test
@@ -114,8 +123,13 @@ def run(splits: int, small: int, seed: int) -> dict:
                 other = np.setdiff1d(labelled, half)
                 split_model = _model().fit(X[half], y[half])
                 full_model = _model().fit(X[labelled], y[labelled])
+                # jackknife+ costs O(labelled x test x features) per set: on the larger
+                # sets (digits, all rows) only on the first jackknife_splits splits
+                heavy = labelled.size * test.size * X.shape[1] > JACKKNIFE_LIGHT
                 for m in METHODS:
-                    if "no-split" in m:
+                    if "jackknife+" in m and heavy and split >= jackknife_splits:
+                        continue
+                    if "no-split" in m or "jackknife+" in m:
                         sets = _sets(m, full_model, X[labelled], y[labelled], None, None, X[test],
                                      uniforms)
                     else:
@@ -133,31 +147,38 @@ def run(splits: int, small: int, seed: int) -> dict:
                 "cover": {m: np.mean(v, axis=0) for m, v in cover.items()},
                 "size": {m: np.mean(v, axis=0) for m, v in size.items()},
                 "n_labelled": labelled.size, "n_test": test.size,
+                "jackknife_splits": len(cover[METHODS[-1]]),
                 "seconds": time.perf_counter() - t0,
             }
             print(f"{data_name} ({regime}): {time.perf_counter() - t0:.1f} s", flush=True)
     return results
 
 
-def write(results: dict, splits: int, small: int, seed: int, seconds: float) -> str:
+def write(results: dict, splits: int, small: int, seed: int, seconds: float,
+          jackknife_splits: int) -> str:
     lines = [
         "# Conformal prediction sets: coverage and size against MAPIE and crepes",
         "",
-        f"Written by `validation/conformal.py --splits {splits} --small {small} --seed {seed}` "
+        f"Written by `validation/conformal.py --splits {splits} --small {small} --seed {seed} "
+        f"--jackknife-splits {jackknife_splits}` "
         f"on {datetime.date.today()} ({seconds / 60:.1f} min single-threaded).",
         "",
         "One `GaussianNB(method=\"conjugate\")` per split and scheme; every method uses the "
         "same fitted model's `predict_proba`. Split methods fit on half of the labelled rows "
         "and calibrate on the other half; the no-split methods fit on all labelled rows and "
-        "calibrate with their exact leave-one-out predictive. Test rows: a stratified 30 %. "
+        "calibrate with their exact leave-one-out predictive (jackknife+ also scores the "
+        "test rows by the posterior without each training row: coverage >= 1 - 2 alpha "
+        "guaranteed). Test rows: a stratified 30 %. "
         "Cells: mean empirical coverage over the splits / mean set size. \"small\": "
         f"{small} labelled rows per class on average, in the classes' proportions. "
         "n/a: MAPIE's APS refuses a binary target.",
         "",
     ]
     for (data_name, regime), res in results.items():
+        jk = ("" if res["jackknife_splits"] == splits
+              else f"; jackknife+ on the first {res['jackknife_splits']} splits")
         lines += [f"## {data_name}, {regime} labelled rows ({res['n_labelled']} labelled, "
-                  f"{res['n_test']} test)", "",
+                  f"{res['n_test']} test{jk})", "",
                   "| method | " + " | ".join(f"alpha = {a}" for a in ALPHAS) + " |",
                   "|---|" + "---|" * len(ALPHAS)]
         for m in METHODS:
@@ -175,12 +196,16 @@ def main(argv=None) -> None:
     parser.add_argument("--splits", type=int, default=200)
     parser.add_argument("--small", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jackknife-splits", type=int, default=40,
+                        help="splits with jackknife+ sets where labelled x test rows x "
+                             "features exceeds 2e7 (digits, all rows); every split elsewhere")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # MAPIE's and crepes' notices
-        results = run(args.splits, args.small, args.seed)
-    print(write(results, args.splits, args.small, args.seed, time.perf_counter() - t0))
+        results = run(args.splits, args.small, args.seed, args.jackknife_splits)
+    print(write(results, args.splits, args.small, args.seed, time.perf_counter() - t0,
+                args.jackknife_splits))
 
 
 if __name__ == "__main__":

@@ -407,7 +407,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         ``calibration="split"`` (every method): ``X_calib``, ``y_calib`` are labelled
         rows held out of the fit. ``calibration="loo"`` (``method="conjugate"``): no
         split, the training rows (``X_calib``, ``y_calib``, optional when the fit kept
-        them) scored by the exact closed-form leave-one-out predictive. ``score``
+        them) scored by the exact closed-form leave-one-out predictive.
+        ``calibration="jackknife+"``: as ``"loo"``, and X is also scored by the
+        posterior without each training row (closed form, no refit): coverage
+        >= 1 - 2 alpha guaranteed, about 1 - alpha in practice. ``score``
         ``"lac"`` (1 - p_k) or ``"aps"``; ``mondrian=True``: coverage within every
         class; ``randomize=True``: smoothed p-values (coverage exactly 1 - alpha in
         expectation, smaller sets; uniforms from ``random_state``). Formulas and

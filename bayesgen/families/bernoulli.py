@@ -30,7 +30,7 @@ from scipy.special import xlogy
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_binary, check_nonnegative
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import masked
+from bayesgen.families import loo_at, masked
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.unlabelled import UnlabelledHooks
 from bayesgen.utils.heavy import import_pymc
@@ -186,6 +186,20 @@ class BernoulliFamily(UnlabelledHooks):
             return masked.observed_sum(np.where(X > 0, np.log(a), np.log(b)) - np.log(a + b), O)
 
         return masked.dense_blocks(terms, Z, y, w)
+
+    def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test=None) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
+        (n, K) at the training rows themselves): only class y_i changes, to the Beta
+        posterior of :meth:`loo_log_predictive`; :meth:`log_predictive` evaluates the
+        n_b downdated posteriors as classes, one product per block
+        (:func:`bayesgen.families.loo_at.own_class`)."""
+        def own(Z_rows, y_rows, w_rows, Z_block):
+            X, _, we = masked.loo_entries(Z_rows, w_rows)
+            row = {"a": post["a"][y_rows] - we * X, "b": post["b"][y_rows] - we * (1.0 - X)}
+            return self.log_predictive(Z_block, row).T
+
+        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:

@@ -46,7 +46,7 @@ from scipy.special import gammaln, xlogy
 
 from bayesgen.data import missing, sparse
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import masked
+from bayesgen.families import loo_at, masked
 from bayesgen.families.gaussian_stats import label, resolve_vector
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.unlabelled import UnlabelledHooks
@@ -295,15 +295,26 @@ class ExponentialFamily(UnlabelledHooks):
         ``b' = b - w x`` per observed entry) and the Lomax predictive of the rest
         scores it; a missing entry drops its term.
         """
-        M = missing.mask(X)
-        O = np.ones(X.shape) if M is None else (~M).astype(np.float64)
-        X0 = X if M is None else np.where(M, 0.0, X)
-        we = w[:, None] * O
+        X0, O, we = masked.loo_entries(X, w)
         a = post["a"][y] - we
         b = post["b"][y] - we * X0
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.log(a) - np.log(b) - (a + 1.0) * np.log1p(X0 / b)
         return np.where(O > 0, terms, 0.0).sum(axis=1)
+
+    def loo_log_predictive_at(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                              X_test: np.ndarray | None = None) -> np.ndarray:
+        """log p(x_test_j | y = k, D without training row i), (n, m, K) (``X_test=None``:
+        (n, K) at the training rows themselves): only class y_i changes, to the Gamma
+        posterior of :meth:`loo_log_predictive`, whose n_b downdated posteriors
+        :meth:`log_predictive` evaluates as classes
+        (:func:`bayesgen.families.loo_at.own_class`)."""
+        def own(X_rows, y_rows, w_rows, X_block):
+            X0, _, we = masked.loo_entries(X_rows, w_rows)
+            row = {"a": post["a"][y_rows] - we, "b": post["b"][y_rows] - we * X0}
+            return self.log_predictive(X_block, row).T
+
+        return loo_at.own_class(self, X, y, w, post, X_test, own)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:

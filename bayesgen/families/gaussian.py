@@ -37,7 +37,7 @@ import numpy as np
 from bayesgen.data import missing
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
-from bayesgen.families import masked
+from bayesgen.families import loo_at, masked
 from bayesgen.families.class_moments import diagonal_quadratic
 from bayesgen.families.far import attach_frame, user_to_internal
 from bayesgen.families.protocol import Capabilities
@@ -345,13 +345,20 @@ class GaussianFamily(UnlabelledHooks):
             kappa' = kappa - w,  m' = (kappa m - w z) / kappa',  a' = a - w / 2,
             b' = b - w kappa (z - m)^2 / (2 kappa')
         """
-        X, _, we = masked.loo_entries(Z, w)
-        m, kappa, a, b = (post[key][y] for key in ("m", "kappa", "a", "b"))
-        kappa_r = kappa - we
-        row = {"m": ((kappa * m - we * X) / kappa_r)[:, None, :],
-               "kappa": kappa_r[:, None, :], "a": (a - we / 2.0)[:, None, :],
-               "b": (b - we * kappa / (2.0 * kappa_r) * (X - m) ** 2)[:, None, :]}
+        row = {key: value[:, None, :] for key, value in _downdate(Z, y, w, post).items()}
         return self.log_predictive(Z, row)[:, 0]
+
+    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: np.ndarray | None = None) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
+        (n, K) at the training rows themselves): the classes' posteriors are separate,
+        so only class y_i changes, to the downdate of :meth:`loo_log_predictive`, whose
+        n_b posteriors :meth:`log_predictive` evaluates as if they were classes
+        (:func:`bayesgen.families.loo_at.own_class`)."""
+        def own(Z_rows, y_rows, w_rows, Z_block):
+            return self.log_predictive(Z_block, _downdate(Z_rows, y_rows, w_rows, post)).T
+
+        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -484,3 +491,17 @@ class GaussianFamily(UnlabelledHooks):
         mu, var = params["mu"], params["var"]
         ss = stats["m2"] + n * (stats["mean"] - mu) ** 2
         return pt.sum(-0.5 * n * pt.log(var) - 0.5 * ss / var)
+
+
+def _downdate(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict) -> dict:
+    """The Normal-Inverse-Gamma posterior of each row's class without the row (its
+    weight w removed from every feature it observes), each entry (n, d)::
+
+        kappa' = kappa - w,  m' = (kappa m - w z) / kappa',  a' = a - w / 2,
+        b' = b - w kappa (z - m)^2 / (2 kappa')
+    """
+    X, _, we = masked.loo_entries(Z, w)
+    m, kappa, a, b = (post[key][y] for key in ("m", "kappa", "a", "b"))
+    kappa_r = kappa - we
+    return {"m": (kappa * m - we * X) / kappa_r, "kappa": kappa_r, "a": a - we / 2.0,
+            "b": b - we * kappa / (2.0 * kappa_r) * (X - m) ** 2}

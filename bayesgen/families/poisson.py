@@ -33,7 +33,7 @@ from scipy.special import gammaln, xlogy
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_counts
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import masked
+from bayesgen.families import loo_at, masked
 from bayesgen.families.gaussian_stats import resolve_vector
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.unlabelled import UnlabelledHooks
@@ -202,6 +202,32 @@ class PoissonFamily(UnlabelledHooks):
                                        - a * np.log1p(1.0 / b) - X * np.log1p(b), O)
 
         return masked.dense_blocks(terms, Z, y, w)
+
+    def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test=None) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
+        (n, K) at the training rows themselves): only class y_i changes, to the Gamma
+        posterior of :meth:`loo_log_predictive`. Per block of n_b training rows and m_b
+        test rows, :meth:`log_predictive`'s terms with the n_b downdated posteriors::
+
+            sum_nz R(a'_ij, x_j) - sum_j [a'_ij log1p(1 / b'_ij) + x_j log1p(b'_ij)] - log x!
+
+        the rising factorials over the test rows' non-zeros only, the rest two products
+        (:func:`bayesgen.families.loo_at.own_class`); a missing x_j drops its terms."""
+        def own(Z_rows, y_rows, w_rows, Z_block):
+            X, _, we = masked.loo_entries(Z_rows, w_rows)
+            a = post["a"][y_rows] - we * X
+            b = post["b"][y_rows] - we
+            M = missing.mask(Z_block)
+            Xt = loo_at.csr(Z_block if M is None else missing.filled(Z_block))
+            out = loo_at.nonzero_sum(dr.log_rising(a[:, Xt.indices], Xt.data), Xt)
+            out -= sparse.matmul_t(Xt, np.log1p(b)).T
+            c = a * np.log1p(1.0 / b)
+            out -= c.sum(axis=1)[:, None] if M is None else masked.observed_matmul(M, c).T
+            out -= self._log_factorials(Xt)[None, :]
+            return out
+
+        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
 
     @staticmethod
     def _log_factorials(X) -> np.ndarray:

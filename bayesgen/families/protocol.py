@@ -8,7 +8,8 @@ listed here, never through its name:
 
 - :class:`Family`, the hooks every family has. Three of them are statistical
   capabilities that not every model has in closed form (``posterior``/``draw``/
-  ``log_predictive``, ``log_evidence``, ``loo_log_predictive``): a family without it
+  ``log_predictive``, ``log_evidence``, ``loo_log_predictive`` and
+  ``loo_log_predictive_at``): a family without it
   declares so in its :class:`Capabilities` and its hook raises ``ValueError`` saying
   why (KernelNB's bandwidth prior is not conjugate), so that the user reads the reason.
 - :class:`Capabilities`, declared by every family as its ``capabilities`` attribute (a
@@ -69,8 +70,9 @@ class Capabilities:
         ``log_evidence`` gives the exact marginal likelihood (for some fits it may still
         raise, e.g. LDA/QDA with missing entries or an LKJ prior).
     exact_loo : bool
-        ``loo_log_predictive`` gives the exact leave-one-out predictive of the
-        conjugate posterior (not after data augmentation).
+        ``loo_log_predictive`` and ``loo_log_predictive_at`` give the exact
+        leave-one-out predictive of the conjugate posterior (not after data
+        augmentation).
     real_valued : bool
         :class:`RealValued`: columns in an affine frame z = (x - c) / s.
     far_rows : bool
@@ -220,6 +222,24 @@ class Family(Protocol):
         """log p(z_n | y_n, D without row n), (n,), in the internal frame: the row's
         weight w_n (n,) removed from the conjugate posterior ``post`` of its class y_n
         (n,) (the update run backwards), then the closed-form predictive at z_n.
+        ``ValueError`` without ``capabilities.exact_loo``."""
+
+    def loo_log_predictive_at(self, Z: Any, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: Any = None) -> np.ndarray:
+        """The leave-one-out predictive at other rows: log p(z_test_j | y = k, D without
+        training row i), (n, m, K), in the internal frame, for the training rows Z
+        (n, d) with class indices ``y`` (n,) and weights ``w`` (n,) and the rows
+        ``Z_test`` (m, d) (NaN: a missing entry, integrated out as ``log_predictive``
+        does). ``Z_test=None``: each training row at itself, (n, K),
+        log p(z_i | y = k, D without row i) for every class k (the exact leave-one-out
+        predictive of every class, :func:`bayesgen.inference.exact_loo.loo_log_joint`).
+
+        Row i (its whole weight w_i) leaves the conjugate posterior ``post``; every
+        parameter that depends on it changes, also those the classes share (LDA's
+        covariance), so the entries k != y_i are not the full-data predictive in
+        general. Families whose classes have separate posteriors use
+        :func:`bayesgen.families.loo_at.own_class`. Memory: the output plus
+        temporaries of at most :data:`bayesgen.families.loo_at.BLOCK` values.
         ``ValueError`` without ``capabilities.exact_loo``."""
 
     # ------------------------------------------------------------------ PyMC

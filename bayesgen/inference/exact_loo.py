@@ -6,19 +6,23 @@ For ``method="conjugate"`` the leave-one-out predictive of a training row::
         = log p(y_n | y without n) + log p(x_n | y_n, D without row n)
 
 is available in closed form: removing row n from the data removes its contribution
-from the conjugate posterior of its own class (the other classes' posteriors do not
-depend on it), and the predictive is then the family's closed-form posterior predictive
-(Student-t, Beta-Bernoulli, Dirichlet-multinomial, Dirichlet-categorical, negative
-binomial). All rows at once, no refit, no importance sampling, so no Pareto-k diagnostic:
-:func:`elpd` returns an ArviZ ``ELPDData`` that ``az.compare`` accepts next to PSIS-LOO
-ones (``bg.compare`` does this for conjugate estimators).
+from the conjugate posterior of its own class (and from the parameters the classes
+share: LDA's covariance), and the predictive is then the family's closed-form posterior
+predictive (Student-t, Beta-Bernoulli, Dirichlet-multinomial, Dirichlet-categorical,
+negative binomial, Lomax). All rows at once, no refit, no importance sampling, so no
+Pareto-k diagnostic: :func:`elpd` returns an ArviZ ``ELPDData`` that ``az.compare``
+accepts next to PSIS-LOO ones (``bg.compare`` does this for conjugate estimators).
 
 Removing a row of weight w from the posterior of its class k (the conjugate update run
 backwards) is the family's ``loo_log_predictive`` hook (:mod:`bayesgen.families.protocol`;
 each family's docstring gives its downdate: Normal-Inverse-Gamma, Normal-Inverse-Wishart
 by the matrix determinant lemma and Sherman-Morrison, Beta, Dirichlet, Gamma); the label
 term is ``p(y_n = k | rest) = (N_k - w + a_k) / (N - w + A)`` (fixed ``class_prior``:
-pi_k).
+pi_k). Every class of a row (:func:`loo_log_joint`, the leave-one-out class
+probabilities) and other rows under the posterior without each training row
+(:func:`loo_log_joint_at`, what jackknife+ conformal sets need) come from the family's
+``loo_log_predictive_at`` hook: for k != y_n the full-data predictive only when no
+parameter is shared across classes (not LDA's).
 
 Sample weights: row n is removed with its whole weight w_n (a row of weight 2 is left
 out as a pair), and each row counts once in the sum (as in ``az.loo`` of the
@@ -118,11 +122,12 @@ def loo_log_joint(estimator, X: Any = None, y: Any = None,
                   sample_weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """log p(x_n, y=k | D without row n) of every training row and every class.
 
-    Removing row n (with its weight w_n) changes only the posterior of its own class
-    y_n and the label counts, so for k != y_n the value is the full-data predictive
-    log p(x_n | y=k, D) plus the leave-one-out label term
-    log((N_k + a_k) / (N - w_n + A)), and for k = y_n it is :func:`pointwise`. The
-    normalised rows are the exact leave-one-out predictive p(y=k | x_n, D without n).
+    The family's ``loo_log_predictive_at`` at the training rows themselves gives
+    log p(x_n | y=k, D without row n) for every class k: for most families only the
+    posterior of the row's own class y_n changes, but a parameter shared by the classes
+    (LDA's covariance) changes for every k. The label term is
+    log((N_k - w_n [k = y_n] + a_k) / (N - w_n + A)) (fixed ``class_prior``: log pi_k).
+    The normalised rows are the exact leave-one-out predictive p(y=k | x_n, D without n).
 
     Returns
     -------
@@ -133,14 +138,50 @@ def loo_log_joint(estimator, X: Any = None, y: Any = None,
     """
     _check_supported(estimator)
     rows = training_rows(estimator, X, y, sample_weight)
-    joint = scoring.raw_scores(estimator, rows.X, full=True)
-    fixed = classprior.fixed_of(estimator)
-    if fixed is None:  # the closed-form label term of the full data, log (N_k+a_k)/(N+A)
-        total = classprior.posterior(estimator.class_count_, estimator.class_alpha_).sum()
-        joint = joint + (np.log(total) - np.log(total - rows.weights))[:, None]
-    n = rows.y.size
-    joint[np.arange(n), rows.y] = _pointwise(estimator, rows)
-    return joint, rows.y
+    return _loo_log_joint(estimator, rows), rows.y
+
+
+def _loo_log_joint(estimator, rows) -> np.ndarray:
+    """:func:`loo_log_joint` of the training rows ``rows``, (n, K)."""
+    Z = scoring.internal(estimator, rows.X)
+    joint = estimator._family.loo_log_predictive_at(Z, rows.y, rows.weights,
+                                                    estimator._posterior)
+    joint += _label_terms(estimator, rows.y, rows.weights)
+    jac = scoring._jacobian(estimator, Z)
+    return joint - jac
+
+
+def loo_log_joint_at(estimator, rows, X_test) -> np.ndarray:
+    """log p(x_j, y=k | D without training row i), (n, m, K), user units: the test rows
+    ``X_test`` (validated, (m, d)) scored by the posterior without each training row
+    i (:class:`bayesgen.inference.rows.Rows`, from :func:`training_rows`), every class.
+
+    The family's ``loo_log_predictive_at`` plus the leave-one-out label term of
+    :func:`loo_log_joint`, minus the frame's Jacobian of each test row. What
+    jackknife+ conformal sets score test rows with (:mod:`bayesgen.decide.conformal`);
+    memory n m K values plus the family's blocks (callers chunk the test rows).
+
+    Test rows beyond the float range of the fit's frame (some |z_j| > 2^52 robust
+    spreads from the data, :func:`bayesgen.data.frame.split`), whose densities only the
+    split form of the full-data predictive evaluates, get the full-data
+    log p(x_j, y=k | D) for every i (``predict_joint_log_proba``'s value): the row left
+    out changes nothing that float64 resolves at such a distance.
+    """
+    _check_supported(estimator)
+    Z_test, far, near = scoring._split_rows(estimator, X_test)
+    n, K = rows.y.size, estimator.classes_.size
+    if far is not None:
+        out = np.empty((n, X_test.shape[0], K))
+        out[:, far.rows] = scoring.raw_scores(estimator, X_test[far.rows], full=True)
+        if near.any():
+            out[:, near] = loo_log_joint_at(estimator, rows, X_test[near])
+        return out
+    joint = estimator._family.loo_log_predictive_at(
+        scoring.internal(estimator, rows.X), rows.y, rows.weights, estimator._posterior,
+        Z_test)
+    joint += _label_terms(estimator, rows.y, rows.weights)[:, None, :]
+    jac = scoring._jacobian(estimator, Z_test)
+    return joint - (jac if np.ndim(jac) == 0 else jac[None, :, :])
 
 
 def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
@@ -180,9 +221,18 @@ def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
 # ------------------------------------------------------------------ terms
 def _label_term(estimator, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(y_n | the other labels), (n,)."""
+    return _label_terms(estimator, y, w)[np.arange(y.size), y]
+
+
+def _label_terms(estimator, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """log p(y = k | the labels without row n), (n, K): the Dirichlet posterior mean
+    (N_k - w_n [k = y_n] + a_k) / (N - w_n + A), or the fixed ``class_prior``."""
     fixed = classprior.fixed_of(estimator)
     if fixed is not None:
         with np.errstate(divide="ignore"):
-            return np.log(fixed)[y]
+            return np.broadcast_to(np.log(fixed), (y.size, np.size(fixed))).copy()
     conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
-    return np.log(conc[y] - w) - np.log(conc.sum() - w)
+    counts = np.broadcast_to(conc, (y.size, conc.size)).copy()
+    counts[np.arange(y.size), y] -= w
+    with np.errstate(divide="ignore"):
+        return np.log(counts) - np.log(conc.sum() - w)[:, None]

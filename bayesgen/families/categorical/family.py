@@ -45,7 +45,7 @@ from bayesgen.data import categories as cats
 from bayesgen.data import missing
 from bayesgen.data.validation import check_nonnegative
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import masked
+from bayesgen.families import loo_at, masked
 from bayesgen.families.categorical import pymc as _pymc
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.unlabelled import UnlabelledHooks
@@ -299,6 +299,24 @@ class CategoricalFamily(UnlabelledHooks):
         codes = cats.encode(Z, self.categories_, WHO)  # NaN: code 0
         hit = np.take_along_axis(conc, codes[..., None], axis=-1)[..., 0]
         return masked.observed_sum(np.log(hit - we) - np.log(conc.sum(axis=-1) - we), O)
+
+    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: np.ndarray | None = None) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
+        (n, K) at the training rows themselves): only class y_i changes, its
+        concentration less w_i at the row's observed categories; :meth:`log_predictive`
+        evaluates the n_b downdated posteriors as classes (one sparse product per block,
+        :func:`bayesgen.families.loo_at.own_class`)."""
+        def own(Z_rows, y_rows, w_rows, Z_block):
+            _, _, we = masked.loo_entries(Z_rows, w_rows)
+            conc = post["concentration"][y_rows]  # (n_b, d, Cmax), a copy
+            codes = cats.encode(Z_rows, self.categories_, WHO)  # NaN: code 0, weight 0
+            np.put_along_axis(conc, codes[..., None],
+                              np.take_along_axis(conc, codes[..., None], axis=-1)
+                              - we[..., None], axis=-1)
+            return self.log_predictive(Z_block, {"concentration": conc}).T
+
+        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:

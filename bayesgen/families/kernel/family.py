@@ -339,6 +339,14 @@ class KernelFamily(UnlabelledHooks):
             "term, and bg.compare uses PSIS-LOO."
         )
 
+    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: np.ndarray | None = None) -> np.ndarray:
+        """Not available: there is no conjugate posterior (always raises ValueError)."""
+        raise ValueError(
+            "KernelNB has no exact leave-one-out predictive (no conjugate posterior), at "
+            "its training rows or elsewhere; use split conformal sets."
+        )
+
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """sum_j log( sum_i w_i N(x_nj; x_ij, h_kj^2) / W_k ) for every row and class.

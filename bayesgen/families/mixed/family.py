@@ -363,6 +363,17 @@ class MixedFamily:
         return sum(q["family"].loo_log_predictive(_cols(Z, q), y, w, p)
                    for q, p in zip(self._parts(), post["parts"], strict=True))
 
+    def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test=None) -> np.ndarray:
+        """The sum of the parts' leave-one-out predictives at other rows on their
+        columns, (n, m, K) (``Z_test=None``: (n, K) at the training rows themselves):
+        removing row i removes it from every part, whose posteriors are independent
+        given the classes."""
+        self._require_conjugate()
+        return sum(q["family"].loo_log_predictive_at(
+            _cols(Z, q), y, w, p, None if Z_test is None else _cols(Z_test, q))
+            for q, p in zip(self._parts(), post["parts"], strict=True))
+
     # ------------------------------------------------------- unlabelled rows
     def likelihood_maximiser(self) -> MixedFamily:
         """``self``: each part's own maximiser is used by its ``em_m_step``."""

@@ -57,7 +57,7 @@ from scipy.special import gammaln, xlogy
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_counts
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import masked
+from bayesgen.families import loo_at, masked
 from bayesgen.families.multinomial import missing as mm
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.unlabelled import UnlabelledHooks
@@ -266,6 +266,33 @@ class MultinomialFamily(UnlabelledHooks):
         else:
             rising = dr.log_rising(conc[y] - w[:, None] * Z, Z).sum(axis=1)
         return rising - dr.log_rising(A, total) + self._coefficient(Z, total)
+
+    def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test=None) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
+        (n, K) at the training rows themselves): only class y_i changes, its
+        concentration a' = a_y - w x_i. Per block of n_b training rows and m_b test
+        rows, :meth:`log_predictive` with the n_b downdated concentrations::
+
+            log T! - sum_j log x_j! + sum_nz R(a'_ij, x_j) - R(A'_i, T)
+
+        the rising factorials over the test rows' non-zeros only; missing counts (NaN)
+        of a test row: A' summed over its observed words (one product)
+        (:func:`bayesgen.families.loo_at.own_class`)."""
+        def own(Z_rows, y_rows, w_rows, Z_block):
+            a = post["concentration"][y_rows] - w_rows[:, None] * Z_rows
+            M = missing.mask(Z_block)
+            Xt = loo_at.csr(Z_block if M is None else missing.filled(Z_block))
+            total = sparse.row_sum(Xt)
+            out = loo_at.nonzero_sum(dr.log_rising(a[:, Xt.indices], Xt.data), Xt)
+            A = a.sum(axis=1)[:, None] if M is None else masked.observed_matmul(M, a).T
+            some = np.broadcast_to(total > 0, out.shape)  # no observed count: R(A, 0) = 0
+            A = np.where(some, A, 1.0)
+            out -= np.where(some, dr.log_rising(A, np.broadcast_to(total, out.shape)), 0.0)
+            out += self._coefficient(Xt, total)[None, :]
+            return out
+
+        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
 
     @staticmethod
     def _coefficient(X, total: np.ndarray) -> np.ndarray:

@@ -504,6 +504,16 @@ class MVNFamily(UnlabelledHooks):
         complete rows (after data augmentation there is no closed form)."""
         return linalg.loo_student_t(Z, y, w, post, tied=self.tied)
 
+    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: np.ndarray | None = None) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
+        (n, K) at the training rows themselves): rank-one downdates of the
+        Normal-Inverse-Wishart posterior (:func:`bayesgen.families.mvn.linalg.loo_student_t_at`).
+        LDA's classes share Psi and nu, so removing row i changes every class's
+        predictive, not only that of its own class (QDA); complete training rows (after
+        data augmentation there is no closed form), test rows may miss entries."""
+        return linalg.loo_student_t_at(Z, y, w, post, Z_test, tied=self.tied)
+
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """log N(x_n; mu_k, Sigma_k) for every row and class.
