@@ -40,7 +40,8 @@ def test_target_is_ldas_posterior_mean_covariance():
     covariance under LDA's evidence-chosen prior (same D, kappa0, cov_dof="auto")."""
     X, y = _data()
     qda = bg.QDA(cov_prior="pooled").fit(X, y)
-    lda = bg.LDA(method="conjugate", draws=10, chains=1, random_state=0).fit(X, y)
+    lda = bg.LDA(cov_dof="auto", method="conjugate", draws=10, chains=1,
+                 random_state=0).fit(X, y)
     prior, post = lda._prior, lda._posterior
     d = X.shape[1]
     mean_cov = post["Psi"] / (post["nu"] - d - 1.0)
