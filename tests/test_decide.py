@@ -429,10 +429,15 @@ def test_batchbald_of_one_row_is_bald(posterior_fit):
     assert mi[0] == bald[idx[0]] == bald.max()
 
 
-def test_batchbald_equals_brute_force():
+def test_batchbald_equals_brute_force(monkeypatch):
     est, pool = _overlapping_classes()
     Xv = est._check_X_predict(pool)
     idx, mi = active.batchbald(est, Xv, 4, max_draws=None, rng=0)  # exact: 3^4 <= 1000
+    with monkeypatch.context() as patch:  # the pool's terms recomputed at every step
+        patch.setattr(active, "_CACHE_BUDGET", 0)
+        again = active.batchbald(est, Xv, 4, max_draws=None, rng=0)
+    np.testing.assert_array_equal(again[0], idx)
+    np.testing.assert_allclose(again[1], mi, rtol=1e-12)
     np.testing.assert_allclose(mi[0], bg.acquisition_scores(est, pool, max_draws=None)[idx[0]])
     brute = [_brute_joint_mi(est, pool[idx[:i + 1]]) for i in range(4)]
     np.testing.assert_allclose(mi[1:], brute[1:], rtol=1e-9)
