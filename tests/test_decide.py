@@ -2,6 +2,7 @@
 over every estimator and method (one small fit per estimator and method serves every
 assertion)."""
 
+import itertools
 import warnings
 
 import numpy as np
@@ -339,7 +340,7 @@ def _check_acquisition(est, X, strategies):
 
 def test_acquisition_on_every_posterior(posterior_fit):
     est, X, _ = posterior_fit
-    _check_acquisition(est, X, active.STRATEGIES)
+    _check_acquisition(est, X, active.STRATEGIES + active.BATCH_STRATEGIES)
     bald = bg.acquisition_scores(est, X, "bald", max_draws=None)
     np.testing.assert_allclose(bald, est.predict_uncertainty(X, as_dataset=False).epistemic)
 
@@ -347,6 +348,8 @@ def test_acquisition_on_every_posterior(posterior_fit):
 def test_acquisition_on_every_point_fit(point_fit):
     est, X, _ = point_fit
     _check_acquisition(est, X, ("entropy", "margin", "random"))
+    with pytest.raises(ValueError, match="needs a posterior"):
+        bg.select_queries(est, X, 3, "batchbald")
 
 
 @pytest.mark.parametrize("name", sorted(CLASSIFIERS))
@@ -383,6 +386,86 @@ def test_batch_avoids_near_duplicates():
         bg.select_queries(est, pool, 0)
     with pytest.raises(ValueError, match="strategy"):
         bg.acquisition_scores(est, pool, "variance")
+
+
+def _overlapping_classes():
+    """GaussianNB(conjugate) on 18 rows of three overlapping 2-D classes, and 12 pool rows
+    from the same distribution (BALD scores between 0.07 and 0.35 nats)."""
+    rng = np.random.default_rng(5)
+    y_all = np.repeat(np.arange(3), 10)
+    X_all = np.array([[0, 0], [1.5, 0], [0, 1.5]])[y_all] + rng.normal(size=(30, 2))
+    train = np.arange(30) % 10 < 6
+    est = bg.GaussianNB(method="conjugate", draws=1000, chains=1, random_state=1)
+    return est.fit(X_all[train], y_all[train]), X_all[~train]
+
+
+def _brute_joint_mi(est, rows):
+    """I(y_1..y_b; theta | x_1..x_b, D) from idata_'s draws, weights prod_j p(x_j | theta_s),
+    the joint entropy summed over all K^b label configurations."""
+    post = est.idata_.posterior.stack(s=("chain", "draw"))
+    pi = post["pi"].transpose("s", "class").values
+    mu = post["mu"].transpose("s", "class", "feature").values
+    sd = np.sqrt(post["var"].transpose("s", "class", "feature").values)
+    joint = np.log(pi)[:, None, :] + stats.norm.logpdf(
+        rows[None, :, None, :], mu[:, None], sd[:, None]).sum(axis=-1)  # (S, b, K)
+    log_px = np.logaddexp.reduce(joint, axis=2)  # (S, b)
+    p = np.exp(joint - log_px[..., None])
+    w = np.exp(log_px.sum(axis=1) - log_px.sum(axis=1).max())
+    w /= w.sum()
+    b, K = p.shape[1:]
+    P = np.array([w @ np.prod(p[:, np.arange(b), list(c)], axis=1)
+                  for c in itertools.product(range(K), repeat=b)])
+    return stats.entropy(P) - np.sum(w * stats.entropy(p, axis=2).sum(axis=1))
+
+
+def test_batchbald_of_one_row_is_bald(posterior_fit):
+    est, X, _ = posterior_fit
+    for seed in range(3):
+        np.testing.assert_array_equal(
+            bg.select_queries(est, X, 1, "batchbald", random_state=seed),
+            bg.select_queries(est, X, 1, "bald", random_state=seed))
+    bald = bg.acquisition_scores(est, X, "bald")
+    idx, mi = active.batchbald(est, est._check_X_predict(X), 2, rng=0)
+    assert mi[0] == bald[idx[0]] == bald.max()
+
+
+def test_batchbald_equals_brute_force(monkeypatch):
+    est, pool = _overlapping_classes()
+    Xv = est._check_X_predict(pool)
+    idx, mi = active.batchbald(est, Xv, 4, max_draws=None, rng=0)  # exact: 3^4 <= 1000
+    with monkeypatch.context() as patch:  # the pool's terms recomputed at every step
+        patch.setattr(active, "_CACHE_BUDGET", 0)
+        again = active.batchbald(est, Xv, 4, max_draws=None, rng=0)
+    np.testing.assert_array_equal(again[0], idx)
+    np.testing.assert_allclose(again[1], mi, rtol=1e-12)
+    np.testing.assert_allclose(mi[0], bg.acquisition_scores(est, pool, max_draws=None)[idx[0]])
+    brute = [_brute_joint_mi(est, pool[idx[:i + 1]]) for i in range(4)]
+    np.testing.assert_allclose(mi[1:], brute[1:], rtol=1e-9)
+    # greedy: the second row maximises the pair's joint mutual information
+    pairs = [_brute_joint_mi(est, pool[[idx[0], j]]) if j != idx[0] else -np.inf
+             for j in range(len(pool))]
+    assert idx[1] == np.argmax(pairs)
+    # sampled configurations (one per draw: 1,000) from the second row on
+    idx, mi = active.batchbald(est, Xv, 4, max_draws=None, n_configurations=2, rng=0)
+    brute = [_brute_joint_mi(est, pool[idx[:i + 1]]) for i in range(1, 4)]
+    np.testing.assert_allclose(mi[1:], brute, atol=0.05)
+    assert not np.allclose(mi[1:], brute, atol=1e-6)  # an estimate, not the exact sum
+    with pytest.raises(ValueError, match="n_configurations"):
+        bg.select_queries(est, pool, 2, "batchbald", n_configurations=0)
+    with pytest.raises(ValueError, match="select_queries"):
+        bg.acquisition_scores(est, pool, "batchbald")
+
+
+def test_batchbald_skips_an_exact_duplicate():
+    est, pool = _overlapping_classes()
+    best = int(np.argmax(bg.acquisition_scores(est, pool, "bald")))
+    pool = np.vstack([pool, pool[best]])  # row 12 repeats the best row
+    twins = {best, len(pool) - 1}
+    top = bg.select_queries(est, pool, 2, "bald", min_distance=0, random_state=0)
+    assert set(top.tolist()) == twins
+    for seed in range(3):  # the pair (best, twin): 0.55 nats; (best, row 11): 0.66
+        batch = bg.select_queries(est, pool, 2, "batchbald", random_state=seed)
+        assert len(set(batch.tolist()) & twins) == 1  # one of the tied twins first
 
 
 def test_semi_supervised_posterior():

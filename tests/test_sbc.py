@@ -3,9 +3,14 @@
 Under an exact posterior the rank of the true value among L posterior draws is uniform
 on 0..L (Talts et al. 2018); the uniformity tests are scipy's chi-square and KS tests.
 The deliberately wrong posteriors (variance x 2 and x 1/2) show the check can fail.
+The ``*_scaled`` specs fix the prior hyper-parameters at non-default values
+(``cov_scale``, ``mean_strength``, ``cov_dof``; ``var_scale``, ``var_dof``), and a
+truth drawn from another prior than the estimator's must fail.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -44,6 +49,55 @@ def test_conjugate_posterior_is_calibrated(family):
         assert r.shape == (200,) and r.min() >= 0 and r.max() <= N_DRAWS, name
     for name, (p_chi2, p_ks) in _p_values(result).items():
         assert p_chi2 > LEVEL and p_ks > LEVEL, (family, name, p_chi2, p_ks)
+
+
+SCALED = ["gaussian_scaled", "mvn_lda_scaled", "mvn_qda_scaled"]
+
+
+@pytest.fixture(scope="module", params=SCALED)
+def scaled_sbc(request):
+    """SBC of a posterior under non-default prior hyper-parameters (200 replications)."""
+    return sbc.run_sbc(sbc.SPECS[request.param](), n_reps=200, n_obs=30, n_draws=N_DRAWS,
+                       seed=11)
+
+
+def test_scaled_prior_resolves_as_documented():
+    """The fitted prior is the documented function of the non-default settings:
+    Psi0 = (nu0 - d - 1) cov_scale S0, b0 = (nu0 - 2) var_scale s0 / 2."""
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(sbc.N_CLASSES), 10)
+    X = rng.normal(size=(y.size, sbc.N_FEATURES))
+    d = sbc.N_FEATURES
+    S0 = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, -0.4], [0.0, -0.4, 0.5]])
+    for family in ("mvn_lda_scaled", "mvn_qda_scaled"):
+        est = sbc.SPECS[family]().make_estimator(9, 0).fit(X, y)
+        assert (est.mean_strength, est.cov_dof, est.cov_scale) == (2.0, d + 8, 5.0)
+        assert est._prior["kappa0"] == 2.0 and est._prior["nu0"] == d + 8
+        np.testing.assert_allclose(est._prior["Psi0"], 7 * 5.0 * S0)
+    est = sbc.SPECS["gaussian_scaled"]().make_estimator(9, 0).fit(X, y)
+    assert (est.mean_strength, est.var_dof, est.var_scale) == (2.0, 6.0, 0.2)
+    np.testing.assert_allclose(est._prior["a0"], 3.0)
+    np.testing.assert_allclose(est._prior["b0"], 4 * 0.2 * np.array([1.0, 0.5, 2.0]) / 2)
+
+
+def test_scaled_prior_posterior_is_calibrated(scaled_sbc):
+    assert min(r.min() for r in scaled_sbc.ranks.values()) >= 0
+    for name, (p_chi2, p_ks) in _p_values(scaled_sbc).items():
+        assert p_chi2 > LEVEL and p_ks > LEVEL, (scaled_sbc.family, name, p_chi2, p_ks)
+
+
+@pytest.mark.parametrize("family, base", [("mvn_lda_scaled", "mvn_lda"),
+                                          ("gaussian_scaled", "gaussian")])
+def test_misspecified_prior_fails(family, base):
+    """The estimator keeps its non-default prior, the truth comes from the default one
+    (E[Sigma] = S0 instead of 5 S0; E[sigma2] = s0 instead of 0.2 s0): the ranks of the
+    (co)variances pile up at one end."""
+    wrong = dataclasses.replace(sbc.SPECS[family](), draw_truth=sbc.SPECS[base]().draw_truth)
+    p = _p_values(sbc.run_sbc(wrong, n_reps=100, n_obs=30, n_draws=N_DRAWS, seed=11))
+    variance = [name for name in p if "var" in name or "cov" in name]
+    assert len(variance) >= 2
+    for name in variance:
+        assert p[name][0] < LEVEL, (family, name, p[name])
 
 
 def test_inflated_posterior_variance_is_detected(gaussian_wide):
@@ -97,6 +151,17 @@ def test_command_line_writes_table_and_histogram(tmp_path, capsys):
     assert (tmp_path / "sbc_poisson.png").stat().st_size > 0
     assert md.read_text().startswith("| family | method | summary | reps |")
     assert "log_rate_12" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_mcmc_posterior_under_a_scaled_prior_is_calibrated():
+    """NUTS on the statistics model under ``var_dof=6, var_scale=0.2,
+    mean_strength=2``: the sampled prior is the conjugate one (40 reps, a smoke test)."""
+    result = sbc.run_sbc(sbc.SPECS["gaussian_scaled"](), n_reps=40, n_obs=30,
+                         n_draws=N_DRAWS, seed=4, method="mcmc", thin=3, tune=300)
+    assert result.method == "mcmc" and 1.0 <= result.max_rhat < 1.1
+    for name, (p_chi2, p_ks) in _p_values(result).items():
+        assert p_chi2 > LEVEL and p_ks > LEVEL, (name, p_chi2, p_ks)
 
 
 @pytest.mark.slow

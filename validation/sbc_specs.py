@@ -52,10 +52,16 @@ class FamilySpec:
 
 
 # ---------------------------------------------------------------- family specs
-def _gaussian_spec() -> FamilySpec:
-    m0, kappa0, s0, nu0 = np.array([0.0, 1.0, -2.0]), 1.0, np.array([1.0, 0.5, 2.0]), 5.0
-    # Documented NIG: sigma2 ~ InvGamma(nu0/2, (nu0 - 2) s0 / 2), mu | sigma2 ~ N(m0, sigma2/kappa0)
-    prior = {"m0": m0, "kappa0": kappa0, "a0": np.full(3, nu0 / 2), "b0": (nu0 - 2) * s0 / 2}
+def _gaussian_spec(kappa0: float = 1.0, nu0: float = 5.0, scale: float | None = None,
+                   name: str = "gaussian") -> FamilySpec:
+    """GaussianNB with ``mean_strength=kappa0``, ``var_dof=nu0`` and ``var_scale=scale``
+    (None: the estimator's default, 1)."""
+    m0, s0 = np.array([0.0, 1.0, -2.0]), np.array([1.0, 0.5, 2.0])
+    # Documented NIG: sigma2 ~ InvGamma(nu0/2, (nu0 - 2) s s0 / 2),
+    # mu | sigma2 ~ N(m0, sigma2/kappa0)
+    s = 1.0 if scale is None else scale
+    prior = {"m0": m0, "kappa0": kappa0, "a0": np.full(3, nu0 / 2),
+             "b0": (nu0 - 2) * s * s0 / 2}
 
     def draw_truth(rng):
         shape = (N_CLASSES, N_FEATURES)
@@ -63,10 +69,11 @@ def _gaussian_spec() -> FamilySpec:
         return {"mu": rng.normal(m0, np.sqrt(var / kappa0)), "var": var}
 
     return FamilySpec(
-        name="gaussian",
+        name=name,
         make_estimator=lambda draws, seed: bg.GaussianNB(
             method="conjugate", class_alpha=CLASS_ALPHA, mean_prior=m0, mean_strength=kappa0,
-            var_prior=s0, var_dof=nu0, draws=draws, chains=1, random_state=seed,
+            var_prior=s0, var_dof=nu0, var_scale=scale, draws=draws, chains=1,
+            random_state=seed,
         ),
         prior=prior,
         draw_truth=draw_truth,
@@ -81,12 +88,16 @@ def _gaussian_spec() -> FamilySpec:
     )
 
 
-def _mvn_spec(tied: bool) -> FamilySpec:
+def _mvn_spec(tied: bool, kappa0: float = 1.0, extra_dof: float = 3.0,
+              scale: float | None = None, suffix: str = "") -> FamilySpec:
+    """LDA (``tied``) or QDA with ``mean_strength=kappa0``, ``cov_dof=d + extra_dof`` and
+    ``cov_scale=scale`` (None: the estimator's default, 1)."""
     d = N_FEATURES
-    m0, kappa0, nu0 = np.array([0.0, 1.0, -1.0]), 1.0, d + 3.0
+    m0, nu0 = np.array([0.0, 1.0, -1.0]), d + extra_dof
     S0 = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, -0.4], [0.0, -0.4, 0.5]])
-    # Documented NIW: Sigma ~ IW(Psi0, nu0) with Psi0 = (nu0 - d - 1) S0 (E[Sigma] = S0)
-    prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * S0}
+    # Documented NIW: Sigma ~ IW(Psi0, nu0) with Psi0 = (nu0 - d - 1) s S0 (E[Sigma] = s S0)
+    s = 1.0 if scale is None else scale
+    prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1) * s * S0}
     iw = stats.invwishart(df=nu0, scale=prior["Psi0"])
 
     def draw_truth(rng):
@@ -116,10 +127,11 @@ def _mvn_spec(tied: bool) -> FamilySpec:
         }
     cls = bg.LDA if tied else bg.QDA
     return FamilySpec(
-        name="mvn_lda" if tied else "mvn_qda",
+        name=("mvn_lda" if tied else "mvn_qda") + suffix,
         make_estimator=lambda draws, seed: cls(
             method="conjugate", class_alpha=CLASS_ALPHA, mean_prior=m0, mean_strength=kappa0,
-            cov_prior=S0, cov_dof=nu0, draws=draws, chains=1, random_state=seed,
+            cov_prior=S0, cov_dof=nu0, cov_scale=scale, draws=draws, chains=1,
+            random_state=seed,
         ),
         prior=prior,
         draw_truth=draw_truth,
@@ -247,6 +259,12 @@ def _exponential_spec() -> FamilySpec:
     )
 
 
+#: non-default values of the prior hyper-parameters that tune the Gaussian priors
+#: (``cov_scale``, ``mean_strength``, ``cov_dof``; ``var_scale``, ``var_dof``); "auto"
+#: chooses them from the data, which is no fixed prior, so SBC fixes them
+SCALED = {"mvn": {"kappa0": 2.0, "extra_dof": 8.0, "scale": 5.0},
+          "gaussian": {"kappa0": 2.0, "nu0": 6.0, "scale": 0.2}}
+
 SPECS: dict[str, Callable[[], FamilySpec]] = {
     "gaussian": _gaussian_spec,
     "mvn_qda": lambda: _mvn_spec(tied=False),
@@ -256,5 +274,8 @@ SPECS: dict[str, Callable[[], FamilySpec]] = {
     "categorical": _categorical_spec,
     "poisson": _poisson_spec,
     "exponential": _exponential_spec,
+    "gaussian_scaled": lambda: _gaussian_spec(**SCALED["gaussian"], name="gaussian_scaled"),
+    "mvn_qda_scaled": lambda: _mvn_spec(tied=False, **SCALED["mvn"], suffix="_scaled"),
+    "mvn_lda_scaled": lambda: _mvn_spec(tied=True, **SCALED["mvn"], suffix="_scaled"),
 }
 

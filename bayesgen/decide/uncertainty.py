@@ -77,11 +77,22 @@ def _draw_indices(estimator, max_draws: int | None) -> np.ndarray | None:
     return np.unique(np.linspace(0, n_draws - 1, int(max_draws)).round().astype(int))
 
 
-def _chunk_terms(lj: np.ndarray, log_pi: np.ndarray):
-    """(aleatoric (m,), weighted mean p (m, K)) of one chunk of per-draw joints (S, m, K).
+class DrawTerms(NamedTuple):
+    """Per-draw terms of one chunk of m rows under S draws (see :func:`draw_terms`)."""
+
+    E: np.ndarray  #: (K, S, m) unnormalised class probabilities; p(y=k | x, theta_s) = E_k / Z
+    Z: np.ndarray  #: (S, m)
+    H: np.ndarray  #: (S, m) entropy H(p(y | x, theta_s)), nats
+    log_w: np.ndarray  #: (S, m) log p(x | theta_s) + a per-row constant (-inf: impossible)
+
+
+def draw_terms(lj: np.ndarray, log_pi: np.ndarray) -> DrawTerms:
+    """Per-draw class probabilities, entropies and log weights of per-draw joints (S, m, K).
 
     Works on the classes as K contiguous (S, m) slabs: NumPy reduces a short last axis
-    about ten times slower than it adds slabs.
+    about ten times slower than it adds slabs. A draw under which a row is impossible
+    (every class -inf) gets the class probabilities pi_s and log weight -inf; a row
+    impossible under every draw gets equal weights (log weight 0 for every draw).
     """
     D = np.moveaxis(lj, 2, 0).copy()  # (K, S, m)
     top = D.max(axis=0)  # (S, m)
@@ -102,6 +113,12 @@ def _chunk_terms(lj: np.ndarray, log_pi: np.ndarray):
     every = ~np.isfinite(log_w).any(axis=0)  # impossible under every draw: equal weights
     if every.any():
         log_w[:, every] = 0.0
+    return DrawTerms(E, Z, H, log_w)
+
+
+def _chunk_terms(lj: np.ndarray, log_pi: np.ndarray):
+    """(aleatoric (m,), weighted mean p (m, K)) of one chunk of per-draw joints (S, m, K)."""
+    E, Z, H, log_w = draw_terms(lj, log_pi)
     w = np.exp(log_w - log_w.max(axis=0))
     w /= w.sum(axis=0)
     aleatoric = (w * H).sum(axis=0)
