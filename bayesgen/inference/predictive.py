@@ -181,11 +181,13 @@ def at_fit(estimator) -> None:
     """After a posterior fit that kept its rows: ``posterior_predictive`` with at most
     about :data:`AT_FIT_DRAWS` draws (:func:`thinned`), when those replicates hold at
     most :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES` values (draws x rows x
-    features); ``sample_posterior_predictive()`` replaces it with every draw.
+    (features + 1), twice the features with the per-class layout), i.e. 32 MB;
+    ``sample_posterior_predictive()`` replaces it with every draw.
 
     Seeded from the estimator's ``random_state`` (an int gives the same replicates at
     every fit; a Generator advances by one draw).
     """
+    from bayesgen.inference import class_layout
     from bayesgen.inference.loglik import AT_FIT_MAX_VALUES
     from bayesgen.utils.random import seed_from
 
@@ -195,7 +197,8 @@ def at_fit(estimator) -> None:
     chains, draws = estimator._posterior_size()
     n_obs = idata.observed_data.sizes["obs"]
     kept = thinned(chains, draws, AT_FIT_DRAWS).size
-    if kept * n_obs * estimator.n_features_in_ > AT_FIT_MAX_VALUES:
+    copies = 2 if class_layout.present(idata.observed_data, estimator.classes_) else 1
+    if kept * n_obs * (copies * estimator.n_features_in_ + 1) > AT_FIT_MAX_VALUES:
         return
     seed = seed_from(getattr(estimator, "random_state", None))
     rng = np.random.default_rng(None if seed is None else [seed, AT_FIT_STREAM])
