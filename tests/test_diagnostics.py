@@ -143,12 +143,18 @@ def test_point_method_and_bad_arguments(gaussian_fit):
 
 
 def test_missing_group_is_sampled():
+    """The group of ~100 draws added at fit (for az.plot_ppc) is replaced by every
+    draw's replicates: the checks use the whole posterior."""
     X, y = gaussian_data()
     est = bg.GaussianNB(**FAST).fit(X, y)
-    assert "posterior_predictive" not in est.idata_.groups()
+    sizes = est.idata_.posterior_predictive.sizes
+    assert sizes["chain"] * sizes["draw"] == 100  # 2 chains x every 6th of 300 draws
     table = dg.ppc_pvalues(est, random_state=0)
-    assert "posterior_predictive" in est.idata_.groups()
+    sizes = est.idata_.posterior_predictive.sizes
+    assert sizes["chain"] * sizes["draw"] == 600
     assert isinstance(table, pd.DataFrame) and (table["n_draws"] == 600).all()
+    del est.idata_.posterior_predictive  # no group at all: sampled too
+    assert (dg.ppc_pvalues(est, random_state=0)["n_draws"] == 600).all()
 
 
 def test_feature_ppc_data_shapes(gaussian_fit):

@@ -27,14 +27,15 @@ def _replicated(estimator, random_state: Any = None, X: Any = None, y: Any = Non
 
     Calls ``estimator.sample_posterior_predictive`` (with the training rows ``X``,
     ``y``, ``sample_weight`` when given) when ``idata_`` has no ``posterior_predictive``
-    group yet. Raises ``ValueError`` for point methods.
+    group yet, or only the one of about 100 draws added at fit (for ``az.plot_ppc``):
+    the checks use every posterior draw. Raises ``ValueError`` for point methods.
     """
     check = getattr(estimator, "_check_posterior", None)
     if check is None:
         raise ValueError("posterior predictive checks need a fitted bayesgen estimator.")
     check("posterior predictive checks")
     idata = estimator.idata_
-    if "posterior_predictive" not in idata.groups():
+    if "posterior_predictive" not in idata.groups() or _thinned(estimator):
         estimator.sample_posterior_predictive(random_state=random_state, X=X, y=y,
                                               sample_weight=sample_weight)
         idata = estimator.idata_
@@ -45,6 +46,14 @@ def _replicated(estimator, random_state: Any = None, X: Any = None, y: Any = Non
     y_rep = pp["y"].transpose("chain", "draw", "obs").values
     n, d = x_obs.shape
     return x_obs, y_obs, x_rep.reshape(-1, n, d).astype(float), y_rep.reshape(-1, n)
+
+
+def _thinned(estimator) -> bool:
+    """Whether ``idata_.posterior_predictive`` replicates fewer draws than the posterior
+    holds (the group added at fit)."""
+    sizes = estimator.idata_.posterior_predictive.sizes
+    chains, draws = estimator._posterior_size()
+    return sizes.get("chain", 0) * sizes.get("draw", 0) < chains * draws
 
 
 def _class_index(estimator, klass: Any) -> int:

@@ -32,6 +32,7 @@ from bayesgen.inference import (
     evidence,
     loglik,
     posterior,
+    predictive,
     rows,
     sampling,
     scoring,
@@ -235,6 +236,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if hyper:  # sampled hyper-parameters (LDA/QDA "sample"): scalars per draw
             self.idata_.posterior = self.idata_.posterior.assign(
                 {name: (("chain", "draw"), value) for name, value in hyper.items()})
+        predictive.at_fit(self)  # posterior_predictive of ~100 draws, when rows are kept
 
     # ------------------------------------------------------------ prediction
     def _fused_finite_check(self) -> bool:
@@ -610,8 +612,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         arviz.InferenceData
             ``idata_``.
         """
-        from bayesgen.inference import predictive
-
         check_is_fitted(self, "_params")
         return predictive.prior_predictive(self, draws, random_state, X, y)
 
@@ -619,7 +619,16 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                                     y: Any = None, sample_weight: Any = None):
         """Replicate the training data once per posterior draw: adds group
         ``posterior_predictive`` with ``y`` (chain, draw, obs) and ``x`` (chain, draw,
-        obs, feature), shaped like ``observed_data``.
+        obs, feature), shaped like ``observed_data``, and per class k with training
+        rows ``x_class_<label>`` (chain, draw, obs_class_<label>, feature): for each
+        row of class k, x ~ p(x | y = k, theta_s), so that
+        ``az.plot_ppc(idata_, var_names=["x_class_<label>"],
+        flatten=["obs_class_<label>"])`` draws the class's features one panel each
+        (:mod:`bayesgen.inference.class_layout`: names, and which data get them).
+
+        A fit that kept its rows already has this group from about 100 draws
+        (:data:`bayesgen.inference.predictive.AT_FIT_DRAWS`), enough for
+        ``az.plot_ppc``; this method replaces it with every draw.
 
         Parameters
         ----------
@@ -638,8 +647,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         arviz.InferenceData
             ``idata_``.
         """
-        from bayesgen.inference import predictive
-
         self._check_posterior("sample_posterior_predictive")
         return predictive.posterior_predictive(self, random_state, X, y, sample_weight)
 

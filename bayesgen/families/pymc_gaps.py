@@ -104,9 +104,15 @@ _KINDS = {
 }
 
 
+#: the distribution's name in the model graph (``x ~ Normal``, not ``x ~ CustomDist_x``)
+_CLASS_NAMES = {"bernoulli": "Bernoulli", "poisson": "Poisson", "exponential": "Exponential",
+                "normal": "Normal"}
+
+
 def observed(kind: str, name: str, params: list, X, dims: tuple[str, str]) -> None:
     """``x_nj ~ kind(params[n, j])`` observed on the entries of ``X`` (n, d) that are
-    not NaN, as one elementwise float64 ``pm.CustomDist`` named ``name`` with ``dims``.
+    not NaN, as one elementwise float64 ``pm.CustomDist`` named ``name`` with ``dims``,
+    drawn as ``kind`` in ``pm.model_to_graphviz`` (``x ~ Normal``).
 
     Parameters
     ----------
@@ -127,7 +133,7 @@ def observed(kind: str, name: str, params: list, X, dims: tuple[str, str]) -> No
 
     logp, random = _KINDS[kind]
     pm.CustomDist(name, *params, logp=logp, random=random, dtype="float64",
-                  observed=observed_constant(X), dims=dims)
+                  observed=observed_constant(X), dims=dims, class_name=_CLASS_NAMES[kind])
 
 
 def check_whole(X: np.ndarray, who: str) -> None:

@@ -16,7 +16,9 @@ rows (NUTS works on the sufficient statistics), so, as PyMC makes it opt-in:
 
 The fit keeps its rows (``idata_.observed_data``) under the same bound, so a fit that
 stores the group also has the rows its other checks need, and a larger one holds
-neither (:mod:`bayesgen.inference.rows`).
+neither (:mod:`bayesgen.inference.rows`). With its rows, it also stores the posterior
+predictive of about 100 draws, again within this bound
+(:func:`bayesgen.inference.predictive.at_fit`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from bayesgen.data.sparse import observed_x
-from bayesgen.inference import classprior
+from bayesgen.inference import class_layout, classprior
 from bayesgen.utils.heavy import import_arviz
 from bayesgen.utils.logspace import fast_logsumexp, log_mean_exp
 
@@ -236,8 +236,9 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     named dims; ``log_likelihood`` holds one variable ``xy`` (:data:`LOG_LIK_VAR`) = the
     joint log p(x_n, y_n |
     theta) (chain, draw, obs), left out when ``log_lik`` is None (too large to store);
-    ``observed_data`` holds ``y`` (class index, obs) and ``x`` (obs, feature), left out
-    (with ``log_likelihood``) when ``X`` is None (a fit from statistics alone).
+    ``observed_data`` holds ``y`` (class index, obs), ``x`` (obs, feature) and the
+    per-class rows ``x_class_<label>`` (:mod:`bayesgen.inference.class_layout`), left
+    out (with ``log_likelihood``) when ``X`` is None (a fit from statistics alone).
     """
     az = import_arviz()
 
@@ -253,8 +254,10 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     if X is not None:  # None: fitted from statistics, no rows (bayesgen.scale.streaming)
         coords["obs"] = np.arange(X.shape[0])
         x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
-        observed = {"y": y.astype(np.int64), **x_vars}
-        dims = {**dims, "y": ["obs"], LOG_LIK_VAR: ["obs"]}
+        per_class, class_dims, class_coords = class_layout.observed(X, y, coords["class"])
+        observed = {"y": y.astype(np.int64), **x_vars, **per_class}
+        dims = {**dims, "y": ["obs"], LOG_LIK_VAR: ["obs"], **class_dims}
+        coords.update(class_coords)
     idata = az.from_dict(
         posterior=posterior,
         log_likelihood=(None if log_lik is None

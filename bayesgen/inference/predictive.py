@@ -1,7 +1,11 @@
 """Prior and posterior predictive samples of the generative model, as ArviZ groups.
 
 Both replicate the training data set: ``y`` (class indices, dims ``obs``) and ``x``
-(dims ``obs, feature``), shaped like ``observed_data``.
+(dims ``obs, feature``), shaped like ``observed_data``; and, where ``observed_data``
+has the per-class layout of :mod:`bayesgen.inference.class_layout`, ``x_class_<label>``
+(dims ``obs_class_<label>, feature``): for every row of class k, x drawn given its
+observed class, x ~ p(x | y = k, theta_s), so that ``az.plot_ppc`` compares each class
+with its own replicates.
 
 - Prior predictive: PyMC's forward sampling of ``model_`` (``pm.sample_prior_predictive``)
   gives the prior draws of pi and the parameters, ``y`` and, where the family writes
@@ -10,7 +14,10 @@ Both replicate the training data set: ``y`` (class indices, dims ``obs``) and ``
   sampler.
 - Posterior predictive: for every posterior draw s, ``y_rep ~ Categorical(pi_s)`` and
   ``x_rep ~ p(x | y_rep, theta_s)`` with the family's sampler (the same one behind
-  ``sample``), so it works identically for conjugate and MCMC draws.
+  ``sample``), so it works identically for conjugate and MCMC draws. A posterior fit
+  that keeps its rows gets this group at fit from about :data:`AT_FIT_DRAWS` draws
+  (:func:`at_fit`), so ``az.plot_ppc(idata_)`` works at once and draws in seconds;
+  ``sample_posterior_predictive()`` replicates every draw.
 """
 
 from __future__ import annotations
@@ -27,6 +34,12 @@ from bayesgen.utils.heavy import import_arviz, import_pymc
 
 #: refuse to build replicated data sets larger than this many values (~4 GB)
 MAX_VALUES = 500_000_000
+#: posterior draws replicated at fit (:func:`at_fit`): ``az.plot_ppc`` draws one density
+#: per draw and variable, so about 100 keep the plot to seconds
+AT_FIT_DRAWS = 100
+#: the random stream of the replicates at fit, apart from the fit's own: with
+#: ``random_state=s`` they come from ``default_rng([s, AT_FIT_STREAM])``
+AT_FIT_STREAM = 0x5050
 
 
 def _rng(random_state: Any) -> np.random.Generator:
@@ -74,46 +87,122 @@ def _dataset(values: dict, dims: dict, coords: dict):
     )
 
 
+def thinned(chains: int, draws: int, max_draws: int | None) -> np.ndarray:
+    """Positions (in the flattened chain x draw order) of the draws kept when at most
+    about ``max_draws`` are wanted: every t-th draw of every chain, t = ceil(chains x
+    draws / max_draws), so each chain keeps ceil(draws / t) (all when None)."""
+    step = 1 if max_draws is None else max(1, -(-chains * draws // max_draws))
+    kept = np.arange(0, draws, step)
+    return (np.arange(chains)[:, None] * draws + kept[None, :]).ravel()
+
+
 def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: Any = None,
-                         sample_weight: Any = None):
-    """Add ``posterior_predictive`` (``y``, ``x``) to ``estimator.idata_``; return it.
+                         sample_weight: Any = None, *, max_draws: int | None = None):
+    """Add ``posterior_predictive`` to ``estimator.idata_``; return it.
+
+    Variables (see the module docstring): ``y`` (chain, draw, obs), ``x`` (chain, draw,
+    obs, feature), and for the per-class variables of ``observed_data``
+    (:mod:`bayesgen.inference.class_layout`) ``x_class_<label>`` (chain, draw,
+    obs_class_<label>, feature): x ~ p(x | y = k, theta_s) for each row of class k.
 
     The replicates are shaped like the training rows: ``X``, ``y`` (``sample_weight``)
     when given (then added to ``idata_`` as ``observed_data`` if it has none, for
-    ArviZ's checks), else
-    those kept in ``idata_`` (:mod:`bayesgen.inference.rows`).
+    ArviZ's checks), else those kept in ``idata_`` (:mod:`bayesgen.inference.rows`).
+    ``max_draws``: replicate only every t-th draw of each chain (:func:`thinned`;
+    the ``draw`` coordinate then holds the posterior draws used); None: every draw.
     """
     az = import_arviz()
 
+    from bayesgen.inference import class_layout
     from bayesgen.inference import rows as training
 
     data = training.training_rows(
         estimator, X, y, sample_weight, what="sample_posterior_predictive (replicates of the rows)",
         how="sample_posterior_predictive(X=X, y=y)")
+    if not data.kept:
+        training.keep(estimator, data)
     rng = _rng(random_state)
     chains, draws = estimator._posterior_size()
+    used = thinned(chains, draws, max_draws)
+    kept_draws = used.size // chains
     n_obs = data.y.shape[0]
-    pi = np.exp(estimator._log_pi_draws)
-    y_rep = _draw_classes(pi, n_obs, rng)
-    x_rep = _replicate_x(estimator, estimator._params, y_rep, rng, internal=True)
+    random = estimator._family.param_dims
+    params = {k: (v[used] if k in random else v) for k, v in estimator._params.items()}
+    y_rep = _draw_classes(np.exp(estimator._log_pi_draws[used]), n_obs, rng)
+    x_rep = _replicate_x(estimator, params, y_rep, rng, internal=True)
+    values = {
+        "y": y_rep.reshape(chains, kept_draws, -1),
+        "x": x_rep.reshape(chains, kept_draws, *x_rep.shape[1:]),
+    }
+    dims = {"y": ("chain", "draw", "obs"), "x": ("chain", "draw", "obs", "feature")}
     coords = {
-        "chain": np.arange(chains),
-        "draw": np.arange(draws),
+        "chain": estimator.idata_.posterior["chain"].values,
+        "draw": estimator.idata_.posterior["draw"].values[used[:kept_draws]],
         "obs": np.arange(n_obs),
         "feature": estimator._feature_names(),
     }
-    ds = _dataset(
-        {
-            "y": y_rep.reshape(chains, draws, -1),
-            "x": x_rep.reshape(chains, draws, *x_rep.shape[1:]),
-        },
-        {"y": ("chain", "draw", "obs"), "x": ("chain", "draw", "obs", "feature")},
-        coords,
-    )
-    if not data.kept:
-        training.keep(estimator, data)
+    layout = _layout(estimator.idata_, estimator.classes_, data.y)
+    if layout:  # conditional on the observed labels: x ~ p(x | y = y_i, theta_s)
+        given = np.broadcast_to(data.y, y_rep.shape)
+        x_cond = _replicate_x(estimator, params, given, rng, internal=True)
+        per_class, per_class_dims = class_layout.replicated(
+            x_cond, data.y, _dense(data.X), layout, chains, kept_draws)
+        values.update(per_class)
+        dims.update(per_class_dims)
+        coords.update({dim: estimator.idata_.observed_data[dim].values
+                       for _, _, dim in layout})
+    ds = _dataset(values, dims, coords)
     estimator.idata_.extend(az.InferenceData(posterior_predictive=ds), join="right")
     return estimator.idata_
+
+
+def _layout(idata, classes, y: np.ndarray) -> list:
+    """The per-class variables of ``idata.observed_data`` whose rows are those of ``y``
+    (class index per row): as many rows of each class (rows given again in another
+    order are the same rows of the class, exchangeable given the class)."""
+    from bayesgen.inference import class_layout
+
+    if idata is None or "observed_data" not in idata.groups():
+        return []
+    observed = idata.observed_data
+    counts = np.bincount(y, minlength=len(classes))
+    return [(k, var, dim) for k, var, dim in class_layout.present(observed, classes)
+            if observed.sizes[dim] == counts[k]]
+
+
+def _dense(X: Any) -> np.ndarray:
+    """Rows as a dense float array (the per-class layout exists for dense X only)."""
+    from bayesgen.data.sparse import is_sparse
+
+    return np.asarray(X.toarray() if is_sparse(X) else X, dtype=np.float64)
+
+
+def at_fit(estimator) -> None:
+    """After a posterior fit that kept its rows: ``posterior_predictive`` with at most
+    about :data:`AT_FIT_DRAWS` draws (:func:`thinned`), when those replicates hold at
+    most :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES` values (draws x rows x
+    (features + 1), twice the features with the per-class layout), i.e. 32 MB;
+    ``sample_posterior_predictive()`` replaces it with every draw.
+
+    Seeded from the estimator's ``random_state`` (an int gives the same replicates at
+    every fit; a Generator advances by one draw).
+    """
+    from bayesgen.inference import class_layout
+    from bayesgen.inference.loglik import AT_FIT_MAX_VALUES
+    from bayesgen.utils.random import seed_from
+
+    idata = getattr(estimator, "idata_", None)
+    if idata is None or "observed_data" not in idata.groups() or "y" not in idata.observed_data:
+        return
+    chains, draws = estimator._posterior_size()
+    n_obs = idata.observed_data.sizes["obs"]
+    kept = thinned(chains, draws, AT_FIT_DRAWS).size
+    copies = 2 if class_layout.present(idata.observed_data, estimator.classes_) else 1
+    if kept * n_obs * (copies * estimator.n_features_in_ + 1) > AT_FIT_MAX_VALUES:
+        return
+    seed = seed_from(getattr(estimator, "random_state", None))
+    rng = np.random.default_rng(None if seed is None else [seed, AT_FIT_STREAM])
+    posterior_predictive(estimator, rng, max_draws=AT_FIT_DRAWS)
 
 
 def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: Any = None,
@@ -129,6 +218,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
     az = import_arviz()
     pm = import_pymc()
 
+    from bayesgen.inference import class_layout
     from bayesgen.inference import rows as training
 
     if not isinstance(draws, (int, np.integer)) or draws < 1:
@@ -159,18 +249,30 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
         )
     prior = sampled.prior[names]
     pp = sampled.prior_predictive
+    params = {k: prior[k].values[0] for k in estimator._family.param_dims}
+    if estimator._family.capabilities.fixed_params:  # training points, in user units
+        fixed = estimator._family.fixed_params(estimator._stats)
+        params.update(scoring.user_params(estimator, fixed))
     if "x" not in pp:
-        params = {k: prior[k].values[0] for k in estimator._family.param_dims}
-        if estimator._family.capabilities.fixed_params:  # training points, in user units
-            fixed = estimator._family.fixed_params(estimator._stats)
-            params.update(scoring.user_params(estimator, fixed))
         y_rep = pp["y"].values[0]
         x_rep = _replicate_x(estimator, params, y_rep, rng, internal=False)
         pp = pp.assign(x=(("chain", "draw", "obs", "feature"), x_rep[None]))
         pp = pp.assign_coords(feature=estimator._feature_names())
-    groups = az.InferenceData(prior=prior, prior_predictive=pp[["y", "x"]])
+    pp = pp[["y", "x"]]
+    observed = getattr(estimator, "idata_", None)
+    if observed is None:
+        observed = training.observed_groups(estimator, data)
+    layout = _layout(observed, estimator.classes_, data.y)
+    if layout:  # conditional on the observed labels, as in the posterior predictive
+        given = np.broadcast_to(data.y, (int(draws), data.y.size))
+        x_cond = _replicate_x(estimator, params, given, rng, internal=False)
+        per_class, per_class_dims = class_layout.replicated(
+            x_cond, data.y, _dense(data.X), layout, 1, int(draws))
+        pp = pp.assign({var: (per_class_dims[var], value) for var, value in per_class.items()})
+        pp = pp.assign_coords({dim: observed.observed_data[dim].values for _, _, dim in layout})
+    groups = az.InferenceData(prior=prior, prior_predictive=pp)
     if getattr(estimator, "idata_", None) is None:
-        groups.extend(training.observed_groups(estimator, data))
+        groups.extend(observed)
         estimator.idata_ = groups
     else:
         estimator.idata_.extend(groups, join="right")

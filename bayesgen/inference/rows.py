@@ -180,22 +180,27 @@ def _check_training(estimator, rows: Rows, what: str) -> None:
 
 def observed_groups(estimator, rows: Rows):
     """``arviz.InferenceData`` with ``observed_data`` (``y`` (obs), ``x`` (obs, feature)
-    or the COO triplets of a large sparse X) and, for non-unit weights,
+    or the COO triplets of a large sparse X, and the per-class rows ``x_class_<label>``
+    of :mod:`bayesgen.inference.class_layout`) and, for non-unit weights,
     ``constant_data`` (``sample_weight`` (obs))."""
     from bayesgen.data.sparse import observed_x
+    from bayesgen.inference import class_layout
     from bayesgen.utils.heavy import import_arviz
 
     az = import_arviz()
     n = rows.y.shape[0]
     x_vars, x_dims = observed_x(rows.X)  # sparse X: densified only when small
+    per_class, class_dims, class_coords = class_layout.observed(rows.X, rows.y,
+                                                                estimator.classes_)
     constant = None
     if not np.all(rows.weights == 1.0):
         constant = {"sample_weight": np.asarray(rows.weights, dtype=np.float64)}
     return az.from_dict(
-        observed_data={"y": rows.y.astype(np.int64), **x_vars},
+        observed_data={"y": rows.y.astype(np.int64), **x_vars, **per_class},
         constant_data=constant,
-        coords={"obs": np.arange(n), "feature": np.asarray(estimator._feature_names())},
-        dims={"y": ["obs"], "sample_weight": ["obs"], **x_dims},
+        coords={"obs": np.arange(n), "feature": np.asarray(estimator._feature_names()),
+                **class_coords},
+        dims={"y": ["obs"], "sample_weight": ["obs"], **x_dims, **class_dims},
     )
 
 

@@ -120,7 +120,8 @@ def dirichlet_blocks(prior: dict, dims: dict, prefix: str = ""):
 
 def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> None:
     """The observed rows ``x_nj ~ Categorical(theta[y_n, j, :C_j])`` as one
-    ``pm.CustomDist`` named ``prefix + "x"``, dims (obs, ``feature``).
+    ``pm.CustomDist`` named ``prefix + "x"``, dims (obs, ``feature``), shown as
+    ``x ~ Categorical`` in ``pm.model_to_graphviz`` (its ``class_name``).
 
     Codes are observed directly (int64) when every feature's categories are
     0..C_j - 1; otherwise the category table (d, Cmax) is an input that maps values to
@@ -137,21 +138,21 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
         pm.CustomDist(
             f"{prefix}x", theta, y, cats.table(categories),
             logp=gaps_logp, random=values_random,
-            signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64",
+            signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64", class_name="Categorical",
             observed=pymc_gaps.observed_constant(X), dims=("obs", feature),
         )
         return
     if all(cats.is_identity(c) for c in categories):
         pm.CustomDist(
             f"{prefix}x", theta, y, logp=rows_logp, random=rows_random,
-            signature="(k,d,c),(n)->(n,d)", dtype="int64",
+            signature="(k,d,c),(n)->(n,d)", dtype="int64", class_name="Categorical",
             observed=np.asarray(X).astype(np.int64), dims=("obs", feature),
         )
         return
     pm.CustomDist(
         f"{prefix}x", theta, y, cats.table(categories),
         logp=values_logp, random=values_random,
-        signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64",
+        signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64", class_name="Categorical",
         observed=np.asarray(X, dtype=np.float64), dims=("obs", feature),
     )
 

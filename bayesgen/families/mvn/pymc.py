@@ -45,7 +45,9 @@ PyMC's usual choice, *not* the conjugate prior, so ``method="mcmc"`` does not re
 QDA, as ``LKJCholeskyCov`` cannot be batched, then stacked; one for LDA) and
 ``mu_k ~ Normal(m0, 10 sqrt(diag S0))`` per feature, where S0 = Psi0 / (nu0 - d - 1) is the
 NIW prior mean of Sigma: both scales follow the features. Free variables
-``cov_chol`` (LDA) or ``cov_chol_<k>`` (QDA, one per class index k) and ``mu``.
+``cov_chol`` (LDA) or ``cov_chol_<k>`` (QDA, one per class index k), the packed lower
+triangle of the Cholesky factor (dim ``feature_tril``, coordinates "x_i,x_j", i >= j,
+row-major as PyMC packs it), and ``mu``.
 
 Likelihood on the statistics
 ----------------------------
@@ -245,25 +247,47 @@ def lkj_params(family, prior: dict, prefix: str, dims: dict) -> dict:
     nu0 = np.asarray(prior["nu0"], dtype=np.float64)
     S0 = Psi0 / (nu0[..., None, None] - d - 1.0)
     sd0 = np.sqrt(np.diagonal(S0, axis1=-2, axis2=-1))  # (d,) or (K, d)
+    packed = _tril_dim(dims["mu"][1], d)
     if family.tied:
-        chol = _lkj(f"{prefix}cov_chol", d, sd0)
+        chol = _lkj(f"{prefix}cov_chol", d, sd0, packed)
     else:
         sd0 = np.broadcast_to(sd0, (n_classes, d))
-        chol = pt.stack([_lkj(f"{prefix}cov_chol_{k}", d, sd0[k]) for k in range(n_classes)])
+        chol = pt.stack([_lkj(f"{prefix}cov_chol_{k}", d, sd0[k], packed)
+                         for k in range(n_classes)])
     cov = pm.Deterministic(f"{prefix}cov", pt.matmul(chol, chol.mT), dims=dims["cov"])
     mu = pm.Normal(f"{prefix}mu", mu=prior["m0"], sigma=10.0 * sd0, dims=dims["mu"])
     return {"mu": mu, "cov": cov, "chol": chol, "prec_factor": _inverse_lower(chol).mT,
             "log_det_factor": -_log_diag_sum(chol)}
 
 
-def _lkj(name: str, d: int, sd: np.ndarray):
+def _lkj(name: str, d: int, sd: np.ndarray, dim: str):
+    """``LKJCholeskyCov`` named ``name``: its free variable is the packed lower triangle
+    of the Cholesky factor (dim ``dim``, :func:`_tril_dim`); returns the factor."""
     pm = import_pymc()
 
     sd_dist = pm.HalfNormal.dist(sigma=2.5 * sd, shape=d)
     chol, _, _ = pm.LKJCholeskyCov(
-        name, n=d, eta=2.0, sd_dist=sd_dist, compute_corr=True, store_in_trace=False
+        name, n=d, eta=2.0, sd_dist=sd_dist, compute_corr=True, store_in_trace=False,
+        dims=dim,
     )
     return chol
+
+
+def _tril_dim(feature_dim: str, d: int) -> str:
+    """The dim of the entries (i, j), i >= j, of a lower triangular matrix in PyMC's
+    packed (row-major) order, as ``LKJCholeskyCov`` stores its factor: ``{feature_dim}
+    _tril`` with coordinates "x_i,x_j" (feature names), registered on the current
+    model."""
+    pm = import_pymc()
+
+    model = pm.modelcontext(None)
+    dim = f"{feature_dim}_tril"
+    if dim not in model.coords:
+        names = model.coords.get(feature_dim) or [f"x{j}" for j in range(d)]
+        rows, cols = np.tril_indices(d)
+        model.add_coord(dim, [f"{names[i]},{names[j]}" for i, j in zip(rows, cols,
+                                                                         strict=True)])
+    return dim
 
 
 def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
@@ -272,7 +296,8 @@ def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
     Missing entries (NaN in X) become PyMC's imputation variables
     (``x_unobserved``, continuous, so NUTS can sample them): the rows' Gaussian is not
     elementwise, so its observed coordinates cannot simply be summed over. PyMC's
-    ``ImputationWarning`` announcing this is expected here and not shown.
+    ``ImputationWarning`` announcing this is expected here and not shown. Their dims
+    are named ``x_missing_entry`` and ``x_observed_entry`` (:func:`_name_imputation_dims`).
     """
     import warnings
 
@@ -288,6 +313,29 @@ def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
             f"{prefix}x", mu=params["mu"][y], chol=chol if family.tied else chol[y],
             observed=X, dims=("obs", dims["mu"][1]),
         )
+    _name_imputation_dims(f"{prefix}x", X, dims["mu"][1])
+
+
+def _name_imputation_dims(name: str, X, feature_dim: str) -> None:
+    """Dims of PyMC's imputation split of ``name`` (rows X with NaN): ``<name>_observed``
+    (the observed entries) and ``<name>_unobserved`` (the missing ones), flat in row-major
+    order, get the dims ``<name>_observed_entry`` and ``<name>_missing_entry`` with
+    coordinates "row,feature" (row: position in ``obs``), so that the model graph has
+    no unnamed plate. Nothing without missing entries."""
+    pm = import_pymc()
+
+    model = pm.modelcontext(None)
+    missing = np.isnan(np.asarray(X, dtype=np.float64))
+    if not missing.any() or f"{name}_unobserved" not in model.named_vars:
+        return
+    features = model.coords.get(feature_dim) or [f"x{j}" for j in range(X.shape[1])]
+    for var, dim, mask in ((f"{name}_observed", f"{name}_observed_entry", ~missing),
+                           (f"{name}_unobserved", f"{name}_missing_entry", missing)):
+        rows, cols = np.nonzero(mask)
+        if dim not in model.coords:
+            model.add_coord(dim, [f"{i},{features[j]}" for i, j in zip(rows, cols,
+                                                                        strict=True)])
+        model.named_vars_to_dims[var] = (dim,)
 
 
 def stats_loglik(family, params: dict, stats: dict):
