@@ -132,12 +132,17 @@ def _paired(results: dict, a: str, b: str) -> list[str]:
     return lines
 
 
+def _header(part: str, flags: str, seconds: float) -> list[str]:
+    """The section title and the line saying which command wrote it, when and how fast."""
+    return [SECTIONS[part], "",
+            f"Written by `validation/active_learning.py --only {part} {flags}` on "
+            f"{datetime.date.today()} ({seconds / 60:.1f} min single-threaded).", ""]
+
+
 def _section_single(results: dict, seeds: int, steps: int, batch: int, flags: str,
                     seconds: float) -> str:
     lines = [
-        SECTIONS["single"], "",
-        f"Written by `validation/active_learning.py --only single {flags}` on "
-        f"{datetime.date.today()} ({seconds / 60:.1f} min single-threaded).", "",
+        *_header("single", flags, seconds),
         "`GaussianNB(method=\"conjugate\")`, 2 labelled rows per class to start, then "
         f"{steps} rounds of {batch} label(s) chosen by `bg.select_queries` and added by "
         "`partial_fit`; held-out (stratified 30 %) accuracy and log loss after every round. "
@@ -151,9 +156,7 @@ def _section_single(results: dict, seeds: int, steps: int, batch: int, flags: st
 def _section_batch(results: dict, seeds: int, sizes: list[int], labels: int, flags: str,
                    seconds: float) -> str:
     lines = [
-        SECTIONS["batch"], "",
-        f"Written by `validation/active_learning.py --only batch {flags}` on "
-        f"{datetime.date.today()} ({seconds / 60:.1f} min single-threaded).", "",
+        *_header("batch", flags, seconds),
         "`GaussianNB(method=\"conjugate\", draws=200)`, 2 labelled rows per class to start, "
         f"then {labels} labels in rounds of b rows chosen by `bg.select_queries`: "
         "`\"batchbald\"` (greedy joint mutual information of the batch, 1,000 label "
