@@ -66,7 +66,7 @@ def test_log_evidence_equals_chain_rule_of_predictives(data, tied):
 @pytest.mark.parametrize("tied", [False, True])
 def test_auto_dof_maximises_the_evidence_over_a_grid(data, tied):
     X, y = data
-    est = (bg.LDA if tied else bg.QDA)().fit(X, y)  # cov_dof="auto" is the default
+    est = (bg.LDA if tied else bg.QDA)(cov_dof="auto").fit(X, y)
     S0 = est._prior["Psi0"] / (est._prior["nu0"] - D - 1)
 
     def evidence(nu0):

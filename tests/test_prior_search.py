@@ -125,7 +125,7 @@ def test_search_is_the_argmax_over_a_grid(tied, shape):
     and the search's value is within a grid step's rise of the grid's best."""
     d, n = (6, 4) if shape == "wide" else (3, 30)
     X, y = _data(d, n, seed=2)
-    est = (bg.LDA if tied else bg.QDA)(cov_scale="auto").fit(X, y)
+    est = (bg.LDA if tied else bg.QDA)(cov_dof="auto", cov_scale="auto").fit(X, y)
     prior, st = est._prior, est._stats
     best = log_marginal_likelihood(st, prior, tied=tied)
     np.testing.assert_allclose(est.prior_search_["log_evidence"], _x_evidence(est),
@@ -250,7 +250,7 @@ def test_missing_entries_fixed_point(cls):
 
     X, y = _data(3, 12, seed=13)
     X[np.random.default_rng(0).random(X.shape) < 0.15] = np.nan
-    est = cls(cov_scale="auto").fit(X, y)
+    est = cls(cov_dof="auto", cov_scale="auto").fit(X, y)
     search = est.prior_search_
     fam, prior = est._family, est._prior
     d = X.shape[1]

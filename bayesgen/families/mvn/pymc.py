@@ -111,12 +111,14 @@ def _precision_factor(name: str, prior: dict, batch: tuple[int, ...], c_dims: tu
     d = Psi0.shape[-1]
     Psi0 = np.broadcast_to(Psi0, (*batch, d, d)) if Psi0.ndim > 2 else Psi0
     L_V = precision_scale_factor((Psi0 + _swap(Psi0)) / 2.0)
-    nu0, log_factor = prior["nu0"], 0.0
-    if hyper is not None:  # Psi0 = c s S0: L_V = (c s)^-1/2 chol(S0^-1), module docstring
+    if hyper is None:  # constants: the graph NUTS compiles is the plain NIW one
+        log_factor = 0.0
+        nu = np.asarray(prior["nu0"], dtype=np.float64)[..., None] - np.arange(d)
+        nu = np.broadcast_to(nu, (*batch, d))
+    else:  # Psi0 = c s S0: L_V = (c s)^-1/2 chol(S0^-1), see _hyper_parameters
         nu0, log_factor = _hyper_parameters(name, prior, d)
-    nu = pt.as_tensor(nu0)[..., None] - np.arange(d)
-    c = pm.ChiSquared(f"{name}_bartlett_diag_sq", nu=pt.broadcast_to(nu, (*batch, d)),
-                      dims=c_dims)
+        nu = pt.broadcast_to(pt.as_tensor(nu0)[..., None] - np.arange(d), (*batch, d))
+    c = pm.ChiSquared(f"{name}_bartlett_diag_sq", nu=nu, dims=c_dims)
     v = pt.sqrt(c)
     n_off = d * (d - 1) // 2
     if n_off:
@@ -124,7 +126,9 @@ def _precision_factor(name: str, prior: dict, batch: tuple[int, ...], c_dims: tu
                         dims=(*c_dims[:-1], _pair_dim(c_dims[-1], d)))
         v = pt.concatenate([v, off], axis=-1)
     U = pt.matmul(v[..., None, :], pt.as_tensor(bartlett_map(L_V)))[..., 0, :]
-    U = U.reshape((*batch, d, d)) * pt.exp(log_factor)
+    U = U.reshape((*batch, d, d))
+    if hyper is not None:
+        U = U * pt.exp(log_factor)
     log_diag_L = np.log(np.diagonal(L_V, axis1=-2, axis2=-1)).sum(-1)
     return U, (pt.as_tensor(log_diag_L) + d * log_factor
                + 0.5 * pt.sum(pt.log(c), axis=-1))
