@@ -200,16 +200,7 @@ class GaussianFamily(UnlabelledHooks):
 
     def _resolved_scale(self) -> float | None:
         """``var_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""
-        if isinstance(self.var_scale, str):
-            if self.var_scale != "auto":
-                raise ValueError(f"var_scale must be a number > 0, None or 'auto'; got "
-                                 f"{self.var_scale!r}.")
-            return None
-        scale = 1.0 if self.var_scale is None else float(self.var_scale)
-        if not (np.isfinite(scale) and scale > 0):
-            raise ValueError(f"var_scale must be a finite number > 0, None or 'auto'; got "
-                             f"{self.var_scale!r}.")
-        return scale
+        return gstats.resolve_scale(self.var_scale, "var_scale")
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:

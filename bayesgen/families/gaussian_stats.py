@@ -230,6 +230,22 @@ def default_scale(stats: dict) -> np.ndarray:
     return np.where(s > 0, s, floor)
 
 
+def resolve_scale(value: Any, name: str, words: tuple[str, ...] = ("auto",)) -> float | None:
+    """A prior-scale parameter (``var_scale``, ``cov_scale``) as a float > 0 (None: 1),
+    or None for one of ``words`` (chosen at fit); ``ValueError`` naming ``name`` else."""
+    choices = ", ".join(repr(w) for w in words)
+    if isinstance(value, str):
+        if value not in words:
+            raise ValueError(f"{name} must be a number > 0, None or one of {choices}; got "
+                             f"{value!r}.")
+        return None
+    scale = 1.0 if value is None else float(np.asarray(value, dtype=np.float64).reshape(()))
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"{name} must be a finite number > 0, None or one of {choices}; "
+                         f"got {value!r}.")
+    return scale
+
+
 def resolve_vector(value: Any, d: int, name: str, default: np.ndarray) -> np.ndarray:
     """``default`` if value is None, else value broadcast to a finite (d,) vector."""
     if value is None:

@@ -315,17 +315,8 @@ class MVNFamily(UnlabelledHooks):
         return pooled_target(em.evidence_stats(self, stats, m0, kappa0, D), m0, kappa0, D)
 
     def _resolved_scale(self) -> float | None:
-        """``cov_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""
-        if isinstance(self.cov_scale, str):
-            if self.cov_scale not in ("auto", "sample"):
-                raise ValueError(f"cov_scale must be a number > 0, None, 'auto' or 'sample'; "
-                                 f"got {self.cov_scale!r}.")
-            return None
-        scale = 1.0 if self.cov_scale is None else _scalar(self.cov_scale)
-        if not (np.isfinite(scale) and scale > 0):
-            raise ValueError(f"cov_scale must be a finite number > 0, None, 'auto' or "
-                             f"'sample'; got {self.cov_scale!r}.")
-        return scale
+        """``cov_scale`` as a float, or None for "auto"/"sample"; ``ValueError`` if invalid."""
+        return gstats.resolve_scale(self.cov_scale, "cov_scale", ("auto", "sample"))
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
