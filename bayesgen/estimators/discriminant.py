@@ -236,6 +236,7 @@ class _MVNClassifier(_Common):
         cov_scale: Any = None,
         divisor: str = "n",
         covariance_prior: str = "niw",
+        cov_structure: str = "full",
         draws: int = 1000,
         tune: int = 1000,
         chains: int = 4,
@@ -261,10 +262,18 @@ class _MVNClassifier(_Common):
         self.cov_scale = cov_scale
         self.divisor = divisor
         self.covariance_prior = covariance_prior
+        self.cov_structure = cov_structure
 
     def _make_family(self, X=None):
-        return get_family("mvn")(
-            tied=self._tied,
+        structure = self.cov_structure
+        if structure in ("diag", "spherical"):
+            name, extra = "mvn_diagonal", {"spherical": structure == "spherical"}
+        elif structure in ("auto", "average"):
+            name, extra = "mvn_choice", {"average": structure == "average"}
+        else:  # "full"; other values are refused by the parameter check at fit
+            name, extra = "mvn", {}
+        return get_family(name)(
+            tied=self._tied, **extra,
             mean_prior=self.mean_prior,
             mean_strength=self.mean_strength,
             cov_prior=self.cov_prior,
@@ -411,6 +420,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         cov_scale: Any = None,
         divisor: str = "n",
         covariance_prior: str = "niw",
+        cov_structure: str = "full",
         draws: int = 1000,
         tune: int = 1000,
         chains: int = 4,
@@ -428,7 +438,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
             method=method, class_alpha=class_alpha, class_prior=class_prior,
             mean_prior=mean_prior, mean_strength=mean_strength, cov_prior=cov_prior,
             cov_dof=cov_dof, cov_scale=cov_scale, divisor=divisor,
-            covariance_prior=covariance_prior,
+            covariance_prior=covariance_prior, cov_structure=cov_structure,
             draws=draws, tune=tune, chains=chains, sampler=sampler,
             chain_method=chain_method, target_accept=target_accept, progressbar=progressbar,
             random_state=random_state, loss=loss, unlabeled=unlabeled,

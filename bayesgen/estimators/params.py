@@ -79,6 +79,7 @@ FAMILIES: dict[str, dict[str, list]] = {
                       Interval(Real, 0, None, closed="neither")],
         "divisor": _DIVISOR,
         "covariance_prior": [StrOptions({"niw", "lkj"})],
+        "cov_structure": [StrOptions({"full", "diag", "spherical", "auto", "average"})],
     },
     "bernoulli": {"alpha": _ALPHA, "binarize": [None, FINITE]},
     "multinomial": {"alpha": _ALPHA},

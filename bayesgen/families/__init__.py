@@ -35,6 +35,8 @@ from bayesgen.families.protocol import Family
 REGISTRY: dict[str, tuple[str, str]] = {
     "gaussian": ("bayesgen.families.gaussian", "GaussianFamily"),
     "mvn": ("bayesgen.families.mvn.family", "MVNFamily"),
+    "mvn_diagonal": ("bayesgen.families.mvn.diagonal", "DiagonalMVNFamily"),
+    "mvn_choice": ("bayesgen.families.mvn.choice", "StructureChoiceFamily"),
     "bernoulli": ("bayesgen.families.bernoulli", "BernoulliFamily"),
     "multinomial": ("bayesgen.families.multinomial.family", "MultinomialFamily"),
     "categorical": ("bayesgen.families.categorical.family", "CategoricalFamily"),

@@ -1,0 +1,456 @@
+"""The covariance structure chosen or averaged by the evidence
+(``cov_structure="auto"`` / ``"average"`` of LDA and QDA).
+
+The candidates are the estimator's three structures, spherical, diagonal and full
+(LDA: mclust's EII, EEI, EEE; QDA: VII, VVI, VVV), each a family of its own
+(:class:`.diagonal.DiagonalMVNFamily`, :class:`.family.MVNFamily`) with its prior's
+hyper-parameters resolved as the estimator's options say (``cov_dof``, ``cov_scale``,
+``mean_strength``). All of them use the full family's statistics, so one pass over X
+serves every candidate, and the search runs on the statistics only.
+
+With equal prior probabilities 1/3, the posterior probability of structure s is
+w_s = p(X | y, s) / sum_r p(X | y, r), from the exact evidences (log Bayes factors). Then
+
+- ``"auto"`` fits the structure of largest evidence: every method is that family's;
+- ``"average"`` is Bayesian model averaging: the posterior predictive is the mixture
+  p(x | y = k, D) = sum_s w_s p_s(x | y = k, D), posterior draws come from structure s
+  with probability w_s, the evidence is log sum_s p(X | y, s) / 3, and the exact
+  leave-one-out predictive re-weights the structures without the row,
+  w_s^(-i) ~ w_s / p_s(x_i | y_i, D without i), so that
+  p(x_i | y_i, D without i) = 1 / sum_s w_s / p_s(x_i | y_i, D without i).
+  The point methods use the structure of largest weight (a mixture has no single
+  mode), and NUTS cannot sample the discrete structure (``method="mcmc"`` raises).
+
+``method="mle"`` has no prior, hence no evidence: the structures are then scored by
+BIC = 2 max log-likelihood - p log N (mclust's rule, larger is better; p the number of
+free parameters of the covariances: 1, K, d, K d, d (d + 1) / 2 or K d (d + 1) / 2),
+and w_s is proportional to exp(BIC_s / 2).
+
+With missing entries the diagonal and spherical evidences stay exact, the full one is
+that of the EM-completed statistics (as ``cov_dof="auto"`` uses), so ``"auto"`` is then
+approximate; ``"average"`` needs complete rows.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from bayesgen.families import far as _far
+from bayesgen.families.mvn import em
+from bayesgen.families.mvn.diagonal import DiagonalMVNFamily
+from bayesgen.families.mvn.family import MVNFamily
+from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw_evidence
+from bayesgen.families.protocol import Capabilities
+from bayesgen.families.unlabelled import UnlabelledHooks
+
+#: candidate structures in order, per tying
+NAMES = {True: ("EII", "EEI", "EEE"), False: ("VII", "VVI", "VVV")}
+#: the options of ``cov_structure`` that name one structure
+SINGLE = ("full", "diag", "spherical")
+
+
+class StructureChoiceFamily(UnlabelledHooks):
+    """The estimator's three covariance structures, chosen or averaged by the evidence.
+
+    Parameters
+    ----------
+    tied : bool
+        LDA (shared covariance) or QDA.
+    average : bool
+        True: Bayesian model averaging; False: the structure of largest evidence.
+    **options
+        The prior options of :class:`.family.MVNFamily`, given to every candidate.
+    """
+
+    name = "mvn_choice"
+    positive_only = False
+
+    def __init__(self, *, tied: bool, average: bool = False, **options: Any) -> None:
+        self.tied = bool(tied)
+        self.average = bool(average)
+        self.options = dict(options)
+        self.members = [DiagonalMVNFamily(tied=tied, spherical=True, **options),
+                        DiagonalMVNFamily(tied=tied, spherical=False, **options),
+                        MVNFamily(tied=tied, **options)]
+        self.param_dims = self.members[-1].param_dims
+        self.chosen = len(self.members) - 1
+        self._labels = None
+        self._frame = None
+
+    # ------------------------------------------------------------ plumbing
+    @property
+    def labels(self):
+        """Class labels; setting them sets every candidate's."""
+        return self._labels
+
+    @labels.setter
+    def labels(self, value) -> None:
+        self._labels = value
+        for member in self.members:
+            member.labels = value
+
+    @property
+    def frame(self):
+        """The frame of the internal coordinates; setting it sets every candidate's."""
+        return self._frame
+
+    @frame.setter
+    def frame(self, value) -> None:
+        self._frame = value
+        for member in self.members:
+            member.frame = value
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The full family's abilities (the widest of the candidates)."""
+        return Capabilities(missing=True, real_valued=True, far_rows=True,
+                            augmentation=True, linear_discriminant=self.tied,
+                            continuous=True, correlated=True)
+
+    @property
+    def _best(self):
+        return self.members[self.chosen]
+
+    @property
+    def _who(self) -> str:
+        return "LDA" if self.tied else "QDA"
+
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Every column is real-valued."""
+        return np.ones(n_features, dtype=bool)
+
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Options that only the full structure has, and ``"average"`` under NUTS:
+        ``ValueError`` saying why."""
+        option = "average" if self.average else "auto"
+        if self.average and method == "mcmc":
+            raise ValueError(
+                f"{who}: cov_structure='average' mixes the structures by their posterior "
+                "probabilities, a discrete choice NUTS cannot sample. Use "
+                "method='conjugate' (exact i.i.d. draws of the mixture), or "
+                "cov_structure='auto' to sample the structure of largest evidence.")
+        bad = [name for name in ("cov_dof", "cov_scale")
+               if self.options.get(name) == "sample"]
+        if bad or self.options.get("covariance_prior", "niw") != "niw" or isinstance(
+                self.options.get("cov_prior"), str):
+            raise ValueError(
+                f"{who}: cov_structure={option!r} compares structures whose priors are "
+                "conjugate; cov_dof/cov_scale='sample', covariance_prior='lkj' and "
+                "cov_prior='pooled' exist for the full structure only "
+                "(cov_structure='full').")
+        return X
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """The full family's statistics, which every candidate reads."""
+        return self.members[-1].stats(X, y, w, n_classes)
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """The full family's merge."""
+        return self.members[-1].merge(a, b)
+
+    # ----------------------------------------------------------------- prior
+    def _log_evidences(self, stats: dict, priors: list[dict]) -> np.ndarray:
+        """log p(X | y, s) of each candidate in the units of X (the full structure with
+        missing entries: of the EM-completed statistics)."""
+        out = []
+        for member, prior in zip(self.members, priors, strict=True):
+            if isinstance(member, DiagonalMVNFamily) or "groups" not in stats:
+                out.append(member.log_evidence(stats, prior, lambda: None, method="map",
+                                               who=self._who))
+                continue
+            S0 = prior["Psi0"] / (prior["nu0"] - prior["m0"].size - 1.0)
+            completed = em.evidence_stats(member, stats, prior["m0"], prior["kappa0"], S0,
+                                          prior["nu0"])
+            d = prior["m0"].size
+            out.append(niw_evidence(completed, prior, tied=self.tied)
+                       - _far.log_jacobian(self.frame, np.full(d, stats["count"].sum())))
+        return np.asarray(out)
+
+    def _bic(self, stats: dict) -> np.ndarray:
+        """BIC of each candidate's maximum-likelihood fit (``method="mle"``)."""
+        if "groups" in stats:
+            raise ValueError(
+                f"{self._who} method='mle' with cov_structure="
+                f"{'average' if self.average else 'auto'!r} scores the structures by BIC, "
+                "which needs complete rows; use method='map' (the evidence handles missing "
+                "entries) or fix cov_structure.")
+        K, d = stats["mean"].shape
+        N = stats["count"].sum()
+        n_params = {"EII": 1, "VII": K, "EEI": d, "VVI": K * d, "EEE": d * (d + 1) / 2,
+                    "VVV": K * d * (d + 1) / 2}
+        out = []
+        for member, name in zip(self.members, NAMES[self.tied], strict=True):
+            cov = member.mle(stats)["cov"]
+            out.append(2.0 * _max_log_lik(stats, cov, self.tied)
+                       - (n_params[name] + K * d) * np.log(N))
+        jac = _far.log_jacobian(self.frame, np.full(d, N))
+        return np.asarray(out) - 2.0 * jac
+
+    def prior(self, stats: dict) -> dict:
+        """Every candidate's prior, their log evidences and posterior probabilities.
+
+        Sets ``search_`` (the estimator's ``prior_search_``): the chosen candidate's own
+        record (``cov_dof``, ``cov_scale``, ``mean_strength``, ``log_evidence``,
+        ``candidates``), ``structure`` (mclust's name of the chosen structure) and
+        ``structures``: one dict per candidate with ``structure``, ``cov_structure``
+        ("spherical", "diag", "full"), its ``mean_strength``, ``cov_dof``, ``cov_scale``,
+        ``log_evidence`` (units of X) and ``weight`` (posterior probability; with
+        ``method="mle"`` only BIC is known, set at :meth:`mle`).
+
+        Returns
+        -------
+        dict
+            ``members``: the candidates' priors; ``log_weights`` (3,), log w_s.
+        """
+        if self.average and "groups" in stats:
+            raise ValueError(
+                f"{self._who} cov_structure='average' needs complete rows: the full "
+                "structure's posterior with missing entries is not closed form. Use "
+                "cov_structure='auto', or fill the gaps.")
+        priors = [member.prior(stats) for member in self.members]
+        log_ev = self._log_evidences(stats, priors)
+        self._record(log_ev, "log_evidence")
+        return {"members": priors, "log_weights": log_ev - logsumexp(log_ev)}
+
+    def _record(self, scores: np.ndarray, key: str) -> np.ndarray:
+        """Choose by ``scores`` (log evidences, or BIC / 2) and set ``search_``."""
+        log_w = scores - logsumexp(scores)
+        self.chosen = int(np.argmax(scores))
+        rows = []
+        for member, name, option, value, lw in zip(
+                self.members, NAMES[self.tied], ("spherical", "diag", "full"), scores,
+                log_w, strict=True):
+            found = member.search_
+            rows.append({"structure": name, "cov_structure": option,
+                         "mean_strength": found.get("mean_strength"),
+                         "cov_dof": found.get("cov_dof"), "cov_scale": found.get("cov_scale"),
+                         key: float(value), "weight": float(np.exp(lw))})
+        self.search_ = {**copy.deepcopy(self._best.search_),
+                        "structure": NAMES[self.tied][self.chosen], "structures": rows}
+        return log_w
+
+    # -------------------------------------------------------------- estimates
+    def mle(self, stats: dict) -> dict:
+        """The maximum-likelihood fit of the structure of largest BIC."""
+        bic = self._bic(stats)
+        self._record(bic / 2.0, "bic_half")
+        for row, value in zip(self.search_["structures"], bic, strict=True):
+            row["bic"] = float(value)
+            del row["bic_half"]
+        return self._best.mle(stats)
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """The posterior mode of the structure of largest evidence."""
+        return self._best.map(stats, prior["members"][self.chosen])
+
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """The chosen structure's log prior density."""
+        return self._best.log_prior(params, prior["members"][self.chosen])
+
+    def likelihood_maximiser(self) -> StructureChoiceFamily:
+        """``self``, or with ``divisor="unbiased"`` a copy whose candidates divide by N."""
+        if self.options.get("divisor", "n") == "n":
+            return self
+        own = copy.deepcopy(self)
+        for member in own.members:
+            member.divisor = "n"
+        return own
+
+    def _weights(self, prior_or_post: dict) -> np.ndarray:
+        """w_s: one-hot on the chosen structure for "auto", the posterior probabilities
+        for "average"."""
+        if not self.average:
+            return np.eye(len(self.members))[self.chosen]
+        return np.exp(prior_or_post["log_weights"])
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """``posts`` (each candidate's conjugate posterior; "auto": the chosen one's
+        only, the others None) and ``log_weights``."""
+        posts = [member.posterior(stats, p) if self.average or s == self.chosen else None
+                 for s, (member, p) in enumerate(zip(self.members, prior["members"],
+                                                     strict=True))]
+        return {"posts": posts, "log_weights": self._log_weights(prior)}
+
+    def _log_weights(self, prior: dict) -> np.ndarray:
+        if self.average:
+            return np.asarray(prior["log_weights"])
+        with np.errstate(divide="ignore"):
+            return np.log(np.eye(len(self.members))[self.chosen])
+
+    def _live(self, post: dict) -> list[int]:
+        return [s for s, p in enumerate(post["posts"]) if p is not None]
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. draws of the mixture: the number from structure s is
+        multinomial with probabilities w_s, then the order is shuffled."""
+        live = self._live(post)
+        weights = np.exp(post["log_weights"][live])
+        counts = rng.multinomial(size, weights / weights.sum())
+        parts = [self.members[s].draw(post["posts"][s], int(c), rng)
+                 for s, c in zip(live, counts, strict=True) if c > 0]
+        order = rng.permutation(size)
+        return {key: np.concatenate([part[key] for part in parts])[order]
+                for key in parts[0]}
+
+    def _mix(self, values: list[np.ndarray], post: dict) -> np.ndarray:
+        """log sum_s w_s exp(values_s) over the live structures."""
+        live = self._live(post)
+        stacked = np.stack([values[i] + post["log_weights"][s]
+                            for i, s in enumerate(live)])
+        return logsumexp(stacked, axis=0)
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """log sum_s w_s p_s(x | y = k, D), (n, K)."""
+        return self._mix([self.members[s].log_predictive(X, post["posts"][s])
+                          for s in self._live(post)], post)
+
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str, who: str) -> float:
+        """"auto": the chosen structure's exact log p(X | y); "average": the
+        model-averaged log sum_s p(X | y, s) / 3."""
+        if not self.average:
+            return self._best.log_evidence(stats, prior["members"][self.chosen], rows,
+                                           method=method, who=who)
+        values = [member.log_evidence(stats, p, rows, method=method, who=who)
+                  for member, p in zip(self.members, prior["members"], strict=True)]
+        return float(logsumexp(values) - np.log(len(values)))
+
+    def _loo_terms(self, Z, y, w, post) -> tuple[list[int], np.ndarray]:
+        """The live structures and log w_s - log p_s(z_i | y_i, D without i), (S, n)."""
+        live = self._live(post)
+        own = np.stack([self.members[s].loo_log_predictive(Z, y, w, post["posts"][s])
+                        for s in live])
+        return live, post["log_weights"][live][:, None] - own
+
+    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n) = -log sum_s w_s / p_s(z_n | y_n, D without n),
+        (n,) (module docstring)."""
+        _, terms = self._loo_terms(Z, y, w, post)
+        return -logsumexp(terms, axis=0)
+
+    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: np.ndarray | None = None) -> np.ndarray:
+        """log sum_s w_s^(-i) p_s(z_test | y = k, D without i), (n, m, K) or (n, K), with
+        the structures re-weighted without row i (module docstring)."""
+        live, terms = self._loo_terms(Z, y, w, post)
+        norm = logsumexp(terms, axis=0)
+        out = None
+        for i, s in enumerate(live):
+            at = self.members[s].loo_log_predictive_at(Z, y, w, post["posts"][s], Z_test)
+            shift = (terms[i] - norm).reshape((-1,) + (1,) * (at.ndim - 1))
+            out = at + shift if out is None else np.logaddexp(out, at + shift)
+        return out
+
+    # --------------------------------------------------- parameters (full)
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """The Gaussian log-density of ``params`` (diagonal covariances included)."""
+        return self.members[-1].log_lik(X, params, full=full)
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One x per row (the full family's sampler)."""
+        return self.members[-1].sample(params, y, rng)
+
+    def attributes(self, params: dict) -> dict:
+        """``means_``, ``covariance_`` and ``prior_search_`` (with ``structures``)."""
+        out = self._best.attributes(params)
+        if hasattr(self, "search_"):
+            out["prior_search_"] = copy.deepcopy(self.search_)
+        return out
+
+    def to_user(self, params: dict) -> dict:
+        """Parameters in the units of X."""
+        return self.members[-1].to_user(params)
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """Every candidate's prior in the units of X."""
+        return dict(prior, members=[member.prior_to_user(p) for member, p in
+                                    zip(self.members, prior["members"], strict=True)])
+
+    def user_discriminant(self, scores: np.ndarray, Z: np.ndarray, params: dict):
+        """LDA's discriminant in the units of X (the full family's)."""
+        return self.members[-1].user_discriminant(scores, Z, params)
+
+    def far_terms(self, far, params: dict):
+        """(a2, a1, a0) of far rows (the full family's)."""
+        return self.members[-1].far_terms(far, params)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """The mixture's predictive of far rows, (m, K)."""
+        return self._mix([self.members[s].far_log_predictive(far, post["posts"][s])
+                          for s in self._live(post)], post)
+
+    # ----------------------------------------- augmentation and unlabelled rows
+    def needs_augmentation(self, stats: dict) -> bool:
+        """Whether the chosen structure needs data augmentation (the full one with
+        missing entries)."""
+        return bool(getattr(self._best, "needs_augmentation", lambda s: False)(stats))
+
+    def augment(self, stats: dict, prior: dict, **kwargs):
+        """The chosen structure's data-augmentation draws, its posterior wrapped."""
+        params, post, sample_stats = self._best.augment(stats, prior["members"][self.chosen],
+                                                        **kwargs)
+        return params, self._wrap(post), sample_stats
+
+    def _wrap(self, member_post: dict) -> dict:
+        posts: list = [None] * len(self.members)
+        posts[self.chosen] = member_post
+        with np.errstate(divide="ignore"):
+            log_w = np.log(np.eye(len(self.members))[self.chosen])
+        return {"posts": posts, "log_weights": log_w}
+
+    def conditional_posterior(self, stats: dict, params: dict, prior: dict,
+                              rng: np.random.Generator) -> dict:
+        """Each live structure's conditional posterior (the chosen one's for "auto")."""
+        posts = [member.conditional_posterior(stats, params, p, rng)
+                 if self.average or s == self.chosen else None
+                 for s, (member, p) in enumerate(zip(self.members, prior["members"],
+                                                     strict=True))]
+        return {"posts": posts, "log_weights": self._log_weights(prior)}
+
+    def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
+        """The chosen structure's answer."""
+        return self._best.can_augment_labels(stats, Z_u)
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """The chosen structure's prior (``"average"`` under NUTS is refused at
+        ``check_X``; ``model_`` of an averaged point fit shows the structure of largest
+        weight)."""
+        return self._best.pymc_params(prior["members"][self.chosen], prefix=prefix, dims=dims)
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows (the full family's multivariate normal)."""
+        self._best.pymc_observed(params, X, y, prefix=prefix, dims=dims)
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """The chosen structure's likelihood on the statistics."""
+        return self._best.pymc_stats_loglik(params, stats)
+
+    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
+                         prefix: str = "", dims: dict | None = None):
+        """The chosen structure's rows' log-likelihood."""
+        return self._best.pymc_rows_loglik(params, Z, stats=stats, observed=observed,
+                                           prefix=prefix, dims=dims)
+
+
+def _max_log_lik(stats: dict, cov: np.ndarray, tied: bool) -> float:
+    """log-likelihood of complete-data statistics at the class means and covariance(s)
+    ``cov``: -1/2 sum_g [N_g log|2 pi Sigma_g| + tr(Sigma_g^-1 S_g)] (internal frame)."""
+    count = stats["count"]
+    scatter = stats["scatter"]
+    covs, scatters, counts = ((cov[None], scatter[None], np.array([count.sum()])) if tied
+                              else (cov, scatter, count))
+    total = 0.0
+    for c, s, n in zip(covs, scatters, counts, strict=True):
+        if n <= 0:
+            continue
+        sign, logdet = np.linalg.slogdet(2.0 * np.pi * c)
+        total += -0.5 * (n * logdet + np.trace(np.linalg.solve(c, s)))
+    return float(total)

@@ -1,0 +1,659 @@
+"""Diagonal and spherical class covariances (``cov_structure="diag"`` / ``"spherical"``
+of LDA and QDA): mclust's EEI, VVI, EII and VII, each with its conjugate prior.
+
+Model, with G covariance groups (LDA: one, shared by the classes; QDA: one per class)
+and S0 = diag(s0) the prior's diagonal target (the pooled within-class variances by
+default, so "spherical" is spherical in standardised coordinates)::
+
+    diag (EEI / VVI)       sigma2_gj ~ InvGamma(a0, b0 s0_j)        Sigma_g = diag(sigma2_g)
+    spherical (EII / VII)  sigma2_g  ~ InvGamma(a0, b0)             Sigma_g = sigma2_g S0
+    mu_kj | Sigma ~ N(m0_j, Sigma_g,jj / kappa0)
+    x_nj | y_n = k ~ N(mu_kj, Sigma_g,jj)          (independently over features)
+
+with a0 = nu0 / 2, b0 = (nu0 - 2) s / 2 (nu0 = ``cov_dof`` > 2, s = ``cov_scale``): the
+prior mean of each variance is s times the target's. These are Normal-Inverse-Gamma
+models whose variance is shared by several (class, feature) entries, so everything
+stays in closed form, with missing entries too (a missing x_nj only removes its entry
+from the sums). Per (class k, feature j) with N_kj weighted observed entries::
+
+    kappa_kj = kappa0 + N_kj,    m_kj = (kappa0 m0_j + N_kj xbar_kj) / kappa_kj
+    B_kj = S_kj + kappa0 N_kj / kappa_kj (xbar_kj - m0_j)^2
+    diag:       a_gj = a0 + sum_{k in g} N_kj / 2,   b_gj = b0 s0_j + sum_{k in g} B_kj / 2
+    spherical:  a_g  = a0 + sum_{k in g, j} N_kj / 2, b_g = b0 + sum_{k in g, j} B_kj / (2 s0_j)
+
+The posterior predictive of class k is, for diag, a product of Student-t densities
+(2 a_gj degrees of freedom, location m_kj, squared scale b_gj (1 + 1/kappa_kj) / a_gj);
+for spherical the joint multivariate t of the observed entries, 2 a_g degrees of freedom
+and scale matrix diag(b_g s0_j (1 + 1/kappa_kj) / a_g) (the shared variance couples the
+features). The evidence is, in the target's coordinates, the Normal-Inverse-Gamma one of
+:mod:`bayesgen.families.mvn.structures` (each group's variance shared by its entries).
+Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2), M the number of class
+means sharing the variance (K for EEI, 1 for VVI, K d for EII, d for VII).
+
+Parameters are those of the full family (:class:`.family.MVNFamily`): ``mu`` (K, d) and
+``cov`` (d, d) (LDA) or (K, d, d) (QDA), here diagonal matrices, so the likelihood,
+sampling, far rows, the frame, LDA's projection and the PyMC observations are the full
+family's. NUTS samples the free variances (``cov_diag`` (group, feature) or
+``cov_volume`` (group)) and ``cov`` is their deterministic embedding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from bayesgen.families import far as _far
+from bayesgen.families import gaussian_evidence as gev
+from bayesgen.families import gaussian_stats as gstats
+from bayesgen.families import loo_at, masked
+from bayesgen.families.far import user_to_internal
+from bayesgen.families.mvn import em, shrinkage
+from bayesgen.families.mvn.family import MVNFamily
+from bayesgen.families.protocol import Capabilities
+from bayesgen.utils.heavy import import_pymc
+from bayesgen.utils.logspace import log_rising
+
+LOG_2PI = np.log(2.0 * np.pi)
+#: structures of this family and their mclust names (shared, per class)
+MCLUST = {("diag", True): "EEI", ("diag", False): "VVI",
+          ("spherical", True): "EII", ("spherical", False): "VII"}
+#: search range of kappa0 for ``mean_strength="auto"``
+KAPPA_BOUNDS = (1e-4, 1e4)
+
+
+def entries(stats: dict) -> dict:
+    """Per (class, feature) statistics of the observed entries from the full family's
+    statistics: ``n`` (K, d) weighted counts, ``mean`` (K, d), ``m2`` (K, d) centred sums
+    of squares, or ``m2_pooled`` (d,) only when the statistics are LDA's pooled ones
+    (``m2`` None then). With missing entries the (pattern, class) groups are combined
+    per (class, feature) by Chan et al.'s pairwise update."""
+    if "groups" not in stats:
+        K, d = stats["mean"].shape
+        n = np.repeat(stats["count"][:, None], d, axis=1).astype(np.float64)
+        scatter = stats["scatter"]
+        if scatter.ndim == 2:
+            return {"n": n, "mean": stats["mean"], "m2": None,
+                    "m2_pooled": np.clip(np.diagonal(scatter).copy(), 0.0, None)}
+        m2 = np.clip(np.diagonal(scatter, axis1=1, axis2=2).copy(), 0.0, None)
+        return {"n": n, "mean": stats["mean"], "m2": m2, "m2_pooled": m2.sum(axis=0)}
+    groups = stats["groups"]
+    K = stats["count"].size
+    d = groups["mean"].shape[1]
+    one_hot = np.zeros((groups["cls"].size, K))
+    one_hot[np.arange(groups["cls"].size), groups["cls"]] = 1.0
+    weight = groups["count"][:, None] * groups["obs"]  # (G, d)
+    n = one_hot.T @ weight
+    mean = np.divide(one_hot.T @ (weight * groups["mean"]), n, out=np.zeros((K, d)),
+                     where=n > 0)
+    inner = np.diagonal(groups["scatter"], axis1=1, axis2=2) * groups["obs"]
+    spread = weight * (groups["mean"] - mean[groups["cls"]]) ** 2
+    m2 = np.clip(one_hot.T @ (inner + spread), 0.0, None)
+    return {"n": n, "mean": mean, "m2": m2, "m2_pooled": m2.sum(axis=0)}
+
+
+class DiagonalMVNFamily(MVNFamily):
+    """LDA/QDA with a diagonal or spherical covariance (module docstring).
+
+    Parameters
+    ----------
+    tied : bool
+        True: one covariance shared by the classes (LDA: EEI, EII); False: one per
+        class (QDA: VVI, VII).
+    spherical : bool
+        True: Sigma_g = sigma2_g S0; False: Sigma_g = diag(sigma2_g).
+    mean_prior, mean_strength, cov_prior, cov_scale, divisor
+        As :class:`.family.MVNFamily`; ``cov_prior`` is a vector of variances (the
+        diagonal target s0) or None.
+    cov_dof : float, None, "auto" or "oas"
+        nu0 > 2 of the Inverse-Gamma prior(s) (None: 3, one pseudo-observation as the
+        full family's d + 2); "auto": type-II maximum likelihood of the evidence;
+        "oas": the prior strength c = nu0 - 2 equal to that of the full structure's
+        ``"oas"`` (c = N delta / (1 - delta), :mod:`.shrinkage`), so the prior counts
+        as the same number of pseudo-rows whatever the structure.
+    """
+
+    name = "mvn_diagonal"
+
+    def __init__(self, *, tied: bool, spherical: bool = False, mean_prior: Any = None,
+                 mean_strength: Any = 0.01, cov_prior: Any = None, cov_dof: Any = None,
+                 cov_scale: Any = None, divisor: str = "n",
+                 covariance_prior: str = "niw") -> None:
+        super().__init__(tied=tied, mean_prior=mean_prior, mean_strength=mean_strength,
+                         cov_prior=cov_prior, cov_dof=cov_dof, cov_scale=cov_scale,
+                         divisor=divisor, covariance_prior=covariance_prior)
+        self.spherical = bool(spherical)
+
+    @property
+    def structure(self) -> str:
+        """mclust's name of the structure: EEI, VVI, EII or VII."""
+        return MCLUST["spherical" if self.spherical else "diag", self.tied]
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """As the full family, but conjugate with missing entries (no data
+        augmentation: a missing entry drops out of the per-entry sums)."""
+        return Capabilities(missing=True, real_valued=True, far_rows=True,
+                            linear_discriminant=self.tied, continuous=True,
+                            correlated=False)
+
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Options the full structure has and these do not: ``ValueError`` saying why."""
+        bad = None
+        if self.covariance_prior != "niw":
+            bad = (f"covariance_prior={self.covariance_prior!r} is a prior on correlations; "
+                   "a diagonal or spherical covariance has none")
+        elif isinstance(self.cov_dof, str) and self.cov_dof not in ("auto", "oas"):
+            bad = f"cov_dof={self.cov_dof!r} (use a number > 2, None, 'auto' or 'oas')"
+        elif isinstance(self.cov_scale, str) and self.cov_scale != "auto":
+            bad = f"cov_scale={self.cov_scale!r} (use a number > 0, None or 'auto')"
+        elif isinstance(self.cov_prior, str):
+            bad = (f"cov_prior={self.cov_prior!r}: partial pooling centres full class "
+                   "covariances on the pooled one (cov_structure='full')")
+        if bad is not None:
+            raise ValueError(f"{who} with cov_structure="
+                             f"{'spherical' if self.spherical else 'diag'!r}: {bad}.")
+        return X
+
+    # ----------------------------------------------------------------- prior
+    def _target(self, stats: dict, d: int) -> np.ndarray:
+        """s0 (d,) in the internal frame: ``cov_prior`` (a vector, or the diagonal of a
+        matrix) or the pooled within-class variances."""
+        if self.cov_prior is None:
+            return gstats.default_scale(stats)
+        value = np.asarray(self.cov_prior, dtype=np.float64)
+        if value.ndim == 2:
+            if value.shape != (d, d) or np.any(value - np.diag(np.diagonal(value))):
+                raise ValueError(
+                    f"cov_prior for a diagonal or spherical covariance is a vector of {d} "
+                    "variances (or a diagonal matrix); got a matrix with off-diagonal "
+                    "entries or of the wrong shape.")
+            value = np.diagonal(value).copy()
+        s0 = gstats.resolve_vector(value, d, "cov_prior", None)
+        if not np.all(np.isfinite(s0) & (s0 > 0)):
+            raise ValueError("cov_prior must be finite and > 0 for every feature.")
+        s0 = user_to_internal(self, "var", s0)
+        if not np.all(np.isfinite(s0) & (s0 > 0)):
+            raise ValueError(
+                "cov_prior is out of the float64 range once expressed in the scale of the "
+                "data; give prior variances of the order of the data's.")
+        return s0
+
+    def prior(self, stats: dict) -> dict:
+        """Resolve (m0, kappa0, nu0, s, s0) and record ``search_``.
+
+        ``search_`` (the estimator's ``prior_search_``): ``structure`` (mclust's name),
+        ``mean_strength``, ``cov_dof``, ``cov_scale`` and the exact ``log_evidence`` (units
+        of X) of the chosen prior; ``candidates`` as the full family's (the fixed values,
+        ``cov_dof="auto"``, both "auto"); with ``cov_dof="oas"``, ``oas_shrinkage``.
+
+        Returns
+        -------
+        dict
+            ``m0`` (d,), ``kappa0``, ``nu0`` (> 2), ``scale`` (s) and ``s0`` (d,).
+        """
+        d = stats["mean"].shape[1]
+        kappa0 = self._kappa_option()
+        dof = self._dof_option()
+        scale = self._resolved_scale()
+        m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
+        m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
+        s0 = self._target(stats, d)
+        oas = None
+        if self.cov_dof == "oas":
+            completed = em.evidence_stats(self._full(), stats, m0, em.DEFAULT_KAPPA0
+                                          if kappa0 is None else kappa0, np.diag(s0))
+            nu0_full, oas = shrinkage.oas_dof(completed, np.diag(s0), tied=self.tied)
+            dof = 2.0 + (nu0_full - d - 1.0)
+        ent = entries(stats)
+        jac = _far.log_jacobian(self.frame, ent["n"].sum(axis=0))
+
+        def found(option_kappa, option_dof, option_scale) -> dict:
+            k, nu0, s = search(ent, m0, s0, option_kappa, option_dof, option_scale,
+                               tied=self.tied, spherical=self.spherical)
+            prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
+            return dict(prior, log_evidence=log_evidence_entries(
+                ent, prior, tied=self.tied, spherical=self.spherical) - jac)
+
+        chosen = found(kappa0, dof, scale)
+        fixed = (em.DEFAULT_KAPPA0 if kappa0 is None else kappa0,
+                 3.0 if dof is None else dof, 1.0 if scale is None else scale)
+        options = [fixed, (fixed[0], None, fixed[2]), (fixed[0], None, None)]
+        if (kappa0, dof, scale) not in options:
+            options.append((kappa0, dof, scale))
+        candidates = []
+        for option in options:
+            row = chosen if option == (kappa0, dof, scale) else found(*option)
+            candidates.append({
+                "mean_strength": row["kappa0"],
+                "cov_dof": "auto" if option[1] is None else row["nu0"],
+                "cov_scale": "auto" if option[2] is None else row["scale"],
+                "chosen_cov_dof": row["nu0"], "chosen_cov_scale": row["scale"],
+                "log_evidence": row["log_evidence"]})
+        self.search_ = {"structure": self.structure, "mean_strength": chosen["kappa0"],
+                        "cov_dof": chosen["nu0"], "cov_scale": chosen["scale"],
+                        "log_evidence": chosen["log_evidence"], "candidates": candidates}
+        if oas is not None:
+            self.search_["oas_shrinkage"] = oas
+        return {k: chosen[k] for k in ("m0", "kappa0", "nu0", "scale", "s0")}
+
+    def _kappa_option(self) -> float | None:
+        if isinstance(self.mean_strength, str):
+            if self.mean_strength != "auto":
+                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
+                                 f"{self.mean_strength!r}.")
+            return None
+        value = float(self.mean_strength)
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
+                             f"{self.mean_strength!r}.")
+        return value
+
+    def _dof_option(self) -> float | None:
+        if isinstance(self.cov_dof, str):
+            if self.cov_dof not in ("auto", "oas"):
+                raise ValueError(f"cov_dof must be a number > 2, None, 'auto' or 'oas' for a "
+                                 f"diagonal or spherical covariance; got {self.cov_dof!r}.")
+            return None
+        if self.cov_dof is None:
+            return 3.0
+        value = float(self.cov_dof)
+        if not (np.isfinite(value) and value > 2):
+            raise ValueError(
+                f"cov_dof of a diagonal or spherical covariance is the Inverse-Gamma's "
+                f"nu0 and must be > 2 (finite prior mean); got {self.cov_dof!r}.")
+        return value
+
+    def _full(self) -> MVNFamily:
+        """The full-covariance family of the same tying (for OAS's completed statistics)."""
+        full = MVNFamily(tied=self.tied)
+        full.frame, full.labels = self.frame, self.labels
+        return full
+
+    # -------------------------------------------------------------- estimates
+    def _variances(self, ent: dict, prior: dict | None,
+                   s0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) of each group's variance(s): (G, d) each (spherical: b_g s0_j, so b / a
+        is each feature's scale); prior None: a = N / 2, b = S / 2 (the likelihood; the
+        spherical one in the coordinates of the target ``s0``)."""
+        n = ent["n"]
+        if prior is None:
+            dev = 0.0
+            a0, b0 = 0.0, 0.0
+        else:
+            shrink = prior["kappa0"] * n / (prior["kappa0"] + n)
+            dev = shrink * (ent["mean"] - prior["m0"]) ** 2
+            a0 = prior["nu0"] / 2.0
+            b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
+            s0 = prior["s0"]
+        if self.tied:
+            count = n.sum(axis=0, keepdims=True)
+            ss = ent["m2_pooled"][None] + np.sum(dev, axis=0, keepdims=True)
+        else:
+            count, ss = n, ent["m2"] + dev
+        if self.spherical:
+            a = a0 + count.sum(axis=1, keepdims=True) / 2.0
+            b = b0 + (ss / s0).sum(axis=1, keepdims=True) / 2.0
+            shape = (count.shape[0], n.shape[1])
+            return np.broadcast_to(a, shape).copy(), b * s0
+        return a0 + count / 2.0, (0.0 if s0 is None else b0 * s0) + ss / 2.0
+
+    def _per_class(self, values: np.ndarray, K: int) -> np.ndarray:
+        """Group-level (G, d) values as (K, d)."""
+        return np.broadcast_to(values, (K, values.shape[1])).copy() if self.tied else values
+
+    def _embed(self, var: np.ndarray) -> np.ndarray:
+        """Variances (..., G, d) as covariance matrices (..., d, d) (tied) or
+        (..., K, d, d)."""
+        cov = var[..., :, None] * np.eye(var.shape[-1])
+        return cov[..., 0, :, :] if self.tied else cov
+
+    def _means_per_group(self, K: int, d: int) -> float:
+        """M of the module docstring: class means sharing one variance."""
+        return (K if self.tied else 1) * (d if self.spherical else 1)
+
+    def mle(self, stats: dict) -> dict:
+        """Class means and the maximum-likelihood variances (divisor N, or N - K (LDA) /
+        N_k - 1 (QDA) with ``divisor="unbiased"``; spherical: in the target's
+        coordinates). ``ValueError`` naming the class or feature whose variance is 0."""
+        ddof = gstats.check_divisor(self.divisor)
+        ent = entries(stats)
+        K, d = ent["n"].shape
+        gstats.require_samples(gstats.sample_rows(stats), 1 if self.tied else 2, self.labels,
+                               f"{self._who} method='mle'")
+        # a = N / 2, b = S / 2 per group (and feature; spherical: summed in the target's
+        # coordinates, times s0)
+        a, b = self._variances(ent, None, self._target(stats, d) if self.spherical else None)
+        removed = (K if self.tied else 1) * ddof * (d if self.spherical else 1)
+        count = 2.0 * a - removed
+        if np.any(count <= 0):
+            raise ValueError(f"{self._who} method='mle' with divisor='unbiased' needs more "
+                             "observed entries than class means per variance; use "
+                             "divisor='n'.")
+        var = 2.0 * b / count
+        if not np.all(var > 0):
+            g, j = np.argwhere(~(var > 0))[0]
+            where = "" if self.tied else f" in class {gstats.label(self.labels, g)}"
+            raise ValueError(f"{self._who} method='mle': feature {j} has zero variance"
+                             f"{where} (constant within the classes), so the likelihood "
+                             "is unbounded. Use method='map', whose prior keeps variances "
+                             "> 0.")
+        return {"mu": ent["mean"].copy(), "cov": self._embed(var)}
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """The conjugate posterior, each entry (K, d) per (class, feature): ``m``,
+        ``kappa``, ``a`` and ``b`` (of the variance of the entry's group; spherical:
+        b_g s0_j), and ``s0`` (d,)."""
+        ent = entries(stats)
+        K = ent["n"].shape[0]
+        kappa = prior["kappa0"] + ent["n"]
+        m = (prior["kappa0"] * prior["m0"] + ent["n"] * ent["mean"]) / kappa
+        a, b = self._variances(ent, prior)
+        return {"m": m, "kappa": kappa, "a": self._per_class(a, K),
+                "b": self._per_class(b, K), "s0": prior["s0"]}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2)."""
+        post = self.posterior(stats, prior)
+        K, d = post["m"].shape
+        var = post["b"] / (post["a"] + 1.0 + self._means_per_group(K, d) / 2.0)
+        return {"mu": post["m"], "cov": self._embed(var[:1] if self.tied else var)}
+
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is)."""
+        var = self._group_variances(params["cov"])  # (G, d)
+        K = params["mu"].shape[0]
+        a0 = prior["nu0"] / 2.0
+        b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
+        if self.spherical:
+            v = var[:, 0] / prior["s0"][0]
+            inv_gamma = np.sum(-(a0 + 1.0) * np.log(v) - b0 / v)
+        else:
+            inv_gamma = np.sum(-(a0 + 1.0) * np.log(var) - b0 * prior["s0"] / var)
+        per_class = self._per_class(var, K)
+        normal = (-0.5 * np.log(per_class / prior["kappa0"])
+                  - 0.5 * prior["kappa0"] * (params["mu"] - prior["m0"]) ** 2 / per_class)
+        return float(inv_gamma + np.sum(normal))
+
+    def _group_variances(self, cov: np.ndarray) -> np.ndarray:
+        """The diagonals (..., G, d) of covariance matrices (..., d, d) or (..., K, d, d)."""
+        diag = np.diagonal(cov, axis1=-2, axis2=-1)
+        return diag[..., None, :] if self.tied else diag
+
+    def conditional_posterior(self, stats: dict, params: dict, prior: dict,
+                              rng: np.random.Generator) -> dict:
+        """``posterior(stats, prior)``: missing entries drop out of the sums, so the
+        posterior is conjugate whatever ``params`` are."""
+        return self.posterior(stats, prior)
+
+    def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
+        """True: the conjugate steps take missing entries as they come."""
+        return True
+
+    def needs_augmentation(self, stats: dict) -> bool:
+        """Never: conjugate with missing entries too."""
+        return False
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws: sigma2 = b / Gamma(a) per group (spherical:
+        one Gamma per group, times s0), mu ~ N(m, sigma2 / kappa); ``cov`` diagonal."""
+        K, d = post["m"].shape
+        a, b = (post[key][:1] if self.tied else post[key] for key in ("a", "b"))
+        G = a.shape[0]
+        if self.spherical:
+            gamma = rng.standard_gamma(a[:, 0], size=(size, G))[..., None]
+        else:
+            gamma = rng.standard_gamma(a, size=(size, G, d))
+        var = b / gamma  # (size, G, d)
+        per_class = np.broadcast_to(var, (size, K, d)) if self.tied else var
+        mu = post["m"] + np.sqrt(per_class / post["kappa"]) * rng.standard_normal((size, K, d))
+        return {"mu": mu, "cov": self._embed(var)}
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x | y = k, data), (n, K): product of
+        Student-t densities (diag) or the joint multivariate t of the observed entries
+        (spherical), module docstring; a missing entry drops out."""
+        return predictive(X, post, spherical=self.spherical)
+
+    # ----------------------------------------------------- model comparison
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str, who: str) -> float:
+        """Exact log p(X | y) in the units of X (missing entries integrated out)."""
+        ent = entries(stats)
+        return (log_evidence_entries(ent, prior, tied=self.tied, spherical=self.spherical)
+                - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
+
+    def _downdated(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict) -> dict:
+        """Each training row's posterior of every class without the row, (n, K, d) each:
+        its class's (kappa, m) and its group's (a, b) (all classes' for LDA) downdated."""
+        Zf, O, we = masked.loo_entries(Z, w)
+        rows = np.arange(y.size)
+        m, kappa = post["m"][y], post["kappa"][y]
+        kappa_r = kappa - we
+        m_r = (kappa * m - we * Zf) / kappa_r
+        db = we * kappa / (2.0 * kappa_r) * (Zf - m) ** 2  # (n, d)
+        da = we / 2.0
+        if self.spherical:
+            s0 = post["s0"]
+            db = (db / s0).sum(axis=1, keepdims=True) * s0
+            da = np.broadcast_to(da.sum(axis=1, keepdims=True), db.shape)
+        n, (K, d) = y.size, post["m"].shape
+        out = {key: np.broadcast_to(post[key], (n, K, d)).copy()
+               for key in ("m", "kappa", "a", "b")}
+        out["m"][rows, y], out["kappa"][rows, y] = m_r, kappa_r
+        if self.tied:
+            out["a"] -= da[:, None, :]
+            out["b"] -= db[:, None, :]
+        else:
+            out["a"][rows, y] -= da
+            out["b"][rows, y] -= db
+        out["s0"] = post["s0"]
+        return out
+
+    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,): the predictive of the posterior with
+        row n's weight removed from its class's means and its group's variance(s)."""
+        out = np.empty(y.size)
+        step = max(1, loo_at.BLOCK // max(1, post["m"].size))
+        for start in range(0, y.size, step):
+            part = slice(start, start + step)
+            down = self._downdated(Z[part], y[part], w[part], post)
+            own = {key: (down[key][np.arange(y[part].size), y[part]][:, None, :]
+                         if key != "s0" else down[key]) for key in down}
+            out[part] = predictive(Z[part], own, spherical=self.spherical, rowwise=True)[:, 0]
+        return out
+
+    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: np.ndarray | None = None) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
+        (n, K) at the training rows themselves). LDA's classes share the variances, so
+        removing row i changes every class's predictive."""
+        K, d = post["m"].shape
+        if Z_test is None:
+            if not self.tied:  # only the row's own class changes
+                full = self.log_predictive(Z, post)
+                full[np.arange(y.size), y] = self.loo_log_predictive(Z, y, w, post)
+                return full
+            full = np.empty((y.size, K))  # LDA: every class's variances change
+            step = max(1, loo_at.BLOCK // (K * d))
+            for start in range(0, y.size, step):
+                part = slice(start, start + step)
+                full[part] = predictive(Z[part], self._downdated(Z[part], y[part], w[part],
+                                                                 post),
+                                        spherical=self.spherical, rowwise=True)
+            return full
+        Z_test = np.asarray(Z_test, dtype=np.float64)
+        n, m = y.size, Z_test.shape[0]
+        out = np.empty((n, m, K))
+        n_b, m_b = loo_at.blocks(n, m, K * d)
+        for i0 in range(0, n, n_b):
+            down = self._downdated(Z[i0:i0 + n_b], y[i0:i0 + n_b], w[i0:i0 + n_b], post)
+            for j0 in range(0, m, m_b):
+                out[i0:i0 + n_b, j0:j0 + m_b] = predictive(Z_test[j0:j0 + m_b], down,
+                                                           spherical=self.spherical)
+        return out
+
+    # ----------------------------------------------------------------- frame
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved prior in the units of X: m0 -> c + s m0, s0 -> s^2 s0."""
+        if self.frame is None:
+            return prior
+        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
+                    s0=self.frame.user_var(prior["s0"]))
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log-density of far rows, (m, K)."""
+        if not self.spherical:
+            return _far.gaussian_predictive(far, post)
+        return _far_spherical(far, post)
+
+    # ------------------------------------------------------------------ PyMC
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """The Inverse-Gamma variances (``cov_diag`` (group, feature) or ``cov_volume``
+        (group); group = class for QDA, none for LDA), non-centred means
+        mu = m0 + sqrt(var / kappa0) eps, and ``cov`` their diagonal embedding."""
+        pm = import_pymc()
+        import pytensor.tensor as pt
+
+        dims = dims or self.param_dims
+        cls, feature = dims["mu"]
+        a0 = prior["nu0"] / 2.0
+        b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
+        s0 = np.asarray(prior["s0"], dtype=np.float64)
+        group = () if self.tied else (cls,)
+        if self.spherical:
+            volume = pm.InverseGamma(f"{prefix}cov_volume", alpha=a0, beta=b0, dims=group)
+            var = (volume if self.tied else volume[:, None]) * s0
+        else:
+            var = pm.InverseGamma(f"{prefix}cov_diag", alpha=a0, beta=b0 * s0,
+                                  dims=(*group, feature))
+        eps = pm.Normal(f"{prefix}mu_raw", 0.0, 1.0, dims=(cls, feature))
+        per_class = pt.broadcast_to(var, eps.shape) if self.tied else var
+        mu = pm.Deterministic(f"{prefix}mu",
+                              prior["m0"] + pt.sqrt(per_class / prior["kappa0"]) * eps,
+                              dims=(cls, feature))
+        eye = np.eye(s0.size)
+        cov = pm.Deterministic(f"{prefix}cov", var[..., :, None] * eye, dims=dims["cov"])
+        return {"mu": mu, "cov": cov}
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum over entries of -N_kj log sigma2_kj / 2 - [S_kj + N_kj (xbar_kj -
+        mu_kj)^2] / (2 sigma2_kj), on the per-entry statistics (missing entries drop
+        out exactly), without the constant."""
+        import pytensor.tensor as pt
+
+        ent = entries(stats)
+        var = pt.diagonal(params["cov"], axis1=-2, axis2=-1)
+        K = ent["n"].shape[0]
+        per_class = pt.broadcast_to(var, (K, var.shape[-1])) if self.tied else var
+        ss = ent["n"] * (ent["mean"] - params["mu"]) ** 2
+        scatter = (ent["m2_pooled"] / var).sum() if self.tied else (ent["m2"] / var).sum()
+        return (-0.5 * (ent["n"] * pt.log(per_class)).sum() - 0.5 * (ss / per_class).sum()
+                - 0.5 * scatter)
+
+
+def predictive(X: np.ndarray, post: dict, *, spherical: bool,
+               rowwise: bool = False) -> np.ndarray:
+    """log p(x | y = k, data) of rows X (m, d) under posteriors with entries
+    (..., K, d), (..., m, K); ``rowwise``: the posteriors' leading dim is X's rows (n, K, d)
+    and the result (n, K). NaN in X: a missing entry, dropped."""
+    X = np.asarray(X, dtype=np.float64)
+    M = np.isnan(X)
+    Xf = np.where(M, 0.0, X)
+    a, b, kappa, m = post["a"], post["b"], post["kappa"], post["m"]
+    if rowwise:
+        x, obs = Xf[:, None, :], ~M[:, None, :]
+    else:
+        x, obs = Xf[:, None, :], ~M[:, None, :]
+        a, b, kappa, m = (v[..., None, :, :] for v in (a, b, kappa, m))
+    nu_s2 = 2.0 * b * (1.0 + 1.0 / kappa)
+    q = (x - m) ** 2 / nu_s2
+    log_norm = -0.5 * (np.log(np.pi * nu_s2))  # per entry: -log(2 pi b (1 + 1/kappa)) / 2
+    if not spherical:
+        terms = log_rising(a, 0.5) + log_norm - (a + 0.5) * np.log1p(q)
+        return np.where(obs, terms, 0.0).sum(axis=-1)
+    p = obs.sum(axis=-1)
+    a_g = a[..., 0]
+    quad = np.where(obs, q, 0.0).sum(axis=-1)
+    return (log_rising(a_g, p / 2.0) + np.where(obs, log_norm, 0.0).sum(axis=-1)
+            - (a_g + p / 2.0) * np.log1p(quad))
+
+
+def _far_spherical(far, post: dict) -> np.ndarray:
+    """The spherical predictive of far rows z = t u + z_N, (m, K): as
+    :func:`predictive` with log(1 + sum_j q_j) from the entries' log q_j."""
+    from scipy.special import logsumexp
+
+    a, b = post["a"], post["b"]
+    nu_s2 = 2.0 * b * (1.0 + 1.0 / post["kappa"])
+    with np.errstate(divide="ignore"):
+        near = np.log((far.ZN[:, None, :] - post["m"]) ** 2 / nu_s2)
+        m_t = far.inv_t(np.broadcast_to(post["m"], (far.rows.size, *post["m"].shape)))
+        log_dist = far.log_t[:, None, None] + np.log(np.abs(far.U[:, None, :] - m_t))
+    log_q = np.where(far.far[:, None, :], 2.0 * log_dist - np.log(nu_s2), near)
+    d = post["m"].shape[1]
+    stacked = np.concatenate([np.zeros((*log_q.shape[:2], 1)), log_q], axis=-1)
+    a_g = a[:, 0]
+    return (log_rising(a_g, d / 2.0) - 0.5 * np.log(np.pi * nu_s2).sum(axis=-1)
+            - (a_g + d / 2.0) * logsumexp(stacked, axis=-1))
+
+
+def _group_entries(ent: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
+                   tied: bool, spherical: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(beta, N) of :mod:`bayesgen.families.gaussian_evidence` per variance: the scaled
+    sums of squares and observed counts, (G, d) (diag) or (G, 1) (spherical)."""
+    n = ent["n"]
+    shrink = kappa0 * n / (kappa0 + n)
+    dev = shrink * (ent["mean"] - m0) ** 2
+    if tied:
+        beta = (ent["m2_pooled"] + dev.sum(axis=0))[None] / s0
+        count = n.sum(axis=0, keepdims=True)
+    else:
+        beta, count = (ent["m2"] + dev) / s0, n
+    if spherical:
+        return beta.sum(axis=1, keepdims=True), count.sum(axis=1, keepdims=True)
+    return beta, count
+
+
+def log_evidence_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
+    """Exact log p(Z | y) in the internal frame: the Inverse-Gamma part per variance
+    (:func:`bayesgen.families.mvn.structures.ig_log_evidence`), the means' factors
+    (kappa0 / kappa_kj)^(1/2) and the target's Jacobian -N_kj log(s0_j) / 2."""
+    from bayesgen.families.mvn.structures import ig_log_evidence
+
+    beta, count = _group_entries(ent, prior["m0"], prior["kappa0"], prior["s0"], tied=tied,
+                                 spherical=spherical)
+    n = ent["n"]
+    base = np.sum(0.5 * np.log(prior["kappa0"] / (prior["kappa0"] + n)) - 0.5 * n * LOG_2PI
+                  - 0.5 * n * np.log(prior["s0"]))
+    return ig_log_evidence(beta, count, prior["nu0"], prior["scale"]) + float(base)
+
+
+def search(ent: dict, m0: np.ndarray, s0: np.ndarray, kappa0: float | None,
+           dof: float | None, scale: float | None, *, tied: bool,
+           spherical: bool) -> tuple[float, float, float]:
+    """(kappa0, nu0, s) maximising the evidence over the ones given as None
+    (:func:`bayesgen.families.gaussian_evidence.search_entries` for (nu0, s); kappa0 by
+    a bounded scalar search over log kappa0 around it)."""
+    from scipy.optimize import minimize_scalar
+
+    def inner(k: float) -> tuple[float, float, float]:
+        beta, count = _group_entries(ent, m0, k, s0, tied=tied, spherical=spherical)
+        nu0, s = gev.search_entries(beta, count, dof=dof, scale=scale)
+        value = log_evidence_entries(ent, {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s,
+                                           "s0": s0}, tied=tied, spherical=spherical)
+        return value, nu0, s
+
+    if kappa0 is not None:
+        _, nu0, s = inner(kappa0)
+        return kappa0, nu0, s
+    lo, hi = np.log(KAPPA_BOUNDS)
+    result = minimize_scalar(lambda log_k: -inner(float(np.exp(log_k)))[0], bounds=(lo, hi),
+                             method="bounded", options={"xatol": 1e-6})
+    k = float(np.exp(result.x))
+    _, nu0, s = inner(k)
+    return k, nu0, s
+
+
