@@ -330,6 +330,17 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         prior (eta=2) with half-normal scales (sd = 2.5 prior sds) and
         mu_k ~ N(m0, 10 prior sds), for users who want it. MLE/MAP/conjugate always
         use the NIW prior.
+    cov_structure : {{"full", "diag", "spherical", "auto", "average"}}, default="full"
+        Form of the covariance (mclust's names: LDA EEE / EEI / EII, QDA VVV / VVI /
+        VII): "full" Sigma with the NIW prior; "diag" diag(sigma2_1..d) and "spherical"
+        sigma2 S0 (S0 = diag(cov_prior)), each variance with a conjugate Inverse-Gamma
+        prior whose nu0 is ``cov_dof`` (> 2; None: 3; "oas": the full structure's OAS
+        strength) and mean s times the target's (``cov_scale``), exact with missing
+        entries (``bayesgen.families.mvn.diagonal``). "auto": the three structures
+        scored by their exact evidence (BIC for ``method="mle"``) and the best fitted;
+        "average": Bayesian model averaging of their posterior predictives by their
+        posterior probabilities (point methods use the most probable; not with
+        ``method="mcmc"`` or missing entries; ``bayesgen.families.mvn.choice``).
 """
 
 
@@ -348,7 +359,11 @@ _SEARCH_DOC = """    prior_search_ : dict
         each at its own type-II ML strength and scale
         (``bayesgen.families.mvn.structures``). With ``cov_dof="oas"``,
         ``oas_shrinkage``: the OAS intensity delta in [0, 1] (LDA: one; QDA: one per
-        class).
+        class). ``structure``: mclust's name of the fitted covariance structure; with
+        ``cov_structure`` "auto" or "average", ``structures`` replaces the list above:
+        one dict per candidate structure (``structure``, ``cov_structure``,
+        ``mean_strength``, ``cov_dof``, ``cov_scale``, ``log_evidence``, ``weight``, and
+        ``bic`` under ``method="mle"``), ``weight`` being its posterior probability.
 """
 
 

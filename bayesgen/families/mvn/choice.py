@@ -214,34 +214,35 @@ class StructureChoiceFamily(UnlabelledHooks):
                 "cov_structure='auto', or fill the gaps.")
         priors = [member.prior(stats) for member in self.members]
         log_ev = self._log_evidences(stats, priors)
-        self._record(log_ev, "log_evidence")
+        self._log_ev = log_ev
+        self._record(log_ev, {"log_evidence": log_ev})
+        if self.average:  # the model's own evidence: log sum_s p(X | y, s) / 3
+            self.search_["log_evidence"] = float(logsumexp(log_ev) - np.log(log_ev.size))
         return {"members": priors, "log_weights": log_ev - logsumexp(log_ev)}
 
-    def _record(self, scores: np.ndarray, key: str) -> np.ndarray:
-        """Choose by ``scores`` (log evidences, or BIC / 2) and set ``search_``."""
+    def _record(self, scores: np.ndarray, columns: dict[str, np.ndarray]) -> None:
+        """Choose by ``scores`` (log evidences, or BIC / 2) and set ``search_`` with
+        one row per candidate holding ``columns`` and ``weight`` (from ``scores``)."""
         log_w = scores - logsumexp(scores)
         self.chosen = int(np.argmax(scores))
         rows = []
-        for member, name, option, value, lw in zip(
-                self.members, NAMES[self.tied], ("spherical", "diag", "full"), scores,
-                log_w, strict=True):
+        for s, (member, name, option) in enumerate(zip(
+                self.members, NAMES[self.tied], ("spherical", "diag", "full"), strict=True)):
             found = member.search_
             rows.append({"structure": name, "cov_structure": option,
                          "mean_strength": found.get("mean_strength"),
                          "cov_dof": found.get("cov_dof"), "cov_scale": found.get("cov_scale"),
-                         key: float(value), "weight": float(np.exp(lw))})
+                         **{key: float(value[s]) for key, value in columns.items()},
+                         "weight": float(np.exp(log_w[s]))})
         self.search_ = {**copy.deepcopy(self._best.search_),
                         "structure": NAMES[self.tied][self.chosen], "structures": rows}
-        return log_w
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """The maximum-likelihood fit of the structure of largest BIC."""
         bic = self._bic(stats)
-        self._record(bic / 2.0, "bic_half")
-        for row, value in zip(self.search_["structures"], bic, strict=True):
-            row["bic"] = float(value)
-            del row["bic_half"]
+        self._record(bic / 2.0, {"log_evidence": self._log_ev, "bic": bic})
+        self.search_["log_evidence"] = None  # the fit has no prior: nothing to compare
         return self._best.mle(stats)
 
     def map(self, stats: dict, prior: dict) -> dict:
@@ -451,6 +452,6 @@ def _max_log_lik(stats: dict, cov: np.ndarray, tied: bool) -> float:
     for c, s, n in zip(covs, scatters, counts, strict=True):
         if n <= 0:
             continue
-        sign, logdet = np.linalg.slogdet(2.0 * np.pi * c)
+        _, logdet = np.linalg.slogdet(2.0 * np.pi * c)
         total += -0.5 * (n * logdet + np.trace(np.linalg.solve(c, s)))
     return float(total)

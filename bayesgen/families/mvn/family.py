@@ -209,7 +209,8 @@ class MVNFamily(UnlabelledHooks):
         statistics). With complete data and ``cov_scale`` or ``mean_strength`` "auto",
         ``structures`` lists the evidence of mclust's covariance structures (LDA: EII,
         EEI, EEE; QDA: also VII, VVI, VVV), each at its own type-II ML strength and
-        scale (:mod:`.structures`; the fit itself is EEE / VVV, GaussianNB's is VVI).
+        scale (:mod:`.structures`; the fit itself is EEE / VVV, GaussianNB's is VVI), and
+        ``structure`` the fitted one's mclust name ("EEE" or "VVV").
         Log evidences are in the units of X, as :meth:`log_evidence`'s.
 
         Returns
@@ -269,6 +270,7 @@ class MVNFamily(UnlabelledHooks):
             nu0, oas = shrinkage.oas_dof(completed, S0, tied=self.tied)
         self.search_ = em.auto_prior(self, stats, m0, kappa0, S0,
                                      dof=None if auto else nu0, scale=scale)
+        self.search_["structure"] = "EEE" if self.tied else "VVV"  # mclust's name
         if oas is not None:
             self.search_["oas_shrinkage"] = oas
         searched = None in (kappa0, scale)  # more than cov_dof="auto" (the default)
