@@ -427,7 +427,7 @@ class DiagonalMVNFamily(MVNFamily):
     def _downdated(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict) -> dict:
         """Each training row's posterior of every class without the row, (n, K, d) each:
         its class's (kappa, m) and its group's (a, b) (all classes' for LDA) downdated."""
-        Zf, O, we = masked.loo_entries(Z, w)
+        Zf, _, we = masked.loo_entries(Z, w)
         rows = np.arange(y.size)
         m, kappa = post["m"][y], post["kappa"][y]
         kappa_r = kappa - we
