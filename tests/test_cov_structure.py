@@ -647,8 +647,22 @@ def test_mcmc_agrees_with_conjugate(mcmc_fits, name, structure):
     mcse = np.asarray(az.mcse(az.convert_to_dataset(
         {"v": diag}), method="mean")["v"].values)
     assert np.all(np.abs(diag.mean(axis=(0, 1)) - b / (a - 1.0)) < 4.0 * mcse + 1e-12)
-    name_var = "cov_volume" if structure == "spherical" else "cov_diag"
-    assert name_var in est.idata_.posterior
+    assert _structure_of_draws(cov.values, hp["s0"]) == MCLUST[name, structure]
+
+
+def _structure_of_draws(cov: np.ndarray, s0: np.ndarray) -> str:
+    """mclust's name of the structure every draw (..., [K,] d, d) has: full (some
+    off-diagonal != 0), spherical (each diagonal proportional to s0) or diagonal; shared
+    (LDA, no class axis) or per class (QDA)."""
+    tied = cov.shape[-3] != 2  # (chain, draw, d, d) vs (chain, draw, K=2, d, d)
+    off = cov[..., 0, 1]
+    diag = _diag(cov)
+    if np.any(off != 0):
+        return "EEE" if tied else "VVV"
+    ratio = diag[..., 0] / diag[..., 1]
+    if np.allclose(ratio, s0[0] / s0[1], rtol=1e-9, atol=0):
+        return "EII" if tied else "VII"
+    return "EEI" if tied else "VVI"
 
 
 @pytest.mark.slow
@@ -657,12 +671,12 @@ def test_auto_mcmc_samples_the_chosen_structure(mcmc_fits):
     *_, fits = mcmc_fits
     est = fits["auto"]
     chosen = est.prior_search_["structure"]
-    names = set(est.idata_.posterior.data_vars)
-    assert ("cov_volume" in names) == (chosen == "VII")
-    assert ("cov_diag" in names) == (chosen == "VVI")
-    if chosen == "VVV":
-        cov = est.idata_.posterior["cov"].values
-        assert np.any(cov[..., 0, 1] != 0)
+    cov = est.idata_.posterior["cov"].values
+    # the default target s0: the pooled within-class variances, units of X
+    X, y = mcmc_fits[:2]
+    s0 = sum(((X[y == k] - X[y == k].mean(0)) ** 2).sum(0) for k in (0, 1)) / y.size
+    assert _structure_of_draws(cov, s0) == chosen
+    assert cov.shape[:2] == (1, 100)
 
 
 def test_average_refuses_mcmc():
