@@ -26,11 +26,16 @@ from bayesgen.families.protocol import HOOKS, Capabilities, Family, undeclared
 from bayesgen.inference import evidence, exact_loo, posterior, scoring
 from tests.conftest import MIXED_FAMILIES, make_data
 
-#: one estimator per registered family (MVN twice: LDA and QDA), and the composite
+#: one estimator per registered family (the MVN ones twice: LDA and QDA), and the
+#: composite
 CASES = {
     "gaussian": (lambda **kw: bg.GaussianNB(**kw), "real"),
     "mvn-tied": (lambda **kw: bg.LDA(**kw), "real"),
     "mvn": (lambda **kw: bg.QDA(**kw), "real"),
+    "mvn_diagonal-tied": (lambda **kw: bg.LDA(cov_structure="diag", **kw), "real"),
+    "mvn_diagonal": (lambda **kw: bg.QDA(cov_structure="spherical", **kw), "real"),
+    "mvn_choice-tied": (lambda **kw: bg.LDA(cov_structure="average", **kw), "real"),
+    "mvn_choice": (lambda **kw: bg.QDA(cov_structure="auto", **kw), "real"),
     "bernoulli": (lambda **kw: bg.BernoulliNB(**kw), "binary"),
     "multinomial": (lambda **kw: bg.MultinomialNB(**kw), "count"),
     "categorical": (lambda **kw: bg.CategoricalNB(**kw), "categorical"),
@@ -40,6 +45,13 @@ CASES = {
     "mixed": (lambda **kw: bg.MixedNB(families=MIXED_FAMILIES, **kw), "mixed"),
 }
 SMALL = {"draws": 30, "chains": 2, "random_state": 0}
+#: cases that predict rows with missing entries but fit complete rows only (the model
+#: average needs the full structure's closed-form posterior): fit with NaN is a
+#: ValueError saying so
+COMPLETE_ROWS_AT_FIT = {"mvn_choice-tied": "needs complete rows"}
+#: mclust names of the structures that are conjugate with missing entries (a structure
+#: chosen by the evidence among them needs no data augmentation)
+NO_AUGMENTATION = {"EII", "EEI", "VII", "VVI"}
 
 
 def _case(case: str):
@@ -70,7 +82,7 @@ def test_every_registered_family_has_a_case():
 @pytest.mark.parametrize("name", family_names())
 def test_registered_class_keeps_the_protocol(name):
     cls = get_family(name)
-    family = cls(tied=True) if name == "mvn" else cls()
+    family = cls(tied=True) if name.startswith("mvn") else cls()
     assert isinstance(family, Family)
     assert family.name == name
     assert isinstance(family.capabilities, Capabilities)
@@ -231,9 +243,16 @@ def test_augmentation(case):
     assert not est._family.needs_augmentation(est._stats)
     Xm = X.copy()
     Xm[1, 0] = np.nan
-    est = factory(method="conjugate", draws=15, tune=10, chains=1, random_state=0).fit(Xm, y)
-    assert est._family.needs_augmentation(est._stats)
-    assert not exact_loo.supports(est)
+    conjugate = factory(method="conjugate", draws=15, tune=10, chains=1, random_state=0)
+    if case in COMPLETE_ROWS_AT_FIT:
+        with pytest.raises(ValueError, match=COMPLETE_ROWS_AT_FIT[case]):
+            conjugate.fit(Xm, y)
+        return
+    est = conjugate.fit(Xm, y)
+    chosen = getattr(est, "prior_search_", {}).get("structure")
+    needs = chosen not in NO_AUGMENTATION  # a structure chosen by the evidence may not
+    assert est._family.needs_augmentation(est._stats) is needs
+    assert exact_loo.supports(est) is not needs
     assert np.all(np.isfinite(est.predict_proba(Xm[:5])))
 
 
@@ -341,7 +360,11 @@ def test_missing_and_sparse(case):
     caps = factory()._make_family().capabilities
     Xm = X.copy()
     Xm[0, 0] = np.nan
-    if caps.missing:
+    if case in COMPLETE_ROWS_AT_FIT:
+        with pytest.raises(ValueError, match=COMPLETE_ROWS_AT_FIT[case]):
+            factory().fit(Xm, y)
+        assert np.all(np.isfinite(factory().fit(X, y).predict_proba(Xm[:3])))
+    elif caps.missing:
         proba = factory().fit(Xm, y).predict_proba(Xm[:3])
         assert np.all(np.isfinite(proba))
     else:

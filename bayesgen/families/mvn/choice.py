@@ -16,8 +16,9 @@ w_s = p(X | y, s) / sum_r p(X | y, r), from the exact evidences (log Bayes facto
   p(x | y = k, D) = sum_s w_s p_s(x | y = k, D), posterior draws come from structure s
   with probability w_s, the evidence is log sum_s p(X | y, s) / 3, and the exact
   leave-one-out predictive re-weights the structures without the row,
-  w_s^(-i) ~ w_s / p_s(x_i | y_i, D without i), so that
-  p(x_i | y_i, D without i) = 1 / sum_s w_s / p_s(x_i | y_i, D without i).
+  w_s^(-i) ~ w_s / p_s(x_i | y_i, D without i) for a row of weight 1, so that
+  p(x_i | y_i, D without i) = 1 / sum_s w_s / p_s(x_i | y_i, D without i) (a row of
+  another weight: w_s^(-i) ~ p_s(X without i) from the downdated statistics).
   The point methods use the structure of largest weight (a mixture has no single
   mode), and NUTS cannot sample the discrete structure (``method="mcmc"`` raises).
 
@@ -275,7 +276,10 @@ class StructureChoiceFamily(UnlabelledHooks):
         posts = [member.posterior(stats, p) if self.average or s == self.chosen else None
                  for s, (member, p) in enumerate(zip(self.members, prior["members"],
                                                      strict=True))]
-        return {"posts": posts, "log_weights": self._log_weights(prior)}
+        out = {"posts": posts, "log_weights": self._log_weights(prior)}
+        if self.average:  # the exact LOO of weighted rows re-scores the evidences
+            out["priors"] = prior["members"]
+        return out
 
     def _log_weights(self, prior: dict) -> np.ndarray:
         if self.average:
@@ -322,30 +326,61 @@ class StructureChoiceFamily(UnlabelledHooks):
                   for member, p in zip(self.members, prior["members"], strict=True)]
         return float(logsumexp(values) - np.log(len(values)))
 
-    def _loo_terms(self, Z, y, w, post) -> tuple[list[int], np.ndarray]:
-        """The live structures and log w_s - log p_s(z_i | y_i, D without i), (S, n)."""
+    def _loo_weights(self, Z, y, w, post) -> tuple[list[int], np.ndarray, np.ndarray]:
+        """The live structures, log p_s(z_i | y_i, D without i) and log w_s^(-i), the
+        posterior probabilities of the structures without row i, (S, n) each.
+
+        A row of weight 1: w_s^(-i) ~ w_s / p_s(z_i | y_i, D without i) (the ratio of
+        evidences p_s(X) / p_s(X without i) is that predictive). A row of weight
+        w_i != 1 enters the evidence as p_s(z_i | ...)^(w_i) integrated over the
+        posterior, which is not the predictive of one copy: there w_s^(-i) ~
+        p_s(X without i) is computed from each structure's evidence of the statistics
+        with the row removed (O(S) evidences per such row)."""
         live = self._live(post)
         own = np.stack([self.members[s].loo_log_predictive(Z, y, w, post["posts"][s])
                         for s in live])
-        return live, post["log_weights"][live][:, None] - own
+        log_w = post["log_weights"][live][:, None] - own
+        weighted = np.flatnonzero(np.asarray(w, dtype=np.float64) != 1.0)
+        if weighted.size and len(live) > 1:
+            log_w[:, weighted] = self._downdated_evidences(Z, y, w, post, live, weighted)
+        return live, own, log_w - logsumexp(log_w, axis=0)
+
+    def _downdated_evidences(self, Z, y, w, post, live, rows) -> np.ndarray:
+        """log p_s(X without row i) of the live structures at ``rows``, (S, rows.size),
+        under the fit's priors (complete rows: ``"average"`` refuses missing entries)."""
+        K = post["posts"][live[0]]["m"].shape[0]
+        full = self.stats(Z, y, w, K)
+        out = np.empty((len(live), rows.size))
+        for col, i in enumerate(rows):
+            one = {"count": np.zeros(K), "mean": np.zeros_like(full["mean"]),
+                   "scatter": np.zeros_like(full["scatter"]), "rows": np.zeros(K)}
+            one["count"][y[i]], one["rows"][y[i]] = -w[i], -1.0
+            one["mean"][y[i]] = Z[i]
+            if "loc" in full:  # Z is in the statistics' frame already
+                one["loc"], one["scale"] = full["loc"], full["scale"]
+            rest = self.merge(full, one)  # Chan's update with a negative weight: a downdate
+            out[:, col] = [self.members[s].log_evidence(rest, post["priors"][s], lambda: None,
+                                                        method="conjugate", who=self._who)
+                           for s in live]
+        return out
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n) = -log sum_s w_s / p_s(z_n | y_n, D without n),
-        (n,) (module docstring)."""
-        _, terms = self._loo_terms(Z, y, w, post)
-        return -logsumexp(terms, axis=0)
+        """log p(z_n | y_n, D without row n) = log sum_s w_s^(-n) p_s(z_n | y_n, D without
+        n), (n,) (for a row of weight 1: -log sum_s w_s / p_s(z_n | y_n, D without n),
+        module docstring)."""
+        _, own, log_w = self._loo_weights(Z, y, w, post)
+        return logsumexp(log_w + own, axis=0)
 
     def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test: np.ndarray | None = None) -> np.ndarray:
         """log sum_s w_s^(-i) p_s(z_test | y = k, D without i), (n, m, K) or (n, K), with
         the structures re-weighted without row i (module docstring)."""
-        live, terms = self._loo_terms(Z, y, w, post)
-        norm = logsumexp(terms, axis=0)
+        live, _, log_w = self._loo_weights(Z, y, w, post)
         out = None
         for i, s in enumerate(live):
             at = self.members[s].loo_log_predictive_at(Z, y, w, post["posts"][s], Z_test)
-            shift = (terms[i] - norm).reshape((-1,) + (1,) * (at.ndim - 1))
+            shift = log_w[i].reshape((-1,) + (1,) * (at.ndim - 1))
             out = at + shift if out is None else np.logaddexp(out, at + shift)
         return out
 
