@@ -71,7 +71,7 @@ FAMILIES: dict[str, dict[str, list]] = {
     "mvn": {
         "mean_prior": _MEAN_PRIOR,
         "mean_strength": [StrOptions({"auto"}), POSITIVE],
-        "cov_prior": [StrOptions({"pooled"}), "array-like", POSITIVE, None],
+        "cov_prior": [StrOptions({"pooled", "isotropic"}), "array-like", POSITIVE, None],
         # nu0 > d + 1 >= 2; the bound with d is checked once d is known
         "cov_dof": [StrOptions({"auto", "oas", "sample"}), None,
                     Interval(Real, 2, None, closed="neither")],

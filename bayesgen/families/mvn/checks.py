@@ -39,6 +39,20 @@ def resolve_cov_prior(value: Any, stats: dict, d: int) -> np.ndarray:
     return (S0 + S0.T) / 2.0
 
 
+def isotropic_target(stats: dict, frame) -> np.ndarray:
+    """``cov_prior="isotropic"``: the target v I in the units of X, v the mean over the
+    features of the pooled within-class variances, as internal variances (d,):
+    s0_j = v / s_j^2 with s the frame's scales (1 without a frame), computed as
+    exp(logsumexp_k(2 log s_k + log p_k) - log d - 2 log s_j) from the internal pooled
+    variances p, so that no unit overflows."""
+    from scipy.special import logsumexp
+
+    p = gstats.default_scale(stats)
+    log_s = np.zeros(p.size) if frame is None else np.log(frame.scale)
+    log_v = logsumexp(2.0 * log_s + np.log(p)) - np.log(p.size)
+    return np.exp(log_v - 2.0 * log_s)
+
+
 def check_nonsingular(cov: np.ndarray, tol: np.ndarray, labels, *, tied: bool) -> None:
     """ValueError for a constant feature (variance <= ``tol`` (d,), rounding residue)
     or collinear features (per class)."""

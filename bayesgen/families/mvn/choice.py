@@ -137,8 +137,9 @@ class StructureChoiceFamily(UnlabelledHooks):
                 "cov_structure='auto' to sample the structure of largest evidence.")
         bad = [name for name in ("cov_dof", "cov_scale")
                if self.options.get(name) == "sample"]
-        if bad or self.options.get("covariance_prior", "niw") != "niw" or isinstance(
-                self.options.get("cov_prior"), str):
+        cov_prior = self.options.get("cov_prior")
+        if bad or self.options.get("covariance_prior", "niw") != "niw" or (
+                isinstance(cov_prior, str) and cov_prior == "pooled"):
             raise ValueError(
                 f"{who}: cov_structure={option!r} compares structures whose priors are "
                 "conjugate; cov_dof/cov_scale='sample', covariance_prior='lkj' and "

@@ -50,6 +50,7 @@ from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families import loo_at, masked
 from bayesgen.families.far import user_to_internal
 from bayesgen.families.mvn import em, shrinkage
+from bayesgen.families.mvn.checks import isotropic_target
 from bayesgen.families.mvn.family import MVNFamily
 from bayesgen.families.protocol import Capabilities
 from bayesgen.utils.heavy import import_pymc
@@ -148,7 +149,7 @@ class DiagonalMVNFamily(MVNFamily):
             bad = f"cov_dof={self.cov_dof!r} (use a number > 2, None, 'auto' or 'oas')"
         elif isinstance(self.cov_scale, str) and self.cov_scale != "auto":
             bad = f"cov_scale={self.cov_scale!r} (use a number > 0, None or 'auto')"
-        elif isinstance(self.cov_prior, str):
+        elif isinstance(self.cov_prior, str) and self.cov_prior != "isotropic":
             bad = (f"cov_prior={self.cov_prior!r}: partial pooling centres full class "
                    "covariances on the pooled one (cov_structure='full')")
         if bad is not None:
@@ -162,6 +163,8 @@ class DiagonalMVNFamily(MVNFamily):
         matrix) or the pooled within-class variances."""
         if self.cov_prior is None:
             return gstats.default_scale(stats)
+        if isinstance(self.cov_prior, str) and self.cov_prior == "isotropic":
+            return isotropic_target(stats, self.frame)
         value = np.asarray(self.cov_prior, dtype=np.float64)
         if value.ndim == 2:
             if value.shape != (d, d) or np.any(value - np.diag(np.diagonal(value))):

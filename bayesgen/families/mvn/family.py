@@ -49,7 +49,13 @@ from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import attach_frame, user_to_internal
 from bayesgen.families.mvn import em, linalg, shrinkage
 from bayesgen.families.mvn import missing as _mvn_missing
-from bayesgen.families.mvn.checks import complete_mle, draw_niw, resolve_cov_prior, sample_rows
+from bayesgen.families.mvn.checks import (
+    complete_mle,
+    draw_niw,
+    isotropic_target,
+    resolve_cov_prior,
+    sample_rows,
+)
 from bayesgen.families.mvn.linalg import (
     _cholesky,
     _scalar,
@@ -84,10 +90,12 @@ class MVNFamily(UnlabelledHooks):
         kappa0 > 0, prior pseudo-observations for the means (default 0.01); "auto": chosen
         by type-II maximum likelihood of the exact evidence with the other "auto" values
         (:func:`bayesgen.families.mvn.niw_evidence.evidence_search_kappa`).
-    cov_prior : array-like of shape (d,) or (d, d), "pooled", or None
+    cov_prior : array-like of shape (d,) or (d, d), "pooled", "isotropic", or None
         Prior mean S0 = E[Sigma]: a vector is a diagonal matrix, a matrix must be
         symmetric positive definite. None = diagonal of the pooled within-class variances
-        (:func:`bayesgen.families.gaussian_stats.default_scale`). "pooled" (QDA only):
+        (:func:`bayesgen.families.gaussian_stats.default_scale`). "isotropic": v I in the
+        units of X, v their mean (:func:`.checks.isotropic_target`; for features in one
+        unit, e.g. pixels). "pooled" (QDA only):
         partial pooling towards the pooled covariance
         (:func:`bayesgen.families.mvn.niw_evidence.pooled_target`).
     cov_dof : float, None or "auto"
@@ -247,7 +255,9 @@ class MVNFamily(UnlabelledHooks):
             )
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
-        if isinstance(self.cov_prior, str):
+        if isinstance(self.cov_prior, str) and self.cov_prior == "isotropic":
+            S0 = np.diag(isotropic_target(stats, self.frame))
+        elif isinstance(self.cov_prior, str):
             S0 = self._pooled_target(stats, m0, kappa0)
         else:
             S0 = resolve_cov_prior(self.cov_prior, stats, d)
@@ -306,8 +316,8 @@ class MVNFamily(UnlabelledHooks):
         from bayesgen.families.mvn.niw_evidence import pooled_target
 
         if self.cov_prior != "pooled":
-            raise ValueError(f"cov_prior must be None, 'pooled', a vector of variances or a "
-                             f"covariance matrix; got {self.cov_prior!r}.")
+            raise ValueError(f"cov_prior must be None, 'pooled', 'isotropic', a vector of "
+                             f"variances or a covariance matrix; got {self.cov_prior!r}.")
         if self.tied:
             raise ValueError("cov_prior='pooled' centres each class covariance of QDA on the "
                              "pooled one; LDA has a single pooled covariance already (use "
