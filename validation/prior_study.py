@@ -12,8 +12,13 @@ is the test set), compare held-out log loss and accuracy of
   "auto"`` (strength and scale of the shrinkage target), ``mean_strength="auto"``
   (kappa0 and nu0); QDA with those, with ``cov_prior="pooled"`` (class covariances
   partially pooled towards LDA's, the pooling strength by the evidence), with
-  ``cov_dof="oas"`` and with both; bayesgen GaussianNB (``method="conjugate"``, default
-  prior and ``var_dof="auto", var_scale="auto"``);
+  ``cov_dof="oas"`` and with both; LDA and QDA with each covariance structure
+  ``cov_structure`` in ``"diag"``, ``"spherical"`` (mclust's EEI/EII, VVI/VII),
+  ``"auto"`` (the structure of largest evidence) and ``"average"`` (the structures'
+  posterior predictives averaged by their posterior probabilities), at the estimator's
+  default ``cov_dof``, and QDA ``cov_structure="average"`` with ``cov_dof="oas"``;
+  bayesgen GaussianNB (``method="conjugate"``, default prior and ``var_dof="auto",
+  var_scale="auto"``);
 - scikit-learn's LinearDiscriminantAnalysis with Ledoit-Wolf shrinkage
   (``solver="lsqr", shrinkage="auto"``), QuadraticDiscriminantAnalysis with
   ``reg_param`` or (``solver="eigen"``) ``shrinkage`` tuned by 3-fold cross-validated
@@ -24,10 +29,12 @@ is the test set), compare held-out log loss and accuracy of
 models in the cell; ``ratio`` columns divide a bayesgen model's mean log loss by it (the
 issue's goal: <= 1 in every cell, never above 1.1). Log loss is computed with
 probabilities clipped at 1e-15 as scikit-learn does; a fit that fails counts as missing.
+The "structures" section also names the structure that ``cov_structure="auto"`` fitted
+(``prior_search_["structure"]``, the most frequent over the splits) in every cell.
 
-Run (single process, a few minutes)::
+Run (single process; 10 splits took 21 minutes on 2 shared cores)::
 
-    OMP_NUM_THREADS=1 .venv/bin/python validation/prior_study.py --splits 5 \\
+    OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python validation/prior_study.py --splits 10 \\
         --markdown validation/results_priors.md
 """
 
@@ -64,6 +71,13 @@ BG_COMPARED = ["bg LDA default", "bg LDA cov_dof=auto", "bg LDA cov_scale=auto",
                "bg LDA mean_strength=auto", "bg QDA default", "bg QDA cov_scale=auto",
                "bg QDA mean_strength=auto", "bg QDA cov_prior=pooled", "bg QDA cov_dof=oas",
                "bg QDA pooled+oas"]
+#: the covariance structures (``cov_structure``), each at the estimator's default cov_dof
+STRUCTURES = ["diag", "spherical", "auto", "average"]
+BG_STRUCTURES = [*(f"bg LDA {s}" for s in STRUCTURES), *(f"bg QDA {s}" for s in STRUCTURES),
+                 "bg QDA average+oas"]
+#: the models whose chosen structure (``prior_search_["structure"]``) is reported
+BG_CHOOSING = ["bg LDA auto", "bg QDA auto", "bg LDA average", "bg QDA average",
+               "bg QDA average+oas"]
 
 
 def generated(name: str, seed: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -104,6 +118,9 @@ def models(seed: int) -> dict:
         "bg QDA cov_prior=pooled": bg.QDA(cov_prior="pooled", **common),
         "bg QDA cov_dof=oas": bg.QDA(cov_dof="oas", **common),
         "bg QDA pooled+oas": bg.QDA(cov_prior="pooled", cov_dof="oas", **common),
+        **{f"bg LDA {s}": bg.LDA(cov_structure=s, **common) for s in STRUCTURES},
+        **{f"bg QDA {s}": bg.QDA(cov_structure=s, **common) for s in STRUCTURES},
+        "bg QDA average+oas": bg.QDA(cov_structure="average", cov_dof="oas", **common),
         "bg GaussianNB": bg.GaussianNB(**common),
         "bg GaussianNB auto": bg.GaussianNB(var_dof="auto", var_scale="auto", **common),
         "sk LDA shrinkage": skda.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto"),
@@ -151,10 +168,12 @@ def run(splits: int, seed: int) -> pd.DataFrame:
                 continue
             if not np.all(np.isfinite(proba)):
                 continue
+            search = getattr(clf, "prior_search_", None) or {}
             rows.append({"data": name, "n_per_class": n, "split": rep, "model": model_name,
                          "log_loss": log_loss(y_te, proba, labels=np.unique(y_tr)),
                          "accuracy": accuracy_score(y_te, np.unique(y_tr)[proba.argmax(1)]),
-                         "seconds": time.perf_counter() - start})
+                         "seconds": time.perf_counter() - start,
+                         "structure": search.get("structure")})
     return pd.DataFrame(rows)
 
 
@@ -164,15 +183,43 @@ def table(results: pd.DataFrame) -> pd.DataFrame:
     wide = results.pivot_table(index=["data", "n_per_class"], columns="model",
                                values="log_loss", aggfunc="mean", sort=False)
     wide["best sk generative"] = wide[SK_GENERATIVE].min(axis=1)
-    for name in BG_COMPARED:
+    for name in [*BG_COMPARED, *BG_STRUCTURES]:
         wide[f"ratio {name[3:]}"] = wide[name] / wide["best sk generative"]
     return wide
 
 
+def chosen_structures(results: pd.DataFrame) -> pd.DataFrame:
+    """Per cell and model of ``BG_CHOOSING``: the most frequent ``prior_search_["structure"]``
+    over the splits, written "EEE (7/10)" (ties: the first in mclust's order)."""
+    picked = results[results["model"].isin(BG_CHOOSING)]
+
+    def mode(names: pd.Series) -> str:
+        counts = names.value_counts(sort=False)
+        top = counts.index[int(np.argmax(counts.to_numpy()))]
+        return f"{top} ({counts[top]}/{names.size})"
+
+    return picked.pivot_table(index=["data", "n_per_class"], columns="model",
+                              values="structure", aggfunc=mode, sort=False)
+
+
+def summary(wide: pd.DataFrame, names: list[str]) -> list[str]:
+    """One Markdown bullet per model: cells at or below the best scikit-learn generative
+    model, within 1.1 times it, and the largest ratio (a failed cell counts as above)."""
+    lines = []
+    for name in names:
+        ratio = wide[f"ratio {name[3:]}"]
+        lines.append(f"- {name}: {int((ratio <= 1).sum())} / {ratio.size} at or below, "
+                     f"{int((ratio <= 1.1).sum())} / {ratio.size} within 1.1x, "
+                     f"max ratio {ratio.max():.2f}"
+                     + (f" ({int(ratio.isna().sum())} cells failed)" if ratio.isna().any()
+                        else ""))
+    return lines
+
+
 def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: float) -> str:
     """The results as a Markdown page."""
-    order = [*BG_COMPARED, "bg GaussianNB", "bg GaussianNB auto", *SK_GENERATIVE,
-             "sk logistic"]
+    order = [*BG_COMPARED, *BG_STRUCTURES, "bg GaussianNB", "bg GaussianNB auto",
+             *SK_GENERATIVE, "sk logistic"]
     lines = ["# Priors chosen by the evidence: held-out log loss", "",
              f"Mean over {splits} random splits per cell of the held-out log loss (lower is "
              "better); `n` rows per class for training. Generated by "
@@ -188,11 +235,24 @@ def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: fl
                      + f" | {row['best sk generative']:.3f} | {row['ratio LDA default']:.2f} "
                      f"| {row['ratio LDA cov_dof=auto']:.2f} |")
     lines += ["", "Cells where each bayesgen model is at or below the best scikit-learn "
-              "generative model, and at most 1.1 times it:", ""]
-    for name in BG_COMPARED:
-        ratio = wide[f"ratio {name[3:]}"]
-        lines.append(f"- {name}: {int((ratio <= 1).sum())} / {ratio.size} at or below, "
-                     f"{int((ratio <= 1.1).sum())} / {ratio.size} within 1.1x")
+              "generative model, at most 1.1 times it, and the largest ratio:", "",
+              *summary(wide, BG_COMPARED)]
+    lines += ["", "## Structures", "",
+              "`cov_structure` of LDA (mclust's EII spherical, EEI diagonal, EEE full) and "
+              "QDA (VII, VVI, VVV) at the estimator's default `cov_dof` (LDA \"oas\", QDA "
+              "\"auto\"; \"full\" is the default column above), and QDA \"average\" "
+              "with `cov_dof=\"oas\"`. Cells at or below the best scikit-learn generative "
+              "model, within 1.1 times it, and the largest ratio:", "",
+              *summary(wide, BG_STRUCTURES), "",
+              "The structure of largest evidence (`prior_search_[\"structure\"]`: the one "
+              "\"auto\" fits, and the one of largest weight under \"average\"), the most "
+              "frequent over the splits (how often):", "",
+              "| data | n | " + " | ".join(BG_CHOOSING) + " |",
+              "|---|---|" + "---|" * len(BG_CHOOSING)]
+    for (data, n), row in chosen_structures(results).iterrows():
+        lines.append(f"| {data} | {n} | " + " | ".join(
+            str(row[c]) if c in row and isinstance(row[c], str) else "fails"
+            for c in BG_CHOOSING) + " |")
     acc = results.pivot_table(index=["data", "n_per_class"], columns="model",
                               values="accuracy", aggfunc="mean", sort=False)
     lines += ["", "Held-out accuracy (mean over the splits):", "",
@@ -209,10 +269,14 @@ def main() -> None:
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--markdown", type=Path, default=None)
+    parser.add_argument("--csv", type=Path, default=None,
+                        help="also write the per-split rows (model, cell, split) here")
     args = parser.parse_args()
     start = time.perf_counter()
     results = run(args.splits, args.seed)
     wide = table(results)
+    if args.csv is not None:
+        results.to_csv(args.csv, index=False)
     with pd.option_context("display.width", 250, "display.max_columns", 30):
         print(wide.round(3))
     if args.markdown is not None:
