@@ -19,6 +19,8 @@ is the test set), compare held-out log loss and accuracy of
   default ``cov_dof``, and QDA ``cov_structure="average"`` with ``cov_dof="oas"``;
   bayesgen GaussianNB (``method="conjugate"``, default prior and ``var_dof="auto",
   var_scale="auto"``);
+- the covariance structures (``cov_structure`` "diag", "spherical", "auto",
+  "average" of LDA and QDA) and the isotropic target (``cov_prior="isotropic"``);
 - scikit-learn's LinearDiscriminantAnalysis with Ledoit-Wolf shrinkage
   (``solver="lsqr", shrinkage="auto"``), QuadraticDiscriminantAnalysis with
   ``reg_param`` or (``solver="eigen"``) ``shrinkage`` tuned by 3-fold cross-validated
@@ -75,6 +77,8 @@ BG_COMPARED = ["bg LDA default", "bg LDA cov_dof=auto", "bg LDA cov_scale=auto",
 STRUCTURES = ["diag", "spherical", "auto", "average"]
 BG_STRUCTURES = [*(f"bg LDA {s}" for s in STRUCTURES), *(f"bg QDA {s}" for s in STRUCTURES),
                  "bg QDA average+oas"]
+#: the isotropic target v I in the units of X (``cov_prior="isotropic"``)
+BG_ISOTROPIC = ["bg LDA isotropic", "bg QDA isotropic+oas"]
 #: the models whose chosen structure (``prior_search_["structure"]``) is reported
 BG_CHOOSING = ["bg LDA auto", "bg QDA auto", "bg LDA average", "bg QDA average",
                "bg QDA average+oas"]
@@ -121,6 +125,8 @@ def models(seed: int) -> dict:
         **{f"bg LDA {s}": bg.LDA(cov_structure=s, **common) for s in STRUCTURES},
         **{f"bg QDA {s}": bg.QDA(cov_structure=s, **common) for s in STRUCTURES},
         "bg QDA average+oas": bg.QDA(cov_structure="average", cov_dof="oas", **common),
+        "bg LDA isotropic": bg.LDA(cov_prior="isotropic", **common),
+        "bg QDA isotropic+oas": bg.QDA(cov_prior="isotropic", cov_dof="oas", **common),
         "bg GaussianNB": bg.GaussianNB(**common),
         "bg GaussianNB auto": bg.GaussianNB(var_dof="auto", var_scale="auto", **common),
         "sk LDA shrinkage": skda.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto"),
@@ -218,7 +224,7 @@ def summary(wide: pd.DataFrame, names: list[str]) -> list[str]:
 
 def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: float) -> str:
     """The results as a Markdown page."""
-    order = [*BG_COMPARED, *BG_STRUCTURES, "bg GaussianNB", "bg GaussianNB auto",
+    order = [*BG_COMPARED, *BG_STRUCTURES, *BG_ISOTROPIC, "bg GaussianNB", "bg GaussianNB auto",
              *SK_GENERATIVE, "sk logistic"]
     lines = ["# Priors chosen by the evidence: held-out log loss", "",
              f"Mean over {splits} random splits per cell of the held-out log loss (lower is "
@@ -253,6 +259,11 @@ def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: fl
         lines.append(f"| {data} | {n} | " + " | ".join(
             str(row[c]) if c in row and isinstance(row[c], str) else "fails"
             for c in BG_CHOOSING) + " |")
+    lines += ["", "## The isotropic target", "",
+              "`cov_prior=\"isotropic\"`: the prior mean of the covariance is v I in the "
+              "units of X (v the mean pooled within-class variance) instead of the diagonal "
+              "of the pooled within-class variances; LDA at its default strength (\"oas\"), "
+              "QDA with `cov_dof=\"oas\"`:", "", *summary(wide, BG_ISOTROPIC)]
     acc = results.pivot_table(index=["data", "n_per_class"], columns="model",
                               values="accuracy", aggfunc="mean", sort=False)
     lines += ["", "Held-out accuracy (mean over the splits):", "",
