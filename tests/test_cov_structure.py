@@ -784,3 +784,41 @@ def test_unlabelled_rows(structure, method):
     assert np.all(np.isfinite(proba))
     np.testing.assert_allclose(proba.sum(1), 1.0)
     assert np.mean(est.predict(X) == y) > 0.6
+
+
+# ------------------------------------------------------------ isotropic target
+@pytest.mark.parametrize("structure", ["full", "diag", "spherical", "average"])
+@pytest.mark.parametrize("name", ["LDA", "QDA"])
+def test_isotropic_target_is_the_mean_within_class_variance(name, structure):
+    """cov_prior="isotropic" is cov_prior = v * ones(d) in the units of X, v the mean over
+    the features of the pooled within-class variances (divisor N), and it is equivariant
+    under one common change of units and offsets of all features (not per feature)."""
+    cls, _ = ESTIMATORS[name]
+    rng = np.random.default_rng(7)
+    y = np.repeat([0, 1, 2], 9)
+    X = rng.normal(size=(y.size, 3)) * [1.0, 3.0, 0.2] + y[:, None] * [1.0, 2.0, 0.3]
+    means = np.array([X[y == k].mean(axis=0) for k in range(3)])
+    v = np.mean(((X - means[y]) ** 2).sum(axis=0) / y.size)
+    kw = {"cov_structure": structure, "method": "conjugate", "draws": 20, "chains": 1,
+          "random_state": 0}
+    iso = cls(cov_prior="isotropic", **kw).fit(X, y)
+    explicit = cls(cov_prior=np.full(3, v), **kw).fit(X, y)
+    # QDA's default cov_dof="auto" searches the strength: agreement to its tolerance
+    np.testing.assert_allclose(iso.predict_proba(X), explicit.predict_proba(X), rtol=1e-6,
+                               atol=1e-9)
+    np.testing.assert_allclose(iso.log_marginal_likelihood(),
+                               explicit.log_marginal_likelihood(), rtol=1e-9)
+    moved = cls(cov_prior="isotropic", **kw).fit(X * 1e4 - 3e7, y)
+    np.testing.assert_allclose(moved.predict_proba(X * 1e4 - 3e7), iso.predict_proba(X),
+                               rtol=1e-6, atol=1e-9)
+
+
+def test_isotropic_target_differs_from_the_diagonal_default():
+    """With features in different units the isotropic target is a different prior (the
+    evidence sees it), while the default diagonal target is unit-free per feature."""
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1], 12)
+    X = rng.normal(size=(y.size, 2)) * [1.0, 100.0] + y[:, None]
+    iso = bg.LDA(cov_prior="isotropic", method="map").fit(X, y)
+    default = bg.LDA(method="map").fit(X, y)
+    assert iso.log_marginal_likelihood() < default.log_marginal_likelihood() - 1.0
