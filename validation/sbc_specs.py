@@ -351,15 +351,17 @@ SPECS: dict[str, Callable[[], FamilySpec]] = {
 #: the mis-specified controls (:func:`misspecified`): the estimator keeps the spec's
 #: prior, the truth is drawn from the prior of the spec given here. The ``*_scaled``
 #: ones from the default prior (E[Sigma] = S0 instead of 5 S0; E[sigma2] = s0 instead
-#: of 0.2 s0); the diagonal and spherical ones from cov_scale=2 instead of 0.5 (prior
-#: mean of every variance 4 times larger) and mean_strength=1 instead of 2, same nu0
+#: of 0.2 s0); the diagonal and spherical ones from cov_scale=0.05 instead of 0.5 (prior
+#: mean of every variance 10 times smaller) and mean_strength=1 instead of 2, same nu0.
+#: (Variances larger than the prior expects hide behind the data: the posterior mean
+#: (b0 + S / 2) / (a0 + N / 2 - 1) follows S; smaller ones cannot escape b0.)
 MISSPECIFIED: dict[str, Callable[[], FamilySpec]] = {
     "gaussian_scaled": _gaussian_spec,
     "mvn_qda_scaled": lambda: _mvn_spec(tied=False),
     "mvn_lda_scaled": lambda: _mvn_spec(tied=True),
     **{f"mvn_{'lda' if tied else 'qda'}_{structure}":
        (lambda tied=tied, structure=structure: _diagonal_spec(
-           tied, structure == "spherical", kappa0=1.0, nu0=6.0, scale=2.0))
+           tied, structure == "spherical", kappa0=1.0, nu0=6.0, scale=0.05))
        for tied in (True, False) for structure in ("diag", "spherical")},
 }
 
