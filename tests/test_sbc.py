@@ -187,6 +187,23 @@ def test_data_dependent_prior_is_refused():
         sbc.run_sbc(default_prior, n_reps=2, n_obs=30, n_draws=9)
 
 
+@pytest.mark.parametrize("family", ["mvn_lda_spherical", "mvn_qda_scaled", "gaussian_scaled"])
+def test_prior_check_is_in_the_units_of_x(family):
+    """A feature whose spread is far below 1 moves the estimator's internal frame (its
+    ``_prior`` is then in internal units); the check compares the prior in the units of
+    X, which is still the spec's, and the posterior draws are in the units of X."""
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(sbc.N_CLASSES), 10)
+    X = rng.normal(size=(y.size, sbc.N_FEATURES))
+    X[:, 2] = -1.03 + 0.01 * rng.normal(size=y.size)
+    spec = sbc.SPECS[family]()
+    est = spec.make_estimator(20, 0).fit(X, y)
+    assert not np.allclose(est._prior["m0"], spec.prior["m0"])  # internal frame moved
+    sbc._check_prior(spec, est)
+    mu = sbc.posterior_draws(est)["mu"][..., 2]  # internal units would be near 0
+    assert abs(mu.mean() + 1.03) < 0.3, mu.mean()
+
+
 @pytest.mark.parametrize("family", sorted(sbc.SPECS))
 def test_every_family_spec_runs_with_its_explicit_prior(family):
     result = sbc.run_sbc(sbc.SPECS[family](), n_reps=3, n_obs=40, n_draws=9, seed=0)

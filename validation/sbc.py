@@ -85,13 +85,22 @@ class SBCResult:
 
 
 def _check_prior(spec: FamilySpec, est) -> None:
-    """The fitted prior must be the explicit one the truth was drawn from."""
+    """The fitted prior must be the explicit one the truth was drawn from.
+
+    The fitted ``est._prior`` lives in the estimator's internal frame z = (x - c) / s,
+    which moves a feature whose spread or median is far from unit scale (as a truth
+    drawn from a mis-specified prior can make it); the comparison is in the units of X
+    (``scoring.user_prior``)."""
+    from bayesgen.inference.scoring import user_prior
+
+    fitted = user_prior(est)
     for key, value in spec.prior.items():
-        got = np.asarray(est._prior[key], dtype=float)
+        got = np.asarray(fitted[key], dtype=float)
         if got.shape != np.shape(value) or not np.allclose(got, value):
             raise RuntimeError(
-                f"SBC {spec.name}: est._prior[{key!r}] = {got!r} differs from the prior the "
-                f"truth was drawn from ({value!r}); SBC needs a data-independent prior."
+                f"SBC {spec.name}: the fitted prior's {key!r} = {got!r} differs from the "
+                f"prior the truth was drawn from ({value!r}); SBC needs a data-independent "
+                "prior."
             )
     if not np.allclose(est.class_alpha_, CLASS_ALPHA):
         raise RuntimeError(f"SBC {spec.name}: class_alpha_ = {est.class_alpha_!r}.")
