@@ -8,7 +8,7 @@ tested. :data:`SPECS` maps the command line's family names to them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -145,6 +145,70 @@ def _mvn_spec(tied: bool, kappa0: float = 1.0, extra_dof: float = 3.0,
     )
 
 
+def _diagonal_spec(tied: bool, spherical: bool, kappa0: float = 2.0, nu0: float = 6.0,
+                   scale: float = 0.5, name: str | None = None) -> FamilySpec:
+    """LDA (``tied``) or QDA with ``cov_structure="spherical"`` (``spherical``) or
+    ``"diag"``, ``mean_strength=kappa0``, ``cov_dof=nu0`` and ``cov_scale=scale``.
+
+    Documented prior (a0 = nu0 / 2, b0 = (nu0 - 2) s / 2, s0 the target ``cov_prior``),
+    per covariance group g (LDA: one; QDA: one per class)::
+
+        diag       sigma2_gj ~ InvGamma(a0, b0 s0_j),  Sigma_g = diag(sigma2_g)
+        spherical  v_g ~ InvGamma(a0, b0),             Sigma_g = v_g diag(s0)
+        mu_kj ~ N(m0_j, Sigma_g,jj / kappa0)
+    """
+    d = N_FEATURES
+    m0, s0 = np.array([0.0, 1.0, -1.0]), np.array([1.0, 2.0, 0.5])
+    prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "scale": scale, "s0": s0}
+    a0, b0 = nu0 / 2.0, (nu0 - 2.0) * scale / 2.0
+    n_groups = 1 if tied else N_CLASSES
+
+    def draw_truth(rng):
+        if spherical:
+            volume = stats.invgamma(a0, scale=b0).rvs(size=(n_groups, 1), random_state=rng)
+            var = volume * s0  # (G, d)
+        else:
+            var = stats.invgamma(a0, scale=b0 * s0).rvs(size=(n_groups, d), random_state=rng)
+        per_class = np.broadcast_to(var, (N_CLASSES, d))
+        mu = rng.normal(m0, np.sqrt(per_class / kappa0))
+        cov = var[:, :, None] * np.eye(d)
+        return {"mu": mu, "cov": cov[0] if tied else cov}
+
+    def simulate(t, y, rng):
+        var = np.diagonal(t["cov"], axis1=-2, axis2=-1)
+        var = np.broadcast_to(var, (N_CLASSES, d))
+        return rng.normal(t["mu"][y], np.sqrt(var[y]))
+
+    if tied:  # every variance of the shared diagonal
+        cov_summaries = {f"log_cov_{j}{j}": (lambda p, j=j: np.log(p["cov"][..., j, j]))
+                         for j in range(d)}
+    else:  # every variance of every class
+        cov_summaries = {
+            f"log_cov_{k}_{j}{j}": (lambda p, k=k, j=j: np.log(p["cov"][..., k, j, j]))
+            for k in range(N_CLASSES) for j in range(d)
+        }
+    structure = "spherical" if spherical else "diag"
+    cls = bg.LDA if tied else bg.QDA
+    return FamilySpec(
+        name=name or f"mvn_{'lda' if tied else 'qda'}_{structure}",
+        make_estimator=lambda draws, seed: cls(
+            method="conjugate", cov_structure=structure, class_alpha=CLASS_ALPHA,
+            mean_prior=m0, mean_strength=kappa0, cov_prior=s0, cov_dof=nu0,
+            cov_scale=scale, draws=draws, chains=1, random_state=seed,
+        ),
+        prior=prior,
+        draw_truth=draw_truth,
+        simulate=simulate,
+        summaries={
+            "pi_0": lambda p: p["pi"][..., 0],
+            "mu_00": lambda p: p["mu"][..., 0, 0],
+            "mu_12": lambda p: p["mu"][..., 1, 2],
+            "mu_21": lambda p: p["mu"][..., 2, 1],
+            **cov_summaries,
+        },
+    )
+
+
 def _bernoulli_spec() -> FamilySpec:
     alpha = 2.0
     return FamilySpec(
@@ -263,7 +327,8 @@ def _exponential_spec() -> FamilySpec:
 #: (``cov_scale``, ``mean_strength``, ``cov_dof``; ``var_scale``, ``var_dof``); "auto"
 #: chooses them from the data, which is no fixed prior, so SBC fixes them
 SCALED = {"mvn": {"kappa0": 2.0, "extra_dof": 8.0, "scale": 5.0},
-          "gaussian": {"kappa0": 2.0, "nu0": 6.0, "scale": 0.2}}
+          "gaussian": {"kappa0": 2.0, "nu0": 6.0, "scale": 0.2},
+          "diagonal": {"kappa0": 2.0, "nu0": 6.0, "scale": 0.5}}
 
 SPECS: dict[str, Callable[[], FamilySpec]] = {
     "gaussian": _gaussian_spec,
@@ -277,5 +342,37 @@ SPECS: dict[str, Callable[[], FamilySpec]] = {
     "gaussian_scaled": lambda: _gaussian_spec(**SCALED["gaussian"], name="gaussian_scaled"),
     "mvn_qda_scaled": lambda: _mvn_spec(tied=False, **SCALED["mvn"], suffix="_scaled"),
     "mvn_lda_scaled": lambda: _mvn_spec(tied=True, **SCALED["mvn"], suffix="_scaled"),
+    **{f"mvn_{'lda' if tied else 'qda'}_{structure}":
+       (lambda tied=tied, structure=structure: _diagonal_spec(
+           tied, structure == "spherical", **SCALED["diagonal"]))
+       for tied in (True, False) for structure in ("diag", "spherical")},
 }
+
+#: the mis-specified controls (:func:`misspecified`): the estimator keeps the spec's
+#: prior, the truth is drawn from the prior of the spec given here. The ``*_scaled``
+#: ones from the default prior (E[Sigma] = S0 instead of 5 S0; E[sigma2] = s0 instead
+#: of 0.2 s0); the diagonal and spherical ones from cov_scale=0.05 instead of 0.5 (prior
+#: mean of every variance 10 times smaller) and mean_strength=1 instead of 2, same nu0.
+#: (Variances larger than the prior expects hide behind the data: the posterior mean
+#: (b0 + S / 2) / (a0 + N / 2 - 1) follows S; smaller ones cannot escape b0.)
+MISSPECIFIED: dict[str, Callable[[], FamilySpec]] = {
+    "gaussian_scaled": _gaussian_spec,
+    "mvn_qda_scaled": lambda: _mvn_spec(tied=False),
+    "mvn_lda_scaled": lambda: _mvn_spec(tied=True),
+    **{f"mvn_{'lda' if tied else 'qda'}_{structure}":
+       (lambda tied=tied, structure=structure: _diagonal_spec(
+           tied, structure == "spherical", kappa0=1.0, nu0=6.0, scale=0.05))
+       for tied in (True, False) for structure in ("diag", "spherical")},
+}
+
+
+def misspecified(name: str) -> FamilySpec:
+    """``SPECS[name]`` with its truth drawn from ``MISSPECIFIED[name]``'s prior instead of
+    the estimator's: a deliberately wrong SBC whose (co)variance ranks must fail."""
+    if name not in MISSPECIFIED:
+        raise ValueError(f"no mis-specified control for {name!r}; one of "
+                         f"{sorted(MISSPECIFIED)}.")
+    spec = SPECS[name]()
+    return replace(spec, name=f"{spec.name}_misspecified",
+                   draw_truth=MISSPECIFIED[name]().draw_truth)
 
