@@ -119,11 +119,11 @@ class StructureChoiceFamily(UnlabelledHooks):
 
     @property
     def _who(self) -> str:
-        return "LDA" if self.tied else "QDA"
+        return self.members[-1]._who
 
     def real_columns(self, n_features: int) -> np.ndarray:
-        """Every column is real-valued."""
-        return np.ones(n_features, dtype=bool)
+        """Every column is real-valued (the full family's answer)."""
+        return self.members[-1].real_columns(n_features)
 
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
         """Options that only the full structure has, and ``"average"`` under NUTS:
