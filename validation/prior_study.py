@@ -189,7 +189,7 @@ def table(results: pd.DataFrame) -> pd.DataFrame:
     wide = results.pivot_table(index=["data", "n_per_class"], columns="model",
                                values="log_loss", aggfunc="mean", sort=False)
     wide["best sk generative"] = wide[SK_GENERATIVE].min(axis=1)
-    for name in [*BG_COMPARED, *BG_STRUCTURES]:
+    for name in [*BG_COMPARED, *BG_STRUCTURES, *BG_ISOTROPIC]:
         wide[f"ratio {name[3:]}"] = wide[name] / wide["best sk generative"]
     return wide
 
@@ -282,17 +282,24 @@ def main() -> None:
     parser.add_argument("--markdown", type=Path, default=None)
     parser.add_argument("--csv", type=Path, default=None,
                         help="also write the per-split rows (model, cell, split) here")
+    parser.add_argument("--from-csv", type=Path, default=None,
+                        help="rewrite the report from rows saved by --csv (no fits)")
     args = parser.parse_args()
     start = time.perf_counter()
-    results = run(args.splits, args.seed)
+    if args.from_csv is not None:
+        results = pd.read_csv(args.from_csv)
+        args.splits = int(results["split"].max()) + 1 if "split" in results else args.splits
+    else:
+        results = run(args.splits, args.seed)
     wide = table(results)
     if args.csv is not None:
         results.to_csv(args.csv, index=False)
     with pd.option_context("display.width", 250, "display.max_columns", 30):
         print(wide.round(3))
     if args.markdown is not None:
-        args.markdown.write_text(markdown(wide, results, args.splits,
-                                          time.perf_counter() - start))
+        seconds = (float(results["seconds"].sum()) if args.from_csv is not None
+                   else time.perf_counter() - start)  # from a CSV: the fits' own times
+        args.markdown.write_text(markdown(wide, results, args.splits, seconds))
 
 
 if __name__ == "__main__":
