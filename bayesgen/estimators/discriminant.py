@@ -293,9 +293,11 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         ``bayesgen.families.mvn.niw_evidence.evidence_search_kappa``). It shrinks the
         class means towards m0; on some data the evidence prefers equal class means (see
         the user guide's priors page).
-    cov_prior : array-like (d,) or (d, d), "pooled" or None
+    cov_prior : array-like (d,) or (d, d), "pooled", "isotropic" or None
         Prior mean of the covariance (default: diagonal of pooled within-class
         variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_prior.
+        "isotropic": v I in the units of X, v the mean pooled within-class variance
+        (for features in one unit, e.g. pixels).
         "pooled" (QDA only): partial pooling, each class covariance centred on the
         pooled covariance (LDA's posterior mean under its evidence-chosen prior), with
         ``cov_dof="auto"`` choosing the pooling strength by the evidence: nu0 near d + 1
