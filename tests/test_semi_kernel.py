@@ -35,9 +35,9 @@ def _kde(z, P, w, h):
     """log sum_j KDE_j(z_j) over the observed j of z (points observed in j only)."""
     total = 0.0
     for j in np.flatnonzero(~np.isnan(z)):
-        obs = ~np.isnan(P[:, j])
-        dens = np.sum(w[obs] * norm.pdf(z[j], P[obs, j], h[j])) / w[obs].sum()
-        total += np.log(dens)
+        obs = ~np.isnan(P[:, j])  # in log space: far rows or tiny bandwidths underflow
+        total += (logsumexp(norm.logpdf(z[j], P[obs, j], h[j]), b=w[obs])
+                  - np.log(w[obs].sum()))
     return total
 
 
@@ -50,7 +50,8 @@ def _loo(i, Z, y, w, h):
         pts = mine[~np.isnan(Z[mine, j])]
         v = w[pts].copy()
         v[pts == i] -= u
-        total += np.log(np.sum(v * norm.pdf(Z[i, j], Z[pts, j], h[y[i], j])) / (v.sum()))
+        total += (logsumexp(norm.logpdf(Z[i, j], Z[pts, j], h[y[i], j]), b=v)
+                  - np.log(v.sum()))
     return total
 
 
