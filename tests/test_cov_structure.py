@@ -822,3 +822,18 @@ def test_isotropic_target_differs_from_the_diagonal_default():
     iso = bg.LDA(cov_prior="isotropic", method="map").fit(X, y)
     default = bg.LDA(method="map").fit(X, y)
     assert iso.log_marginal_likelihood() < default.log_marginal_likelihood() - 1.0
+
+
+@pytest.mark.parametrize("structure", ["diag", "spherical"])
+@pytest.mark.parametrize("name", ["LDA", "QDA"])
+def test_mean_strength_auto_is_the_evidence_maximiser(name, structure):
+    """mean_strength="auto" (with the strength and scale "auto") is the argmax of the
+    evidence over kappa0: fixing kappa0 a little off it lowers the evidence."""
+    cls, _ = ESTIMATORS[name]
+    X, y = _data(3, n=(9, 12), seed=5)
+    kw = {"cov_structure": structure, "cov_dof": "auto", "cov_scale": "auto"}
+    best = cls(mean_strength="auto", **kw).fit(X, y)
+    kappa0 = best.prior_search_["mean_strength"]
+    for factor in (0.8, 1.25):
+        other = cls(mean_strength=kappa0 * factor, **kw).fit(X, y)
+        assert other.log_marginal_likelihood() < best.log_marginal_likelihood()
