@@ -52,6 +52,7 @@ from bayesgen.families.far import user_to_internal
 from bayesgen.families.mvn import em, shrinkage
 from bayesgen.families.mvn.checks import isotropic_target
 from bayesgen.families.mvn.family import MVNFamily
+from bayesgen.families.mvn.structures import entries, group_entries, log_evidence_entries
 from bayesgen.families.protocol import Capabilities
 from bayesgen.utils.heavy import import_pymc
 from bayesgen.utils.logspace import log_rising
@@ -62,36 +63,6 @@ MCLUST = {("diag", True): "EEI", ("diag", False): "VVI",
           ("spherical", True): "EII", ("spherical", False): "VII"}
 #: search range of kappa0 for ``mean_strength="auto"``
 KAPPA_BOUNDS = (1e-4, 1e4)
-
-
-def entries(stats: dict) -> dict:
-    """Per (class, feature) statistics of the observed entries from the full family's
-    statistics: ``n`` (K, d) weighted counts, ``mean`` (K, d), ``m2`` (K, d) centred sums
-    of squares, or ``m2_pooled`` (d,) only when the statistics are LDA's pooled ones
-    (``m2`` None then). With missing entries the (pattern, class) groups are combined
-    per (class, feature) by Chan et al.'s pairwise update."""
-    if "groups" not in stats:
-        K, d = stats["mean"].shape
-        n = np.repeat(stats["count"][:, None], d, axis=1).astype(np.float64)
-        scatter = stats["scatter"]
-        if scatter.ndim == 2:
-            return {"n": n, "mean": stats["mean"], "m2": None,
-                    "m2_pooled": np.clip(np.diagonal(scatter).copy(), 0.0, None)}
-        m2 = np.clip(np.diagonal(scatter, axis1=1, axis2=2).copy(), 0.0, None)
-        return {"n": n, "mean": stats["mean"], "m2": m2, "m2_pooled": m2.sum(axis=0)}
-    groups = stats["groups"]
-    K = stats["count"].size
-    d = groups["mean"].shape[1]
-    one_hot = np.zeros((groups["cls"].size, K))
-    one_hot[np.arange(groups["cls"].size), groups["cls"]] = 1.0
-    weight = groups["count"][:, None] * groups["obs"]  # (G, d)
-    n = one_hot.T @ weight
-    mean = np.divide(one_hot.T @ (weight * groups["mean"]), n, out=np.zeros((K, d)),
-                     where=n > 0)
-    inner = np.diagonal(groups["scatter"], axis1=1, axis2=2) * groups["obs"]
-    spread = weight * (groups["mean"] - mean[groups["cls"]]) ** 2
-    m2 = np.clip(one_hot.T @ (inner + spread), 0.0, None)
-    return {"n": n, "mean": mean, "m2": m2, "m2_pooled": m2.sum(axis=0)}
 
 
 class DiagonalMVNFamily(MVNFamily):
@@ -603,37 +574,6 @@ def _far_spherical(far, post: dict) -> np.ndarray:
             - (a_g + d / 2.0) * logsumexp(stacked, axis=-1))
 
 
-def _group_entries(ent: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
-                   tied: bool, spherical: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(beta, N) of :mod:`bayesgen.families.gaussian_evidence` per variance: the scaled
-    sums of squares and observed counts, (G, d) (diag) or (G, 1) (spherical)."""
-    n = ent["n"]
-    shrink = kappa0 * n / (kappa0 + n)
-    dev = shrink * (ent["mean"] - m0) ** 2
-    if tied:
-        beta = (ent["m2_pooled"] + dev.sum(axis=0))[None] / s0
-        count = n.sum(axis=0, keepdims=True)
-    else:
-        beta, count = (ent["m2"] + dev) / s0, n
-    if spherical:
-        return beta.sum(axis=1, keepdims=True), count.sum(axis=1, keepdims=True)
-    return beta, count
-
-
-def log_evidence_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
-    """Exact log p(Z | y) in the internal frame: the Inverse-Gamma part per variance
-    (:func:`bayesgen.families.mvn.structures.ig_log_evidence`), the means' factors
-    (kappa0 / kappa_kj)^(1/2) and the target's Jacobian -N_kj log(s0_j) / 2."""
-    from bayesgen.families.mvn.structures import ig_log_evidence
-
-    beta, count = _group_entries(ent, prior["m0"], prior["kappa0"], prior["s0"], tied=tied,
-                                 spherical=spherical)
-    n = ent["n"]
-    base = np.sum(0.5 * np.log(prior["kappa0"] / (prior["kappa0"] + n)) - 0.5 * n * LOG_2PI
-                  - 0.5 * n * np.log(prior["s0"]))
-    return ig_log_evidence(beta, count, prior["nu0"], prior["scale"]) + float(base)
-
-
 def search(ent: dict, m0: np.ndarray, s0: np.ndarray, kappa0: float | None,
            dof: float | None, scale: float | None, *, tied: bool,
            spherical: bool) -> tuple[float, float, float]:
@@ -643,7 +583,7 @@ def search(ent: dict, m0: np.ndarray, s0: np.ndarray, kappa0: float | None,
     from scipy.optimize import minimize_scalar
 
     def inner(k: float) -> tuple[float, float, float]:
-        beta, count = _group_entries(ent, m0, k, s0, tied=tied, spherical=spherical)
+        beta, count = group_entries(ent, m0, k, s0, tied=tied, spherical=spherical)
         nu0, s = gev.search_entries(beta, count, dof=dof, scale=scale)
         value = log_evidence_entries(ent, {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s,
                                            "s0": s0}, tied=tied, spherical=spherical)

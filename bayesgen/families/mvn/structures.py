@@ -19,7 +19,7 @@ VVV    Sigma_k, per class         IW(nu0, t S0) per class (QDA's model)
 =====  =========================  ==============================================
 
 With B_g the between-adjusted scatter of a covariance group g (the pooled one for E..,
-one per class for V..; :func:`.niw_evidence._group_scatter`), the Inverse-Gamma
+one per class for V..; :func:`entries`, :func:`group_entries`), the Inverse-Gamma
 structures' evidence is that of a Normal-Inverse-Gamma model of "observations" whose
 counts and sums of squares are, per group: EII/VII one entry with N_g d observations
 and sum of squares tr(S0^-1 B_g); EEI/VVI one entry per feature with N_g observations
@@ -36,8 +36,9 @@ from scipy.special import gammaln
 
 from bayesgen.families import gaussian_evidence as gev
 from bayesgen.families.gaussian_stats import class_sum
-from bayesgen.families.mvn.niw_evidence import _group_scatter, evidence_search
+from bayesgen.families.mvn.niw_evidence import evidence_search
 
+LOG_2PI = np.log(2.0 * np.pi)
 #: structures whose evidence needs only pooled statistics (LDA keeps no per-class scatter)
 SHARED = ("EII", "EEI", "EEE")
 #: every structure (QDA's per-class scatter also gives the pooled one)
@@ -55,17 +56,10 @@ def _pooled(stats: dict) -> dict:
 
 def _ig_entries(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray,
                 name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(beta, n) of the Inverse-Gamma structures: scaled sums of squares and counts, one
-    row per covariance group, one column (spherical) or one per feature (diagonal)."""
-    per_class = name[0] == "V"
-    groups, sizes = _group_scatter(stats if per_class else _pooled(stats), m0, kappa0,
-                                   tied=not per_class)
-    d = s0.size
-    scaled = np.array([np.diagonal(B) / s0 for B in groups])
-    sizes = np.asarray(sizes, dtype=np.float64)
-    if name[1:] == "II":  # spherical in the target's coordinates
-        return np.clip(scaled.sum(axis=1, keepdims=True), 0.0, None), sizes[:, None] * d
-    return np.clip(scaled, 0.0, None), np.repeat(sizes[:, None], d, axis=1)
+    """(beta, n) of the Inverse-Gamma structure ``name``: scaled sums of squares and
+    counts, one row per covariance group (:func:`group_entries`)."""
+    return group_entries(entries(stats), m0, kappa0, s0, tied=name[0] == "E",
+                         spherical=name[1:] == "II")
 
 
 def ig_log_evidence(beta: np.ndarray, n: np.ndarray, nu0: float, scale: float) -> float:
@@ -83,14 +77,69 @@ def structure_log_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.nd
                            name: str, nu0: float, scale: float) -> float:
     """Exact log p(Z | y) (internal frame) of one Inverse-Gamma structure (EII, VII,
     EEI, VVI) at strength nu0 (> 2; a0 = nu0 / 2) and scale s (prior mean of each
-    variance: s times the target's)."""
-    d = s0.size
-    count = stats["count"]
-    beta, n = _ig_entries(stats, m0, kappa0, s0, name)
-    base = (0.5 * d * np.sum(np.log(kappa0 / (kappa0 + count)))
-            - 0.5 * count.sum() * d * np.log(2.0 * np.pi))
-    jac = -0.5 * count.sum() * np.sum(np.log(s0))  # coordinates scaled by the target
-    return ig_log_evidence(beta, n, nu0, scale) + float(base + jac)
+    variance: s times the target's), :func:`log_evidence_entries`."""
+    prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "scale": scale, "s0": s0}
+    return log_evidence_entries(entries(stats), prior, tied=name[0] == "E",
+                                spherical=name[1:] == "II")
+
+
+def entries(stats: dict) -> dict:
+    """Per (class, feature) statistics of the observed entries from the full family's
+    statistics: ``n`` (K, d) weighted counts, ``mean`` (K, d), ``m2`` (K, d) centred sums
+    of squares, or ``m2_pooled`` (d,) only when the statistics are LDA's pooled ones
+    (``m2`` None then). With missing entries the (pattern, class) groups are combined
+    per (class, feature) by Chan et al.'s pairwise update."""
+    if "groups" not in stats:
+        K, d = stats["mean"].shape
+        n = np.repeat(stats["count"][:, None], d, axis=1).astype(np.float64)
+        scatter = stats["scatter"]
+        if scatter.ndim == 2:
+            return {"n": n, "mean": stats["mean"], "m2": None,
+                    "m2_pooled": np.clip(np.diagonal(scatter).copy(), 0.0, None)}
+        m2 = np.clip(np.diagonal(scatter, axis1=1, axis2=2).copy(), 0.0, None)
+        return {"n": n, "mean": stats["mean"], "m2": m2, "m2_pooled": m2.sum(axis=0)}
+    groups = stats["groups"]
+    K = stats["count"].size
+    d = groups["mean"].shape[1]
+    one_hot = np.zeros((groups["cls"].size, K))
+    one_hot[np.arange(groups["cls"].size), groups["cls"]] = 1.0
+    weight = groups["count"][:, None] * groups["obs"]  # (G, d)
+    n = one_hot.T @ weight
+    mean = np.divide(one_hot.T @ (weight * groups["mean"]), n, out=np.zeros((K, d)),
+                     where=n > 0)
+    inner = np.diagonal(groups["scatter"], axis1=1, axis2=2) * groups["obs"]
+    spread = weight * (groups["mean"] - mean[groups["cls"]]) ** 2
+    m2 = np.clip(one_hot.T @ (inner + spread), 0.0, None)
+    return {"n": n, "mean": mean, "m2": m2, "m2_pooled": m2.sum(axis=0)}
+
+
+def group_entries(ent: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
+                   tied: bool, spherical: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(beta, N) of :mod:`bayesgen.families.gaussian_evidence` per variance: the scaled
+    sums of squares and observed counts, (G, d) (diag) or (G, 1) (spherical)."""
+    n = ent["n"]
+    shrink = kappa0 * n / (kappa0 + n)
+    dev = shrink * (ent["mean"] - m0) ** 2
+    if tied:
+        beta = (ent["m2_pooled"] + dev.sum(axis=0))[None] / s0
+        count = n.sum(axis=0, keepdims=True)
+    else:
+        beta, count = (ent["m2"] + dev) / s0, n
+    if spherical:
+        return beta.sum(axis=1, keepdims=True), count.sum(axis=1, keepdims=True)
+    return beta, count
+
+
+def log_evidence_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
+    """Exact log p(Z | y) in the internal frame: the Inverse-Gamma part per variance
+    (:func:`bayesgen.families.mvn.structures.ig_log_evidence`), the means' factors
+    (kappa0 / kappa_kj)^(1/2) and the target's Jacobian -N_kj log(s0_j) / 2."""
+    beta, count = group_entries(ent, prior["m0"], prior["kappa0"], prior["s0"], tied=tied,
+                                 spherical=spherical)
+    n = ent["n"]
+    base = np.sum(0.5 * np.log(prior["kappa0"] / (prior["kappa0"] + n)) - 0.5 * n * LOG_2PI
+                  - 0.5 * n * np.log(prior["s0"]))
+    return ig_log_evidence(beta, count, prior["nu0"], prior["scale"]) + float(base)
 
 
 def structure_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
