@@ -56,13 +56,21 @@ _EM_TOL = 1e-12
 ZERO_WEIGHT = 1e-9
 
 
+#: posterior draws kept by each default member (``draws`` x ``chains``): they feed the
+#: members' ``idata_`` only, as the class probabilities are the closed-form predictive
+DEFAULT_DRAWS = {"draws": 250, "chains": 2}
+
+
 def default_estimators() -> list[tuple[str, GenerativeClassifier]]:
     """The members of ``StackedClassifier()``: the Gaussian discriminants' posterior
-    predictives with shared covariance, per-class covariance shrunk towards the
-    diagonal of the pooled variances, and per-class covariance shrunk towards v I."""
-    return [("lda", LDA(method="conjugate")),
-            ("qda", QDA(method="conjugate")),
-            ("qda_isotropic", QDA(method="conjugate", cov_prior="isotropic"))]
+    predictives (``method="conjugate"``, each estimator's default prior) with a shared
+    covariance (LDA), a covariance per class shrunk towards the diagonal of the pooled
+    variances (QDA), and a covariance per class shrunk towards v I (QDA with
+    ``cov_prior="isotropic"``), each keeping :data:`DEFAULT_DRAWS` posterior draws."""
+    return [("lda", LDA(method="conjugate", **DEFAULT_DRAWS)),
+            ("qda", QDA(method="conjugate", **DEFAULT_DRAWS)),
+            ("qda_isotropic", QDA(method="conjugate", cov_prior="isotropic",
+                                  **DEFAULT_DRAWS))]
 
 
 def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None = None
@@ -139,7 +147,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         MultinomialNB, CategoricalNB, PoissonNB, ExponentialNB; not with missing
         entries in LDA/QDA, nor unlabelled rows). Names are unique. None: LDA, QDA and
         QDA with ``cov_prior="isotropic"``, all ``method="conjugate"`` at their
-        defaults (:func:`default_estimators`).
+        default priors, keeping 2 chains of 250 draws (:func:`default_estimators`).
 
     Attributes
     ----------
