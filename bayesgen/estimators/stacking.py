@@ -44,6 +44,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
+from bayesgen.data import labels
 from bayesgen.estimators.base import GenerativeClassifier
 from bayesgen.estimators.discriminant import LDA, QDA
 from bayesgen.inference import exact_loo
@@ -80,21 +81,37 @@ def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None
     Parameters
     ----------
     loo_log_proba : ndarray of shape (n, M)
-        L_nm = log p_m(y_n | x_n, D without row n), finite or -inf (not NaN).
+        L_nm = log p_m(y_n | x_n, D without row n), finite or -inf (not NaN or +inf).
     sample_weight : ndarray of shape (n,), optional
-        w_n >= 0 (None: all 1).
+        w_n >= 0, finite (None: all 1).
 
     Returns
     -------
     ndarray of shape (M,)
         The weights, non-negative, summing to 1 (below :data:`ZERO_WEIGHT`: exactly 0).
+
+    Raises
+    ------
+    ValueError
+        When ``loo_log_proba`` is not (n, M) with n, M >= 1 or holds NaN or +inf, or
+        ``sample_weight`` is not (n,), finite and non-negative.
     """
     L = np.asarray(loo_log_proba, dtype=np.float64)
     if L.ndim != 2 or L.shape[1] == 0 or L.shape[0] == 0:
         raise ValueError(f"loo_log_proba must have shape (n, M) with n, M >= 1; got {L.shape}.")
     if np.isnan(L).any():
         raise ValueError("loo_log_proba contains NaN.")
+    if np.isposinf(L).any():
+        raise ValueError("loo_log_proba contains +inf: it holds log probabilities "
+                         "(finite or -inf).")
     w = np.ones(L.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+    if w.shape != (L.shape[0],):
+        raise ValueError(f"sample_weight must have shape ({L.shape[0]},), one weight per "
+                         f"row of loo_log_proba; got {w.shape}.")
+    if not np.isfinite(w).all():
+        raise ValueError("sample_weight must be finite (no NaN or inf).")
+    if (w < 0).any():
+        raise ValueError("sample_weight must be non-negative.")
     M = L.shape[1]
     if M == 1:
         return np.ones(1)
@@ -221,6 +238,14 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         members = self._members()
+        for name, est in members:  # before any fit: a semi-supervised fit is costly
+            _, unlabelled = labels.split_labels(y, getattr(est, "unlabeled", None))
+            if unlabelled is not None:
+                raise ValueError(
+                    f"y has {int(unlabelled.sum())} unlabelled row(s) (None, NaN, pd.NA or "
+                    f"estimator {name!r}'s unlabeled value): their leave-one-out predictive "
+                    "has no closed form, so the stack cannot weigh them; drop the "
+                    "unlabelled rows before stacking.")
         fitted, loo = [], []
         for name, est in members:
             est = clone(est).fit(X, y, sample_weight=sample_weight)
@@ -266,7 +291,8 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of largest stacked probability, (m,)."""
-        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+        log_proba = self.predict_log_proba(X)  # checks the fit before classes_ is read
+        return self.classes_[np.argmax(log_proba, axis=1)]
 
 
 def _loo_table(names: list[str], L: np.ndarray, w: np.ndarray, weights: np.ndarray):
