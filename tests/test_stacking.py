@@ -97,13 +97,33 @@ def test_sample_weight_is_the_weighted_objective_and_row_repetition():
     np.testing.assert_array_equal(stacking_weights(L, np.ones(40)), stacking_weights(L))
 
 
-@pytest.mark.parametrize("gap", [5.0, 0.3, 0.05])
+@pytest.mark.parametrize("gap", [5.0, 0.3, 0.05, 0.005, 1e-4])
 def test_dominated_member_gets_weight_zero(gap):
     L = _log_probs(np.random.default_rng(5), 50, 2)
     L = np.column_stack([L[:, 0], L[:, 0] - gap, L[:, 1]])  # member 1 below member 0
     a = stacking_weights(L)
     assert a[1] == 0.0
     np.testing.assert_allclose(a[[0, 2]], stacking_weights(L[:, [0, 2]]), atol=1e-7)
+
+
+def test_member_whose_gradient_says_zero_gets_exactly_zero():
+    """Iris: QDA's gradient sum_n p_nm / mix_n is below n at the optimum of the other
+    two members, so its weight is exactly 0 (EM alone left 2.6e-7), and re-adding any
+    member cannot raise the objective (the KKT conditions hold)."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    stack = bg.StackedClassifier().fit(X, y)
+    assert stack.weights_[1] == 0.0 and (stack.weights_[[0, 2]] > 0).all()
+    columns = []
+    for est in stack.estimators_:
+        joint, index = exact_loo.loo_log_joint(est, X, y)
+        columns.append(joint[np.arange(y.size), index] - logsumexp(joint, axis=1))
+    L = np.column_stack(columns)
+    mix = np.exp(L) @ stack.weights_
+    grad = (np.exp(L) / mix[:, None]).sum(axis=0)
+    assert grad[1] < y.size
+    np.testing.assert_allclose(grad[[0, 2]], y.size, rtol=1e-6)
 
 
 def test_single_member_and_identical_members():

@@ -18,10 +18,14 @@ the conjugate downdate, every class, no refit), so the weights cost no refit and
 cross-validation. The objective is concave in ``a``; it is maximised over the softmax
 coordinates with L-BFGS-B (SciPy), and then by EM updates
 a_m <- sum_n w_n r_nm / sum_n w_n, r_nm = a_m p_nm / sum_j a_j p_nj, which never
-decrease it. Weights below :data:`ZERO_WEIGHT` are then set to 0 (and the rest
-renormalised): at the optimum sum_n w_n p_nm / sum_j a_j p_nj <= sum_n w_n for every m,
-so this lowers the objective by at most about ZERO_WEIGHT sum_n w_n nats, and such a
-member is not evaluated at prediction.
+decrease it. EM approaches a weight of 0 only slowly, so the optimality conditions
+finish the job: at the optimum g_m = sum_n w_n p_nm / sum_j a_j p_nj equals sum_n w_n
+for members of positive weight and is at most that for members of weight 0. A member
+whose weight is below 1e-4 and whose g_m is below sum_n w_n is removed and the others
+re-optimised; a removed member whose g_m then exceeds sum_n w_n returns (an active-set
+loop). Weights below :data:`ZERO_WEIGHT` are finally set to 0 and the rest
+renormalised, which lowers the objective by at most about ZERO_WEIGHT sum_n w_n nats.
+A member of weight 0 is not evaluated at prediction.
 
 Why the class probabilities and not the evidence: the evidence p(X | y) scores how well
 each model describes the features, and on few rows of collinear or partly constant
@@ -55,6 +59,9 @@ _EM_STEPS = 500
 _EM_TOL = 1e-12
 #: weights below this are set to 0 (see the module docstring)
 ZERO_WEIGHT = 1e-9
+#: a member whose weight is below this and whose gradient says 0 is optimal is removed
+#: and the others re-optimised (see the module docstring)
+_DROP_BELOW = 1e-4
 
 
 #: posterior draws kept by each default member (``draws`` x ``chains``): they feed the
@@ -122,6 +129,29 @@ def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None
         return np.full(M, 1.0 / M)
     shift = L.max(axis=1, keepdims=True)
     P = np.exp(L - shift)  # (n, M), each row's largest entry 1
+    total = w.sum()
+    active = np.ones(M, dtype=bool)
+    for _ in range(2 * M):  # active set: at most M removals and M returns
+        a = np.zeros(M)
+        a[active] = _maximise(L[:, active], P[:, active], w) if active.sum() > 1 else 1.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad = w @ (P / (P @ a)[:, None])  # d/da_m; the optimum has <= total, = if a_m > 0
+        returning = ~active & (grad > total * (1.0 + 1e-9))
+        if returning.any():
+            active[np.flatnonzero(returning)[np.argmax(grad[returning])]] = True
+            continue
+        dropped = active & (a < _DROP_BELOW) & (grad < total)
+        if not dropped.any():
+            break
+        active &= ~dropped
+    a = np.where(a < ZERO_WEIGHT, 0.0, a)
+    return a / a.sum()
+
+
+def _maximise(L: np.ndarray, P: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The stacking weights (M,) of the members of ``L`` (n, M) (``P`` = exp(L - row
+    max)): L-BFGS-B over the softmax coordinates, then EM updates."""
+    M = L.shape[1]
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         log_a = log_softmax(np.r_[theta, 0.0])
@@ -142,8 +172,7 @@ def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None
         a = new
         if moved < _EM_TOL:
             break
-    a = np.where(a < ZERO_WEIGHT, 0.0, a)
-    return a / a.sum()
+    return a
 
 
 class StackedClassifier(ClassifierMixin, BaseEstimator):
