@@ -435,3 +435,23 @@ def test_predict_before_fit():
     for method in ("predict", "predict_proba", "predict_log_proba"):
         with pytest.raises(NotFittedError, match="StackedClassifier instance is not fitted"):
             getattr(stack, method)(np.zeros((2, 2)))
+
+
+def test_save_and_load_predict_identically(tmp_path, gauss, default_stack):
+    """bg.load of a saved stack: same weights, loo_ table, members by name and
+    probabilities bit for bit; the members keep their closed-form state (no idata_)."""
+    X, y = gauss
+    path = default_stack.save(tmp_path / "stack.nc")
+    loaded = bg.load(path)
+    assert isinstance(loaded, bg.StackedClassifier)
+    np.testing.assert_array_equal(loaded.weights_, default_stack.weights_)
+    pd.testing.assert_frame_equal(loaded.loo_, default_stack.loo_)
+    assert list(loaded.named_estimators_) == list(default_stack.named_estimators_)
+    np.testing.assert_array_equal(loaded.predict_proba(X), default_stack.predict_proba(X))
+    np.testing.assert_array_equal(loaded.predict(X), default_stack.predict(X))
+    assert not hasattr(loaded.estimators_[0], "idata_")
+
+
+def test_save_before_fit_raises():
+    with pytest.raises(NotFittedError):
+        bg.StackedClassifier().save("never_written.nc")

@@ -3,7 +3,9 @@
 Layout of the file (HDF5-based netCDF4, written with h5netcdf):
 
 - the groups of ``idata_`` (``posterior``, ``log_likelihood``, ``observed_data``, ...)
-  at their usual places, so ``arviz.from_netcdf`` can read the posterior directly;
+  at their usual places, so ``arviz.from_netcdf`` can read the posterior directly
+  (estimators nested in the state, the members of a ``StackedClassifier``, are saved
+  without their ``idata_``: their predictions use the closed-form state, which is kept);
 - a group ``bayesgen_state`` holding every array of the estimator's state (constructor
   parameters, fitted attributes, family parameters, sufficient statistics) as variables
   ``v0, v1, ...``; its attributes are ``schema`` (a JSON description of how they nest),
@@ -75,9 +77,10 @@ class _Encoder:
                     "v": {k: self._array(np.asarray(getattr(csr, k)), f"{where}.{k}")
                           for k in ("data", "indices", "indptr")}}
         cls = type(obj)
-        if cls.__module__.startswith("bayesgen."):
+        if cls.__module__.startswith("bayesgen."):  # nested estimators: no idata_/model
+            state = {k: v for k, v in vars(obj).items() if k not in _SKIP}
             return {"t": "object", "module": cls.__module__, "class": cls.__qualname__,
-                    "v": self.encode(dict(vars(obj)), where)}
+                    "v": self.encode(state, where)}
         raise ValueError(
             f"cannot save {where}: values of type {cls.__name__} are not supported "
             "(use plain numbers, strings, arrays or an int random_state)."
@@ -144,7 +147,10 @@ def save(estimator: Any, path: str | Path) -> Path:
 
     from bayesgen._version import __version__
 
-    check_is_fitted(estimator, "_params")
+    # a generative classifier is fitted when it has parameters; an ensemble of them
+    # (StackedClassifier) says so itself
+    check_is_fitted(estimator, None if hasattr(estimator, "__sklearn_is_fitted__")
+                    else "_params")
     path = Path(path)
     enc = _Encoder()
     state = {k: v for k, v in vars(estimator).items() if k not in _SKIP}

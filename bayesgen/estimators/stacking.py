@@ -49,6 +49,7 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from bayesgen.data import labels
+from bayesgen.estimators import persistence
 from bayesgen.estimators.base import GenerativeClassifier
 from bayesgen.estimators.discriminant import LDA, QDA
 from bayesgen.inference import exact_loo
@@ -296,14 +297,40 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         w = exact_loo.training_rows(fitted[0], X, y, sample_weight).weights
         self.weights_ = stacking_weights(L, w)
         self.estimators_ = fitted
-        self.named_estimators_ = Bunch(**{name: est for (name, _), est in
-                                         zip(members, fitted, strict=True)})
         self.classes_ = classes
         self.n_features_in_ = fitted[0].n_features_in_
         if hasattr(fitted[0], "feature_names_in_"):
             self.feature_names_in_ = fitted[0].feature_names_in_
-        self.loo_ = _loo_table([name for name, _ in members], L, w, self.weights_)
+        values = w[:, None] * L
+        self._names = [name for name, _ in members]
+        self._elpd = values.sum(axis=0)
+        self._elpd_se = np.sqrt(L.shape[0] * values.var(axis=0))
         return self
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "weights_")
+
+    @property
+    def named_estimators_(self) -> Bunch:
+        """The fitted members by name (a scikit-learn ``Bunch``)."""
+        check_is_fitted(self)
+        return Bunch(**dict(zip(self._names, self.estimators_, strict=True)))
+
+    @property
+    def loo_(self) -> pd.DataFrame:
+        """Per member (index: name): ``elpd_loo`` = sum_n w_n log p_m(y_n | x_n, D
+        without row n), its standard error ``se`` = sqrt(n Var_n(w_n L_nm)), and
+        ``weight``."""
+        check_is_fitted(self)
+        return pd.DataFrame({"elpd_loo": self._elpd, "se": self._elpd_se,
+                             "weight": self.weights_},
+                            index=pd.Index(self._names, name="estimator"))
+
+    def save(self, path: Any):
+        """Write this fitted stack (weights, every member's fitted state) to one netCDF
+        file; ``bayesgen.load(path)`` returns a stack that predicts identically. The
+        members' posterior draws (``idata_``) are not written."""
+        return persistence.save(self, path)
 
     # -------------------------------------------------------------- predict
     def predict_log_proba(self, X: Any) -> np.ndarray:
@@ -323,11 +350,3 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         log_proba = self.predict_log_proba(X)  # checks the fit before classes_ is read
         return self.classes_[np.argmax(log_proba, axis=1)]
 
-
-def _loo_table(names: list[str], L: np.ndarray, w: np.ndarray, weights: np.ndarray):
-    """Per member: elpd_loo = sum_n w_n L_nm, se = sqrt(n Var_n(w_n L_nm)), weight."""
-    values = w[:, None] * L
-    n = L.shape[0]
-    return pd.DataFrame({"elpd_loo": values.sum(axis=0),
-                         "se": np.sqrt(n * values.var(axis=0)),
-                         "weight": weights}, index=pd.Index(names, name="estimator"))
