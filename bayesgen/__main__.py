@@ -32,6 +32,9 @@ and score them on the held-out rows:
   digits (counts 0-16)      MultinomialNB,         mle, map, conjugate
                             BernoulliNB(binarize=7)
 
+and on the first three StackedClassifier (conjugate): LDA, QDA and QDA with the
+isotropic target, their posterior predictives stacked by exact leave-one-out.
+
 scikit-learn peers on the same splits: LinearDiscriminantAnalysis(solver="lsqr",
 shrinkage="auto"); QuadraticDiscriminantAnalysis on standardised features with
 reg_param or shrinkage chosen by cross-validation; GaussianNB(); LogisticRegression

@@ -58,15 +58,20 @@ def _posterior(method: str) -> dict:
     return MCMC if method == "mcmc" else POSTERIOR if method == "conjugate" else {}
 
 
-GAUSSIAN: list[Classifier] = [
+GAUSSIAN_MODELS: list[Classifier] = [
     Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s, **_posterior(m)), METHODS),
     Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s, **_posterior(m)), METHODS),
     Classifier("GaussianNB",
                lambda m, s: bg.GaussianNB(method=m, random_state=s, **_posterior(m)), METHODS),
 ]
+#: LDA, QDA and QDA with the isotropic target, posterior predictives stacked by their
+#: exact leave-one-out class probabilities (its members are conjugate fits)
+STACKED = Classifier("StackedClassifier", lambda m, s: bg.StackedClassifier(), ("conjugate",))
+GAUSSIAN: list[Classifier] = [*GAUSSIAN_MODELS, STACKED]
 
 #: the same with PyMC NUTS as well (a few seconds per fit; the first compiles JAX code)
-GAUSSIAN_MCMC: list[Classifier] = [c._replace(methods=(*METHODS, "mcmc")) for c in GAUSSIAN]
+GAUSSIAN_MCMC: list[Classifier] = [
+    *(c._replace(methods=(*METHODS, "mcmc")) for c in GAUSSIAN_MODELS), STACKED]
 
 DISCRETE: list[Classifier] = [
     Classifier("MultinomialNB",
