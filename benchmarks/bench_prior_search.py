@@ -18,20 +18,34 @@ the full structure with every hyper-parameter fixed (``cov_structure="full",
 cov_dof=40, cov_scale=1, mean_strength=0.01``); ``method="map"`` and ``"conjugate"``
 with ``draws=1000, chains=1``. Target: ratio <= 2.
 
+The third table (``--part stacked``) times ``bg.StackedClassifier().fit`` (its default
+members LDA, QDA and QDA ``cov_prior="isotropic"``, ``method="conjugate"`` at the
+default ``draws=1000, chains=4``) against the sum of the three members' fits alone and
+against ``LDA(method="conjugate").fit``, at N = 100,000 and on the first N = 2,000 rows
+(d = 30, K = 5). The column "loo+weights s" times what the stack adds to its members'
+fits: the exact leave-one-out class probabilities of every training row under every
+member (:func:`bayesgen.inference.exact_loo.loo_log_joint`) and the weights
+(:func:`bayesgen.estimators.stacking.stacking_weights`), on the fitted members.
+
 Best of ``--repeats`` wall times per configuration, single process.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_prior_search.py [--repeats 5] \\
-        [--part priors|structures|all]
+        [--part priors|structures|stacked|all]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+import warnings
 
 import numpy as np
+from scipy.special import logsumexp
+from sklearn.base import clone
 
 import bayesgen as bg
+from bayesgen.estimators.stacking import default_estimators, stacking_weights
+from bayesgen.inference import exact_loo
 
 N, D, K = 100_000, 30, 5
 
@@ -113,11 +127,53 @@ def structures(X: np.ndarray, y: np.ndarray, repeats: int) -> None:
             print(f"{cls.__name__:<6} {method:<10} {t_fixed:9.3f} {' '.join(cells)}")
 
 
+#: the row counts of the stacking table (the first rows of :func:`data`)
+STACK_SIZES = (N, 2_000)
+
+
+def loo_and_weights(members: list, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The stack's own work on fitted members: L_nm = log p_m(y_n | x_n, D without row n)
+    of every row and member, (n, M), then the stacking weights, (M,)."""
+    columns = []
+    for est in members:
+        joint, y_index = exact_loo.loo_log_joint(est, X, y)
+        columns.append(joint[np.arange(y_index.size), y_index] - logsumexp(joint, axis=1))
+    return stacking_weights(np.stack(columns, axis=1))
+
+
+def stacked(X: np.ndarray, y: np.ndarray, repeats: int) -> None:
+    """Print the table of ``StackedClassifier().fit`` against its members' fits (sum of
+    the best-of times of each) and ``LDA(method="conjugate").fit``, seconds and ratios,
+    and the time of the leave-one-out and weights alone."""
+    # at N = 100,000 every member warns that idata_ can get no log_likelihood group
+    # (4 x 1,000 x N values, above the 2 GB bound); the stack needs none
+    warnings.filterwarnings("ignore", message=".*pointwise log-likelihood would hold")
+    # warm-up (first-call imports and graph builds are not timed)
+    bg.StackedClassifier().fit(X[:500], y[:500])
+    print(f"{'N':>8} {'stacked s':>10} {'members s':>10} {'LDA s':>8} {'loo+weights s':>14} "
+          f"{'/members':>9} {'/LDA':>6}")
+    for n in STACK_SIZES:
+        Xn, yn = X[:n], y[:n]
+        t_stack = best_seconds(bg.StackedClassifier, Xn, yn, repeats)
+        t_members = sum(best_seconds(lambda e=est: clone(e), Xn, yn, repeats)
+                        for _, est in default_estimators())
+        t_lda = best_seconds(lambda: bg.LDA(method="conjugate"), Xn, yn, repeats)
+        fitted = [clone(est).fit(Xn, yn) for _, est in default_estimators()]
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            loo_and_weights(fitted, Xn, yn)
+            times.append(time.perf_counter() - start)
+        print(f"{n:>8,} {t_stack:10.3f} {t_members:10.3f} {t_lda:8.3f} {min(times):14.3f} "
+              f"{t_stack / t_members:9.2f} {t_stack / t_lda:6.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--part", choices=("priors", "structures", "all"), default="all",
-                        help="the prior hyper-parameters table, the structures table, or both")
+    parser.add_argument("--part", choices=("priors", "structures", "stacked", "all"),
+                        default="all", help="the prior hyper-parameters table, the "
+                        "structures table, the stacking table, or all three")
     args = parser.parse_args()
     X, y = data()
     print(f"N = {N:,}, d = {D}, K = {K}; best of {args.repeats}")
@@ -125,6 +181,8 @@ def main() -> None:
         priors(X, y, args.repeats)
     if args.part in ("structures", "all"):
         structures(X, y, args.repeats)
+    if args.part in ("stacked", "all"):
+        stacked(X, y, args.repeats)
 
 
 if __name__ == "__main__":

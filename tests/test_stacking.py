@@ -11,6 +11,7 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import logsumexp
 from sklearn.base import clone
+from sklearn.datasets import load_digits
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.exceptions import NotFittedError
 
@@ -289,7 +290,9 @@ def test_one_member_stack_equals_the_member(gauss):
     member = clone(est).fit(X, y)
     X_test = np.random.default_rng(3).normal(size=(10, 2))
     np.testing.assert_array_equal(stack.weights_, [1.0])
-    np.testing.assert_array_equal(stack.predict_proba(X_test), member.predict_proba(X_test))
+    # equal up to the stack's renormalisation over the classes (rounding only)
+    np.testing.assert_allclose(stack.predict_proba(X_test), member.predict_proba(X_test),
+                               rtol=1e-13, atol=1e-300)
     np.testing.assert_array_equal(stack.predict(X_test), member.predict(X_test))
 
 
@@ -455,3 +458,29 @@ def test_save_and_load_predict_identically(tmp_path, gauss, default_stack):
 def test_save_before_fit_raises():
     with pytest.raises(NotFittedError):
         bg.StackedClassifier().save("never_written.nc")
+
+
+def test_predict_proba_rows_sum_to_one_and_never_exceed_one():
+    """Digits, 20 training rows per class (the prior study's second split): the
+    log-sum-exp of the members' weighted log probabilities exponentiated gave 1 + 4e-16,
+    which scikit-learn's log_loss rejects."""
+    X, y = load_digits(return_X_y=True)
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        train = np.concatenate([rng.choice(np.flatnonzero(y == k), 20, replace=False)
+                                for k in range(10)])
+    test = np.setdiff1d(np.arange(y.size), train)
+    fast = {"draws": 50, "chains": 1, "random_state": 1, "progressbar": False}
+    clf = bg.StackedClassifier([(name, est.set_params(**fast))
+                                for name, est in default_estimators()])
+    clf.fit(X[train], y[train])
+    proba = clf.predict_proba(X[test])
+    assert proba.max() <= 1.0 and proba.min() >= 0.0
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+    log_proba = clf.predict_log_proba(X[test])
+    assert log_proba.max() <= 0.0
+    np.testing.assert_allclose(logsumexp(log_proba, axis=1), 0.0, atol=1e-14)
+    # the mixture of the members' class probabilities, up to rounding
+    mixture = sum(a * est.predict_proba(X[test])
+                  for a, est in zip(clf.weights_, clf.estimators_, strict=True))
+    np.testing.assert_allclose(proba, mixture, rtol=1e-10, atol=1e-15)

@@ -19,6 +19,13 @@ is the test set), compare held-out log loss and accuracy of
   default ``cov_dof``, and QDA ``cov_structure="average"`` with ``cov_dof="oas"``;
   bayesgen GaussianNB (``method="conjugate"``, default prior and ``var_dof="auto",
   var_scale="auto"``);
+- ``bg.StackedClassifier`` with its default members (LDA, QDA and QDA
+  ``cov_prior="isotropic"``, all ``method="conjugate"`` at their default priors): their
+  posterior predictive class probabilities averaged with the weights that maximise the
+  exact leave-one-out log score of the training labels. The members get the study's
+  sampler settings (50 draws, 1 chain): the conjugate posterior predictive is closed
+  form, so the class probabilities do not depend on them, and the default 4 x 1,000
+  posterior draws would make a QDA fit on digits take about a minute;
 - the covariance structures (``cov_structure`` "diag", "spherical", "auto",
   "average" of LDA and QDA) and the isotropic target (``cov_prior="isotropic"``);
 - scikit-learn's LinearDiscriminantAnalysis with Ledoit-Wolf shrinkage
@@ -32,12 +39,17 @@ models in the cell; ``ratio`` columns divide a bayesgen model's mean log loss by
 issue's goal: <= 1 in every cell, never above 1.1). Log loss is computed with
 probabilities clipped at 1e-15 as scikit-learn does; a fit that fails counts as missing.
 The "structures" section also names the structure that ``cov_structure="auto"`` fitted
-(``prior_search_["structure"]``, the most frequent over the splits) in every cell.
+(``prior_search_["structure"]``, the most frequent over the splits) in every cell. The
+"stacked" section gives per cell the stack's mean log loss, its standard deviation over
+the splits, and its mean weights (``weights_``, saved as the columns ``weight lda``,
+``weight qda``, ``weight qda_isotropic`` of the per-split rows).
 
-Run (single process; 10 splits took 21 minutes on 2 shared cores)::
+Run (single process; 10 splits took about 15 minutes on 2 shared cores)::
 
     OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python validation/prior_study.py --splits 10 \\
-        --markdown validation/results_priors.md
+        --markdown validation/results_priors.md --csv rows.csv
+
+and ``--from-csv rows.csv`` rewrites the report from the saved rows without fitting.
 """
 
 from __future__ import annotations
@@ -59,6 +71,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import bayesgen as bg
+from bayesgen.estimators.stacking import default_estimators
 
 #: (data set, n per class) cells: the issue's table, then generated data
 REAL_CELLS = [("breast cancer", 10), ("breast cancer", 20), ("breast cancer", 50),
@@ -82,6 +95,10 @@ BG_ISOTROPIC = ["bg LDA isotropic", "bg QDA isotropic+oas"]
 #: the models whose chosen structure (``prior_search_["structure"]``) is reported
 BG_CHOOSING = ["bg LDA auto", "bg QDA auto", "bg LDA average", "bg QDA average",
                "bg QDA average+oas"]
+#: the stack of the conjugate LDA, QDA and isotropic QDA (``bg.StackedClassifier``)
+BG_STACKED = ["bg stacked"]
+#: the members of the stack, in the order of ``weights_``
+STACK_MEMBERS = [name for name, _ in default_estimators()]
 
 
 def generated(name: str, seed: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,6 +146,8 @@ def models(seed: int) -> dict:
         "bg QDA isotropic+oas": bg.QDA(cov_prior="isotropic", cov_dof="oas", **common),
         "bg GaussianNB": bg.GaussianNB(**common),
         "bg GaussianNB auto": bg.GaussianNB(var_dof="auto", var_scale="auto", **common),
+        "bg stacked": bg.StackedClassifier(
+            [(name, est.set_params(**common)) for name, est in default_estimators()]),
         "sk LDA shrinkage": skda.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto"),
         "sk QDA tuned": GridSearchCV(
             skda.QuadraticDiscriminantAnalysis(), grid, scoring="neg_log_loss",
@@ -175,11 +194,14 @@ def run(splits: int, seed: int) -> pd.DataFrame:
             if not np.all(np.isfinite(proba)):
                 continue
             search = getattr(clf, "prior_search_", None) or {}
+            weights = (dict(zip(STACK_MEMBERS, clf.weights_, strict=True))
+                       if model_name in BG_STACKED else {})
             rows.append({"data": name, "n_per_class": n, "split": rep, "model": model_name,
                          "log_loss": log_loss(y_te, proba, labels=np.unique(y_tr)),
                          "accuracy": accuracy_score(y_te, np.unique(y_tr)[proba.argmax(1)]),
                          "seconds": time.perf_counter() - start,
-                         "structure": search.get("structure")})
+                         "structure": search.get("structure"),
+                         **{f"weight {m}": weights.get(m, np.nan) for m in STACK_MEMBERS}})
     return pd.DataFrame(rows)
 
 
@@ -189,8 +211,9 @@ def table(results: pd.DataFrame) -> pd.DataFrame:
     wide = results.pivot_table(index=["data", "n_per_class"], columns="model",
                                values="log_loss", aggfunc="mean", sort=False)
     wide["best sk generative"] = wide[SK_GENERATIVE].min(axis=1)
-    for name in [*BG_COMPARED, *BG_STRUCTURES, *BG_ISOTROPIC]:
-        wide[f"ratio {name[3:]}"] = wide[name] / wide["best sk generative"]
+    for name in [*BG_COMPARED, *BG_STRUCTURES, *BG_ISOTROPIC, *BG_STACKED]:
+        if name in wide:  # rows saved before a model was added lack it
+            wide[f"ratio {name[3:]}"] = wide[name] / wide["best sk generative"]
     return wide
 
 
@@ -208,6 +231,20 @@ def chosen_structures(results: pd.DataFrame) -> pd.DataFrame:
                               values="structure", aggfunc=mode, sort=False)
 
 
+def stacked(results: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: the stack's mean log loss, its standard deviation over the splits
+    (``ddof=1``), the LDA and QDA defaults, the best scikit-learn generative model, the
+    ratio of the stack to it, and the stack's mean weight of each member."""
+    rows = results[results["model"].isin(BG_STACKED)]
+    cell = ["data", "n_per_class"]
+    spread = rows.groupby(cell, sort=False)["log_loss"].std()
+    weights = rows.groupby(cell, sort=False)[[f"weight {m}" for m in STACK_MEMBERS]].mean()
+    out = wide[["bg stacked", "bg LDA default", "bg QDA default", "best sk generative",
+                "ratio stacked"]].copy()
+    out["sd stacked"] = spread.reindex(out.index)
+    return out.join(weights)
+
+
 def summary(wide: pd.DataFrame, names: list[str]) -> list[str]:
     """One Markdown bullet per model: cells at or below the best scikit-learn generative
     model, within 1.1 times it, and the largest ratio (a failed cell counts as above)."""
@@ -222,10 +259,16 @@ def summary(wide: pd.DataFrame, names: list[str]) -> list[str]:
     return lines
 
 
+def _fmt(value: float) -> str:
+    """A mean log loss to 3 decimals, or "fails"."""
+    return f"{value:.3f}" if np.isfinite(value) else "fails"
+
+
 def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: float) -> str:
     """The results as a Markdown page."""
+    has_stack = "bg stacked" in wide
     order = [*BG_COMPARED, *BG_STRUCTURES, *BG_ISOTROPIC, "bg GaussianNB", "bg GaussianNB auto",
-             *SK_GENERATIVE, "sk logistic"]
+             *(BG_STACKED if has_stack else []), *SK_GENERATIVE, "sk logistic"]
     lines = ["# Priors chosen by the evidence: held-out log loss", "",
              f"Mean over {splits} random splits per cell of the held-out log loss (lower is "
              "better); `n` rows per class for training. Generated by "
@@ -264,6 +307,28 @@ def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: fl
               "units of X (v the mean pooled within-class variance) instead of the diagonal "
               "of the pooled within-class variances; LDA at its default strength (\"oas\"), "
               "QDA with `cov_dof=\"oas\"`:", "", *summary(wide, BG_ISOTROPIC)]
+    if has_stack:
+        lines += ["", "## Stacked by exact leave-one-out", "",
+                  "`bg.StackedClassifier()`: the posterior predictive class probabilities of "
+                  "the conjugate LDA, QDA and QDA `cov_prior=\"isotropic\"` (default priors) "
+                  "averaged with the weights that maximise the exact leave-one-out log score "
+                  "of the training labels. Cells at or below the best scikit-learn generative "
+                  "model, within 1.1 times it, and the largest ratio:", "",
+                  *summary(wide, BG_STACKED), "",
+                  "Per cell: mean held-out log loss of the stack, its standard deviation over "
+                  "the splits, the LDA and QDA defaults (the members `lda` and `qda`), the "
+                  "best scikit-learn generative model, the ratio of the stack to it, and the "
+                  "stack's mean weights of its members:", "",
+                  "| data | n | bg stacked | sd stacked | LDA default | QDA default "
+                  "| best sk gen. | stacked / best | "
+                  + " | ".join(f"weight {m}" for m in STACK_MEMBERS) + " |",
+                  "|---|---|" + "---|" * (6 + len(STACK_MEMBERS))]
+        for (data, n), row in stacked(results, wide).iterrows():
+            lines.append(
+                f"| {data} | {n} | {_fmt(row['bg stacked'])} | {_fmt(row['sd stacked'])} "
+                f"| {_fmt(row['bg LDA default'])} | {_fmt(row['bg QDA default'])} "
+                f"| {_fmt(row['best sk generative'])} | {row['ratio stacked']:.2f} | "
+                + " | ".join(f"{row[f'weight {m}']:.2f}" for m in STACK_MEMBERS) + " |")
     acc = results.pivot_table(index=["data", "n_per_class"], columns="model",
                               values="accuracy", aggfunc="mean", sort=False)
     lines += ["", "Held-out accuracy (mean over the splits):", "",

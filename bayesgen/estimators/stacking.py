@@ -335,15 +335,23 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------------- predict
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """log sum_m a_m p_m(y = k | x, D) of every row and class, (m, K), by
-        log-sum-exp over the members (members of weight 0 are not evaluated)."""
+        log-sum-exp over the members (members of weight 0 are not evaluated), then
+        normalised over the classes by log-sum-exp (the rounding of the members'
+        log-sum-exps otherwise leaves rows summing to 1 +- 1e-13) and capped at 0."""
         check_is_fitted(self, "weights_")
         terms = [np.log(a) + est.predict_log_proba(X)
                  for a, est in zip(self.weights_, self.estimators_, strict=True) if a > 0]
-        return logsumexp(np.stack(terms, axis=0), axis=0)
+        log_proba = logsumexp(np.stack(terms, axis=0), axis=0)
+        log_proba -= logsumexp(log_proba, axis=1, keepdims=True)
+        return np.minimum(log_proba, 0.0, out=log_proba)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """The stacked class probabilities sum_m a_m p_m(y = k | x, D), (m, K)."""
-        return np.exp(self.predict_log_proba(X))
+        """The stacked class probabilities sum_m a_m p_m(y = k | x, D), (m, K): the
+        exponential of :meth:`predict_log_proba` divided by its row sums, so that rows sum
+        to 1 and no entry exceeds 1 (scikit-learn's ``log_loss`` rejects 1 + 4e-16)."""
+        proba = np.exp(self.predict_log_proba(X))
+        proba /= proba.sum(axis=1, keepdims=True)
+        return proba
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of largest stacked probability, (m,)."""
