@@ -29,13 +29,16 @@ def _objective(a: np.ndarray, L: np.ndarray, w: np.ndarray | None = None) -> flo
         return float(w @ logsumexp(L + np.log(a)[None, :], axis=1))
 
 
-def _slsqp(L: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-    """The objective maximised directly on the simplex (SLSQP, a in [0, 1], sum 1)."""
+def _slsqp(L: np.ndarray, w: np.ndarray | None = None, prior: float = 0.0) -> np.ndarray:
+    """The objective sum_n w_n log (P a)_n + (prior / M) sum_m log a_m maximised directly
+    on the simplex (SLSQP, a in [0, 1], sum 1)."""
     P, M = np.exp(L), L.shape[1]
     w = np.ones(L.shape[0]) if w is None else w
-    result = minimize(lambda a: -w @ np.log(P @ a + 1e-300), np.full(M, 1.0 / M),
-                      jac=lambda a: -(w / (P @ a + 1e-300)) @ P, method="SLSQP",
-                      bounds=[(0.0, 1.0)] * M,
+    c = prior / M
+    result = minimize(lambda a: -w @ np.log(P @ a + 1e-300) - c * np.log(a + 1e-300).sum(),
+                      np.full(M, 1.0 / M),
+                      jac=lambda a: -(w / (P @ a + 1e-300)) @ P - c / (a + 1e-300),
+                      method="SLSQP", bounds=[(0.0, 1.0)] * M,
                       constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1.0}],
                       options={"ftol": 1e-14, "maxiter": 1000})
     assert result.success, result.message
@@ -108,13 +111,14 @@ def test_dominated_member_gets_weight_zero(gap):
 
 
 def test_member_whose_gradient_says_zero_gets_exactly_zero():
-    """Iris: QDA's gradient sum_n p_nm / mix_n is below n at the optimum of the other
-    two members, so its weight is exactly 0 (EM alone left 2.6e-7), and re-adding any
-    member cannot raise the objective (the KKT conditions hold)."""
+    """Plain stacking (``weight_prior=0``) of LDA, QDA and isotropic QDA on iris: QDA's
+    gradient sum_n p_nm / mix_n is below n at the optimum of the other two members, so
+    its weight is exactly 0 (EM alone left 2.6e-7), and re-adding any member cannot
+    raise the objective (the KKT conditions hold)."""
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
-    stack = bg.StackedClassifier().fit(X, y)
+    stack = bg.StackedClassifier(default_estimators()[:3], weight_prior=0.0).fit(X, y)
     assert stack.weights_[1] == 0.0 and (stack.weights_[[0, 2]] > 0).all()
     columns = []
     for est in stack.estimators_:
@@ -225,7 +229,7 @@ def brute_force_L(gauss):
     return np.column_stack([_brute_force_loo(est, X, y) for _, est in _fixed_members()])
 
 
-def test_loo_equals_refits_without_each_row(fixed_stack, brute_force_L):
+def test_loo_equals_refits_without_each_row(gauss, fixed_stack, brute_force_L):
     np.testing.assert_allclose(fixed_stack.loo_["elpd_loo"].to_numpy(),
                                brute_force_L.sum(axis=0), rtol=1e-9)
     n = brute_force_L.shape[0]
@@ -233,7 +237,11 @@ def test_loo_equals_refits_without_each_row(fixed_stack, brute_force_L):
                                np.sqrt(n) * brute_force_L.std(axis=0), rtol=1e-8)
     np.testing.assert_array_equal(fixed_stack.loo_["weight"].to_numpy(), fixed_stack.weights_)
     assert list(fixed_stack.loo_.index) == ["lda", "qda", "qda_iso"]
-    np.testing.assert_allclose(fixed_stack.weights_, _slsqp(brute_force_L), atol=2e-5)
+    # the default weight_prior=1: the Dirichlet(1 + 1/M) posterior mode
+    np.testing.assert_allclose(fixed_stack.weights_, _slsqp(brute_force_L, prior=1.0),
+                               atol=2e-5)
+    plain = bg.StackedClassifier(_fixed_members(), weight_prior=0.0).fit(*gauss)
+    np.testing.assert_allclose(plain.weights_, _slsqp(brute_force_L), atol=2e-5)
 
 
 def test_loo_with_sample_weight_leaves_out_the_whole_row(gauss):
@@ -242,7 +250,7 @@ def test_loo_with_sample_weight_leaves_out_the_whole_row(gauss):
     stack = bg.StackedClassifier(_fixed_members()[:2]).fit(X, y, sample_weight=w)
     L = np.column_stack([_brute_force_loo(est, X, y, w) for _, est in _fixed_members()[:2]])
     np.testing.assert_allclose(stack.loo_["elpd_loo"].to_numpy(), w @ L, rtol=1e-9)
-    np.testing.assert_allclose(stack.weights_, _slsqp(L, w), atol=2e-5)
+    np.testing.assert_allclose(stack.weights_, _slsqp(L, w, prior=1.0), atol=2e-5)
 
 
 def test_default_members_loo_is_the_normalised_loo_joint(gauss, default_stack):
@@ -255,7 +263,8 @@ def test_default_members_loo_is_the_normalised_loo_joint(gauss, default_stack):
         assert default_stack.loo_.loc[name, "elpd_loo"] == pytest.approx(ref.sum(), rel=1e-12)
         # the full-data fit predicts its own rows better than leaving each out
         assert np.log(est.predict_proba(X)[np.arange(len(y)), y]).sum() > ref.sum()
-    assert list(default_stack.named_estimators_) == ["lda", "qda", "qda_isotropic"]
+    assert list(default_stack.named_estimators_) == ["lda", "qda", "qda_isotropic",
+                                                     "qda_spherical"]
 
 
 @pytest.mark.parametrize("which", ["fixed", "default"])
@@ -277,10 +286,16 @@ def test_predict_proba_is_the_weighted_mixture(which, gauss, fixed_stack, defaul
 
 
 def test_stack_objective_at_least_every_member(fixed_stack, brute_force_L):
-    """Each vertex a = e_m is feasible, so the stack's LOO log score is >= each member's."""
-    stacked = _objective(fixed_stack.weights_, brute_force_L)
+    """Plain stacking: each vertex a = e_m is feasible, so the stack's LOO log score is
+    >= each member's. With the weights' prior every weight is positive, and its
+    posterior mode is within the prior's c log M nats of that score."""
+    plain = stacking_weights(brute_force_L)
+    stacked = _objective(plain, brute_force_L)
     assert np.all(stacked >= fixed_stack.loo_["elpd_loo"].to_numpy() - 1e-9)
-    assert np.sum(fixed_stack.weights_ > 0) >= 2  # the data make it a real mixture
+    assert np.sum(plain > 0) >= 2  # the data make it a real mixture
+    assert np.all(fixed_stack.weights_ > 0)
+    M = brute_force_L.shape[1]
+    assert _objective(fixed_stack.weights_, brute_force_L) >= stacked - np.log(M) - 1e-9
 
 
 def test_one_member_stack_equals_the_member(gauss):
@@ -340,14 +355,14 @@ def test_string_labels(gauss, fixed_stack):
 
 def test_sklearn_clone_get_set_params(fixed_stack):
     params = fixed_stack.get_params()
-    assert set(params) == {"estimators"}
+    assert set(params) == {"estimators", "weight_prior"}
     twin = clone(fixed_stack)
     assert not hasattr(twin, "weights_")
     assert [n for n, _ in twin.estimators] == ["lda", "qda", "qda_iso"]
     assert twin.estimators[1][1].get_params() == fixed_stack.estimators[1][1].get_params()
     twin.set_params(estimators=_fixed_members()[:1])
     assert [n for n, _ in twin.get_params()["estimators"]] == ["lda"]
-    assert bg.StackedClassifier().get_params() == {"estimators": None}
+    assert bg.StackedClassifier().get_params() == {"estimators": None, "weight_prior": 1.0}
     # fitting does not touch the given (unfitted) members
     assert not hasattr(fixed_stack.estimators[0][1], "classes_")
 
@@ -362,7 +377,7 @@ def test_naive_bayes_members():
     stack = bg.StackedClassifier(members).fit(X, y)
     L = np.column_stack([_brute_force_loo(est, X, y) for _, est in members])
     np.testing.assert_allclose(stack.loo_["elpd_loo"].to_numpy(), L.sum(axis=0), rtol=1e-9)
-    np.testing.assert_allclose(stack.weights_, _slsqp(L), atol=2e-5)
+    np.testing.assert_allclose(stack.weights_, _slsqp(L, prior=1.0), atol=2e-5)
     proba = sum(a * est.predict_proba(X) for a, est in zip(stack.weights_, stack.estimators_,
                                                              strict=True))
     np.testing.assert_allclose(stack.predict_proba(X), proba, rtol=1e-12)
@@ -374,7 +389,7 @@ def test_zero_weight_members_are_not_evaluated(gauss, fixed_stack):
     members = [*_fixed_members()[:1], ("bad", bg.QDA(method="conjugate", mean_prior=[50.0, 50.0],
                                                        mean_strength=100.0, cov_dof=3.5,
                                                        cov_prior=np.eye(2) * 1e-3, **FAST))]
-    stack = bg.StackedClassifier(members).fit(X, y)
+    stack = bg.StackedClassifier(members, weight_prior=0.0).fit(X, y)
     assert stack.weights_[1] == 0.0 and ZERO_WEIGHT < 1e-6
     stack.estimators_[1] = None  # would fail if evaluated
     np.testing.assert_allclose(stack.predict_proba(X), fixed_stack.estimators_[0]
@@ -484,3 +499,28 @@ def test_predict_proba_rows_sum_to_one_and_never_exceed_one():
     mixture = sum(a * est.predict_proba(X[test])
                   for a, est in zip(clf.weights_, clf.estimators_, strict=True))
     np.testing.assert_allclose(proba, mixture, rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize("prior", [0.5, 1.0, 4.0])
+def test_weight_prior_is_the_dirichlet_posterior_mode(prior):
+    """stacking_weights(L, prior_rows=c) against SLSQP on the regularised objective, and
+    its stationarity: g_m + (c / M) / a_m = sum_n w_n + c for every member (interior)."""
+    rng = np.random.default_rng(11)
+    L = _log_probs(rng, 30, 3)
+    L[:, 2] -= 2.0  # a poor member keeps a small positive weight
+    w = rng.uniform(0.5, 2.0, size=30)
+    a = stacking_weights(L, w, prior_rows=prior)
+    assert np.all(a > 0) and a.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(a, _slsqp(L, w, prior=prior), atol=2e-5)
+    g = w @ (np.exp(L) / (np.exp(L) @ a)[:, None])
+    np.testing.assert_allclose(g + prior / 3 / a, w.sum() + prior, rtol=1e-7)
+    assert a[2] < stacking_weights(L, w, prior_rows=2 * prior)[2]  # more prior, more even
+
+
+@pytest.mark.parametrize("bad", [-1.0, np.nan, np.inf, "1", True])
+def test_bad_weight_prior(gauss, bad):
+    with pytest.raises(ValueError, match="weight_prior must be a finite number >= 0"):
+        bg.StackedClassifier(_fixed_members(), weight_prior=bad).fit(*gauss)
+    if not isinstance(bad, str | bool):
+        with pytest.raises(ValueError, match="prior_rows must be a finite number >= 0"):
+            stacking_weights(np.zeros((3, 2)), prior_rows=bad)

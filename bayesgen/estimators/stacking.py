@@ -1,21 +1,30 @@
 """Posterior predictives stacked by their exact leave-one-out class probabilities.
 
 :class:`StackedClassifier` fits several conjugate classifiers to the same rows (by
-default LDA, QDA, and QDA shrunk towards an isotropic target) and predicts with the
+default LDA, QDA, QDA shrunk towards an isotropic target, and QDA with spherical class
+covariances) and predicts with the
 mixture of their class probabilities::
 
     p(y = k | x, D) = sum_m a_m p_m(y = k | x, D),   a in the simplex,
 
 where the weights maximise the leave-one-out log score of the labels (stacking of
 predictive distributions; Yao, Vehtari, Simpson and Gelman, "Using stacking to average
-Bayesian predictive distributions", Bayesian Analysis 13, 2018)::
+Bayesian predictive distributions", Bayesian Analysis 13, 2018), here with p_nm =
+p_m(y_n | x_n, D without row n)::
 
     a = argmax_a sum_n w_n log sum_m a_m p_m(y_n | x_n, D without row n).
 
 The leave-one-out class probabilities are exact for conjugate posteriors
 (:func:`bayesgen.inference.exact_loo.loo_log_joint`: the posterior without row n by
 the conjugate downdate, every class, no refit), so the weights cost no refit and no
-cross-validation. The objective is concave in ``a``; it is maximised over the softmax
+cross-validation. With few rows the maximum often puts all weight on one member on the strength of a
+handful of leave-one-out terms, so :class:`StackedClassifier` adds a Dirichlet(1 + c/M)
+prior on ``a`` (``weight_prior`` = c, default 1: one pseudo-row whose leave-one-out
+probability is equal under every member) and uses the posterior mode::
+
+    a = argmax_a sum_n w_n log sum_m a_m p_nm + (c / M) sum_m log a_m.
+
+The objective is concave in ``a``; it is maximised over the softmax
 coordinates with L-BFGS-B (SciPy), and then by EM updates
 a_m <- sum_n w_n r_nm / sum_n w_n, r_nm = a_m p_nm / sum_j a_j p_nj, which never
 decrease it. EM approaches a weight of 0 only slowly, so the optimality conditions
@@ -38,6 +47,7 @@ models is true: it can weight LDA and QDA together when the truth lies between t
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -74,17 +84,23 @@ def default_estimators() -> list[tuple[str, GenerativeClassifier]]:
     """The members of ``StackedClassifier()``: the Gaussian discriminants' posterior
     predictives (``method="conjugate"``, each estimator's default prior) with a shared
     covariance (LDA), a covariance per class shrunk towards the diagonal of the pooled
-    variances (QDA), and a covariance per class shrunk towards v I (QDA with
-    ``cov_prior="isotropic"``), each keeping :data:`DEFAULT_DRAWS` posterior draws."""
+    variances (QDA), a covariance per class shrunk towards v I (QDA with
+    ``cov_prior="isotropic"``), and a covariance per class that is a scale times the
+    diagonal of the pooled variances (QDA with ``cov_structure="spherical"``, mclust's
+    VII: classes that differ in spread only), each keeping :data:`DEFAULT_DRAWS`
+    posterior draws."""
     return [("lda", LDA(method="conjugate", **DEFAULT_DRAWS)),
             ("qda", QDA(method="conjugate", **DEFAULT_DRAWS)),
             ("qda_isotropic", QDA(method="conjugate", cov_prior="isotropic",
+                                  **DEFAULT_DRAWS)),
+            ("qda_spherical", QDA(method="conjugate", cov_structure="spherical",
                                   **DEFAULT_DRAWS))]
 
 
-def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None = None
-                     ) -> np.ndarray:
-    """Weights a in the simplex maximising sum_n w_n log sum_m a_m exp(L_nm).
+def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None = None,
+                     prior_rows: float = 0.0) -> np.ndarray:
+    """Weights a in the simplex maximising
+    sum_n w_n log sum_m a_m exp(L_nm) + (prior_rows / M) sum_m log a_m.
 
     Parameters
     ----------
@@ -92,17 +108,24 @@ def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None
         L_nm = log p_m(y_n | x_n, D without row n), finite or -inf (not NaN or +inf).
     sample_weight : ndarray of shape (n,), optional
         w_n >= 0, finite (None: all 1).
+    prior_rows : float, default=0
+        c >= 0: the weights' Dirichlet(1 + c / M) prior (the posterior mode is
+        returned), worth c pseudo-rows spread evenly over the members. 0 is plain
+        stacking (the maximum may put weight 0 on members); c > 0 keeps every weight
+        at least about c / (M (sum_n w_n + c)).
 
     Returns
     -------
     ndarray of shape (M,)
-        The weights, non-negative, summing to 1 (below :data:`ZERO_WEIGHT`: exactly 0).
+        The weights, non-negative, summing to 1 (with ``prior_rows=0``, those below
+        :data:`ZERO_WEIGHT` are exactly 0).
 
     Raises
     ------
     ValueError
         When ``loo_log_proba`` is not (n, M) with n, M >= 1 or holds NaN or +inf, or
-        ``sample_weight`` is not (n,), finite and non-negative.
+        ``sample_weight`` is not (n,), finite and non-negative, or ``prior_rows`` is
+        negative or not finite.
     """
     L = np.asarray(loo_log_proba, dtype=np.float64)
     if L.ndim != 2 or L.shape[1] == 0 or L.shape[0] == 0:
@@ -120,6 +143,9 @@ def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None
         raise ValueError("sample_weight must be finite (no NaN or inf).")
     if (w < 0).any():
         raise ValueError("sample_weight must be non-negative.")
+    prior = float(prior_rows)
+    if not (np.isfinite(prior) and prior >= 0):
+        raise ValueError(f"prior_rows must be a finite number >= 0; got {prior_rows!r}.")
     M = L.shape[1]
     if M == 1:
         return np.ones(1)
@@ -130,6 +156,8 @@ def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None
         return np.full(M, 1.0 / M)
     shift = L.max(axis=1, keepdims=True)
     P = np.exp(L - shift)  # (n, M), each row's largest entry 1
+    if prior > 0:  # an interior optimum: no weight is 0, no active set
+        return _maximise(L, P, w, prior)
     total = w.sum()
     active = np.ones(M, dtype=bool)
     for _ in range(2 * M):  # active set: at most M removals and M returns
@@ -149,18 +177,22 @@ def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None
     return a / a.sum()
 
 
-def _maximise(L: np.ndarray, P: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _maximise(L: np.ndarray, P: np.ndarray, w: np.ndarray, prior: float = 0.0
+              ) -> np.ndarray:
     """The stacking weights (M,) of the members of ``L`` (n, M) (``P`` = exp(L - row
-    max)): L-BFGS-B over the softmax coordinates, then EM updates."""
+    max)) under the Dirichlet(1 + prior / M) prior: L-BFGS-B over the softmax
+    coordinates, then EM updates a_m <- (sum_n w_n r_nm + prior / M) / (sum_n w_n +
+    prior)."""
     M = L.shape[1]
+    extra = prior / M
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         log_a = log_softmax(np.r_[theta, 0.0])
         log_mix = logsumexp(L + log_a[None, :], axis=1)
         resp = np.exp(L + log_a[None, :] - log_mix[:, None])  # (n, M)
-        grad_a = w @ resp  # d/d log a_m of the objective
-        grad = grad_a - np.exp(log_a) * w.sum()  # chain rule through the softmax
-        return -float(w @ log_mix), -grad[:-1]
+        grad_a = w @ resp + extra  # d/d log a_m of the objective
+        grad = grad_a - np.exp(log_a) * grad_a.sum()  # chain rule through the softmax
+        return -float(w @ log_mix + extra * log_a.sum()), -grad[:-1]
 
     result = minimize(objective, np.zeros(M - 1), jac=True, method="L-BFGS-B",
                       options={"maxiter": 1000, "gtol": 1e-10})
@@ -168,7 +200,7 @@ def _maximise(L: np.ndarray, P: np.ndarray, w: np.ndarray) -> np.ndarray:
     for _ in range(_EM_STEPS):  # EM: monotone, moves weights towards 0 the optimum sets
         resp = a[None, :] * P
         resp /= resp.sum(axis=1, keepdims=True)
-        new = (w @ resp) / w.sum()
+        new = (w @ resp + extra) / (w.sum() + prior)
         moved = float(np.max(np.abs(new - a)))
         a = new
         if moved < _EM_TOL:
@@ -183,8 +215,8 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
     class probabilities averaged with the weights ``weights_`` that maximise the
     leave-one-out log score of the training labels,
     sum_n w_n log sum_m a_m p_m(y_n | x_n, D without row n) (exact for conjugate
-    posteriors: no refit, no cross-validation). See the module docstring and the
-    priors guide.
+    posteriors: no refit, no cross-validation), under a weak Dirichlet prior on the
+    weights (``weight_prior``). See the module docstring and the priors guide.
 
     Parameters
     ----------
@@ -195,6 +227,16 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         entries in LDA/QDA, nor unlabelled rows). Names are unique. None: LDA, QDA and
         QDA with ``cov_prior="isotropic"``, all ``method="conjugate"`` at their
         default priors, keeping 2 chains of 250 draws (:func:`default_estimators`).
+        QDA with ``cov_structure="spherical"`` is a fourth.
+    weight_prior : float, default=1.0
+        c >= 0: the stacking weights get a Dirichlet(1 + c / M) prior, worth c
+        pseudo-rows whose leave-one-out probability is the same under every member,
+        and ``weights_`` is its posterior mode: the weights maximise
+        sum_n w_n log sum_m a_m p_nm + (c / M) sum_m log a_m. With few rows, plain
+        stacking (c = 0) often gives one member all the weight on the strength of a
+        handful of leave-one-out terms; c = 1 keeps every member in the mixture with
+        a weight of at least about 1 / (M (n + 1)), so that no member's confident
+        mistakes go unhedged.
 
     Attributes
     ----------
@@ -220,11 +262,13 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
     >>> X, y = load_wine(return_X_y=True)
     >>> clf = bg.StackedClassifier().fit(X, y)
     >>> clf.weights_.shape
-    (3,)
+    (4,)
     """
 
-    def __init__(self, estimators: list[tuple[str, Any]] | None = None):
+    def __init__(self, estimators: list[tuple[str, Any]] | None = None, *,
+                 weight_prior: float = 1.0):
         self.estimators = estimators
+        self.weight_prior = weight_prior
 
     # ------------------------------------------------------------------ fit
     def _members(self) -> list[tuple[str, Any]]:
@@ -268,6 +312,10 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         members = self._members()
+        prior = self.weight_prior
+        if isinstance(prior, bool) or not isinstance(prior, Real) or not (
+                np.isfinite(prior) and prior >= 0):
+            raise ValueError(f"weight_prior must be a finite number >= 0; got {prior!r}.")
         for name, est in members:  # before any fit: a semi-supervised fit is costly
             _, unlabelled = labels.split_labels(y, getattr(est, "unlabeled", None))
             if unlabelled is not None:
@@ -295,7 +343,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                                  f"of {classes}.")
         L = np.stack(loo, axis=1)  # (n, M)
         w = exact_loo.training_rows(fitted[0], X, y, sample_weight).weights
-        self.weights_ = stacking_weights(L, w)
+        self.weights_ = stacking_weights(L, w, prior_rows=self.weight_prior)
         self.estimators_ = fitted
         self.classes_ = classes
         self.n_features_in_ = fitted[0].n_features_in_
