@@ -2,8 +2,9 @@
 
 Owns the public classifier classes, their constructor parameters and their validation,
 the shared estimator that turns a fit into fitted state (``method_``, ``classes_``,
-the parameters or the posterior) and every ``predict*`` method, LDA's projection, and
-saving and loading (``save`` / ``bayesgen.load``).
+the parameters or the posterior) and every ``predict*`` method, LDA's projection,
+saving and loading (``save`` / ``bayesgen.load``), and the stack of conjugate classifiers
+weighted by their exact leave-one-out class probabilities (``bayesgen.StackedClassifier``).
 
 May import: :mod:`bayesgen.decide`, :mod:`bayesgen.diagnostics`, :mod:`bayesgen.semi`,
 :mod:`bayesgen.scale`, :mod:`bayesgen.plots`, :mod:`bayesgen.inference`,
