@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -191,11 +192,13 @@ def models(rep: int) -> dict:
             **{name: sk[name] for name in [*SK_GENERATIVE, "sk logistic"]}}
 
 
-def run(splits: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run(splits: int, seed: int, source: Callable = cells
+        ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per (cell, split, model): held-out log loss, accuracy, seconds (failed fits: a
-    row with NaN and the error); and per (cell, split) the stacking weights."""
+    row with NaN and the error); and per (cell, split) the stacking weights. The cells
+    come from ``source(splits, seed)`` (default :func:`cells`)."""
     rows, weights = [], []
-    for name, n, rep, X_tr, y_tr, X_te, y_te in cells(splits, seed):
+    for name, n, rep, X_tr, y_tr, X_te, y_te in source(splits, seed):
         classes = np.unique(y_tr)
         index = np.searchsorted(classes, y_te)
         for model_name, clf in models(rep).items():
@@ -223,15 +226,18 @@ def run(splits: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(rows), pd.DataFrame(weights)
 
 
-def table(results: pd.DataFrame, value: str = "log_loss") -> pd.DataFrame:
+def table(results: pd.DataFrame, value: str = "log_loss",
+          cells: list[tuple[str, int]] | None = None) -> pd.DataFrame:
     """Per cell: mean and sd over the splits of every model, the best scikit-learn
-    generative mean, and the ratio of each bayesgen model's mean to it."""
+    generative mean, and the ratio of each bayesgen model's mean to it; the rows in the
+    order of ``cells`` (default :data:`CELLS`)."""
     grouped = results.groupby(["data", "n_per_class", "model"], sort=False)[value]
     mean = grouped.mean().unstack("model")[ORDER]
     sd = grouped.std().unstack("model")[ORDER]
     missing = grouped.apply(lambda v: int(v.isna().sum())).unstack("model")[ORDER]
     wide = pd.concat({"mean": mean, "sd": sd, "missing": missing}, axis=1)
-    wide = wide.loc[[cell for cell in CELLS if cell in wide.index]]  # unstack sorts
+    order = CELLS if cells is None else cells
+    wide = wide.loc[[cell for cell in order if cell in wide.index]]  # unstack sorts
     wide["best", "value"] = mean[SK_GENERATIVE].min(axis=1)
     wide["best", "model"] = mean[SK_GENERATIVE].idxmin(axis=1)
     for name in BG_MODELS:
