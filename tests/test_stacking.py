@@ -16,7 +16,12 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.exceptions import NotFittedError
 
 import bayesgen as bg
-from bayesgen.estimators.stacking import ZERO_WEIGHT, default_estimators, stacking_weights
+from bayesgen.estimators.stacking import (
+    ZERO_WEIGHT,
+    default_estimators,
+    loo_summary,
+    stacking_weights,
+)
 from bayesgen.inference import exact_loo
 
 FAST = {"draws": 10, "chains": 1}  # conjugate predictions are closed form: draws unused
@@ -524,3 +529,16 @@ def test_bad_weight_prior(gauss, bad):
     if not isinstance(bad, str | bool):
         with pytest.raises(ValueError, match="prior_rows must be a finite number >= 0"):
             stacking_weights(np.zeros((3, 2)), prior_rows=bad)
+
+
+def test_loo_summary_with_an_impossible_row():
+    """A member that gives a training label probability 0 by leave-one-out: its elpd is
+    -inf and its standard error inf (not NaN); the others' as ArviZ computes them."""
+    with np.errstate(divide="ignore"):
+        L = np.log(np.array([[0.9, 0.5], [0.8, 0.0], [0.7, 0.6]]))
+    w = np.array([1.0, 2.0, 1.0])
+    elpd, se = loo_summary(L, w)
+    assert elpd[0] == pytest.approx(w @ L[:, 0]) and elpd[1] == -np.inf
+    assert se[0] == pytest.approx(np.sqrt(3) * np.std(w * L[:, 0])) and se[1] == np.inf
+    a = stacking_weights(L, w)
+    assert a[1] == 0.0  # the impossible member cannot take weight from the possible one

@@ -208,6 +208,31 @@ def _maximise(L: np.ndarray, P: np.ndarray, w: np.ndarray, prior: float = 0.0
     return a
 
 
+def loo_summary(loo_log_proba: np.ndarray, sample_weight: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Each member's leave-one-out log score and its standard error, as ArviZ's
+    ``elpd_loo`` and ``se``.
+
+    Parameters
+    ----------
+    loo_log_proba : ndarray of shape (n, M)
+        L_nm = log p_m(y_n | x_n, D without row n).
+    sample_weight : ndarray of shape (n,)
+
+    Returns
+    -------
+    elpd : ndarray of shape (M,)
+        sum_n w_n L_nm (-inf when a row has probability 0 under member m).
+    se : ndarray of shape (M,)
+        sqrt(n Var_n(w_n L_nm)); inf where ``elpd`` is -inf (not NaN).
+    """
+    values = sample_weight[:, None] * loo_log_proba
+    elpd = values.sum(axis=0)
+    with np.errstate(invalid="ignore"):  # var of a -inf column is NaN
+        spread = np.sqrt(loo_log_proba.shape[0] * values.var(axis=0))
+    return elpd, np.where(np.isfinite(elpd), spread, np.inf)
+
+
 class StackedClassifier(ClassifierMixin, BaseEstimator):
     """Conjugate classifiers stacked by their exact leave-one-out class probabilities.
 
@@ -224,10 +249,10 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         The members: unfitted bayesgen classifiers with ``method="conjugate"`` and an
         exact leave-one-out predictive (LDA, QDA, GaussianNB, BernoulliNB,
         MultinomialNB, CategoricalNB, PoissonNB, ExponentialNB; not with missing
-        entries in LDA/QDA, nor unlabelled rows). Names are unique. None: LDA, QDA and
-        QDA with ``cov_prior="isotropic"``, all ``method="conjugate"`` at their
-        default priors, keeping 2 chains of 250 draws (:func:`default_estimators`).
-        QDA with ``cov_structure="spherical"`` is a fourth.
+        entries in LDA/QDA, nor unlabelled rows). Names are unique. None: LDA, QDA,
+        QDA with ``cov_prior="isotropic"`` and QDA with ``cov_structure="spherical"``,
+        all ``method="conjugate"`` at their default priors, keeping 2 chains of 250
+        draws (:func:`default_estimators`).
     weight_prior : float, default=1.0
         c >= 0: the stacking weights get a Dirichlet(1 + c / M) prior, worth c
         pseudo-rows whose leave-one-out probability is the same under every member,
@@ -349,10 +374,8 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = fitted[0].n_features_in_
         if hasattr(fitted[0], "feature_names_in_"):
             self.feature_names_in_ = fitted[0].feature_names_in_
-        values = w[:, None] * L
         self._names = [name for name, _ in members]
-        self._elpd = values.sum(axis=0)
-        self._elpd_se = np.sqrt(L.shape[0] * values.var(axis=0))
+        self._elpd, self._elpd_se = loo_summary(L, w)
         return self
 
     def __sklearn_is_fitted__(self) -> bool:
