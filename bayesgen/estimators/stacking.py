@@ -224,10 +224,10 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         The members: unfitted bayesgen classifiers with ``method="conjugate"`` and an
         exact leave-one-out predictive (LDA, QDA, GaussianNB, BernoulliNB,
         MultinomialNB, CategoricalNB, PoissonNB, ExponentialNB; not with missing
-        entries in LDA/QDA, nor unlabelled rows). Names are unique. None: LDA, QDA and
-        QDA with ``cov_prior="isotropic"``, all ``method="conjugate"`` at their
-        default priors, keeping 2 chains of 250 draws (:func:`default_estimators`).
-        QDA with ``cov_structure="spherical"`` is a fourth.
+        entries in LDA/QDA, nor unlabelled rows). Names are unique. None: LDA, QDA,
+        QDA with ``cov_prior="isotropic"`` and QDA with ``cov_structure="spherical"``,
+        all ``method="conjugate"`` at their default priors, keeping 2 chains of 250
+        draws (:func:`default_estimators`).
     weight_prior : float, default=1.0
         c >= 0: the stacking weights get a Dirichlet(1 + c / M) prior, worth c
         pseudo-rows whose leave-one-out probability is the same under every member,
