@@ -32,8 +32,9 @@ and score them on the held-out rows:
   digits (counts 0-16)      MultinomialNB,         mle, map, conjugate
                             BernoulliNB(binarize=7)
 
-and on the first three StackedClassifier (conjugate): LDA, QDA and QDA with the
-isotropic target, their posterior predictives stacked by exact leave-one-out.
+and on the first three StackedClassifier (conjugate): LDA, QDA, QDA with the
+isotropic target and QDA with spherical class covariances, their posterior predictives
+stacked by exact leave-one-out.
 
 scikit-learn peers on the same splits: LinearDiscriminantAnalysis(solver="lsqr",
 shrinkage="auto"); QuadraticDiscriminantAnalysis on standardised features with

@@ -19,13 +19,15 @@ cov_dof=40, cov_scale=1, mean_strength=0.01``); ``method="map"`` and ``"conjugat
 with ``draws=1000, chains=1``. Target: ratio <= 2.
 
 The third table (``--part stacked``) times ``bg.StackedClassifier().fit`` (its default
-members LDA, QDA and QDA ``cov_prior="isotropic"``, ``method="conjugate"`` at the
-default ``draws=1000, chains=4``) against the sum of the three members' fits alone and
+members LDA, QDA, QDA ``cov_prior="isotropic"`` and QDA ``cov_structure="spherical"``,
+``method="conjugate"`` keeping 2 x 250 posterior draws each, and ``weight_prior=1``)
+against the sum of the four members' fits alone and
 against ``LDA(method="conjugate").fit``, at N = 100,000 and on the first N = 2,000 rows
 (d = 30, K = 5). The column "loo+weights s" times what the stack adds to its members'
 fits: the exact leave-one-out class probabilities of every training row under every
 member (:func:`bayesgen.inference.exact_loo.loo_log_joint`) and the weights
-(:func:`bayesgen.estimators.stacking.stacking_weights`), on the fitted members.
+(:func:`bayesgen.estimators.stacking.stacking_weights` with the stack's default
+``weight_prior`` as ``prior_rows``), on the fitted members.
 
 Best of ``--repeats`` wall times per configuration, single process.
 
@@ -133,12 +135,14 @@ STACK_SIZES = (N, 2_000)
 
 def loo_and_weights(members: list, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The stack's own work on fitted members: L_nm = log p_m(y_n | x_n, D without row n)
-    of every row and member, (n, M), then the stacking weights, (M,)."""
+    of every row and member, (n, M), then the stacking weights under the stack's default
+    Dirichlet prior (``weight_prior``), (M,)."""
     columns = []
     for est in members:
         joint, y_index = exact_loo.loo_log_joint(est, X, y)
         columns.append(joint[np.arange(y_index.size), y_index] - logsumexp(joint, axis=1))
-    return stacking_weights(np.stack(columns, axis=1))
+    return stacking_weights(np.stack(columns, axis=1),
+                            prior_rows=bg.StackedClassifier().weight_prior)
 
 
 def stacked(X: np.ndarray, y: np.ndarray, repeats: int) -> None:

@@ -19,10 +19,12 @@ is the test set), compare held-out log loss and accuracy of
   default ``cov_dof``, and QDA ``cov_structure="average"`` with ``cov_dof="oas"``;
   bayesgen GaussianNB (``method="conjugate"``, default prior and ``var_dof="auto",
   var_scale="auto"``);
-- ``bg.StackedClassifier`` with its default members (LDA, QDA and QDA
-  ``cov_prior="isotropic"``, all ``method="conjugate"`` at their default priors): their
-  posterior predictive class probabilities averaged with the weights that maximise the
-  exact leave-one-out log score of the training labels. The members get the study's
+- ``bg.StackedClassifier`` with its default members (LDA, QDA, QDA
+  ``cov_prior="isotropic"`` and QDA ``cov_structure="spherical"``, all
+  ``method="conjugate"`` at their default priors) and its default ``weight_prior=1``:
+  their posterior predictive class probabilities averaged with the weights that maximise
+  the exact leave-one-out log score of the training labels under a Dirichlet(1 + 1/M)
+  prior on the weights. The members get the study's
   sampler settings (50 draws, 1 chain): the conjugate posterior predictive is closed
   form, so the class probabilities do not depend on them, and the default 4 x 1,000
   posterior draws would make a QDA fit on digits take about a minute;
@@ -41,8 +43,10 @@ probabilities clipped at 1e-15 as scikit-learn does; a fit that fails counts as 
 The "structures" section also names the structure that ``cov_structure="auto"`` fitted
 (``prior_search_["structure"]``, the most frequent over the splits) in every cell. The
 "stacked" section gives per cell the stack's mean log loss, its standard deviation over
-the splits, and its mean weights (``weights_``, saved as the columns ``weight lda``,
-``weight qda``, ``weight qda_isotropic`` of the per-split rows).
+the splits, and its mean weight of every member (``weights_``, saved as the columns
+``weight <member>`` of the per-split rows, one per row of ``loo_``: ``weight lda``,
+``weight qda``, ``weight qda_isotropic``, ``weight qda_spherical``; rows saved before a
+member was added lack its column).
 
 Run (single process; 10 splits took about 15 minutes on 2 shared cores)::
 
@@ -95,10 +99,9 @@ BG_ISOTROPIC = ["bg LDA isotropic", "bg QDA isotropic+oas"]
 #: the models whose chosen structure (``prior_search_["structure"]``) is reported
 BG_CHOOSING = ["bg LDA auto", "bg QDA auto", "bg LDA average", "bg QDA average",
                "bg QDA average+oas"]
-#: the stack of the conjugate LDA, QDA and isotropic QDA (``bg.StackedClassifier``)
+#: the stack of the conjugate LDA, QDA, isotropic QDA and spherical QDA
+#: (``bg.StackedClassifier``)
 BG_STACKED = ["bg stacked"]
-#: the members of the stack, in the order of ``weights_``
-STACK_MEMBERS = [name for name, _ in default_estimators()]
 
 
 def generated(name: str, seed: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -194,15 +197,22 @@ def run(splits: int, seed: int) -> pd.DataFrame:
             if not np.all(np.isfinite(proba)):
                 continue
             search = getattr(clf, "prior_search_", None) or {}
-            weights = (dict(zip(STACK_MEMBERS, clf.weights_, strict=True))
+            weights = ({f"weight {m}": a for m, a in zip(clf.loo_.index, clf.weights_,
+                                                          strict=True)}
                        if model_name in BG_STACKED else {})
             rows.append({"data": name, "n_per_class": n, "split": rep, "model": model_name,
                          "log_loss": log_loss(y_te, proba, labels=np.unique(y_tr)),
                          "accuracy": accuracy_score(y_te, np.unique(y_tr)[proba.argmax(1)]),
                          "seconds": time.perf_counter() - start,
                          "structure": search.get("structure"),
-                         **{f"weight {m}": weights.get(m, np.nan) for m in STACK_MEMBERS}})
+                         **weights})
     return pd.DataFrame(rows)
+
+
+def stack_members(results: pd.DataFrame) -> list[str]:
+    """The stack's members recorded in the rows: the names of the ``weight <member>``
+    columns, in their order (the order of ``loo_`` and ``weights_``)."""
+    return [c.removeprefix("weight ") for c in results.columns if c.startswith("weight ")]
 
 
 def table(results: pd.DataFrame) -> pd.DataFrame:
@@ -238,7 +248,8 @@ def stacked(results: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
     rows = results[results["model"].isin(BG_STACKED)]
     cell = ["data", "n_per_class"]
     spread = rows.groupby(cell, sort=False)["log_loss"].std()
-    weights = rows.groupby(cell, sort=False)[[f"weight {m}" for m in STACK_MEMBERS]].mean()
+    columns = [f"weight {m}" for m in stack_members(results)]
+    weights = rows.groupby(cell, sort=False)[columns].mean()
     out = wide[["bg stacked", "bg LDA default", "bg QDA default", "best sk generative",
                 "ratio stacked"]].copy()
     out["sd stacked"] = spread.reindex(out.index)
@@ -308,12 +319,15 @@ def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: fl
               "of the pooled within-class variances; LDA at its default strength (\"oas\"), "
               "QDA with `cov_dof=\"oas\"`:", "", *summary(wide, BG_ISOTROPIC)]
     if has_stack:
+        members = stack_members(results)
         lines += ["", "## Stacked by exact leave-one-out", "",
                   "`bg.StackedClassifier()`: the posterior predictive class probabilities of "
-                  "the conjugate LDA, QDA and QDA `cov_prior=\"isotropic\"` (default priors) "
-                  "averaged with the weights that maximise the exact leave-one-out log score "
-                  "of the training labels. Cells at or below the best scikit-learn generative "
-                  "model, within 1.1 times it, and the largest ratio:", "",
+                  "the conjugate LDA, QDA, QDA `cov_prior=\"isotropic\"` and QDA "
+                  "`cov_structure=\"spherical\"` (default priors) averaged with the weights "
+                  "that maximise the exact leave-one-out log score of the training labels "
+                  "under the default Dirichlet prior on the weights (`weight_prior=1`). "
+                  "Cells at or below the best scikit-learn generative model, within 1.1 times "
+                  "it, and the largest ratio:", "",
                   *summary(wide, BG_STACKED), "",
                   "Per cell: mean held-out log loss of the stack, its standard deviation over "
                   "the splits, the LDA and QDA defaults (the members `lda` and `qda`), the "
@@ -321,14 +335,14 @@ def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: fl
                   "stack's mean weights of its members:", "",
                   "| data | n | bg stacked | sd stacked | LDA default | QDA default "
                   "| best sk gen. | stacked / best | "
-                  + " | ".join(f"weight {m}" for m in STACK_MEMBERS) + " |",
-                  "|---|---|" + "---|" * (6 + len(STACK_MEMBERS))]
+                  + " | ".join(f"weight {m}" for m in members) + " |",
+                  "|---|---|" + "---|" * (6 + len(members))]
         for (data, n), row in stacked(results, wide).iterrows():
             lines.append(
                 f"| {data} | {n} | {_fmt(row['bg stacked'])} | {_fmt(row['sd stacked'])} "
                 f"| {_fmt(row['bg LDA default'])} | {_fmt(row['bg QDA default'])} "
                 f"| {_fmt(row['best sk generative'])} | {row['ratio stacked']:.2f} | "
-                + " | ".join(f"{row[f'weight {m}']:.2f}" for m in STACK_MEMBERS) + " |")
+                + " | ".join(f"{row[f'weight {m}']:.2f}" for m in members) + " |")
     acc = results.pivot_table(index=["data", "n_per_class"], columns="model",
                               values="accuracy", aggfunc="mean", sort=False)
     lines += ["", "Held-out accuracy (mean over the splits):", "",

@@ -64,8 +64,9 @@ GAUSSIAN_MODELS: list[Classifier] = [
     Classifier("GaussianNB",
                lambda m, s: bg.GaussianNB(method=m, random_state=s, **_posterior(m)), METHODS),
 ]
-#: LDA, QDA and QDA with the isotropic target, posterior predictives stacked by their
-#: exact leave-one-out class probabilities (its members are conjugate fits)
+#: LDA, QDA, QDA with the isotropic target and QDA with spherical class covariances,
+#: posterior predictives stacked by their exact leave-one-out class probabilities (its
+#: members are conjugate fits)
 STACKED = Classifier("StackedClassifier", lambda m, s: bg.StackedClassifier(), ("conjugate",))
 GAUSSIAN: list[Classifier] = [*GAUSSIAN_MODELS, STACKED]
 
