@@ -275,15 +275,6 @@ def summary(wide: pd.DataFrame) -> list[str]:
 def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
              seconds: float) -> str:
     """The results as a Markdown page."""
-    wide = table(results)
-    acc = table(results, "accuracy")
-
-    def cell(frame: pd.DataFrame, key: tuple, name: str) -> str:
-        m, s = frame.loc[key, ("mean", name)], frame.loc[key, ("sd", name)]
-        miss = int(frame.loc[key, ("missing", name)])
-        text = "fails" if not np.isfinite(m) else f"{m:.3f} ± {s:.3f}"
-        return text + (f" ({miss} failed)" if miss else "")
-
     lines = ["# Stacking on held-out data sets: log loss", "",
              f"Mean ± sd over {splits} splits per cell of the held-out log loss (lower is "
              "better; probabilities clipped at 1e-15); `n` training rows per class (the "
@@ -300,8 +291,26 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
              "(QDA `cov_structure=\"spherical\"`) and a Dirichlet prior on its weights "
              "(`weight_prior=1`); the figures below are of that changed default on the same "
              "cells. The clean held-out check of the new default is "
-             "`validation/stacking_holdout2.py`, on cells chosen afresh.", "",
-             "Summary: cells where each bayesgen model's mean log loss is at or below the "
+             "`validation/stacking_holdout2.py`, on cells chosen afresh.", ""]
+    return "\n".join([*lines, *report(results, weights, CELLS)]) + "\n"
+
+
+def report(results: pd.DataFrame, weights: pd.DataFrame, cells: list[tuple[str, int]]
+           ) -> list[str]:
+    """The lines of a held-out page after its introduction: the summary, the log loss
+    table (mean ± sd, the best scikit-learn generative model, the ratios), the failed
+    fits, the accuracy table, the stack's mean weights and the seconds per model; the
+    rows in the order of ``cells``."""
+    wide = table(results, cells=cells)
+    acc = table(results, "accuracy", cells=cells)
+
+    def cell(frame: pd.DataFrame, key: tuple, name: str) -> str:
+        m, s = frame.loc[key, ("mean", name)], frame.loc[key, ("sd", name)]
+        miss = int(frame.loc[key, ("missing", name)])
+        text = "fails" if not np.isfinite(m) else f"{m:.3f} ± {s:.3f}"
+        return text + (f" ({miss} failed)" if miss else "")
+
+    lines = ["Summary: cells where each bayesgen model's mean log loss is at or below the "
              "best scikit-learn generative model's (Ledoit-Wolf LDA, CV-tuned QDA, "
              "GaussianNB), within 1.1 times it, and the largest ratio:", "",
              *summary(wide), "",
@@ -309,10 +318,11 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
              "| LDA / best | QDA / best |",
              "|---|---|" + "---|" * (len(ORDER) + 4)]
     for key in wide.index:
+        best = wide.loc[key, ("best", "model")]
         lines.append(f"| {key[0]} | {key[1]} | "
                      + " | ".join(cell(wide, key, name) for name in ORDER)
                      + f" | {wide.loc[key, ('best', 'value')]:.3f} "
-                     f"({wide.loc[key, ('best', 'model')][3:]}) | "
+                     f"({best[3:] if isinstance(best, str) else 'none'}) | "
                      + " | ".join(f"{wide.loc[key, ('ratio', name)]:.2f}"
                                   for name in BG_MODELS) + " |")
     failed = results[results["error"].notna()]
@@ -329,7 +339,7 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
     if len(weights):
         members = [c for c in weights.columns if c not in ("data", "n_per_class", "split")]
         mean_w = weights.groupby(["data", "n_per_class"])[members].mean()
-        mean_w = mean_w.loc[[cell for cell in CELLS if cell in mean_w.index]]
+        mean_w = mean_w.loc[[key for key in cells if key in mean_w.index]]
         lines += ["", "## Stacking weights", "",
                   "Mean over the splits of the stack's weights (`weights_`):", "",
                   "| data | n | " + " | ".join(members) + " |",
@@ -340,7 +350,7 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
     seconds_per_model = results.groupby("model")["seconds"].sum()[ORDER]
     lines += ["", "Seconds per model over all fits: "
               + ", ".join(f"{name} {s:.0f}" for name, s in seconds_per_model.items()) + "."]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main() -> None:

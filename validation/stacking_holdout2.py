@@ -75,7 +75,7 @@ from scipy.stats import ortho_group
 from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine, make_blobs
 from threadpoolctl import threadpool_limits
 
-from validation.stacking_holdout import BG_MODELS, ORDER, run, summary, table, take
+from validation.stacking_holdout import report, run, take
 
 #: (data set, n per class) cells, fixed before any result was seen
 CELLS = [("blobs spread d=5", 10), ("blobs spread d=5", 50), ("mixture3 d=4", 100),
@@ -220,16 +220,7 @@ def cells(splits: int, seed: int):
 
 def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
              seconds: float) -> str:
-    """The results as a Markdown page."""
-    wide = table(results, cells=CELLS)
-    acc = table(results, "accuracy", cells=CELLS)
-
-    def cell(frame: pd.DataFrame, key: tuple, name: str) -> str:
-        m, s = frame.loc[key, ("mean", name)], frame.loc[key, ("sd", name)]
-        miss = int(frame.loc[key, ("missing", name)])
-        text = "fails" if not np.isfinite(m) else f"{m:.3f} ± {s:.3f}"
-        return text + (f" ({miss} failed)" if miss else "")
-
+    """The results as a Markdown page (the tables as the first check's)."""
     lines = ["# Stacking on held-out data sets, second check: log loss", "",
              f"Mean ± sd over {splits} splits per cell of the held-out log loss (lower is "
              "better; probabilities clipped at 1e-15); `n` training rows per class (the "
@@ -238,48 +229,8 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
              "`validation/stacking_holdout2.py` (see its docstring for the design, the "
              f"cells and the command); {seconds:.0f} s single-process. The cells were "
              "fixed and committed before any result was seen; none is one of the prior "
-             "study's or of the first held-out check's.", "",
-             "Summary: cells where each bayesgen model's mean log loss is at or below the "
-             "best scikit-learn generative model's (Ledoit-Wolf LDA, CV-tuned QDA, "
-             "GaussianNB), within 1.1 times it, and the largest ratio:", "",
-             *summary(wide), "",
-             "| data | n | " + " | ".join(ORDER) + " | best sk gen. | stacked / best "
-             "| LDA / best | QDA / best |",
-             "|---|---|" + "---|" * (len(ORDER) + 4)]
-    for key in wide.index:
-        best = wide.loc[key, ("best", "model")]
-        lines.append(f"| {key[0]} | {key[1]} | "
-                     + " | ".join(cell(wide, key, name) for name in ORDER)
-                     + f" | {wide.loc[key, ('best', 'value')]:.3f} "
-                     f"({best[3:] if isinstance(best, str) else 'none'}) | "
-                     + " | ".join(f"{wide.loc[key, ('ratio', name)]:.2f}"
-                                  for name in BG_MODELS) + " |")
-    failed = results[results["error"].notna()]
-    lines += ["", f"Failed fits (counted as missing): {len(failed)}."]
-    for (model, error), group in failed.groupby(["model", "error"]):
-        where = sorted({f"{d} n={n}" for d, n in
-                        zip(group["data"], group["n_per_class"], strict=True)})
-        lines.append(f"- {model}: {len(group)} x `{error}` ({', '.join(where)})")
-    lines += ["", "## Accuracy", "", "Held-out accuracy, mean ± sd over the splits:", "",
-              "| data | n | " + " | ".join(ORDER) + " |", "|---|---|" + "---|" * len(ORDER)]
-    for key in acc.index:
-        lines.append(f"| {key[0]} | {key[1]} | "
-                     + " | ".join(cell(acc, key, name) for name in ORDER) + " |")
-    if len(weights):
-        members = [c for c in weights.columns if c not in ("data", "n_per_class", "split")]
-        mean_w = weights.groupby(["data", "n_per_class"])[members].mean()
-        mean_w = mean_w.loc[[cell for cell in CELLS if cell in mean_w.index]]
-        lines += ["", "## Stacking weights", "",
-                  "Mean over the splits of the stack's weights (`weights_`):", "",
-                  "| data | n | " + " | ".join(members) + " |",
-                  "|---|---|" + "---|" * len(members)]
-        for key, row in mean_w.iterrows():
-            lines.append(f"| {key[0]} | {key[1]} | "
-                         + " | ".join(f"{row[m]:.2f}" for m in members) + " |")
-    seconds_per_model = results.groupby("model")["seconds"].sum()[ORDER]
-    lines += ["", "Seconds per model over all fits: "
-              + ", ".join(f"{name} {s:.0f}" for name, s in seconds_per_model.items()) + "."]
-    return "\n".join(lines) + "\n"
+             "study's or of the first held-out check's.", ""]
+    return "\n".join([*lines, *report(results, weights, CELLS)]) + "\n"
 
 
 def main() -> None:

@@ -2,8 +2,7 @@
 
 :class:`StackedClassifier` fits several conjugate classifiers to the same rows (by
 default LDA, QDA, QDA shrunk towards an isotropic target, and QDA with spherical class
-covariances) and predicts with the
-mixture of their class probabilities::
+covariances) and predicts with the mixture of their class probabilities::
 
     p(y = k | x, D) = sum_m a_m p_m(y = k | x, D),   a in the simplex,
 
@@ -17,20 +16,22 @@ p_m(y_n | x_n, D without row n)::
 The leave-one-out class probabilities are exact for conjugate posteriors
 (:func:`bayesgen.inference.exact_loo.loo_log_joint`: the posterior without row n by
 the conjugate downdate, every class, no refit), so the weights cost no refit and no
-cross-validation. With few rows the maximum often puts all weight on one member on the strength of a
-handful of leave-one-out terms, so :class:`StackedClassifier` adds a Dirichlet(1 + c/M)
-prior on ``a`` (``weight_prior`` = c, default 1: one pseudo-row whose leave-one-out
-probability is equal under every member) and uses the posterior mode::
+cross-validation. With few rows the maximum often puts all weight on one member on the
+strength of a handful of leave-one-out terms, so :class:`StackedClassifier` adds a
+Dirichlet(1 + c/M) prior on ``a`` (``weight_prior`` = c, default 1: one pseudo-row
+whose leave-one-out probability is equal under every member) and uses the posterior
+mode::
 
     a = argmax_a sum_n w_n log sum_m a_m p_nm + (c / M) sum_m log a_m.
 
-The objective is concave in ``a``; it is maximised over the softmax
-coordinates with L-BFGS-B (SciPy), and then by EM updates
-a_m <- sum_n w_n r_nm / sum_n w_n, r_nm = a_m p_nm / sum_j a_j p_nj, which never
-decrease it. EM approaches a weight of 0 only slowly, so the optimality conditions
-finish the job: at the optimum g_m = sum_n w_n p_nm / sum_j a_j p_nj equals sum_n w_n
-for members of positive weight and is at most that for members of weight 0. A member
-whose weight is below 1e-4 and whose g_m is below sum_n w_n is removed and the others
+The objective is concave in ``a``. It is maximised over the softmax coordinates with
+L-BFGS-B (SciPy), then polished by EM updates
+a_m <- (sum_n w_n r_nm + c/M) / (sum_n w_n + c), r_nm = a_m p_nm / sum_j a_j p_nj,
+which never decrease it. With c > 0 the optimum is interior (every weight positive).
+With c = 0 EM approaches a weight of 0 only slowly, so the optimality conditions finish
+the job: at the optimum g_m = sum_n w_n p_nm / sum_j a_j p_nj equals sum_n w_n for
+members of positive weight and is at most that for members of weight 0. A member whose
+weight is below 1e-4 and whose g_m is below sum_n w_n is removed and the others
 re-optimised; a removed member whose g_m then exceeds sum_n w_n returns (an active-set
 loop). Weights below :data:`ZERO_WEIGHT` are finally set to 0 and the rest
 renormalised, which lowers the objective by at most about ZERO_WEIGHT sum_n w_n nats.
