@@ -353,8 +353,11 @@ def report(results: pd.DataFrame, weights: pd.DataFrame, cells: list[tuple[str, 
     return lines
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(source=None, page=None, description: str | None = None) -> None:
+    """The command line of a held-out check: run the cells of ``source`` (default
+    :func:`cells`), print the page ``page`` (default :func:`markdown`) and write it
+    with ``--markdown``; ``description`` is the ``--help`` line."""
+    parser = argparse.ArgumentParser(description=description or __doc__.splitlines()[0])
     parser.add_argument("--splits", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--markdown", type=Path, default=None)
@@ -363,11 +366,11 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     with threadpool_limits(1):
-        results, weights = run(args.splits, args.seed)
+        results, weights = run(args.splits, args.seed, source or cells)
     seconds = time.perf_counter() - start
     if args.csv is not None:
         results.to_csv(args.csv, index=False)
-    text = markdown(results, weights, args.splits, seconds)
+    text = (page or markdown)(results, weights, args.splits, seconds)
     print(text)
     if args.markdown is not None:
         args.markdown.write_text(text)

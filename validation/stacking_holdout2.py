@@ -65,17 +65,13 @@ results)::
 
 from __future__ import annotations
 
-import argparse
-import time
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from scipy.stats import ortho_group
 from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine, make_blobs
-from threadpoolctl import threadpool_limits
 
-from validation.stacking_holdout import report, run, take
+from validation import stacking_holdout as holdout
+from validation.stacking_holdout import report, take
 
 #: (data set, n per class) cells, fixed before any result was seen
 CELLS = [("blobs spread d=5", 10), ("blobs spread d=5", 50), ("mixture3 d=4", 100),
@@ -234,23 +230,8 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--splits", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--markdown", type=Path, default=None)
-    parser.add_argument("--csv", type=Path, default=None,
-                        help="also write the per-split rows (cell, split, model) here")
-    args = parser.parse_args()
-    start = time.perf_counter()
-    with threadpool_limits(1):
-        results, weights = run(args.splits, args.seed, cells)
-    seconds = time.perf_counter() - start
-    if args.csv is not None:
-        results.to_csv(args.csv, index=False)
-    text = markdown(results, weights, args.splits, seconds)
-    print(text)
-    if args.markdown is not None:
-        args.markdown.write_text(text)
+    """The command line (the first check's, with these cells and this page)."""
+    holdout.main(source=cells, page=markdown, description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
