@@ -50,7 +50,8 @@ def _replicated(estimator, random_state: Any = None, X: Any = None, y: Any = Non
 
 def _thinned(estimator) -> bool:
     """Whether ``idata_.posterior_predictive`` replicates fewer draws than the posterior
-    holds (the group added at fit)."""
+    holds (the group of about 100 draws that fits of bayesgen 0.x before the groups were
+    made consistent added at fit, in files they saved)."""
     sizes = estimator.idata_.posterior_predictive.sizes
     chains, draws = estimator._posterior_size()
     return sizes.get("chain", 0) * sizes.get("draw", 0) < chains * draws

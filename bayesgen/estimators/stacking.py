@@ -48,6 +48,7 @@ models is true: it can weight LDA and QDA together when the truth lies between t
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 from typing import Any
 
@@ -63,6 +64,7 @@ from bayesgen.data import labels
 from bayesgen.estimators import persistence
 from bayesgen.estimators.base import GenerativeClassifier
 from bayesgen.estimators.discriminant import LDA, QDA
+from bayesgen.exceptions import DataWarning
 from bayesgen.inference import exact_loo
 
 #: EM polishing of the weights after L-BFGS-B: at most this many updates, stopping
@@ -377,7 +379,12 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                     "unlabelled rows before stacking.")
         fitted, loo = [], []
         for name, est in members:
-            est = clone(est).fit(X, y, sample_weight=sample_weight)
+            with warnings.catch_warnings():
+                # a member's idata_ is not what the stack uses: fit's word that its
+                # log_likelihood group is left out to add_log_likelihood() is not for it
+                warnings.filterwarnings("ignore", message=".*add_log_likelihood",
+                                        category=DataWarning)
+                est = clone(est).fit(X, y, sample_weight=sample_weight)
             if not exact_loo.supports(est):
                 raise ValueError(
                     f"estimator {name!r} ({type(est).__name__}) has no exact leave-one-out "
