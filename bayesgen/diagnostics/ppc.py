@@ -27,8 +27,9 @@ def _replicated(estimator, random_state: Any = None, X: Any = None, y: Any = Non
 
     Calls ``estimator.sample_posterior_predictive`` (with the training rows ``X``,
     ``y``, ``sample_weight`` when given) when ``idata_`` has no ``posterior_predictive``
-    group yet, or only the one of about 100 draws added at fit (for ``az.plot_ppc``):
-    the checks use every posterior draw. Raises ``ValueError`` for point methods.
+    group yet (fit adds none), or one of fewer draws than the posterior (files saved
+    by earlier versions): the checks use every posterior draw. Raises ``ValueError``
+    for point methods.
     """
     check = getattr(estimator, "_check_posterior", None)
     if check is None:
