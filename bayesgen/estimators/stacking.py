@@ -13,6 +13,11 @@ p_m(y_n | x_n, D without row n)::
 
     a = argmax_a sum_n w_n log sum_m a_m p_m(y_n | x_n, D without row n).
 
+A sample weight w_n is a replication count (the members' convention), so "without row
+n" removes one of its copies: one unit of its weight, all of it when w_n < 1
+(:func:`_loo_one_unit`); integer weights then give exactly the stack of the repeated
+rows.
+
 The leave-one-out class probabilities are exact for conjugate posteriors
 (:func:`bayesgen.inference.exact_loo.loo_log_joint`: the posterior without row n by
 the conjugate downdate, every class, no refit), so the weights cost no refit and no
