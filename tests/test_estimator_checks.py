@@ -37,11 +37,12 @@ _NOT_CODES = (
     "check's logic on category codes"
 )
 _NAN_AT_FIT_ONLY = (
-    "the stack predicts with missing entries (its members integrate them out), but its "
-    "LDA/QDA members have no exact leave-one-out with missing entries, so fit refuses NaN "
-    "(a ValueError naming it) while predict accepts it: scikit-learn's single allow_nan "
-    "tag cannot say 'missing values at predict, not at fit'; the fit half of the check is "
-    "test_stack_fit_refuses_nan_and_inf"
+    "the stack predicts with missing entries (its members integrate them out), but "
+    "members such as LDA, QDA and MultinomialNB have no exact leave-one-out with missing "
+    "entries, so fit refuses NaN (a ValueError naming it) while predict accepts it: "
+    "scikit-learn's single allow_nan tag cannot say 'missing values at predict, not at "
+    "fit'; the fit half of the check is test_stack_fit_refuses_nan_and_inf, and "
+    "test_stack_allow_nan_tag_is_what_fit_does checks the tag"
 )
 _FEW_DRAWS = {"draws": 20, "chains": 1}  # exact i.i.d. draws; predictions are closed-form
 _MCMC_WEIGHTS = (
@@ -65,10 +66,22 @@ def _make(cls, method: str, **extra):
     return cls(**kw)
 
 
+def _stacks():
+    """The stack at its defaults, and two whose tags come from other members: missing
+    entries and positive X (GaussianNB, ExponentialNB), sparse positive counts
+    (PoissonNB, MultinomialNB)."""
+    few = {"method": "conjugate", "random_state": 0, **_FEW_DRAWS}
+    return [bg.StackedClassifier(),
+            bg.StackedClassifier([("gnb", bg.GaussianNB(**few)),
+                                  ("exp", bg.ExponentialNB(**few))]),
+            bg.StackedClassifier([("pois", bg.PoissonNB(**few)),
+                                  ("mult", bg.MultinomialNB(**few))])]
+
+
 def _instances():
     out = [_make(cls, "map") for cls in ALL]
     out += [_make(cls, "conjugate") for cls in ALL if cls is not bg.KernelNB]
-    return [*out, bg.StackedClassifier()]  # the stack at its defaults
+    return out + _stacks()
 
 
 def test_every_public_estimator_is_checked():
@@ -191,3 +204,21 @@ def test_stack_fit_refuses_nan_and_inf():
     proba = stack.predict_proba(X)
     assert np.isfinite(proba).all()
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("stack", _stacks(), ids=["default", "gnb_exp", "pois_mult"])
+def test_stack_allow_nan_tag_is_what_fit_does(stack):
+    """The stack's allow_nan tag says whether its fit takes missing entries (every
+    member integrates them out and keeps an exact leave-one-out with them)."""
+    from sklearn.utils import get_tags
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 15)
+    X = rng.poisson(3.0, size=(30, 3)).astype(float) + 1.0 + 2.0 * y[:, None]
+    X[[2, 20], [1, 0]] = np.nan
+    if get_tags(stack).input_tags.allow_nan:
+        proba = stack.fit(X, y).predict_proba(X)
+        assert np.isfinite(proba).all()
+    else:
+        with pytest.raises(ValueError, match="NaN"):
+            stack.fit(X, y)

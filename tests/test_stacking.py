@@ -471,7 +471,7 @@ def test_missing_entries_refused_for_lda(gauss):
     X_bad = X.copy()
     X_bad[3, 1] = np.nan
     members = [("lda", bg.LDA(method="conjugate", **FAST))]
-    with pytest.raises(ValueError, match=r"'lda' .*LDA/QDA with missing entries"):
+    with pytest.raises(ValueError, match=r"'lda' .*LDA, QDA and MultinomialNB with missing"):
         bg.StackedClassifier(members).fit(X_bad, y)
 
 

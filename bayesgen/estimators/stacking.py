@@ -393,9 +393,10 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
             if not exact_loo.supports(est):
                 raise ValueError(
                     f"estimator {name!r} ({type(est).__name__}) has no exact leave-one-out "
-                    "predictive on these data: LDA/QDA with missing entries (NaN, None or "
-                    "NA in X) and fits with unlabelled rows have none. Impute or drop the "
-                    "missing entries, or drop the unlabelled rows, before stacking.")
+                    "predictive on these data: LDA, QDA and MultinomialNB with missing "
+                    "entries (NaN, None or NA in X) and fits with unlabelled rows have "
+                    "none. Impute or drop the missing entries, or drop the unlabelled rows, "
+                    "before stacking.")
             joint, y_index = _loo_one_unit(est, X, y, sample_weight)
             loo.append(joint[np.arange(y_index.size), y_index] - logsumexp(joint, axis=1))
             fitted.append(est)
@@ -418,7 +419,8 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         """scikit-learn's tags from the members': ``positive_only`` / ``categorical``
-        when a member requires it; ``allow_nan`` when every member fits with missing
+        when a member requires it, ``sparse`` when every member takes sparse X;
+        ``allow_nan`` when every member fits with missing
         entries and keeps an exact leave-one-out with them (not LDA/QDA, whose missing
         entries need data augmentation: the stack's fit then refuses NaN, while its
         predictions still integrate missing entries out)."""
@@ -427,14 +429,15 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         try:
             members = self._members()
-        except ValueError:  # an invalid specification: fit says what is wrong
+            member_tags = [get_tags(est).input_tags for _, est in members]
+            allow_nan = all(t.allow_nan and not est._make_family().capabilities.augmentation
+                            for t, (_, est) in zip(member_tags, members, strict=True))
+        except (ValueError, TypeError):  # an invalid specification: fit says what is wrong
             return tags
-        member_tags = [get_tags(est).input_tags for _, est in members]
         tags.input_tags.positive_only = any(t.positive_only for t in member_tags)
         tags.input_tags.categorical = any(t.categorical for t in member_tags)
-        tags.input_tags.allow_nan = all(
-            t.allow_nan and not est._make_family().capabilities.augmentation
-            for t, (_, est) in zip(member_tags, members, strict=True))
+        tags.input_tags.sparse = all(t.sparse for t in member_tags)
+        tags.input_tags.allow_nan = allow_nan
         return tags
 
     def __sklearn_is_fitted__(self) -> bool:
