@@ -143,18 +143,22 @@ def test_point_method_and_bad_arguments(gaussian_fit):
 
 
 def test_missing_group_is_sampled():
-    """The group of ~100 draws added at fit (for az.plot_ppc) is replaced by every
-    draw's replicates: the checks use the whole posterior."""
+    """ppc_pvalues replicates every draw when idata_ has no posterior_predictive (fit
+    adds none: it is on request) or one of fewer draws than the posterior (the group
+    of about 100 draws that earlier versions added at fit, in files they saved)."""
     X, y = gaussian_data()
     est = bg.GaussianNB(**FAST).fit(X, y)
-    sizes = est.idata_.posterior_predictive.sizes
-    assert sizes["chain"] * sizes["draw"] == 100  # 2 chains x every 6th of 300 draws
+    assert "posterior_predictive" not in est.idata_.groups()
     table = dg.ppc_pvalues(est, random_state=0)
     sizes = est.idata_.posterior_predictive.sizes
     assert sizes["chain"] * sizes["draw"] == 600
     assert isinstance(table, pd.DataFrame) and (table["n_draws"] == 600).all()
-    del est.idata_.posterior_predictive  # no group at all: sampled too
+    thinned = est.idata_.posterior_predictive.isel(draw=slice(None, None, 6))
+    del est.idata_.posterior_predictive
+    est.idata_.add_groups(posterior_predictive=thinned)
+    assert est.idata_.posterior_predictive.sizes["draw"] == 50
     assert (dg.ppc_pvalues(est, random_state=0)["n_draws"] == 600).all()
+    assert est.idata_.posterior_predictive.sizes["draw"] == 300
 
 
 def test_feature_ppc_data_shapes(gaussian_fit):

@@ -169,30 +169,45 @@ def test_every_fit_sets_method(tmp_path):
 
 
 # ----------------------------------------------------------- rows given
-def _posterior(monkeypatch, keep: bool, name: str = "GaussianNB", method: str = "conjugate",
-               **fit_kw):
-    """A posterior fit that keeps its rows (small) or not (bound lowered to 0)."""
-    if not keep:
-        monkeypatch.setattr(loglik, "AT_FIT_MAX_VALUES", 0)
+def _posterior(keep: bool, name: str = "GaussianNB", method: str = "conjugate", **fit_kw):
+    """A posterior fit that keeps its rows (``fit``) or not (from statistics alone:
+    ``partial_fit`` of the same rows in one batch)."""
     factory, kind = CLASSIFIERS[name]
     X, y = make_data(kind)
-    est = factory(method=method, draws=25, chains=2, random_state=0).fit(X, y, **fit_kw)
-    monkeypatch.undo()
+    est = factory(method=method, draws=25, chains=2, random_state=0)
+    if keep:
+        est.fit(X, y, **fit_kw)
+    else:
+        est.partial_fit(X, y, classes=np.unique(y), **fit_kw)
     return est, X, y
 
 
-def test_kept_rows_are_bounded_like_the_log_likelihood(monkeypatch):
-    small, X, y = _posterior(monkeypatch, keep=True)
+def test_rows_are_kept_at_every_n_and_the_log_likelihood_on_request(monkeypatch):
+    """One rule at every n: a posterior fit by fit(X, y) keeps its rows; above the bound
+    the log_likelihood group is left out with a warning naming add_log_likelihood(),
+    which then adds it from the kept rows (the same values as at fit)."""
+    small, X, y = _posterior(keep=True)
     assert {"observed_data", "log_likelihood"} <= set(small.idata_.groups())
     np.testing.assert_array_equal(kept_rows(small).X, X)
-    large, _, _ = _posterior(monkeypatch, keep=False)
-    assert not {"observed_data", "log_likelihood"} & set(large.idata_.groups())
-    assert kept_rows(large) is None
+    monkeypatch.setattr(loglik, "AT_FIT_MAX_VALUES", 0)
+    with pytest.warns(bg.DataWarning, match=r"add_log_likelihood\(\)"):
+        large, _, _ = _posterior(keep=True)
+    monkeypatch.undo()
+    assert "observed_data" in large.idata_.groups()
+    assert "log_likelihood" not in large.idata_.groups()
+    np.testing.assert_array_equal(kept_rows(large).X, X)
+    assert hasattr(large, "model_")
+    large.add_log_likelihood()
+    np.testing.assert_allclose(large.idata_.log_likelihood["xy"].values,
+                               small.idata_.log_likelihood["xy"].values, rtol=1e-12)
+    streamed, _, _ = _posterior(keep=False)  # from statistics: no rows
+    assert not {"observed_data", "log_likelihood"} & set(streamed.idata_.groups())
+    assert kept_rows(streamed) is None
 
 
-def test_log_likelihood_from_given_rows(monkeypatch):
-    small, X, y = _posterior(monkeypatch, keep=True)
-    large, _, _ = _posterior(monkeypatch, keep=False)
+def test_log_likelihood_from_given_rows():
+    small, X, y = _posterior(keep=True)
+    large, _, _ = _posterior(keep=False)
     with pytest.raises(ValueError, match=r"add_log_likelihood\(X, y\)"):
         large.add_log_likelihood()
     with pytest.raises(ValueError, match="not those the model was fitted on"):
@@ -203,13 +218,14 @@ def test_log_likelihood_from_given_rows(monkeypatch):
     assert "observed_data" not in large.idata_.groups()  # the rows are still not kept
 
 
-def test_predictive_and_model_from_given_rows(monkeypatch):
-    small, X, y = _posterior(monkeypatch, keep=True)
-    large, _, _ = _posterior(monkeypatch, keep=False)
+def test_predictive_and_model_from_given_rows():
+    small, X, y = _posterior(keep=True)
+    large, _, _ = _posterior(keep=False)
     with pytest.raises(ValueError, match=r"sample_posterior_predictive\(X=X, y=y\)"):
         large.sample_posterior_predictive(random_state=0)
-    with pytest.raises(ValueError, match=r"build_model\(X, y\)"):
+    with pytest.raises(AttributeError, match=r"build_model\(X, y\)"):
         large.model_
+    assert not hasattr(large, "model_") and getattr(large, "model_", None) is None
     a = small.sample_posterior_predictive(random_state=1).posterior_predictive
     b = large.sample_posterior_predictive(random_state=1, X=X, y=y).posterior_predictive
     np.testing.assert_array_equal(a["x"].values, b["x"].values)
@@ -223,8 +239,9 @@ def test_predictive_and_model_from_given_rows(monkeypatch):
 def test_point_fit_model_and_prior_predictive_take_rows():
     X, y = make_data("real")
     est = bg.QDA(method="map").fit(X, y)
-    with pytest.raises(ValueError, match=r"build_model\(X, y\)"):
+    with pytest.raises(AttributeError, match=r"build_model\(X, y\)"):
         est.model_
+    assert not hasattr(est, "model_") and getattr(est, "model_", None) is None
     with pytest.raises(ValueError, match=r"sample_prior_predictive\(X=X, y=y\)"):
         est.sample_prior_predictive(draws=5, random_state=0)
     assert est.build_model(X, y)["y"].eval().shape == (y.size,)
@@ -233,12 +250,12 @@ def test_point_fit_model_and_prior_predictive_take_rows():
     assert kept_rows(est) is None  # a point fit keeps no rows for its other capabilities
 
 
-def test_exact_loo_and_compare_from_given_rows(monkeypatch):
+def test_exact_loo_and_compare_from_given_rows():
     w = np.random.default_rng(3).uniform(0.5, 2.0, size=120)
-    small, X, y = _posterior(monkeypatch, keep=True, sample_weight=w)
+    small, X, y = _posterior(keep=True, sample_weight=w)
     assert "constant_data" in small.idata_.groups()  # the weights of the kept rows
-    large, _, _ = _posterior(monkeypatch, keep=False, sample_weight=w)
-    other, _, _ = _posterior(monkeypatch, keep=False, name="QDA", sample_weight=w)
+    large, _, _ = _posterior(keep=False, sample_weight=w)
+    other, _, _ = _posterior(keep=False, name="QDA", sample_weight=w)
     with pytest.raises(ValueError, match=r"model 'a'.*bg\.compare"):
         bg.compare({"a": large, "b": other})
     with pytest.raises(ValueError, match="not those the model was fitted on"):
@@ -250,8 +267,8 @@ def test_exact_loo_and_compare_from_given_rows(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["MultinomialNB", "PoissonNB", "MixedNB"])
-def test_evidence_of_count_features_takes_rows(name, monkeypatch):
-    small, X, y = _posterior(monkeypatch, keep=True, name=name)
+def test_evidence_of_count_features_takes_rows(name):
+    small, X, y = _posterior(keep=True, name=name)
     point = CLASSIFIERS[name][0](method="map").fit(X, y)
     with pytest.raises(ValueError, match=r"log_marginal_likelihood\(X, y\)"):
         point.log_marginal_likelihood()

@@ -1,8 +1,8 @@
 """How ``idata_`` and ``model_`` read to a PyMC/ArviZ user.
 
 - ``idata_``: the per-class layout (``x_class_<label>``, dims ``obs_class_<label>,
-  feature``) in ``observed_data`` and the predictive groups, the posterior predictive of
-  about 100 draws at fit, so ``az.plot_ppc(idata_)`` works at once and per class and
+  feature``) in ``observed_data`` and the predictive groups, the posterior predictive
+  (on request, every posterior draw), so ``az.plot_ppc(idata_)`` works per class and
   feature with plain ArviZ arguments (:mod:`bayesgen.inference.class_layout`).
 - ``model_``: every dim named and no ``CustomDist_*`` in the graph, for all ten
   estimators.
@@ -23,7 +23,7 @@ import pytest
 from scipy import sparse
 
 import bayesgen as bg
-from bayesgen.inference import class_layout, loglik
+from bayesgen.inference import class_layout
 
 FAST = dict(method="conjugate", chains=2, draws=300, random_state=0)
 
@@ -44,10 +44,21 @@ def iris_like(seed: int = 0, n: int = 40):
     return X, y
 
 
-def _plot(idata, **kwargs):
+def _plot(idata, group: str = "posterior", **kwargs):
+    """``az.plot_ppc`` of at most 100 replicates (one density each)."""
+    sizes = idata[f"{group}_predictive"].sizes
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # matplotlib's slow-legend notice
-        return az.plot_ppc(idata, num_pp_samples=None, **kwargs)
+        return az.plot_ppc(idata, group=group, **kwargs,
+                           num_pp_samples=min(100, sizes["chain"] * sizes["draw"]))
+
+
+def _with_replicates(clf, X, y):
+    """``clf`` fitted, with its posterior predictive (every draw; on request)."""
+    clf.fit(X, y)
+    assert "posterior_predictive" not in clf.idata_.groups()
+    clf.sample_posterior_predictive(random_state=0)
+    return clf
 
 
 # ------------------------------------------------------------------ names
@@ -73,12 +84,12 @@ def test_observed_per_class_rows_match_the_training_rows():
     assert "x_class_a_b" in obs and "x_class_versi_color" in obs
 
 
-def test_posterior_predictive_at_fit_is_thinned_and_conditional_on_the_class():
+def test_posterior_predictive_has_every_draw_and_is_conditional_on_the_class():
     X, y = iris_like(n=60)
-    clf = bg.QDA(**FAST).fit(X, y)
+    clf = _with_replicates(bg.QDA(**FAST), X, y)
     pp = clf.idata_.posterior_predictive
-    assert pp.sizes["chain"] == 2 and pp.sizes["draw"] == 50  # every 6th of 300
-    np.testing.assert_array_equal(pp["draw"].values, np.arange(0, 300, 6))
+    assert pp.sizes["chain"] == 2 and pp.sizes["draw"] == 300  # the posterior's draws
+    np.testing.assert_array_equal(pp["draw"].values, clf.idata_.posterior["draw"].values)
     assert pp["y"].dtype == np.int64 and clf.idata_.observed_data["y"].dtype == np.int64
     for k, (var, dim) in enumerate(class_layout.names(clf.classes_)):
         rep = pp[var]
@@ -89,31 +100,19 @@ def test_posterior_predictive_at_fit_is_thinned_and_conditional_on_the_class():
                                    clf.means_[k], atol=0.15)
 
 
-def test_at_fit_replicates_are_reproducible_and_full_draws_on_request():
+def test_replicates_are_reproducible():
     X, y = iris_like()
-    a = bg.QDA(**FAST).fit(X, y)
-    b = bg.QDA(**FAST).fit(X, y)
+    a = _with_replicates(bg.QDA(**FAST), X, y)
+    b = _with_replicates(bg.QDA(**FAST), X, y)
     np.testing.assert_array_equal(a.idata_.posterior_predictive["x_class_setosa"].values,
                                   b.idata_.posterior_predictive["x_class_setosa"].values)
-    a.sample_posterior_predictive(random_state=1)
-    pp = a.idata_.posterior_predictive
-    assert pp.sizes["draw"] == 300 and "x_class_setosa" in pp
-
-
-def test_no_group_at_fit_above_the_bound(monkeypatch):
-    monkeypatch.setattr(loglik, "AT_FIT_MAX_VALUES", 20_000)
-    X, y = iris_like()
-    clf = bg.QDA(chains=1, draws=100, method="conjugate", random_state=0).fit(X, y)
-    assert "observed_data" in clf.idata_.groups()  # 100 draws x 120 rows: kept
-    # but 100 draws x 120 rows x 3 features of replicates are above the bound
-    assert "posterior_predictive" not in clf.idata_.groups()
 
 
 # ------------------------------------------------------------------ ArviZ's plot
 def test_plot_ppc_without_arguments_and_per_class_conjugate():
     X, y = iris_like()
-    clf = bg.QDA(**FAST).fit(X, y)
-    axes = _plot(clf.idata_)  # no sample_posterior_predictive call needed
+    clf = _with_replicates(bg.QDA(**FAST), X, y)
+    axes = _plot(clf.idata_)
     assert axes.size >= 5  # y, x and one per class
     axes = _plot(clf.idata_, var_names=["x_class_setosa"], flatten=["obs_class_setosa"])
     assert axes.size == 3  # one panel per feature of the class
@@ -127,7 +126,7 @@ def test_plot_ppc_mcmc():
     clf = bg.GaussianNB(method="mcmc", chains=1, draws=60, tune=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bg.ConvergenceWarning)
-        clf.fit(X, y)
+        _with_replicates(clf, X, y)
     assert clf.idata_.posterior_predictive.sizes["draw"] == 60
     axes = _plot(clf.idata_, var_names=["x_class_setosa"], flatten=["obs_class_setosa"])
     assert axes.size == 3
@@ -137,7 +136,7 @@ def test_counts_are_integers_so_arviz_draws_histograms():
     rng = np.random.default_rng(1)
     y = np.repeat([0, 1], 30)
     X = rng.poisson(np.where(y[:, None] == 0, 2.0, 6.0), size=(60, 2)).astype(float)
-    clf = bg.PoissonNB(**FAST).fit(X, y)
+    clf = _with_replicates(bg.PoissonNB(**FAST), X, y)
     pp, obs = clf.idata_.posterior_predictive, clf.idata_.observed_data
     assert pp["x_class_1"].dtype == np.int64 and obs["x_class_1"].dtype == np.int64
     np.testing.assert_allclose(pp["x_class_1"].mean(("chain", "draw", "obs_class_1")),
@@ -157,7 +156,7 @@ def test_prior_predictive_has_the_layout_for_a_point_fit():
 def test_missing_entries_stay_missing_in_the_class_replicates():
     X, y = iris_like()
     X[[1, 5], [0, 2]] = np.nan
-    clf = bg.GaussianNB(**FAST).fit(X, y)
+    clf = _with_replicates(bg.GaussianNB(**FAST), X, y)
     obs = clf.idata_.observed_data["x_class_setosa"].values
     rep = clf.idata_.posterior_predictive["x_class_setosa"].values
     np.testing.assert_array_equal(np.isnan(rep), np.broadcast_to(np.isnan(obs), rep.shape))
@@ -169,7 +168,7 @@ def test_sparse_and_wide_data_have_x_and_y_only(monkeypatch):
     rng = np.random.default_rng(2)
     y = np.repeat([0, 1], 20)
     X = sparse.csr_array(rng.poisson(1.0, size=(40, 5)).astype(float))
-    clf = bg.MultinomialNB(**FAST).fit(X, y)
+    clf = _with_replicates(bg.MultinomialNB(**FAST), X, y)
     assert set(clf.idata_.observed_data.data_vars) == {"x", "y"}
     assert set(clf.idata_.posterior_predictive.data_vars) == {"x", "y"}
     _plot(clf.idata_)
@@ -188,7 +187,7 @@ def test_discrete_and_mixed_families(name):
     else:
         X = np.column_stack([rng.normal(size=60) + 3 * y, codes[:, 0]])
         clf = bg.MixedNB(families=[("gaussian", [0]), ("categorical", [1])], **FAST)
-    clf.fit(X, y)
+    _with_replicates(clf, X, y)
     rep = clf.idata_.posterior_predictive["x_class_1"]
     assert rep.dtype == (np.int64 if name == "CategoricalNB" else np.float64)
     codes_rep = rep.values[..., -1]
@@ -203,7 +202,7 @@ def test_kernel_nb_mcmc_layout():
     clf = bg.KernelNB(method="mcmc", chains=1, draws=40, tune=60, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bg.ConvergenceWarning)
-        clf.fit(X, y)
+        _with_replicates(clf, X, y)
     rep = clf.idata_.posterior_predictive["x_class_1"]
     np.testing.assert_allclose(rep.mean(("chain", "draw", "obs_class_1")),
                                X[y == 1].mean(0), atol=0.6)
@@ -212,7 +211,7 @@ def test_kernel_nb_mcmc_layout():
 # ------------------------------------------------------------------ persistence
 def test_save_load_keeps_the_layout(tmp_path):
     X, y = iris_like()
-    clf = bg.QDA(**FAST).fit(X, y)
+    clf = _with_replicates(bg.QDA(**FAST), X, y)
     clf.save(tmp_path / "qda.nc")
     back = bg.load(tmp_path / "qda.nc")
     for group in ("observed_data", "posterior_predictive"):

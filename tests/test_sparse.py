@@ -296,7 +296,7 @@ def test_wide_sparse_never_densified(name):
             assert "x" not in obs and obs["x_data"].size == X.nnz
             rebuilt = sparse.coo_matrix((obs["x_data"], (obs["x_row"], obs["x_col"])), X.shape)
             assert (rebuilt != X).nnz == 0
-    with pytest.raises(ValueError, match="model_ observes every entry"):
+    with pytest.raises(AttributeError, match="model_ observes every entry"):
         _ = clf.model_
 
 
@@ -348,7 +348,7 @@ def test_large_sparse_observed_data_is_not_densified(monkeypatch):
     rebuilt = np.zeros_like(X)
     rebuilt[obs["x_row"].values, obs["x_col"].values] = obs["x_data"].values
     np.testing.assert_array_equal(rebuilt, X)
-    with pytest.raises(ValueError, match="model_ observes every entry"):
+    with pytest.raises(AttributeError, match="model_ observes every entry"):
         _ = clf.model_
 
 

@@ -44,40 +44,43 @@ def test_lazy_attributes_resolve():
 
 @pytest.fixture(scope="module")
 def big_fits():
-    """Conjugate fits whose log-likelihood table exceeds the at-fit threshold."""
+    """Conjugate fits whose log-likelihood table exceeds the at-fit threshold, and the
+    warnings their fits gave."""
     X, y = make_data("real", n_per_class=200)
     draws = loglik.AT_FIT_MAX_VALUES // (4 * y.size) + 10
     kw = dict(chains=4, draws=draws, random_state=0)
-    return X, y, bg.QDA(method="conjugate", **kw).fit(X, y), bg.LDA(method="conjugate",
-                                                                        **kw).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        qda = bg.QDA(method="conjugate", **kw).fit(X, y)
+        lda = bg.LDA(method="conjugate", **kw).fit(X, y)
+    return X, y, qda, lda, [w for w in caught if issubclass(w.category, bg.DataWarning)]
 
 
 def test_large_log_likelihood_is_added_on_demand(big_fits):
     from bayesgen.inference import posterior
 
-    X, y, qda, _ = big_fits
+    X, y, qda, _, caught = big_fits
     assert "log_likelihood" not in qda.idata_.groups()
-    assert "observed_data" not in qda.idata_.groups()  # the rows are not kept either
-    with pytest.raises(ValueError, match=r"add_log_likelihood\(X, y\)"):
-        qda.add_log_likelihood()
-    idata = qda.add_log_likelihood(X, y)
+    assert "observed_data" in qda.idata_.groups()  # the rows are kept at every n
+    assert len(caught) == 2 and all("add_log_likelihood()" in str(w.message) for w in caught)
+    idata = qda.add_log_likelihood()  # from the kept rows
     assert idata is qda.idata_
     ll = idata.log_likelihood["xy"]
     assert ll.dims == ("chain", "draw", "obs")
     assert ll.shape == (4, qda.draws, y.size)
     expected = posterior.pointwise_log_lik(qda._family, X, y, qda._params, qda._log_pi_draws)
     np.testing.assert_array_equal(ll.values.reshape(-1, y.size), expected)
-    assert qda.add_log_likelihood() is idata  # idempotent, no rows needed then
+    assert qda.add_log_likelihood(X, y) is idata  # idempotent
 
 
 def test_compare_adds_the_missing_groups(big_fits):
-    X, y, qda, lda = big_fits
+    X, y, qda, lda, _ = big_fits
     assert "log_likelihood" not in lda.idata_.groups()
-    # conjugate: exact LOO, no group needed; the rows were not kept: given
-    table = bg.compare({"QDA": qda, "LDA": lda}, X=X, y=y)
+    # conjugate: exact LOO from the kept rows, no group needed
+    table = bg.compare({"QDA": qda, "LDA": lda})
     assert set(table.index) == {"QDA", "LDA"}
     assert "log_likelihood" not in lda.idata_.groups()
-    lda.add_log_likelihood(X, y)  # for az.loo / az.compare directly
+    lda.add_log_likelihood()  # for az.loo / az.compare directly
     assert "log_likelihood" in lda.idata_.groups()
 
 

@@ -249,13 +249,35 @@ def test_loo_equals_refits_without_each_row(gauss, fixed_stack, brute_force_L):
     np.testing.assert_allclose(plain.weights_, _slsqp(brute_force_L), atol=2e-5)
 
 
-def test_loo_with_sample_weight_leaves_out_the_whole_row(gauss):
+def _brute_force_loo_one_copy(est, X, y, w) -> np.ndarray:
+    """log p(y_n | x_n, data with one unit of row n's weight removed) by refits, (n,)."""
+    out = np.empty(len(y))
+    for i in range(len(y)):
+        wi = w.copy()
+        wi[i] -= min(wi[i], 1.0)
+        refit = clone(est).fit(X, y, sample_weight=wi)
+        out[i] = np.log(refit.predict_proba(X[i:i + 1])[0, y[i]])
+    return out
+
+
+def test_loo_with_sample_weight_leaves_out_one_copy(gauss):
+    """A weight is a replication count: row n is left out as one of its copies, so the
+    stack of integer weights is the stack of the repeated rows."""
     X, y = gauss
     w = np.random.default_rng(1).integers(1, 4, size=len(y)).astype(float)
+    w[:3] = [0.5, 2.5, 0.0]  # fractional weights: min(w, 1) removed; weight 0: no term
     stack = bg.StackedClassifier(_fixed_members()[:2]).fit(X, y, sample_weight=w)
-    L = np.column_stack([_brute_force_loo(est, X, y, w) for _, est in _fixed_members()[:2]])
+    L = np.column_stack([_brute_force_loo_one_copy(est, X, y, w)
+                         for _, est in _fixed_members()[:2]])
     np.testing.assert_allclose(stack.loo_["elpd_loo"].to_numpy(), w @ L, rtol=1e-9)
     np.testing.assert_allclose(stack.weights_, _slsqp(L, w, prior=1.0), atol=2e-5)
+    counts = np.random.default_rng(2).integers(0, 4, size=len(y))
+    weighted = bg.StackedClassifier(_fixed_members()[:2]).fit(X, y, sample_weight=counts)
+    repeated = bg.StackedClassifier(_fixed_members()[:2]).fit(
+        np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    np.testing.assert_allclose(weighted.weights_, repeated.weights_, atol=1e-7)
+    np.testing.assert_allclose(weighted.predict_proba(X), repeated.predict_proba(X),
+                               rtol=1e-7, atol=1e-9)
 
 
 def test_default_members_loo_is_the_normalised_loo_joint(gauss, default_stack):
@@ -449,7 +471,7 @@ def test_missing_entries_refused_for_lda(gauss):
     X_bad = X.copy()
     X_bad[3, 1] = np.nan
     members = [("lda", bg.LDA(method="conjugate", **FAST))]
-    with pytest.raises(ValueError, match=r"'lda' .*LDA/QDA with missing entries"):
+    with pytest.raises(ValueError, match=r"'lda' .*LDA, QDA and MultinomialNB with missing"):
         bg.StackedClassifier(members).fit(X_bad, y)
 
 

@@ -144,11 +144,14 @@ def test_mle_waits_for_every_class():
 def test_fitted_without_rows(streamed, tmp_path):
     est, X, y = streamed
     assert est.idata_.groups() == ["posterior"]
-    for what in (lambda: est.model_, est.sample_posterior_predictive,
+    for what in (est.sample_posterior_predictive,
                  est.sample_prior_predictive, lambda: bg.compare({"a": est, "b": est}),
                  lambda: bg.ppc_pvalues(est), est.add_log_likelihood):
         with pytest.raises(ValueError, match=r"needs the training rows.*Pass them"):
             what()
+    with pytest.raises(AttributeError, match=r"needs the training rows.*build_model"):
+        est.model_  # absent: hasattr is False
+    assert not hasattr(est, "model_")
     est.sample(5, random_state=0)  # the generative model itself needs no rows
     # with the rows given, what needs them works (on a copy: they would be kept)
     copy = pickle.loads(pickle.dumps(est))

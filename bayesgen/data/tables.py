@@ -138,8 +138,9 @@ def pandas_column(label: Any, s) -> Column:
         except TypeError:  # an unhashable entry (a dict, a list): not a label or a number
             bad = next(v for v in s if not isinstance(v, Hashable))
             raise TypeError(
-                f"column {label!r} holds a {type(bad).__name__} ({bad!r:.60}); every "
-                "entry of X must be a string or a number (a category label or a value)."
+                f"column {label!r} holds a {type(bad).__name__} ({bad!r:.60}), neither a "
+                "category label nor a value: as float()'s argument must be a string or a "
+                "number, so must every entry of X."
             ) from None
         return codes, np.asarray(distinct, dtype=object)
 

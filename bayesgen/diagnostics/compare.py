@@ -40,9 +40,9 @@ def compare(models: dict[str, Any], ic: str = "loo", *, X: Any = None, y: Any = 
     sample_weight : array-like of shape (n,), optional
         The training rows (the same for every model), for the models that did not keep
         them: the exact LOO of conjugate fits and the ``log_likelihood`` group of the
-        others need them (a posterior fit keeps its rows only when chains x draws x
-        rows <= ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES``; a ``ValueError`` says
-        when they are needed), and the evidence of count features.
+        others need them (a posterior fit by ``fit(X, y)`` keeps its rows, fits from
+        statistics do not; a ``ValueError`` says when they are needed), and the
+        evidence of count features.
     candidates : bool, default=False
         With ``ic="evidence"``: also a row for every prior each model's empirical-Bayes
         search scored (its ``prior_search_``: the candidate priors and covariance

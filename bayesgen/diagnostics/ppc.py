@@ -27,8 +27,9 @@ def _replicated(estimator, random_state: Any = None, X: Any = None, y: Any = Non
 
     Calls ``estimator.sample_posterior_predictive`` (with the training rows ``X``,
     ``y``, ``sample_weight`` when given) when ``idata_`` has no ``posterior_predictive``
-    group yet, or only the one of about 100 draws added at fit (for ``az.plot_ppc``):
-    the checks use every posterior draw. Raises ``ValueError`` for point methods.
+    group yet (fit adds none), or one of fewer draws than the posterior (files saved
+    by earlier versions): the checks use every posterior draw. Raises ``ValueError``
+    for point methods.
     """
     check = getattr(estimator, "_check_posterior", None)
     if check is None:
@@ -50,7 +51,8 @@ def _replicated(estimator, random_state: Any = None, X: Any = None, y: Any = Non
 
 def _thinned(estimator) -> bool:
     """Whether ``idata_.posterior_predictive`` replicates fewer draws than the posterior
-    holds (the group added at fit)."""
+    holds (the group of about 100 draws that fits of bayesgen 0.x before the groups were
+    made consistent added at fit, in files they saved)."""
     sizes = estimator.idata_.posterior_predictive.sizes
     chains, draws = estimator._posterior_size()
     return sizes.get("chain", 0) * sizes.get("draw", 0) < chains * draws

@@ -119,9 +119,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         sets ``method_``. ``train`` is ``(X, y_index)`` of the training rows when they
         are at hand, or None when only statistics are (streamed, merged or Dask fits).
         The rows are not kept, except by a posterior fit in the ``observed_data`` group
-        of ``idata_`` next to the pointwise log-likelihood, under its size bound
-        (:mod:`bayesgen.inference.rows`). ``extra`` (``method="mcmc"``): log-likelihood
-        terms beyond the statistics and the chains' start
+        of ``idata_`` (always: :mod:`bayesgen.inference.rows`). ``extra``
+        (``method="mcmc"``): log-likelihood terms beyond the statistics and the chains'
+        start
         (:class:`bayesgen.inference.model.ExtraLikelihood`; the unlabelled rows of
         :mod:`bayesgen.semi.nuts`), or None.
         """
@@ -210,9 +210,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """``idata_`` of the posterior draws ``_params``, ``_log_pi_draws``.
 
         ``train``: ``(X, y_index)`` of the training rows, or None: the rows kept in the
-        current ``idata_``, if any (a rebuild after the draws changed). The rows and
-        their pointwise log-likelihood are stored when chains x draws x rows is at most
-        :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES` (:mod:`bayesgen.inference.rows`).
+        current ``idata_``, if any (a rebuild after the draws changed). The rows are
+        always stored (``observed_data``); their pointwise log-likelihood when chains x
+        draws x rows is at most :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES`,
+        else a warning names ``add_log_likelihood()`` (:mod:`bayesgen.inference.loglik`).
+        ``posterior_predictive`` is added on request (``sample_posterior_predictive``).
         """
         if train is None:
             kept = rows.kept(self)
@@ -224,7 +226,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self._params)
         # None: no rows (fitted from statistics) or too large for fit time, see loglik
         log_lik = None if train is None else loglik.at_fit(self, *train)
-        X, y_index = (None, None) if log_lik is None else train
+        X, y_index = (None, None) if train is None else train  # rows: kept at every n
         self.idata_ = posterior.build_idata(
             log_pi=self._log_pi_draws, params=scoring.user_params(self, self._params),
             param_dims=family.param_dims,
@@ -236,7 +238,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if hyper:  # sampled hyper-parameters (LDA/QDA "sample"): scalars per draw
             self.idata_.posterior = self.idata_.posterior.assign(
                 {name: (("chain", "draw"), value) for name, value in hyper.items()})
-        predictive.at_fit(self)  # posterior_predictive of ~100 draws, when rows are kept
 
     # ------------------------------------------------------------ prediction
     def _fused_finite_check(self) -> bool:
@@ -477,16 +478,21 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """Add the ``log_likelihood`` group to ``idata_`` when fit left it out.
 
         The group holds log p(x_n, y_n | theta_s) of every training row, dims
-        ``(chain, draw, obs)``; fit stores it when chains x draws x rows is at most
-        ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES`` (and keeps the rows with it).
+        ``(chain, draw, obs)``, with the posterior's chains and draws. Fit stores it
+        when chains x draws x rows is at most
+        ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES`` (4,000,000) and otherwise warns
+        that it left it out, naming this method (as PyMC's ``compute_log_likelihood``,
+        it is opt-in where it is large). A fit by ``fit(X, y)`` keeps its rows, so no
+        argument is needed then.
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n, d), optional
         y : array-like of shape (n,), optional
-            The training rows; needed when the fit did not keep them (a ``ValueError``
-            says so). Rows other than the fit's (other weighted class counts) are a
-            ``ValueError``.
+            The training rows; needed only when the fit did not keep them (fits from
+            statistics: ``partial_fit``, ``bayesgen.merge``, Dask input; a
+            ``ValueError`` says so). Rows other than the fit's (other weighted class
+            counts) are a ``ValueError``.
         sample_weight : array-like of shape (n,), optional
             The fit's weights, if it had any (only to recognise the training rows:
             the pointwise log-likelihood is per row, unweighted).
@@ -524,18 +530,30 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         As :meth:`build_model`, with the rows a posterior fit keeps in
         ``idata_.observed_data``; built on first access and cached. A fit that kept no
-        rows (point methods, larger posterior fits, fits from statistics) raises a
-        ``ValueError``: call ``build_model(X, y)`` with the training rows instead.
+        rows (point methods, fits from statistics: ``partial_fit``, ``bayesgen.merge``,
+        Dask input), or whose rows PyMC cannot observe (large sparse X, non-integer
+        counts), has no ``model_``: ``hasattr(est, "model_")`` is False and access
+        raises ``AttributeError`` whose message says what to do instead (call
+        ``build_model(X, y)`` with the training rows). Unfitted: ``NotFittedError``
+        (an ``AttributeError`` too).
+
+        Raises
+        ------
+        AttributeError
+            When the model is absent (see above), with the reason and the remedy.
         """
         check_is_fitted(self, "_params")
         if getattr(self, "_model", None) is None:
             kept = rows.kept(self)
             if kept is None:
-                raise ValueError(rows.missing_message(
+                raise AttributeError(rows.missing_message(
                     self, "model_ (the PyMC model with its observed rows)", "build_model(X, y)"))
             from bayesgen.inference.model import build_model
 
-            self._model = build_model(self, kept.X, kept.y)
+            try:
+                self._model = build_model(self, kept.X, kept.y)
+            except ValueError as err:  # rows PyMC cannot observe: model_ is absent
+                raise AttributeError(str(err)) from err
         return self._model
 
     def build_model(self, X: Any, y: Any):
@@ -626,9 +644,13 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         flatten=["obs_class_<label>"])`` draws the class's features one panel each
         (:mod:`bayesgen.inference.class_layout`: names, and which data get them).
 
-        A fit that kept its rows already has this group from about 100 draws
-        (:data:`bayesgen.inference.predictive.AT_FIT_DRAWS`), enough for
-        ``az.plot_ppc``; this method replaces it with every draw.
+        As in PyMC, the group is added on request (never at fit) and replicates every
+        posterior draw, so it has the posterior's chains and draws, as
+        ``log_likelihood`` has: ``az.loo_pit(idata_, y="y")``, ``az.plot_loo_pit`` and
+        ``az.plot_ppc`` work on ``idata_`` (with every draw, pass
+        ``num_pp_samples=100`` to ``az.plot_ppc`` for a quick plot). Replicates of
+        more than 500,000,000 values are a ``ValueError`` (refit with fewer draws or
+        chains).
 
         Parameters
         ----------

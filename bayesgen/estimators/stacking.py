@@ -13,6 +13,11 @@ p_m(y_n | x_n, D without row n)::
 
     a = argmax_a sum_n w_n log sum_m a_m p_m(y_n | x_n, D without row n).
 
+A sample weight w_n is a replication count (the members' convention), so "without row
+n" removes one of its copies: one unit of its weight, all of it when w_n < 1
+(:func:`_loo_one_unit`); integer weights then give exactly the stack of the repeated
+rows.
+
 The leave-one-out class probabilities are exact for conjugate posteriors
 (:func:`bayesgen.inference.exact_loo.loo_log_joint`: the posterior without row n by
 the conjugate downdate, every class, no refit), so the weights cost no refit and no
@@ -48,6 +53,7 @@ models is true: it can weight LDA and QDA together when the truth lies between t
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 from typing import Any
 
@@ -63,6 +69,7 @@ from bayesgen.data import labels
 from bayesgen.estimators import persistence
 from bayesgen.estimators.base import GenerativeClassifier
 from bayesgen.estimators.discriminant import LDA, QDA
+from bayesgen.exceptions import DataWarning
 from bayesgen.inference import exact_loo
 
 #: EM polishing of the weights after L-BFGS-B: at most this many updates, stopping
@@ -214,6 +221,24 @@ def _maximise(L: np.ndarray, P: np.ndarray, w: np.ndarray, prior: float = 0.0
     return a
 
 
+def _loo_one_unit(estimator, X: Any, y: Any, sample_weight: Any
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """log p(x_n, y = k | D without one unit of row n's weight), (n, K), and the class
+    index of every row (:func:`bayesgen.inference.exact_loo.loo_log_joint`).
+
+    A weight is a replication count (``fit``'s convention: weight 2 is a duplicated
+    row), so row n is left out as one of its w_n copies: the conjugate downdate removes
+    min(w_n, 1) of its weight (all of it when w_n < 1), and the objective counts the
+    term w_n times. With integer weights this is exactly the stack of the repeated
+    rows (scikit-learn's sample-weight equivalence); with unit weights it is plain
+    leave-one-out."""
+    from bayesgen.inference.rows import Rows
+
+    rows = exact_loo.training_rows(estimator, X, y, sample_weight)
+    one_unit = Rows(rows.X, rows.y, np.minimum(rows.weights, 1.0))
+    return exact_loo._loo_log_joint(estimator, one_unit), rows.y
+
+
 def loo_summary(loo_log_proba: np.ndarray, sample_weight: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Each member's leave-one-out log score and its standard error, as ArviZ's
@@ -335,8 +360,10 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
             Class labels (no unlabelled rows: their leave-one-out predictive has no
             closed form).
         sample_weight : array-like of shape (n,), optional
-            Row weights, passed to every member; row n's leave-one-out term leaves out
-            its whole weight and counts w_n times in the objective.
+            Row weights (replication counts, as for the members), passed to every
+            member; row n's leave-one-out term leaves out one unit of its weight (all
+            of it when below 1), i.e. one of its copies, and counts w_n times in the
+            objective, so integer weights equal repeated rows.
 
         Returns
         -------
@@ -357,14 +384,20 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                     "unlabelled rows before stacking.")
         fitted, loo = [], []
         for name, est in members:
-            est = clone(est).fit(X, y, sample_weight=sample_weight)
+            with warnings.catch_warnings():
+                # a member's idata_ is not what the stack uses: fit's word that its
+                # log_likelihood group is left out to add_log_likelihood() is not for it
+                warnings.filterwarnings("ignore", message=".*add_log_likelihood",
+                                        category=DataWarning)
+                est = clone(est).fit(X, y, sample_weight=sample_weight)
             if not exact_loo.supports(est):
                 raise ValueError(
                     f"estimator {name!r} ({type(est).__name__}) has no exact leave-one-out "
-                    "predictive on these data: LDA/QDA with missing entries and fits with "
-                    "unlabelled rows have none. Impute or drop the missing entries, or "
-                    "drop the unlabelled rows, before stacking.")
-            joint, y_index = exact_loo.loo_log_joint(est, X, y, sample_weight)
+                    "predictive on these data: LDA, QDA and MultinomialNB with missing "
+                    "entries (NaN, None or NA in X) and fits with unlabelled rows have "
+                    "none. Impute or drop the missing entries, or drop the unlabelled rows, "
+                    "before stacking.")
+            joint, y_index = _loo_one_unit(est, X, y, sample_weight)
             loo.append(joint[np.arange(y_index.size), y_index] - logsumexp(joint, axis=1))
             fitted.append(est)
         classes = fitted[0].classes_
@@ -383,6 +416,29 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         self._names = [name for name, _ in members]
         self._elpd, self._elpd_se = loo_summary(L, w)
         return self
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags from the members': ``positive_only`` / ``categorical``
+        when a member requires it, ``sparse`` when every member takes sparse X;
+        ``allow_nan`` when every member fits with missing
+        entries and keeps an exact leave-one-out with them (not LDA/QDA, whose missing
+        entries need data augmentation: the stack's fit then refuses NaN, while its
+        predictions still integrate missing entries out)."""
+        from sklearn.utils import get_tags
+
+        tags = super().__sklearn_tags__()
+        try:
+            members = self._members()
+            member_tags = [get_tags(est).input_tags for _, est in members]
+            allow_nan = all(t.allow_nan and not est._make_family().capabilities.augmentation
+                            for t, (_, est) in zip(member_tags, members, strict=True))
+        except (ValueError, TypeError):  # an invalid specification: fit says what is wrong
+            return tags
+        tags.input_tags.positive_only = any(t.positive_only for t in member_tags)
+        tags.input_tags.categorical = any(t.categorical for t in member_tags)
+        tags.input_tags.sparse = all(t.sparse for t in member_tags)
+        tags.input_tags.allow_nan = allow_nan
+        return tags
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "weights_")

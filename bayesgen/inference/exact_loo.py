@@ -37,8 +37,8 @@ families without ``capabilities.exact_loo`` (KernelNB, MixedNB with a kernel par
 statistics that need data augmentation (LDA/QDA or MultinomialNB fitted with missing
 entries: no closed form).
 
-The training rows (and their weights) are those kept in ``idata_`` (a conjugate fit of
-at most :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES` draws x rows) or given
+The training rows (and their weights) are those kept in ``idata_`` (a conjugate fit by
+``fit(X, y)``) or given
 (``bg.compare(models, X=X, y=y, sample_weight=w)``); see :mod:`bayesgen.inference.rows`.
 """
 

@@ -1,24 +1,27 @@
-"""The pointwise log-likelihood group of ``idata_``: at fit for small data, else on demand.
+"""The pointwise log-likelihood group of ``idata_``: at fit within a bound, else on request.
 
 ``az.loo`` and :func:`bayesgen.diagnostics.compare` need log p(x_n, y_n | theta_s) for every draw s
 and training row n: chains x draws x n values, and as many evaluations of the family's
 log-density. That is the only part of a posterior fit whose cost grows with draws x
-rows (NUTS works on the sufficient statistics), so, as PyMC makes it opt-in:
+rows (NUTS works on the sufficient statistics), so, as PyMC makes it opt-in
+(``pm.compute_log_likelihood``), the rule is:
 
-- at fit it is computed when draws x rows <= :data:`AT_FIT_MAX_VALUES` (4,000,000
-  values, 32 MB: e.g. 4,000 draws of 1,000 rows),
-- otherwise ``estimator.add_log_likelihood(X, y)`` adds it from the training rows
-  (``bg.compare(models, X=X, y=y)`` calls it for estimators without the group); rows
-  are processed in blocks (``posterior``'s chunking), so memory beyond the group
-  itself stays bounded,
-- above :data:`bayesgen.inference.posterior.LOG_LIK_MAX_VALUES` (about 2 GB) it is refused: fit
-  warns once that the group will not be available, ``add_log_likelihood`` raises.
+- the training rows are always kept: a posterior fit by ``fit(X, y)`` stores them in
+  ``idata_.observed_data`` at every n (:mod:`bayesgen.inference.rows`);
+- the group is computed at fit when chains x draws x rows <= :data:`AT_FIT_MAX_VALUES`
+  (4,000,000 values, 32 MB: e.g. 4,000 draws of 1,000 rows);
+- above, fit leaves it out and says so: a :class:`bayesgen.exceptions.DataWarning`
+  names ``add_log_likelihood()``, which adds it from the kept rows (rows are processed
+  in blocks, ``posterior``'s chunking, so memory beyond the group itself stays
+  bounded); ``bg.compare`` adds it itself;
+- above :data:`bayesgen.inference.posterior.LOG_LIK_MAX_VALUES` (about 2 GB) it cannot
+  be stored: fit warns that the group will not be available, ``add_log_likelihood``
+  raises (refit with fewer draws or chains).
 
-The fit keeps its rows (``idata_.observed_data``) under the same bound, so a fit that
-stores the group also has the rows its other checks need, and a larger one holds
-neither (:mod:`bayesgen.inference.rows`). With its rows, it also stores the posterior
-predictive of about 100 draws, again within this bound
-(:func:`bayesgen.inference.predictive.at_fit`).
+Whatever n, the group holds every posterior draw (the posterior's ``chain`` and
+``draw``), as ``posterior_predictive`` does
+(:func:`bayesgen.inference.predictive.posterior_predictive`), so ArviZ's functions that
+combine the groups (``az.loo_pit``, ``az.plot_loo_pit``) work.
 """
 
 from __future__ import annotations
@@ -53,9 +56,9 @@ def _too_large(estimator, n: int) -> bool:
 
 def at_fit(estimator, X, y: np.ndarray) -> np.ndarray | None:
     """The (S, n) table of the training rows ``X``, ``y`` (class index) to store at fit,
-    or None (too large for fit time: on demand). The fit keeps its rows in
-    ``idata_.observed_data`` exactly when this table is stored (see
-    :mod:`bayesgen.inference.rows`)."""
+    or None (above :data:`AT_FIT_MAX_VALUES`, with a warning naming
+    ``add_log_likelihood()``; above ``LOG_LIK_MAX_VALUES``, with one saying it cannot be
+    stored). The rows themselves are kept either way (:mod:`bayesgen.inference.rows`)."""
     n = X.shape[0]
     chains, draws, n = _size(estimator, n)
     if _too_large(estimator, n):
@@ -67,6 +70,15 @@ def at_fit(estimator, X, y: np.ndarray) -> np.ndarray | None:
         )
         return None
     if chains * draws * n > AT_FIT_MAX_VALUES:
+        warn(
+            f"{type(estimator).__name__}: idata_ has no log_likelihood group yet: it would "
+            f"hold {chains} x {draws} x {n} values ({chains * draws * n * 8 / 1e6:.0f} MB), "
+            f"above the {AT_FIT_MAX_VALUES:,} computed at fit "
+            "(bayesgen.inference.loglik.AT_FIT_MAX_VALUES). Call add_log_likelihood() "
+            "to add it from the kept training rows (az.loo, az.loo_pit and az.compare "
+            "need it; bg.compare adds it itself).",
+            DataWarning,
+        )
         return None
     return compute(estimator, X, y)
 

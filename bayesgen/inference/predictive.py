@@ -14,10 +14,13 @@ with its own replicates.
   sampler.
 - Posterior predictive: for every posterior draw s, ``y_rep ~ Categorical(pi_s)`` and
   ``x_rep ~ p(x | y_rep, theta_s)`` with the family's sampler (the same one behind
-  ``sample``), so it works identically for conjugate and MCMC draws. A posterior fit
-  that keeps its rows gets this group at fit from about :data:`AT_FIT_DRAWS` draws
-  (:func:`at_fit`), so ``az.plot_ppc(idata_)`` works at once and draws in seconds;
-  ``sample_posterior_predictive()`` replicates every draw.
+  ``sample``), so it works identically for conjugate and MCMC draws. As in PyMC
+  (``pm.sample_posterior_predictive``) it is added on request,
+  ``sample_posterior_predictive()``, never at fit, and always replicates every
+  posterior draw: the group has the posterior's chains and draws, as
+  ``log_likelihood`` has, so ArviZ's functions that combine the two (``az.loo_pit``,
+  ``az.plot_loo_pit``) work. Too large a replicate set (above :data:`MAX_VALUES`) is a
+  ``ValueError`` that suggests fewer draws or chains, never a silent thinning.
 """
 
 from __future__ import annotations
@@ -34,14 +37,6 @@ from bayesgen.utils.heavy import import_arviz, import_pymc
 
 #: refuse to build replicated data sets larger than this many values (~4 GB)
 MAX_VALUES = 500_000_000
-#: posterior draws replicated at fit (:func:`at_fit`): ``az.plot_ppc`` draws one density
-#: per draw and variable, so about 100 keep the plot to seconds
-AT_FIT_DRAWS = 100
-#: the random stream of the replicates at fit, apart from the fit's own: with
-#: ``random_state=s`` they come from ``default_rng([s, AT_FIT_STREAM])``
-AT_FIT_STREAM = 0x5050
-
-
 def _rng(random_state: Any) -> np.random.Generator:
     from bayesgen.utils.random import legacy_rng
 
@@ -87,17 +82,8 @@ def _dataset(values: dict, dims: dict, coords: dict):
     )
 
 
-def thinned(chains: int, draws: int, max_draws: int | None) -> np.ndarray:
-    """Positions (in the flattened chain x draw order) of the draws kept when at most
-    about ``max_draws`` are wanted: every t-th draw of every chain, t = ceil(chains x
-    draws / max_draws), so each chain keeps ceil(draws / t) (all when None)."""
-    step = 1 if max_draws is None else max(1, -(-chains * draws // max_draws))
-    kept = np.arange(0, draws, step)
-    return (np.arange(chains)[:, None] * draws + kept[None, :]).ravel()
-
-
 def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: Any = None,
-                         sample_weight: Any = None, *, max_draws: int | None = None):
+                         sample_weight: Any = None):
     """Add ``posterior_predictive`` to ``estimator.idata_``; return it.
 
     Variables (see the module docstring): ``y`` (chain, draw, obs), ``x`` (chain, draw,
@@ -108,8 +94,8 @@ def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: 
     The replicates are shaped like the training rows: ``X``, ``y`` (``sample_weight``)
     when given (then added to ``idata_`` as ``observed_data`` if it has none, for
     ArviZ's checks), else those kept in ``idata_`` (:mod:`bayesgen.inference.rows`).
-    ``max_draws``: replicate only every t-th draw of each chain (:func:`thinned`;
-    the ``draw`` coordinate then holds the posterior draws used); None: every draw.
+    Every posterior draw is replicated: ``chain`` and ``draw`` are the posterior's
+    (those of ``log_likelihood`` too).
     """
     az = import_arviz()
 
@@ -122,13 +108,10 @@ def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: 
     if not data.kept:
         training.keep(estimator, data)
     rng = _rng(random_state)
-    chains, draws = estimator._posterior_size()
-    used = thinned(chains, draws, max_draws)
-    kept_draws = used.size // chains
+    chains, kept_draws = estimator._posterior_size()
     n_obs = data.y.shape[0]
-    random = estimator._family.param_dims
-    params = {k: (v[used] if k in random else v) for k, v in estimator._params.items()}
-    y_rep = _draw_classes(np.exp(estimator._log_pi_draws[used]), n_obs, rng)
+    params = estimator._params
+    y_rep = _draw_classes(np.exp(estimator._log_pi_draws), n_obs, rng)
     x_rep = _replicate_x(estimator, params, y_rep, rng, internal=True)
     values = {
         "y": y_rep.reshape(chains, kept_draws, -1),
@@ -137,7 +120,7 @@ def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: 
     dims = {"y": ("chain", "draw", "obs"), "x": ("chain", "draw", "obs", "feature")}
     coords = {
         "chain": estimator.idata_.posterior["chain"].values,
-        "draw": estimator.idata_.posterior["draw"].values[used[:kept_draws]],
+        "draw": estimator.idata_.posterior["draw"].values,
         "obs": np.arange(n_obs),
         "feature": estimator._feature_names(),
     }
@@ -175,34 +158,6 @@ def _dense(X: Any) -> np.ndarray:
     from bayesgen.data.sparse import is_sparse
 
     return np.asarray(X.toarray() if is_sparse(X) else X, dtype=np.float64)
-
-
-def at_fit(estimator) -> None:
-    """After a posterior fit that kept its rows: ``posterior_predictive`` with at most
-    about :data:`AT_FIT_DRAWS` draws (:func:`thinned`), when those replicates hold at
-    most :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES` values (draws x rows x
-    (features + 1), twice the features with the per-class layout), i.e. 32 MB;
-    ``sample_posterior_predictive()`` replaces it with every draw.
-
-    Seeded from the estimator's ``random_state`` (an int gives the same replicates at
-    every fit; a Generator advances by one draw).
-    """
-    from bayesgen.inference import class_layout
-    from bayesgen.inference.loglik import AT_FIT_MAX_VALUES
-    from bayesgen.utils.random import seed_from
-
-    idata = getattr(estimator, "idata_", None)
-    if idata is None or "observed_data" not in idata.groups() or "y" not in idata.observed_data:
-        return
-    chains, draws = estimator._posterior_size()
-    n_obs = idata.observed_data.sizes["obs"]
-    kept = thinned(chains, draws, AT_FIT_DRAWS).size
-    copies = 2 if class_layout.present(idata.observed_data, estimator.classes_) else 1
-    if kept * n_obs * (copies * estimator.n_features_in_ + 1) > AT_FIT_MAX_VALUES:
-        return
-    seed = seed_from(getattr(estimator, "random_state", None))
-    rng = np.random.default_rng(None if seed is None else [seed, AT_FIT_STREAM])
-    posterior_predictive(estimator, rng, max_draws=AT_FIT_DRAWS)
 
 
 def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: Any = None,

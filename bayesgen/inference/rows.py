@@ -30,10 +30,10 @@ Where the rows come from, in this order:
    unlabelled rows' responsibilities).
 2. **Kept**: a posterior fit (``method_`` "conjugate" or "mcmc") by ``fit(X, y)`` keeps
    its rows where ArviZ needs them, the ``observed_data`` group of ``idata_`` (and the
-   weights of a weighted fit in ``constant_data``, ``sample_weight``), under the same
-   bound as the pointwise log-likelihood computed at fit: chains x draws x rows <=
-   :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES`. Point fits and fits from
-   statistics alone (``partial_fit``, ``bayesgen.merge``, Dask input) keep none.
+   weights of a weighted fit in ``constant_data``, ``sample_weight``), always, at every
+   n (the pointwise log-likelihood has its own bound, :mod:`bayesgen.inference.loglik`).
+   Point fits and fits from statistics alone (``partial_fit``, ``bayesgen.merge``, Dask
+   input) keep none.
 3. Neither: a ``ValueError`` that says what to pass (:func:`missing_message`).
 """
 
@@ -78,8 +78,7 @@ def missing_message(estimator, what: str, how: str) -> str:
     if method in POSTERIOR_METHODS:
         reason = (
             "a posterior fit keeps them in idata_.observed_data only when fitted by "
-            "fit(X, y) with chains x draws x rows at most "
-            "bayesgen.inference.loglik.AT_FIT_MAX_VALUES"
+            "fit(X, y), not from statistics (partial_fit, bayesgen.merge, Dask input)"
         )
     else:
         reason = (f"a point fit (method_={method!r}) keeps its parameters and statistics, "
