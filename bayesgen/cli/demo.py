@@ -67,26 +67,30 @@ def _posterior(method: str) -> dict:
     return MCMC if method == "mcmc" else POSTERIOR if method == "conjugate" else {}
 
 
-GAUSSIAN_MODELS: list[Classifier] = [
-    Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s, **_posterior(m)), METHODS),
-    Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s, **_posterior(m)), METHODS),
-    Classifier("GaussianNB",
-               lambda m, s: bg.GaussianNB(method=m, random_state=s, **_posterior(m)), METHODS),
-]
+LDA = Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s, **_posterior(m)),
+                 METHODS)
+QDA = Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s, **_posterior(m)),
+                 METHODS)
+GAUSSIAN_NB = Classifier(
+    "GaussianNB", lambda m, s: bg.GaussianNB(method=m, random_state=s, **_posterior(m)),
+    METHODS)
+GAUSSIAN_MODELS: list[Classifier] = [LDA, QDA, GAUSSIAN_NB]
 #: LDA, QDA, QDA with the isotropic target and QDA with spherical class covariances,
 #: posterior predictives stacked by their exact leave-one-out class probabilities (its
 #: members are conjugate fits)
 STACKED = Classifier("StackedClassifier", lambda m, s: bg.StackedClassifier(), ("conjugate",))
 GAUSSIAN: list[Classifier] = [*GAUSSIAN_MODELS, STACKED]
 
+
+def _with_nuts(clf: Classifier) -> Classifier:
+    return clf._replace(methods=(*clf.methods, "mcmc"))
+
+
 #: the same with PyMC NUTS as well (seconds per fit; the first compiles JAX code)
-GAUSSIAN_MCMC: list[Classifier] = [
-    *(c._replace(methods=(*METHODS, "mcmc")) for c in GAUSSIAN_MODELS), STACKED]
+GAUSSIAN_MCMC: list[Classifier] = [*map(_with_nuts, GAUSSIAN_MODELS), STACKED]
 #: NUTS for GaussianNB only: its program compiles fastest and it samples in about a
 #: second (LDA's and QDA's NUTS fits cost 5-20 s each on 2 cores)
-GAUSSIAN_NB_MCMC: list[Classifier] = [
-    *(c._replace(methods=(*METHODS, "mcmc")) if c.name == "GaussianNB" else c
-      for c in GAUSSIAN_MODELS), STACKED]
+GAUSSIAN_NB_MCMC: list[Classifier] = [LDA, QDA, _with_nuts(GAUSSIAN_NB), STACKED]
 
 DISCRETE: list[Classifier] = [
     Classifier("MultinomialNB",
