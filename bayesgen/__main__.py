@@ -63,10 +63,11 @@ and where bayesgen loses, and writes to DIR:
                           the training rows of the first split, with the MLE and MAP
                           boundaries and the held-out rows
 
-How long it takes on 2 cores (idle; imports and compiling NUTS included): about
-TIME_DEFAULT with the defaults, of which about TIME_NUTS s for the one NUTS fit;
---splits 5 about TIME_FIVE; --splits 5 --nuts all about TIME_ALL. A progress bar on
-standard error shows the fit under way (in a terminal or a notebook)."""
+How long it takes on 2 cores, imports and compiling NUTS included (CPU time; on an
+idle machine the wall time is about the same): about 35 s with the defaults, of
+which about 15 s for the NUTS fit (mostly compiling it); --splits 5 about 95 s;
+--splits 5 --nuts all about TIME_ALL s. A progress bar on standard error shows the fit
+under way (in a terminal or a notebook)."""
 
 
 def _version() -> str:
@@ -91,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo",
         help="fit MLE, MAP, exact-posterior and NUTS classifiers on bundled data sets "
-        "and write a table and plots",
+        "and write a table and plots (about 35 s on 2 cores)",
         description=DEMO_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Example: bayesgen demo --out results --seed 1 --splits 5 --nuts all",

@@ -127,7 +127,7 @@ def test_demo_help_says_how_long_it_takes(capsys):
     with pytest.raises(SystemExit):
         main(["demo", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert re.search(r"How long it takes on 2 cores .*: about \d+ s with the defaults", text)
+    assert re.search(r"How long it takes on 2 cores.*: about \d+ s with the defaults", text)
     assert re.search(r"--splits 5 about \d+ s", text)
     assert "--nuts all" in text and "progress bar" in text
 

@@ -58,7 +58,9 @@ METHODS = ("mle", "map", "conjugate")
 #: posterior size of the demo's fits: ``chains`` x ``draws`` (the conjugate posterior
 #: predictive is exact whatever the number of draws; NUTS needs enough for its checks)
 POSTERIOR = {"chains": 4, "draws": 250}
-MCMC: dict = {}  # the defaults: 4 chains x 1000 draws after 1000 tuning steps
+#: NUTS: the defaults, 4 chains x 1000 draws after 1000 tuning steps; the demo draws its
+#: own progress bar, so the sampler draws none
+MCMC: dict = {"progressbar": False}
 #: number of stratified splits by default (``--splits 5`` gives the spreads)
 N_SPLITS = 1
 
