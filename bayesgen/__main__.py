@@ -63,11 +63,11 @@ and where bayesgen loses, and writes to DIR:
                           the training rows of the first split, with the MLE and MAP
                           boundaries and the held-out rows
 
-How long it takes on 2 cores, imports and compiling NUTS included (CPU time; on an
-idle machine the wall time is about the same): about 35 s with the defaults, of
-which about 15 s for the NUTS fit (mostly compiling it); --splits 5 about 95 s;
---splits 5 --nuts all about TIME_ALL s. A progress bar on standard error shows the fit
-under way (in a terminal or a notebook)."""
+How long it takes on 2 cores, imports and compiling NUTS included (CPU time,
+measured on a busy machine; on an idle one the wall time is about the same or less):
+about 35 s with the defaults, of which about 13 s for the NUTS fit (mostly compiling
+it); --splits 5 about 95 s; --splits 5 --nuts all about 320 s. A progress bar on
+standard error shows the fit under way (in a terminal or a notebook)."""
 
 
 def _version() -> str:
