@@ -105,6 +105,33 @@ def _sklearn_name(model) -> str:
     return type(model).__name__
 
 
+def test_demo_options_reach_the_demo(monkeypatch):
+    """The defaults of ``bayesgen demo`` are the demo's (one split, NUTS for one model,
+    the bar where a person watches), and every option is passed on."""
+    calls = []
+    monkeypatch.setattr(demo, "main", lambda **kw: calls.append(kw))
+    assert main(["demo"]) == 0
+    assert main(["demo", "--out", "x", "--seed", "3", "--splits", "5", "--nuts", "all",
+                 "--no-progress"]) == 0
+    assert calls == [
+        {"out": "bayesgen-demo", "seed": 0, "n_splits": demo.N_SPLITS, "nuts": "one",
+         "progress": "auto"},
+        {"out": "x", "seed": 3, "n_splits": 5, "nuts": "all", "progress": False},
+    ]
+    nuts = next(a for a in _parser()._subparsers._group_actions[0].choices["demo"]._actions
+                if a.dest == "nuts")
+    assert tuple(nuts.choices) == tuple(demo.NUTS_SCOPES)
+
+
+def test_demo_help_says_how_long_it_takes(capsys):
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert re.search(r"How long it takes on 2 cores.*: about \d+ s with the defaults", text)
+    assert re.search(r"--splits 5 about \d+ s", text)
+    assert "--nuts all" in text and "progress bar" in text
+
+
 def test_demo_data_set_names_are_those_in_the_help():
     """The data set names the help lists are those the loaders give (no fitting)."""
     names = {load(0).name for load, *_ in demo.DEMO}

@@ -13,6 +13,7 @@ from sklearn import discriminant_analysis as skda
 from sklearn import naive_bayes as sknb
 from sklearn.metrics import accuracy_score, log_loss
 
+import bayesgen as bg
 from bayesgen.__main__ import main
 from bayesgen.cli import datasets, demo, peers, report
 
@@ -109,19 +110,22 @@ def test_demo_writes_its_figures(demo_run):
 
 @pytest.mark.slow
 def test_mcmc_rows_report_convergence_and_agree_with_the_exact_posterior(demo_run):
-    """On wine every Gaussian classifier is also sampled with NUTS: its convergence is
-    reported, and its held-out log loss is close to the exact conjugate posterior's."""
-    _, _, out = demo_run
+    """On wine GaussianNB is also sampled with NUTS (the default ``--nuts one``; no
+    other NUTS fit): its convergence is reported, and its held-out log loss is close to
+    the exact conjugate posterior's."""
+    _, text, out = demo_run
     results = read(out, "results.csv")
-    wine = results[results["data"] == "wine"]
-    for name in ("LDA", "QDA", "GaussianNB"):
-        rows = wine[wine["classifier"] == name]
-        mcmc = rows[rows["method"] == "mcmc"].set_index("split")
-        exact = rows[rows["method"] == "conjugate"].set_index("split")
-        assert mcmc["convergence"].str.startswith("R-hat").all()
-        assert (exact["convergence"] == "exact draws").all()
-        assert (abs(mcmc["log_loss"] - exact["log_loss"]) < 0.02).all()
-    assert "compiling NUTS for LDA on wine" in demo_run[1]
+    assert set(zip(*results.loc[results["method"] == "mcmc", ["data", "classifier"]].T.values,
+                   strict=True)) == {("wine", "GaussianNB")}
+    wine = results[(results["data"] == "wine") & (results["classifier"] == "GaussianNB")]
+    mcmc = wine[wine["method"] == "mcmc"].set_index("split")
+    exact = wine[wine["method"] == "conjugate"].set_index("split")
+    assert len(mcmc) == SPLITS
+    assert mcmc["convergence"].str.startswith("R-hat").all()
+    assert (exact["convergence"] == "exact draws").all()
+    assert (abs(mcmc["log_loss"] - exact["log_loss"]) < 0.02).all()
+    assert "compiling NUTS for GaussianNB on wine" in text
+    assert demo.NUTS_SCOPES["one"] in text
 
 
 @pytest.mark.slow
@@ -215,9 +219,28 @@ def test_headlines_pick_the_lowest_and_count_the_splits():
     a = next(x for x in lines if x.startswith("  a: "))
     # a: bayesgen best is LDA conjugate (0.35), peer 0.55: bayesgen lower on 1 of 2 splits
     assert "bayesgen LDA conjugate 0.350" in a and "scikit-learn LDA (shrinkage) 0.550" in a
-    assert "(bayesgen lower; bayesgen lower on 1 of 2 splits)" in a
+    assert "(bayesgen lower; bayesgen lower on 1 of 2 splits; accuracy 0.900 vs 0.900)" in a
     b = next(x for x in lines if x.startswith("  b: "))
     assert "bayesgen LDA map 1.100" in b and "(scikit-learn lower; bayesgen lower on 1 of 2" in b
+    # b: the peer's 0.8 is below bayesgen's best 1.1: the one data set where bayesgen loses
+    assert "bayesgen loses (a peer has the lower log loss) on 1 of 2 data sets: b (0.800 " \
+           "against 1.100)" in lines
+
+
+def test_headlines_of_one_split_count_no_splits_and_say_where_bayesgen_loses():
+    """With one split there is nothing to count over splits; the losses are listed, and
+    a data set where bayesgen wins everywhere gives 0 losses."""
+    table = _table()
+    one = table[table["split"] == 0]
+    lines = report.headlines(report.summarise(one), one)
+    assert not any("of 1 splits" in x for x in lines)
+    assert "  a: bayesgen LDA conjugate 0.300 vs scikit-learn LDA (shrinkage) 0.200 " \
+           "(scikit-learn lower; accuracy 0.900 vs 0.900)" in lines
+    assert lines[-1].startswith("bayesgen loses (a peer has the lower log loss) on 1 of 2 data "
+                                "sets: a (0.200 against 0.300)")
+    wins = one[one["data"] == "b"]
+    assert report.headlines(report.summarise(wins), wins)[-1] == (
+        "bayesgen loses (a peer has the lower log loss) on 0 of 1 data sets")
 
 
 def test_headlines_say_when_the_posterior_predictive_is_worse():
@@ -277,6 +300,76 @@ def test_cli_requires_a_command():
     assert info.value.code == 2
 
 
+def test_plan_samples_nuts_where_asked():
+    """``--nuts one`` (the default): GaussianNB on wine; ``all``: LDA, QDA and GaussianNB
+    on wine; ``none``: no NUTS fit; every other model is the same in all three."""
+    def nuts_fits(entries):
+        return {(load(0).name, c.name) for load, cs, _ in entries for c in cs
+                if "mcmc" in c.methods}
+
+    assert demo.DEMO == demo.plan() == demo.plan("one")
+    assert nuts_fits(demo.plan("one")) == {("wine", "GaussianNB")}
+    assert nuts_fits(demo.plan("all")) == {("wine", n) for n in ("LDA", "QDA", "GaussianNB")}
+    assert nuts_fits(demo.plan("none")) == set()
+
+    def without_nuts(entries):
+        return [(load, [(c.name, tuple(m for m in c.methods if m != "mcmc")) for c in cs], ps)
+                for load, cs, ps in entries]
+
+    assert without_nuts(demo.plan("one")) == without_nuts(demo.plan("all")) == without_nuts(
+        demo.plan("none"))
+    assert demo.N_SPLITS == 1
+    with pytest.raises(ValueError, match="nuts must be one of"):
+        demo.plan("some")
+
+
+def _tiny_plan(nuts="none"):
+    """wine with LDA's MLE and MAP, GaussianNB's MAP labelled "mcmc" (a stand-in for a
+    NUTS fit: only the label matters to the notes), and one peer."""
+    lda = demo.Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s), ("mle", "map"))
+    fake = demo.Classifier("GaussianNB", lambda m, s: bg.GaussianNB(method="map"), ("mcmc",))
+    return [(datasets.wine, [lda, fake], peers.GAUSSIAN_PEERS[:1])]
+
+
+def test_one_split_notes_that_a_nuts_time_includes_compiling():
+    one = demo.run(0, 1, _tiny_plan())
+    two = demo.run(0, 2, _tiny_plan())
+    assert len(one) == 4 and len(two) == 8
+    note = one.set_index("method").loc["mcmc", "note"]
+    assert note == demo.COMPILE_NOTE
+    assert (one.loc[one["method"] != "mcmc", "note"] == "").all()
+    assert (two["note"] == "").all()  # with more splits compile_seconds takes it out
+
+
+def test_main_on_a_tiny_demo_prints_writes_and_draws_a_bar(monkeypatch, tmp_path, capsys):
+    """The whole of ``main`` on a tiny plan (no start-up fits, the regions figure left
+    out): the one-split header, the NUTS scope, the files, and a progress bar on
+    standard error when forced."""
+    monkeypatch.setattr(demo, "plan", _tiny_plan)
+    monkeypatch.setattr(demo, "warm_up", lambda nuts=False: 0.0)
+    # the decision-regions figure (a posterior on a grid) is drawn by the full run
+    def no_regions(seed, path):
+        path.write_bytes(b"")
+        return path
+
+    monkeypatch.setattr(demo, "regions", no_regions)
+    table = demo.main(out=tmp_path, n_splits=1, nuts="none", progress=True)
+    out, err = capsys.readouterr()
+    assert len(table) == 4
+    assert "held-out scores over 1 stratified 70/30 split(s) (seed 0); --splits 5 gives" in out
+    assert "no NUTS fit; --nuts one or all adds NUTS fits on wine" in out
+    assert "bayesgen loses (a peer has the lower log loss) on" in out
+    for name in ("results.csv", "summary.csv", "log_loss.png", "reliability.png",
+                 "decision_regions.png"):
+        assert (tmp_path / name).exists() and str(tmp_path / name) in out
+    steps = 1 + 4 + 3  # start-up, the fits, the figures
+    assert f"] {steps}/{steps} " in err and "wine: LDA mle" in err
+    assert err.endswith("\r")  # the bar erased itself before the table was printed
+    assert "\r" not in out
+    demo.main(out=tmp_path, n_splits=1, nuts="none", progress=False)
+    assert capsys.readouterr().err == ""
+
+
 def test_python_dash_m_entry_point():
     result = subprocess.run(
         [sys.executable, "-m", "bayesgen", "demo", "--help"],
@@ -286,7 +379,7 @@ def test_python_dash_m_entry_point():
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    for option in ("--out", "--seed", "--splits"):
+    for option in ("--out", "--seed", "--splits", "--nuts", "--no-progress"):
         assert option in result.stdout
 
 

@@ -175,3 +175,56 @@ def test_bad_progressbar_is_rejected_at_fit(value):
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     with pytest.raises(ValueError, match="progressbar"):
         bg.GaussianNB(progressbar=value).fit(X, [0, 0, 1, 1])
+
+
+# ---------------------------------------------------------------- the demo's text bar
+def test_progress_bar_draws_counts_labels_and_erases_itself():
+    import io
+
+    stream = io.StringIO()
+    bar = progress.ProgressBar(4, show=True, width=8, stream=stream, tick=60)
+    bar.start("first")
+    bar.advance()
+    bar.start("second")
+    bar.advance(2)
+    assert bar.line().startswith("[######..] 3/4") and bar.line().endswith("s  second")
+    bar.close()
+    text = stream.getvalue()
+    frames = text.split("\r")[1:]
+    assert frames[0].startswith("[........] 0/4")
+    assert any(f.startswith("[##......] 1/4") and "first" in f for f in frames)
+    assert any(f.startswith("[######..] 3/4") and "second" in f for f in frames)
+    # the last frame is blank: the bar erased what it drew, and close() is idempotent
+    assert text.endswith("\r") and frames[-2].strip() == "" and frames[-1] == ""
+    bar.close()
+    assert stream.getvalue() == text
+
+
+def test_progress_bar_clock_runs_during_a_long_step():
+    import io
+    import time
+
+    stream = io.StringIO()
+    with progress.ProgressBar(2, show=True, stream=stream, tick=0.01) as bar:
+        bar.start("long")
+        time.sleep(0.2)
+        assert bar._thread is not None and bar._thread.is_alive()
+    assert bar._thread is None  # the clock's thread is joined on exit
+    assert stream.getvalue().count("long") >= 5  # redrawn while nothing advanced
+
+
+def test_progress_bar_silent_unless_shown(monkeypatch):
+    import io
+
+    stream = io.StringIO()
+    monkeypatch.setattr(progress, "stderr_is_terminal", lambda: False)
+    monkeypatch.setattr(progress, "in_notebook", lambda: False)
+    for show in (False, "auto"):
+        with progress.ProgressBar(3, show=show, stream=stream) as bar:
+            bar.start("x")
+            bar.advance(5)
+        assert bar.done == 3 and bar._thread is None  # counted, capped, no thread
+    assert stream.getvalue() == ""
+    for total in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="total must be a positive integer"):
+            progress.ProgressBar(total, show=False)

@@ -1,15 +1,23 @@
-"""``python -m bayesgen demo``: bayesgen's methods against scikit-learn, over several splits.
+"""``python -m bayesgen demo``: bayesgen's methods against scikit-learn, on held-out splits.
 
-The demo is driven by :data:`DEMO`, a list of (data set, bayesgen classifiers, scikit-learn
-peers) triples. Each bayesgen classifier is a :class:`Classifier` = (name, estimator
-factory, methods); each peer a :class:`~bayesgen.cli.peers.Peer`. Every model is fitted on
-the training part of ``n_splits`` stratified splits (seeds ``seed, seed + 1, ...``) and
+The demo is driven by a list of (data set, bayesgen classifiers, scikit-learn peers)
+triples, :data:`DEMO` by default (:func:`plan` gives the others). Each bayesgen
+classifier is a :class:`Classifier` = (name, estimator factory, methods); each peer a
+:class:`~bayesgen.cli.peers.Peer`. Every model is fitted on the training part of
+``n_splits`` stratified splits (seeds ``seed, seed + 1, ...``; one by default) and
 scored on the held-out rows: accuracy, log loss, expected calibration error
 (:func:`expected_calibration_error`) and the wall time of ``fit`` + ``predict_proba``.
 A fit that raises ``ValueError`` (for example QDA's MLE with fewer rows per class than
 features, where the class covariance is singular) becomes a row with a note instead of
 stopping the demo. :func:`summarise` gives the mean and standard deviation over the splits;
 :func:`headlines` states, per data set, the best bayesgen model against the best peer.
+
+Where the time goes: the point and conjugate fits take milliseconds to a second each, the
+cross-validated peers about a second; a first NUTS fit compiles a JAX program for its
+model's shape, about 10 s of the demo's time on 2 cores, and LDA's and QDA's NUTS fits on
+wine take 5-20 s each on top. So by default NUTS samples one model on one data set
+(GaussianNB on wine: :data:`NUTS_SCOPES`), which the printed table says; ``nuts="all"``
+samples LDA, QDA and GaussianNB on wine as the five-split benchmark does.
 
 Adding a method is adding it to the ``methods`` tuples; adding a classifier, a peer or a
 data set is adding one entry.
@@ -34,6 +42,7 @@ from bayesgen.cli.datasets import Split
 from bayesgen.cli.figures import plot, regions, reliability
 from bayesgen.cli.peers import COUNT_PEERS, GAUSSIAN_PEERS, Peer
 from bayesgen.cli.report import format_table, headlines, summarise
+from bayesgen.utils.progress import ProgressBar
 
 
 class Classifier(NamedTuple):
@@ -49,30 +58,41 @@ METHODS = ("mle", "map", "conjugate")
 #: posterior size of the demo's fits: ``chains`` x ``draws`` (the conjugate posterior
 #: predictive is exact whatever the number of draws; NUTS needs enough for its checks)
 POSTERIOR = {"chains": 4, "draws": 250}
-MCMC: dict = {}  # the defaults: 4 chains x 1000 draws after 1000 tuning steps
-#: number of stratified splits by default
-N_SPLITS = 5
+#: NUTS: the defaults, 4 chains x 1000 draws after 1000 tuning steps; the demo draws its
+#: own progress bar, so the sampler draws none
+MCMC: dict = {"progressbar": False}
+#: number of stratified splits by default (``--splits 5`` gives the spreads)
+N_SPLITS = 1
 
 
 def _posterior(method: str) -> dict:
     return MCMC if method == "mcmc" else POSTERIOR if method == "conjugate" else {}
 
 
-GAUSSIAN_MODELS: list[Classifier] = [
-    Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s, **_posterior(m)), METHODS),
-    Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s, **_posterior(m)), METHODS),
-    Classifier("GaussianNB",
-               lambda m, s: bg.GaussianNB(method=m, random_state=s, **_posterior(m)), METHODS),
-]
+LDA = Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s, **_posterior(m)),
+                 METHODS)
+QDA = Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s, **_posterior(m)),
+                 METHODS)
+GAUSSIAN_NB = Classifier(
+    "GaussianNB", lambda m, s: bg.GaussianNB(method=m, random_state=s, **_posterior(m)),
+    METHODS)
+GAUSSIAN_MODELS: list[Classifier] = [LDA, QDA, GAUSSIAN_NB]
 #: LDA, QDA, QDA with the isotropic target and QDA with spherical class covariances,
 #: posterior predictives stacked by their exact leave-one-out class probabilities (its
 #: members are conjugate fits)
 STACKED = Classifier("StackedClassifier", lambda m, s: bg.StackedClassifier(), ("conjugate",))
 GAUSSIAN: list[Classifier] = [*GAUSSIAN_MODELS, STACKED]
 
-#: the same with PyMC NUTS as well (a few seconds per fit; the first compiles JAX code)
-GAUSSIAN_MCMC: list[Classifier] = [
-    *(c._replace(methods=(*METHODS, "mcmc")) for c in GAUSSIAN_MODELS), STACKED]
+
+def _with_nuts(clf: Classifier) -> Classifier:
+    return clf._replace(methods=(*clf.methods, "mcmc"))
+
+
+#: the same with PyMC NUTS as well (seconds per fit; the first compiles JAX code)
+GAUSSIAN_MCMC: list[Classifier] = [*map(_with_nuts, GAUSSIAN_MODELS), STACKED]
+#: NUTS for GaussianNB only: its program compiles fastest and it samples in about a
+#: second (LDA's and QDA's NUTS fits cost 5-20 s each on 2 cores)
+GAUSSIAN_NB_MCMC: list[Classifier] = [LDA, QDA, _with_nuts(GAUSSIAN_NB), STACKED]
 
 DISCRETE: list[Classifier] = [
     Classifier("MultinomialNB",
@@ -85,14 +105,34 @@ DISCRETE: list[Classifier] = [
     ),
 ]
 
+#: which models NUTS samples (``--nuts``): on wine only, with the library's default
+#: 4 chains x (1000 tuning steps + 1000 draws)
+NUTS_SCOPES = {
+    "one": "NUTS (mcmc) samples GaussianNB on wine only",
+    "all": "NUTS (mcmc) samples LDA, QDA and GaussianNB on wine",
+    "none": "no NUTS fit",
+}
 
-#: The demo: (data set loader taking the seed, bayesgen classifiers, scikit-learn peers).
-DEMO: list[tuple[Callable[[int], Split], list[Classifier], list[Peer]]] = [
-    (datasets.breast_cancer, GAUSSIAN, GAUSSIAN_PEERS),
-    (datasets.wine, GAUSSIAN_MCMC, GAUSSIAN_PEERS),
-    (datasets.breast_cancer_small, GAUSSIAN, GAUSSIAN_PEERS),
-    (datasets.digits, DISCRETE, COUNT_PEERS),
-]
+
+def plan(nuts: str = "one") -> list[tuple[Callable[[int], Split], list[Classifier],
+                                           list[Peer]]]:
+    """The demo's (data set loader taking the seed, bayesgen classifiers, scikit-learn
+    peers) triples, with NUTS on wine for the models of ``nuts`` (a key of
+    :data:`NUTS_SCOPES`)."""
+    if nuts not in NUTS_SCOPES:
+        raise ValueError(f"nuts must be one of {tuple(NUTS_SCOPES)}; got {nuts!r}.")
+    on_wine = {"one": GAUSSIAN_NB_MCMC, "all": GAUSSIAN_MCMC, "none": GAUSSIAN}[nuts]
+    return [
+        (datasets.breast_cancer, GAUSSIAN, GAUSSIAN_PEERS),
+        (datasets.wine, on_wine, GAUSSIAN_PEERS),
+        (datasets.breast_cancer_small, GAUSSIAN, GAUSSIAN_PEERS),
+        (datasets.digits, DISCRETE, COUNT_PEERS),
+    ]
+
+
+#: The default demo: every classifier and peer on the four data sets, NUTS for
+#: GaussianNB on wine.
+DEMO = plan("one")
 
 #: columns of the per-split table (``results.csv``; ``proba`` is kept in memory only)
 COLUMNS = ["data", "classifier", "method", "split", "accuracy", "log_loss", "ece",
@@ -205,18 +245,27 @@ def _short_warning(message: Warning | str) -> str:
     return "warning: " + (tail if sep and " " not in head else text)
 
 
-def warm_up() -> float:
+def warm_up(nuts: bool = False) -> float:
     """Import what the fits use and run one small fit of every kind; return the seconds.
 
     The first fit in a process pays one-time costs (importing scikit-learn, PyMC, ArviZ
-    and JAX, first-call set-up) that belong to no model. They are spent here, so that
-    the timed rows hold fit + predict_proba only. The first NUTS fit of each model still
-    compiles its sampler: the demo reports that separately (:func:`compile_seconds`).
+    and, with ``nuts``, JAX and numpyro; first-call set-up) that belong to no model.
+    They are spent here, so that the timed rows hold fit + predict_proba only. The first
+    NUTS fit of each model still compiles its sampler: with several splits the demo
+    reports that separately (:func:`compile_seconds`); with one, the row's note says
+    that its time includes it.
     """
     start = time.perf_counter()
     from sklearn.datasets import load_iris
 
     import bayesgen.inference.mcmc  # noqa: F401  (PyMC, ArviZ)
+
+    if nuts:  # what the first NUTS fit would import (JAX's settings left as they are)
+        import numpyro.infer.hmc  # noqa: F401
+
+        from bayesgen.inference import jax_scope
+
+        jax_scope.imports()
 
     X, y = load_iris(return_X_y=True)
     with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
@@ -245,52 +294,116 @@ def compile_seconds(table: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def run(seed: int = 0, n_splits: int = N_SPLITS, demo: list | None = None) -> pd.DataFrame:
+def _n_models(demo: list) -> int:
+    return sum(sum(len(c.methods) for c in cs) + len(ps) for _, cs, ps in demo)
+
+
+def _label(data: str, name: str, method: str) -> str:
+    """The progress bar's label of one fit."""
+    if method == "mcmc":
+        return f"{data}: {name} mcmc (NUTS; a first fit compiles its program)"
+    return f"{data}: {name} {method}"
+
+
+def run(seed: int = 0, n_splits: int = N_SPLITS, demo: list | None = None,
+        bar: ProgressBar | None = None) -> pd.DataFrame:
     """Fit every model of ``demo`` (default :data:`DEMO`) on ``n_splits`` splits.
 
     Every model runs with one BLAS thread (``threadpoolctl``), as bayesgen's point fits
     do anyway: on a machine whose cores are busy, OpenBLAS's waiting threads otherwise
     slow small products down many times over, and the times would measure the load
-    rather than the model.
+    rather than the model. ``bar``, when given, names each fit before it starts and
+    counts it when done.
 
     Returns
     -------
     DataFrame, one row per (data set, classifier, method, split), with the columns of
     :data:`COLUMNS`: ``fit_predict_ms`` is the wall time of ``fit`` + ``predict_proba``
     in milliseconds, ``proba`` the held-out probabilities; failed fits have NaN scores
-    and the reason in ``note``.
+    and the reason in ``note``. With one split, a NUTS row's note says that its time
+    includes compiling the sampler (with more, :func:`compile_seconds` takes it out).
     """
     rows = []
+
+    def timed(label: str, fit: Callable[..., dict], *args: Any) -> dict:
+        if bar is not None:
+            bar.start(label)
+        row = fit(*args)
+        if bar is not None:
+            bar.advance()
+        return row
+
     with threadpool_limits(limits=1, user_api="blas"):
         for load, classifiers, peers in DEMO if demo is None else demo:
             for split in range(seed, seed + n_splits):
                 data = load(split)
                 for clf in classifiers:
-                    rows.extend(_fit_one(clf, method, data, split) for method in clf.methods)
-                rows.extend(_fit_peer(peer, data, split) for peer in peers)
+                    for method in clf.methods:
+                        rows.append(timed(_label(data.name, clf.name, method),
+                                          _fit_one, clf, method, data, split))
+                for peer in peers:
+                    rows.append(timed(_label(data.name, f"scikit-learn {peer.classifier}",
+                                             peer.method.removeprefix("sklearn ")),
+                                      _fit_peer, peer, data, split))
     table = pd.DataFrame(rows, columns=COLUMNS)
     table["note"] = table["note"].fillna("")
     table["convergence"] = table["convergence"].fillna("")
+    if n_splits == 1:
+        nuts = (table["method"] == "mcmc") & table["accuracy"].notna()
+        table.loc[nuts, "note"] = [
+            "; ".join(filter(None, [COMPILE_NOTE, note]))
+            for note in table.loc[nuts, "note"]]
     return table
 
 
-def main(out: str | Path = "bayesgen-demo", seed: int = 0,
-         n_splits: int = N_SPLITS) -> pd.DataFrame:
+#: the note of a NUTS row when its time includes compiling the sampler (one split)
+COMPILE_NOTE = "time includes compiling NUTS (first fit of this shape)"
+
+
+def main(out: str | Path = "bayesgen-demo", seed: int = 0, n_splits: int = N_SPLITS,
+         nuts: str = "one", progress: bool | str = "auto") -> pd.DataFrame:
     """Run the demo, print the table and its headlines, and write ``results.csv``,
     ``summary.csv``, ``log_loss.png``, ``reliability.png`` and ``decision_regions.png``
-    to ``out``. Returns the per-split table."""
-    if n_splits < 1:
+    to ``out``. Returns the per-split table.
+
+    ``nuts``: which models NUTS samples (a key of :data:`NUTS_SCOPES`); ``progress``:
+    the progress bar on standard error (True, False or "auto": in a terminal or a
+    notebook only; :class:`bayesgen.utils.progress.ProgressBar`).
+    """
+    if isinstance(n_splits, bool) or not isinstance(n_splits, int) or n_splits < 1:
         raise ValueError(f"n_splits must be at least 1; got {n_splits}.")
+    demo = plan(nuts)
     out = Path(out)
     start = time.perf_counter()
-    n_models = sum(sum(len(c.methods) for c in cs) + len(ps) for _, cs, ps in DEMO)
-    print(f"fitting {n_models} models on {n_splits} split(s) each", flush=True)
-    setup = warm_up()
-    table = run(seed, n_splits)
-    summary = summarise(table)
+    n_models = _n_models(demo)
+    print(f"fitting {n_models} models on {n_splits} split(s) each; "
+          f"{NUTS_SCOPES[nuts]}", flush=True)
+    figures = ["log_loss.png", "reliability.png", "decision_regions.png"]
+    with ProgressBar(1 + n_models * n_splits + len(figures), show=progress) as bar:
+        bar.start("start-up: imports (scikit-learn, PyMC"
+                  + (", JAX" if nuts != "none" else "") + ") and first fits")
+        setup = warm_up(nuts != "none")
+        bar.advance()
+        table = run(seed, n_splits, demo, bar)
+        summary = summarise(table)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, draw in zip(figures, [lambda p: plot(summary, p),
+                                        lambda p: reliability(table, p),
+                                        lambda p: regions(seed, p)], strict=True):
+            bar.start(f"figure {name}")
+            written.append(draw(out / name))
+            bar.advance()
     splits = f"seeds {seed}-{seed + n_splits - 1}" if n_splits > 1 else f"seed {seed}"
     print(f"\nbayesgen {bg.__version__} demo: held-out scores over {n_splits} stratified "
-          f"70/30 split(s) ({splits}), mean (standard deviation)")
+          f"70/30 split(s) ({splits})"
+          + (", mean (standard deviation)" if n_splits > 1 else
+             "; --splits 5 gives means and standard deviations over five"))
+    print(f"{NUTS_SCOPES[nuts]}"
+          + (" (4 chains x (1000 tuning steps + 1000 draws)); --nuts all samples LDA and "
+             "QDA too" if nuts == "one" else
+             " (4 chains x (1000 tuning steps + 1000 draws))" if nuts == "all" else
+             "; --nuts one or all adds NUTS fits on wine"))
     print("ECE = expected calibration error, 10 equal-width bins; time = median wall time "
           "of fit + predict_proba, one BLAS thread\n")
     print(format_table(summary))
@@ -301,12 +414,11 @@ def main(out: str | Path = "bayesgen-demo", seed: int = 0,
     print(f"\nnot in the times above: start-up (imports, first fits) {setup:.1f} s"
           + ("".join(f"; compiling NUTS for {k} {v:.1f} s" for k, v in compiled.items())
              if compiled else ""))
-    out.mkdir(parents=True, exist_ok=True)
     table.drop(columns="proba").to_csv(out / "results.csv", index=False)
     summary.to_csv(out / "summary.csv", index=False)
-    print(f"\nwrote {plot(summary, out / 'log_loss.png')}")
-    print(f"wrote {reliability(table, out / 'reliability.png')}")
-    print(f"wrote {regions(seed, out / 'decision_regions.png')}")
+    print()
+    for path in written:
+        print(f"wrote {path}")
     print(f"wrote {out / 'results.csv'} (one row per split) and {out / 'summary.csv'}")
     print(f"done in {time.perf_counter() - start:.1f} s")
     return table

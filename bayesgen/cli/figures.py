@@ -21,6 +21,10 @@ from bayesgen.cli.datasets import SMALL_N_PER_CLASS, wine
 FLOOR = 1e-3
 #: colours of the peers' bars and curves (the methods take C0, C1, ...)
 PEER_COLOR = "0.35"
+#: ``decision_regions.png``: grid points per axis and the posterior draws (chains x
+#: draws) behind the 94% HDI width of the shading, computed at every grid point
+REGION_RESOLUTION = 100
+REGION_CHAINS, REGION_DRAWS = 2, 250
 
 
 def _agg_figure(**kwargs):
@@ -113,8 +117,10 @@ def log_loss_figure(summary: pd.DataFrame):
     if summary["method"].map(is_peer).any():
         handles.append(Patch(label="scikit-learn peer\n(see the table)", **style("sklearn")))
     fig.legend(handles=handles, title="method", fontsize=8, loc="outside right upper")
-    fig.suptitle("bayesgen's methods and scikit-learn's peers: held-out log loss, "
-                 "mean and standard deviation over the splits")
+    n_splits = int(summary["splits"].max()) if "splits" in summary else 0
+    fig.suptitle("bayesgen's methods and scikit-learn's peers: held-out log loss"
+                 + (", one split" if n_splits == 1 else
+                    ", mean and standard deviation over the splits"))
     return fig
 
 
@@ -192,11 +198,13 @@ def regions(seed: int, path: Path) -> Path:
     data = wine(seed)
     names = load_wine().feature_names[:2]
     X_train, X_test = data.X_train[:, :2], data.X_test[:, :2]
-    post = bg.QDA(method="conjugate", draws=250, random_state=seed).fit(X_train, data.y_train)
+    post = bg.QDA(method="conjugate", chains=REGION_CHAINS, draws=REGION_DRAWS,
+                  random_state=seed).fit(X_train, data.y_train)
     compare = {f"QDA {m.upper()}": bg.QDA(method=m).fit(X_train, data.y_train)
                for m in ("mle", "map")}
     fig, ax = plt.subplots(figsize=(7.5, 5.6), layout="constrained")
-    decision_regions(post, X_test, data.y_test, compare=compare, resolution=120, ax=ax)
+    decision_regions(post, X_test, data.y_test, compare=compare,
+                     resolution=REGION_RESOLUTION, ax=ax)
     ax.set(xlabel=f"{names[0]} (feature 1 of 13)", ylabel=f"{names[1]} (feature 2 of 13)")
     ax.set_title(f"wine, 2 of its 13 features: QDA posterior fitted on the "
                  f"{len(X_train)} training rows (split {seed});\npoints: the {len(X_test)} "

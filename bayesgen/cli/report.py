@@ -126,26 +126,39 @@ def headlines(summary: pd.DataFrame, table: pd.DataFrame | None = None) -> list[
     """What the table says, in sentences, measured on the same splits.
 
     Per data set: the bayesgen model with the lowest mean held-out log loss against the
-    scikit-learn peer with the lowest, with their standard deviations and, when the
-    per-split ``table`` is given, the number of splits each is lower on. On :data:`SMALL`
-    also the posterior predictive (``"conjugate"``) against the MAP plug-in of the same
-    classifier.
+    scikit-learn peer with the lowest, with their standard deviations, their accuracies
+    and, when the per-split ``table`` holds more than one split, the number of splits
+    each is lower on; then the data sets where bayesgen's best is not lower (where it
+    loses). On :data:`SMALL` also the posterior predictive (``"conjugate"``) against the
+    MAP plug-in of the same classifier.
     """
     lines = ["Lowest mean held-out log loss per data set, bayesgen against scikit-learn:"]
+    losses = []
+    n_data = 0
     for data, part in summary.groupby("data", sort=False):
         fitted = part[part["log_loss"].notna()]
         ours = fitted[~fitted["method"].map(is_peer)]
         theirs = fitted[fitted["method"].map(is_peer)]
         if ours.empty or theirs.empty:
             continue
+        n_data += 1
         a = ours.loc[ours["log_loss"].idxmin()]
         b = theirs.loc[theirs["log_loss"].idxmin()]
-        verdict = "bayesgen lower" if a["log_loss"] < b["log_loss"] else "scikit-learn lower"
+        lower = a["log_loss"] < b["log_loss"]
+        verdict = "bayesgen lower" if lower else "scikit-learn lower"
+        if not lower:
+            losses.append(f"{data} ({b['log_loss']:.3f} against {a['log_loss']:.3f})")
         if table is not None:
             wins, n = _wins(table, data, a, b)
-            verdict += f"; bayesgen lower on {wins} of {n} splits"
+            if n > 1:
+                verdict += f"; bayesgen lower on {wins} of {n} splits"
         lines.append(f"  {data}: {_name(a)} {_mean_sd(a['log_loss'], a['log_loss_sd'])} vs "
-                     f"{_name(b)} {_mean_sd(b['log_loss'], b['log_loss_sd'])} ({verdict})")
+                     f"{_name(b)} {_mean_sd(b['log_loss'], b['log_loss_sd'])} ({verdict}; "
+                     f"accuracy {a['accuracy']:.3f} vs {b['accuracy']:.3f})")
+    if n_data:
+        lines.append(
+            f"bayesgen loses (a peer has the lower log loss) on {len(losses)} of {n_data} data "
+            "sets" + (": " + ", ".join(losses) if losses else ""))
     small = summary[summary["data"] == SMALL].set_index(["classifier", "method"])
     pairs = [c for c in dict.fromkeys(small.index.get_level_values(0))
              if (c, "map") in small.index and (c, "conjugate") in small.index]
@@ -160,5 +173,6 @@ def headlines(summary: pd.DataFrame, table: pd.DataFrame | None = None) -> list[
             change = (f"{ratio:.1f}x lower" if ratio >= 1 else f"{1 / ratio:.1f}x higher")
             lines.append(f"  {clf}: map {_mean_sd(plug['log_loss'], plug['log_loss_sd'])}, "
                          f"conjugate {_mean_sd(post['log_loss'], post['log_loss_sd'])} "
-                         f"({change} with the posterior predictive, mean over splits)")
+                         f"({change} with the posterior predictive"
+                         + (", mean over splits)" if post["splits"] > 1 else ")"))
     return lines
