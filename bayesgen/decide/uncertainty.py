@@ -186,14 +186,20 @@ def decompose(estimator, X: Any, *, max_draws: int | None = None) -> Decompositi
     return decompose_rows(estimator, estimator._check_X_predict(X), max_draws)
 
 
-def decompose_rows(estimator, Xv: np.ndarray, max_draws: int | None = None) -> Decomposition:
-    """:func:`decompose` of rows already validated (``estimator._check_X_predict``)."""
+def decompose_rows(estimator, Xv: np.ndarray, max_draws: int | None = None, *,
+                   exact: bool = True, warn_ess: bool = True) -> Decomposition:
+    """:func:`decompose` of rows already validated (``estimator._check_X_predict``).
+
+    ``exact=False``: weight the fit's draws for every row, also of a conjugate fit
+    (what BALD ranks pools with, :mod:`bayesgen.decide.active`: one pass over the
+    draws for all rows). ``warn_ess``: warn about a low effective sample size.
+    """
     estimator._check_posterior("decompose_uncertainty")
     draws = _draw_indices(estimator, max_draws)
     n, K = Xv.shape[0], estimator.classes_.size
     aleatoric, ess = np.full(n, np.nan), np.full(n, np.nan)
     weighted = np.ones(n, dtype=bool)
-    if conjugate.exact_given_row(estimator):
+    if exact and conjugate.exact_given_row(estimator):
         proba = predictive_proba(estimator, Xv)  # the closed-form posterior predictive
         size = _exact_size(estimator, max_draws)
         weighted = _exact_aleatoric(estimator, Xv, proba, size, aleatoric)
@@ -212,7 +218,8 @@ def decompose_rows(estimator, Xv: np.ndarray, max_draws: int | None = None) -> D
             proba = mean  # MCMC's predict_proba: the weighted mean of the draws
         elif rows.size == n:
             proba = predictive_proba(estimator, Xv)
-        _warn_low_ess(estimator, w_ess, log_pi.shape[0])
+        if warn_ess:
+            _warn_low_ess(estimator, w_ess, log_pi.shape[0])
     total = entropy(proba)
     return Decomposition(total, aleatoric, total - aleatoric, proba, ess)
 
