@@ -269,3 +269,24 @@ def test_conformal_loo_refuses_other_rows(iris_like, calibration):
     est.predict_set(X[:5], 0.2, calibration=calibration, X_calib=X[::-1], y_calib=y[::-1])
     with pytest.raises(ValueError, match=REFUSED):
         est.predict_set(X[:5], 0.2, calibration=calibration, X_calib=X2, y_calib=y2)
+
+
+def test_kernel_training_log_lik_in_any_order():
+    """KernelNB's statistics are the rows themselves: compared as a set, and its
+    training rows' leave-one-out terms (``train_log_lik``, the pointwise
+    log-likelihood of a posterior fit) follow the rows in any order."""
+    from bayesgen.inference import scoring
+
+    X, y = make_data("real", n_per_class=10)
+    X[4, 2] = np.nan
+    w = np.ones(y.size)
+    w[3] = 0.0
+    est = bg.KernelNB().fit(X, y, sample_weight=w)
+    perm = np.random.default_rng(6).permutation(y.size)
+    _check(est, X[perm], y[perm], w[perm])
+    family, Z = est._family, scoring.internal(est, X)
+    ordered = family.train_log_lik(Z, y, est._params)
+    shuffled = family.train_log_lik(Z[perm], y[perm], est._params)
+    np.testing.assert_array_equal(shuffled, ordered[..., perm])
+    with pytest.raises(ValueError, match="not among these rows"):
+        family.train_log_lik(Z[1:], y[1:], est._params)
