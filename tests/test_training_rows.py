@@ -290,3 +290,33 @@ def test_kernel_training_log_lik_in_any_order():
     np.testing.assert_array_equal(shuffled, ordered[..., perm])
     with pytest.raises(ValueError, match="not among these rows"):
         family.train_log_lik(Z[1:], y[1:], est._params)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_missing_entries_every_family(name):
+    """Statistics with missing entries (observed counts, missingness groups, rows with
+    gaps) are order-free too; an imputed entry or a new gap is refused."""
+    factory, kind = CLASSIFIERS[name]
+    X, y = make_data(kind, n_per_class=20)
+    X[[1, 25, 50, 52], [0, 1, 2, 2]] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = factory().fit(X, y)
+    perm = np.random.default_rng(7).permutation(y.size)
+    _check(est, X[perm], y[perm])
+    imputed = X.copy()
+    imputed[1, 0] = X[2, 0]
+    with pytest.raises(ValueError, match=REFUSED):
+        _check(est, imputed, y)
+    gap = X.copy()
+    gap[5, 3] = np.nan
+    with pytest.raises(ValueError, match=REFUSED):
+        _check(est, gap, y)
+
+
+def test_sparse_counts_with_missing_entries():
+    X, y = make_data("count", n_per_class=20)
+    X[[1, 30], [0, 1]] = np.nan
+    est = bg.MultinomialNB().fit(sparse.csr_array(X), y)
+    perm = np.random.default_rng(8).permutation(y.size)
+    _check(est, sparse.csr_array(X[perm]), y[perm])

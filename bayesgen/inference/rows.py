@@ -248,16 +248,44 @@ def check_statistics(estimator, rows: Rows, what: str) -> None:
     )
 
 
-def _canonical_points(stats: dict) -> dict:
-    """Statistics that are the rows themselves (``n_rows``: KernelNB's points ``X``,
-    class ``y``, weight ``w``), sorted by (y, w, X), without their positions ``row``,
-    so that the order of the rows does not matter."""
-    X = np.asarray(stats["X"], dtype=np.float64)
-    keys = [X[:, j] for j in range(X.shape[1] - 1, -1, -1)]
-    order = np.lexsort([*keys, np.asarray(stats["w"]), np.asarray(stats["y"])])
-    out = {k: v for k, v in stats.items() if k != "row"}
-    out.update(X=X[order], y=np.asarray(stats["y"])[order], w=np.asarray(stats["w"])[order])
-    return out
+#: Keys of a record set (:func:`_records`) that are not per record.
+_NOT_RECORDS = frozenset({"count", "loc", "scale", "n_rows"})
+
+
+def _records(stats: dict) -> tuple[list, np.ndarray] | None:
+    """Statistics that are a set of records, one per row or group, with the class of
+    each under ``y`` or ``cls`` (KernelNB's points ``X``, ``y``, ``w``; the
+    (class, missingness pattern) groups of MultinomialNB with missing counts:
+    ``missing``, ``cls``, ``total``): ``(keys, order)``, the record keys and the order
+    that sorts the records by class, then by their values (sparse patterns as dense,
+    NaN after numbers), so that the order of the rows does not matter; None otherwise.
+    The positions ``row`` are left out of the comparison."""
+    label = "y" if "y" in stats else "cls" if "cls" in stats else None
+    if label is None:
+        return None
+    cls = np.asarray(stats[label])
+    if cls.ndim != 1 or cls.dtype.kind not in "iu":
+        return None
+    n = cls.shape[0]
+    keys = [k for k, v in stats.items()
+            if k not in _NOT_RECORDS and k != "row" and np.ndim(v) >= 1
+            and getattr(v, "shape", (None,))[0] == n]
+    columns = []
+    for key in keys:
+        if key == label:
+            continue
+        v = _dense(stats[key]).reshape(n, -1)
+        nan = np.isnan(v) if v.dtype.kind == "f" else np.zeros(v.shape, dtype=bool)
+        columns += [np.where(nan, 0.0, v)[:, j] for j in range(v.shape[1])]
+        columns += [nan[:, j] for j in range(v.shape[1])]
+    return keys, np.lexsort([*columns[::-1], cls])
+
+
+def _dense(value: Any) -> np.ndarray:
+    """A sparse matrix as a dense array (the small group patterns); arrays unchanged."""
+    if hasattr(value, "toarray"):
+        return value.toarray()
+    return np.asarray(value)
 
 
 def _difference(a: Any, b: Any, rtol: float, n_classes: int, magnitude: Any = None,
@@ -269,16 +297,24 @@ def _difference(a: Any, b: Any, rtol: float, n_classes: int, magnitude: Any = No
     if isinstance(b, dict):
         if not isinstance(a, dict) or set(a) != set(b):
             return (path or "statistics", None, "other statistics", False)
-        if "n_rows" in b:  # the rows themselves: as a set, one scale per array
-            a, b = _canonical_points(a), _canonical_points(b)
-            for key in b:
-                found = _difference(np.asarray(a[key])[None], np.asarray(b[key])[None],
-                                    rtol, 1, None, f"{path}.{key}" if path else str(key))
-                if found is not None:  # the class of the first differing point
-                    bad = np.flatnonzero(~_close(a, b, rtol))
-                    cls = int(b["y"][bad[0]]) if bad.size else None
-                    return (found[0], cls, found[2].replace("entry (0, ", "point ("), False)
-            return None
+        rec_a, rec_b = _records(a), _records(b)
+        if rec_b is not None:  # records: as a set (sorted), each array on one scale
+            if rec_a is None or rec_a[0] != rec_b[0] or rec_a[1].size != rec_b[1].size:
+                return (path or "statistics", None, "other records", False)
+            label = "y" if "y" in b else "cls"
+            for key in rec_b[0]:
+                va, vb = _dense(a[key])[rec_a[1]], _dense(b[key])[rec_b[1]]
+                found = _difference(va[None], vb[None], rtol, 1, None,
+                                    f"{path}.{key}" if path else str(key))
+                if found is not None:  # the class of the first differing record
+                    cls = _first_record(va, vb, rtol, np.asarray(b[label])[rec_b[1]])
+                    return (found[0], cls, found[2].replace("entry (0, ", "record ("),
+                            False)
+            rest = [k for k in b if k not in rec_b[0] and k != "row"]
+            a = {k: a[k] for k in rest if k in a}
+            b = {k: b[k] for k in rest}
+            if set(a) != set(b):
+                return (path or "statistics", None, "other statistics", False)
         for key in b:
             sub = None if magnitude is None else magnitude.get(key)
             found = _difference(a[key], b[key], rtol, n_classes, sub,
@@ -295,7 +331,7 @@ def _difference(a: Any, b: Any, rtol: float, n_classes: int, magnitude: Any = No
             if found is not None:
                 return found
         return None
-    a_arr, b_arr = np.asarray(a), np.asarray(b)
+    a_arr, b_arr = _dense(a), _dense(b)
     if a_arr.shape != b_arr.shape:
         return (path, None, f"shape {a_arr.shape} instead of {b_arr.shape}", False)
     if b_arr.dtype.kind not in "fc":  # integers, booleans, labels: exactly equal
@@ -329,14 +365,15 @@ def _difference(a: Any, b: Any, rtol: float, n_classes: int, magnitude: Any = No
             magnitude is None)
 
 
-def _close(a: dict, b: dict, rtol: float) -> np.ndarray:
-    """Which canonical points (:func:`_canonical_points`) agree, (n_points,)."""
-    if a["X"].shape != b["X"].shape:
-        return np.zeros(0, dtype=bool)
-    scale = rtol * max(float(np.nanmax(np.abs(b["X"]), initial=0.0)), 0.0)
-    same_x = (np.abs(a["X"] - b["X"]) <= scale) | (np.isnan(a["X"]) & np.isnan(b["X"]))
-    return (same_x.all(axis=1) & (a["y"] == b["y"])
-            & (np.abs(a["w"] - b["w"]) <= rtol * np.abs(b["w"]).max(initial=0.0)))
+def _first_record(a: np.ndarray, b: np.ndarray, rtol: float, cls: np.ndarray):
+    """The class of the first sorted record where arrays ``a`` and ``b`` differ."""
+    if a.shape != b.shape:
+        return None
+    a2, b2 = a.reshape(a.shape[0], -1).astype(np.float64), b.reshape(b.shape[0], -1)
+    scale = rtol * float(np.nanmax(np.abs(b2), initial=0.0))
+    same = (np.abs(a2 - b2) <= scale) | (np.isnan(a2) & np.isnan(b2))
+    bad = np.flatnonzero(~same.all(axis=1))
+    return int(cls[bad[0]]) if bad.size else None
 
 
 def _per_class(arr: np.ndarray, n_classes: int) -> bool:
