@@ -357,10 +357,12 @@ def _difference(a: Any, b: Any, rtol: float, n_classes: int, magnitude: Any = No
     bad = gap > rtol * scale
     if not bad.any():
         return None
+    cls = _first_class(bad, n_classes)
+    if cls is not None:  # the largest difference within the first class that differs
+        bad = bad & (np.arange(bad.shape[0]) == cls).reshape((-1,) + (1,) * (bad.ndim - 1))
     where = np.unravel_index(np.argmax(np.where(bad, gap / np.where(scale > 0, scale, 1.0),
                                                 -1.0)), bad.shape)
     rel = gap[where] / scale[where] if scale[where] > 0 else np.inf
-    cls = _first_class(bad, n_classes)
     return (path, cls, f"relative difference {rel:.2e} at entry {tuple(map(int, where))}",
             magnitude is None)
 
