@@ -31,8 +31,9 @@ class BayesgenWarning(UserWarning):
 class DataWarning(BayesgenWarning):
     """The data make a result degenerate or unavailable: test rows with zero likelihood
     under every class (their probabilities fall back to the class prior), a posterior
-    predictive statistic undefined on the data, or a pointwise log-likelihood table too
-    large to store in ``idata_``."""
+    predictive statistic undefined on the data, a pointwise log-likelihood table too
+    large to store in ``idata_``, or importance weights of the uncertainty
+    decomposition with a small effective sample size (rows far from the data)."""
 
 
 def _convergence_warning() -> type[Warning]:

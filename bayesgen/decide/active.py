@@ -6,6 +6,12 @@ Acquisition scores (higher: label first) of pool rows x under a fitted classifie
   mutual information I(y; theta | x, D) between the row's label and the parameters,
   the epistemic part of :mod:`bayesgen.decide.uncertainty`; large where the posterior
   draws disagree, i.e. where a label would teach the model most. Needs a posterior.
+  Pools are ranked with the weighted estimate of every fit (the fit's draws weighted
+  by p(x | theta_s), one pass over the draws for the whole pool, as BatchBALD's steps
+  are), also for a conjugate fit, whose ``predict_uncertainty`` draws the posterior
+  given each row exactly at a cost per row and class: the two agree where the
+  weights' effective sample size is large, and rows far from the data (few effective
+  draws) are ranked on those few draws.
 - ``"entropy"``: the total predictive entropy H[y | x, D] (uncertainty sampling);
 - ``"margin"``: minus the gap between the two largest class probabilities;
 - ``"random"``: uniform scores (the baseline).
@@ -147,7 +153,7 @@ def _scores(estimator, Xv: Any, strategy: str, max_draws: int | None,
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {list(STRATEGIES)}; got {strategy!r}.")
     if strategy == "bald":
-        return decompose_rows(estimator, Xv, max_draws).epistemic
+        return decompose_rows(estimator, Xv, max_draws, exact=False, warn_ess=False).epistemic
     if strategy == "random":
         return rng_from(random_state).uniform(size=Xv.shape[0])
     proba = predictive_proba(estimator, Xv)
@@ -316,7 +322,8 @@ def batchbald(estimator, Xv: Any, n_queries: int, first_scores: np.ndarray | Non
                          f"{n_configurations!r}.")
     M = int(n_configurations)
     if first_scores is None:
-        first_scores = decompose_rows(estimator, Xv, max_draws).epistemic
+        first_scores = decompose_rows(estimator, Xv, max_draws, exact=False,
+                                      warn_ess=False).epistemic
     n = first_scores.size
     if int(n_queries) != n_queries or not 1 <= n_queries <= n:
         raise ValueError(f"n_queries must be an integer in [1, {n}] (the pool's rows); "

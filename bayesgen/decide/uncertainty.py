@@ -1,29 +1,59 @@
 r"""Uncertainty decomposition: total = aleatoric + epistemic, per row.
 
-For a fitted posterior (``method="conjugate"`` or ``"mcmc"``) with draws theta_s,
-s = 1..S, and a row x, the label y and the parameters theta are jointly distributed as
-p(y, theta | x, D) ∝ p(x, y | theta) p(theta | D): in a generative classifier the row
-x itself is evidence about theta. The decomposition of the predictive entropy is
-that of this joint (Houlsby et al. 2011, "Bayesian active learning by disagreement")::
+For a fitted posterior (``method="conjugate"`` or ``"mcmc"``) and a row x, the label y
+and the parameters theta are jointly distributed as p(y, theta | x, D) ∝
+p(x, y | theta) p(theta | D): in a generative classifier the row x itself is evidence
+about theta. The decomposition of the predictive entropy is that of this joint
+(Houlsby et al. 2011, "Bayesian active learning by disagreement")::
 
-    total      H[y | x, D]                 = H( p(y | x, D) )
-    aleatoric  E_{theta | x, D} H[y | x, theta]  = sum_s w_s H( p(y | x, theta_s) )
-    epistemic  I(y; theta | x, D)          = total - aleatoric
+    total      H[y | x, D]                        = H( p(y | x, D) )
+    aleatoric  E_{theta | x, D} H[y | x, theta]
+    epistemic  I(y; theta | x, D)                 = total - aleatoric
 
-with the draws weighted by w_s ∝ p(x | theta_s) = sum_k p(x, y=k | theta_s) (self-
-normalised importance weights from p(theta | D) to p(theta | x, D)). The weighted mean
-sum_s w_s p(y | x, theta_s) is exactly the posterior predictive p(y | x, D) of
-``predict_proba`` (the posterior mean of the joint normalised over classes), so the
-three numbers describe the probabilities the estimator predicts. Entropies are in nats
-(at most log K).
+``total`` is the entropy of ``predict_proba`` (the posterior predictive p(y | x, D)).
+Entropies are in nats (at most log K). How the aleatoric expectation over
+p(theta | x, D) is computed depends on the fit:
 
-``total`` is the entropy of ``predict_proba``: for ``method="conjugate"`` the closed-form
-posterior predictive (Rao-Blackwellised, no Monte Carlo error); for ``"mcmc"`` the
-weighted mean of the draws (then epistemic >= 0 holds exactly, by the concavity of the
-entropy). For ``"conjugate"`` the aleatoric term is the Monte Carlo estimate from the
-i.i.d. draws, so epistemic = total - aleatoric carries its Monte Carlo error
-(O(1/sqrt(S))) and can be slightly negative where it is near 0; it is not clipped,
-so that total = aleatoric + epistemic holds to rounding in every row.
+**Conjugate fits: exact draws, no weights.** The posterior given the row is a mixture
+of K conjugate posteriors, one per label the row may have::
+
+    p(theta | x, D) = sum_k p(y=k | x, D) p(theta | D, (x, y=k)),
+
+each the fit's posterior updated with the row (x, k) (its statistics merged with the
+fit's, at the fit's prior; the label's Dirichlet count + 1), and the mixture weights
+are the closed-form ``predict_proba``. So::
+
+    aleatoric = sum_k p(y=k | x, D) mean_s H( p(y | x, theta_s^(k)) ),
+    theta_s^(k) i.i.d. from p(theta | D, (x, y=k)),  s = 1..S',
+
+with S' = min(draws of the fit, :data:`EXACT_DRAWS`) (or ``max_draws``), the same
+random numbers for every row (common random numbers: smooth in x). No draw is weighted,
+so nothing collapses far from the data: the Monte Carlo error of the aleatoric term is
+at most sd(H) / sqrt(S') per row whatever the row (a class whose predictive
+probability is below 1e-12 is left out: its term is below 1e-12 log K). The cost is
+one conjugate update and S' draws per row and class. ``ess`` reports S' for these
+rows. epistemic = total - aleatoric carries that Monte Carlo error and can be slightly
+negative where it is near 0; it is not clipped, so that total = aleatoric + epistemic
+holds to rounding in every row.
+
+**Where weights remain.** ``method="mcmc"``, conjugate fits by data augmentation
+(LDA/QDA/MultinomialNB with missing entries, unlabelled rows), rows whose own missing
+entries need augmentation, and rows beyond the float range of the frame (far rows)
+have no exact sampler of p(theta | x, D); their draws theta_s of p(theta | D) are
+weighted by self-normalised importance weights w_s ∝ p(x | theta_s) = sum_k
+p(x, y=k | theta_s)::
+
+    aleatoric = sum_s w_s H( p(y | x, theta_s) ),
+
+and for MCMC ``total`` is the entropy of the weighted mean sum_s w_s p(y | x, theta_s),
+which is what ``predict_proba`` returns there (then epistemic >= 0 exactly, by the
+concavity of the entropy). Far from the data the weights concentrate on a few draws
+(GaussianNB, 4,000 draws: one effective draw at 6 standard deviations). Their Kish
+effective sample size per row, ``ess`` = (sum_s w_s)^2 / sum_s w_s^2, is returned, and
+a :class:`bayesgen.DataWarning` is issued when it is below :data:`ESS_WARN` (or a
+tenth of the draws, when there are fewer than 1,000) for some row: the aleatoric and
+epistemic parts of those rows rest on a few draws (the Kish size ignores the
+autocorrelation of MCMC draws: the effective number is lower still).
 
 Point methods (``"mle"``, ``"map"``) have no posterior: their epistemic part is not
 defined, and :func:`decompose_uncertainty` raises ``ValueError``.
@@ -36,17 +66,34 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import entr
 
-from bayesgen.inference import scoring
+from bayesgen.data import sparse
+from bayesgen.inference import conjugate, scoring
 from bayesgen.utils.logspace import normalise, normalised_proba
+from bayesgen.utils.random import rng_from
+
+#: Below this Kish effective sample size of a row's importance weights (or a tenth of
+#: the draws, when there are fewer than 1,000), :func:`decompose` warns
+#: (:class:`bayesgen.DataWarning`).
+ESS_WARN = 100
+
+#: Draws per class of the exact conjugate decomposition (``max_draws`` overrides it).
+EXACT_DRAWS = 1000
+
+#: A class whose predictive probability is below this is left out of the exact
+#: aleatoric term (its contribution is below this times log K).
+NEGLIGIBLE = 1e-12
 
 
 class Decomposition(NamedTuple):
-    """Per-row uncertainty (arrays of shape (n,), nats) and the predictive (n, K)."""
+    """Per-row uncertainty (arrays of shape (n,), nats), the predictive (n, K) and the
+    effective number of draws behind each row's aleatoric term (n,): the i.i.d. draws
+    of the exact conjugate decomposition, or the Kish size of the importance weights."""
 
     total: np.ndarray
     aleatoric: np.ndarray
     epistemic: np.ndarray
     proba: np.ndarray
+    ess: np.ndarray
 
 
 def entropy(proba: np.ndarray) -> np.ndarray:
@@ -117,14 +164,16 @@ def draw_terms(lj: np.ndarray, log_pi: np.ndarray) -> DrawTerms:
 
 
 def _chunk_terms(lj: np.ndarray, log_pi: np.ndarray):
-    """(aleatoric (m,), weighted mean p (m, K)) of one chunk of per-draw joints (S, m, K)."""
+    """(aleatoric (m,), weighted mean p (m, K), Kish ESS (m,)) of one chunk of per-draw
+    joints (S, m, K), the draws weighted by w_s ∝ p(x | theta_s)."""
     E, Z, H, log_w = draw_terms(lj, log_pi)
     w = np.exp(log_w - log_w.max(axis=0))
     w /= w.sum(axis=0)
     aleatoric = (w * H).sum(axis=0)
+    ess = 1.0 / np.square(w).sum(axis=0)
     w /= Z
     mean = np.stack([(w * E[k]).sum(axis=0) for k in range(E.shape[0])], axis=1)
-    return aleatoric, mean
+    return aleatoric, mean, ess
 
 
 def decompose(estimator, X: Any, *, max_draws: int | None = None) -> Decomposition:
@@ -137,22 +186,106 @@ def decompose(estimator, X: Any, *, max_draws: int | None = None) -> Decompositi
     return decompose_rows(estimator, estimator._check_X_predict(X), max_draws)
 
 
-def decompose_rows(estimator, Xv: np.ndarray, max_draws: int | None = None) -> Decomposition:
-    """:func:`decompose` of rows already validated (``estimator._check_X_predict``)."""
+def decompose_rows(estimator, Xv: np.ndarray, max_draws: int | None = None, *,
+                   exact: bool = True, warn_ess: bool = True) -> Decomposition:
+    """:func:`decompose` of rows already validated (``estimator._check_X_predict``).
+
+    ``exact=False``: weight the fit's draws for every row, also of a conjugate fit
+    (what BALD ranks pools with, :mod:`bayesgen.decide.active`: one pass over the
+    draws for all rows). ``warn_ess``: warn about a low effective sample size.
+    """
     estimator._check_posterior("decompose_uncertainty")
     draws = _draw_indices(estimator, max_draws)
-    log_pi = estimator._log_pi_draws if draws is None else estimator._log_pi_draws[draws]
     n, K = Xv.shape[0], estimator.classes_.size
-    aleatoric, mean = np.empty(n), np.empty((n, K))
-    for rows, lj in scoring.iter_log_joint_draws(estimator, Xv, draws):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            aleatoric[rows], mean[rows] = _chunk_terms(lj, log_pi)
-    if estimator.method_ == "conjugate":
+    aleatoric, ess = np.full(n, np.nan), np.full(n, np.nan)
+    weighted = np.ones(n, dtype=bool)
+    if exact and conjugate.exact_given_row(estimator):
         proba = predictive_proba(estimator, Xv)  # the closed-form posterior predictive
-    else:
-        proba = mean
+        size = _exact_size(estimator, max_draws)
+        weighted = _exact_aleatoric(estimator, Xv, proba, size, aleatoric)
+        ess[~weighted] = size
+    if weighted.any():
+        rows = np.flatnonzero(weighted)
+        sub = Xv if rows.size == n else Xv[rows]
+        log_pi = estimator._log_pi_draws if draws is None else estimator._log_pi_draws[draws]
+        mean = np.empty((rows.size, K))
+        alea, w_ess = np.empty(rows.size), np.empty(rows.size)
+        for chunk, lj in scoring.iter_log_joint_draws(estimator, sub, draws):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                alea[chunk], mean[chunk], w_ess[chunk] = _chunk_terms(lj, log_pi)
+        aleatoric[rows], ess[rows] = alea, w_ess
+        if estimator.method_ != "conjugate":
+            proba = mean  # MCMC's predict_proba: the weighted mean of the draws
+        elif rows.size == n:
+            proba = predictive_proba(estimator, Xv)
+        if warn_ess:
+            _warn_low_ess(estimator, w_ess, log_pi.shape[0])
     total = entropy(proba)
-    return Decomposition(total, aleatoric, total - aleatoric, proba)
+    return Decomposition(total, aleatoric, total - aleatoric, proba, ess)
+
+
+def _exact_size(estimator, max_draws: int | None) -> int:
+    """Draws per class of the exact decomposition: ``max_draws`` (validated like
+    :func:`_draw_indices`), else min(draws of the fit, :data:`EXACT_DRAWS`)."""
+    n_draws = estimator._log_pi_draws.shape[0]
+    if max_draws is not None:
+        if int(max_draws) != max_draws or max_draws < 1:
+            raise ValueError(f"max_draws must be a positive integer or None; got {max_draws!r}.")
+        return int(min(max_draws, n_draws))
+    return int(min(n_draws, EXACT_DRAWS))
+
+
+def _exact_aleatoric(estimator, Xv: Any, proba: np.ndarray, size: int,
+                     out: np.ndarray) -> np.ndarray:
+    """The exact conjugate aleatoric term of every row that has one, written into
+    ``out`` (module docstring); returns the mask of the rows left to the weights (far
+    rows, rows whose missing entries need data augmentation)."""
+    Z, _, near = scoring._split_rows(estimator, Xv)
+    family = estimator._family
+    seed = int(rng_from(estimator.random_state).integers(2**63))
+    left = ~near
+    dense = not sparse.is_sparse(Z)
+    if not dense:
+        Z = Z.tocsr()
+    for i in np.flatnonzero(near):
+        row = Z[i:i + 1]
+        value = 0.0
+        for k in np.flatnonzero(proba[i] >= NEGLIGIBLE):
+            draws = conjugate.draws_given_row(estimator, row, int(k), size, seed)
+            if draws is None:  # the row's missing entries need data augmentation
+                left[i] = True
+                break
+            log_pi, params = draws
+            lj = family.log_lik(row, params) + log_pi[:, None, :]  # (S, 1, K), internal
+            with np.errstate(divide="ignore", invalid="ignore"):
+                H = draw_terms(lj, log_pi).H[:, 0]
+            value += proba[i, k] * H.mean()
+        if not left[i]:
+            out[i] = value
+    return left
+
+
+def _warn_low_ess(estimator, ess: np.ndarray, n_draws: int) -> None:
+    """:class:`bayesgen.DataWarning` when some row's Kish ESS is below the threshold
+    (:data:`ESS_WARN`, or a tenth of the draws when fewer than 1,000)."""
+    threshold = min(ESS_WARN, 0.1 * n_draws)
+    low = ess < threshold
+    if not low.any():
+        return
+    from bayesgen.exceptions import DataWarning, warn
+
+    how = ("the posterior is sampled by MCMC" if estimator.method_ == "mcmc" else
+           "the posterior has no closed form for these rows (data augmentation, "
+           "unlabelled rows or far rows)")
+    warn(
+        f"{type(estimator).__name__}: the uncertainty decomposition weights the posterior "
+        f"draws by p(x | theta) because {how}; for {int(low.sum())} of {ess.size} rows "
+        f"the weights' effective sample size is below {threshold:g} (smallest "
+        f"{float(ess.min()):.3g} of {n_draws} draws), so their aleatoric and epistemic "
+        "parts rest on a few draws (rows far from the training data). See the 'ess' "
+        "variable; method='conjugate' decomposes exactly where the posterior is conjugate.",
+        DataWarning,
+    )
 
 
 def decompose_uncertainty(estimator, X: Any, *, max_draws: int | None = None,
@@ -167,19 +300,29 @@ def decompose_uncertainty(estimator, X: Any, *, max_draws: int | None = None,
     X : array-like or DataFrame of shape (n, d)
         Rows (missing entries allowed where the estimator allows them).
     max_draws : int, optional
-        Use at most this many posterior draws, evenly spaced over the chains (cost is
-        linear in the draws; ``None``: all of them).
+        Use at most this many posterior draws: evenly spaced over the chains where the
+        draws are weighted (``None``: all of them), draws per class of the exact
+        conjugate decomposition (``None``: :data:`EXACT_DRAWS`). Cost is linear in the
+        draws.
     as_dataset : bool, default=True
         Return an ``xarray.Dataset`` (else a :class:`Decomposition` of NumPy arrays).
 
     Returns
     -------
     xarray.Dataset or Decomposition
-        Variables ``total``, ``aleatoric``, ``epistemic`` (dims ``obs``, nats) and
-        ``proba`` (dims ``obs``, ``class``: ``predict_proba``), coords ``obs`` (the
+        Variables ``total``, ``aleatoric``, ``epistemic`` (dims ``obs``, nats),
+        ``proba`` (dims ``obs``, ``class``: ``predict_proba``) and ``ess`` (dims
+        ``obs``: the i.i.d. draws per class of an exact conjugate decomposition, else
+        the Kish effective sample size of the row's importance weights), coords ``obs`` (the
         DataFrame's index, else 0..n-1) and ``class`` (= ``classes_``), as the
         estimator's ``idata_`` names them. ``total = aleatoric + epistemic`` per row;
         formulas in :mod:`bayesgen.decide.uncertainty`.
+
+    Warns
+    -----
+    bayesgen.DataWarning
+        Where the draws are weighted (MCMC, data augmentation, far rows) and some row's
+        effective sample size is below :data:`ESS_WARN`.
     """
     out = decompose(estimator, X, max_draws=max_draws)
     if not as_dataset:
@@ -194,7 +337,8 @@ def decompose_uncertainty(estimator, X: Any, *, max_draws: int | None = None,
     return xr.Dataset(
         {"total": ("obs", out.total, units), "aleatoric": ("obs", out.aleatoric, units),
          "epistemic": ("obs", out.epistemic, units),
-         "proba": (("obs", "class"), out.proba)},
+         "proba": (("obs", "class"), out.proba),
+         "ess": ("obs", out.ess, {"long_name": "effective number of posterior draws"})},
         coords={"obs": obs, "class": classes},
         attrs={"bayesgen_estimator": type(estimator).__name__,
                "bayesgen_method": estimator.method_},

@@ -41,3 +41,50 @@ def fit(estimator, counts: np.ndarray, class_alpha: np.ndarray):
     else:  # labels are observed: pi's posterior is Dirichlet, independent of x
         log_pi = classprior.log_dirichlet(classprior.posterior(counts, class_alpha), size, rng)
     return log_pi, params, post, sample_stats
+
+
+def exact_given_row(estimator) -> bool:
+    """Whether :func:`draws_given_row` samples the exact posterior of this fit with one
+    more row: a conjugate fit of i.i.d. draws (no data augmentation, no unlabelled rows)
+    of a family with a closed-form posterior."""
+    if getattr(estimator, "method_", None) != "conjugate":
+        return False
+    if getattr(estimator, "n_unlabeled_", 0):  # a mixture posterior: augmentation
+        return False
+    family = estimator._family
+    caps = family.capabilities
+    return caps.conjugate and not (caps.augmentation
+                                   and family.needs_augmentation(estimator._stats))
+
+
+def draws_given_row(estimator, z, k: int, size: int, seed: int):
+    """``size`` i.i.d. draws of (log pi, parameters) from the exact posterior of the fit
+    with one more row ``z`` (internal frame, (1, d), dense or sparse) of class ``k``,
+    weight 1, at the fit's
+    prior (the resolved ``_prior``, held fixed):
+
+        p(theta, pi | D, (x, y=k)) ∝ p(x | theta_k) p(theta, pi | D) pi_k,
+
+    the conjugate update of the fitted statistics merged with the row's (LDA's shared
+    covariance changes for every class), pi ~ Dirichlet(N + a + e_k) (a fixed
+    ``class_prior``: constant). ``seed`` seeds the draws (one seed for every row and
+    class gives common random numbers). Returns ``(log_pi (size, K), params)``, or None
+    when the row's statistics need data augmentation (missing entries of LDA/QDA or
+    MultinomialNB: no closed form).
+    """
+    import copy
+
+    # posterior() of the count families records the statistics it was given: a copy,
+    # so that the fitted family keeps the fit's
+    family = copy.copy(estimator._family)
+    K = estimator.classes_.size
+    one = family.stats(z, np.array([k], dtype=np.intp), np.ones(1), K)
+    stats = family.merge(estimator._stats, one)
+    if family.capabilities.augmentation and family.needs_augmentation(stats):
+        return None
+    counts = np.asarray(estimator.class_count_, dtype=np.float64).copy()
+    counts[k] += 1.0
+    log_pi, params, _ = posterior.draw_conjugate(
+        family, stats, estimator._prior, counts, estimator.class_alpha_, size,
+        np.random.default_rng(seed), fixed=estimator._fixed_pi)
+    return log_pi, params

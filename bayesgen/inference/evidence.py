@@ -86,7 +86,9 @@ def log_marginal_likelihood(estimator, X: Any = None, y: Any = None,
 
     ``X``, ``y`` (and ``sample_weight``): the training rows, needed only by count
     features (MultinomialNB's multinomial coefficient, PoissonNB's log x!, MixedNB with
-    such parts) when the fit did not keep them (:mod:`bayesgen.inference.rows`).
+    such parts) when the fit did not keep them (:mod:`bayesgen.inference.rows`). When
+    given, they must be the training rows (their statistics are checked against the
+    fit's, :func:`bayesgen.inference.rows.check_statistics`), else ``ValueError``.
     """
     check_is_fitted(estimator, "_params")
     check_supported(estimator)
@@ -99,12 +101,13 @@ def log_marginal_likelihood(estimator, X: Any = None, y: Any = None,
 
             data = training_rows(
                 estimator, X, y, sample_weight,
-                what="the marginal likelihood (the multinomial coefficient / log x! terms "
-                     "of the count features)",
+                what="the marginal likelihood of the training rows",
                 how="log_marginal_likelihood(X, y)")
             cache.append((data.X, data.weights))
         return cache[0]
 
+    if X is not None or y is not None or sample_weight is not None:
+        rows()  # rows given are the training rows, whether or not a family needs them
     features = family.log_evidence(stats, prior, rows, method=estimator.method_,
                                    who=type(estimator).__name__)
     return float(label_term(estimator) + features)

@@ -104,6 +104,10 @@ def add(estimator, X=None, y=None, sample_weight=None):
     estimator._check_posterior("add_log_likelihood")
     idata = estimator.idata_
     if "log_likelihood" in idata.groups():
+        if X is not None or y is not None:  # rows given are still the training rows
+            training.training_rows(estimator, X, y, sample_weight,
+                                   what="the pointwise log-likelihood",
+                                   how="add_log_likelihood(X, y)")
         return idata
     data = training.training_rows(estimator, X, y, sample_weight,
                                   what="the pointwise log-likelihood",

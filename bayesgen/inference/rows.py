@@ -24,10 +24,15 @@ Where the rows come from, in this order:
    (DataFrame columns, labels encoded against ``classes_``, the family's support
    checks; rows whose label is missing, i.e. unlabelled, are left out as fit leaves
    them out of the labelled likelihood). Where the result is about the training data
-   (log-likelihood, LOO, evidence, posterior predictive replicates) the rows must be
-   the training rows: their weighted class counts must equal ``class_count_``, else
-   ``ValueError`` (not checked after a semi-supervised fit, whose counts include the
-   unlabelled rows' responsibilities).
+   (log-likelihood, LOO, ``calibration="loo"``/``"jackknife+"``, evidence, posterior
+   predictive replicates) the rows must be the training rows: their weighted class
+   counts must equal ``class_count_`` and the family's sufficient statistics of the
+   rows, recomputed in the fit's frame by the code the fit uses, must equal the fitted
+   ones to rounding, in any row order (:func:`check_statistics`); else a ``ValueError``
+   naming the statistic and the class that differ. Not checked after a
+   semi-supervised fit, whose statistics include the unlabelled rows'
+   responsibilities; nor by ``build_model(X, y)`` and ``sample_prior_predictive``,
+   whose models of other rows are meaningful.
 2. **Kept**: a posterior fit (``method_`` "conjugate" or "mcmc") by ``fit(X, y)`` keeps
    its rows where ArviZ needs them, the ``observed_data`` group of ``idata_`` (and the
    weights of a weighted fit in ``constant_data``, ``sample_weight``), always, at every
@@ -44,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.data.validation import POSTERIOR_METHODS
+from bayesgen.data.validation import POSTERIOR_METHODS, label
 
 
 @dataclass
@@ -136,7 +141,7 @@ def training_rows(estimator, X: Any = None, y: Any = None, sample_weight: Any = 
         The capability and the call that passes the rows, for the error messages.
     check : bool
         Require given rows to be the training rows (weighted class counts equal to
-        ``class_count_``).
+        ``class_count_``, statistics equal to the fit's: :func:`check_statistics`).
 
     Returns
     -------
@@ -160,9 +165,16 @@ def training_rows(estimator, X: Any = None, y: Any = None, sample_weight: Any = 
     return rows
 
 
+#: Relative tolerance of :func:`check_statistics` (at most 1,100 rows; beyond,
+#: ``4 n eps``, the bound of a sum of n terms in another order).
+STATS_RTOL = 1e-12
+
+
 def _check_training(estimator, rows: Rows, what: str) -> None:
-    """``ValueError`` unless the rows' weighted class counts are ``class_count_``
-    (relative counts for ``method_="mle"``, whose fit may rescale huge weights)."""
+    """``ValueError`` unless ``rows`` are the training rows: their weighted class counts
+    are ``class_count_`` (relative counts for ``method_="mle"``, whose fit may rescale
+    huge weights) and their sufficient statistics those of the fit
+    (:func:`check_statistics`)."""
     counts = np.bincount(rows.y, weights=rows.weights, minlength=estimator.classes_.size)
     expected = np.asarray(estimator.class_count_, dtype=np.float64)
     if estimator.method_ == "mle" and counts.sum() > 0 and expected.sum() > 0:
@@ -175,6 +187,217 @@ def _check_training(estimator, rows: Rows, what: str) -> None:
             f"{np.round(counts, 6).tolist()} differ from class_count_ "
             f"{np.round(expected, 6).tolist()}. Pass the X, y (and sample_weight) of the fit."
         )
+    check_statistics(estimator, rows, what)
+
+
+def check_statistics(estimator, rows: Rows, what: str) -> None:
+    """``ValueError`` unless the family's sufficient statistics of ``rows`` (in the fit's
+    frame, by the code the fit uses) are the fitted ones, ``estimator._stats``, to rounding.
+
+    Every statistic is a sum over rows (counts, means, centred sums of squares and
+    scatters, category counts, ...), so it does not depend on the order of the rows
+    but through rounding; the rows themselves (KernelNB) are compared as a set, sorted.
+    An entry ``a`` of the recomputed statistics passes against the fitted ``b`` when::
+
+        |a - b| <= rtol * scale,   rtol = max(STATS_RTOL, 4 n eps),
+
+    ``scale`` the largest magnitude of that statistic within the entry's class (the
+    whole array for statistics not per class: LDA's pooled scatter) or, where that is
+    smaller, of the same statistic of the rows' absolute values (a sum of terms of
+    either sign rounds relative to the sum of their magnitudes: a class mean near 0).
+    The statistics are computed in the fit's frame z = (x - c) / s, so an offset
+    (x around 1e9) or a unit (1e-12, 1e12) moves neither side nor the tolerance.
+    A row moved by a relative 1e-6 is caught while 1e-6 / n_k exceeds ``rtol`` (a
+    change of one row among n_k of its class).
+
+    Missing entries (NaN) must be missing in the same places (their statistics are
+    those of the observed entries); sample weights enter as at fit. Not checked after
+    a semi-supervised fit (its statistics include the unlabelled rows'
+    responsibilities), see :func:`training_rows`.
+
+    Raises
+    ------
+    ValueError
+        Naming the statistic that differs, and the class.
+    """
+    fitted = getattr(estimator, "_stats", None)
+    if fitted is None:
+        return
+    from bayesgen.inference import scoring
+
+    family, classes = estimator._family, estimator.classes_
+    Z = scoring.internal(estimator, rows.X)
+    given = family.stats(Z, rows.y, rows.weights, classes.size)
+    n = max(int(rows.y.shape[0]), 1)
+    rtol = max(STATS_RTOL, 4.0 * n * np.finfo(np.float64).eps)
+    found = _difference(given, fitted, rtol, classes.size)
+    if found is not None and found[3]:  # signed sums: against the absolute values' scale
+        magnitude = family.stats(abs(Z), rows.y, rows.weights, classes.size)
+        found = _difference(given, fitted, rtol, classes.size, magnitude)
+    if found is None:
+        return
+    path, cls, detail, _ = found
+    where = "" if cls is None else f" of class {label(classes, cls)}"
+    raise ValueError(
+        f"{type(estimator).__name__}: {what} needs the training rows, but the rows given "
+        f"are not those the model was fitted on: their sufficient statistic {path!r}"
+        f"{where} differs from the fitted one ({detail}; rows are compared to rounding, "
+        f"relative tolerance {rtol:.1e}, in any order). Pass the X, y (and "
+        "sample_weight) of the fit."
+    )
+
+
+#: Keys of a record set (:func:`_records`) that are not per record.
+_NOT_RECORDS = frozenset({"count", "loc", "scale", "n_rows"})
+
+
+def _records(stats: dict) -> tuple[list, np.ndarray] | None:
+    """Statistics that are a set of records, one per row or group, with the class of
+    each under ``y`` or ``cls`` (KernelNB's points ``X``, ``y``, ``w``; the
+    (class, missingness pattern) groups of MultinomialNB with missing counts:
+    ``missing``, ``cls``, ``total``): ``(keys, order)``, the record keys and the order
+    that sorts the records by class, then by their values (sparse patterns as dense,
+    NaN after numbers), so that the order of the rows does not matter; None otherwise.
+    The positions ``row`` are left out of the comparison."""
+    label = "y" if "y" in stats else "cls" if "cls" in stats else None
+    if label is None:
+        return None
+    cls = np.asarray(stats[label])
+    if cls.ndim != 1 or cls.dtype.kind not in "iu":
+        return None
+    n = cls.shape[0]
+    keys = [k for k, v in stats.items()
+            if k not in _NOT_RECORDS and k != "row" and np.ndim(v) >= 1
+            and getattr(v, "shape", (None,))[0] == n]
+    columns = []
+    for key in keys:
+        if key == label:
+            continue
+        v = _dense(stats[key]).reshape(n, -1)
+        nan = np.isnan(v) if v.dtype.kind == "f" else np.zeros(v.shape, dtype=bool)
+        columns += [np.where(nan, 0.0, v)[:, j] for j in range(v.shape[1])]
+        columns += [nan[:, j] for j in range(v.shape[1])]
+    return keys, np.lexsort([*columns[::-1], cls])
+
+
+def _dense(value: Any) -> np.ndarray:
+    """A sparse matrix as a dense array (the small group patterns); arrays unchanged."""
+    if hasattr(value, "toarray"):
+        return value.toarray()
+    return np.asarray(value)
+
+
+def _difference(a: Any, b: Any, rtol: float, n_classes: int, magnitude: Any = None,
+                path: str = "") -> tuple | None:
+    """The first entry where statistics ``a`` (recomputed) and ``b`` (fitted) differ
+    beyond ``rtol`` (see :func:`check_statistics`), as ``(path, class index or None,
+    detail, signed)``, ``signed`` True when a larger scale (``magnitude``, the statistics
+    of the absolute values) may still accept it; None when they agree."""
+    if isinstance(b, dict):
+        if not isinstance(a, dict) or set(a) != set(b):
+            return (path or "statistics", None, "other statistics", False)
+        rec_a, rec_b = _records(a), _records(b)
+        if rec_b is not None:  # records: as a set (sorted), each array on one scale
+            if rec_a is None or rec_a[0] != rec_b[0] or rec_a[1].size != rec_b[1].size:
+                return (path or "statistics", None, "other records", False)
+            label = "y" if "y" in b else "cls"
+            for key in rec_b[0]:
+                va, vb = _dense(a[key])[rec_a[1]], _dense(b[key])[rec_b[1]]
+                found = _difference(va[None], vb[None], rtol, 1, None,
+                                    f"{path}.{key}" if path else str(key))
+                if found is not None:  # the class of the first differing record
+                    cls = _first_record(va, vb, rtol, np.asarray(b[label])[rec_b[1]])
+                    return (found[0], cls, found[2].replace("entry (0, ", "record ("),
+                            False)
+            rest = [k for k in b if k not in rec_b[0] and k != "row"]
+            a = {k: a[k] for k in rest if k in a}
+            b = {k: b[k] for k in rest}
+            if set(a) != set(b):
+                return (path or "statistics", None, "other statistics", False)
+        for key in b:
+            sub = None if magnitude is None else magnitude.get(key)
+            found = _difference(a[key], b[key], rtol, n_classes, sub,
+                                f"{path}.{key}" if path else str(key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(b, (list, tuple)):
+        if not isinstance(a, (list, tuple)) or len(a) != len(b):
+            return (path, None, "other statistics", False)
+        for i, (ai, bi) in enumerate(zip(a, b, strict=True)):
+            sub = None if magnitude is None else magnitude[i]
+            found = _difference(ai, bi, rtol, n_classes, sub, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    a_arr, b_arr = _dense(a), _dense(b)
+    if a_arr.shape != b_arr.shape:
+        return (path, None, f"shape {a_arr.shape} instead of {b_arr.shape}", False)
+    if b_arr.dtype.kind not in "fc":  # integers, booleans, labels: exactly equal
+        if np.array_equal(a_arr, b_arr):
+            return None
+        return (path, _first_class(~(a_arr == b_arr), n_classes), "other values", False)
+    a_arr, b_arr = a_arr.astype(np.float64), b_arr.astype(np.float64)
+    finite = np.isfinite(a_arr) & np.isfinite(b_arr)
+    same_special = ~finite & ((a_arr == b_arr) | (np.isnan(a_arr) & np.isnan(b_arr)))
+    if not np.all(finite | same_special):
+        bad = ~(finite | same_special)
+        return (path, _first_class(bad, n_classes),
+                "missing or infinite entries in other places", False)
+    if not finite.any():
+        return None
+    scale = _scale(np.where(finite, np.abs(b_arr), 0.0), n_classes)
+    if magnitude is not None:
+        m = np.asarray(magnitude, dtype=np.float64)
+        if m.shape == b_arr.shape:
+            scale = np.maximum(scale, _scale(np.where(np.isfinite(m), np.abs(m), 0.0),
+                                             n_classes))
+    gap = np.where(finite, np.abs(a_arr - b_arr), 0.0)
+    bad = gap > rtol * scale
+    if not bad.any():
+        return None
+    cls = _first_class(bad, n_classes)
+    if cls is not None:  # the largest difference within the first class that differs
+        bad = bad & (np.arange(bad.shape[0]) == cls).reshape((-1,) + (1,) * (bad.ndim - 1))
+    where = np.unravel_index(np.argmax(np.where(bad, gap / np.where(scale > 0, scale, 1.0),
+                                                -1.0)), bad.shape)
+    rel = gap[where] / scale[where] if scale[where] > 0 else np.inf
+    return (path, cls, f"relative difference {rel:.2e} at entry {tuple(map(int, where))}",
+            magnitude is None)
+
+
+def _first_record(a: np.ndarray, b: np.ndarray, rtol: float, cls: np.ndarray):
+    """The class of the first sorted record where arrays ``a`` and ``b`` differ."""
+    if a.shape != b.shape:
+        return None
+    a2, b2 = a.reshape(a.shape[0], -1).astype(np.float64), b.reshape(b.shape[0], -1)
+    scale = rtol * float(np.nanmax(np.abs(b2), initial=0.0))
+    same = (np.abs(a2 - b2) <= scale) | (np.isnan(a2) & np.isnan(b2))
+    bad = np.flatnonzero(~same.all(axis=1))
+    return int(cls[bad[0]]) if bad.size else None
+
+
+def _per_class(arr: np.ndarray, n_classes: int) -> bool:
+    return arr.ndim >= 1 and arr.shape[0] == n_classes
+
+
+def _scale(abs_values: np.ndarray, n_classes: int) -> np.ndarray:
+    """The largest magnitude within each class (leading axis of length K), or of the
+    whole array, broadcast to its shape."""
+    if abs_values.ndim == 0:
+        return abs_values
+    if _per_class(abs_values, n_classes):
+        top = abs_values.reshape(n_classes, -1).max(axis=1)
+        return np.broadcast_to(top.reshape((n_classes,) + (1,) * (abs_values.ndim - 1)),
+                               abs_values.shape)
+    return np.broadcast_to(abs_values.max(), abs_values.shape)
+
+
+def _first_class(bad: np.ndarray, n_classes: int) -> int | None:
+    """The class (leading index) of the first differing entry, if the array is per class."""
+    if not _per_class(bad, n_classes):
+        return None
+    return int(np.flatnonzero(bad.reshape(n_classes, -1).any(axis=1))[0])
 
 
 def observed_groups(estimator, rows: Rows):

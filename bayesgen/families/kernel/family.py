@@ -384,13 +384,15 @@ class KernelFamily(UnlabelledHooks):
         return out.reshape(*lead, X.shape[0], K)
 
     def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
-        """log p(x_n | y_n, h) of the training rows X (n, d), y (n,) as given to ``fit``,
+        """log p(x_n | y_n, h) of the training rows X (n, d), y (n,), in any order
+        (each training point is found among the rows by its values, :func:`_points_among`),
         (..., n): each row's leave-one-out term, one unit of its own weight left out of
         its class's KDE as in the MLE/MAP/MCMC objective (``sum_n w_n`` of them is the LOO
         likelihood NUTS samples); rows of weight 0 get :meth:`log_lik` at their class. The
         pointwise log-likelihood of ``idata_`` (:func:`._kernel_pymc.train_log_lik`)."""
         from bayesgen.families.kernel import pymc
 
+        params = _points_among(X, y, params)
         if np.isnan(X).any():
             return km.train_log_lik(X, y, params)
         return pymc.train_log_lik(X, y, params)
@@ -501,3 +503,42 @@ class KernelFamily(UnlabelledHooks):
         from bayesgen.families.kernel import pymc
 
         return pymc.rows_loglik(stats, params["bandwidth"], np.asarray(Z, dtype=np.float64))
+
+
+def _points_among(X: np.ndarray, y: np.ndarray, params: dict) -> dict:
+    """``params`` whose ``point_row`` (each training point's position among the rows)
+    is that of the rows ``X`` (n, d), ``y`` (n,): unchanged when the rows are in the
+    order of the fit, else found by the values (rows and points sorted by class and
+    values, NaN equal to NaN, and paired in order; identical rows are interchangeable).
+    ``ValueError`` when some point is not among the rows."""
+    from bayesgen.families.kernel.kde import _fixed
+
+    P, cls, _ = _fixed(params)
+    y = np.asarray(y, dtype=np.intp)
+    stored = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
+    n = X.shape[0]
+    if stored.size == 0 or (stored.max() < n and np.array_equal(y[stored], cls)
+                            and np.array_equal(X[stored], P, equal_nan=True)):
+        return params
+
+    def order(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        nan = np.isnan(values)
+        keys = [np.where(nan[:, j], 0.0, values[:, j]) for j in range(values.shape[1])]
+        keys += [nan[:, j] for j in range(values.shape[1])]
+        return np.lexsort([*keys[::-1], labels])
+
+    rows, points = order(X, y), order(P, cls)
+    found = np.full(P.shape[0], -1, dtype=np.intp)
+    i = 0
+    for p in points:
+        while i < n and not (y[rows[i]] == cls[p]
+                             and np.array_equal(X[rows[i]], P[p], equal_nan=True)):
+            i += 1
+        if i == n:
+            raise ValueError(
+                "train_log_lik needs the training rows X, y (in any order); a fitted "
+                "point is not among these rows. Use log_lik for other data."
+            )
+        found[p] = rows[i]
+        i += 1
+    return {**params, "point_row": found}
