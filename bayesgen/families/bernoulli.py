@@ -113,6 +113,10 @@ class BernoulliFamily(UnlabelledHooks):
         self.fitted_stats_ = stats
         return {"alpha": dr.check_alpha(self.alpha, stats["feature_count"].shape[1])}
 
+    def prior_uses_data(self) -> bool:
+        """False: the prior is ``alpha``, whatever the rows."""
+        return False
+
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """theta = c / N_k (0 or 1 where a feature is constant within a class)."""

@@ -149,6 +149,10 @@ class ExponentialFamily(UnlabelledHooks):
             )
         return {"alpha": alpha, "beta": beta}
 
+    def prior_uses_data(self) -> bool:
+        """Whether the prior mean duration is the data's (``mean_prior`` None)."""
+        return self.mean_prior is None
+
     # -------------------------------------------------------------- estimates
     def _rate(self, numer: np.ndarray, denom: np.ndarray, method: str) -> np.ndarray:
         """numer / denom with a ``ValueError`` naming the (class, feature) where the

@@ -198,6 +198,13 @@ class GaussianFamily(UnlabelledHooks):
             self.__dict__.pop("search_", None)
         return {k: chosen[k] for k in ("m0", "kappa0", "a0", "b0")}
 
+    def prior_uses_data(self) -> bool:
+        """Whether a default reads the data: ``mean_prior`` or ``var_prior`` None (the
+        grand mean, the pooled within-class variances) or ``var_dof`` / ``var_scale``
+        "auto" (the evidence)."""
+        return (self.mean_prior is None or self.var_prior is None
+                or isinstance(self.var_dof, str) or isinstance(self.var_scale, str))
+
     def _resolved_scale(self) -> float | None:
         """``var_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""
         return gstats.resolve_scale(self.var_scale, "var_scale")

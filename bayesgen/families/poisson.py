@@ -110,6 +110,10 @@ class PoissonFamily(UnlabelledHooks):
             raise ValueError(f"rate_prior must be > 0 for every feature; got {self.rate_prior!r}.")
         return {"alpha": alpha, "beta": (alpha - 1.0) / rate}
 
+    def prior_uses_data(self) -> bool:
+        """Whether the prior rate is the data's mean rate (``rate_prior`` None)."""
+        return self.rate_prior is None
+
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """lambda = S_kj / N_k (0 for a feature that is always 0 in class k); N_kj, the

@@ -172,6 +172,14 @@ class Family(Protocol):
     def prior(self, stats: dict) -> dict:
         """The resolved conjugate prior hyper-parameters (scale-aware data defaults)."""
 
+    def prior_uses_data(self) -> bool:
+        """Whether :meth:`prior` reads the statistics (a data-dependent default such as
+        a prior mean at the grand mean, a pooled scatter target, a strength or structure
+        chosen from the data). Exact leave-one-out then re-resolves the prior from the
+        statistics without each row (:mod:`bayesgen.inference.loo_refit`); False: the
+        prior is the same for every subset of the rows and the family's downdates
+        (``loo_log_predictive``) are the refit."""
+
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """Closed-form maximum-likelihood ``params`` (dims ``param_dims``)."""

@@ -27,10 +27,23 @@ parameter is shared across classes (not LDA's).
 Sample weights: row n is removed with its whole weight w_n (a row of weight 2 is left
 out as a pair), and each row counts once in the sum (as in ``az.loo`` of the
 ``log_likelihood`` group). Missing entries of the factorised families: the row's
-observed entries are removed from the observed-entry statistics, exact. The prior is
-held fixed at the resolved ``_prior`` (data-dependent defaults are computed once from
-all rows, as for the PSIS-LOO estimate of the same posterior). Densities are in the
-user's units (the frame's Jacobian over each row's observed features is subtracted).
+observed entries are removed from the observed-entry statistics, exact. Densities are
+in the user's units (the frame's Jacobian over each row's observed features is
+subtracted).
+
+The prior: leave-one-out means refitting the same constructor without the row. A
+default prior that reads the data (the grand mean, the pooled within-class variances,
+an OAS or evidence-chosen strength, an evidence-chosen structure, the mean rate or
+duration of the count and duration families: the family's ``prior_uses_data``) is a
+function of the statistics, and the posterior without row n uses that function of the
+statistics without row n (:mod:`bayesgen.inference.loo_refit`), for every class (the
+prior is shared, so every class's predictive moves). That is what ``elpd_loo`` means
+here and what jackknife+ assumes; it equals a brute-force refit to rounding
+(``tests/test_loo_refit.py``). A prior with every hyper-parameter fixed is the same
+for every subset of the rows, and the family's closed-form downdates above are the
+refit. With more than :data:`bayesgen.inference.loo_refit.REFIT_MAX_ROWS` training
+rows the data-dependent hyper-parameters are held at their full-data values (they move
+by O(1/N) of themselves when one of N rows leaves) and the downdates are used.
 
 Not available (``supports`` is False, callers fall back to PSIS-LOO): other methods,
 families without ``capabilities.exact_loo`` (KernelNB, MixedNB with a kernel part), and
@@ -48,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.inference import classprior, scoring
+from bayesgen.inference import classprior, loo_refit, scoring
 from bayesgen.utils.heavy import import_arviz
 
 
@@ -100,7 +113,7 @@ def _pointwise(estimator, rows) -> np.ndarray:
     X, y, w = rows.X, rows.y, rows.weights
     Z = scoring.internal(estimator, X)
     values = _label_term(estimator, y, w)
-    values = values + estimator._family.loo_log_predictive(Z, y, w, estimator._posterior)
+    values = values + _own_class(estimator, Z, y, w)
     jac = scoring._jacobian(estimator, Z)
     return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
 
@@ -144,8 +157,7 @@ def loo_log_joint(estimator, X: Any = None, y: Any = None,
 def _loo_log_joint(estimator, rows) -> np.ndarray:
     """:func:`loo_log_joint` of the training rows ``rows``, (n, K)."""
     Z = scoring.internal(estimator, rows.X)
-    joint = estimator._family.loo_log_predictive_at(Z, rows.y, rows.weights,
-                                                    estimator._posterior)
+    joint = _every_class(estimator, Z, rows.y, rows.weights)
     joint += _label_terms(estimator, rows.y, rows.weights)
     jac = scoring._jacobian(estimator, Z)
     return joint - jac
@@ -176,9 +188,8 @@ def loo_log_joint_at(estimator, rows, X_test) -> np.ndarray:
         if near.any():
             out[:, near] = loo_log_joint_at(estimator, rows, X_test[near])
         return out
-    joint = estimator._family.loo_log_predictive_at(
-        scoring.internal(estimator, rows.X), rows.y, rows.weights, estimator._posterior,
-        Z_test)
+    joint = _every_class(estimator, scoring.internal(estimator, rows.X), rows.y,
+                         rows.weights, Z_test)
     joint += _label_terms(estimator, rows.y, rows.weights)[:, None, :]
     jac = scoring._jacobian(estimator, Z_test)
     return joint - (jac if np.ndim(jac) == 0 else jac[None, :, :])
@@ -219,6 +230,28 @@ def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
 
 
 # ------------------------------------------------------------------ terms
+def _refit(estimator, n_rows: int) -> bool:
+    """Whether the prior is re-resolved without each row (:mod:`.loo_refit`)."""
+    return loo_refit.applies(estimator._family, n_rows)
+
+
+def _own_class(estimator, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """log p(z_n | y_n, D without row n), (n,), internal frame."""
+    if _refit(estimator, y.size):
+        joint = loo_refit.log_predictive(estimator._family, Z, y, w, estimator.classes_.size)
+        return joint[np.arange(y.size), y]
+    return estimator._family.loo_log_predictive(Z, y, w, estimator._posterior)
+
+
+def _every_class(estimator, Z, y: np.ndarray, w: np.ndarray, Z_test=None) -> np.ndarray:
+    """log p(z | y = k, D without training row i), (n, K) at the training rows or
+    (n, m, K) at ``Z_test``, internal frame."""
+    if _refit(estimator, y.size):
+        return loo_refit.log_predictive(estimator._family, Z, y, w,
+                                        estimator.classes_.size, Z_test)
+    return estimator._family.loo_log_predictive_at(Z, y, w, estimator._posterior, Z_test)
+
+
 def _label_term(estimator, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(y_n | the other labels), (n,)."""
     return _label_terms(estimator, y, w)[np.arange(y.size), y]

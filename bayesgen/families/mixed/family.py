@@ -278,6 +278,10 @@ class MixedFamily:
         parts = self._parts()
         return {"parts": [q["family"].prior(s) for q, s in zip(parts, stats["parts"], strict=True)]}
 
+    def prior_uses_data(self) -> bool:
+        """Whether some part's prior reads the data."""
+        return any(q["family"].prior_uses_data() for q in self._parts())
+
     def mle(self, stats: dict) -> dict:
         """Namespaced MLEs of the parts."""
         parts = zip(self._parts(), stats["parts"], strict=True)

@@ -125,6 +125,10 @@ class MultinomialFamily(UnlabelledHooks):
         self.fitted_stats_ = stats
         return {"alpha": dr.check_alpha(self.alpha, stats["feature_count"].shape[1])}
 
+    def prior_uses_data(self) -> bool:
+        """False: the prior is ``alpha``, whatever the rows."""
+        return False
+
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """theta_kj = c_kj / T_k (0 for a feature never seen in class k). Missing

@@ -222,6 +222,10 @@ class StructureChoiceFamily(UnlabelledHooks):
             self.search_["log_evidence"] = float(logsumexp(log_ev) - np.log(log_ev.size))
         return {"members": priors, "log_weights": log_ev - logsumexp(log_ev)}
 
+    def prior_uses_data(self) -> bool:
+        """True: the structure's weights are its evidence on the data."""
+        return True
+
     def _record(self, scores: np.ndarray, columns: dict[str, np.ndarray]) -> None:
         """Choose by ``scores`` (log evidences, or BIC / 2) and set ``search_`` with
         one row per candidate holding ``columns`` and ``weight`` (from ``scores``)."""

@@ -308,6 +308,15 @@ class MVNFamily(UnlabelledHooks):
                               "names": sampled}
         return prior
 
+    def prior_uses_data(self) -> bool:
+        """Whether a default reads the data: ``mean_prior`` None (the grand mean),
+        ``cov_prior`` None or a string (pooled variances, isotropic or pooled targets),
+        or ``cov_dof`` / ``cov_scale`` / ``mean_strength`` a string ("auto", "oas",
+        "sample")."""
+        return (self.mean_prior is None or self.cov_prior is None
+                or any(isinstance(v, str) for v in (self.cov_prior, self.cov_dof,
+                                                    self.cov_scale, self.mean_strength)))
+
     def _pooled_target(self, stats: dict, m0: np.ndarray, kappa0: float | None) -> np.ndarray:
         """S0 of ``cov_prior="pooled"`` (QDA only): the pooled covariance of
         :func:`.niw_evidence.pooled_target`, from the class statistics (with missing
