@@ -123,7 +123,7 @@ class ExponentialFamily(UnlabelledHooks):
         return masked.add_count_stats(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Gamma shape ``alpha`` a0 (d,) and rate ``beta`` b0 = (a0 - 1) m (d,).
 
         m_j is ``mean_prior`` or the weighted mean sum_k s_kj / sum_k n_kj of the

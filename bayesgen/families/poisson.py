@@ -93,7 +93,7 @@ class PoissonFamily(UnlabelledHooks):
         return masked.add_count_stats(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Gamma shape ``alpha`` (d,) and rate ``beta`` = (alpha - 1) / r (d,).
 
         r_j is ``rate_prior`` or the overall mean sum_k S_kj / N, floored at

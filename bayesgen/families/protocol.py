@@ -169,8 +169,12 @@ class Family(Protocol):
         pairwise update for centred moments, sums for counts)."""
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
-        """The resolved conjugate prior hyper-parameters (scale-aware data defaults)."""
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
+        """The resolved conjugate prior hyper-parameters (scale-aware data defaults).
+
+        ``record=False``: the same hyper-parameters without the record of the search
+        (``search_``: the candidates' and structures' evidences), for callers that need
+        the prior only (leave-one-out, :mod:`bayesgen.inference.loo_refit`)."""
 
     def prior_uses_data(self) -> bool:
         """Whether :meth:`prior` reads the statistics (a data-dependent default such as

@@ -78,7 +78,7 @@ def log_predictive(family, Z: Any, y: np.ndarray, w: np.ndarray, n_classes: int,
     for i in range(n):
         keep = np.delete(index, i)
         stats = own.stats(Z[keep], y[keep], w[keep], n_classes)
-        prior = own.prior(stats)
+        prior = own.prior(stats, record=False)
         post = own.posterior(stats, prior)
         if Z_test is None:
             out[i] = own.log_predictive(Z[i:i + 1], post)[0]

@@ -162,7 +162,7 @@ class CategoricalFamily(UnlabelledHooks):
         return missing.merge_observed(out, a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``alpha`` (d,) and ``n_categories`` C_j (d,); resolves ``categories_``."""
         self.fitted_stats_ = stats
         alpha = dr.check_alpha(self.alpha, stats["n_seen"].shape[0])

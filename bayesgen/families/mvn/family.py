@@ -206,7 +206,7 @@ class MVNFamily(UnlabelledHooks):
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Resolve the NIW hyper-parameters.
 
         Sets ``search_`` (surfaced as the estimator's ``prior_search_``): the chosen
@@ -278,8 +278,13 @@ class MVNFamily(UnlabelledHooks):
             completed = em.evidence_stats(self, stats, m0, em.DEFAULT_KAPPA0 if kappa0 is None
                                           else kappa0, S0)
             nu0, oas = shrinkage.oas_dof(completed, S0, tied=self.tied)
-        self.search_ = em.auto_prior(self, stats, m0, kappa0, S0,
-                                     dof=None if auto else nu0, scale=scale)
+        found = em.auto_prior(self, stats, m0, kappa0, S0, dof=None if auto else nu0,
+                              scale=scale, record=record)
+        if not record:
+            nu0, scale = found["cov_dof"], found["cov_scale"]
+            return {"m0": m0, "kappa0": found["mean_strength"], "nu0": nu0,
+                    "Psi0": (nu0 - d - 1) * scale * S0}
+        self.search_ = found
         self.search_["structure"] = "EEE" if self.tied else "VVV"  # mclust's name
         if oas is not None:
             self.search_["oas_shrinkage"] = oas
