@@ -276,7 +276,8 @@ class MixedFamily:
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``{"parts": [resolved prior of each part]}``."""
         parts = self._parts()
-        return {"parts": [q["family"].prior(s, record=record) for q, s in zip(parts, stats["parts"], strict=True)]}
+        return {"parts": [q["family"].prior(s, record=record)
+                          for q, s in zip(parts, stats["parts"], strict=True)]}
 
     def prior_uses_data(self) -> bool:
         """Whether some part's prior reads the data."""
