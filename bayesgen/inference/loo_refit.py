@@ -23,7 +23,7 @@ Cost: one ``stats``, ``prior``, ``posterior`` and ``log_predictive`` call per tr
 row (each O(N) for the statistics, plus the prior's own search), so it is used up to
 :data:`REFIT_MAX_ROWS` training rows. Beyond that the data-dependent hyper-parameters
 are held at their full-data values and the family's closed-form downdates are used
-(:mod:`bayesgen.inference.exact_loo`): removing one of N > 2,000 rows moves such a
+(:mod:`bayesgen.inference.exact_loo`): removing one of N > 1,000 rows moves such a
 hyper-parameter by O(1/N) of itself.
 
 The family is deep-copied once per call: ``prior`` records its search (``search_``) and
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 #: training rows up to which a data-dependent prior is re-resolved without each row
-REFIT_MAX_ROWS = 2000
+REFIT_MAX_ROWS = 1000
 
 
 def applies(family, n_rows: int) -> bool:
