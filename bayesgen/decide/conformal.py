@@ -263,9 +263,10 @@ def jackknife_plus_counts(estimator, X: np.ndarray, X_calib: Any = None, y_calib
     m = X.shape[0]
     less, greater, equal = (np.zeros((m, K), dtype=np.int64) for _ in range(3))
     step = max(1, JACKKNIFE_BLOCK // max(1, n * K))
+    posteriors = exact_loo.loo_posteriors(estimator, rows)  # once for every chunk
     for start in range(0, m, step):
         chunk = slice(start, min(start + step, m))
-        joint = exact_loo.loo_log_joint_at(estimator, rows, X[chunk])  # (n, m_c, K)
+        joint = exact_loo.loo_log_joint_at(estimator, rows, X[chunk], posteriors)  # (n, m_c, K)
         scores = nonconformity(_normalise(estimator, joint.reshape(-1, K)), score)
         scores = scores.reshape(joint.shape)
         R, use = own[:, None, None], ref[:, None, :]

@@ -163,7 +163,20 @@ def _loo_log_joint(estimator, rows) -> np.ndarray:
     return joint - jac
 
 
-def loo_log_joint_at(estimator, rows, X_test) -> np.ndarray:
+def loo_posteriors(estimator, rows):
+    """The posteriors without each training row that :func:`loo_log_joint_at` scores
+    test rows with, when the prior is re-resolved per row
+    (:class:`bayesgen.inference.loo_refit.RowPosteriors`), else None (the family's
+    closed-form downdates need nothing precomputed). Callers that score test rows in
+    chunks compute it once and pass it to every :func:`loo_log_joint_at` call."""
+    _check_supported(estimator)
+    if not _refit(estimator, rows.y.size):
+        return None
+    return loo_refit.posteriors(estimator._family, scoring.internal(estimator, rows.X),
+                                rows.y, rows.weights, estimator.classes_.size)
+
+
+def loo_log_joint_at(estimator, rows, X_test, posteriors=None) -> np.ndarray:
     """log p(x_j, y=k | D without training row i), (n, m, K), user units: the test rows
     ``X_test`` (validated, (m, d)) scored by the posterior without each training row
     i (:class:`bayesgen.inference.rows.Rows`, from :func:`training_rows`), every class.
@@ -178,6 +191,9 @@ def loo_log_joint_at(estimator, rows, X_test) -> np.ndarray:
     split form of the full-data predictive evaluates, get the full-data
     log p(x_j, y=k | D) for every i (``predict_joint_log_proba``'s value): the row left
     out changes nothing that float64 resolves at such a distance.
+
+    ``posteriors``: :func:`loo_posteriors` of the same ``rows``, to reuse over chunks
+    of test rows (computed here when None).
     """
     _check_supported(estimator)
     Z_test, far, near = scoring._split_rows(estimator, X_test)
@@ -186,10 +202,16 @@ def loo_log_joint_at(estimator, rows, X_test) -> np.ndarray:
         out = np.empty((n, X_test.shape[0], K))
         out[:, far.rows] = scoring.raw_scores(estimator, X_test[far.rows], full=True)
         if near.any():
-            out[:, near] = loo_log_joint_at(estimator, rows, X_test[near])
+            out[:, near] = loo_log_joint_at(estimator, rows, X_test[near], posteriors)
         return out
-    joint = _every_class(estimator, scoring.internal(estimator, rows.X), rows.y,
-                         rows.weights, Z_test)
+    if posteriors is None:
+        posteriors = loo_posteriors(estimator, rows)
+    if posteriors is not None:
+        joint = posteriors.log_predictive(Z_test)
+    else:
+        joint = estimator._family.loo_log_predictive_at(
+            scoring.internal(estimator, rows.X), rows.y, rows.weights, estimator._posterior,
+            Z_test)
     joint += _label_terms(estimator, rows.y, rows.weights)[:, None, :]
     jac = scoring._jacobian(estimator, Z_test)
     return joint - (jac if np.ndim(jac) == 0 else jac[None, :, :])
@@ -243,13 +265,11 @@ def _own_class(estimator, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     return estimator._family.loo_log_predictive(Z, y, w, estimator._posterior)
 
 
-def _every_class(estimator, Z, y: np.ndarray, w: np.ndarray, Z_test=None) -> np.ndarray:
-    """log p(z | y = k, D without training row i), (n, K) at the training rows or
-    (n, m, K) at ``Z_test``, internal frame."""
+def _every_class(estimator, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """log p(z_i | y = k, D without training row i), (n, K), internal frame."""
     if _refit(estimator, y.size):
-        return loo_refit.log_predictive(estimator._family, Z, y, w,
-                                        estimator.classes_.size, Z_test)
-    return estimator._family.loo_log_predictive_at(Z, y, w, estimator._posterior, Z_test)
+        return loo_refit.log_predictive(estimator._family, Z, y, w, estimator.classes_.size)
+    return estimator._family.loo_log_predictive_at(Z, y, w, estimator._posterior)
 
 
 def _label_term(estimator, y: np.ndarray, w: np.ndarray) -> np.ndarray:

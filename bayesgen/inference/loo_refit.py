@@ -34,6 +34,7 @@ change.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,39 @@ def applies(family, n_rows: int) -> bool:
     """Whether the leave-one-out of ``n_rows`` training rows re-resolves the prior of
     ``family`` per row: its prior reads the data and n_rows <= :data:`REFIT_MAX_ROWS`."""
     return bool(family.prior_uses_data()) and n_rows <= REFIT_MAX_ROWS
+
+
+@dataclass(frozen=True)
+class RowPosteriors:
+    """The posterior without each training row, with the prior re-resolved: row i's
+    ``posts[i]`` is scored by ``families[i]`` (a copy holding whatever ``prior`` and
+    ``posterior`` resolved on the statistics without row i, e.g. the categories of a
+    categorical part), so that scoring needs no further state."""
+
+    families: tuple
+    posts: tuple
+
+    def log_predictive(self, Z_test: Any) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K), internal frame."""
+        return np.stack([fam.log_predictive(Z_test, post)
+                         for fam, post in zip(self.families, self.posts, strict=True)])
+
+
+def posteriors(family, Z: Any, y: np.ndarray, w: np.ndarray,
+               n_classes: int) -> RowPosteriors:
+    """The posterior without each training row i: stats(rows without i), then
+    ``prior(..., record=False)`` and ``posterior`` of the family (deep-copied: the fitted
+    family is not modified). Z (n, d) internal frame; y, w (n,); row i leaves with its
+    whole weight w_i."""
+    own = copy.deepcopy(family)
+    index = np.arange(y.size)
+    families, posts = [], []
+    for i in range(y.size):
+        keep = np.delete(index, i)
+        stats = own.stats(Z[keep], y[keep], w[keep], n_classes)
+        posts.append(own.posterior(stats, own.prior(stats, record=False)))
+        families.append(copy.deepcopy(own))
+    return RowPosteriors(tuple(families), tuple(posts))
 
 
 def log_predictive(family, Z: Any, y: np.ndarray, w: np.ndarray, n_classes: int,
@@ -71,17 +105,8 @@ def log_predictive(family, Z: Any, y: np.ndarray, w: np.ndarray, n_classes: int,
     ndarray of shape (n, K), or (n, m, K) with ``Z_test``
         In the internal frame (no Jacobian), no label term.
     """
-    own = copy.deepcopy(family)
-    n = y.size
-    out = np.empty((n, n_classes) if Z_test is None else (n, Z_test.shape[0], n_classes))
-    index = np.arange(n)
-    for i in range(n):
-        keep = np.delete(index, i)
-        stats = own.stats(Z[keep], y[keep], w[keep], n_classes)
-        prior = own.prior(stats, record=False)
-        post = own.posterior(stats, prior)
-        if Z_test is None:
-            out[i] = own.log_predictive(Z[i:i + 1], post)[0]
-        else:
-            out[i] = own.log_predictive(Z_test, post)
-    return out
+    rows = posteriors(family, Z, y, w, n_classes)
+    if Z_test is not None:
+        return rows.log_predictive(Z_test)
+    return np.stack([fam.log_predictive(Z[i:i + 1], post)[0] for i, (fam, post)
+                     in enumerate(zip(rows.families, rows.posts, strict=True))])
