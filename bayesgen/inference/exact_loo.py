@@ -22,7 +22,9 @@ pi_k). Every class of a row (:func:`loo_log_joint`, the leave-one-out class
 probabilities) and other rows under the posterior without each training row
 (:func:`loo_log_joint_at`, what jackknife+ conformal sets need) come from the family's
 ``loo_log_predictive_at`` hook: for k != y_n the full-data predictive only when no
-parameter is shared across classes (not LDA's).
+parameter is shared across classes (not LDA's). These downdates hold the prior fixed;
+a prior that reads the data goes through :mod:`bayesgen.inference.loo_refit` instead
+(below), where every class's posterior moves.
 
 Sample weights: row n is removed with its whole weight w_n (a row of weight 2 is left
 out as a pair), and each row counts once in the sum (as in ``az.loo`` of the
