@@ -122,7 +122,7 @@ def main() -> None:
             store.append(joint[np.arange(y.size), y] - logsumexp(joint, axis=1))
     names = [name for name, _ in members]
     lines += ["", "## Default StackedClassifier on wine (10 rows per class)", "",
-              "| leave-one-out | " + " | ".join(names) + " | elpd (sum log p(y | x)) |",
+              "| leave-one-out | " + " | ".join(names) + " | elpd (sum of log p(y given x)) |",
               "|---|" + "---|" * (len(names) + 1)]
     for label, L in (("held", L_held), ("now", L_now), ("refits", L_ref)):
         L = np.stack(L, axis=1)
