@@ -53,7 +53,10 @@ Calibration scores come from one of:
   training row i is scored by the posterior without it, R_i = s_i(x_i, y_i), AND so is
   every test row: s_i(x, k) is the score of class k at x under the posterior of
   D without row i (:func:`bayesgen.inference.exact_loo.loo_log_joint_at`, closed form,
-  no refit). Then::
+  no refit, a data-dependent default prior recomputed without row i, so that the
+  posterior without row i is the refit's, as the guarantee assumes; above
+  :data:`bayesgen.inference.loo_refit.REFIT_MAX_ROWS` training rows such a prior is held
+  at the full-data one). Then::
 
       k in C(x)  iff  #{i : R_i < s_i(x, k)} < (1 - alpha)(n + 1)
 
@@ -263,9 +266,10 @@ def jackknife_plus_counts(estimator, X: np.ndarray, X_calib: Any = None, y_calib
     m = X.shape[0]
     less, greater, equal = (np.zeros((m, K), dtype=np.int64) for _ in range(3))
     step = max(1, JACKKNIFE_BLOCK // max(1, n * K))
+    posteriors = exact_loo.loo_posteriors(estimator, rows)  # once for every chunk
     for start in range(0, m, step):
         chunk = slice(start, min(start + step, m))
-        joint = exact_loo.loo_log_joint_at(estimator, rows, X[chunk])  # (n, m_c, K)
+        joint = exact_loo.loo_log_joint_at(estimator, rows, X[chunk], posteriors)  # (n, m_c, K)
         scores = nonconformity(_normalise(estimator, joint.reshape(-1, K)), score)
         scores = scores.reshape(joint.shape)
         R, use = own[:, None, None], ref[:, None, :]

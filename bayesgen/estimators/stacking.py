@@ -19,13 +19,13 @@ n" removes one of its copies: one unit of its weight, all of it when w_n < 1
 rows.
 
 The leave-one-out class probabilities are exact for conjugate posteriors
-(:func:`bayesgen.inference.exact_loo.loo_log_joint`: the posterior without row n by
-the conjugate downdate, every class, no refit), so the weights cost no refit and no
-cross-validation. With few rows the maximum often puts all weight on one member on the
-strength of a handful of leave-one-out terms, so :class:`StackedClassifier` adds a
-Dirichlet(1 + c/M) prior on ``a`` (``weight_prior`` = c, default 1: one pseudo-row
-whose leave-one-out probability is equal under every member) and uses the posterior
-mode::
+(:func:`bayesgen.inference.exact_loo.loo_log_joint`: the posterior of the refit
+without row n, its data-dependent default prior recomputed without the row, every
+class, in closed form), so the weights cost no refit and no cross-validation. With few
+rows the maximum often puts all weight on one member on the strength of a handful of
+leave-one-out terms, so :class:`StackedClassifier` adds a Dirichlet(1 + c/M) prior on
+``a`` (``weight_prior`` = c, default 1: one pseudo-row whose leave-one-out probability
+is equal under every member) and uses the posterior mode::
 
     a = argmax_a sum_n w_n log sum_m a_m p_nm + (c / M) sum_m log a_m.
 

@@ -123,7 +123,7 @@ class ExponentialFamily(UnlabelledHooks):
         return masked.add_count_stats(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Gamma shape ``alpha`` a0 (d,) and rate ``beta`` b0 = (a0 - 1) m (d,).
 
         m_j is ``mean_prior`` or the weighted mean sum_k s_kj / sum_k n_kj of the
@@ -148,6 +148,10 @@ class ExponentialFamily(UnlabelledHooks):
                 "smaller alpha or mean_prior."
             )
         return {"alpha": alpha, "beta": beta}
+
+    def prior_uses_data(self) -> bool:
+        """Whether the prior mean duration is the data's (``mean_prior`` None)."""
+        return self.mean_prior is None
 
     # -------------------------------------------------------------- estimates
     def _rate(self, numer: np.ndarray, denom: np.ndarray, method: str) -> np.ndarray:

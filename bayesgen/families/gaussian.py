@@ -127,7 +127,7 @@ class GaussianFamily(UnlabelledHooks):
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Resolve the hyper-parameters (data-aware defaults are scale-equivariant).
 
         ``var_dof`` / ``var_scale`` "auto": type-II maximum likelihood of the exact
@@ -176,7 +176,9 @@ class GaussianFamily(UnlabelledHooks):
             return cache[option_dof, option_scale]
 
         chosen = resolved(dof, scale)
-        if dof_auto or scale is None:
+        if not record:
+            pass
+        elif dof_auto or scale is None:
             observed = np.broadcast_to(missing.observed_count(stats), stats["mean"].shape)
             jac = _far.log_jacobian(self.frame, observed.sum(axis=0))
             options = [(3.0 if dof is None else dof, 1.0 if scale is None else scale),
@@ -197,6 +199,13 @@ class GaussianFamily(UnlabelledHooks):
         else:
             self.__dict__.pop("search_", None)
         return {k: chosen[k] for k in ("m0", "kappa0", "a0", "b0")}
+
+    def prior_uses_data(self) -> bool:
+        """Whether a default reads the data: ``mean_prior`` or ``var_prior`` None (the
+        grand mean, the pooled within-class variances) or ``var_dof`` / ``var_scale``
+        "auto" (the evidence)."""
+        return (self.mean_prior is None or self.var_prior is None
+                or isinstance(self.var_dof, str) or isinstance(self.var_scale, str))
 
     def _resolved_scale(self) -> float | None:
         """``var_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""

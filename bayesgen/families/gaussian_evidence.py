@@ -27,7 +27,7 @@ from scipy.optimize import minimize, minimize_scalar
 from scipy.special import digamma, gammaln
 
 from bayesgen.data import missing
-from bayesgen.utils.search import log_bounded_argmax
+from bayesgen.utils.search import log_bounded_argmax, polish_root
 
 #: search range of c = nu0 - 2 (``var_dof="auto"``)
 C_BOUNDS = (1e-2, 1e6)
@@ -105,7 +105,8 @@ def search_entries(beta: np.ndarray, n: np.ndarray, *, dof: float | None = None,
             return 2.0 + C_BOUNDS[0], s
         result = minimize_scalar(neg, bounds=(lo, hi), method="bounded",
                                  options={"xatol": 1e-10})
-        return 2.0 + float(np.exp(result.x)), s
+        log_c = polish_root(lambda x: slope(float(np.exp(x))), float(result.x), (lo, hi))
+        return 2.0 + float(np.exp(log_c)), s
 
     def objective(p: np.ndarray) -> tuple[float, np.ndarray]:
         c, s = np.exp(p)
@@ -123,7 +124,11 @@ def search_entries(beta: np.ndarray, n: np.ndarray, *, dof: float | None = None,
             best = result
         if np.all(best.x - np.array(bounds)[:, 0] > 1e-6):
             break
-    c = float(np.exp(best.x[0]))
+    def profile_slope(log_c: float) -> float:  # d/dlog c of the evidence at the best s
+        c = float(np.exp(log_c))
+        return c * profile(c, c * _scale(c, beta, n), beta, n)[1]
+
+    c = float(np.exp(polish_root(profile_slope, float(best.x[0]), tuple(np.log(C_BOUNDS)))))
     return 2.0 + c, _scale(c, beta, n)
 
 

@@ -93,7 +93,7 @@ class PoissonFamily(UnlabelledHooks):
         return masked.add_count_stats(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Gamma shape ``alpha`` (d,) and rate ``beta`` = (alpha - 1) / r (d,).
 
         r_j is ``rate_prior`` or the overall mean sum_k S_kj / N, floored at
@@ -109,6 +109,10 @@ class PoissonFamily(UnlabelledHooks):
         if np.any(rate <= 0):
             raise ValueError(f"rate_prior must be > 0 for every feature; got {self.rate_prior!r}.")
         return {"alpha": alpha, "beta": (alpha - 1.0) / rate}
+
+    def prior_uses_data(self) -> bool:
+        """Whether the prior rate is the data's mean rate (``rate_prior`` None)."""
+        return self.rate_prior is None
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:

@@ -169,8 +169,20 @@ class Family(Protocol):
         pairwise update for centred moments, sums for counts)."""
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
-        """The resolved conjugate prior hyper-parameters (scale-aware data defaults)."""
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
+        """The resolved conjugate prior hyper-parameters (scale-aware data defaults).
+
+        ``record=False``: the same hyper-parameters without the record of the search
+        (``search_``: the candidates' and structures' evidences), for callers that need
+        the prior only (leave-one-out, :mod:`bayesgen.inference.loo_refit`)."""
+
+    def prior_uses_data(self) -> bool:
+        """Whether :meth:`prior` reads the statistics (a data-dependent default such as
+        a prior mean at the grand mean, a pooled scatter target, a strength or structure
+        chosen from the data). Exact leave-one-out then re-resolves the prior from the
+        statistics without each row (:mod:`bayesgen.inference.loo_refit`); False: the
+        prior is the same for every subset of the rows and the family's downdates
+        (``loo_log_predictive``) are the refit."""
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:

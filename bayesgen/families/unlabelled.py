@@ -56,6 +56,11 @@ class UnlabelledHooks:
     """Defaults of the unlabelled-row hooks (module docstring) for a family whose
     statistics are weighted sums over rows and whose ``posterior`` is conjugate."""
 
+    def prior_uses_data(self) -> bool:
+        """True unless the family says otherwise: leave-one-out re-resolves the prior
+        without each row (exact for any prior, :mod:`bayesgen.inference.loo_refit`)."""
+        return True
+
     def likelihood_maximiser(self):
         """``self``: its ``mle`` maximises the weighted likelihood."""
         return self

@@ -22,15 +22,30 @@ pi_k). Every class of a row (:func:`loo_log_joint`, the leave-one-out class
 probabilities) and other rows under the posterior without each training row
 (:func:`loo_log_joint_at`, what jackknife+ conformal sets need) come from the family's
 ``loo_log_predictive_at`` hook: for k != y_n the full-data predictive only when no
-parameter is shared across classes (not LDA's).
+parameter is shared across classes (not LDA's). These downdates hold the prior fixed;
+a prior that reads the data goes through :mod:`bayesgen.inference.loo_refit` instead
+(below), where every class's posterior moves.
 
 Sample weights: row n is removed with its whole weight w_n (a row of weight 2 is left
 out as a pair), and each row counts once in the sum (as in ``az.loo`` of the
 ``log_likelihood`` group). Missing entries of the factorised families: the row's
-observed entries are removed from the observed-entry statistics, exact. The prior is
-held fixed at the resolved ``_prior`` (data-dependent defaults are computed once from
-all rows, as for the PSIS-LOO estimate of the same posterior). Densities are in the
-user's units (the frame's Jacobian over each row's observed features is subtracted).
+observed entries are removed from the observed-entry statistics, exact. Densities are
+in the user's units (the frame's Jacobian over each row's observed features is
+subtracted).
+
+The prior: leave-one-out means refitting the same constructor without the row. A
+default prior that reads the data (the grand mean, the pooled within-class variances,
+an OAS or evidence-chosen strength, an evidence-chosen structure, the mean rate or
+duration of the count and duration families: the family's ``prior_uses_data``) is a
+function of the statistics, and the posterior without row n uses that function of the
+statistics without row n (:mod:`bayesgen.inference.loo_refit`), for every class (the
+prior is shared, so every class's predictive moves). That is what ``elpd_loo`` means
+here and what jackknife+ assumes; it equals a brute-force refit to rounding
+(``tests/test_loo_refit.py``). A prior with every hyper-parameter fixed is the same
+for every subset of the rows, and the family's closed-form downdates above are the
+refit. With more than :data:`bayesgen.inference.loo_refit.REFIT_MAX_ROWS` training
+rows the data-dependent hyper-parameters are held at their full-data values (they move
+by O(1/N) of themselves when one of N rows leaves) and the downdates are used.
 
 Not available (``supports`` is False, callers fall back to PSIS-LOO): other methods,
 families without ``capabilities.exact_loo`` (KernelNB, MixedNB with a kernel part), and
@@ -48,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.inference import classprior, scoring
+from bayesgen.inference import classprior, loo_refit, scoring
 from bayesgen.utils.heavy import import_arviz
 
 
@@ -100,7 +115,7 @@ def _pointwise(estimator, rows) -> np.ndarray:
     X, y, w = rows.X, rows.y, rows.weights
     Z = scoring.internal(estimator, X)
     values = _label_term(estimator, y, w)
-    values = values + estimator._family.loo_log_predictive(Z, y, w, estimator._posterior)
+    values = values + _own_class(estimator, Z, y, w)
     jac = scoring._jacobian(estimator, Z)
     return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
 
@@ -144,14 +159,26 @@ def loo_log_joint(estimator, X: Any = None, y: Any = None,
 def _loo_log_joint(estimator, rows) -> np.ndarray:
     """:func:`loo_log_joint` of the training rows ``rows``, (n, K)."""
     Z = scoring.internal(estimator, rows.X)
-    joint = estimator._family.loo_log_predictive_at(Z, rows.y, rows.weights,
-                                                    estimator._posterior)
+    joint = _every_class(estimator, Z, rows.y, rows.weights)
     joint += _label_terms(estimator, rows.y, rows.weights)
     jac = scoring._jacobian(estimator, Z)
     return joint - jac
 
 
-def loo_log_joint_at(estimator, rows, X_test) -> np.ndarray:
+def loo_posteriors(estimator, rows):
+    """The posteriors without each training row that :func:`loo_log_joint_at` scores
+    test rows with, when the prior is re-resolved per row
+    (:class:`bayesgen.inference.loo_refit.RowPosteriors`), else None (the family's
+    closed-form downdates need nothing precomputed). Callers that score test rows in
+    chunks compute it once and pass it to every :func:`loo_log_joint_at` call."""
+    _check_supported(estimator)
+    if not _refit(estimator, rows.y.size):
+        return None
+    return loo_refit.posteriors(estimator._family, scoring.internal(estimator, rows.X),
+                                rows.y, rows.weights, estimator.classes_.size)
+
+
+def loo_log_joint_at(estimator, rows, X_test, posteriors=None) -> np.ndarray:
     """log p(x_j, y=k | D without training row i), (n, m, K), user units: the test rows
     ``X_test`` (validated, (m, d)) scored by the posterior without each training row
     i (:class:`bayesgen.inference.rows.Rows`, from :func:`training_rows`), every class.
@@ -166,6 +193,9 @@ def loo_log_joint_at(estimator, rows, X_test) -> np.ndarray:
     split form of the full-data predictive evaluates, get the full-data
     log p(x_j, y=k | D) for every i (``predict_joint_log_proba``'s value): the row left
     out changes nothing that float64 resolves at such a distance.
+
+    ``posteriors``: :func:`loo_posteriors` of the same ``rows``, to reuse over chunks
+    of test rows (computed here when None).
     """
     _check_supported(estimator)
     Z_test, far, near = scoring._split_rows(estimator, X_test)
@@ -174,11 +204,16 @@ def loo_log_joint_at(estimator, rows, X_test) -> np.ndarray:
         out = np.empty((n, X_test.shape[0], K))
         out[:, far.rows] = scoring.raw_scores(estimator, X_test[far.rows], full=True)
         if near.any():
-            out[:, near] = loo_log_joint_at(estimator, rows, X_test[near])
+            out[:, near] = loo_log_joint_at(estimator, rows, X_test[near], posteriors)
         return out
-    joint = estimator._family.loo_log_predictive_at(
-        scoring.internal(estimator, rows.X), rows.y, rows.weights, estimator._posterior,
-        Z_test)
+    if posteriors is None:
+        posteriors = loo_posteriors(estimator, rows)
+    if posteriors is not None:
+        joint = posteriors.log_predictive(Z_test)
+    else:
+        joint = estimator._family.loo_log_predictive_at(
+            scoring.internal(estimator, rows.X), rows.y, rows.weights, estimator._posterior,
+            Z_test)
     joint += _label_terms(estimator, rows.y, rows.weights)[:, None, :]
     jac = scoring._jacobian(estimator, Z_test)
     return joint - (jac if np.ndim(jac) == 0 else jac[None, :, :])
@@ -219,6 +254,26 @@ def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
 
 
 # ------------------------------------------------------------------ terms
+def _refit(estimator, n_rows: int) -> bool:
+    """Whether the prior is re-resolved without each row (:mod:`.loo_refit`)."""
+    return loo_refit.applies(estimator._family, n_rows)
+
+
+def _own_class(estimator, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """log p(z_n | y_n, D without row n), (n,), internal frame."""
+    if _refit(estimator, y.size):
+        joint = loo_refit.log_predictive(estimator._family, Z, y, w, estimator.classes_.size)
+        return joint[np.arange(y.size), y]
+    return estimator._family.loo_log_predictive(Z, y, w, estimator._posterior)
+
+
+def _every_class(estimator, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """log p(z_i | y = k, D without training row i), (n, K), internal frame."""
+    if _refit(estimator, y.size):
+        return loo_refit.log_predictive(estimator._family, Z, y, w, estimator.classes_.size)
+    return estimator._family.loo_log_predictive_at(Z, y, w, estimator._posterior)
+
+
 def _label_term(estimator, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(y_n | the other labels), (n,)."""
     return _label_terms(estimator, y, w)[np.arange(y.size), y]

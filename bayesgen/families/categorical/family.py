@@ -162,11 +162,16 @@ class CategoricalFamily(UnlabelledHooks):
         return missing.merge_observed(out, a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``alpha`` (d,) and ``n_categories`` C_j (d,); resolves ``categories_``."""
         self.fitted_stats_ = stats
         alpha = dr.check_alpha(self.alpha, stats["n_seen"].shape[0])
         return {"alpha": alpha, "n_categories": self._resolve(stats)}
+
+    def prior_uses_data(self) -> bool:
+        """False: the prior is ``alpha`` on the categories, which leave-one-out keeps at
+        those of the fit (a category seen in one row only stays a category)."""
+        return False
 
     def _resolve(self, stats: dict) -> np.ndarray:
         """Set ``categories_`` = observed values united with 0..min_categories_j - 1,

@@ -164,7 +164,7 @@ class KernelFamily(UnlabelledHooks):
         }
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``centre`` (K, d): Silverman's bandwidths; ``sd``: prior sd of log h."""
         try:
             sd = float(self.bandwidth_sd)

@@ -273,10 +273,15 @@ class MixedFamily:
             out.append({k[len(pre) :]: v for k, v in params.items() if k.startswith(pre)})
         return out
 
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``{"parts": [resolved prior of each part]}``."""
         parts = self._parts()
-        return {"parts": [q["family"].prior(s) for q, s in zip(parts, stats["parts"], strict=True)]}
+        return {"parts": [q["family"].prior(s, record=record)
+                          for q, s in zip(parts, stats["parts"], strict=True)]}
+
+    def prior_uses_data(self) -> bool:
+        """Whether some part's prior reads the data."""
+        return any(q["family"].prior_uses_data() for q in self._parts())
 
     def mle(self, stats: dict) -> dict:
         """Namespaced MLEs of the parts."""

@@ -120,10 +120,14 @@ class MultinomialFamily(UnlabelledHooks):
         return dr.add_stats(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``{"alpha": (d,)}``, validated (finite, > 0, scalar or one per feature)."""
         self.fitted_stats_ = stats
         return {"alpha": dr.check_alpha(self.alpha, stats["feature_count"].shape[1])}
+
+    def prior_uses_data(self) -> bool:
+        """False: the prior is ``alpha``, whatever the rows."""
+        return False
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:

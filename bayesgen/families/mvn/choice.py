@@ -193,7 +193,7 @@ class StructureChoiceFamily(UnlabelledHooks):
         jac = _far.log_jacobian(self.frame, np.full(d, N))
         return np.asarray(out) - 2.0 * jac
 
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Every candidate's prior, their log evidences and posterior probabilities.
 
         Sets ``search_`` (the estimator's ``prior_search_``): the chosen candidate's own
@@ -214,13 +214,20 @@ class StructureChoiceFamily(UnlabelledHooks):
                 f"{self._who} cov_structure='average' needs complete rows: the full "
                 "structure's posterior with missing entries is not closed form. Use "
                 "cov_structure='auto', or fill the gaps.")
-        priors = [member.prior(stats) for member in self.members]
+        priors = [member.prior(stats, record=record) for member in self.members]
         log_ev = self._log_evidences(stats, priors)
+        if not record:
+            self.chosen = int(np.argmax(log_ev))
+            return {"members": priors, "log_weights": log_ev - logsumexp(log_ev)}
         self._log_ev = log_ev
         self._record(log_ev, {"log_evidence": log_ev})
         if self.average:  # the model's own evidence: log sum_s p(X | y, s) / 3
             self.search_["log_evidence"] = float(logsumexp(log_ev) - np.log(log_ev.size))
         return {"members": priors, "log_weights": log_ev - logsumexp(log_ev)}
+
+    def prior_uses_data(self) -> bool:
+        """True: the structure's weights are its evidence on the data."""
+        return True
 
     def _record(self, scores: np.ndarray, columns: dict[str, np.ndarray]) -> None:
         """Choose by ``scores`` (log evidences, or BIC / 2) and set ``search_`` with

@@ -154,7 +154,7 @@ class DiagonalMVNFamily(MVNFamily):
                 "data; give prior variances of the order of the data's.")
         return s0
 
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Resolve (m0, kappa0, nu0, s, s0) and record ``search_``.
 
         ``search_`` (the estimator's ``prior_search_``): ``structure`` (mclust's name),
@@ -191,6 +191,8 @@ class DiagonalMVNFamily(MVNFamily):
                 ent, prior, tied=self.tied, spherical=self.spherical) - jac)
 
         chosen = found(kappa0, dof, scale)
+        if not record:
+            return {k: chosen[k] for k in ("m0", "kappa0", "nu0", "scale", "s0")}
         fixed = (em.DEFAULT_KAPPA0 if kappa0 is None else kappa0,
                  3.0 if dof is None else dof, 1.0 if scale is None else scale)
         options = [fixed, (fixed[0], None, fixed[2]), (fixed[0], None, None)]

@@ -222,7 +222,7 @@ def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray)
 
 
 def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np.ndarray, *,
-               dof: float | None, scale: float | None) -> dict:
+               dof: float | None, scale: float | None, record: bool = True) -> dict:
     """The hyper-parameters of ``mean_strength`` / ``cov_dof`` / ``cov_scale`` ("auto" =
     None here) and the evidence of the candidate priors (``MVNFamily.search_``).
 
@@ -234,7 +234,8 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
     combination if it is none of these. Missing entries: the fixed point of the choice over
     EM-completed statistics as :func:`auto_dof` (every chosen value moves each round),
     the evidence being that of the completed statistics; with nothing "auto" no EM runs
-    and ``log_evidence`` is None.
+    and ``log_evidence`` is None. ``record=False``: the chosen values only (its
+    ``candidates`` then hold the chosen one alone).
     """
     from bayesgen.families.mvn.niw_evidence import evidence_search, evidence_search_kappa
 
@@ -267,9 +268,11 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
                 "log_evidence": chosen["log_evidence"],
                 "candidates": [_candidate(chosen, kappa0 is None, dof is None, scale is None)]}
     options = [(fixed_kappa, fixed_dof, fixed_scale)]
-    if None in (kappa0, dof, scale):
+    if not record:
+        options = [(kappa0, dof, scale)]
+    elif None in (kappa0, dof, scale):
         options.append((fixed_kappa, None, fixed_scale))
-    if None in (kappa0, scale):  # the searches of more than nu0 (not run by default)
+    if record and None in (kappa0, scale):  # the searches of more than nu0 (not by default)
         options.append((fixed_kappa, None, None))
     if (kappa0, dof, scale) not in options:
         options.append((kappa0, dof, scale))

@@ -206,7 +206,7 @@ class MVNFamily(UnlabelledHooks):
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict) -> dict:
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Resolve the NIW hyper-parameters.
 
         Sets ``search_`` (surfaced as the estimator's ``prior_search_``): the chosen
@@ -278,8 +278,13 @@ class MVNFamily(UnlabelledHooks):
             completed = em.evidence_stats(self, stats, m0, em.DEFAULT_KAPPA0 if kappa0 is None
                                           else kappa0, S0)
             nu0, oas = shrinkage.oas_dof(completed, S0, tied=self.tied)
-        self.search_ = em.auto_prior(self, stats, m0, kappa0, S0,
-                                     dof=None if auto else nu0, scale=scale)
+        found = em.auto_prior(self, stats, m0, kappa0, S0, dof=None if auto else nu0,
+                              scale=scale, record=record)
+        if not record:
+            nu0, scale = found["cov_dof"], found["cov_scale"]
+            return {"m0": m0, "kappa0": found["mean_strength"], "nu0": nu0,
+                    "Psi0": (nu0 - d - 1) * scale * S0}
+        self.search_ = found
         self.search_["structure"] = "EEE" if self.tied else "VVV"  # mclust's name
         if oas is not None:
             self.search_["oas_shrinkage"] = oas
@@ -307,6 +312,15 @@ class MVNFamily(UnlabelledHooks):
                               "scale": "cov_scale" in sampled, "fixed_scale": scale,
                               "names": sampled}
         return prior
+
+    def prior_uses_data(self) -> bool:
+        """Whether a default reads the data: ``mean_prior`` None (the grand mean),
+        ``cov_prior`` None or a string (pooled variances, isotropic or pooled targets),
+        or ``cov_dof`` / ``cov_scale`` / ``mean_strength`` a string ("auto", "oas",
+        "sample")."""
+        return (self.mean_prior is None or self.cov_prior is None
+                or any(isinstance(v, str) for v in (self.cov_prior, self.cov_dof,
+                                                    self.cov_scale, self.mean_strength)))
 
     def _pooled_target(self, stats: dict, m0: np.ndarray, kappa0: float | None) -> np.ndarray:
         """S0 of ``cov_prior="pooled"`` (QDA only): the pooled covariance of

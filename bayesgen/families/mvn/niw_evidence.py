@@ -49,7 +49,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import digamma, gammaln, multigammaln, polygamma
 
 from bayesgen.families.gaussian_stats import class_sum
-from bayesgen.utils.search import log_bounded_argmax
+from bayesgen.utils.search import log_bounded_argmax, polish_root
 
 #: search range of c = nu0 - d - 1 for ``cov_dof="auto"``
 C_BOUNDS = (1e-2, 1e6)
@@ -118,13 +118,15 @@ def evidence_dof(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
         eigen.append(np.clip(np.linalg.eigvalsh((W + W.T) / 2.0), 0.0, None))
     sizes_arr = np.asarray(sizes)
 
+    lam_all, half = np.stack(eigen), np.arange(d) / 2.0  # (G, d), (d,)
+
     def neg_log_evidence(log_c: float) -> float:
         c = np.exp(log_c)
         nu0 = d + 1.0 + c
-        per_group = [multigammaln((nu0 + n) / 2.0, d) - 0.5 * (nu0 + n) * np.sum(np.log(c + lam))
-                     for lam, n in zip(eigen, sizes, strict=True)]
-        value = class_sum(np.array(per_group)) - len(sizes) * (
-            multigammaln(nu0 / 2.0, d) - 0.5 * nu0 * d * np.log(c))
+        per_group = (gammaln((nu0 + sizes_arr[:, None]) / 2.0 - half).sum(axis=1)
+                     - 0.5 * (nu0 + sizes_arr) * np.log(c + lam_all).sum(axis=1))
+        value = class_sum(per_group) - len(sizes) * (
+            gammaln(nu0 / 2.0 - half).sum() - 0.5 * nu0 * d * np.log(c))
         return -float(value)
 
     lo, hi = np.log(C_BOUNDS[0]), np.log(C_BOUNDS[1])
@@ -164,14 +166,14 @@ def _evidence_slope(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray
     """
     nu0 = d + 1.0 + c
     half = np.arange(d) / 2.0
-    g1, g2 = [], []
-    for lam, n in zip(eigen, sizes, strict=True):
-        a = (nu0 + n) / 2.0 - half
-        inv = 1.0 / (c + lam)
-        g1.append(0.5 * digamma(a).sum() - 0.5 * np.log(c + lam).sum()
-                  - 0.5 * (nu0 + n) * inv.sum())
-        g2.append(0.25 * polygamma(1, a).sum() - inv.sum() + 0.5 * (nu0 + n) * (inv**2).sum())
-    f1, f2 = class_sum(np.array(g1)), class_sum(np.array(g2))  # independent of class order
+    lam, n = np.stack(eigen), np.asarray(sizes, dtype=np.float64)  # (G, d), (G,)
+    a = (nu0 + n[:, None]) / 2.0 - half
+    inv = 1.0 / (c + lam)
+    g1 = (0.5 * digamma(a).sum(axis=1) - 0.5 * np.log(c + lam).sum(axis=1)
+          - 0.5 * (nu0 + n) * inv.sum(axis=1))
+    g2 = 0.25 * polygamma(1, a).sum(axis=1) - inv.sum(axis=1) + 0.5 * (nu0 + n) * (
+        inv**2).sum(axis=1)
+    f1, f2 = class_sum(g1), class_sum(g2)  # independent of class order
     a0 = nu0 / 2.0 - half
     G = len(eigen)
     f1 -= G * (0.5 * digamma(a0).sum() - 0.5 * d * np.log(c) - 0.5 * nu0 * d / c)
@@ -314,8 +316,26 @@ def _search_both(d: int, eigen: list[np.ndarray], sizes: np.ndarray,
                                                   "maxiter": 200})
         if best is None or result.fun < best.fun:
             best = result
-    c = float(np.exp(best.x[0]))
+    c = _polish_both(float(np.exp(best.x[0])), d, eigen, sizes)
     return c, _search_scale(d, c, eigen, sizes)
+
+
+def _polish_both(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray) -> float:
+    """The root in log c of the profile slope c dF/dc at s = the exact optimum in s
+    (dF/dlog(t) = 0 there, so this is the derivative of the profile evidence in log c),
+    found near the L-BFGS-B answer ``c`` (:func:`bayesgen.utils.search.polish_root`).
+
+    L-BFGS-B stops on a flat evidence at a point that moves with the rounding of the
+    statistics (the order of floating-point sums: one fit against ``partial_fit`` and a
+    merge) by ~1e-7 relative; the root of the slope moves by rounding only, so equal
+    statistics give equal priors to ~1e-12. The bound of :data:`C_BOUNDS` the profile
+    rises towards is returned when no sign change is found inside."""
+    def slope(log_c: float) -> float:
+        c_ = float(np.exp(log_c))
+        s = _search_scale(d, c_, eigen, sizes)
+        return c_ * profile_evidence(c_, c_ * s, d, eigen, sizes)[1]
+
+    return float(np.exp(polish_root(slope, np.log(c), tuple(np.log(C_BOUNDS)))))
 
 
 #: search range of kappa0 (``mean_strength="auto"``)

@@ -1,0 +1,112 @@
+"""Leave-one-out predictives with the prior re-resolved without the row (refit semantics).
+
+A default prior that reads the data (the prior mean at the grand mean, the pooled
+within-class variances as the covariance target, a strength chosen by the evidence or by
+OAS, the data's mean rate or duration, a structure chosen by the evidence) is a function
+prior(stats) of the weighted sufficient statistics. The fit calls it on the statistics
+of all rows; refitting the same constructor without row i calls it on the statistics
+without row i. This module computes, for every training row i::
+
+    stats_-i = stats(rows without i)            the family's ``stats`` hook
+    prior_-i = prior(stats_-i)                  the family's ``prior`` hook
+    post_-i  = posterior(stats_-i, prior_-i)    the family's ``posterior`` hook
+    out[i]   = log_predictive(z, post_-i)       at z_i itself, or at test rows
+
+which is the conjugate part of ``predict_joint_log_proba`` of the refit without row i,
+in the fit's frame (the default priors are affine-equivariant, so the frame a refit
+would choose changes nothing but rounding: ``tests/test_loo_refit.py`` checks it
+against brute-force refits). Every class's posterior moves (the prior is shared), so
+the leave-one-out predictive of a class other than the row's own is not the full-data
+one here.
+
+Cost: one ``stats``, ``prior``, ``posterior`` and ``log_predictive`` call per training
+row (each O(N) for the statistics, plus the prior's own search), so it is used up to
+:data:`REFIT_MAX_ROWS` training rows. Beyond that the data-dependent hyper-parameters
+are held at their full-data values and the family's closed-form downdates are used
+(:mod:`bayesgen.inference.exact_loo`): removing one of N > 1,000 rows moves such a
+hyper-parameter by O(1/N) of itself.
+
+The family is deep-copied once per call: ``prior`` records its search (``search_``) and
+the structure it chose on the family it is called on, and the fitted family must not
+change.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: training rows up to which a data-dependent prior is re-resolved without each row
+REFIT_MAX_ROWS = 1000
+
+
+def applies(family, n_rows: int) -> bool:
+    """Whether the leave-one-out of ``n_rows`` training rows re-resolves the prior of
+    ``family`` per row: its prior reads the data and n_rows <= :data:`REFIT_MAX_ROWS`."""
+    return bool(family.prior_uses_data()) and n_rows <= REFIT_MAX_ROWS
+
+
+@dataclass(frozen=True)
+class RowPosteriors:
+    """The posterior without each training row, with the prior re-resolved: row i's
+    ``posts[i]`` is scored by ``families[i]`` (a copy holding whatever ``prior`` and
+    ``posterior`` resolved on the statistics without row i, e.g. the categories of a
+    categorical part), so that scoring needs no further state."""
+
+    families: tuple
+    posts: tuple
+
+    def log_predictive(self, Z_test: Any) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K), internal frame."""
+        return np.stack([fam.log_predictive(Z_test, post)
+                         for fam, post in zip(self.families, self.posts, strict=True)])
+
+
+def posteriors(family, Z: Any, y: np.ndarray, w: np.ndarray,
+               n_classes: int) -> RowPosteriors:
+    """The posterior without each training row i: stats(rows without i), then
+    ``prior(..., record=False)`` and ``posterior`` of the family (deep-copied: the fitted
+    family is not modified). Z (n, d) internal frame; y, w (n,); row i leaves with its
+    whole weight w_i."""
+    own = copy.deepcopy(family)
+    index = np.arange(y.size)
+    families, posts = [], []
+    for i in range(y.size):
+        keep = np.delete(index, i)
+        stats = own.stats(Z[keep], y[keep], w[keep], n_classes)
+        posts.append(own.posterior(stats, own.prior(stats, record=False)))
+        families.append(copy.deepcopy(own))
+    return RowPosteriors(tuple(families), tuple(posts))
+
+
+def log_predictive(family, Z: Any, y: np.ndarray, w: np.ndarray, n_classes: int,
+                   Z_test: Any = None) -> np.ndarray:
+    """log p(z | y = k, D without training row i) with the prior of D without row i.
+
+    Parameters
+    ----------
+    family : Family
+        The fitted family (not modified: a deep copy is used).
+    Z : ndarray or sparse matrix of shape (n, d)
+        The training rows in the fit's internal frame.
+    y, w : ndarray of shape (n,)
+        Class indices and weights of the training rows (row i leaves with its whole
+        weight w_i).
+    n_classes : int
+        K.
+    Z_test : ndarray or sparse matrix of shape (m, d), optional
+        Rows to score; None: each training row at itself.
+
+    Returns
+    -------
+    ndarray of shape (n, K), or (n, m, K) with ``Z_test``
+        In the internal frame (no Jacobian), no label term.
+    """
+    rows = posteriors(family, Z, y, w, n_classes)
+    if Z_test is not None:
+        return rows.log_predictive(Z_test)
+    return np.stack([fam.log_predictive(Z[i:i + 1], post)[0] for i, (fam, post)
+                     in enumerate(zip(rows.families, rows.posts, strict=True))])
