@@ -232,11 +232,9 @@ def _loo_one_unit(estimator, X: Any, y: Any, sample_weight: Any
     term w_n times. With integer weights this is exactly the stack of the repeated
     rows (scikit-learn's sample-weight equivalence); with unit weights it is plain
     leave-one-out."""
-    from bayesgen.inference.rows import Rows
 
     rows = exact_loo.training_rows(estimator, X, y, sample_weight)
-    one_unit = Rows(rows.X, rows.y, np.minimum(rows.weights, 1.0))
-    return exact_loo._loo_log_joint(estimator, one_unit), rows.y
+    return exact_loo._loo_log_joint(estimator, rows, np.minimum(rows.weights, 1.0)), rows.y
 
 
 def loo_summary(loo_log_proba: np.ndarray, sample_weight: np.ndarray

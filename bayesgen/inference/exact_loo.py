@@ -156,11 +156,14 @@ def loo_log_joint(estimator, X: Any = None, y: Any = None,
     return _loo_log_joint(estimator, rows), rows.y
 
 
-def _loo_log_joint(estimator, rows) -> np.ndarray:
-    """:func:`loo_log_joint` of the training rows ``rows``, (n, K)."""
+def _loo_log_joint(estimator, rows, leave: np.ndarray | None = None) -> np.ndarray:
+    """:func:`loo_log_joint` of the training rows ``rows``, (n, K); row n leaves with
+    ``leave[n]`` of its weight (None: all of it; the stack leaves one copy,
+    min(w_n, 1))."""
     Z = scoring.internal(estimator, rows.X)
-    joint = _every_class(estimator, Z, rows.y, rows.weights)
-    joint += _label_terms(estimator, rows.y, rows.weights)
+    out = rows.weights if leave is None else np.asarray(leave, dtype=float)
+    joint = _every_class(estimator, Z, rows.y, rows.weights, out)
+    joint += _label_terms(estimator, rows.y, out)
     jac = scoring._jacobian(estimator, Z)
     return joint - jac
 
@@ -267,11 +270,15 @@ def _own_class(estimator, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     return estimator._family.loo_log_predictive(Z, y, w, estimator._posterior)
 
 
-def _every_class(estimator, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """log p(z_i | y = k, D without training row i), (n, K), internal frame."""
+def _every_class(estimator, Z, y: np.ndarray, w: np.ndarray,
+                 leave: np.ndarray | None = None) -> np.ndarray:
+    """log p(z_i | y = k, D without training row i), (n, K), internal frame; row i
+    leaves with ``leave[i]`` of its weight w_i (None: all of it)."""
+    out = w if leave is None else leave
     if _refit(estimator, y.size):
-        return loo_refit.log_predictive(estimator._family, Z, y, w, estimator.classes_.size)
-    return estimator._family.loo_log_predictive_at(Z, y, w, estimator._posterior)
+        return loo_refit.log_predictive(estimator._family, Z, y, w, estimator.classes_.size,
+                                        leave=out)
+    return estimator._family.loo_log_predictive_at(Z, y, out, estimator._posterior)
 
 
 def _label_term(estimator, y: np.ndarray, w: np.ndarray) -> np.ndarray:

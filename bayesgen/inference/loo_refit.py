@@ -65,25 +65,33 @@ class RowPosteriors:
                          for fam, post in zip(self.families, self.posts, strict=True)])
 
 
-def posteriors(family, Z: Any, y: np.ndarray, w: np.ndarray,
-               n_classes: int) -> RowPosteriors:
+def posteriors(family, Z: Any, y: np.ndarray, w: np.ndarray, n_classes: int,
+               leave: np.ndarray | None = None) -> RowPosteriors:
     """The posterior without each training row i: stats(rows without i), then
     ``prior(..., record=False)`` and ``posterior`` of the family (deep-copied: the fitted
-    family is not modified). Z (n, d) internal frame; y, w (n,); row i leaves with its
-    whole weight w_i."""
+    family is not modified). Z (n, d) internal frame; y, w (n,); row i leaves with
+    ``leave[i]`` of its weight (None: its whole weight w_i; a weight is a replication
+    count, so leave = min(w, 1) leaves out one copy of the row)."""
     own = copy.deepcopy(family)
     index = np.arange(y.size)
+    w = np.asarray(w, dtype=float)
     families, posts = [], []
     for i in range(y.size):
-        keep = np.delete(index, i)
-        stats = own.stats(Z[keep], y[keep], w[keep], n_classes)
+        rest = w[i] - (w[i] if leave is None else leave[i])
+        if rest > 0:
+            weights = w.copy()
+            weights[i] = rest
+            stats = own.stats(Z, y, weights, n_classes)
+        else:
+            keep = np.delete(index, i)
+            stats = own.stats(Z[keep], y[keep], w[keep], n_classes)
         posts.append(own.posterior(stats, own.prior(stats, record=False)))
         families.append(copy.deepcopy(own))
     return RowPosteriors(tuple(families), tuple(posts))
 
 
 def log_predictive(family, Z: Any, y: np.ndarray, w: np.ndarray, n_classes: int,
-                   Z_test: Any = None) -> np.ndarray:
+                   Z_test: Any = None, leave: np.ndarray | None = None) -> np.ndarray:
     """log p(z | y = k, D without training row i) with the prior of D without row i.
 
     Parameters
@@ -99,13 +107,15 @@ def log_predictive(family, Z: Any, y: np.ndarray, w: np.ndarray, n_classes: int,
         K.
     Z_test : ndarray or sparse matrix of shape (m, d), optional
         Rows to score; None: each training row at itself.
+    leave : ndarray of shape (n,), optional
+        The weight row i leaves with (None: all of w_i).
 
     Returns
     -------
     ndarray of shape (n, K), or (n, m, K) with ``Z_test``
         In the internal frame (no Jacobian), no label term.
     """
-    rows = posteriors(family, Z, y, w, n_classes)
+    rows = posteriors(family, Z, y, w, n_classes, leave)
     if Z_test is not None:
         return rows.log_predictive(Z_test)
     return np.stack([fam.log_predictive(Z[i:i + 1], post)[0] for i, (fam, post)
