@@ -1,12 +1,45 @@
-"""Shared test data: one small data set per classifier's support."""
+"""Shared test data: one small data set per classifier's support; the test session's
+JAX compilation cache; the ``ci_step`` tests that ``.ci/run`` runs as steps of their own.
+"""
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 import bayesgen as bg
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# --- JAX's persistent compilation cache, for the tests only ------------------------------
+# Most of a cold test run is XLA compiling NUTS programs (seconds each). bayesgen keeps its
+# compiled programs in memory per process (bayesgen.inference.jax_nuts), so every xdist
+# worker, every test subprocess and every new run compiled them again. JAX's own
+# persistent cache (on disk, keyed by the program's HLO, in which bayesgen's NUTS programs
+# carry no data: the data are arguments) serves them across workers, subprocesses and runs.
+# Set through JAX's environment variables, before JAX's first import here, so that the
+# subprocesses the tests start (tests/test_hidden_state.py, notebooks, the demo) inherit
+# it. The library itself never sets it (tests/test_hidden_state.py checks that a fit leaves
+# jax.config as it found it, and that the package has no jax.config.update but one).
+# Thresholds off: small programs are kept too (most of the tests' models are small).
+# A value already in the environment wins.
+JAX_CACHE_DIR = ROOT / ".jax_cache"  # ignored by git (.gitignore)
+JAX_CACHE_SETTINGS = {
+    "jax_compilation_cache_dir": str(JAX_CACHE_DIR),
+    "jax_persistent_cache_min_compile_time_secs": 0.0,
+    "jax_persistent_cache_min_entry_size_bytes": -1,
+}
+for _name, _value in JAX_CACHE_SETTINGS.items():
+    os.environ.setdefault(_name.upper(), str(_value))
+if "jax" in sys.modules:  # imported before this file (by a plugin): it read no variable
+    import jax
+
+    for _name, _value in JAX_CACHE_SETTINGS.items():
+        jax.config.update(_name, type(_value)(os.environ[_name.upper()]))
+# ----------------------------------------------------------------------------------------
 
 # --- Hypothesis profiles (tests/test_properties.py) -------------------------------------
 # "ci" (default): derandomised, the same examples every run, about 2 minutes for the
@@ -79,3 +112,40 @@ def classifier_case(request):
     factory, kind = CLASSIFIERS[request.param]
     X, y = make_data(kind)
     return request.param, factory, X, y
+
+
+# --- ci_step: tests that .ci/run runs once, as steps of their own ------------------------
+# The Sphinx build (tests/test_docs_build.py), the notebooks' execution
+# (tests/test_notebooks.py) and the demo's run (every test of tests/test_demo.py that uses
+# its demo_run fixture) take minutes and run whole programs. The default pytest run
+# deselects them; `pytest --ci-steps FILE` runs only them (.ci/run does, one step each).
+#: fixtures whose tests are ci_step tests without a marker of their own
+CI_STEP_FIXTURES = frozenset({"demo_run"})
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--ci-steps", action="store_true", default=False,
+        help="run only the tests marked ci_step (the docs build, the notebooks, the demo), "
+             "which the default run deselects; .ci/run runs them as steps of their own",
+    )
+
+
+def pytest_report_header(config):
+    if config.getoption("--ci-steps"):
+        return "ci_step tests only (--ci-steps)"
+    return ("tests marked ci_step (docs build, notebooks, demo) deselected: "
+            "`pytest --ci-steps FILE` runs them (.ci/run does)")
+
+
+def pytest_collection_modifyitems(config, items):
+    steps = config.getoption("--ci-steps")
+    keep, drop = [], []
+    for item in items:
+        if CI_STEP_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.ci_step)
+        is_step = item.get_closest_marker("ci_step") is not None
+        (keep if is_step == steps else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

@@ -1,5 +1,9 @@
 """The command line demo (`python -m bayesgen demo`): its table over splits against
-scikit-learn's peers, its headlines, its files, and its calibration metric."""
+scikit-learn's peers, its headlines, its files, and its calibration metric.
+
+The tests of the demo's run (those using the ``demo_run`` fixture) are ``ci_step`` tests
+(tests/conftest.py): the default pytest run deselects them, and ``.ci/run`` runs them
+once, as its demo step (``pytest --ci-steps tests/test_demo.py``)."""
 
 import contextlib
 import io

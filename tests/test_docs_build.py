@@ -1,7 +1,11 @@
 """The Sphinx site (docs/) builds without a single warning (``-W``), as CI builds it.
 
 Output and doctrees go to a temporary directory; the notebooks are rendered from their
-stored outputs (``nb_execution_mode = "off"``), so the build runs no model."""
+stored outputs (``nb_execution_mode = "off"``), so the build runs no model.
+
+Marked ``ci_step``: the default pytest run deselects it, and ``.ci/run`` runs it once, as
+its docs step (``pytest --ci-steps tests/test_docs_build.py``), which is CI's only
+Sphinx build."""
 
 import importlib.util
 import subprocess
@@ -16,6 +20,7 @@ MISSING = [m for m in ("sphinx", "numpydoc", "myst_nb", "pydata_sphinx_theme")
 
 
 @pytest.mark.slow
+@pytest.mark.ci_step  # .ci/run's docs step (`pytest --ci-steps tests/test_docs_build.py`)
 @pytest.mark.skipif(bool(MISSING), reason=f"the docs extra is not installed (missing: "
                     f"{', '.join(MISSING)}); pip install -e '.[docs]'")
 def test_sphinx_build_is_warning_free(tmp_path):

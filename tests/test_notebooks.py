@@ -2,6 +2,10 @@
 
 A cell that raises fails the test. The stored notebooks must also match their
 generator, ``notebooks/build.py``, so that they are reproducible from source.
+
+Executing them takes minutes: those tests are marked ``ci_step``, which the default
+pytest run deselects; ``.ci/run`` runs them once, as a step of its own
+(``pytest --ci-steps tests/test_notebooks.py``).
 """
 
 import importlib.util
@@ -44,6 +48,7 @@ def test_stored_notebook_matches_build_source(name):
 
 
 @pytest.mark.slow
+@pytest.mark.ci_step  # .ci/run's notebooks step (`pytest --ci-steps tests/test_notebooks.py`)
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_executes(name, monkeypatch):
     monkeypatch.setenv("BAYESGEN_NB_DRAWS", "200")
