@@ -14,7 +14,7 @@ _LAZY = {
     "ConvergenceWarning": ("bayesgen.exceptions", "ConvergenceWarning"),
     "LDA": ("bayesgen.estimators.discriminant", "LDA"),
     "QDA": ("bayesgen.estimators.discriminant", "QDA"),
-    "GaussianNB": ("bayesgen.estimators.discriminant", "GaussianNB"),
+    "GaussianNB": ("bayesgen.estimators.naive_bayes", "GaussianNB"),
     "BernoulliNB": ("bayesgen.estimators.naive_bayes", "BernoulliNB"),
     "CategoricalNB": ("bayesgen.estimators.naive_bayes", "CategoricalNB"),
     "KernelNB": ("bayesgen.estimators.naive_bayes", "KernelNB"),

@@ -46,7 +46,7 @@ def _convergence_warning() -> type[Warning]:
     class ConvergenceWarning(BayesgenWarning, SklearnConvergenceWarning):
         """An iterative fit may not have converged. ``method="mcmc"``: R-hat > 1.01, bulk
         or tail ESS < 400, divergent transitions, or R-hat not computable with one chain;
-        EM (missing entries, unlabelled rows): ``max_iter`` reached. The message says what
+        EM (missing entries, unlabeled rows): ``max_iter`` reached. The message says what
         to try (more ``tune``/``draws``/``chains``, a higher ``target_accept``, a larger
         ``max_iter``). A subclass of both :class:`BayesgenWarning` and scikit-learn's
         ``ConvergenceWarning``."""

@@ -126,9 +126,9 @@ def conformal(repeats: int, sizes: list[int], test_sizes: list[int]) -> None:
         t_fit = _median_time(fit, repeats)
         est = fit()
         t_loo = _median_time(lambda est=est, X=X, y=y, X_test=X_test: est.predict_set(
-            X_test, 0.1, calibration="loo", X_calib=X, y_calib=y), repeats)
+            X_test, confidence_level=0.9, calibration="loo", X_calib=X, y_calib=y), repeats)
         t_split = _median_time(lambda est=est, X=X, y=y, X_test=X_test, n=n: est.predict_set(
-            X_test, 0.1, X_calib=X[: n // 2], y_calib=y[: n // 2]), repeats)
+            X_test, confidence_level=0.9, X_calib=X[: n // 2], y_calib=y[: n // 2]), repeats)
         print(f"| {n:,} | {m:,} | {t_fit} | {t_loo} | {t_split} |", flush=True)
 
 
@@ -148,9 +148,9 @@ def jackknife(repeats: int, sizes: list[int], test_sizes: list[int]) -> None:
             t_fit = _median_time(fit, repeats)
             est = fit()
             t_loo = _median_time(lambda est=est, X=X, y=y, X_test=X_test: est.predict_set(
-                X_test, 0.1, calibration="loo", X_calib=X, y_calib=y), repeats)
+                X_test, confidence_level=0.9, calibration="loo", X_calib=X, y_calib=y), repeats)
             t_jk = _median_time(lambda est=est, X=X, y=y, X_test=X_test: est.predict_set(
-                X_test, 0.1, calibration="jackknife+", X_calib=X, y_calib=y), repeats)
+                X_test, confidence_level=0.9, calibration="jackknife+", X_calib=X, y_calib=y), repeats)
             print(f"| {cls.__name__} | {n:,} | {m:,} | {t_fit} | {t_loo} | {t_jk} | "
                   f"{n * m * 10 / 1e6:g} |", flush=True)
 

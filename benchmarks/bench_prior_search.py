@@ -19,7 +19,7 @@ cov_dof=40, cov_scale=1, mean_strength=0.01``); ``method="map"`` and ``"conjugat
 with ``draws=1000, chains=1``. Target: ratio <= 2.
 
 The third table (``--part stacked``) times ``bg.StackedClassifier().fit`` (its default
-members LDA, QDA, QDA ``cov_prior="isotropic"`` and QDA ``cov_structure="spherical"``,
+members LDA, QDA, QDA ``cov_target="isotropic"`` and QDA ``cov_structure="spherical"``,
 ``method="conjugate"`` keeping 2 x 250 posterior draws each, and ``weight_prior=1``)
 against the sum of the four members' fits alone and
 against ``LDA(method="conjugate").fit``, at N = 100,000 and on the first N = 2,000 rows

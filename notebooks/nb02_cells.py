@@ -196,12 +196,12 @@ Read with seed 0 (the MAP and evidence columns do not depend on the draws):
 
 Two checks: the same comparison with 120 training rows per class (more rows than
 features), and at 20 rows per class with a prior scale that has the features'
-correlations (`cov_prior=` LDA's pooled covariance matrix instead of the diagonal)."""),
+correlations (`cov_target=` LDA's pooled covariance matrix instead of the diagonal)."""),
     ("code", """\
 more = np.r_[np.flatnonzero(yb_train == 0)[:120], np.flatnonzero(yb_train == 1)[:120]]
 pooled = bg.LDA(method="map").fit(X_small, y_small).covariance_
 cases = {"120 rows/class": (Xb_train[more], yb_train[more], {}),
-         "20 rows/class, full cov_prior": (X_small, y_small, {"cov_prior": pooled})}
+         "20 rows/class, full cov_target": (X_small, y_small, {"cov_target": pooled})}
 checks = {}
 for case, (X_fit, y_fit, options) in cases.items():
     for nu0 in ("auto", 2 * d, 4 * d):
@@ -220,14 +220,14 @@ gives a lower held-out log loss for both the MAP (about 0.11 against 0.43) and t
 posterior predictive (about 0.10 against 0.20): the evidence scores how well the
 model explains the features x given y (skewed, nearly collinear features under a
 diagonal prior scale), not the class probabilities, and the two criteria disagree
-on these data. With a full `cov_prior` the conflict goes away: the evidence picks a
+on these data. With a full `cov_target` the conflict goes away: the evidence picks a
 strong prior (nu0 = 163 at 20 rows per class), with MAP log loss 1.20 and posterior
 predictive 0.53, better than either fixed value.
 
 So with fewer rows per class than features, prefer `method="conjugate"` (with the
 default `cov_dof="auto"`) to the MAP plug-in; where a point estimate is needed, pick
 `cov_dof` by cross-validated log loss (`GridSearchCV(..., scoring="neg_log_loss")`) or
-give a `cov_prior` with the features' correlations."""),
+give a `cov_target` with the features' correlations."""),
     ("md", """\
 ## Cross-validated comparison: MLE vs MAP vs posterior
 

@@ -13,7 +13,7 @@ the prior mean s S0, and the shrinkage `mean_strength` (kappa0) of the class mea
 can be `"auto"`: type-II maximum likelihood of the exact marginal likelihood p(X | y),
 computed from the sufficient statistics. The strength can also come from the Oracle
 Approximating Shrinkage intensity (`cov_dof="oas"`, LDA's default), and QDA's class
-covariances can be pooled towards LDA's (`cov_prior="pooled"`). This notebook
+covariances can be pooled towards LDA's (`cov_target="pooled"`). This notebook
 
 1. shows what the search records (`prior_search_`: candidates and covariance
    structures with their evidence),
@@ -89,7 +89,7 @@ predictive do not. Held-out log loss on the rest of wine:"""),
     ("code", """\
 priors = {"default (cov_dof=auto)": {}, "cov_scale=auto": {"cov_scale": "auto"},
           "mean_strength=auto": {"mean_strength": "auto"},
-          "cov_dof=oas": {"cov_dof": "oas"}, "cov_prior=pooled": {"cov_prior": "pooled"}}
+          "cov_dof=oas": {"cov_dof": "oas"}, "cov_target=pooled": {"cov_target": "pooled"}}
 rows = []
 for name, kwargs in priors.items():
     for method in ("mle", "map", "conjugate"):

@@ -10,7 +10,7 @@ NB05 = [
 A posterior says not only which class is likely but how sure the model is and why.
 This notebook turns that into three decisions:
 
-1. **which rows to label next**: a labelling budget spent by BALD (the epistemic part
+1. **which rows to label next**: a labeling budget spent by BALD (the epistemic part
    of the uncertainty) against entropy and random sampling;
 2. **which classes a row may have**: conformal prediction sets with guaranteed
    coverage, split and no-split, on a small data set;
@@ -22,7 +22,7 @@ Only scikit-learn's bundled data sets are used."""),
     ("md", """\
 ## Aleatoric and epistemic uncertainty
 
-Wine, 3 labelled rows per class. `predict_uncertainty` splits each row's predictive
+Wine, 3 labeled rows per class. `predict_uncertainty` splits each row's predictive
 entropy into the expected entropy under the posterior (aleatoric: overlap of the
 classes) and the mutual information between label and parameters (epistemic: what more
 labels would resolve). With few labels most of the uncertainty is epistemic; with all
@@ -46,12 +46,12 @@ full = conjugate_nb().fit(X_pool, y_pool)
 table = pd.DataFrame({
     name: {part: float(clf.predict_uncertainty(X_test)[part].mean())
            for part in ("total", "aleatoric", "epistemic")}
-    for name, clf in [("9 labelled rows", few), (f"{len(y_pool)} labelled rows", full)]})
+    for name, clf in [("9 labeled rows", few), (f"{len(y_pool)} labeled rows", full)]})
 table.round(3)"""),
     ("md", """\
-## A labelling budget: BALD against entropy and random
+## A labeling budget: BALD against entropy and random
 
-Start from the 9 labelled rows, then buy 25 labels one at a time; after each, record the
+Start from the 9 labeled rows, then buy 25 labels one at a time; after each, record the
 held-out accuracy and log loss. `bg.select_queries` ranks the pool, `partial_fit` adds
 the new label. BALD asks for the rows whose label the posterior draws disagree on;
 entropy sampling for the rows with the most uncertain prediction, whether the
@@ -93,7 +93,7 @@ pd.DataFrame({s: {"AULC accuracy": np.mean([a.mean() for a, _ in runs]),
 
 ## Conformal prediction sets on a small data set
 
-Breast cancer with 40 labelled rows. Split conformal fits on 20 and calibrates on the
+Breast cancer with 40 labeled rows. Split conformal fits on 20 and calibrates on the
 other 20; the no-split version fits on all 40 and calibrates with their exact
 leave-one-out predictive, which a conjugate posterior gives in closed form (no refit).
 Over 50 random splits, both cover about 1 - alpha of the test rows; the no-split sets are
@@ -135,8 +135,8 @@ print("answered", answered.count(), "of", len(y_test),
       "- on all rows", round(few.score(X_test, y_test), 3))
 chow = few.predict(X_test, reject_cost=0.1, reject_label=-1)
 print("Chow's rule, cost 0.1: abstains on", int(np.sum(chow == -1)), "rows")
-probas = {"9 labelled rows": few.predict_proba(X_test),
-          f"{len(y_pool)} labelled rows": full.predict_proba(X_test)}
+probas = {"9 labeled rows": few.predict_proba(X_test),
+          f"{len(y_pool)} labeled rows": full.predict_proba(X_test)}
 ax = bg.plots.risk_coverage(y_test, probas)"""),
     ("md", """\
 The user guide page *Acting on uncertainty* lists every option (APS scores,

@@ -118,8 +118,8 @@ def test_user_priors_are_given_in_user_units(iris10, name):
         moved = {"mean_prior": a * m0 + b, "var_prior": a**2 * v0}
     else:
         S0 = np.round(np.cov(X.T))
-        user = {"mean_prior": m0, "cov_prior": S0}
-        moved = {"mean_prior": a * m0 + b, "cov_prior": S0 * np.outer(a, a)}
+        user = {"mean_prior": m0, "cov_target": S0}
+        moved = {"mean_prior": a * m0 + b, "cov_target": S0 * np.outer(a, a)}
     cls = getattr(bg, name)
     for method in ("map", "conjugate"):
         ref = cls(method=method, draws=10, chains=1, random_state=0, **user).fit(X, y)

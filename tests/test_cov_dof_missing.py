@@ -8,7 +8,7 @@ from scipy.stats import invwishart
 
 import bayesgen as bg
 from bayesgen.families.mvn import em
-from bayesgen.families.mvn.checks import resolve_cov_prior
+from bayesgen.families.mvn.checks import resolve_cov_target
 from bayesgen.families.mvn.niw_evidence import evidence_dof
 
 D = 4
@@ -42,7 +42,7 @@ def test_complete_data_unchanged(Est, data):
     p = clf._prior
     # the fit's own S0 (Psi0 / (nu0 - d - 1) may differ from it in the last bit, and the
     # evidence maximiser turns that into ~1e-11 of nu0)
-    S0 = resolve_cov_prior(None, clf._stats, D)
+    S0 = resolve_cov_target(None, clf._stats, D)
     np.testing.assert_allclose(S0, _s0(p), rtol=1e-14)
     one_round = evidence_dof(clf._stats, p["m0"], p["kappa0"], S0, tied=clf._family.tied)
     assert clf._prior["nu0"] == one_round  # bit-identical to the plain evidence maximiser

@@ -58,7 +58,7 @@ def _hp(d: int) -> dict:
 
 def _kw(hp: dict) -> dict:
     """The estimator options that give the prior ``hp``."""
-    return {"mean_prior": hp["m0"], "mean_strength": hp["kappa0"], "cov_prior": hp["s0"],
+    return {"mean_prior": hp["m0"], "mean_strength": hp["kappa0"], "cov_target": hp["s0"],
             "cov_dof": hp["nu0"], "cov_scale": hp["s"]}
 
 
@@ -348,11 +348,11 @@ def test_mle_formulas(divisor):
     np.testing.assert_allclose(_diag(vvi.covariance_), S / (nk[:, None] - unbiased), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(vvi.covariance_) - np.apply_along_axis(
         np.diag, 1, _diag(vvi.covariance_)), 0.0)
-    eii = bg.LDA(method="mle", cov_structure="spherical", cov_prior=s0,
+    eii = bg.LDA(method="mle", cov_structure="spherical", cov_target=s0,
                  divisor=divisor).fit(X, y)
     v = (S / s0).sum() / (d * (N - K * unbiased))
     np.testing.assert_allclose(eii.covariance_, v * np.diag(s0), rtol=1e-12)
-    vii = bg.QDA(method="mle", cov_structure="spherical", cov_prior=s0,
+    vii = bg.QDA(method="mle", cov_structure="spherical", cov_target=s0,
                  divisor=divisor).fit(X, y)
     vk = (S / s0).sum(1) / (d * (nk - unbiased))
     np.testing.assert_allclose(vii.covariance_, vk[:, None, None] * np.diag(s0), rtol=1e-12)
@@ -723,14 +723,14 @@ def test_average_refuses_mcmc():
 # ----------------------------------------------------------- 10. bad inputs
 BAD = [
     ("LDA", {"cov_structure": "bogus"}, "cov_structure"),
-    ("QDA", {"cov_structure": "diag", "covariance_prior": "lkj"}, "prior on correlations"),
-    ("LDA", {"cov_structure": "spherical", "covariance_prior": "lkj"},
+    ("QDA", {"cov_structure": "diag", "cov_prior_form": "lkj"}, "prior on correlations"),
+    ("LDA", {"cov_structure": "spherical", "cov_prior_form": "lkj"},
      "prior on correlations"),
     ("LDA", {"cov_structure": "diag", "cov_dof": "sample"}, "cov_dof='sample'"),
     ("QDA", {"cov_structure": "auto", "cov_dof": "sample"}, "cov_dof/cov_scale='sample'"),
-    ("QDA", {"cov_structure": "diag", "cov_prior": "pooled"}, "partial pooling"),
-    ("QDA", {"cov_structure": "average", "cov_prior": "pooled"}, "cov_prior='pooled'"),
-    ("LDA", {"cov_structure": "diag", "cov_prior": [[1.0, 0.2], [0.2, 1.0]]},
+    ("QDA", {"cov_structure": "diag", "cov_target": "pooled"}, "partial pooling"),
+    ("QDA", {"cov_structure": "average", "cov_target": "pooled"}, "cov_target='pooled'"),
+    ("LDA", {"cov_structure": "diag", "cov_target": [[1.0, 0.2], [0.2, 1.0]]},
      "off-diagonal"),
     ("LDA", {"cov_structure": "diag", "cov_dof": 2.0}, "cov_dof"),
     ("QDA", {"cov_structure": "spherical", "cov_dof": 1.5}, "cov_dof"),
@@ -755,7 +755,7 @@ def test_bad_missing_entries():
     assert np.all(np.isfinite(bg.QDA(cov_structure="auto").fit(X, y).predict_proba(X)))
 
 
-# ---------------------------------------------- 11. save/load, unlabelled rows
+# ---------------------------------------------- 11. save/load, unlabeled rows
 @pytest.mark.parametrize("structure", ["diag", "average"])
 def test_save_load_round_trip(tmp_path, structure):
     X, y = _data(2, n=(8, 9), seed=16)
@@ -771,7 +771,7 @@ def test_save_load_round_trip(tmp_path, structure):
 @pytest.mark.filterwarnings("ignore::bayesgen.ConvergenceWarning")
 @pytest.mark.parametrize("method", ["map", "conjugate"])
 @pytest.mark.parametrize("structure", ["diag", "auto"])
-def test_unlabelled_rows(structure, method):
+def test_unlabeled_rows(structure, method):
     X, y = _data(2, n=(10, 10), seed=17)
     y_semi = y.astype(object)
     y_semi[[1, 4, 12, 17]] = None
@@ -790,7 +790,7 @@ def test_unlabelled_rows(structure, method):
 @pytest.mark.parametrize("structure", ["full", "diag", "spherical", "average"])
 @pytest.mark.parametrize("name", ["LDA", "QDA"])
 def test_isotropic_target_is_the_mean_within_class_variance(name, structure):
-    """cov_prior="isotropic" is cov_prior = v * ones(d) in the units of X, v the mean over
+    """cov_target="isotropic" is cov_target = v * ones(d) in the units of X, v the mean over
     the features of the pooled within-class variances (divisor N), and it is equivariant
     under one common change of units and offsets of all features (not per feature)."""
     cls, _ = ESTIMATORS[name]
@@ -801,14 +801,14 @@ def test_isotropic_target_is_the_mean_within_class_variance(name, structure):
     v = np.mean(((X - means[y]) ** 2).sum(axis=0) / y.size)
     kw = {"cov_structure": structure, "method": "conjugate", "draws": 20, "chains": 1,
           "random_state": 0}
-    iso = cls(cov_prior="isotropic", **kw).fit(X, y)
-    explicit = cls(cov_prior=np.full(3, v), **kw).fit(X, y)
+    iso = cls(cov_target="isotropic", **kw).fit(X, y)
+    explicit = cls(cov_target=np.full(3, v), **kw).fit(X, y)
     # QDA's default cov_dof="auto" searches the strength: agreement to its tolerance
     np.testing.assert_allclose(iso.predict_proba(X), explicit.predict_proba(X), rtol=1e-6,
                                atol=1e-9)
     np.testing.assert_allclose(iso.log_marginal_likelihood(),
                                explicit.log_marginal_likelihood(), rtol=1e-9)
-    moved = cls(cov_prior="isotropic", **kw).fit(X * 1e4 - 3e7, y)
+    moved = cls(cov_target="isotropic", **kw).fit(X * 1e4 - 3e7, y)
     np.testing.assert_allclose(moved.predict_proba(X * 1e4 - 3e7), iso.predict_proba(X),
                                rtol=1e-6, atol=1e-9)
 
@@ -819,7 +819,7 @@ def test_isotropic_target_differs_from_the_diagonal_default():
     rng = np.random.default_rng(3)
     y = np.repeat([0, 1], 12)
     X = rng.normal(size=(y.size, 2)) * [1.0, 100.0] + y[:, None]
-    iso = bg.LDA(cov_prior="isotropic", method="map").fit(X, y)
+    iso = bg.LDA(cov_target="isotropic", method="map").fit(X, y)
     default = bg.LDA(method="map").fit(X, y)
     assert iso.log_marginal_likelihood() < default.log_marginal_likelihood() - 1.0
 

@@ -156,12 +156,12 @@ def test_nonconformity_scores_and_quantile():
 
 def _check_sets(est, X, y, calibration):
     kw = {"X_calib": X, "y_calib": y}
-    sets = est.predict_set(X[:9], [0.05, 0.2, 0.5], calibration=calibration, **kw)
+    sets = est.predict_set(X[:9], confidence_level=[0.95, 0.8, 0.5], calibration=calibration, **kw)
     assert sets.shape == (9, est.classes_.size, 3) and sets.dtype == bool
     assert np.all(sets[..., 0] >= sets[..., 1]) and np.all(sets[..., 1] >= sets[..., 2])
-    one = est.predict_set(X[:9], 0.2, calibration=calibration, score="aps", mondrian=True, **kw)
+    one = est.predict_set(X[:9], confidence_level=0.8, calibration=calibration, score="aps", mondrian=True, **kw)
     assert one.shape == (9, est.classes_.size)
-    tiny = est.predict_set(X[:3], 0.001, calibration=calibration, **kw)  # rank > n: all
+    tiny = est.predict_set(X[:3], confidence_level=0.999, calibration=calibration, **kw)  # rank > n: all
     assert tiny.all()
 
 
@@ -173,25 +173,25 @@ def test_split_sets_on_every_point_fit(point_fit):
     est, X, y = point_fit
     _check_sets(est, X, y, "split")
     with pytest.raises(ValueError, match="X_calib and y_calib"):
-        est.predict_set(X, 0.1)
+        est.predict_set(X, confidence_level=0.9)
     with pytest.raises(ValueError, match="not in classes_"):
-        est.predict_set(X, 0.1, X_calib=X, y_calib=y + 7)
+        est.predict_set(X, confidence_level=0.9, X_calib=X, y_calib=y + 7)
     with pytest.raises(ValueError, match="alpha"):
-        est.predict_set(X, 1.5, X_calib=X, y_calib=y)
+        est.predict_set(X, confidence_level=-0.5, X_calib=X, y_calib=y)
     with pytest.raises(ValueError, match="exact leave-one-out"):
-        est.predict_set(X, 0.1, calibration="loo", X_calib=X, y_calib=y)
+        est.predict_set(X, confidence_level=0.9, calibration="loo", X_calib=X, y_calib=y)
 
 
 def test_loo_sets_where_the_exact_loo_exists(posterior_fit):
     est, X, y = posterior_fit
     if exact_loo.supports(est):
         _check_sets(est, X, y, "loo")
-        kept = est.predict_set(X[:5], 0.2, calibration="loo")  # the rows the fit kept
+        kept = est.predict_set(X[:5], confidence_level=0.8, calibration="loo")  # the rows the fit kept
         np.testing.assert_array_equal(
-            kept, est.predict_set(X[:5], 0.2, calibration="loo", X_calib=X, y_calib=y))
+            kept, est.predict_set(X[:5], confidence_level=0.8, calibration="loo", X_calib=X, y_calib=y))
     else:
         with pytest.raises(ValueError, match="exact leave-one-out"):
-            est.predict_set(X, 0.1, calibration="loo", X_calib=X, y_calib=y)
+            est.predict_set(X, confidence_level=0.9, calibration="loo", X_calib=X, y_calib=y)
 
 
 def test_loo_probabilities_equal_refits():
@@ -370,7 +370,7 @@ def test_acquisition_on_every_point_fit(point_fit):
 
 
 @pytest.mark.parametrize("name", sorted(CLASSIFIERS))
-def test_labelling_loop_on_every_estimator(name):
+def test_labeling_loop_on_every_estimator(name):
     est, X, y = _fit(name, "map")
     pool = np.arange(len(y))
     for _ in range(2):  # select -> label -> partial_fit
@@ -380,7 +380,7 @@ def test_labelling_loop_on_every_estimator(name):
     assert est.class_count_.sum() == len(y) + 6
 
 
-def test_labelling_loop_with_a_posterior():
+def test_labeling_loop_with_a_posterior():
     est, X, y = _fit("MultinomialNB", "conjugate")
     before = est.class_count_.sum()
     pick = bg.select_queries(est, X, 5, "bald", random_state=0)
@@ -486,7 +486,7 @@ def test_batchbald_skips_an_exact_duplicate():
 
 
 def test_semi_supervised_posterior():
-    """Unlabelled rows in the fit (a Rao-Blackwellised mixture posterior): the
+    """Unlabeled rows in the fit (a Rao-Blackwellised mixture posterior): the
     decomposition and split sets work; the exact leave-one-out does not exist."""
     X, y = make_data("real", n_per_class=15)
     y_semi = y.astype(float)
@@ -497,9 +497,9 @@ def test_semi_supervised_posterior():
         est.fit(X, y_semi)
     out = est.predict_uncertainty(X, as_dataset=False)
     np.testing.assert_allclose(out.total, out.aleatoric + out.epistemic, rtol=0, atol=1e-12)
-    assert est.predict_set(X, 0.2, X_calib=X, y_calib=y).shape == (len(y), 3)
+    assert est.predict_set(X, confidence_level=0.8, X_calib=X, y_calib=y).shape == (len(y), 3)
     with pytest.raises(ValueError, match="exact leave-one-out"):
-        est.predict_set(X, 0.2, calibration="loo", X_calib=X, y_calib=y)
+        est.predict_set(X, confidence_level=0.8, calibration="loo", X_calib=X, y_calib=y)
 
 
 def test_reject_option_needs_in_memory_rows():

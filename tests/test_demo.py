@@ -328,7 +328,7 @@ def test_plan_samples_nuts_where_asked():
 
 
 def _tiny_plan(nuts="none"):
-    """wine with LDA's MLE and MAP, GaussianNB's MAP labelled "mcmc" (a stand-in for a
+    """wine with LDA's MLE and MAP, GaussianNB's MAP labeled "mcmc" (a stand-in for a
     NUTS fit: only the label matters to the notes), and one peer."""
     lda = demo.Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s), ("mle", "map"))
     fake = demo.Classifier("GaussianNB", lambda m, s: bg.GaussianNB(method="map"), ("mcmc",))
@@ -393,7 +393,7 @@ def test_demo_refuses_zero_splits(tmp_path):
 
 
 def test_log_loss_figure_shares_a_log_axis_and_shows_tiny_losses():
-    """One log scale for every panel, a 0.000 loss drawn and labelled, error bars from
+    """One log scale for every panel, a 0.000 loss drawn and labeled, error bars from
     the standard deviation, one legend entry for all scikit-learn peers."""
     from bayesgen.cli import figures
 

@@ -496,14 +496,14 @@ def test_weight_two_equals_duplicated_rows(name):
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
-def test_relabelled_classes(name):
+def test_relabeled_classes(name):
     X, y = small_data(name, seed=7)
     names = np.array(["zeta", "alpha", "mu"])  # sorted order: alpha, mu, zeta
     base = ESTIMATORS[name]().fit(X, y)
-    relabelled = ESTIMATORS[name]().fit(X, names[y])
-    np.testing.assert_array_equal(relabelled.classes_, ["alpha", "mu", "zeta"])
-    np.testing.assert_allclose(relabelled.predict_proba(X), base.predict_proba(X)[:, [1, 2, 0]])
-    np.testing.assert_array_equal(relabelled.predict(X), names[base.predict(X)])
+    relabeled = ESTIMATORS[name]().fit(X, names[y])
+    np.testing.assert_array_equal(relabeled.classes_, ["alpha", "mu", "zeta"])
+    np.testing.assert_allclose(relabeled.predict_proba(X), base.predict_proba(X)[:, [1, 2, 0]])
+    np.testing.assert_array_equal(relabeled.predict(X), names[base.predict(X)])
 
 
 # ----------------------------------------------------- posterior and draws

@@ -39,9 +39,9 @@ GAUSS = {"mean_prior": [100.0, -2.0], "var_prior": [9.0, 1e-4]}
 CASES = {
     "gaussian": (bg.GaussianNB(method="conjugate", **GAUSS), "real"),
     "lda": (bg.LDA(method="conjugate", cov_dof=5.0, mean_prior=[100.0, -2.0],
-                   cov_prior=[9.0, 1e-4]), "real"),
+                   cov_target=[9.0, 1e-4]), "real"),
     "qda": (bg.QDA(method="conjugate", cov_dof=4.5, mean_prior=[100.0, -2.0],
-                   cov_prior=[[9.0, 0.001], [0.001, 1e-4]]), "real"),
+                   cov_target=[[9.0, 0.001], [0.001, 1e-4]]), "real"),
     "bernoulli": (bg.BernoulliNB(method="conjugate", alpha=1.5), "binary"),
     "multinomial": (bg.MultinomialNB(method="conjugate", alpha=0.7), "counts"),
     "poisson": (bg.PoissonNB(method="conjugate", rate_prior=2.5), "counts"),

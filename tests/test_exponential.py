@@ -305,11 +305,11 @@ def test_mixed_part_is_the_standalone_family():
         bg.MixedNB(families=[("exponential", [0, 1, 2])]).fit(Z - 10.0, y)
 
 
-# --------------------------------------------- unlabelled rows, sampling and PPC
-def test_unlabelled_rows_em_and_data_augmentation_agree():
+# --------------------------------------------- unlabeled rows, sampling and PPC
+def test_unlabeled_rows_em_and_data_augmentation_agree():
     X, y = _data(60, seed=11)
     labels = y.astype(float)
-    labels[np.arange(y.size) % 6 != 0] = np.nan  # 10 labelled rows per class
+    labels[np.arange(y.size) % 6 != 0] = np.nan  # 10 labeled rows per class
     em = bg.ExponentialNB(method="map").fit(X, labels)
     assert em.n_unlabeled_ == 150 and np.all(np.diff(em.em_objective_) >= -1e-9)
     with warnings.catch_warnings():

@@ -291,14 +291,14 @@ def test_coords_name_every_dim(case):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_rows_loglik_is_log_lik(case):
-    """The unlabelled rows' PyMC log-density (``pymc_rows_loglik``, every family) equals
+    """The unlabeled rows' PyMC log-density (``pymc_rows_loglik``, every family) equals
     ``log_lik`` at the fitted parameters, missing entries included."""
     from bayesgen.semi.nuts import class_log_lik
 
     est, X, _ = _fit(case, "map")
     family = est._family
     if family.capabilities.kernel_density:
-        pytest.skip("KDE rows are scored by the labelled points (tested in test_semi_kernel)")
+        pytest.skip("KDE rows are scored by the labeled points (tested in test_semi_kernel)")
     Xm = np.array(X, dtype=float, copy=True)
     Xm[0, 1] = np.nan
     if not family.capabilities.missing:

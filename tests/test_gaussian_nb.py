@@ -145,7 +145,7 @@ def test_duplicated_rows_equal_weight_two(wine, method):
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), atol=1e-10)
 
 
-def test_row_order_and_relabelling(wine):
+def test_row_order_and_relabeling(wine):
     X, y = wine
     perm = np.random.default_rng(0).permutation(len(y))
     a = bg.GaussianNB().fit(X, y)

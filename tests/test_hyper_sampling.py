@@ -91,8 +91,8 @@ def test_qda_with_both_sampled_and_prior_predictive():
 
 
 @pytest.mark.parametrize("kwargs", [{"method": "map"}, {"method": "conjugate"},
-                                    {"method": "mcmc", "covariance_prior": "lkj"}])
+                                    {"method": "mcmc", "cov_prior_form": "lkj"}])
 def test_needs_mcmc_with_the_niw_prior(kwargs):
     X, y = _data()
-    with pytest.raises(ValueError, match="needs method='mcmc' and covariance_prior='niw'"):
+    with pytest.raises(ValueError, match="needs method='mcmc' and cov_prior_form='niw'"):
         bg.LDA(cov_dof="sample", **kwargs).fit(X, y)

@@ -183,7 +183,7 @@ def test_kernel_has_no_hook():
         est._family.loo_log_predictive_at(X, y, np.ones(y.size), {}, X)
     for point in (est, bg.GaussianNB(method="map").fit(X, y)):
         with pytest.raises(ValueError, match="exact leave-one-out"):
-            point.predict_set(X, 0.1, calibration="jackknife+", X_calib=X, y_calib=y)
+            point.predict_set(X, confidence_level=0.9, calibration="jackknife+", X_calib=X, y_calib=y)
 
 
 # ------------------------------------------------------ the jackknife+ set
@@ -233,7 +233,7 @@ def test_jackknife_plus_equals_refits(case, score):
             if kind == "real" and not mondrian:  # informative features: not every class
                 assert 0 < got.mean() < 1
     uniform = np.random.default_rng(7).uniform(size=(len(X_test), fitted.classes_.size))
-    got = fitted.predict_set(X_test, 0.2, calibration="jackknife+", score=score,
+    got = fitted.predict_set(X_test, confidence_level=0.8, calibration="jackknife+", score=score,
                              randomize=True, random_state=7)
     np.testing.assert_array_equal(got, _brute_sets(R, S, y, 0.2, False, uniform))
 
@@ -248,14 +248,14 @@ def test_jackknife_plus_counts_and_chunks(monkeypatch):
     Xv = fitted._check_X_predict(X_test)
     less, greater, equal, n_ref = conformal.jackknife_plus_counts(fitted, Xv, score="aps")
     np.testing.assert_array_equal(less + greater + equal, np.broadcast_to(n_ref, less.shape))
-    sets = fitted.predict_set(X_test, [0.05, 0.2, 0.5], calibration="jackknife+")
+    sets = fitted.predict_set(X_test, confidence_level=[0.95, 0.8, 0.5], calibration="jackknife+")
     assert sets.shape == (25, 3, 3)
     assert np.all(sets[..., 0] >= sets[..., 1]) and np.all(sets[..., 1] >= sets[..., 2])
     monkeypatch.setattr(conformal, "JACKKNIFE_BLOCK", 50)  # chunks of 50 // (20 x 3) = 1 row
     np.testing.assert_array_equal(
-        fitted.predict_set(X_test, [0.05, 0.2, 0.5], calibration="jackknife+",
+        fitted.predict_set(X_test, confidence_level=[0.95, 0.8, 0.5], calibration="jackknife+",
                            X_calib=X, y_calib=y), sets)
-    assert fitted.predict_set(X_test[:3], 0.01, calibration="jackknife+").all()  # rank > n
+    assert fitted.predict_set(X_test[:3], confidence_level=0.99, calibration="jackknife+").all()  # rank > n
 
 
 @pytest.mark.parametrize("name", CONJUGATE)
@@ -263,19 +263,19 @@ def test_jackknife_plus_on_every_conjugate_estimator(name):
     factory, kind = CLASSIFIERS[name]
     X, y = make_data(kind, n_per_class=15)
     est = factory(method="conjugate", draws=5, chains=1, random_state=0).fit(X, y)
-    sets = est.predict_set(X[:9], [0.1, 0.3], calibration="jackknife+", score="aps",
+    sets = est.predict_set(X[:9], confidence_level=[0.9, 0.7], calibration="jackknife+", score="aps",
                            mondrian=True)
     assert sets.shape == (9, est.classes_.size, 2) and sets.dtype == bool
     assert np.all(sets[..., 0] >= sets[..., 1])
     # the training rows themselves are covered as often as jackknife+ promises, at least
-    hit = est.predict_set(X, 0.1, calibration="jackknife+")[np.arange(y.size), y]
+    hit = est.predict_set(X, confidence_level=0.9, calibration="jackknife+")[np.arange(y.size), y]
     assert hit.mean() >= 0.8
 
 
 # ------------------------------------------------------------------ coverage
 def _split_runs(loader, runs=60, alphas=(0.05, 0.1, 0.2), seed=0):
     """Mean coverage and set size over random 70/30 splits of a bundled data set, for
-    split (half fits, half calibrates), loo and jackknife+ (all labelled rows fit)."""
+    split (half fits, half calibrates), loo and jackknife+ (all labeled rows fit)."""
     X, y = loader(return_X_y=True)
     rng = np.random.default_rng(seed)
     names = ("split", "loo", "jackknife+")
@@ -284,11 +284,11 @@ def _split_runs(loader, runs=60, alphas=(0.05, 0.1, 0.2), seed=0):
     for _ in range(runs):
         perm = rng.permutation(y.size)
         n_test = int(0.3 * y.size)
-        test, labelled = perm[:n_test], perm[n_test:]
-        half, other = labelled[: labelled.size // 2], labelled[labelled.size // 2:]
+        test, labeled = perm[:n_test], perm[n_test:]
+        half, other = labeled[: labeled.size // 2], labeled[labeled.size // 2:]
         model = bg.GaussianNB(method="conjugate", draws=2, chains=1, random_state=0)
         split_model = clone(model).fit(X[half], y[half])
-        full_model = clone(model).fit(X[labelled], y[labelled])
+        full_model = clone(model).fit(X[labeled], y[labeled])
         for c in names:
             if c == "split":
                 sets = split_model.predict_set(X[test], list(alphas), X_calib=X[other],
@@ -328,10 +328,10 @@ def test_far_rows_take_the_full_data_predictive():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         joint = exact_loo.loo_log_joint_at(est, rows, est._check_X_predict(test))
-        sets = est.predict_set(test, 0.1, calibration="jackknife+")
+        sets = est.predict_set(test, confidence_level=0.9, calibration="jackknife+")
     np.testing.assert_array_equal(joint[:, :2], np.broadcast_to(
         est.predict_joint_log_proba(test[:2]), (y.size, 2, 3)))
     np.testing.assert_array_equal(joint[:, 2:], exact_loo.loo_log_joint_at(
         est, rows, est._check_X_predict(test[2:])))
-    np.testing.assert_array_equal(sets[2:], est.predict_set(test[2:], 0.1,
+    np.testing.assert_array_equal(sets[2:], est.predict_set(test[2:], confidence_level=0.9,
                                                             calibration="jackknife+"))

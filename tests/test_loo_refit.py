@@ -59,9 +59,9 @@ MIXED = [("gaussian", [0, 1]), ("poisson", [2]), ("categorical", [3])]
 CASES = [
     ("LDA-default", bg.LDA(), "real", False),
     ("LDA-auto", bg.LDA(cov_dof="auto"), "real", False),
-    ("LDA-isotropic-fixed", bg.LDA(cov_prior="isotropic", cov_dof=8.0), "real", False),
+    ("LDA-isotropic-fixed", bg.LDA(cov_target="isotropic", cov_dof=8.0), "real", False),
     ("QDA-default", bg.QDA(), "real", False),
-    ("QDA-oas-pooled", bg.QDA(cov_dof="oas", cov_prior="pooled"), "real", False),
+    ("QDA-oas-pooled", bg.QDA(cov_dof="oas", cov_target="pooled"), "real", False),
     ("QDA-structure-auto", bg.QDA(cov_structure="auto"), "real", False),
     ("QDA-diag", bg.QDA(cov_structure="diag"), "real", True),
     ("GaussianNB-default", bg.GaussianNB(), "real", True),
@@ -157,7 +157,7 @@ def test_fixed_priors_use_the_downdates():
                 bg.PoissonNB(rate_prior=2.0), bg.ExponentialNB(mean_prior=1.0)):
         assert not est._make_family().prior_uses_data()
     for est in (bg.LDA(), bg.QDA(), bg.GaussianNB(), bg.PoissonNB(), bg.ExponentialNB(),
-                bg.LDA(cov_prior=[1.0, 1.0], mean_prior=[0.0, 0.0], cov_dof=5.0,
+                bg.LDA(cov_target=[1.0, 1.0], mean_prior=[0.0, 0.0], cov_dof=5.0,
                        cov_scale=2.0)):
         # the last: every number fixed but the strength is a number, the target given
         fam = est._make_family()

@@ -44,7 +44,7 @@ def fits(request, iris):
 
 @pytest.fixture(scope="module")
 def lkj_fits(iris):
-    return _fits(bg.QDA, *iris, covariance_prior="lkj")
+    return _fits(bg.QDA, *iris, cov_prior_form="lkj")
 
 
 def _point(model, rng, scale=0.3):
@@ -144,7 +144,7 @@ def test_bartlett_density_is_inverse_wishart(iris, name):
 @pytest.mark.parametrize("name", ["QDA", "LDA"])
 def test_lkj_model_mean_and_rows_match_scipy(iris, name):
     X, y = iris
-    clf = ESTIMATORS[name](covariance_prior="lkj").fit(X, y)
+    clf = ESTIMATORS[name](cov_prior_form="lkj").fit(X, y)
     model = clf.build_model(X, y)
     point = _point(model, np.random.default_rng(4))
     v = _named_values(model, point)
@@ -159,11 +159,11 @@ def test_lkj_model_mean_and_rows_match_scipy(iris, name):
 
 
 # ------------------------------------------------- 2. statistics model vs row model
-@pytest.mark.parametrize("covariance_prior", ["niw", "lkj"])
+@pytest.mark.parametrize("cov_prior_form", ["niw", "lkj"])
 @pytest.mark.parametrize("name", ["QDA", "LDA"])
-def test_stats_model_equals_row_model_up_to_a_constant(iris, name, covariance_prior):
+def test_stats_model_equals_row_model_up_to_a_constant(iris, name, cov_prior_form):
     X, y = iris
-    clf = ESTIMATORS[name](covariance_prior=covariance_prior).fit(X, y)
+    clf = ESTIMATORS[name](cov_prior_form=cov_prior_form).fit(X, y)
     rows, on_stats = clf.build_model(X, y), build_stats_model(clf)
     f_rows = rows.compile_logp(jacobian=False)
     f_stats = on_stats.compile_logp(jacobian=False)
@@ -219,7 +219,7 @@ def test_prior_predictive_has_the_niw_marginals(iris, name):
 def test_lkj_prior_predictive_scales(iris):
     X, y = iris
     d = X.shape[1]
-    clf = bg.QDA(covariance_prior="lkj").fit(X, y)
+    clf = bg.QDA(cov_prior_form="lkj").fit(X, y)
     prior = clf.sample_prior_predictive(draws=2000, random_state=1, X=X, y=y).prior
     sd0 = np.sqrt(np.diag(clf._prior["Psi0"]) / (clf._prior["nu0"] - d - 1))
     sd = np.sqrt(np.diagonal(prior["cov"].values, axis1=-2, axis2=-1)).reshape(-1, d)
@@ -284,17 +284,17 @@ def test_lkj_samples_and_is_close_to_the_conjugate(lkj_fits, iris):
 
 
 # ------------------------------------------------------------ hooks and checks
-def test_bad_covariance_prior(iris):
+def test_bad_cov_prior_form(iris):
     X, y = iris
-    with pytest.raises(ValueError, match="'covariance_prior' parameter of QDA must be a str among"):
-        bg.QDA(covariance_prior="wishart").fit(X, y)
+    with pytest.raises(ValueError, match="'cov_prior_form' parameter of QDA must be a str among"):
+        bg.QDA(cov_prior_form="wishart").fit(X, y)
 
 
-@pytest.mark.parametrize("covariance_prior", ["niw", "lkj"])
+@pytest.mark.parametrize("cov_prior_form", ["niw", "lkj"])
 @pytest.mark.parametrize("tied", [False, True])
-def test_hooks_honour_prefix_and_dims(iris, tied, covariance_prior):
+def test_hooks_honour_prefix_and_dims(iris, tied, cov_prior_form):
     X, y = iris
-    family = MVNFamily(tied=tied, covariance_prior=covariance_prior)
+    family = MVNFamily(tied=tied, cov_prior_form=cov_prior_form)
     _stats = family.stats(X, y, np.ones(len(y)), 3)
     dims = {"mu": ("c", "f"), "cov": ("f", "f2") if tied else ("c", "f", "f2")}
     coords = {"c": [0, 1, 2], "f": list("abcd"), "f2": list("abcd"), "obs": np.arange(len(y))}

@@ -354,7 +354,7 @@ def test_no_closed_forms_after_a_fit_with_gaps(conjugate):
         conjugate.log_marginal_likelihood()
 
 
-def test_mixed_part_and_unlabelled_rows_with_gaps(data):
+def test_mixed_part_and_unlabeled_rows_with_gaps(data):
     X, y = data
     G = np.c_[np.random.default_rng(3).normal(size=y.size), X]
     families = [("gaussian", [0]), ("multinomial", [1, 2, 3])]
@@ -365,8 +365,8 @@ def test_mixed_part_and_unlabelled_rows_with_gaps(data):
     with pytest.raises(ValueError, match="MixedNB multinomial part with missing counts"):
         bg.MixedNB(families=families, method="conjugate").fit(G, y)
     yu = y.astype(object)
-    yu[::4] = None  # unlabelled rows: EM over the classes and the missing counts
+    yu[::4] = None  # unlabeled rows: EM over the classes and the missing counts
     semi = bg.MultinomialNB(method="map").fit(X, yu)
     assert np.all(np.diff(semi.em_objective_) >= -1e-9 * np.abs(semi.em_objective_[1:]))
-    with pytest.raises(ValueError, match="both missing values in X and unlabelled rows"):
+    with pytest.raises(ValueError, match="both missing values in X and unlabeled rows"):
         bg.MultinomialNB(method="conjugate").fit(X, yu)

@@ -208,7 +208,7 @@ def _maximise(neg_log_post, x0):
 
 
 def _map_kwargs():
-    return dict(method="map", mean_prior=M0, mean_strength=KAPPA0, cov_prior=S0, cov_dof=NU0)
+    return dict(method="map", mean_prior=M0, mean_strength=KAPPA0, cov_target=S0, cov_dof=NU0)
 
 
 def test_qda_map_is_numerical_posterior_mode(map_data):
@@ -269,7 +269,7 @@ def test_default_prior_is_data_scaled(small, cls):
     )
     # cov_dof=None is d + 2 = 5 (mclust's default); the default "auto" is empirical Bayes
     default = cls(cov_dof=None).fit(X, y, sample_weight=w)
-    explicit = cls(mean_prior=m0, cov_prior=np.diag(within), cov_dof=5).fit(X, y, sample_weight=w)
+    explicit = cls(mean_prior=m0, cov_target=np.diag(within), cov_dof=5).fit(X, y, sample_weight=w)
     np.testing.assert_allclose(default.means_, explicit.means_, rtol=1e-12)
     np.testing.assert_allclose(
         np.asarray(default.covariance_), np.asarray(explicit.covariance_), rtol=1e-12
@@ -277,7 +277,7 @@ def test_default_prior_is_data_scaled(small, cls):
     auto = cls().fit(X, y, sample_weight=w)
     nu0 = auto._prior["nu0"]
     assert nu0 > X.shape[1] + 1
-    explicit = cls(mean_prior=m0, cov_prior=np.diag(within), cov_dof=nu0).fit(
+    explicit = cls(mean_prior=m0, cov_target=np.diag(within), cov_dof=nu0).fit(
         X, y, sample_weight=w)
     np.testing.assert_allclose(np.asarray(auto.covariance_), np.asarray(explicit.covariance_),
                                rtol=1e-12)
@@ -332,19 +332,19 @@ def test_duplicated_rows_equal_weight_two(small, cls, method):
 
 
 @pytest.mark.parametrize("cls", [bg.LDA, bg.QDA])
-def test_row_order_and_relabelling(small, cls):
+def test_row_order_and_relabeling(small, cls):
     X, y, w = small
     ref = cls().fit(X, y, sample_weight=w)
     perm = np.random.default_rng(2).permutation(y.size)
     shuffled = cls().fit(X[perm], y[perm], sample_weight=w[perm])
     np.testing.assert_allclose(shuffled.predict_proba(X), ref.predict_proba(X), atol=1e-12)
     rename = {"a": "zeta", "b": "alpha", "c": "mu"}  # sorted order: alpha, mu, zeta
-    relabelled = cls().fit(X, np.array([rename[c] for c in y]), sample_weight=w)
-    cols = [list(relabelled.classes_).index(rename[c]) for c in ref.classes_]
+    relabeled = cls().fit(X, np.array([rename[c] for c in y]), sample_weight=w)
+    cols = [list(relabeled.classes_).index(rename[c]) for c in ref.classes_]
     np.testing.assert_allclose(
-        relabelled.predict_proba(X)[:, cols], ref.predict_proba(X), atol=1e-12
+        relabeled.predict_proba(X)[:, cols], ref.predict_proba(X), atol=1e-12
     )
-    np.testing.assert_allclose(relabelled.means_[cols], ref.means_, rtol=1e-12)
+    np.testing.assert_allclose(relabeled.means_[cols], ref.means_, rtol=1e-12)
 
 
 @pytest.mark.parametrize("cls", [bg.LDA, bg.QDA])
@@ -391,11 +391,11 @@ def test_singular_covariance(cls):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"cov_prior": np.ones(4)}, "cov_prior"),
-        ({"cov_prior": np.eye(4)}, "cov_prior"),
-        ({"cov_prior": [1.0, -1.0, 1.0]}, "cov_prior"),
-        ({"cov_prior": [[1, 2, 0], [0, 1, 0], [0, 0, 1]]}, "symmetric"),
-        ({"cov_prior": [[1, 2, 0], [2, 1, 0], [0, 0, 1]]}, "cov_prior is not positive definite"),
+        ({"cov_target": np.ones(4)}, "cov_target"),
+        ({"cov_target": np.eye(4)}, "cov_target"),
+        ({"cov_target": [1.0, -1.0, 1.0]}, "cov_target"),
+        ({"cov_target": [[1, 2, 0], [0, 1, 0], [0, 0, 1]]}, "symmetric"),
+        ({"cov_target": [[1, 2, 0], [2, 1, 0], [0, 0, 1]]}, "cov_target is not positive definite"),
         ({"cov_dof": 4.0}, "cov_dof must be > d \\+ 1"),
         ({"cov_dof": np.inf}, "cov_dof"),
         ({"mean_strength": 0.0}, "mean_strength"),
@@ -411,8 +411,8 @@ def test_bad_hyperparameters(small, kwargs, match):
 
 def test_valid_cov_prior_forms(small):
     X, y, _ = small
-    a = bg.QDA(cov_prior=[1.0, 2.0, 3.0], cov_dof=4.5).fit(X, y)
-    b = bg.QDA(cov_prior=np.diag([1.0, 2.0, 3.0]), cov_dof=4.5).fit(X, y)
+    a = bg.QDA(cov_target=[1.0, 2.0, 3.0], cov_dof=4.5).fit(X, y)
+    b = bg.QDA(cov_target=np.diag([1.0, 2.0, 3.0]), cov_dof=4.5).fit(X, y)
     np.testing.assert_allclose(np.asarray(a.covariance_), np.asarray(b.covariance_))
     np.testing.assert_allclose(a._prior["Psi0"], 0.5 * np.diag([1.0, 2.0, 3.0]))
 

@@ -100,7 +100,7 @@ def test_auto_dof_tracks_how_close_the_class_covariances_are():
         covs = stats.invwishart(df=nu, scale=c_true * S0).rvs(size=20, random_state=rng)
         y = np.repeat(np.arange(20), 40)
         X = np.concatenate([rng.multivariate_normal(np.zeros(D), c, 40) for c in covs])
-        est = bg.QDA(cov_prior=S0).fit(X, y)
+        est = bg.QDA(cov_target=S0).fit(X, y)
         found[c_true] = est._prior["nu0"] - D - 1
     assert 0.5 < found[2.0] < 8.0
     assert found[200.0] > 40.0
@@ -131,7 +131,7 @@ def test_auto_dof_is_the_bound_when_the_evidence_rises_to_it():
     y = np.repeat([0, 1, 2], sizes)
     X = np.vstack([_whitened(rng, n, 2) + 3.0 * k for k, n in enumerate(sizes)])
     for tied in (False, True):
-        est = (bg.LDA if tied else bg.QDA)(method="map", cov_prior=np.eye(2),
+        est = (bg.LDA if tied else bg.QDA)(method="map", cov_target=np.eye(2),
                                            cov_dof="auto").fit(X, y)
         assert est._prior["nu0"] == 2 + 1 + C_BOUNDS[1], tied
 

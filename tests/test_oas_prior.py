@@ -135,7 +135,7 @@ def test_every_point_and_conjugate_method_with_missing_entries(method):
 
 def test_save_load_and_pooled_target(tmp_path):
     X, y = _data(seed=6)
-    est = bg.QDA(cov_dof="oas", cov_prior="pooled").fit(X, y)
+    est = bg.QDA(cov_dof="oas", cov_target="pooled").fit(X, y)
     est.save(tmp_path / "m.bg")
     back = bg.load(tmp_path / "m.bg")
     assert back.prior_search_ == est.prior_search_

@@ -43,10 +43,10 @@ OWN_BAD = {
     "LDA": {
         "mean_prior": ["abc", [0.0, 1.0]],
         "mean_strength": [0, "a"],
-        "cov_prior": [-1.0, "a", np.ones((2, 2))],
+        "cov_target": [-1.0, "a", np.ones((2, 2))],
         "cov_dof": ["abc", 1.5, 4.5],  # 4.5 <= d + 1 = 5: checked once d is known
         "divisor": ["foo"],
-        "covariance_prior": ["foo", None],
+        "cov_prior_form": ["foo", None],
     },
     "BernoulliNB": {"alpha": ["x", 0, -1, ["a"] * 6], "binarize": ["x", np.nan, np.inf]},
     "MultinomialNB": {"alpha": ["x", 0, [1.0, 2.0]]},
@@ -128,8 +128,8 @@ def test_constraints_cover_exactly_the_constructor(name):
     [
         {"cov_dof": None}, {"cov_dof": "auto"}, {"cov_dof": 10}, {"cov_dof": np.float64(7.5)},
         {"class_alpha": [1, 2, 3]}, {"class_alpha": np.array([1.0, 2.0, 3.0])},
-        {"class_alpha": np.int64(2)}, {"mean_prior": 0.0}, {"cov_prior": 2.0},
-        {"cov_prior": [1.0, 2.0, 1.0, 1.0]}, {"random_state": np.random.RandomState(0)},
+        {"class_alpha": np.int64(2)}, {"mean_prior": 0.0}, {"cov_target": 2.0},
+        {"cov_target": [1.0, 2.0, 1.0, 1.0]}, {"random_state": np.random.RandomState(0)},
         {"random_state": np.random.default_rng(0)}, {"random_state": np.int64(3)},
         {"draws": np.int64(5)}, {"progressbar": np.bool_(False)},
         {"loss": [[0, 1, 1], [1, 0, 1], [5, 5, 0]]},

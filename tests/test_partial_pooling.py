@@ -1,4 +1,4 @@
-"""QDA's ``cov_prior="pooled"``: class covariances partially pooled towards LDA's.
+"""QDA's ``cov_target="pooled"``: class covariances partially pooled towards LDA's.
 
 References: LDA's own conjugate posterior mean of the shared covariance (the target),
 the limits of the pooling strength (nu0 -> infinity gives LDA's covariance in every
@@ -39,7 +39,7 @@ def test_target_is_ldas_posterior_mean_covariance():
     """S_pool = (c D + sum_k B_k) / (c + N) is exactly the posterior mean of LDA's shared
     covariance under LDA's evidence-chosen prior (same D, kappa0, cov_dof="auto")."""
     X, y = _data()
-    qda = bg.QDA(cov_prior="pooled").fit(X, y)
+    qda = bg.QDA(cov_target="pooled").fit(X, y)
     lda = bg.LDA(cov_dof="auto", method="conjugate", draws=10, chains=1,
                  random_state=0).fit(X, y)
     prior, post = lda._prior, lda._posterior
@@ -53,11 +53,11 @@ def test_target_is_ldas_posterior_mean_covariance():
 def test_strong_pooling_limit_is_the_pooled_covariance():
     """nu0 -> infinity: every class covariance of the MAP equals the target."""
     X, y = _data(seed=1)
-    est = bg.QDA(cov_prior="pooled", cov_dof=1e9).fit(X, y)
+    est = bg.QDA(cov_target="pooled", cov_dof=1e9).fit(X, y)
     target = _target(est)
     for cov in est.covariance_:
         np.testing.assert_allclose(cov, target, rtol=1e-6)
-    weak = bg.QDA(cov_prior="pooled", cov_dof=X.shape[1] + 1.001).fit(X, y)
+    weak = bg.QDA(cov_target="pooled", cov_dof=X.shape[1] + 1.001).fit(X, y)
     separate = bg.QDA(cov_dof=X.shape[1] + 1.001).fit(X, y)
     for a, b in zip(weak.covariance_, separate.covariance_, strict=True):  # nu0 -> d + 1
         np.testing.assert_allclose(a, b, rtol=0.05)
@@ -65,10 +65,10 @@ def test_strong_pooling_limit_is_the_pooled_covariance():
 
 def test_auto_strength_is_the_evidence_argmax_over_a_grid():
     X, y = _data(seed=2)
-    auto = bg.QDA(cov_prior="pooled").fit(X, y)
+    auto = bg.QDA(cov_target="pooled").fit(X, y)
     d = X.shape[1]
     grid = d + 1.0 + np.logspace(-1.5, 4, 60)
-    values = [bg.QDA(cov_prior="pooled", cov_dof=nu0).fit(X, y).prior_search_["log_evidence"]
+    values = [bg.QDA(cov_target="pooled", cov_dof=nu0).fit(X, y).prior_search_["log_evidence"]
               for nu0 in grid]
     assert auto.prior_search_["log_evidence"] >= max(values) - 1e-8
     best = grid[int(np.argmax(values))]
@@ -83,15 +83,15 @@ def test_pooling_is_chosen_strong_when_classes_share_a_covariance():
     shared = rng.normal(size=(y.size, 4)) + 3.0 * y[:, None]
     different = rng.normal(size=(y.size, 4)) * np.array([0.2, 1.0, 5.0])[y][:, None] \
         + 3.0 * y[:, None]
-    strong = bg.QDA(cov_prior="pooled").fit(shared, y).prior_search_["cov_dof"]
-    weak = bg.QDA(cov_prior="pooled").fit(different, y).prior_search_["cov_dof"]
+    strong = bg.QDA(cov_target="pooled").fit(shared, y).prior_search_["cov_dof"]
+    weak = bg.QDA(cov_target="pooled").fit(different, y).prior_search_["cov_dof"]
     assert strong > 10 * weak
 
 
 def test_scale_and_shift_equivariant():
     X, y = _data(seed=4)
-    a = bg.QDA(cov_prior="pooled", method="conjugate", draws=10, chains=1).fit(X, y)
-    b = bg.QDA(cov_prior="pooled", method="conjugate", draws=10, chains=1).fit(
+    a = bg.QDA(cov_target="pooled", method="conjugate", draws=10, chains=1).fit(X, y)
+    b = bg.QDA(cov_target="pooled", method="conjugate", draws=10, chains=1).fit(
         X * 1e-6 - 0.05, y)
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X * 1e-6 - 0.05),
                                rtol=1e-8, atol=1e-12)
@@ -102,8 +102,8 @@ def test_exact_loo_stays_exact():
     evidence's strength are recomputed without it (refits of the same constructor)."""
     X, y = _data(d=2, n_per_class=5, seed=5, K=2)
     common = {"method": "conjugate", "draws": 10, "chains": 1, "random_state": 0}
-    fitted = bg.QDA(cov_prior="pooled", **common).fit(X, y)
-    fixed = bg.QDA(cov_prior="pooled", **common)
+    fitted = bg.QDA(cov_target="pooled", **common).fit(X, y)
+    fixed = bg.QDA(cov_target="pooled", **common)
     brute = np.empty(y.size)
     for i in range(y.size):
         keep = np.arange(y.size) != i
@@ -114,12 +114,12 @@ def test_exact_loo_stays_exact():
 
 def test_streaming_merge_and_save_load_equal_one_fit(tmp_path):
     X, y = _data(seed=6)
-    whole = bg.QDA(cov_prior="pooled").fit(X, y)
-    stream = bg.QDA(cov_prior="pooled")
+    whole = bg.QDA(cov_target="pooled").fit(X, y)
+    stream = bg.QDA(cov_target="pooled")
     for part in np.array_split(np.random.default_rng(1).permutation(y.size), 3):
         stream.partial_fit(X[part], y[part], classes=[0, 1, 2])
     halves = np.array_split(np.random.default_rng(2).permutation(y.size), 2)
-    merged = bg.merge(*(bg.QDA(cov_prior="pooled").fit(X[h], y[h]) for h in halves))
+    merged = bg.merge(*(bg.QDA(cov_target="pooled").fit(X[h], y[h]) for h in halves))
     whole.save(tmp_path / "m.bg")
     for other in (stream, merged, bg.load(tmp_path / "m.bg")):
         np.testing.assert_allclose(other.predict_proba(X), whole.predict_proba(X), rtol=1e-7)
@@ -131,7 +131,7 @@ def test_missing_entries(method):
     X[np.random.default_rng(0).random(X.shape) < 0.15] = np.nan
     with warnings.catch_warnings():  # few data-augmentation draws: R-hat
         warnings.simplefilter("ignore", bg.ConvergenceWarning)
-        est = bg.QDA(cov_prior="pooled", method=method, draws=20, chains=1,
+        est = bg.QDA(cov_target="pooled", method=method, draws=20, chains=1,
                      random_state=0).fit(X, y)
     assert np.all(np.isfinite(est.predict_proba(X)))
     assert np.all(np.linalg.eigvalsh(_target(est)) > 0)
@@ -142,9 +142,9 @@ def test_mcmc_uses_the_pooled_prior():
     X, y = _data(d=2, n_per_class=8, seed=8)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = bg.QDA(cov_prior="pooled", method="mcmc", draws=50, tune=50, chains=1,
+        est = bg.QDA(cov_target="pooled", method="mcmc", draws=50, tune=50, chains=1,
                      random_state=0, progressbar=False).fit(X, y)
-        ref = bg.QDA(cov_prior="pooled", method="conjugate", draws=200, chains=1,
+        ref = bg.QDA(cov_target="pooled", method="conjugate", draws=200, chains=1,
                      random_state=0).fit(X, y)
     np.testing.assert_allclose(est._prior["Psi0"], ref._prior["Psi0"], rtol=1e-12)
     assert np.all(np.isfinite(est.predict_proba(X)))
@@ -153,6 +153,6 @@ def test_mcmc_uses_the_pooled_prior():
 def test_bad_values_are_value_errors():
     X, y = _data()
     with pytest.raises(ValueError, match="LDA has a single pooled covariance"):
-        bg.LDA(cov_prior="pooled").fit(X, y)
-    with pytest.raises(ValueError, match="cov_prior"):
-        bg.QDA(cov_prior="shared").fit(X, y)
+        bg.LDA(cov_target="pooled").fit(X, y)
+    with pytest.raises(ValueError, match="cov_target"):
+        bg.QDA(cov_target="shared").fit(X, y)

@@ -240,7 +240,7 @@ def _ten_estimators():
         (bg.KernelNB(), Xg),
         (bg.MixedNB(families=[("gaussian", [0]), ("poisson", [1]), ("bernoulli", [2]),
                               ("categorical", [3])]), mixed),
-        (bg.QDA(covariance_prior="lkj"), Xg), (bg.LDA(covariance_prior="lkj"), Xg),
+        (bg.QDA(cov_prior_form="lkj"), Xg), (bg.LDA(cov_prior_form="lkj"), Xg),
     ]
 
 

@@ -202,7 +202,7 @@ def test_exact_loo_stays_exact(cls):
     """LOO is the refit without the row: the evidence's choice of strength and scale is
     made again without it (refits of the same constructor)."""
     X, y = _data(2, 6, seed=9)
-    common = {"method": "conjugate", "mean_prior": [1.0, 2.0], "cov_prior": [2.0, 5.0],
+    common = {"method": "conjugate", "mean_prior": [1.0, 2.0], "cov_target": [2.0, 5.0],
               "draws": 10, "chains": 1, "random_state": 0}
     fitted = cls(cov_scale="auto", **common).fit(X, y)
     fixed = cls(cov_scale="auto", **common)

@@ -161,7 +161,7 @@ def test_affine_invariance(case, data):
 
 @pytest.mark.parametrize("case", _cases())
 @given(data=st.data())
-def test_relabelling_permutes_columns(case, data):
+def test_relabeling_permutes_columns(case, data):
     """A bijection of the label values that changes their sorted order permutes the
     columns of predict_proba (and maps predict) accordingly."""
     ds = data.draw(data_sets(*case), label="data set")
@@ -169,17 +169,17 @@ def test_relabelling_permutes_columns(case, data):
     assume(new != sorted(new))  # new[i] replaces the i-th class in sorted order
     base = ds.fit()
     mapping = dict(zip(base.classes_.tolist(), new, strict=True))
-    relabelled = ds.fit(y=as_container([mapping[v] for v in _values(ds)], ds.container))
-    assert relabelled.classes_.tolist() == sorted(new)
-    cols = [relabelled.classes_.tolist().index(mapping[c]) for c in base.classes_.tolist()]
+    relabeled = ds.fit(y=as_container([mapping[v] for v in _values(ds)], ds.container))
+    assert relabeled.classes_.tolist() == sorted(new)
+    cols = [relabeled.classes_.tolist().index(mapping[c]) for c in base.classes_.tolist()]
     X = _points(ds)
-    assert_log_close(relabelled.predict_log_proba(X)[:, cols], base.predict_log_proba(X),
-                     _tolerance(ds, 1e-10), "relabelled vs original")
+    assert_log_close(relabeled.predict_log_proba(X)[:, cols], base.predict_log_proba(X),
+                     _tolerance(ds, 1e-10), "relabeled vs original")
     proba = base.predict_proba(X)
     top = np.sort(proba, axis=1)
     clear = top[:, -1] - top[:, -2] > 1e-6  # no near-tie for the most probable class
     expected = [mapping[v] for v in base.predict(X)[clear].tolist()]
-    assert relabelled.predict(X)[clear].tolist() == expected
+    assert relabeled.predict(X)[clear].tolist() == expected
 
 
 @pytest.mark.parametrize("case", _cases())
@@ -337,7 +337,7 @@ def _as_objects(values: list, container: str):
 @given(data=st.data())
 def test_object_and_mixed_labels(case, data, save_dir):
     """Labels held in object arrays work like any others: predictions equal those of a
-    bijective relabelling to ints, predict returns the user's own label values (not
+    bijective relabeling to ints, predict returns the user's own label values (not
     their strings), and save/load keeps them. Labels mixing strings and numbers (in a
     list, object array or Series) have no common order: a ValueError naming both (as
     scikit-learn, which rejects them too), never a silent conversion to strings."""

@@ -1,4 +1,4 @@
-"""LDA/QDA with both missing entries in X and unlabelled rows: data augmentation and NUTS
+"""LDA/QDA with both missing entries in X and unlabeled rows: data augmentation and NUTS
 (MVNFamily.conditional_posterior, bayesgen.families.mvn.pymc_missing.rows_loglik)."""
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ MU = np.array([[0.0, 0.0, 0.0], [3.0, 0.5, 1.0]])
 COV = np.array([[1.0, 0.4, 0.0], [0.4, 1.0, 0.3], [0.0, 0.3, 1.0]])
 
 
-def _data(n, seed, p_missing=0.15, p_unlabelled=0.6):
+def _data(n, seed, p_missing=0.15, p_unlabeled=0.6):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)
     X = MU[y] + rng.standard_normal((n, 3)) @ np.linalg.cholesky(COV).T
     Xm = X.copy()
     Xm[rng.random((n, 3)) < p_missing] = np.nan
     ys = y.astype(float)
-    ys[rng.random(n) < p_unlabelled] = np.nan
-    ys[:4] = [0, 1, 0, 1]  # every class labelled
+    ys[rng.random(n) < p_unlabeled] = np.nan
+    ys[:4] = [0, 1, 0, 1]  # every class labeled
     return Xm, X, y, ys
 
 
@@ -99,7 +99,7 @@ def test_data_augmentation_fit(da_lda, data):
     proba = clf.predict_proba(Xm)
     assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(1), 1.0)
     assert (clf.predict(Xm) == y).mean() > 0.85
-    # the unlabelled rows count: the posterior is narrower than the labelled-only one
+    # the unlabeled rows count: the posterior is narrower than the labeled-only one
     keep = ~np.isnan(ys)
     lab = _quiet(lambda: bg.LDA(method="conjugate", draws=300, tune=150, chains=2,
                                 random_state=0), Xm[keep], ys[keep].astype(int))
@@ -107,7 +107,7 @@ def test_data_augmentation_fit(da_lda, data):
     assert np.all(sd < sd_lab)
 
 
-def test_lambda_zero_is_the_labelled_only_gap_augmentation(data):
+def test_lambda_zero_is_the_labeled_only_gap_augmentation(data):
     Xm, _, _, ys = data
     keep = ~np.isnan(ys)
     kw = dict(method="conjugate", draws=60, tune=30, chains=2, random_state=4)
@@ -118,9 +118,9 @@ def test_lambda_zero_is_the_labelled_only_gap_augmentation(data):
     assert np.array_equal(a.predict_joint_log_proba(Xm), b.predict_joint_log_proba(Xm))
 
 
-def test_unlabelled_gaps_only(data):
-    """Gaps in the unlabelled rows only: labelled-only start is i.i.d. conjugate, the
-    augmentation still completes the unlabelled rows' statistics."""
+def test_unlabeled_gaps_only(data):
+    """Gaps in the unlabeled rows only: labeled-only start is i.i.d. conjugate, the
+    augmentation still completes the unlabeled rows' statistics."""
     Xm, X, y, ys = data
     Xo = np.where(np.isnan(ys)[:, None], Xm, X)
     clf = _quiet(lambda: bg.LDA(method="conjugate", draws=100, tune=50, chains=2,
@@ -130,7 +130,7 @@ def test_unlabelled_gaps_only(data):
 
 # ------------------------------------------------------------------ NUTS
 def _stats_model(cls, data, lam):
-    """A fitted estimator's statistics model with the unlabelled rows' potential."""
+    """A fitted estimator's statistics model with the unlabeled rows' potential."""
     from bayesgen.inference import scoring
     from bayesgen.inference.model import build_stats_model
 
@@ -186,7 +186,7 @@ def test_pattern_columns_match_the_generic_columns(data):
 @pytest.mark.slow
 def test_augmentation_agrees_with_nuts():
     """The same posterior by two samplers: posterior means within Monte Carlo error."""
-    Xm, _, _, ys = _data(70, 7, p_missing=0.2, p_unlabelled=0.5)
+    Xm, _, _, ys = _data(70, 7, p_missing=0.2, p_unlabeled=0.5)
     kw = dict(draws=300, tune=300, chains=2, random_state=1)
     da = _quiet(lambda: bg.LDA(method="conjugate", **kw), Xm, ys)
     nuts = _quiet(lambda: bg.LDA(method="mcmc", progressbar=False, **kw), Xm, ys)

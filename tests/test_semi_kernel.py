@@ -1,4 +1,4 @@
-"""KernelNB and MixedNB's kernel parts with unlabelled rows (bayesgen.semi.kernel):
+"""KernelNB and MixedNB's kernel parts with unlabeled rows (bayesgen.semi.kernel):
 EM against brute-force KDEs and responsibilities, NUTS potential by hand, identities."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from bayesgen.inference import scoring
 from bayesgen.semi import nuts
 
 
-def _data(n=90, seed=0, p_unlabelled=0.75):
+def _data(n=90, seed=0, p_unlabeled=0.75):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)
     X = np.where(y[:, None] == 0, rng.normal(0.0, 1.0, (n, 2)), rng.normal(2.5, 0.6, (n, 2)))
     ys = y.astype(float)
-    ys[rng.random(n) < p_unlabelled] = np.nan
+    ys[rng.random(n) < p_unlabeled] = np.nan
     ys[:6] = [0, 1, 0, 1, 0, 1]
     return X, y, ys
 
@@ -99,7 +99,7 @@ def test_objective_never_decreases(data, method):
     for A in (X, Xm):
         clf = bg.KernelNB(method=method).fit(A, ys)
         assert np.all(np.diff(clf.em_objective_) >= -1e-9 * np.abs(clf.em_objective_[1:]))
-        assert clf.em_objective_[-1] > clf.em_objective_[0]  # the unlabelled rows count
+        assert clf.em_objective_[-1] > clf.em_objective_[0]  # the unlabeled rows count
 
 
 def test_bandwidths_maximise_the_expected_objective(data):
@@ -126,7 +126,7 @@ def test_bandwidths_maximise_the_expected_objective(data):
 
 
 @pytest.mark.parametrize("method", ["mle", "map"])
-def test_lambda_zero_is_labelled_only(data, method):
+def test_lambda_zero_is_labeled_only(data, method):
     X, _, ys = data
     lab = ~np.isnan(ys)
     a = bg.KernelNB(method=method, unlabeled_weight=0.0).fit(X, ys)
@@ -155,21 +155,21 @@ def test_mixed_kernel_and_gaussian_parts(data):
     # changes the responsibilities), same kind of fit
     kern = bg.KernelNB(method="mle").fit(M[:, :2], ys)
     assert clf.kernel0_bandwidth_.shape == kern.bandwidth_.shape
-    unlabelled = bg.MixedNB(families=spec, method="mle", unlabeled_weight=0.0).fit(M, ys)
+    unlabeled = bg.MixedNB(families=spec, method="mle", unlabeled_weight=0.0).fit(M, ys)
     only = bg.MixedNB(families=spec, method="mle").fit(M[lab], ys[lab])
-    assert np.array_equal(unlabelled.kernel0_bandwidth_, only.kernel0_bandwidth_)
-    assert np.array_equal(unlabelled.gaussian1_theta_, only.gaussian1_theta_)
+    assert np.array_equal(unlabeled.kernel0_bandwidth_, only.kernel0_bandwidth_)
+    assert np.array_equal(unlabeled.gaussian1_theta_, only.gaussian1_theta_)
 
 
 def test_errors(data):
     X, _, ys = data
     with pytest.raises(ValueError, match="KernelNB has no conjugate prior"):
         bg.KernelNB(method="conjugate").fit(X, ys)
-    with pytest.raises(ValueError, match="every row is unlabelled"):
+    with pytest.raises(ValueError, match="every row is unlabeled"):
         bg.KernelNB().fit(X, np.full(X.shape[0], np.nan))
     w = np.ones(X.shape[0])
     w[ys == 1] = 0.0
-    with pytest.raises(ValueError, match=r"class 1\.0 has no labelled row"):
+    with pytest.raises(ValueError, match=r"class 1\.0 has no labeled row"):
         bg.KernelNB().fit(X, ys, sample_weight=w)
     for bad in (-0.1, 1.5):
         with pytest.raises(ValueError, match="unlabeled_weight"):
@@ -182,13 +182,13 @@ def test_errors(data):
 # ------------------------------------------------------------------ NUTS
 def test_nuts_potential_by_hand(data):
     """unlabeled_loglik at a random point = lambda sum_n w_n logsumexp_k(log pi_k +
-    log KDE_k(x_n)) over the labelled points, brute force (missing entries in both)."""
+    log KDE_k(x_n)) over the labeled points, brute force (missing entries in both)."""
     from bayesgen.inference.model import build_stats_model
 
     X, _, ys = data
     lab = ~np.isnan(ys)
     Xl = X[lab].copy()
-    Xl[2, 0] = np.nan  # a missing entry among the labelled points too
+    Xl[2, 0] = np.nan  # a missing entry among the labeled points too
     clf = bg.KernelNB(method="map").fit(Xl, ys[lab])
     Zu = scoring.internal(clf, X[~lab])
     Zu[0, 1] = np.nan
@@ -210,7 +210,7 @@ def test_nuts_potential_by_hand(data):
 @pytest.mark.slow
 def test_nuts_samples_the_em_objective(data):
     """NUTS's posterior concentrates around the EM mode (MAP) of the same objective, and
-    lambda = 0 samples the labelled-only posterior exactly."""
+    lambda = 0 samples the labeled-only posterior exactly."""
     X, _, ys = data
     kw = dict(method="mcmc", draws=200, tune=200, chains=2, random_state=0,
               progressbar=False)
@@ -226,7 +226,7 @@ def test_nuts_samples_the_em_objective(data):
     assert np.array_equal(zero._params["bandwidth"], only._params["bandwidth"])
 
 
-def test_mixed_with_categories_seen_only_unlabelled():
+def test_mixed_with_categories_seen_only_unlabeled():
     rng = np.random.default_rng(0)
     n = 120
     y = rng.integers(0, 2, n)
@@ -234,7 +234,7 @@ def test_mixed_with_categories_seen_only_unlabelled():
     ys = y.astype(float)
     ys[rng.random(n) < 0.7] = np.nan
     ys[:4] = [0, 1, 0, 1]
-    X[np.flatnonzero(np.isnan(ys))[:5], 1] = 6.0  # a category no labelled row has
+    X[np.flatnonzero(np.isnan(ys))[:5], 1] = 6.0  # a category no labeled row has
     spec = [("kernel", [0]), ("categorical", [1])]
     for method in ("mle", "map"):
         clf = bg.MixedNB(families=spec, method=method).fit(X, ys)

@@ -1,10 +1,10 @@
-"""The unlabelled rows' likelihood columns of semi-supervised NUTS, per family.
+"""The unlabeled rows' likelihood columns of semi-supervised NUTS, per family.
 
 ``bayesgen.semi.nuts.class_log_lik`` gives log p(x_n | y=k, theta) as an (m, K) PyTensor
 expression from the family's PyMC pieces (its ``pymc_rows_loglik``); the mixture
 potential needs it row by row.
 Reference: the family's own NumPy ``log_lik`` (itself tested against scipy.stats), with
-and without missing entries among the unlabelled rows (a missing entry drops its term).
+and without missing entries among the unlabeled rows (a missing entry drops its term).
 CategoricalNB's observed distribution is one multivariate value whose ``pm.logp`` is a
 total, so a per-row version is needed there (a total broadcast over rows was wrong).
 """
@@ -81,8 +81,8 @@ def test_columns_equal_the_family_log_lik(name, gaps):
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::bayesgen.ConvergenceWarning")  # short chains
-def test_nuts_fit_with_gaps_in_unlabelled_rows():
-    """End to end: CategoricalNB and GaussianNB NUTS with unlabelled rows holding NaN
+def test_nuts_fit_with_gaps_in_unlabeled_rows():
+    """End to end: CategoricalNB and GaussianNB NUTS with unlabeled rows holding NaN
     (formerly a ValueError) run, and the class probabilities of the posterior are
     finite and close to the EM fit's."""
     rng = np.random.default_rng(2)

@@ -1,9 +1,9 @@
-"""Semi-supervised NUTS starts near the mode the labelled rows anchor (issue 17).
+"""Semi-supervised NUTS starts near the mode the labeled rows anchor (issue 17).
 
-Started at the prior's support point, the chains of an LDA fit with 3 labelled rows per
-class and ~300 unlabelled ones settled in a label-swapped mode (R-hat 1.8). Now
+Started at the prior's support point, the chains of an LDA fit with 3 labeled rows per
+class and ~300 unlabeled ones settled in a label-swapped mode (R-hat 1.8). Now
 :func:`bayesgen.semi.nuts.start_point` starts them at a local mode of the posterior
-reached from the labelled-only one.
+reached from the labeled-only one.
 """
 
 from __future__ import annotations
@@ -90,8 +90,8 @@ def test_start_is_the_anchored_mode(data):
     assert est.n_unlabeled_ > 0
 
 
-def test_fully_labelled_and_lambda_zero_start_as_before(data, monkeypatch):
-    """No unlabelled rows (or unlabeled_weight=0): no ascent, PyMC's initial point."""
+def test_fully_labeled_and_lambda_zero_start_as_before(data, monkeypatch):
+    """No unlabeled rows (or unlabeled_weight=0): no ascent, PyMC's initial point."""
     X, y, y_semi = data
 
     def fail(*args, **kwargs):

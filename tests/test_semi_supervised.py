@@ -1,4 +1,4 @@
-"""Unlabelled rows (semi-supervised learning): EM, data augmentation, NUTS, labels, errors."""
+"""Unlabeled rows (semi-supervised learning): EM, data augmentation, NUTS, labels, errors."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from scipy.stats import multivariate_normal
 import bayesgen as bg
 from bayesgen.semi import em as _semi_em
 
-# tiny NUTS runs: the unlabelled-row model is checked, not convergence
+# tiny NUTS runs: the unlabeled-row model is checked, not convergence
 pytestmark = pytest.mark.filterwarnings("ignore::bayesgen.ConvergenceWarning")
 
 MU = np.array([[0.0, 0.0], [5.0, 0.0], [0.0, 5.0]])
@@ -103,7 +103,7 @@ def test_objective_with_missing_entries(small):
     rng = np.random.default_rng(3)
     Xm = X.copy()
     Xm[rng.random(X.shape) < 0.15] = np.nan
-    Xm[~np.isnan(y_semi), :] = X[~np.isnan(y_semi), :]  # labelled rows complete
+    Xm[~np.isnan(y_semi), :] = X[~np.isnan(y_semi), :]  # labeled rows complete
     for cls in (bg.GaussianNB, bg.LDA, bg.QDA):
         clf = cls().fit(Xm, y_semi)
         assert np.all(np.diff(clf.em_objective_) >= -1e-9 * np.abs(clf.em_objective_[1:]))
@@ -134,7 +134,7 @@ def test_convergence_warning(small, monkeypatch):
 
 # ------------------------------------------------------------------ equalities
 @pytest.mark.parametrize("cls", [bg.GaussianNB, bg.LDA, bg.MultinomialNB])
-def test_no_unlabelled_rows_is_unchanged(small, cls):
+def test_no_unlabeled_rows_is_unchanged(small, cls):
     X, y, _, _ = small
     Xf = np.floor(np.abs(X)) if cls is bg.MultinomialNB else X
     a = cls(unlabeled=-1, unlabeled_weight=0.3).fit(Xf, y)
@@ -145,7 +145,7 @@ def test_no_unlabelled_rows_is_unchanged(small, cls):
     assert not hasattr(a, "n_iter_")
 
 
-def test_lambda_zero_is_labelled_only(small):
+def test_lambda_zero_is_labeled_only(small):
     X, _, y_semi, lab = small
     for method in ("mle", "map", "conjugate"):
         a = bg.LDA(method=method, unlabeled_weight=0.0, random_state=0).fit(X, y_semi)
@@ -193,7 +193,7 @@ def test_sparse_counts(small):
 # ------------------------------------------------------------------ errors
 def test_errors(small):
     X, y, y_semi, _ = small
-    with pytest.raises(ValueError, match="every row is unlabelled"):
+    with pytest.raises(ValueError, match="every row is unlabeled"):
         bg.GaussianNB().fit(X, np.full(X.shape[0], np.nan))
     one = y_semi.copy()
     one[one == 2] = np.nan
@@ -202,7 +202,7 @@ def test_errors(small):
         bg.GaussianNB().fit(X, one)
     w = np.ones(X.shape[0])
     w[y_semi == 1] = 0.0
-    with pytest.raises(ValueError, match=r"class 1\.0 has no labelled row"):
+    with pytest.raises(ValueError, match=r"class 1\.0 has no labeled row"):
         bg.GaussianNB().fit(X, y_semi, sample_weight=w)
     for bad in (-0.1, 1.5):
         with pytest.raises(ValueError, match="unlabeled_weight"):
@@ -230,7 +230,7 @@ def test_data_augmentation(da_fit, small):
     clf = da_fit
     assert set(clf.idata_.groups()) >= {"posterior", "sample_stats", "log_likelihood"}
     assert clf.idata_.posterior.sizes["chain"] == 2
-    # observed_data and log_likelihood: the labelled rows, log p(x_n, y_n | theta)
+    # observed_data and log_likelihood: the labeled rows, log p(x_n, y_n | theta)
     assert clf.idata_.log_likelihood["xy"].shape == (2, 200, int((~np.isnan(y_semi)).sum()))
     assert "lp" in clf.idata_.sample_stats
     em = bg.LDA().fit(X, y_semi)
@@ -261,8 +261,8 @@ def test_da_agrees_with_nuts(small):
     assert np.abs(da.predict_proba(Xb) - nuts.predict_proba(Xb)).max() < 0.08
 
 
-def test_evidence_and_exact_loo_refuse_unlabelled_rows():
-    """With unlabelled rows the evidence sums over their classes (no closed form):
+def test_evidence_and_exact_loo_refuse_unlabeled_rows():
+    """With unlabeled rows the evidence sums over their classes (no closed form):
     log_marginal_likelihood raises, and bg.compare falls back to PSIS-LOO."""
     from bayesgen.inference import exact_loo
 
@@ -273,11 +273,11 @@ def test_evidence_and_exact_loo_refuse_unlabelled_rows():
     clf = bg.GaussianNB(method="conjugate", random_state=0, draws=100, tune=100,
                         chains=2).fit(X, y)
     assert clf.n_unlabeled_ == 20
-    with pytest.raises(ValueError, match="unlabelled rows"):
+    with pytest.raises(ValueError, match="unlabeled rows"):
         clf.log_marginal_likelihood()
     assert not exact_loo.supports(clf)
     keep = np.array([v is not None for v in y])
-    labelled = bg.GaussianNB(method="conjugate", random_state=0).fit(X[keep],
+    labeled = bg.GaussianNB(method="conjugate", random_state=0).fit(X[keep],
                                                                       y[keep].astype(int))
-    assert not hasattr(labelled, "n_unlabeled_")
-    assert exact_loo.supports(labelled)
+    assert not hasattr(labeled, "n_unlabeled_")
+    assert exact_loo.supports(labeled)

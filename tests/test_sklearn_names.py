@@ -25,7 +25,7 @@ def test_sklearn_only_names_name_the_estimator(cls, name):
 
 @pytest.mark.parametrize(("cls", "name", "equivalent"), [
     (bg.LDA, "priors", "class_prior="), (bg.QDA, "reg_param", "cov_dof="),
-    (bg.LDA, "shrinkage", "cov_prior="), (bg.GaussianNB, "var_smoothing", "var_prior="),
+    (bg.LDA, "shrinkage", "cov_target="), (bg.GaussianNB, "var_smoothing", "var_prior="),
     (bg.MultinomialNB, "fit_prior", "class_prior="), (bg.MultinomialNB, "force_alpha", "alpha="),
     (bg.QDA, "store_covariance", "always stored"), (bg.LDA, "solver", "closed-form"),
 ])

@@ -194,9 +194,9 @@ def _fixed_members() -> list[tuple[str, bg.LDA | bg.QDA]]:
     """Members whose resolved prior does not depend on the data (so that a refit
     without row n has the same prior as the full fit)."""
     common = {"method": "conjugate", "mean_prior": [1.0, 0.5], "mean_strength": 0.3, **FAST}
-    return [("lda", bg.LDA(cov_prior=[1.5, 1.0], cov_dof=4.0, **common)),
-            ("qda", bg.QDA(cov_prior=[[2.0, 0.3], [0.3, 1.0]], cov_dof=5.0, **common)),
-            ("qda_iso", bg.QDA(cov_prior=np.eye(2) * 1.3, cov_dof=3.5, class_alpha=2.0,
+    return [("lda", bg.LDA(cov_target=[1.5, 1.0], cov_dof=4.0, **common)),
+            ("qda", bg.QDA(cov_target=[[2.0, 0.3], [0.3, 1.0]], cov_dof=5.0, **common)),
+            ("qda_iso", bg.QDA(cov_target=np.eye(2) * 1.3, cov_dof=3.5, class_alpha=2.0,
                                **common))]
 
 
@@ -415,7 +415,7 @@ def test_zero_weight_members_are_not_evaluated(gauss, fixed_stack):
     X, y = gauss
     members = [*_fixed_members()[:1], ("bad", bg.QDA(method="conjugate", mean_prior=[50.0, 50.0],
                                                        mean_strength=100.0, cov_dof=3.5,
-                                                       cov_prior=np.eye(2) * 1e-3, **FAST))]
+                                                       cov_target=np.eye(2) * 1e-3, **FAST))]
     stack = bg.StackedClassifier(members, weight_prior=0.0).fit(X, y)
     assert stack.weights_[1] == 0.0 and ZERO_WEIGHT < 1e-6
     stack.estimators_[1] = None  # would fail if evaluated
@@ -443,7 +443,7 @@ def test_bad_estimators(gauss, estimators, match):
 
 
 @pytest.mark.parametrize("y_kind", ["nan", "none"])
-def test_unlabelled_rows_refused(gauss, y_kind):
+def test_unlabeled_rows_refused(gauss, y_kind):
     X, y = gauss
     if y_kind == "nan":
         y_bad = y.astype(float)
@@ -451,16 +451,16 @@ def test_unlabelled_rows_refused(gauss, y_kind):
     else:
         y_bad = np.array(["a", "b", "c"], dtype=object)[y]
         y_bad[2] = None
-    with pytest.raises(ValueError, match=r"1 unlabelled row.*drop the unlabelled rows"):
+    with pytest.raises(ValueError, match=r"1 unlabeled row.*drop the unlabeled rows"):
         bg.StackedClassifier(_fixed_members()).fit(X, y_bad)
 
 
-def test_unlabelled_marker_refused(gauss):
+def test_unlabeled_marker_refused(gauss):
     X, y = gauss
     y_bad = y.copy()
     y_bad[:2] = -1
     members = [("lda", bg.LDA(method="conjugate", unlabeled=-1, **FAST))]
-    with pytest.raises(ValueError, match=r"2 unlabelled row.*drop the unlabelled rows"):
+    with pytest.raises(ValueError, match=r"2 unlabeled row.*drop the unlabeled rows"):
         bg.StackedClassifier(members).fit(X, y_bad)
 
 

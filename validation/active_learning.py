@@ -2,7 +2,7 @@
 
 Two studies on the bundled data sets (iris, wine, breast cancer; ``--digits`` adds
 digits), each over ``--seeds`` seeds (default 10): a stratified 30 % test split; the
-rest is the unlabelled pool, from which 2 rows per class start labelled. A
+rest is the unlabeled pool, from which 2 rows per class start labeled. A
 ``GaussianNB(method="conjugate", draws=200, chains=1)`` is fitted, then in each round
 ``bg.select_queries`` picks rows by the strategy, their labels are revealed,
 ``partial_fit`` adds them and the held-out accuracy and log loss are recorded. The
@@ -143,7 +143,7 @@ def _section_single(results: dict, seeds: int, steps: int, batch: int, flags: st
                     seconds: float) -> str:
     lines = [
         *_header("single", flags, seconds),
-        "`GaussianNB(method=\"conjugate\")`, 2 labelled rows per class to start, then "
+        "`GaussianNB(method=\"conjugate\")`, 2 labeled rows per class to start, then "
         f"{steps} rounds of {batch} label(s) chosen by `bg.select_queries` and added by "
         "`partial_fit`; held-out (stratified 30 %) accuracy and log loss after every round. "
         "Area under the learning curve (AULC) = mean over rounds 0.."
@@ -157,7 +157,7 @@ def _section_batch(results: dict, seeds: int, sizes: list[int], labels: int, fla
                    seconds: float) -> str:
     lines = [
         *_header("batch", flags, seconds),
-        "`GaussianNB(method=\"conjugate\", draws=200)`, 2 labelled rows per class to start, "
+        "`GaussianNB(method=\"conjugate\", draws=200)`, 2 labeled rows per class to start, "
         f"then {labels} labels in rounds of b rows chosen by `bg.select_queries`: "
         "`\"batchbald\"` (greedy joint mutual information of the batch, 1,000 label "
         "configurations), `\"bald\"` with the greedy distance rule (`min_distance=\"auto\"`), "

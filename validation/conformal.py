@@ -2,25 +2,25 @@
 
 For each bundled scikit-learn data set (iris, wine, breast cancer, digits) and each of
 ``--splits`` random stratified splits (default 200), 30 % of the rows are test rows and
-the rest are labelled. One bayesgen model (``GaussianNB(method="conjugate")``,
+the rest are labeled. One bayesgen model (``GaussianNB(method="conjugate")``,
 closed-form posterior predictive) is fitted per split and scheme, and every
 conformal method below uses the same fitted model's ``predict_proba``:
 
-- split conformal (half of the labelled rows fit the model, the other half
+- split conformal (half of the labeled rows fit the model, the other half
   calibrate): bayesgen ``predict_set(calibration="split")`` with ``score="lac"`` and
   ``"aps"``; MAPIE 1.x ``SplitConformalClassifier(prefit=True)`` with
   ``conformity_score="lac"`` and ``"aps"``; crepes ``WrapClassifier.calibrate`` +
   ``predict_set`` (hinge score 1 - p, its default smoothed p-values); bayesgen's
   ``randomize=True`` (smoothed p-values too) for LAC, split and no split;
-- no split: bayesgen ``predict_set(calibration="loo")``, fitted on all labelled rows
+- no split: bayesgen ``predict_set(calibration="loo")``, fitted on all labeled rows
   and calibrated by their exact closed-form leave-one-out predictive (no refit);
 - no split with a guarantee: bayesgen ``predict_set(calibration="jackknife+")``, the
   same model, the test rows also scored by the posterior without each training row
   (coverage >= 1 - 2 alpha guaranteed, about 1 - alpha expected), LAC (also
   randomized) and APS.
 
-Two regimes: "all" (every labelled row) and "small" (``--small`` labelled rows per
-class on average, default 20, drawn in the classes' proportions so that labelled and
+Two regimes: "all" (every labeled row) and "small" (``--small`` labeled rows per
+class on average, default 20, drawn in the classes' proportions so that labeled and
 test rows stay exchangeable; split conformal fits on half and calibrates on the other
 half).
 For alpha in {0.05, 0.1, 0.2}: mean empirical coverage of the test rows over the
@@ -56,7 +56,7 @@ METHODS = ("bayesgen split LAC", "bayesgen split LAC randomized", "bayesgen spli
            "bayesgen no-split APS (exact LOO)", "bayesgen jackknife+ LAC",
            "bayesgen jackknife+ LAC randomized", "bayesgen jackknife+ APS")
 OUT = Path(__file__).with_name("results_conformal.md")
-#: labelled x test rows x features up to which jackknife+ runs on every split
+#: labeled x test rows x features up to which jackknife+ runs on every split
 JACKKNIFE_LIGHT = 2e7
 
 
@@ -115,22 +115,22 @@ def run(splits: int, small: int, seed: int, jackknife_splits: int) -> dict:
             t0 = time.perf_counter()
             for split in range(splits):
                 test = _stratified(y, rng, 0.3)
-                labelled = np.setdiff1d(np.arange(y.size), test)
+                labeled = np.setdiff1d(np.arange(y.size), test)
                 if regime == "small":  # classes in their proportions: exchangeable with test
-                    fraction = small * np.unique(y).size / labelled.size
-                    labelled = labelled[_stratified(y[labelled], rng, fraction)]
-                half = labelled[_stratified(y[labelled], rng, 0.5)]
-                other = np.setdiff1d(labelled, half)
+                    fraction = small * np.unique(y).size / labeled.size
+                    labeled = labeled[_stratified(y[labeled], rng, fraction)]
+                half = labeled[_stratified(y[labeled], rng, 0.5)]
+                other = np.setdiff1d(labeled, half)
                 split_model = _model().fit(X[half], y[half])
-                full_model = _model().fit(X[labelled], y[labelled])
-                # jackknife+ costs O(labelled x test x features) per set: on the larger
+                full_model = _model().fit(X[labeled], y[labeled])
+                # jackknife+ costs O(labeled x test x features) per set: on the larger
                 # sets (digits, all rows) only on the first jackknife_splits splits
-                heavy = labelled.size * test.size * X.shape[1] > JACKKNIFE_LIGHT
+                heavy = labeled.size * test.size * X.shape[1] > JACKKNIFE_LIGHT
                 for m in METHODS:
                     if "jackknife+" in m and heavy and split >= jackknife_splits:
                         continue
                     if "no-split" in m or "jackknife+" in m:
-                        sets = _sets(m, full_model, X[labelled], y[labelled], None, None, X[test],
+                        sets = _sets(m, full_model, X[labeled], y[labeled], None, None, X[test],
                                      uniforms)
                     else:
                         sets = _sets(m, split_model, X[half], y[half], X[other], y[other],
@@ -146,7 +146,7 @@ def run(splits: int, small: int, seed: int, jackknife_splits: int) -> dict:
             results[(data_name, regime)] = {
                 "cover": {m: np.mean(v, axis=0) for m, v in cover.items()},
                 "size": {m: np.mean(v, axis=0) for m, v in size.items()},
-                "n_labelled": labelled.size, "n_test": test.size,
+                "n_labeled": labeled.size, "n_test": test.size,
                 "jackknife_splits": len(cover[METHODS[-1]]),
                 "seconds": time.perf_counter() - t0,
             }
@@ -164,20 +164,20 @@ def write(results: dict, splits: int, small: int, seed: int, seconds: float,
         f"on {datetime.date.today()} ({seconds / 60:.1f} min single-threaded).",
         "",
         "One `GaussianNB(method=\"conjugate\")` per split and scheme; every method uses the "
-        "same fitted model's `predict_proba`. Split methods fit on half of the labelled rows "
-        "and calibrate on the other half; the no-split methods fit on all labelled rows and "
+        "same fitted model's `predict_proba`. Split methods fit on half of the labeled rows "
+        "and calibrate on the other half; the no-split methods fit on all labeled rows and "
         "calibrate with their exact leave-one-out predictive (jackknife+ also scores the "
         "test rows by the posterior without each training row: coverage >= 1 - 2 alpha "
         "guaranteed). Test rows: a stratified 30 %. "
         "Cells: mean empirical coverage over the splits / mean set size. \"small\": "
-        f"{small} labelled rows per class on average, in the classes' proportions. "
+        f"{small} labeled rows per class on average, in the classes' proportions. "
         "n/a: MAPIE's APS refuses a binary target.",
         "",
     ]
     for (data_name, regime), res in results.items():
         jk = ("" if res["jackknife_splits"] == splits
               else f"; jackknife+ on the first {res['jackknife_splits']} splits")
-        lines += [f"## {data_name}, {regime} labelled rows ({res['n_labelled']} labelled, "
+        lines += [f"## {data_name}, {regime} labeled rows ({res['n_labeled']} labeled, "
                   f"{res['n_test']} test{jk})", "",
                   "| method | " + " | ".join(f"alpha = {a}" for a in ALPHAS) + " |",
                   "|---|" + "---|" * len(ALPHAS)]
@@ -197,7 +197,7 @@ def main(argv=None) -> None:
     parser.add_argument("--small", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jackknife-splits", type=int, default=40,
-                        help="splits with jackknife+ sets where labelled x test rows x "
+                        help="splits with jackknife+ sets where labeled x test rows x "
                              "features exceeds 2e7 (digits, all rows); every split elsewhere")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()

@@ -10,7 +10,7 @@ is the test set), compare held-out log loss and accuracy of
   Shrinkage intensity; QDA ``cov_dof="auto"``: the strength by the evidence), LDA with
   ``cov_dof="auto"`` (the evidence), and with the evidence choosing more: ``cov_scale=
   "auto"`` (strength and scale of the shrinkage target), ``mean_strength="auto"``
-  (kappa0 and nu0); QDA with those, with ``cov_prior="pooled"`` (class covariances
+  (kappa0 and nu0); QDA with those, with ``cov_target="pooled"`` (class covariances
   partially pooled towards LDA's, the pooling strength by the evidence), with
   ``cov_dof="oas"`` and with both; LDA and QDA with each covariance structure
   ``cov_structure`` in ``"diag"``, ``"spherical"`` (mclust's EEI/EII, VVI/VII),
@@ -20,7 +20,7 @@ is the test set), compare held-out log loss and accuracy of
   bayesgen GaussianNB (``method="conjugate"``, default prior and ``var_dof="auto",
   var_scale="auto"``);
 - ``bg.StackedClassifier`` with its default members (LDA, QDA, QDA
-  ``cov_prior="isotropic"`` and QDA ``cov_structure="spherical"``, all
+  ``cov_target="isotropic"`` and QDA ``cov_structure="spherical"``, all
   ``method="conjugate"`` at their default priors) and its default ``weight_prior=1``:
   their posterior predictive class probabilities averaged with the weights that maximise
   the exact leave-one-out log score of the training labels under a Dirichlet(1 + 1/M)
@@ -29,7 +29,7 @@ is the test set), compare held-out log loss and accuracy of
   form, so the class probabilities do not depend on them, and the default 4 x 1,000
   posterior draws would make a QDA fit on digits take about a minute;
 - the covariance structures (``cov_structure`` "diag", "spherical", "auto",
-  "average" of LDA and QDA) and the isotropic target (``cov_prior="isotropic"``);
+  "average" of LDA and QDA) and the isotropic target (``cov_target="isotropic"``);
 - scikit-learn's LinearDiscriminantAnalysis with Ledoit-Wolf shrinkage
   (``solver="lsqr", shrinkage="auto"``), QuadraticDiscriminantAnalysis with
   ``reg_param`` or (``solver="eigen"``) ``shrinkage`` tuned by 3-fold cross-validated
@@ -88,13 +88,13 @@ LOADERS = {"iris": load_iris, "wine": load_wine, "breast cancer": load_breast_ca
 SK_GENERATIVE = ["sk LDA shrinkage", "sk QDA tuned", "sk GaussianNB"]
 BG_COMPARED = ["bg LDA default", "bg LDA cov_dof=auto", "bg LDA cov_scale=auto",
                "bg LDA mean_strength=auto", "bg QDA default", "bg QDA cov_scale=auto",
-               "bg QDA mean_strength=auto", "bg QDA cov_prior=pooled", "bg QDA cov_dof=oas",
+               "bg QDA mean_strength=auto", "bg QDA cov_target=pooled", "bg QDA cov_dof=oas",
                "bg QDA pooled+oas"]
 #: the covariance structures (``cov_structure``), each at the estimator's default cov_dof
 STRUCTURES = ["diag", "spherical", "auto", "average"]
 BG_STRUCTURES = [*(f"bg LDA {s}" for s in STRUCTURES), *(f"bg QDA {s}" for s in STRUCTURES),
                  "bg QDA average+oas"]
-#: the isotropic target v I in the units of X (``cov_prior="isotropic"``)
+#: the isotropic target v I in the units of X (``cov_target="isotropic"``)
 BG_ISOTROPIC = ["bg LDA isotropic", "bg QDA isotropic+oas"]
 #: the models whose chosen structure (``prior_search_["structure"]``) is reported
 BG_CHOOSING = ["bg LDA auto", "bg QDA auto", "bg LDA average", "bg QDA average",
@@ -139,14 +139,14 @@ def models(seed: int) -> dict:
         "bg QDA default": bg.QDA(**common),
         "bg QDA cov_scale=auto": bg.QDA(cov_scale="auto", **common),
         "bg QDA mean_strength=auto": bg.QDA(mean_strength="auto", **common),
-        "bg QDA cov_prior=pooled": bg.QDA(cov_prior="pooled", **common),
+        "bg QDA cov_target=pooled": bg.QDA(cov_target="pooled", **common),
         "bg QDA cov_dof=oas": bg.QDA(cov_dof="oas", **common),
-        "bg QDA pooled+oas": bg.QDA(cov_prior="pooled", cov_dof="oas", **common),
+        "bg QDA pooled+oas": bg.QDA(cov_target="pooled", cov_dof="oas", **common),
         **{f"bg LDA {s}": bg.LDA(cov_structure=s, **common) for s in STRUCTURES},
         **{f"bg QDA {s}": bg.QDA(cov_structure=s, **common) for s in STRUCTURES},
         "bg QDA average+oas": bg.QDA(cov_structure="average", cov_dof="oas", **common),
-        "bg LDA isotropic": bg.LDA(cov_prior="isotropic", **common),
-        "bg QDA isotropic+oas": bg.QDA(cov_prior="isotropic", cov_dof="oas", **common),
+        "bg LDA isotropic": bg.LDA(cov_target="isotropic", **common),
+        "bg QDA isotropic+oas": bg.QDA(cov_target="isotropic", cov_dof="oas", **common),
         "bg GaussianNB": bg.GaussianNB(**common),
         "bg GaussianNB auto": bg.GaussianNB(var_dof="auto", var_scale="auto", **common),
         "bg stacked": bg.StackedClassifier(
@@ -314,7 +314,7 @@ def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: fl
             str(row[c]) if c in row and isinstance(row[c], str) else "fails"
             for c in BG_CHOOSING) + " |")
     lines += ["", "## The isotropic target", "",
-              "`cov_prior=\"isotropic\"`: the prior mean of the covariance is v I in the "
+              "`cov_target=\"isotropic\"`: the prior mean of the covariance is v I in the "
               "units of X (v the mean pooled within-class variance) instead of the diagonal "
               "of the pooled within-class variances; LDA at its default strength (\"oas\"), "
               "QDA with `cov_dof=\"oas\"`:", "", *summary(wide, BG_ISOTROPIC)]
@@ -322,7 +322,7 @@ def markdown(wide: pd.DataFrame, results: pd.DataFrame, splits: int, seconds: fl
         members = stack_members(results)
         lines += ["", "## Stacked by exact leave-one-out", "",
                   "`bg.StackedClassifier()`: the posterior predictive class probabilities of "
-                  "the conjugate LDA, QDA, QDA `cov_prior=\"isotropic\"` and QDA "
+                  "the conjugate LDA, QDA, QDA `cov_target=\"isotropic\"` and QDA "
                   "`cov_structure=\"spherical\"` (default priors) averaged with the weights "
                   "that maximise the exact leave-one-out log score of the training labels "
                   "under the default Dirichlet prior on the weights (`weight_prior=1`). "

@@ -130,7 +130,7 @@ def _mvn_spec(tied: bool, kappa0: float = 1.0, extra_dof: float = 3.0,
         name=("mvn_lda" if tied else "mvn_qda") + suffix,
         make_estimator=lambda draws, seed: cls(
             method="conjugate", class_alpha=CLASS_ALPHA, mean_prior=m0, mean_strength=kappa0,
-            cov_prior=S0, cov_dof=nu0, cov_scale=scale, draws=draws, chains=1,
+            cov_target=S0, cov_dof=nu0, cov_scale=scale, draws=draws, chains=1,
             random_state=seed,
         ),
         prior=prior,
@@ -150,7 +150,7 @@ def _diagonal_spec(tied: bool, spherical: bool, kappa0: float = 2.0, nu0: float 
     """LDA (``tied``) or QDA with ``cov_structure="spherical"`` (``spherical``) or
     ``"diag"``, ``mean_strength=kappa0``, ``cov_dof=nu0`` and ``cov_scale=scale``.
 
-    Documented prior (a0 = nu0 / 2, b0 = (nu0 - 2) s / 2, s0 the target ``cov_prior``),
+    Documented prior (a0 = nu0 / 2, b0 = (nu0 - 2) s / 2, s0 the target ``cov_target``),
     per covariance group g (LDA: one; QDA: one per class)::
 
         diag       sigma2_gj ~ InvGamma(a0, b0 s0_j),  Sigma_g = diag(sigma2_g)
@@ -193,7 +193,7 @@ def _diagonal_spec(tied: bool, spherical: bool, kappa0: float = 2.0, nu0: float 
         name=name or f"mvn_{'lda' if tied else 'qda'}_{structure}",
         make_estimator=lambda draws, seed: cls(
             method="conjugate", cov_structure=structure, class_alpha=CLASS_ALPHA,
-            mean_prior=m0, mean_strength=kappa0, cov_prior=s0, cov_dof=nu0,
+            mean_prior=m0, mean_strength=kappa0, cov_target=s0, cov_dof=nu0,
             cov_scale=scale, draws=draws, chains=1, random_state=seed,
         ),
         prior=prior,

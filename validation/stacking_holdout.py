@@ -1,7 +1,7 @@
 """Held-out check of ``StackedClassifier`` on data the prior study has not seen.
 
 The prior study (``validation/prior_study.py``) found the stack of conjugate LDA, QDA
-and QDA with ``cov_prior="isotropic"`` (the default when this check was written) at or
+and QDA with ``cov_target="isotropic"`` (the default when this check was written) at or
 below the best scikit-learn generative model in all of its cells. Its generated data are
 Gaussian classes and its bundled data sets are used raw. This script measures the same
 claim on cells chosen before any result was seen and not tuned afterwards: data that
@@ -43,7 +43,7 @@ tests on 2,000 fresh rows of the same generator; a bundled cell trains on n rand
 per class and tests on the rest. Splits per cell: ``--splits`` (10).
 
 Models: ``bg.StackedClassifier()`` (its defaults: LDA, QDA, QDA
-``cov_prior="isotropic"`` and QDA ``cov_structure="spherical"``, ``weight_prior=1``),
+``cov_target="isotropic"`` and QDA ``cov_structure="spherical"``, ``weight_prior=1``),
 ``bg.LDA(method="conjugate")`` and ``bg.QDA(method="conjugate")`` (each keeping 2 x 250
 posterior draws like the stack's members: the draws do not enter ``predict_proba``, the
 closed-form predictive), against scikit-learn's

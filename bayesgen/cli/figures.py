@@ -17,7 +17,7 @@ from sklearn.datasets import load_wine
 import bayesgen as bg
 from bayesgen.cli.datasets import SMALL_N_PER_CLASS, wine
 
-#: log-loss axis of ``log_loss.png``: values below FLOOR are drawn at it and labelled
+#: log-loss axis of ``log_loss.png``: values below FLOOR are drawn at it and labeled
 FLOOR = 1e-3
 #: colours of the peers' bars and curves (the methods take C0, C1, ...)
 PEER_COLOR = "0.35"
@@ -50,8 +50,8 @@ def log_loss_figure(summary: pd.DataFrame):
     ``summary`` has one row per (data, classifier, method) with the mean ``log_loss``
     and, optionally, its standard deviation over splits ``log_loss_sd`` (drawn as an
     error bar) and a ``note``. All panels share one logarithmic y axis; every bar is
-    labelled with its value, and a value below :data:`FLOOR` (a near-perfect fit) is
-    drawn at the floor and labelled ``<0.001`` rather than hidden. Failed fits are marked
+    labeled with its value, and a value below :data:`FLOOR` (a near-perfect fit) is
+    drawn at the floor and labeled ``<0.001`` rather than hidden. Failed fits are marked
     with an 'x' and their note. Each method has one colour in all panels (one legend for
     the figure, naming every bayesgen method of the table); scikit-learn peers (methods
     starting with "sklearn") are grey and hatched, with one legend entry.

@@ -1,13 +1,13 @@
-"""Unlabelled rows in y: which entries have no label, and the rows split off.
+"""Unlabeled rows in y: which entries have no label, and the rows split off.
 
-An entry of y that is None, NaN or ``pd.NA`` marks an unlabelled row, and so does the
+An entry of y that is None, NaN or ``pd.NA`` marks an unlabeled row, and so does the
 estimator's ``unlabeled`` value when it is set (``unlabeled=-1``: scikit-learn's
 ``semi_supervised`` convention; not the default, since -1 is a common real label).
 :func:`split_labels` finds them before scikit-learn's label checks (filling them with a
-labelled value so that those checks pass), :func:`split_rows` separates the labelled
+labeled value so that those checks pass), :func:`split_rows` separates the labeled
 rows from the :class:`Unlabeled` ones after the rows are validated, and
-:func:`reject_streaming` refuses them where only labelled rows can be summarised
-(``partial_fit``, ``bg.merge``, Dask). What a fit does with the unlabelled rows is
+:func:`reject_streaming` refuses them where only labeled rows can be summarised
+(``partial_fit``, ``bg.merge``, Dask). What a fit does with the unlabeled rows is
 :mod:`bayesgen.semi`'s.
 """
 
@@ -23,7 +23,7 @@ from bayesgen.data import sparse
 
 @dataclass
 class Unlabeled:
-    """The unlabelled rows of a training batch.
+    """The unlabeled rows of a training batch.
 
     Attributes
     ----------
@@ -61,23 +61,23 @@ def _as_array(y: Any) -> np.ndarray:
 
 
 def split_labels(y: Any, marker: Any = None) -> tuple[Any, np.ndarray | None]:
-    """Find the unlabelled entries of y.
+    """Find the unlabeled entries of y.
 
     Parameters
     ----------
     y : array-like (n,)
-        Labels; None, NaN, ``pd.NA`` (and ``marker`` when given) mark unlabelled rows.
+        Labels; None, NaN, ``pd.NA`` (and ``marker`` when given) mark unlabeled rows.
     marker : label or None
         The estimator's ``unlabeled`` parameter.
 
     Returns
     -------
     y : array-like (n,)
-        ``y`` itself when no entry is unlabelled (so that a fully labelled fit is
-        unchanged), else an array whose unlabelled entries hold a labelled value
+        ``y`` itself when no entry is unlabeled (so that a fully labeled fit is
+        unchanged), else an array whose unlabeled entries hold a labeled value
         (placeholders for scikit-learn's checks; they are dropped afterwards).
     mask : ndarray (n,) of bool, or None
-        True at the unlabelled rows; None when there are none.
+        True at the unlabeled rows; None when there are none.
     """
     if y is None:
         return y, None
@@ -95,15 +95,15 @@ def split_labels(y: Any, marker: Any = None) -> tuple[Any, np.ndarray | None]:
         return y, None
     if mask.all():
         raise ValueError(
-            "y: every row is unlabelled (None, NaN, pd.NA"
+            "y: every row is unlabeled (None, NaN, pd.NA"
             + ("" if marker is None else f" or unlabeled={marker!r}")
-            + "); a semi-supervised fit needs labelled rows of at least two classes."
+            + "); a semi-supervised fit needs labeled rows of at least two classes."
         )
     filled = values.copy()
     filled[mask] = values[~mask][0]
     if filled.dtype == object:  # the placeholders may have kept object dtype
-        labelled = values[~mask]
-        if all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in labelled):
+        labeled = values[~mask]
+        if all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in labeled):
             filled = filled.astype(np.int64)
     return filled, mask
 
@@ -127,20 +127,20 @@ def _same(v: Any, marker: Any) -> bool:
 
 
 def reject_streaming(mask: np.ndarray | None, who: str) -> None:
-    """``ValueError`` for unlabelled rows in ``partial_fit`` or a Dask fit."""
+    """``ValueError`` for unlabeled rows in ``partial_fit`` or a Dask fit."""
     if mask is None:
         return
     raise ValueError(
-        f"{who}: y has {int(mask.sum())} unlabelled row(s) (None, NaN, pd.NA or the "
-        "'unlabeled' value). partial_fit, bg.merge and Dask fits accept labelled rows "
-        "only: semi-supervised EM and data augmentation revisit every unlabelled row at "
+        f"{who}: y has {int(mask.sum())} unlabeled row(s) (None, NaN, pd.NA or the "
+        "'unlabeled' value). partial_fit, bg.merge and Dask fits accept labeled rows "
+        "only: semi-supervised EM and data augmentation revisit every unlabeled row at "
         "every iteration. Fit them with fit(X, y) on all rows at once."
     )
 
 
 def split_rows(X: Any, Z: Any, y_index: np.ndarray, weights: np.ndarray,
                mask: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray, Unlabeled]:
-    """Labelled ``(X, Z, y_index, weights)`` and the :class:`Unlabeled` rows."""
+    """Labeled ``(X, Z, y_index, weights)`` and the :class:`Unlabeled` rows."""
     keep = ~mask
     rows_l, rows_u = np.flatnonzero(keep), np.flatnonzero(mask)
 

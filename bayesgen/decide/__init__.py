@@ -13,7 +13,7 @@ Owns the decisions taken from a fitted classifier's predictive distribution (pub
   leave-one-out predictive of conjugate posteriors; class-conditional option);
 - :mod:`.reject`: Chow's reject rule under the loss matrix or a coverage target,
   risk-coverage curves;
-- :mod:`.active`: ranking an unlabelled pool for labelling (BALD, entropy, margin,
+- :mod:`.active`: ranking an unlabeled pool for labeling (BALD, entropy, margin,
   random) and batch selection without near-duplicates.
 
 Functions take a fitted estimator and rows; they read its fitted state through the

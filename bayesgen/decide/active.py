@@ -1,4 +1,4 @@
-r"""Active learning: which unlabelled rows to label next.
+r"""Active learning: which unlabeled rows to label next.
 
 Acquisition scores (higher: label first) of pool rows x under a fitted classifier:
 
@@ -75,9 +75,9 @@ near-duplicates:
   information then reflects those few draws, and the greedy batch can be worse than
   BALD's top rows (``validation/results_active_learning.md``).
 
-The labelling loop: ``idx = select_queries(clf, X_pool, n)``, obtain ``y`` for
+The labeling loop: ``idx = select_queries(clf, X_pool, n)``, obtain ``y`` for
 ``X_pool[idx]``, ``clf.partial_fit(X_pool[idx], y)``, drop the rows from the pool;
-every estimator and method supports it. The rows left unlabelled can also enter a
+every estimator and method supports it. The rows left unlabeled can also enter a
 semi-supervised fit (labels ``None``/NaN) of any estimator.
 """
 

@@ -44,7 +44,7 @@ Calibration scores come from one of:
   the full-conformal set whose calibration models omit the test row; for a stable
   fit, such as a conjugate posterior, the difference vanishes as n grows and the
   coverage is 1 - alpha up to O(1/n)). Measured coverage is in ``validation/``. It
-  uses every labelled row for both the fit and the calibration, so its sets are
+  uses every labeled row for both the fit and the calibration, so its sets are
   smaller than split conformal's at small n. Needs ``method="conjugate"`` and a
   family with an exact leave-one-out (:func:`bayesgen.inference.exact_loo.supports`).
 - ``calibration="jackknife+"`` (no split, with a guarantee): the jackknife+ of Barber
@@ -213,7 +213,7 @@ def calibration_scores(estimator, calibration: str = "split", X_calib: Any = Non
     if calibration == "split":
         if X_calib is None or y_calib is None:
             raise ValueError(
-                "calibration='split' needs X_calib and y_calib: labelled rows held out of "
+                "calibration='split' needs X_calib and y_calib: labeled rows held out of "
                 "the fit. Without a split, calibration='loo' uses the exact leave-one-out "
                 "predictive of the training rows (method='conjugate').")
         y_index = _label_index(estimator, y_calib)
@@ -233,7 +233,7 @@ def _check_exact_loo(estimator, calibration: str) -> None:
             f"calibration={calibration!r} needs the exact leave-one-out predictive: "
             f"{type(estimator).__name__} fitted with method={estimator.method_!r} has none "
             "(it needs method='conjugate', a family with a closed-form posterior, no "
-            "unlabelled rows, and LDA/QDA/MultinomialNB without missing entries). Use "
+            "unlabeled rows, and LDA/QDA/MultinomialNB without missing entries). Use "
             "calibration='split' with rows held out of the fit.")
 
 
@@ -298,7 +298,7 @@ def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "spli
     alpha : float or 1-D sequence of floats in (0, 1), default=0.1
         Miscoverage: P(y in set) >= 1 - alpha.
     calibration : {"split", "loo", "jackknife+"}, default="split"
-        ``"split"``: ``X_calib``, ``y_calib`` are labelled rows held out of the fit
+        ``"split"``: ``X_calib``, ``y_calib`` are labeled rows held out of the fit
         (every estimator and method). ``"loo"``: no split; ``X_calib``, ``y_calib`` are
         the training rows (optional when the fit kept them), scored by the exact
         leave-one-out predictive (``method="conjugate"``). ``"jackknife+"``: as

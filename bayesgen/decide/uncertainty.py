@@ -37,7 +37,7 @@ negative where it is near 0; it is not clipped, so that total = aleatoric + epis
 holds to rounding in every row.
 
 **Where weights remain.** ``method="mcmc"``, conjugate fits by data augmentation
-(LDA/QDA/MultinomialNB with missing entries, unlabelled rows), rows whose own missing
+(LDA/QDA/MultinomialNB with missing entries, unlabeled rows), rows whose own missing
 entries need augmentation, and rows beyond the float range of the frame (far rows)
 have no exact sampler of p(theta | x, D); their draws theta_s of p(theta | D) are
 weighted by self-normalised importance weights w_s ∝ p(x | theta_s) = sum_k
@@ -276,7 +276,7 @@ def _warn_low_ess(estimator, ess: np.ndarray, n_draws: int) -> None:
 
     how = ("the posterior is sampled by MCMC" if estimator.method_ == "mcmc" else
            "the posterior has no closed form for these rows (data augmentation, "
-           "unlabelled rows or far rows)")
+           "unlabeled rows or far rows)")
     warn(
         f"{type(estimator).__name__}: the uncertainty decomposition weights the posterior "
         f"draws by p(x | theta) because {how}; for {int(low.sum())} of {ess.size} rows "

@@ -91,7 +91,7 @@ def plot_ppc(
     -------
     ndarray of matplotlib axes
         Shape (classes plotted, features plotted); each panel is titled with its class
-        and labelled with its feature, the legend is on the first panel.
+        and labeled with its feature, the legend is on the first panel.
     """
     az = import_arviz()
     import matplotlib.pyplot as plt

@@ -100,7 +100,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             return dask_input.fit(self, X, y, sample_weight)
         method = self._check_params()
         family, batch = statistics.read_batch(self, X, y, sample_weight, method)
-        unlabeled.fit_batch(self, method, family, batch)  # unlabelled rows: bayesgen.semi.unlabeled
+        unlabeled.fit_batch(self, method, family, batch)  # unlabeled rows: bayesgen.semi.unlabeled
         rows.keep_weights(self, batch.weights)  # with the rows a posterior fit kept, if any
         return self
 
@@ -122,7 +122,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         of ``idata_`` (always: :mod:`bayesgen.inference.rows`). ``extra``
         (``method="mcmc"``): log-likelihood terms beyond the statistics and the chains'
         start
-        (:class:`bayesgen.inference.model.ExtraLikelihood`; the unlabelled rows of
+        (:class:`bayesgen.inference.model.ExtraLikelihood`; the unlabeled rows of
         :mod:`bayesgen.semi.nuts`), or None.
         """
         n_classes = classes.size
@@ -407,7 +407,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                     random_state: Any = None) -> np.ndarray:
         """Conformal prediction sets with coverage >= 1 - alpha.
 
-        ``calibration="split"`` (every method): ``X_calib``, ``y_calib`` are labelled
+        ``calibration="split"`` (every method): ``X_calib``, ``y_calib`` are labeled
         rows held out of the fit. ``calibration="loo"`` (``method="conjugate"``): no
         split, the training rows (``X_calib``, ``y_calib``, optional when the fit kept
         them) scored by the exact closed-form leave-one-out predictive.
@@ -570,7 +570,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         ----------
         X : array-like, sparse matrix or DataFrame of shape (n, d)
             Rows read as at fit (the training rows, typically); rows whose label is
-            missing (unlabelled) are left out.
+            missing (unlabeled) are left out.
         y : array-like of shape (n,)
             Labels, each one of ``classes_``.
 

@@ -93,13 +93,13 @@ _SHARED_DOC = """
     loss : array-like of shape (K, K) or None, default=None
         ``loss[i, j]`` >= 0: cost of predicting class j when the truth is i.
     unlabeled : label or None, default=None
-        A label value that marks an unlabelled row of y, e.g. -1 for scikit-learn's
+        A label value that marks an unlabeled row of y, e.g. -1 for scikit-learn's
         ``semi_supervised`` convention. None, NaN and ``pd.NA`` in y always mark one.
-        Unlabelled rows are learned from by EM (``"mle"``, ``"map"``), data
+        Unlabeled rows are learned from by EM (``"mle"``, ``"map"``), data
         augmentation (``"conjugate"``) or their mixture likelihood (``"mcmc"``); see
         ``bayesgen.semi.unlabeled``. ``classes_`` never contains the marker.
     unlabeled_weight : float in [0, 1], default=1.0
-        lambda, the weight of the unlabelled rows' log-likelihood (Nigam et al. 2000):
+        lambda, the weight of the unlabeled rows' log-likelihood (Nigam et al. 2000):
         0 ignores them, 1 is the full semi-supervised likelihood; for ``"mcmc"`` a
         power (tempered) likelihood; ``"conjugate"`` accepts 0 or 1 only.
     n_jobs : int or None, default=None
@@ -133,90 +133,6 @@ class _Common(GenerativeClassifier):
         self.loss = loss
 
 
-class GaussianNB(_Common):
-    __doc__ = (
-        """Gaussian naive Bayes: x_j | y=k ~ Normal(mu_kj, sigma2_kj), Normal-Inverse-Gamma prior.
-
-    MLE: class means and variances (divisor N_k, or N_k - 1 with
-    ``divisor="unbiased"``). MAP: joint mode under the prior
-    mu | sigma2 ~ N(m0, sigma2/kappa0), sigma2 ~ InvGamma(nu0/2, (nu0-2) s0/2)."""
-        + _SHARED_DOC
-        + """    mean_prior : array-like (d,) or None
-        Prior mean of the class means (default: overall data mean).
-    mean_strength : float, default=0.01
-        kappa0, pseudo-observations behind ``mean_prior``.
-    var_prior : array-like (d,) or None
-        Prior mean of each variance (default: pooled within-class variance).
-    var_dof : float or "auto", default=3
-        nu0 > 2, pseudo-observations behind ``var_prior``; "auto": chosen by type-II
-        maximum likelihood of the exact marginal likelihood (closed form, O(K d) per
-        evaluation on the statistics; ``bayesgen.families.gaussian_evidence``).
-    var_scale : float, None or "auto", default=None
-        s > 0: the prior mean of each variance is s var_prior (None: 1); "auto":
-        chosen with ``var_dof`` by the evidence.
-    divisor : {"n", "unbiased"}, default="n"
-        MLE variance divisor.
-
-    Attributes
-    ----------
-    classes_, class_count_, class_prior_, theta_ (K, d), var_ (K, d), all in the units
-    of X; _frame: the per-feature frame of the internal computations (bayesgen.data.frame);
-    prior_search_ (when ``var_dof`` or ``var_scale`` is "auto"): dict with the chosen
-    ``var_dof`` and ``var_scale``, ``log_evidence`` and ``candidates`` (one dict per
-    candidate prior: the fixed values, ``var_dof="auto"``, both "auto"; log evidences in
-    the units of X, their differences log Bayes factors)
-    """
-    )
-    _parameter_constraints: ClassVar[dict] = constraints("gaussian")
-
-    def __init__(
-        self,
-        *,
-        method: str = "map",
-        class_alpha: Any = 1.0,
-        class_prior: Any = None,
-        mean_prior: Any = None,
-        mean_strength: float = 0.01,
-        var_prior: Any = None,
-        var_dof: Any = 3.0,
-        var_scale: Any = None,
-        divisor: str = "n",
-        draws: int = 1000,
-        tune: int = 1000,
-        chains: int = 4,
-        sampler: str = "auto",
-        chain_method: str = "sequential",
-        target_accept: float = 0.8,
-        progressbar: bool | str = "auto",
-        random_state: Any = None,
-        loss: Any = None,
-        unlabeled: Any = None,
-        unlabeled_weight: float = 1.0,
-        n_jobs: int | None = None,
-    ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.mean_prior = mean_prior
-        self.mean_strength = mean_strength
-        self.var_prior = var_prior
-        self.var_dof = var_dof
-        self.var_scale = var_scale
-        self.divisor = divisor
-
-    def _make_family(self, X=None):
-        return get_family("gaussian")(
-            mean_prior=self.mean_prior,
-            mean_strength=self.mean_strength,
-            var_prior=self.var_prior,
-            var_dof=self.var_dof,
-            var_scale=self.var_scale,
-            divisor=self.divisor,
-        )
-
-
 class _MVNClassifier(_Common):
     """Shared constructor of LDA and QDA (tied or per-class covariance)."""
 
@@ -231,11 +147,11 @@ class _MVNClassifier(_Common):
         class_prior: Any = None,
         mean_prior: Any = None,
         mean_strength: float = 0.01,
-        cov_prior: Any = None,
+        cov_target: Any = None,
         cov_dof: Any = "auto",
         cov_scale: Any = None,
         divisor: str = "n",
-        covariance_prior: str = "niw",
+        cov_prior_form: str = "niw",
         cov_structure: str = "full",
         draws: int = 1000,
         tune: int = 1000,
@@ -257,11 +173,11 @@ class _MVNClassifier(_Common):
         self.progressbar = progressbar
         self.mean_prior = mean_prior
         self.mean_strength = mean_strength
-        self.cov_prior = cov_prior
+        self.cov_target = cov_target
         self.cov_dof = cov_dof
         self.cov_scale = cov_scale
         self.divisor = divisor
-        self.covariance_prior = covariance_prior
+        self.cov_prior_form = cov_prior_form
         self.cov_structure = cov_structure
 
     def _make_family(self, X=None):
@@ -276,11 +192,11 @@ class _MVNClassifier(_Common):
             tied=self._tied, **extra,
             mean_prior=self.mean_prior,
             mean_strength=self.mean_strength,
-            cov_prior=self.cov_prior,
+            cov_target=self.cov_target,
             cov_dof=self.cov_dof,
             cov_scale=self.cov_scale,
             divisor=self.divisor,
-            covariance_prior=self.covariance_prior,
+            cov_prior_form=self.cov_prior_form,
         )
 
 
@@ -293,9 +209,9 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         ``bayesgen.families.mvn.niw_evidence.evidence_search_kappa``). It shrinks the
         class means towards m0; on some data the evidence prefers equal class means (see
         the user guide's priors page).
-    cov_prior : array-like (d,) or (d, d), "pooled", "isotropic" or None
+    cov_target : array-like (d,) or (d, d), "pooled", "isotropic" or None
         Prior mean of the covariance (default: diagonal of pooled within-class
-        variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_prior.
+        variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_target.
         "isotropic": v I in the units of X, v the mean pooled within-class variance
         (for features in one unit, e.g. pixels).
         "pooled" (QDA only): partial pooling, each class covariance centred on the
@@ -315,7 +231,7 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         d + 2, the weakest prior with a finite mean (mclust's default).
         {dof_why}
     cov_scale : float, None, "auto" or "sample", default=None
-        s > 0 in E[Sigma] = s cov_prior, i.e. Psi0 = (nu0 - d - 1) s cov_prior: the
+        s > 0 in E[Sigma] = s cov_target, i.e. Psi0 = (nu0 - d - 1) s cov_target: the
         scale of the shrinkage target (None: 1). "auto": chosen together with
         ``cov_dof`` by type-II maximum likelihood of the exact marginal likelihood,
         computed on the sufficient statistics only (one eigen-decomposition, then
@@ -325,7 +241,7 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
     divisor : {{"n", "unbiased"}}, default="n"
         MLE covariance divisor: n (scikit-learn) or the unbiased one
         ({div_unbiased}, as R's MASS).
-    covariance_prior : {{"niw", "lkj"}}, default="niw"
+    cov_prior_form : {{"niw", "lkj"}}, default="niw"
         Covariance prior of ``model_`` and ``method="mcmc"``: "niw" is the conjugate
         Normal-Inverse-Wishart above (sampled through its Bartlett decomposition), so
         MCMC and the conjugate posterior agree; "lkj" is PyMC's usual LKJ correlation
@@ -335,7 +251,7 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
     cov_structure : {{"full", "diag", "spherical", "auto", "average"}}, default="full"
         Form of the covariance (mclust's names: LDA EEE / EEI / EII, QDA VVV / VVI /
         VII): "full" Sigma with the NIW prior; "diag" diag(sigma2_1..d) and "spherical"
-        sigma2 S0 (S0 = diag(cov_prior)), each variance with a conjugate Inverse-Gamma
+        sigma2 S0 (S0 = diag(cov_target)), each variance with a conjugate Inverse-Gamma
         prior whose nu0 is ``cov_dof`` (> 2; None: 3; "oas": the full structure's OAS
         strength) and mean s times the target's (``cov_scale``), exact with missing
         entries (``bayesgen.families.mvn.diagonal``). "auto": the three structures
@@ -432,11 +348,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         n_components: int | None = None,
         mean_prior: Any = None,
         mean_strength: float = 0.01,
-        cov_prior: Any = None,
+        cov_target: Any = None,
         cov_dof: Any = "oas",
         cov_scale: Any = None,
         divisor: str = "n",
-        covariance_prior: str = "niw",
+        cov_prior_form: str = "niw",
         cov_structure: str = "full",
         draws: int = 1000,
         tune: int = 1000,
@@ -453,9 +369,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
     ) -> None:
         super().__init__(
             method=method, class_alpha=class_alpha, class_prior=class_prior,
-            mean_prior=mean_prior, mean_strength=mean_strength, cov_prior=cov_prior,
+            mean_prior=mean_prior, mean_strength=mean_strength, cov_target=cov_target,
             cov_dof=cov_dof, cov_scale=cov_scale, divisor=divisor,
-            covariance_prior=covariance_prior, cov_structure=cov_structure,
+            cov_prior_form=cov_prior_form, cov_structure=cov_structure,
             draws=draws, tune=tune, chains=chains, sampler=sampler,
             chain_method=chain_method, target_accept=target_accept, progressbar=progressbar,
             random_state=random_state, loss=loss, unlabeled=unlabeled,

@@ -19,6 +19,90 @@ from bayesgen.families import get_family
 from bayesgen.families.mixed.spec import part_names
 
 
+class GaussianNB(_Common):
+    __doc__ = (
+        """Gaussian naive Bayes: x_j | y=k ~ Normal(mu_kj, sigma2_kj), Normal-Inverse-Gamma prior.
+
+    MLE: class means and variances (divisor N_k, or N_k - 1 with
+    ``divisor="unbiased"``). MAP: joint mode under the prior
+    mu | sigma2 ~ N(m0, sigma2/kappa0), sigma2 ~ InvGamma(nu0/2, (nu0-2) s0/2)."""
+        + _SHARED_DOC
+        + """    mean_prior : array-like (d,) or None
+        Prior mean of the class means (default: overall data mean).
+    mean_strength : float, default=0.01
+        kappa0, pseudo-observations behind ``mean_prior``.
+    var_prior : array-like (d,) or None
+        Prior mean of each variance (default: pooled within-class variance).
+    var_dof : float or "auto", default=3
+        nu0 > 2, pseudo-observations behind ``var_prior``; "auto": chosen by type-II
+        maximum likelihood of the exact marginal likelihood (closed form, O(K d) per
+        evaluation on the statistics; ``bayesgen.families.gaussian_evidence``).
+    var_scale : float, None or "auto", default=None
+        s > 0: the prior mean of each variance is s var_prior (None: 1); "auto":
+        chosen with ``var_dof`` by the evidence.
+    divisor : {"n", "unbiased"}, default="n"
+        MLE variance divisor.
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, theta_ (K, d), var_ (K, d), all in the units
+    of X; _frame: the per-feature frame of the internal computations (bayesgen.data.frame);
+    prior_search_ (when ``var_dof`` or ``var_scale`` is "auto"): dict with the chosen
+    ``var_dof`` and ``var_scale``, ``log_evidence`` and ``candidates`` (one dict per
+    candidate prior: the fixed values, ``var_dof="auto"``, both "auto"; log evidences in
+    the units of X, their differences log Bayes factors)
+    """
+    )
+    _parameter_constraints: ClassVar[dict] = constraints("gaussian")
+
+    def __init__(
+        self,
+        *,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        mean_prior: Any = None,
+        mean_strength: float = 0.01,
+        var_prior: Any = None,
+        var_dof: Any = 3.0,
+        var_scale: Any = None,
+        divisor: str = "n",
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        sampler: str = "auto",
+        chain_method: str = "sequential",
+        target_accept: float = 0.8,
+        progressbar: bool | str = "auto",
+        random_state: Any = None,
+        loss: Any = None,
+        unlabeled: Any = None,
+        unlabeled_weight: float = 1.0,
+        n_jobs: int | None = None,
+    ) -> None:
+        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
+                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
+        self.target_accept = target_accept
+        self.chain_method = chain_method
+        self.progressbar = progressbar
+        self.mean_prior = mean_prior
+        self.mean_strength = mean_strength
+        self.var_prior = var_prior
+        self.var_dof = var_dof
+        self.var_scale = var_scale
+        self.divisor = divisor
+
+    def _make_family(self, X=None):
+        return get_family("gaussian")(
+            mean_prior=self.mean_prior,
+            mean_strength=self.mean_strength,
+            var_prior=self.var_prior,
+            var_dof=self.var_dof,
+            var_scale=self.var_scale,
+            divisor=self.divisor,
+        )
+
+
 class _DiscreteClassifier(_Common):
     """Shared constructor of the count/binary/categorical naive Bayes classifiers."""
 

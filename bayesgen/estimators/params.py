@@ -71,14 +71,14 @@ FAMILIES: dict[str, dict[str, list]] = {
     "mvn": {
         "mean_prior": _MEAN_PRIOR,
         "mean_strength": [StrOptions({"auto"}), POSITIVE],
-        "cov_prior": [StrOptions({"pooled", "isotropic"}), "array-like", POSITIVE, None],
+        "cov_target": [StrOptions({"pooled", "isotropic"}), "array-like", POSITIVE, None],
         # nu0 > d + 1 >= 2; the bound with d is checked once d is known
         "cov_dof": [StrOptions({"auto", "oas", "sample"}), None,
                     Interval(Real, 2, None, closed="neither")],
         "cov_scale": [StrOptions({"auto", "sample"}), None,
                       Interval(Real, 0, None, closed="neither")],
         "divisor": _DIVISOR,
-        "covariance_prior": [StrOptions({"niw", "lkj"})],
+        "cov_prior_form": [StrOptions({"niw", "lkj"})],
         "cov_structure": [StrOptions({"full", "diag", "spherical", "auto", "average"})],
     },
     "bernoulli": {"alpha": _ALPHA, "binarize": [None, FINITE]},

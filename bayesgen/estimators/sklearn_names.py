@@ -31,10 +31,10 @@ SKLEARN_ONLY: dict[str, tuple[tuple[str, ...], str]] = {
                       "var_smoothing=0"),
     "solver": ((), "none is needed: fits are closed-form from the sufficient statistics "
                "(method='mle', 'map', 'conjugate') or sampled by NUTS (method='mcmc')"),
-    "shrinkage": (("cov_prior", "cov_dof"), "cov_prior= (the target the covariance is "
+    "shrinkage": (("cov_target", "cov_dof"), "cov_target= (the target the covariance is "
                   "shrunk towards) and cov_dof= (the strength; 'auto' chooses it by the "
                   "evidence)"),
-    "reg_param": (("cov_prior", "cov_dof"), "cov_prior= and cov_dof= (the conjugate prior "
+    "reg_param": (("cov_target", "cov_dof"), "cov_target= and cov_dof= (the conjugate prior "
                   "regularises each covariance; cov_dof='auto' chooses the strength by "
                   "the evidence)"),
     "store_covariance": ((), "none is needed: covariance_ is always stored"),
@@ -42,7 +42,7 @@ SKLEARN_ONLY: dict[str, tuple[tuple[str, ...], str]] = {
                     "(alpha=1 is no smoothing; scikit-learn's alpha=a is alpha=a+1 here "
                     "with method='map'), and any positive value is used"),
     "tol": ((), "none is needed: point fits are closed-form (EM, with missing entries or "
-            "unlabelled rows, stops at max_iter= or when the objective stops rising)"),
+            "unlabeled rows, stops at max_iter= or when the objective stops rising)"),
 }
 
 

@@ -97,13 +97,13 @@ def default_estimators() -> list[tuple[str, GenerativeClassifier]]:
     predictives (``method="conjugate"``, each estimator's default prior) with a shared
     covariance (LDA), a covariance per class shrunk towards the diagonal of the pooled
     variances (QDA), a covariance per class shrunk towards v I (QDA with
-    ``cov_prior="isotropic"``), and a covariance per class that is a scale times the
+    ``cov_target="isotropic"``), and a covariance per class that is a scale times the
     diagonal of the pooled variances (QDA with ``cov_structure="spherical"``, mclust's
     VII: classes that differ in spread only), each keeping :data:`DEFAULT_DRAWS`
     posterior draws."""
     return [("lda", LDA(method="conjugate", **DEFAULT_DRAWS)),
             ("qda", QDA(method="conjugate", **DEFAULT_DRAWS)),
-            ("qda_isotropic", QDA(method="conjugate", cov_prior="isotropic",
+            ("qda_isotropic", QDA(method="conjugate", cov_target="isotropic",
                                   **DEFAULT_DRAWS)),
             ("qda_spherical", QDA(method="conjugate", cov_structure="spherical",
                                   **DEFAULT_DRAWS))]
@@ -278,8 +278,8 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         The members: unfitted bayesgen classifiers with ``method="conjugate"`` and an
         exact leave-one-out predictive (LDA, QDA, GaussianNB, BernoulliNB,
         MultinomialNB, CategoricalNB, PoissonNB, ExponentialNB; not with missing
-        entries in LDA/QDA, nor unlabelled rows). Names are unique. None: LDA, QDA,
-        QDA with ``cov_prior="isotropic"`` and QDA with ``cov_structure="spherical"``,
+        entries in LDA/QDA, nor unlabeled rows). Names are unique. None: LDA, QDA,
+        QDA with ``cov_target="isotropic"`` and QDA with ``cov_structure="spherical"``,
         all ``method="conjugate"`` at their default priors, keeping 2 chains of 250
         draws (:func:`default_estimators`).
     weight_prior : float, default=1.0
@@ -355,7 +355,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         ----------
         X : array-like or DataFrame of shape (n, d)
         y : array-like of shape (n,)
-            Class labels (no unlabelled rows: their leave-one-out predictive has no
+            Class labels (no unlabeled rows: their leave-one-out predictive has no
             closed form).
         sample_weight : array-like of shape (n,), optional
             Row weights (replication counts, as for the members), passed to every
@@ -373,13 +373,13 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                 np.isfinite(prior) and prior >= 0):
             raise ValueError(f"weight_prior must be a finite number >= 0; got {prior!r}.")
         for name, est in members:  # before any fit: a semi-supervised fit is costly
-            _, unlabelled = labels.split_labels(y, getattr(est, "unlabeled", None))
-            if unlabelled is not None:
+            _, unlabeled = labels.split_labels(y, getattr(est, "unlabeled", None))
+            if unlabeled is not None:
                 raise ValueError(
-                    f"y has {int(unlabelled.sum())} unlabelled row(s) (None, NaN, pd.NA or "
+                    f"y has {int(unlabeled.sum())} unlabeled row(s) (None, NaN, pd.NA or "
                     f"estimator {name!r}'s unlabeled value): their leave-one-out predictive "
                     "has no closed form, so the stack cannot weigh them; drop the "
-                    "unlabelled rows before stacking.")
+                    "unlabeled rows before stacking.")
         fitted, loo = [], []
         for name, est in members:
             with warnings.catch_warnings():
@@ -392,8 +392,8 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     f"estimator {name!r} ({type(est).__name__}) has no exact leave-one-out "
                     "predictive on these data: LDA, QDA and MultinomialNB with missing "
-                    "entries (NaN, None or NA in X) and fits with unlabelled rows have "
-                    "none. Impute or drop the missing entries, or drop the unlabelled rows, "
+                    "entries (NaN, None or NA in X) and fits with unlabeled rows have "
+                    "none. Impute or drop the missing entries, or drop the unlabeled rows, "
                     "before stacking.")
             joint, y_index = _loo_one_unit(est, X, y, sample_weight)
             loo.append(joint[np.arange(y_index.size), y_index] - logsumexp(joint, axis=1))

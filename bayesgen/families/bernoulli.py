@@ -32,13 +32,13 @@ from bayesgen.data.validation import check_binary, check_nonnegative
 from bayesgen.families import dirichlet as dr
 from bayesgen.families import loo_at, masked
 from bayesgen.families.protocol import Capabilities
-from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.families.semi_hooks import UnlabeledHooks
 from bayesgen.utils.heavy import import_pymc
 
 WHO = "BernoulliNB"
 
 
-class BernoulliFamily(UnlabelledHooks):
+class BernoulliFamily(UnlabeledHooks):
     """Factorised Bernoulli likelihood with a Beta(alpha, alpha) prior per class/feature.
 
     Parameters

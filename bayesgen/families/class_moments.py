@@ -16,7 +16,7 @@ the accuracy is that of the two-pass formula: every product is on data centred a
 block's own mean.
 
 Each class's statistics depend only on its own rows, in their order in X (a stable
-sort by class), so relabelling the classes permutes them bit for bit; pooled sums over
+sort by class), so relabeling the classes permutes them bit for bit; pooled sums over
 classes use :func:`._gaussian_stats.class_sum` for the same reason.
 
 With the estimator's ``n_jobs`` above 1 and X of at least 2^21 entries, runs of

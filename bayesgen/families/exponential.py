@@ -49,13 +49,13 @@ from bayesgen.families import dirichlet as dr
 from bayesgen.families import loo_at, masked
 from bayesgen.families.gaussian_stats import label, resolve_vector
 from bayesgen.families.protocol import Capabilities
-from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.families.semi_hooks import UnlabeledHooks
 from bayesgen.utils.heavy import import_pymc
 
 WHO = "ExponentialNB"
 
 
-class ExponentialFamily(UnlabelledHooks):
+class ExponentialFamily(UnlabeledHooks):
     """Factorised exponential likelihood with a Gamma prior per class and feature.
 
     Parameters
@@ -266,7 +266,7 @@ class ExponentialFamily(UnlabelledHooks):
         """``rate_`` lambda (K, d) (posterior mean for posterior methods)."""
         return {"rate_": params["rate"]}
 
-    # ------------------------------------------------------- unlabelled rows
+    # ------------------------------------------------------- unlabeled rows
     def log_prior(self, params: dict, prior: dict) -> float:
         """log p(rate) up to a constant under Gamma(alpha, beta), whose mode with the
         likelihood :meth:`map` is: sum_kj (alpha_j - 1) log rate_kj - beta_j rate_kj."""

@@ -41,14 +41,14 @@ from bayesgen.families import loo_at, masked
 from bayesgen.families.class_moments import diagonal_quadratic
 from bayesgen.families.far import attach_frame, user_to_internal
 from bayesgen.families.protocol import Capabilities
-from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.families.semi_hooks import UnlabeledHooks
 from bayesgen.utils.heavy import import_pymc
 from bayesgen.utils.logspace import log_rising
 
 LOG_2PI = np.log(2.0 * np.pi)
 
 
-class GaussianFamily(UnlabelledHooks):
+class GaussianFamily(UnlabeledHooks):
     """Factorised Gaussian likelihood with a Normal-Inverse-Gamma prior per class/feature.
 
     Parameters

@@ -165,7 +165,7 @@ def merge(a: dict, b: dict) -> dict:
 
 def class_sum(a: np.ndarray) -> np.ndarray:
     """Sum over the class axis (axis 0) in an order that does not depend on the order of
-    the classes: each entry's terms are sorted before summing, so relabelling the classes
+    the classes: each entry's terms are sorted before summing, so relabeling the classes
     gives bit-identical totals (priors and ``cov_dof="auto"`` then do not move with the
     labels' order)."""
     a = np.asarray(a)

@@ -36,13 +36,13 @@ from bayesgen.families import dirichlet as dr
 from bayesgen.families import loo_at, masked
 from bayesgen.families.gaussian_stats import resolve_vector
 from bayesgen.families.protocol import Capabilities
-from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.families.semi_hooks import UnlabeledHooks
 from bayesgen.utils.heavy import import_pymc
 
 WHO = "PoissonNB"
 
 
-class PoissonFamily(UnlabelledHooks):
+class PoissonFamily(UnlabeledHooks):
     """Factorised Poisson likelihood with a Gamma prior per class/feature.
 
     Parameters

@@ -104,12 +104,12 @@ class Capabilities:
         the pairwise correlations by default.
     learns_categories : bool
         The family reads its categories from the training values (CategoricalNB): a
-        semi-supervised fit's starting statistics must also see the unlabelled rows'
-        values, at zero weight (:mod:`bayesgen.families.unlabelled`).
+        semi-supervised fit's starting statistics must also see the unlabeled rows'
+        values, at zero weight (:mod:`bayesgen.families.semi_hooks`).
     kernel_density : bool
         Class densities (some of them, in a MixedNB) are kernel density estimates of the
-        labelled points: EM re-chooses bandwidths (:mod:`bayesgen.semi.kernel`) and the
-        labelled rows' likelihood is their leave-one-out ``train_log_lik``.
+        labeled points: EM re-chooses bandwidths (:mod:`bayesgen.semi.kernel`) and the
+        labeled rows' likelihood is their leave-one-out ``train_log_lik``.
     """
 
     missing: bool = False
@@ -271,9 +271,9 @@ class Family(Protocol):
         the statistics (a PyTensor scalar): the likelihood NUTS samples."""
 
 
-    # ------------------------------------------------------ unlabelled rows
+    # ------------------------------------------------------ unlabeled rows
     # (defaults for weighted-sum statistics in
-    # :class:`bayesgen.families.unlabelled.UnlabelledHooks`, which every family extends;
+    # :class:`bayesgen.families.semi_hooks.UnlabeledHooks`, which every family extends;
     # the semi-supervised fits of :mod:`bayesgen.semi` reach a family only through these)
     def log_prior(self, params: dict, prior: dict) -> float:
         """log p(theta) up to a constant, in the parameterisation whose mode ``map``
@@ -283,12 +283,12 @@ class Family(Protocol):
         """A family whose ``mle`` maximises the weighted likelihood (``self``, or a copy
         with divisor N_k)."""
 
-    def em_m_step(self, labelled: dict, completed: dict, Z_u: Any, A: np.ndarray,
+    def em_m_step(self, labeled: dict, completed: dict, Z_u: Any, A: np.ndarray,
                   prior: dict | None, params: dict) -> tuple[dict, dict]:
-        """EM's M-step given the unlabelled rows' weights ``A`` (m, K): the maximising
+        """EM's M-step given the unlabeled rows' weights ``A`` (m, K): the maximising
         parameters and the statistics they were estimated from."""
 
-    def em_final(self, labelled: dict, used: dict, prior: dict | None,
+    def em_final(self, labeled: dict, used: dict, prior: dict | None,
                  params: dict) -> tuple[dict, dict]:
         """The fitted statistics and estimate once EM has converged."""
 
@@ -298,13 +298,13 @@ class Family(Protocol):
         ``params`` (data augmentation's conjugate step)."""
 
     def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
-        """Whether data augmentation can take these labelled statistics and the
-        unlabelled rows ``Z_u``."""
+        """Whether data augmentation can take these labeled statistics and the
+        unlabeled rows ``Z_u``."""
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed: Any,
                          prefix: str = "", dims: dict | None = None) -> Any:
         """log p(z_n | y = k, theta) of rows ``Z`` (m, d) for every class, a PyTensor
-        (m, K) expression of the PyMC parameters (the unlabelled rows' mixture
+        (m, K) expression of the PyMC parameters (the unlabeled rows' mixture
         likelihood in the NUTS model)."""
 
 

@@ -45,7 +45,7 @@ def fit(estimator, counts: np.ndarray, class_alpha: np.ndarray):
 
 def exact_given_row(estimator) -> bool:
     """Whether :func:`draws_given_row` samples the exact posterior of this fit with one
-    more row: a conjugate fit of i.i.d. draws (no data augmentation, no unlabelled rows)
+    more row: a conjugate fit of i.i.d. draws (no data augmentation, no unlabeled rows)
     of a family with a closed-form posterior."""
     if getattr(estimator, "method_", None) != "conjugate":
         return False

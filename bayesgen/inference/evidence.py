@@ -65,7 +65,7 @@ comparison.
 
 **Methods.** Defined for ``"conjugate"``, ``"map"`` and ``"mcmc"`` (the same conjugate
 prior, whatever the fit); ``"mle"`` has no prior (``ValueError``), nor has an ``"mcmc"``
-fit of LDA/QDA with ``covariance_prior="lkj"`` a conjugate one; KernelNB (and MixedNB
+fit of LDA/QDA with ``cov_prior_form="lkj"`` a conjugate one; KernelNB (and MixedNB
 with a kernel part) has no closed form.
 """
 
@@ -119,7 +119,7 @@ def check_supported(estimator) -> None:
     who = type(estimator).__name__
     if getattr(estimator, "n_unlabeled_", 0):
         raise ValueError(
-            f"{who} was fitted with {estimator.n_unlabeled_} unlabelled rows: its marginal "
+            f"{who} was fitted with {estimator.n_unlabeled_} unlabeled rows: its marginal "
             "likelihood (a sum over their classes) has no closed form."
         )
     if estimator.method_ == "mle":

@@ -81,7 +81,7 @@ def _seed(random_state) -> int | None:
 def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
     """Sample the statistics model with NUTS.
 
-    ``extra``: log-likelihood terms beyond the labelled statistics and where the chains
+    ``extra``: log-likelihood terms beyond the labeled statistics and where the chains
     start (:class:`bayesgen.inference.model.ExtraLikelihood`), or None. nutpie takes no
     start, so its chains start as usual.
 
@@ -254,6 +254,6 @@ def warn_if_not_converged(idata, var_names: list[str], who: str) -> None:
         warn(
             f"{who} MCMC may not have converged: {'; '.join(problems)}. Try more tuning "
             "steps (tune=2000) and draws, a higher target_accept (0.95) against "
-            "divergences, or for LDA/QDA the other covariance_prior ('lkj' / 'niw').",
+            "divergences, or for LDA/QDA the other cov_prior_form ('lkj' / 'niw').",
             ConvergenceWarning,
         )

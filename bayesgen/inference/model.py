@@ -33,8 +33,8 @@ Family hooks (see :mod:`bayesgen.families`):
 ``pymc_stats_loglik(params, stats) -> scalar tensor``
     sum_n w_n log p(x_n | y_n, theta) up to a constant, on the statistics.
 
-A caller may add log-likelihood terms of data that are no labelled statistics (the
-unlabelled rows' mixture likelihood of :mod:`bayesgen.semi.nuts`) and a start for the
+A caller may add log-likelihood terms of data that are no labeled statistics (the
+unlabeled rows' mixture likelihood of :mod:`bayesgen.semi.nuts`) and a start for the
 chains: an :class:`ExtraLikelihood`, given to :func:`build_stats_model` and
 :func:`bayesgen.inference.mcmc.sample_posterior`.
 """
@@ -53,7 +53,7 @@ from bayesgen.utils.heavy import import_pymc
 
 @dataclass(frozen=True)
 class ExtraLikelihood:
-    """Log-likelihood terms beyond the labelled statistics, supplied by the caller.
+    """Log-likelihood terms beyond the labeled statistics, supplied by the caller.
 
     Attributes
     ----------
@@ -112,7 +112,7 @@ def build_stats_model(estimator, extra: ExtraLikelihood | None = None):
         pm.Potential("y_loglik", classprior.pymc_loglik(estimator, pi))
         params = family.pymc_params(estimator._prior)
         pm.Potential("x_loglik", family.pymc_stats_loglik(params, estimator._stats))
-        if extra is not None:  # e.g. the unlabelled rows' mixture likelihood
+        if extra is not None:  # e.g. the unlabeled rows' mixture likelihood
             for name, term in extra.terms(pi, params).items():
                 pm.Potential(name, term)
     return model

@@ -87,7 +87,7 @@ def mixture(posts: list[dict], log_pi: np.ndarray) -> dict:
     ``posts`` are T posteriors of the family (what its ``log_predictive`` accepts) and
     ``log_pi`` (T, K) the log posterior means of pi that go with them: a posterior
     Rao-Blackwellised over the T retained sweeps of a data augmentation whose
-    conditional posteriors are conjugate (the classes of unlabelled rows,
+    conditional posteriors are conjugate (the classes of unlabeled rows,
     :mod:`bayesgen.semi.augmentation`). Its predictive density is the mean of theirs
     (:func:`closed_form`); stored as ``_posterior`` like any conjugate posterior.
     """

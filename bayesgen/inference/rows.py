@@ -22,15 +22,15 @@ Where the rows come from, in this order:
 
 1. **Given** (``X``, ``y`` and, for a weighted fit, ``sample_weight``): read as at fit
    (DataFrame columns, labels encoded against ``classes_``, the family's support
-   checks; rows whose label is missing, i.e. unlabelled, are left out as fit leaves
-   them out of the labelled likelihood). Where the result is about the training data
+   checks; rows whose label is missing, i.e. unlabeled, are left out as fit leaves
+   them out of the labeled likelihood). Where the result is about the training data
    (log-likelihood, LOO, ``calibration="loo"``/``"jackknife+"``, evidence, posterior
    predictive replicates) the rows must be the training rows: their weighted class
    counts must equal ``class_count_`` and the family's sufficient statistics of the
    rows, recomputed in the fit's frame by the code the fit uses, must equal the fitted
    ones to rounding, in any row order (:func:`check_statistics`); else a ``ValueError``
    naming the statistic and the class that differ. Not checked after a
-   semi-supervised fit, whose statistics include the unlabelled rows'
+   semi-supervised fit, whose statistics include the unlabeled rows'
    responsibilities; nor by ``build_model(X, y)`` and ``sample_prior_predictive``,
    whose models of other rows are meaningful.
 2. **Kept**: a posterior fit (``method_`` "conjugate" or "mcmc") by ``fit(X, y)`` keeps
@@ -212,7 +212,7 @@ def check_statistics(estimator, rows: Rows, what: str) -> None:
 
     Missing entries (NaN) must be missing in the same places (their statistics are
     those of the observed entries); sample weights enter as at fit. Not checked after
-    a semi-supervised fit (its statistics include the unlabelled rows'
+    a semi-supervised fit (its statistics include the unlabeled rows'
     responsibilities), see :func:`training_rows`.
 
     Raises

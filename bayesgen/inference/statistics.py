@@ -51,8 +51,8 @@ class Batch:
     counts : ndarray (K,)
         Weighted class counts N_k.
     unlabeled : :class:`bayesgen.data.labels.Unlabeled` or None
-        The unlabelled rows (then ``X``, ``y_index``, ``weights``, ``stats`` and
-        ``counts`` are those of the labelled rows), or None.
+        The unlabeled rows (then ``X``, ``y_index``, ``weights``, ``stats`` and
+        ``counts`` are those of the labeled rows), or None.
     """
 
     X: np.ndarray
@@ -95,10 +95,10 @@ def validate_predict(estimator, X: Any) -> Any:
 
 
 def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
-    """Rows of a fitted estimator's data set read as its fit read them: the labelled
+    """Rows of a fitted estimator's data set read as its fit read them: the labeled
     rows' validated X (after the family's support checks), class index into
     ``classes_`` and weights, ``(X, y_index, weights)``; rows whose label is missing
-    (unlabelled, see :mod:`bayesgen.semi.unlabeled`) are left out. For the capabilities
+    (unlabeled, see :mod:`bayesgen.semi.unlabeled`) are left out. For the capabilities
     that need the training rows again (:mod:`bayesgen.inference.rows`)."""
     with missing.scan_scope(), no_spin():
         y, unlabeled = labels.split_labels(y, getattr(estimator, "unlabeled", None))
@@ -132,9 +132,9 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     :func:`bayesgen.inference.scoring.fit_frame`). ``whole=False``: the rows are one chunk of the
     training set (Dask), whose columns with no observed value are checked on the total.
 
-    Unlabelled rows (None, NaN, pd.NA or the estimator's ``unlabeled`` value in y, see
-    :mod:`bayesgen.data.labels`): the classes are those of the labelled rows, the statistics
-    are the labelled rows', and the others are returned in ``batch.unlabeled``; with
+    Unlabeled rows (None, NaN, pd.NA or the estimator's ``unlabeled`` value in y, see
+    :mod:`bayesgen.data.labels`): the classes are those of the labeled rows, the statistics
+    are the labeled rows', and the others are returned in ``batch.unlabeled``; with
     ``classes`` given (``partial_fit``, Dask) they are a ``ValueError``.
     """
     # the estimator's n_jobs threads, one BLAS thread (bayesgen.utils.threads); X and Z
@@ -161,7 +161,7 @@ def _read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     X = missing.check_X(estimator, family, X, method, reset=reset and whole)
     Z = scoring.fit_frame(estimator, family, X, weights, frame_rows)  # internal frame
     rows = None
-    if unlabeled is not None:  # the labelled rows' statistics; the others kept as rows
+    if unlabeled is not None:  # the labeled rows' statistics; the others kept as rows
         X, Z, y_index, weights, rows = labels.split_rows(X, Z, y_index, weights, unlabeled)
     stats = family.stats(Z, y_index, weights, classes.size)
     check_stats(stats, X, weights, type(estimator).__name__)

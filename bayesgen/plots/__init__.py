@@ -166,7 +166,7 @@ def reliability_diagram(y_true: Any, proba: Any, *, classes: Any = None, n_bins:
     Returns
     -------
     matplotlib Axes
-        Observed frequency vs mean predicted probability per bin, each point labelled
+        Observed frequency vs mean predicted probability per bin, each point labeled
         with its number of forecasts if ``show_counts`` (``n=``: a point from a handful
         of forecasts says little), the diagonal, the expected calibration error (ECE, see
         :func:`calibration_table`) of each method in the legend, and the bin counts (log
@@ -183,8 +183,8 @@ def reliability_diagram(y_true: Any, proba: Any, *, classes: Any = None, n_bins:
     for i, (name, tab) in enumerate(tables.items()):
         ax.plot(tab["prob_pred"], tab["prob_true"], marker="o", color=f"C{i}",
                 label=f"{name} (ECE = {tab['ece']:.3f})")
-        labelled = zip(tab["prob_pred"], tab["prob_true"], tab["count"], strict=True)
-        for x, y, n in labelled if show_counts else ():
+        labeled = zip(tab["prob_pred"], tab["prob_true"], tab["count"], strict=True)
+        for x, y, n in labeled if show_counts else ():
             right = x > 0.85  # keep the label inside the panel
             ax.annotate(f"n={n}", (x, y), xytext=(-5 if right else 5, 4 - 10 * i),
                         textcoords="offset points", ha="right" if right else "left",

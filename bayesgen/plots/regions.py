@@ -92,7 +92,7 @@ def decision_regions(estimator, X: Any, y: Any, *, resolution: int = 200, ax=Non
     ax : matplotlib Axes, optional
     compare : list or dict of fitted estimators, optional
         Their decision boundaries (edges of their predicted-class regions) are overlaid
-        as labelled lines, e.g. ``[fitted_mle, fitted_map]`` or ``{"MLE": m, "MAP": m2}``.
+        as labeled lines, e.g. ``[fitted_mle, fitted_map]`` or ``{"MLE": m, "MAP": m2}``.
 
     Returns
     -------

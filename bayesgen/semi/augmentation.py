@@ -1,19 +1,19 @@
-"""Data augmentation with unlabelled rows (``method="conjugate"``).
+"""Data augmentation with unlabeled rows (``method="conjugate"``).
 
-Tanner & Wong (1987) on (theta, pi, z), z the classes of the unlabelled rows. Every
+Tanner & Wong (1987) on (theta, pi, z), z the classes of the unlabeled rows. Every
 chain alternates
 
 1. z_n | x_n, theta, pi ~ Categorical(r_n), r_nk proportional to pi_k p(x_n | y=k, theta),
-   independently per unlabelled row;
+   independently per unlabeled row;
 2. theta | data, z from the family's exact conjugate posterior of the completed
-   statistics (labelled rows plus every unlabelled row in its drawn class, weight w_n,
+   statistics (labeled rows plus every unlabeled row in its drawn class, weight w_n,
    by the family's own ``stats``: missing entries, sparse X and categories as in a
-   labelled fit; the family's ``conditional_posterior``), and
+   labeled fit; the family's ``conditional_posterior``), and
    pi | data, z ~ Dirichlet(N_k + n_k(z) + a_k) (or the fixed ``class_prior``).
 
-Its stationary distribution is the exact posterior given the labelled and the
-unlabelled rows (``unlabeled_weight`` 1; 0 is the labelled-only posterior, i.i.d.).
-Chains start from independent draws of the labelled-only posterior, run ``tune``
+Its stationary distribution is the exact posterior given the labeled and the
+unlabeled rows (``unlabeled_weight`` 1; 0 is the labeled-only posterior, i.i.d.).
+Chains start from independent draws of the labeled-only posterior, run ``tune``
 iterations of burn-in and keep ``draws``; ``sample_stats`` holds ``lp``, the
 observed-data log posterior density of every draw (up to a constant), and the chains are
 checked like NUTS's (R-hat, ESS: :func:`bayesgen.inference.mcmc.warn_if_not_converged`).
@@ -28,7 +28,7 @@ the mean of closed-form predictive densities (``_posterior`` is their mixture,
 :func:`bayesgen.inference.posterior.mixture`), which has a far smaller Monte Carlo
 error than the mean of p(x, y=k | theta_s) over draws.
 
-LDA/QDA with missing entries *and* unlabelled rows: step 2 also draws the missing
+LDA/QDA with missing entries *and* unlabeled rows: step 2 also draws the missing
 coordinates of every row given its (drawn) class before the conjugate posterior (the
 family's ``conditional_posterior``: the gap augmentation's exact completion of the
 (pattern, class) statistics, :func:`bayesgen.families.mvn.augment.
@@ -56,11 +56,11 @@ RB_MAX = 100
 
 def check_supported(estimator, family, stats: dict, Z_u) -> None:
     """``ValueError`` when the family cannot complete the missing entries of the
-    labelled rows' ``stats`` or the unlabelled rows ``Z_u`` inside the augmentation
+    labeled rows' ``stats`` or the unlabeled rows ``Z_u`` inside the augmentation
     (``can_augment_labels``: MultinomialNB with missing counts)."""
     if not family.can_augment_labels(stats, Z_u):
         raise ValueError(
-            f"{type(estimator).__name__} with both missing values in X and unlabelled rows "
+            f"{type(estimator).__name__} with both missing values in X and unlabeled rows "
             f"is not available with method={estimator.method!r}; use method='map' or "
             "'mle' (EM integrates over both), or impute X first."
         )
@@ -77,7 +77,7 @@ def _first(params: dict, random: dict, size: int) -> dict:
 
 
 def fit(estimator, family, batch, lam: float) -> None:
-    """Conjugate fit of a batch with unlabelled rows (module docstring)."""
+    """Conjugate fit of a batch with unlabeled rows (module docstring)."""
     from bayesgen.inference import mcmc, posterior
     from bayesgen.semi import em
 
@@ -86,7 +86,7 @@ def fit(estimator, family, batch, lam: float) -> None:
     start = em.start_stats(estimator, family, batch, lam)
     if lam > 0.0:
         check_supported(estimator, family, batch.stats, unl.Z)
-    # the labelled-only posterior: every fitted attribute, and the chains' start
+    # the labeled-only posterior: every fitted attribute, and the chains' start
     estimator._fit_statistics("conjugate", family, classes, start, batch.counts,
                               train=(batch.X, batch.y_index))
     if lam == 0.0:
@@ -95,7 +95,7 @@ def fit(estimator, family, batch, lam: float) -> None:
     tune = estimator.tune
     if not isinstance(tune, int | np.integer) or tune < 0:
         raise ValueError(f"tune must be a non-negative integer; got {tune!r}.")
-    rng = rng_from(estimator.random_state)  # a stream apart from the labelled draws
+    rng = rng_from(estimator.random_state)  # a stream apart from the labeled draws
     rng = np.random.default_rng(rng.integers(2**63))
     out = _run(estimator, family, batch, Z_l, chains, draws, int(tune), rng)
     params, log_pi, posts, rb_log_pi, counts, lp = out

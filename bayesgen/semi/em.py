@@ -1,4 +1,4 @@
-"""EM with unlabelled rows for ``method="mle"`` and ``"map"`` (every parametric family).
+"""EM with unlabeled rows for ``method="mle"`` and ``"map"`` (every parametric family).
 
 Nigam, McCallum, Thrun & Mitchell (2000), for any family. The observed-data objective,
 with lambda = ``unlabeled_weight``, is
@@ -10,18 +10,18 @@ with lambda = ``unlabeled_weight``, is
 (the family's ``log_prior`` for log p(theta); a fixed ``class_prior`` has no term).
 Each iteration
 
-* E-step: responsibilities r_nk = p(y=k | x_n, theta, pi) of the unlabelled rows
+* E-step: responsibilities r_nk = p(y=k | x_n, theta, pi) of the unlabeled rows
   (log-sum-exp; a row impossible under every class gets r = pi);
 * M-step: the family's ``em_m_step``, its closed-form ``mle`` / ``map`` on the
-  statistics of the labelled rows plus every unlabelled row in every class k with
+  statistics of the labeled rows plus every unlabeled row in every class k with
   weight ``lambda w_n r_nk`` (the family's own ``stats``, so missing entries, sparse X
-  and categories work as in a labelled fit), and pi from the counts
+  and categories work as in a labeled fit), and pi from the counts
   ``N_k + lambda sum_n w_n r_nk``.
 
 Both are the exact maximisers of the expected complete-data objective, which is linear
 in those statistics, so l never decreases (tested; ``em_objective_`` holds it after
-every iteration, starting at the labelled-only fit, the starting point; for "mle",
-the labelled-only MAP when the labelled rows are too few for an MLE). For LDA/QDA
+every iteration, starting at the labeled-only fit, the starting point; for "mle",
+the labeled-only MAP when the labeled rows are too few for an MLE). For LDA/QDA
 with missing entries the M-step is itself EM over the missing coordinates
 (:mod:`bayesgen.families.mvn.em`), run to convergence: a generalised EM, still
 monotone. ``divisor="unbiased"`` (MLE): EM maximises the likelihood with the divisor
@@ -47,7 +47,7 @@ MAX_ITER = 1000
 
 
 class _Data:
-    """Labelled rows, unlabelled rows and the stacked rows of the M-step."""
+    """Labeled rows, unlabeled rows and the stacked rows of the M-step."""
 
     def __init__(self, estimator, batch, n_classes: int, lam: float) -> None:
         unl = batch.unlabeled
@@ -62,35 +62,35 @@ class _Data:
             self.Z_all = np.concatenate(copies, axis=0)
         self.y_all = np.concatenate([self.y_l, np.repeat(np.arange(n_classes), m)])
 
-    def unlabelled_weights(self, R: np.ndarray) -> np.ndarray:
-        """A (m, K): the unlabelled rows' weights lambda w_n r_nk in every class."""
+    def unlabeled_weights(self, R: np.ndarray) -> np.ndarray:
+        """A (m, K): the unlabeled rows' weights lambda w_n r_nk in every class."""
         return self.lam * self.w_u[:, None] * R
 
     def weights(self, A: np.ndarray) -> np.ndarray:
-        """Row weights of the stacked rows: labelled w_n, then ``A`` (m, K) class by
+        """Row weights of the stacked rows: labeled w_n, then ``A`` (m, K) class by
         class."""
         return np.concatenate([self.w_l, A.T.reshape(-1)])
 
 
 def objective(family, method: str, params: dict, log_pi: np.ndarray, prior: dict | None,
               alpha: np.ndarray, fixed, data: _Data) -> tuple[float, np.ndarray]:
-    """The objective l (module docstring) and the unlabelled rows' log responsibilities
+    """The objective l (module docstring) and the unlabeled rows' log responsibilities
     (m, K) at (params, pi)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         J_l = family.log_lik(data.Z_l, params, full=True)
         rows = np.arange(data.y_l.shape[0])
         terms = log_pi[data.y_l] + J_l[rows, data.y_l]
         value = float(np.sum(np.where(data.w_l > 0, data.w_l * terms, 0.0)))
-    if data.lam == 0.0:  # the unlabelled rows do not enter
+    if data.lam == 0.0:  # the unlabeled rows do not enter
         log_r = np.broadcast_to(log_pi, (data.w_u.shape[0], log_pi.size))
     else:
-        mixture, log_r = unlabelled_term(family, params, log_pi, data)
+        mixture, log_r = unlabeled_term(family, params, log_pi, data)
         value += mixture
     return value + prior_terms(family, method, params, log_pi, prior, alpha, fixed), log_r
 
 
 def em_start(estimator, method: str) -> tuple:
-    """(prior, class_alpha, fixed pi, params, log pi) of the fitted labelled-only start;
+    """(prior, class_alpha, fixed pi, params, log pi) of the fitted labeled-only start;
     prior None for ``"mle"``."""
     prior = estimator._prior if method == "map" else None
     with np.errstate(divide="ignore"):
@@ -126,7 +126,7 @@ def iterate(estimator, method: str, log_r: np.ndarray, trace: list, update, eval
     Raises
     ------
     ValueError
-        When an unlabelled row has zero likelihood under every class (objective -inf).
+        When an unlabeled row has zero likelihood under every class (objective -inf).
     """
     n_iter, last = 0, None
     while n_iter < max_iter:
@@ -140,7 +140,7 @@ def iterate(estimator, method: str, log_r: np.ndarray, trace: list, update, eval
         last = (params, counts, pi, extra)
         if not np.isfinite(value):
             raise ValueError(
-                f"{type(estimator).__name__} method={method!r}: an unlabelled row has zero "
+                f"{type(estimator).__name__} method={method!r}: an unlabeled row has zero "
                 "likelihood under every class at the EM estimate (a probability estimated "
                 "as exactly 0); use method='map', whose prior keeps probabilities positive."
             )
@@ -150,8 +150,8 @@ def iterate(estimator, method: str, log_r: np.ndarray, trace: list, update, eval
     return n_iter, last
 
 
-def unlabelled_term(family, params: dict, log_pi: np.ndarray, data) -> tuple[float, np.ndarray]:
-    """lambda sum_n w_n log sum_k pi_k p(u_n | k) over the unlabelled rows, and their log
+def unlabeled_term(family, params: dict, log_pi: np.ndarray, data) -> tuple[float, np.ndarray]:
+    """lambda sum_n w_n log sum_k pi_k p(u_n | k) over the unlabeled rows, and their log
     responsibilities log r_nk (m, K); a row impossible under every class gets the
     class prior as responsibilities (and adds -inf only if its weight is positive)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -176,8 +176,8 @@ def prior_terms(family, method: str, params: dict, log_pi: np.ndarray, prior, al
 
 
 def start_stats(estimator, family, batch, lam: float) -> dict:
-    """The labelled rows' statistics; for categorical families with lambda > 0 they
-    also hold, at zero weight, the categories seen only in unlabelled rows (so that
+    """The labeled rows' statistics; for categorical families with lambda > 0 they
+    also hold, at zero weight, the categories seen only in unlabeled rows (so that
     ``categories_`` has them)."""
     if lam == 0.0 or not family.capabilities.learns_categories:
         return batch.stats
@@ -196,11 +196,11 @@ def resolve_prior(estimator, family, batch, start: dict, lam: float) -> dict | N
     """The prior of a semi-supervised fit, resolved once from *all* rows.
 
     The data-aware defaults (prior means and scales, LDA/QDA's empirical-Bayes
-    ``cov_dof="auto"``) would otherwise come from the few labelled rows alone. They are
-    resolved from the statistics of the labelled rows plus the unlabelled rows weighted
-    by lambda times their responsibilities under the labelled-only MAP fit, and then
+    ``cov_dof="auto"``) would otherwise come from the few labeled rows alone. They are
+    resolved from the statistics of the labeled rows plus the unlabeled rows weighted
+    by lambda times their responsibilities under the labeled-only MAP fit, and then
     held fixed (EM's objective, the augmentation and NUTS target one posterior).
-    None when lambda = 0 (the labelled-only fit, prior included).
+    None when lambda = 0 (the labeled-only fit, prior included).
     """
     if lam == 0.0:
         return None
@@ -209,43 +209,43 @@ def resolve_prior(estimator, family, batch, start: dict, lam: float) -> dict | N
     classes = batch.classes
     alpha = check_concentration(estimator.class_alpha, classes.size, "class_alpha", "class")
     fixed = classprior.check_fixed(getattr(estimator, "class_prior", None), classes.size)
-    params = family.map(start, family.prior(start))  # the labelled-only MAP
+    params = family.map(start, family.prior(start))  # the labeled-only MAP
     with np.errstate(divide="ignore"):
         log_pi = np.log(classprior.point("map", batch.counts, alpha, fixed))
     data = _Data(estimator, batch, classes.size, lam)
     _, log_r = objective(family, "mle", params, log_pi, None, alpha, fixed, data)
-    A = data.unlabelled_weights(np.exp(log_r))
+    A = data.unlabeled_weights(np.exp(log_r))
     stats = family.stats(data.Z_all, data.y_all, data.weights(A), classes.size)
     return family.prior(stats)
 
 
 def fit(estimator, method: str, family, batch, lam: float) -> None:
-    """Fit ``estimator`` by EM from a batch with unlabelled rows (module docstring);
+    """Fit ``estimator`` by EM from a batch with unlabeled rows (module docstring);
     sets the usual fitted attributes plus ``n_iter_`` and ``em_objective_``."""
 
     classes = batch.classes
     n_classes = classes.size
     data = _Data(estimator, batch, n_classes, lam)
     start = start_stats(estimator, family, batch, lam)
-    try:  # the starting point: the labelled-only fit
+    try:  # the starting point: the labeled-only fit
         estimator._fit_statistics(method, family, classes, start, batch.counts,
                                   train=(batch.X, batch.y_index))
     except ValueError:
         if method != "mle" or lam == 0.0:
             raise
-        # too few labelled rows for the MLE (e.g. QDA with N_k <= d): start at the MAP
+        # too few labeled rows for the MLE (e.g. QDA with N_k <= d): start at the MAP
         estimator._fit_statistics("map", family, classes, start, batch.counts,
                                   train=(batch.X, batch.y_index))
     prior, alpha, fixed, params, log_pi = em_start(estimator, method)
     value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
     trace = [value]
-    if lam == 0.0:  # the unlabelled rows carry no weight: the labelled-only fit
+    if lam == 0.0:  # the unlabeled rows carry no weight: the labeled-only fit
         estimator.n_iter_, estimator.em_objective_ = 0, np.asarray(trace)
         return
 
     def update(R):
         nonlocal params
-        A = data.unlabelled_weights(R)
+        A = data.unlabeled_weights(R)
         completed = family.stats(data.Z_all, data.y_all, data.weights(A), n_classes)
         params, used = family.em_m_step(start, completed, data.Z_u, A, prior, params)
         return params, batch.counts + lam * (data.w_u @ R), used
@@ -263,7 +263,7 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
 
 def _set_fitted(estimator, family, stats: dict, counts: np.ndarray, params: dict,
                 pi: np.ndarray) -> None:
-    """Replace the labelled-only fit's statistics, counts and estimates by EM's."""
+    """Replace the labeled-only fit's statistics, counts and estimates by EM's."""
     estimator._stats = stats
     estimator.class_count_ = counts
     estimator._params = params

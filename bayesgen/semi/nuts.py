@@ -1,27 +1,27 @@
-"""The unlabelled rows in the NUTS model (``method="mcmc"``).
+"""The unlabeled rows in the NUTS model (``method="mcmc"``).
 
 The statistics model (:func:`bayesgen.inference.model.build_stats_model`) keeps the
-labelled rows on their sufficient statistics and gets one more potential, supplied as an
+labeled rows on their sufficient statistics and gets one more potential, supplied as an
 :class:`bayesgen.inference.model.ExtraLikelihood` (:func:`extra_likelihood`)::
 
     unlabeled_loglik = lambda sum_{n in U} w_n logsumexp_k [log pi_k + log p(x_n | y=k, theta)]
 
-the unlabelled rows' mixture log-likelihood (lambda = ``unlabeled_weight``; lambda < 1
+the unlabeled rows' mixture log-likelihood (lambda = ``unlabeled_weight``; lambda < 1
 is a power, i.e. tempered, likelihood of those rows). log p(x_n | y=k, theta) comes from
 the family's ``pymc_rows_loglik`` (:func:`class_log_lik`), whose default is the family's
 own observed-data distribution (``pymc_observed``) evaluated row by row with
 ``pm.logp`` (:func:`_observed_log_lik`): the distribution is built once per class k in
 a detached scratch model (which contributes nothing itself), so every family with PyMC
-hooks works unchanged and the cost per gradient is O(m K d) for m unlabelled rows. The
+hooks works unchanged and the cost per gradient is O(m K d) for m unlabeled rows. The
 rows enter as float constants, so the compile-once JAX path lifts them into inputs
 like the statistics.
 
-The chains start near the mode the labelled rows anchor (:func:`start_point`): from
+The chains start near the mode the labeled rows anchor (:func:`start_point`): from
 the prior's centre they could settle in a label-swapped mode of the mixture likelihood
-(3 labelled rows per class and ~300 unlabelled ones: R-hat 1.8 for LDA).
+(3 labeled rows per class and ~300 unlabeled ones: R-hat 1.8 for LDA).
 
 The families' own row log-likelihoods: KernelNB and MixedNB's kernel parts take the KDEs
-of the labelled points at the unlabelled rows (the family's ``pymc_observed`` is a LOO
+of the labeled points at the unlabeled rows (the family's ``pymc_observed`` is a LOO
 potential of training rows, not a distribution of new rows); LDA/QDA integrate missing
 entries out in closed form (the Gaussian marginal of the observed coordinates per
 missingness pattern); CategoricalNB's observed value is one multivariate value whose
@@ -41,15 +41,15 @@ from bayesgen.data import sparse
 from bayesgen.inference.model import ExtraLikelihood, build_stats_model, model_coords
 from bayesgen.utils.heavy import import_pymc
 
-#: the name of the unlabelled rows' potential in the statistics model
+#: the name of the unlabeled rows' potential in the statistics model
 POTENTIAL = "unlabeled_loglik"
 
 
 def extra_likelihood(estimator, Z, w: np.ndarray, lam: float) -> ExtraLikelihood | None:
-    """The unlabelled rows ``Z`` (m, d; internal frame) with weights ``w`` (m,) as extra
+    """The unlabeled rows ``Z`` (m, d; internal frame) with weights ``w`` (m,) as extra
     terms of ``estimator``'s statistics model: the ``unlabeled_loglik`` potential
     (module docstring) and the chains' start at the anchored mode (:func:`start_point`).
-    None when lambda = ``lam`` is 0 (the labelled-only posterior)."""
+    None when lambda = ``lam`` is 0 (the labeled-only posterior)."""
     if lam == 0.0:
         return None
     Z = Z.toarray() if sparse.is_sparse(Z) else np.asarray(Z)
@@ -111,17 +111,17 @@ def start_point(estimator, model) -> dict | None:
     """Where the NUTS chains of a semi-supervised fit start (issue 17).
 
     Started at the prior's support point, the chains can settle in a label-swapped mode
-    of the unlabelled rows' mixture likelihood (the few labelled rows pull weakly
-    against hundreds of unlabelled ones). Instead they start at a local mode of the
-    posterior that the labelled rows anchor, found by two ascents of the log density
+    of the unlabeled rows' mixture likelihood (the few labeled rows pull weakly
+    against hundreds of unlabeled ones). Instead they start at a local mode of the
+    posterior that the labeled rows anchor, found by two ascents of the log density
     (unconstrained space, Jacobian included, L-BFGS):
 
-    1. the labelled-only model (``estimator``'s statistics model without
+    1. the labeled-only model (``estimator``'s statistics model without
        ``unlabeled_loglik``) from the prior's support point: its posterior is the
-       conjugate-like one of a few labelled rows, with one mode whose class k is the
-       labelled class k;
-    2. ``model`` itself from that point: like EM started at the labelled-only fit, it
-       climbs into the mode whose components keep their labelled rows.
+       conjugate-like one of a few labeled rows, with one mode whose class k is the
+       labeled class k;
+    2. ``model`` itself from that point: like EM started at the labeled-only fit, it
+       climbs into the mode whose components keep their labeled rows.
 
     Working on the model's own value variables needs no map from the family's
     parameters to its parametrisation (transforms, LDA/QDA's Bartlett factors).
@@ -130,15 +130,15 @@ def start_point(estimator, model) -> dict | None:
     -------
     dict or None
         ``value variable name -> unconstrained value`` of every value variable of
-        ``model``; None when ``model`` has no ``unlabeled_loglik`` (no unlabelled rows,
+        ``model``; None when ``model`` has no ``unlabeled_loglik`` (no unlabeled rows,
         or lambda = 0), when JAX (which compiles the ascent) is not installed, or when
         no finite point was found (the chains then start as before).
     """
     if (not any(p.name == POTENTIAL for p in model.potentials)
             or importlib.util.find_spec("jax") is None):
         return None
-    labelled = build_stats_model(estimator)
-    point = _ascend(labelled, labelled.initial_point())
+    labeled = build_stats_model(estimator)
+    point = _ascend(labeled, labeled.initial_point())
     if point is None:
         return None
     point = {v.name: point[v.name] for v in model.value_vars}

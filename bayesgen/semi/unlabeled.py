@@ -1,55 +1,55 @@
-"""Unlabelled rows (semi-supervised learning): dispatching the fit.
+"""Unlabeled rows (semi-supervised learning): dispatching the fit.
 
-An entry of y that is None, NaN or ``pd.NA`` marks an unlabelled row, and so does the
+An entry of y that is None, NaN or ``pd.NA`` marks an unlabeled row, and so does the
 estimator's ``unlabeled`` value when it is set (``unlabeled=-1``: scikit-learn's
 ``semi_supervised`` convention; not the default, since -1 is a common real label); the
 batch is read, and those rows are split off, by :mod:`bayesgen.data.labels`.
-``classes_`` are the labels of the labelled rows only.
+``classes_`` are the labels of the labeled rows only.
 
-A generative classifier learns from unlabelled rows through their marginal likelihood
+A generative classifier learns from unlabeled rows through their marginal likelihood
 ``p(x) = sum_k pi_k p(x | y=k, theta)``. With lambda = ``unlabeled_weight`` in [0, 1]
 (Nigam, McCallum, Thrun & Mitchell 2000) the objective is
 
-    l(theta, pi) = sum_{n labelled} w_n log(pi_{y_n} p(x_n | y_n, theta))
-                   + lambda sum_{n unlabelled} w_n log sum_k pi_k p(x_n | y=k, theta)
+    l(theta, pi) = sum_{n labeled} w_n log(pi_{y_n} p(x_n | y_n, theta))
+                   + lambda sum_{n unlabeled} w_n log sum_k pi_k p(x_n | y=k, theta)
                    [+ log p(theta) + log p(pi)   for "map"].
 
-Everything is a sum of per-class statistics: the labelled rows' statistics are fixed,
-and an unlabelled row enters class k with weight ``lambda w_n r_nk`` (``r_nk`` its
+Everything is a sum of per-class statistics: the labeled rows' statistics are fixed,
+and an unlabeled row enters class k with weight ``lambda w_n r_nk`` (``r_nk`` its
 responsibility), i.e. the family's own ``stats`` with those weights. The methods:
 
 ``"mle"``, ``"map"``
-    EM (:mod:`bayesgen.semi.em`), started at the labelled-only fit; ``n_iter_`` and
+    EM (:mod:`bayesgen.semi.em`), started at the labeled-only fit; ``n_iter_`` and
     ``em_objective_`` (the objective above, never decreasing) are set.
 ``"conjugate"``
-    Data augmentation (:mod:`bayesgen.semi.augmentation`): the unlabelled rows' classes given
+    Data augmentation (:mod:`bayesgen.semi.augmentation`): the unlabeled rows' classes given
     the parameters, the parameters from the conjugate posterior of the completed
     statistics; chains, R-hat and ESS as for NUTS. lambda must be 0 or 1: a power
     likelihood of a *mixture* has no augmentation with conjugate steps (tempering each
     component instead would be a different posterior), so 0 < lambda < 1 is a
     ``ValueError`` that points to "mcmc".
 ``"mcmc"``
-    NUTS on the labelled statistics plus ``lambda * sum_n w_n logsumexp_k(...)`` of the
-    unlabelled block (:mod:`bayesgen.semi.nuts`, given to the statistics model as
+    NUTS on the labeled statistics plus ``lambda * sum_n w_n logsumexp_k(...)`` of the
+    unlabeled block (:mod:`bayesgen.semi.nuts`, given to the statistics model as
     extra terms): the power (tempered) posterior for
-    lambda < 1. The chains start at the local mode reached from the labelled-only
-    posterior mode (like EM from the labelled-only fit), not at the prior's centre,
+    lambda < 1. The chains start at the local mode reached from the labeled-only
+    posterior mode (like EM from the labeled-only fit), not at the prior's centre,
     where they could settle in a label-swapped mode.
 
 The prior's data-aware defaults (prior means and scales, ``cov_dof="auto"``) are
-resolved once from all rows (:func:`bayesgen.semi.em.resolve_prior`: the unlabelled
-rows weighted by their responsibilities under the labelled-only MAP fit) and held fixed;
-lambda = 0 is exactly the labelled-only fit, prior included. Without unlabelled rows
+resolved once from all rows (:func:`bayesgen.semi.em.resolve_prior`: the unlabeled
+rows weighted by their responsibilities under the labeled-only MAP fit) and held fixed;
+lambda = 0 is exactly the labeled-only fit, prior included. Without unlabeled rows
 nothing here runs and every fit is as before. ``model_``, ``idata_``'s ``observed_data`` and
-``log_likelihood`` hold the labelled rows (``log p(x_n, y_n | theta)``, so ``bg.compare``
-compares fits of the same labelled rows). ``partial_fit``, ``bg.merge`` and Dask fits
-accept labelled rows only (EM and augmentation revisit every unlabelled row at every
+``log_likelihood`` hold the labeled rows (``log p(x_n, y_n | theta)``, so ``bg.compare``
+compares fits of the same labeled rows). ``partial_fit``, ``bg.merge`` and Dask fits
+accept labeled rows only (EM and augmentation revisit every unlabeled row at every
 iteration: no fixed-size statistics summarise them). KernelNB and MixedNB's kernel
-parts keep the labelled rows as kernel centres (bandwidths by their leave-one-out
-criterion) and take the unlabelled rows through the same mixture likelihood, with EM
+parts keep the labeled rows as kernel centres (bandwidths by their leave-one-out
+criterion) and take the unlabeled rows through the same mixture likelihood, with EM
 in :mod:`bayesgen.semi.kernel` (the family's ``kernel_density``); they have no
 "conjugate" method. Everything family-specific is reached through the family's
-unlabelled-row hooks (:mod:`bayesgen.families.unlabelled`).
+unlabeled-row hooks (:mod:`bayesgen.families.semi_hooks`).
 """
 
 from __future__ import annotations
@@ -61,22 +61,22 @@ import numpy as np
 from bayesgen.utils.threads import no_spin
 
 
-def check_labelled(counts: np.ndarray, classes: np.ndarray) -> None:
-    """``ValueError`` naming a class whose labelled rows have no weight."""
+def check_labeled(counts: np.ndarray, classes: np.ndarray) -> None:
+    """``ValueError`` naming a class whose labeled rows have no weight."""
     empty = np.flatnonzero(~(counts > 0))
     if empty.size:
         raise ValueError(
-            f"y: class {np.asarray(classes)[empty[0]].item()!r} has no labelled row of "
-            "positive weight; every class needs labelled rows for a semi-supervised fit "
-            "(unlabelled rows "
-            "cannot name a class nobody labelled)."
+            f"y: class {np.asarray(classes)[empty[0]].item()!r} has no labeled row of "
+            "positive weight; every class needs labeled rows for a semi-supervised fit "
+            "(unlabeled rows "
+            "cannot name a class nobody labeled)."
         )
 
 
 # ------------------------------------------------------------------ fit
 def fit_batch(estimator, method: str, family, batch) -> None:
-    """The second half of ``fit``: ``_fit_statistics`` for a fully labelled batch, a
-    semi-supervised fit when the batch has unlabelled rows."""
+    """The second half of ``fit``: ``_fit_statistics`` for a fully labeled batch, a
+    semi-supervised fit when the batch has unlabeled rows."""
     unl = getattr(batch, "unlabeled", None)
     for stale in ("n_iter_", "em_objective_", "unlabeled_X_", "n_unlabeled_"):
         estimator.__dict__.pop(stale, None)  # from an earlier fit
@@ -85,7 +85,7 @@ def fit_batch(estimator, method: str, family, batch) -> None:
             estimator._fit_statistics(method, family, batch.classes, batch.stats,
                                       batch.counts, train=(batch.X, batch.y_index))
         return
-    check_labelled(batch.counts, batch.classes)
+    check_labeled(batch.counts, batch.classes)
     estimator.n_unlabeled_ = int(unl.Z.shape[0])  # set only when there are some
     lam = float(estimator.unlabeled_weight)
     if not 0.0 <= lam <= 1.0:  # also checked by the parameter constraints
@@ -93,7 +93,7 @@ def fit_batch(estimator, method: str, family, batch) -> None:
     if method == "conjugate" and 0.0 < lam < 1.0:
         raise ValueError(
             f"unlabeled_weight={lam!r} is not available with method='conjugate': a power "
-            "of the unlabelled rows' mixture likelihood has no data augmentation with "
+            "of the unlabeled rows' mixture likelihood has no data augmentation with "
             "conjugate steps. Use 0 or 1, or method='mcmc' (which samples that tempered "
             "posterior) or 'map'."
         )
@@ -107,7 +107,7 @@ def fit_batch(estimator, method: str, family, batch) -> None:
                 estimator, method, family, batch, lam)
         elif method == "conjugate":
             augmentation.fit(estimator, family, batch, lam)
-        else:  # NUTS with the unlabelled rows' mixture likelihood
+        else:  # NUTS with the unlabeled rows' mixture likelihood
             estimator._fit_statistics(method, family, batch.classes, start, batch.counts,
                                       train=train,
                                       extra=nuts.extra_likelihood(estimator, unl.Z, unl.w, lam))

@@ -48,12 +48,12 @@ from bayesgen.families import dirichlet as dr
 from bayesgen.families import loo_at, masked
 from bayesgen.families.categorical import pymc as _pymc
 from bayesgen.families.protocol import Capabilities
-from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.families.semi_hooks import UnlabeledHooks
 
 WHO = "CategoricalNB"
 
 
-class CategoricalFamily(UnlabelledHooks):
+class CategoricalFamily(UnlabeledHooks):
     """Factorised categorical likelihood with a symmetric Dirichlet per class/feature.
 
     Parameters

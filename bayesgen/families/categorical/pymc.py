@@ -163,7 +163,7 @@ def row_columns(categories: list, theta, X: np.ndarray):
     drops its term.
 
     The observed-rows distribution (:func:`observed_rows`) is one multivariate value,
-    so its ``pm.logp`` is the total over all rows; the mixture likelihood of unlabelled
+    so its ``pm.logp`` is the total over all rows; the mixture likelihood of unlabeled
     rows (:mod:`bayesgen.semi.nuts`) needs the rows apart. Codes come from the sorted
     category table (as :func:`values_logp`), computed here once, as X is data.
 

@@ -1,6 +1,6 @@
 """Bandwidth estimation of KernelNB: Silverman's rule, the weighted leave-one-out
 likelihood, its derivatives in log h and the bounded maximisation; and the weighted
-log-density of other rows under a class's KDE with its derivatives (the unlabelled rows
+log-density of other rows under a class's KDE with its derivatives (the unlabeled rows
 of semi-supervised EM, :meth:`KernelFamily.em_m_step`).
 
 See :mod:`bayesgen.families.kernel.family` for the model. The maximiser runs a grid in

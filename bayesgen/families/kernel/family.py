@@ -40,11 +40,11 @@ of the same model, the MAP's prior times exp(LOO(h)); ``model_`` holds the likel
 as ``pm.Potential("x_loglik")``. The pointwise log-likelihood of ``idata_`` is the LOO
 term of every training row (:meth:`KernelFamily.train_log_lik`), not :meth:`log_lik`.
 
-Unlabelled rows (None/NaN in y, :mod:`bayesgen.semi.unlabeled`): the kernel centres stay the
-labelled points; the unlabelled rows add their mixture likelihood, the bandwidths are
+Unlabeled rows (None/NaN in y, :mod:`bayesgen.semi.unlabeled`): the kernel centres stay the
+labeled points; the unlabeled rows add their mixture likelihood, the bandwidths are
 re-chosen by EM (``"mle"``, ``"map"``, :mod:`bayesgen.semi.kernel`;
 :meth:`KernelFamily.em_m_step`) or sampled with it (``"mcmc"``, :mod:`bayesgen.semi.nuts`;
-the KDEs at the unlabelled rows: :meth:`KernelFamily.pymc_rows_loglik`).
+the KDEs at the unlabeled rows: :meth:`KernelFamily.pymc_rows_loglik`).
 
 Cost: each objective evaluation is O(n_k^2 d) (all pairs of points of a class, in
 blocks of bounded memory) and a fit takes about 50 evaluations per class; prediction
@@ -80,7 +80,7 @@ from bayesgen.families.kernel.kde import (  # noqa: F401 (re-exported)
     _logsumexp_last,
 )
 from bayesgen.families.protocol import Capabilities
-from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.families.semi_hooks import UnlabeledHooks
 
 NO_CONJUGATE = (
     "KernelNB has no conjugate prior; use method='mcmc' for posterior inference on the "
@@ -88,7 +88,7 @@ NO_CONJUGATE = (
 )
 
 
-class KernelFamily(UnlabelledHooks):
+class KernelFamily(UnlabeledHooks):
     """Per-class, per-feature Gaussian KDE whose bandwidths are the parameters.
 
     Parameters
@@ -104,7 +104,7 @@ class KernelFamily(UnlabelledHooks):
     #: x_j drops its factor (:mod:`bayesgen.families.kernel.missing`). No conjugate prior:
     #: no closed-form posterior, evidence or exact LOO. The training points are fixed
     #: entries of ``params`` and each training row's likelihood is its leave-one-out term;
-    #: the class densities are KDEs of the labelled points (:mod:`bayesgen.semi.kernel`).
+    #: the class densities are KDEs of the labeled points (:mod:`bayesgen.semi.kernel`).
     capabilities = Capabilities(missing=True, conjugate=False, evidence=False,
                                 exact_loo=False, real_valued=True, far_rows=True,
                                 fixed_params=True, train_log_lik=True, continuous=True,
@@ -242,30 +242,30 @@ class KernelFamily(UnlabelledHooks):
         z = (np.log(params["bandwidth"]) - np.log(prior["centre"])) / prior["sd"]
         return float(-0.5 * np.sum(z**2))
 
-    # ------------------------------------------------------- unlabelled rows
-    def em_m_step(self, labelled: dict, completed: dict, Z_u: np.ndarray, A: np.ndarray,
+    # ------------------------------------------------------- unlabeled rows
+    def em_m_step(self, labeled: dict, completed: dict, Z_u: np.ndarray, A: np.ndarray,
                   prior: dict | None, params: dict) -> tuple[dict, dict]:
-        """EM's M-step with unlabelled rows (:mod:`bayesgen.semi.kernel`): bandwidths
+        """EM's M-step with unlabeled rows (:mod:`bayesgen.semi.kernel`): bandwidths
         (K, d) maximising, per class and feature, the criterion
 
             Q_kj(t) = LOO_kj(t) + sum_n A_nk log p(z_nj | y=k, h = e^t)
                       [- (t - log c_kj)^2 / (2 sd^2)   (MAP)]
 
-        on the ``labelled`` points (which stay the kernel centres; ``completed`` is not
-        used), with the unlabelled rows ``Z_u`` (m, d) weighted by ``A`` (m, K). The
-        search is the labelled fit's (grid, golden section, Newton steps on the analytic
+        on the ``labeled`` points (which stay the kernel centres; ``completed`` is not
+        used), with the unlabeled rows ``Z_u`` (m, d) weighted by ``A`` (m, K). The
+        search is the labeled fit's (grid, golden section, Newton steps on the analytic
         derivatives), centred on the prior's centres (MAP; ``prior`` None: Silverman's);
         the current ``params["bandwidth"]`` is kept where it found no higher Q_kj, so
         the step never lowers the EM objective. Missing entries: per feature on the
-        observed points and rows. Returns ``(params, labelled)``."""
+        observed points and rows. Returns ``(params, labeled)``."""
         if prior is None:
             sd = None
-            centre = (km.per_feature(silverman, labelled) if km.has_gaps(labelled)
-                      else silverman(labelled))
+            centre = (km.per_feature(silverman, labeled) if km.has_gaps(labeled)
+                      else silverman(labeled))
         else:
             centre, sd = prior["centre"], prior["sd"]
         Z_u = np.asarray(Z_u, dtype=np.float64)
-        return self._fit_with_rows(labelled, Z_u, A, centre, sd, params["bandwidth"]), labelled
+        return self._fit_with_rows(labeled, Z_u, A, centre, sd, params["bandwidth"]), labeled
 
     def _fit_with_rows(self, stats: dict, Z_u: np.ndarray, A: np.ndarray,
                        centre: np.ndarray, sd: float | None, h_old: np.ndarray) -> dict:
@@ -303,10 +303,10 @@ class KernelFamily(UnlabelledHooks):
             h[k] = np.exp(np.where(q(t_new) >= q(t_old), t_new, t_old))
         return {"bandwidth": h, **self.fixed_params(stats)}
 
-    def em_final(self, labelled: dict, used: dict, prior: dict | None,
+    def em_final(self, labeled: dict, used: dict, prior: dict | None,
                  params: dict) -> tuple[dict, dict]:
-        """The ``labelled`` points with their weights as given, and ``params``."""
-        return labelled, params
+        """The ``labeled`` points with their weights as given, and ``params``."""
+        return labeled, params
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Not available: the bandwidth prior is not conjugate (always raises ValueError)."""
@@ -497,7 +497,7 @@ class KernelFamily(UnlabelledHooks):
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
                          prefix: str = "", dims: dict | None = None):
-        """log p(z_n | y=k, h), (m, K): the KDEs of the labelled points (``stats``) at
+        """log p(z_n | y=k, h), (m, K): the KDEs of the labeled points (``stats``) at
         the rows, no leave-one-out (:func:`.pymc.rows_loglik`; :meth:`pymc_observed` is
         the LOO potential of training rows, not a density of new rows)."""
         from bayesgen.families.kernel import pymc

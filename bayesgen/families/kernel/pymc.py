@@ -16,8 +16,8 @@ used by ``az.loo`` and ``bg.compare``) is :func:`train_log_lik`: every training 
 own LOO term, whose sum is the likelihood NUTS sampled, rather than ``log_lik``, which
 would put each row under its own kernel and overrate the fit.
 
-New rows (the unlabelled rows of a semi-supervised NUTS fit, :mod:`bayesgen.semi.nuts`)
-are scored by the KDEs of the labelled points, no leave-one-out (:func:`rows_loglik`):
+New rows (the unlabeled rows of a semi-supervised NUTS fit, :mod:`bayesgen.semi.nuts`)
+are scored by the KDEs of the labeled points, no leave-one-out (:func:`rows_loglik`):
 
     log p(x_n | k, h) = sum_{j observed in n} [logsumexp_l (log w_l - (x_nj - x_lj)^2
                         / (2 h_kj^2)) - log W_kj - log h_kj - log(2 pi) / 2]
@@ -185,7 +185,7 @@ def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
 
 def rows_loglik(stats: dict, h, Z: np.ndarray):
     """log p(z_n | y=k, h) of every row and class, a PyTensor (m, K) expression (module
-    docstring); ``stats`` the labelled points' kernel statistics, ``h`` the (K, d)
+    docstring); ``stats`` the labeled points' kernel statistics, ``h`` the (K, d)
     bandwidth tensor, ``Z`` (m, d) the rows (NaN: missing, its factor dropped)."""
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
@@ -196,10 +196,10 @@ def rows_loglik(stats: dict, h, Z: np.ndarray):
     need = 8 * m * X.shape[0] * d
     if need > MAX_PAIR_BYTES:
         raise ValueError(
-            f"KernelNB method='mcmc' with unlabelled rows needs the differences between "
-            f"the {m} unlabelled rows and the {X.shape[0]} labelled points ({need / 1e6:.0f}"
+            f"KernelNB method='mcmc' with unlabeled rows needs the differences between "
+            f"the {m} unlabeled rows and the {X.shape[0]} labeled points ({need / 1e6:.0f}"
             f" MB; the limit is {MAX_PAIR_BYTES / 1e6:.0f} MB). Use method='map', or fewer "
-            "unlabelled rows."
+            "unlabeled rows."
         )
     Zo = ~np.isnan(Z)
     Z0 = np.where(Zo, Z, 0.0)

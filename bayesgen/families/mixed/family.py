@@ -26,8 +26,8 @@ Statistics are ``{"count": (K,), "parts": [stats of each part]}``; priors and
 conjugate posteriors are ``{"parts": [...]}``.
 
 The PyMC hooks, the renamed coordinates and the pointwise log-likelihood of the
-training rows live in :mod:`bayesgen.families.mixed.pymc`. The unlabelled-row hooks
-(:mod:`bayesgen.families.unlabelled`) are delegated to the parts likewise.
+training rows live in :mod:`bayesgen.families.mixed.pymc`. The unlabeled-row hooks
+(:mod:`bayesgen.families.semi_hooks`) are delegated to the parts likewise.
 """
 
 from __future__ import annotations
@@ -379,33 +379,33 @@ class MixedFamily:
             _cols(Z, q), y, w, p, None if Z_test is None else _cols(Z_test, q))
             for q, p in zip(self._parts(), post["parts"], strict=True))
 
-    # ------------------------------------------------------- unlabelled rows
+    # ------------------------------------------------------- unlabeled rows
     def likelihood_maximiser(self) -> MixedFamily:
         """``self``: each part's own maximiser is used by its ``em_m_step``."""
         return self
 
-    def em_m_step(self, labelled: dict, completed: dict, Z_u: np.ndarray, A: np.ndarray,
+    def em_m_step(self, labeled: dict, completed: dict, Z_u: np.ndarray, A: np.ndarray,
                   prior: dict | None, params: dict) -> tuple[dict, dict]:
         """Every part's ``em_m_step`` on its columns: namespaced params, and
         ``{"count": completed count, "parts": [statistics each part used]}``."""
         parts = self._parts()
         priors = prior["parts"] if prior is not None else [None] * len(parts)
         out, used = [], []
-        for q, s_l, s_c, pr, sub in zip(parts, labelled["parts"], completed["parts"], priors,
+        for q, s_l, s_c, pr, sub in zip(parts, labeled["parts"], completed["parts"], priors,
                                         self._split(params), strict=True):
             est, s = q["family"].em_m_step(s_l, s_c, _cols(Z_u, q), A, pr, sub)
             out.append(est)
             used.append(s)
         return self._namespaced(out), {"count": completed["count"], "parts": used}
 
-    def em_final(self, labelled: dict, used: dict, prior: dict | None,
+    def em_final(self, labeled: dict, used: dict, prior: dict | None,
                  params: dict) -> tuple[dict, dict]:
         """Every part's ``em_final``: statistics ``{**used, "parts": [...]}`` and the
         namespaced estimates."""
         parts = self._parts()
         priors = prior["parts"] if prior is not None else [None] * len(parts)
         stats, out = [], []
-        for q, s_l, s_u, pr, sub in zip(parts, labelled["parts"], used["parts"], priors,
+        for q, s_l, s_u, pr, sub in zip(parts, labeled["parts"], used["parts"], priors,
                                         self._split(params), strict=True):
             s, est = q["family"].em_final(s_l, s_u, pr, sub)
             stats.append(s)

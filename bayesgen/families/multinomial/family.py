@@ -60,13 +60,13 @@ from bayesgen.families import dirichlet as dr
 from bayesgen.families import loo_at, masked
 from bayesgen.families.multinomial import missing as mm
 from bayesgen.families.protocol import Capabilities
-from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.families.semi_hooks import UnlabeledHooks
 from bayesgen.utils.heavy import import_pymc
 
 WHO = "MultinomialNB"
 
 
-class MultinomialFamily(UnlabelledHooks):
+class MultinomialFamily(UnlabeledHooks):
     """Multinomial likelihood over the feature counts with a Dirichlet prior per class.
 
     Parameters
@@ -177,8 +177,8 @@ class MultinomialFamily(UnlabelledHooks):
         return "groups" in stats
 
     def can_augment_labels(self, stats: dict, Z_u) -> bool:
-        """False with missing counts among the labelled rows (``stats``) or the
-        unlabelled rows ``Z_u``: completing them inside the label augmentation would
+        """False with missing counts among the labeled rows (``stats``) or the
+        unlabeled rows ``Z_u``: completing them inside the label augmentation would
         need the negative-binomial augmentation (:mod:`.augment`) in that loop."""
         return not (self.needs_augmentation(stats) or missing.has_missing(Z_u))
 

@@ -174,12 +174,12 @@ def conditional_posterior(family, stats: dict, theta: dict, prior: dict,
                           rng: np.random.Generator) -> dict:
     """The NIW posterior given statistics completed by one draw of x_mis | x_obs, theta.
 
-    The conjugate step of the label augmentation with unlabelled rows
+    The conjugate step of the label augmentation with unlabeled rows
     (:mod:`bayesgen.semi.augmentation`), which then draws the latent quantities (z,
     x_mis) in one block given theta = (mu, Sigma, pi): z_n | x_{n,o}, theta from the
     Gaussian marginals of the observed coordinates (the family's ``log_lik``, grouped by
-    missingness pattern), then the missing coordinates of every row (labelled, and
-    unlabelled in its drawn class) given its class, exactly per (pattern, class) group
+    missingness pattern), then the missing coordinates of every row (labeled, and
+    unlabeled in its drawn class) given its class, exactly per (pattern, class) group
     (:func:`complete`, without visiting rows), combined per class. Its stationary
     distribution is the exact posterior given all observed entries and labels.
 

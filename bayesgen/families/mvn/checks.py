@@ -14,17 +14,17 @@ from bayesgen.families.mvn.linalg import _cholesky, _swap
 _SINGULAR_TOL = 1e-12
 
 
-def resolve_cov_prior(value: Any, stats: dict, d: int) -> np.ndarray:
-    """The prior mean S0 of the covariance (d, d): ``cov_prior`` validated (a vector of
+def resolve_cov_target(value: Any, stats: dict, d: int) -> np.ndarray:
+    """The prior mean S0 of the covariance (d, d): ``cov_target`` validated (a vector of
     positive variances or a symmetric matrix, in the units given; the caller checks
     positive definiteness in the internal frame) or the diagonal default."""
     if value is None:
         return np.diag(gstats.default_scale(stats))
     S0 = np.asarray(value, dtype=np.float64)
     if S0.ndim < 2:
-        s0 = gstats.resolve_vector(S0, d, "cov_prior", S0)
+        s0 = gstats.resolve_vector(S0, d, "cov_target", S0)
         if np.any(s0 <= 0):
-            raise ValueError("cov_prior (prior variances) must be > 0 for every feature.")
+            raise ValueError("cov_target (prior variances) must be > 0 for every feature.")
         return np.diag(s0)
     scale = np.abs(S0).max() if S0.size and np.all(np.isfinite(S0)) else 0.0
     if (
@@ -33,14 +33,14 @@ def resolve_cov_prior(value: Any, stats: dict, d: int) -> np.ndarray:
         or not np.allclose(S0, S0.T, rtol=0, atol=1e-12 * scale)
     ):
         raise ValueError(
-            f"cov_prior must be a vector of {d} variances or a finite symmetric "
+            f"cov_target must be a vector of {d} variances or a finite symmetric "
             f"({d}, {d}) matrix; got shape {S0.shape}."
         )
     return (S0 + S0.T) / 2.0
 
 
 def isotropic_target(stats: dict, frame) -> np.ndarray:
-    """``cov_prior="isotropic"``: the target v I in the units of X, v the mean over the
+    """``cov_target="isotropic"``: the target v I in the units of X, v the mean over the
     features of the pooled within-class variances, as internal variances (d,):
     s0_j = v / s_j^2 with s the frame's scales (1 without a frame), computed as
     exp(logsumexp_k(2 log s_k + log p_k) - log d - 2 log s_j) from the internal pooled

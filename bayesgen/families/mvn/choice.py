@@ -47,7 +47,7 @@ from bayesgen.families.mvn.diagonal import DiagonalMVNFamily
 from bayesgen.families.mvn.family import MVNFamily
 from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw_evidence
 from bayesgen.families.protocol import Capabilities
-from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.families.semi_hooks import UnlabeledHooks
 
 #: candidate structures in order, per tying
 NAMES = {True: ("EII", "EEI", "EEE"), False: ("VII", "VVI", "VVV")}
@@ -55,7 +55,7 @@ NAMES = {True: ("EII", "EEI", "EEE"), False: ("VII", "VVI", "VVV")}
 SINGLE = ("full", "diag", "spherical")
 
 
-class StructureChoiceFamily(UnlabelledHooks):
+class StructureChoiceFamily(UnlabeledHooks):
     """The estimator's three covariance structures, chosen or averaged by the evidence.
 
     Parameters
@@ -137,13 +137,13 @@ class StructureChoiceFamily(UnlabelledHooks):
                 "cov_structure='auto' to sample the structure of largest evidence.")
         bad = [name for name in ("cov_dof", "cov_scale")
                if self.options.get(name) == "sample"]
-        cov_prior = self.options.get("cov_prior")
-        if bad or self.options.get("covariance_prior", "niw") != "niw" or (
-                isinstance(cov_prior, str) and cov_prior == "pooled"):
+        cov_target = self.options.get("cov_target")
+        if bad or self.options.get("cov_prior_form", "niw") != "niw" or (
+                isinstance(cov_target, str) and cov_target == "pooled"):
             raise ValueError(
                 f"{who}: cov_structure={option!r} compares structures whose priors are "
-                "conjugate; cov_dof/cov_scale='sample', covariance_prior='lkj' and "
-                "cov_prior='pooled' exist for the full structure only "
+                "conjugate; cov_dof/cov_scale='sample', cov_prior_form='lkj' and "
+                "cov_target='pooled' exist for the full structure only "
                 "(cov_structure='full').")
         return X
 
@@ -430,7 +430,7 @@ class StructureChoiceFamily(UnlabelledHooks):
         return self._mix([self.members[s].far_log_predictive(far, post["posts"][s])
                           for s in self._live(post)], post)
 
-    # ----------------------------------------- augmentation and unlabelled rows
+    # ----------------------------------------- augmentation and unlabeled rows
     def needs_augmentation(self, stats: dict) -> bool:
         """Whether the chosen structure needs data augmentation (the full one with
         missing entries)."""

@@ -75,8 +75,8 @@ class DiagonalMVNFamily(MVNFamily):
         class (QDA: VVI, VII).
     spherical : bool
         True: Sigma_g = sigma2_g S0; False: Sigma_g = diag(sigma2_g).
-    mean_prior, mean_strength, cov_prior, cov_scale, divisor
-        As :class:`.family.MVNFamily`; ``cov_prior`` is a vector of variances (the
+    mean_prior, mean_strength, cov_target, cov_scale, divisor
+        As :class:`.family.MVNFamily`; ``cov_target`` is a vector of variances (the
         diagonal target s0) or None.
     cov_dof : float, None, "auto" or "oas"
         nu0 > 2 of the Inverse-Gamma prior(s) (None: 3, one pseudo-observation as the
@@ -89,12 +89,12 @@ class DiagonalMVNFamily(MVNFamily):
     name = "mvn_diagonal"
 
     def __init__(self, *, tied: bool, spherical: bool = False, mean_prior: Any = None,
-                 mean_strength: Any = 0.01, cov_prior: Any = None, cov_dof: Any = None,
+                 mean_strength: Any = 0.01, cov_target: Any = None, cov_dof: Any = None,
                  cov_scale: Any = None, divisor: str = "n",
-                 covariance_prior: str = "niw") -> None:
+                 cov_prior_form: str = "niw") -> None:
         super().__init__(tied=tied, mean_prior=mean_prior, mean_strength=mean_strength,
-                         cov_prior=cov_prior, cov_dof=cov_dof, cov_scale=cov_scale,
-                         divisor=divisor, covariance_prior=covariance_prior)
+                         cov_target=cov_target, cov_dof=cov_dof, cov_scale=cov_scale,
+                         divisor=divisor, cov_prior_form=cov_prior_form)
         self.spherical = bool(spherical)
 
     @property
@@ -113,15 +113,15 @@ class DiagonalMVNFamily(MVNFamily):
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
         """Options the full structure has and these do not: ``ValueError`` saying why."""
         bad = None
-        if self.covariance_prior != "niw":
-            bad = (f"covariance_prior={self.covariance_prior!r} is a prior on correlations; "
+        if self.cov_prior_form != "niw":
+            bad = (f"cov_prior_form={self.cov_prior_form!r} is a prior on correlations; "
                    "a diagonal or spherical covariance has none")
         elif isinstance(self.cov_dof, str) and self.cov_dof not in ("auto", "oas"):
             bad = f"cov_dof={self.cov_dof!r} (use a number > 2, None, 'auto' or 'oas')"
         elif isinstance(self.cov_scale, str) and self.cov_scale != "auto":
             bad = f"cov_scale={self.cov_scale!r} (use a number > 0, None or 'auto')"
-        elif isinstance(self.cov_prior, str) and self.cov_prior != "isotropic":
-            bad = (f"cov_prior={self.cov_prior!r}: partial pooling centres full class "
+        elif isinstance(self.cov_target, str) and self.cov_target != "isotropic":
+            bad = (f"cov_target={self.cov_target!r}: partial pooling centres full class "
                    "covariances on the pooled one (cov_structure='full')")
         if bad is not None:
             raise ValueError(f"{who} with cov_structure="
@@ -130,27 +130,27 @@ class DiagonalMVNFamily(MVNFamily):
 
     # ----------------------------------------------------------------- prior
     def _target(self, stats: dict, d: int) -> np.ndarray:
-        """s0 (d,) in the internal frame: ``cov_prior`` (a vector, or the diagonal of a
+        """s0 (d,) in the internal frame: ``cov_target`` (a vector, or the diagonal of a
         matrix) or the pooled within-class variances."""
-        if self.cov_prior is None:
+        if self.cov_target is None:
             return gstats.default_scale(stats)
-        if isinstance(self.cov_prior, str) and self.cov_prior == "isotropic":
+        if isinstance(self.cov_target, str) and self.cov_target == "isotropic":
             return isotropic_target(stats, self.frame)
-        value = np.asarray(self.cov_prior, dtype=np.float64)
+        value = np.asarray(self.cov_target, dtype=np.float64)
         if value.ndim == 2:
             if value.shape != (d, d) or np.any(value - np.diag(np.diagonal(value))):
                 raise ValueError(
-                    f"cov_prior for a diagonal or spherical covariance is a vector of {d} "
+                    f"cov_target for a diagonal or spherical covariance is a vector of {d} "
                     "variances (or a diagonal matrix); got a matrix with off-diagonal "
                     "entries or of the wrong shape.")
             value = np.diagonal(value).copy()
-        s0 = gstats.resolve_vector(value, d, "cov_prior", None)
+        s0 = gstats.resolve_vector(value, d, "cov_target", None)
         if not np.all(np.isfinite(s0) & (s0 > 0)):
-            raise ValueError("cov_prior must be finite and > 0 for every feature.")
+            raise ValueError("cov_target must be finite and > 0 for every feature.")
         s0 = user_to_internal(self, "var", s0)
         if not np.all(np.isfinite(s0) & (s0 > 0)):
             raise ValueError(
-                "cov_prior is out of the float64 range once expressed in the scale of the "
+                "cov_target is out of the float64 range once expressed in the scale of the "
                 "data; give prior variances of the order of the data's.")
         return s0
 

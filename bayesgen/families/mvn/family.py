@@ -10,7 +10,7 @@ mu_k | Sigma ~ N(m0, Sigma / kappa0) independently per class.
 
 Defaults (of the family; the estimators default to ``cov_dof="auto"``): m0 = overall
 mean, kappa0 = ``mean_strength`` = 0.01, nu0 = ``cov_dof`` = d + 2 and
-Psi0 = (nu0 - d - 1) S0, so that E[Sigma] = S0 = ``cov_prior`` (default: diagonal of the
+Psi0 = (nu0 - d - 1) S0, so that E[Sigma] = S0 = ``cov_target`` (default: diagonal of the
 pooled within-class variances); these follow mclust's default prior (Fraley & Raftery
 2007). ``cov_dof="auto"`` picks nu0 by maximising the evidence (empirical Bayes; with
 missing entries, of EM-completed statistics, :func:`._mvn_em.auto_dof`). All
@@ -32,7 +32,7 @@ Joint posterior modes: QDA Sigma_k = Psi_k / (nu_k + d + 2); LDA Sigma = Psi / (
 
 Frame: as the Gaussian family (:mod:`bayesgen.families.gaussian`), everything here is
 in the internal coordinates z = (x - c) / s set by the estimator (``frame``);
-``mean_prior`` and ``cov_prior`` are given in the units of X and converted.
+``mean_prior`` and ``cov_target`` are given in the units of X and converted.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from bayesgen.families.mvn.checks import (
     complete_mle,
     draw_niw,
     isotropic_target,
-    resolve_cov_prior,
+    resolve_cov_target,
     sample_rows,
 )
 from bayesgen.families.mvn.linalg import (
@@ -66,18 +66,18 @@ from bayesgen.families.mvn.linalg import (
 from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw_evidence
 from bayesgen.families.mvn.structures import structure_evidence
 from bayesgen.families.protocol import Capabilities
-from bayesgen.families.unlabelled import UnlabelledHooks
+from bayesgen.families.semi_hooks import UnlabeledHooks
 
 LOG_2PI = np.log(2.0 * np.pi)
 #: covariance priors of the PyMC models (model_ and method="mcmc")
-COVARIANCE_PRIORS = ("niw", "lkj")
+COV_PRIOR_FORMS = ("niw", "lkj")
 
 
 #: smallest eigenvalue of a posterior scale's correlation form accepted as definite
 _DEGENERATE = 1e3 * np.finfo(np.float64).eps
 
 
-class MVNFamily(UnlabelledHooks):
+class MVNFamily(UnlabeledHooks):
     """Multivariate normal likelihood with a Normal-Inverse-Wishart prior.
 
     Parameters
@@ -90,7 +90,7 @@ class MVNFamily(UnlabelledHooks):
         kappa0 > 0, prior pseudo-observations for the means (default 0.01); "auto": chosen
         by type-II maximum likelihood of the exact evidence with the other "auto" values
         (:func:`bayesgen.families.mvn.niw_evidence.evidence_search_kappa`).
-    cov_prior : array-like of shape (d,) or (d, d), "pooled", "isotropic", or None
+    cov_target : array-like of shape (d,) or (d, d), "pooled", "isotropic", or None
         Prior mean S0 = E[Sigma]: a vector is a diagonal matrix, a matrix must be
         symmetric positive definite. None = diagonal of the pooled within-class variances
         (:func:`bayesgen.families.gaussian_stats.default_scale`). "isotropic": v I in the
@@ -114,7 +114,7 @@ class MVNFamily(UnlabelledHooks):
     divisor : {"n", "unbiased"}
         MLE covariance divisor: N_k (QDA) / N (LDA), as scikit-learn, or the unbiased
         N_k - 1 / N - K.
-    covariance_prior : {"niw", "lkj"}
+    cov_prior_form : {"niw", "lkj"}
         Prior of the PyMC models (``model_``, ``method="mcmc"``): the conjugate NIW above
         (Bartlett decomposition) or PyMC's LKJ prior, which is not conjugate (see
         :mod:`bayesgen.families.mvn.pymc`). Checked in :meth:`prior`.
@@ -135,17 +135,17 @@ class MVNFamily(UnlabelledHooks):
         tied: bool,
         mean_prior: Any = None,
         mean_strength: float = 0.01,
-        cov_prior: Any = None,
+        cov_target: Any = None,
         cov_dof: Any = None,
         cov_scale: Any = None,
         divisor: str = "n",
-        covariance_prior: str = "niw",
+        cov_prior_form: str = "niw",
     ) -> None:
         self.tied = bool(tied)
-        self.covariance_prior = covariance_prior
+        self.cov_prior_form = cov_prior_form
         self.mean_prior = mean_prior
         self.mean_strength = mean_strength
-        self.cov_prior = cov_prior
+        self.cov_target = cov_target
         self.cov_dof = cov_dof
         self.cov_scale = cov_scale
         self.divisor = divisor
@@ -175,12 +175,12 @@ class MVNFamily(UnlabelledHooks):
         """Real-valued features: nothing beyond finiteness (checked by the caller).
         ``cov_dof``/``cov_scale="sample"`` needs ``method="mcmc"`` and the NIW prior."""
         sampled = self._sampled_hyper()
-        if sampled and (method != "mcmc" or self.covariance_prior != "niw"):
+        if sampled and (method != "mcmc" or self.cov_prior_form != "niw"):
             names = " and ".join(f"{name}='sample'" for name in sampled)
             raise ValueError(
                 f"{who}: {names} samples the hyper-parameter with NUTS, so it needs "
-                f"method='mcmc' and covariance_prior='niw' (got method={method!r}, "
-                f"covariance_prior={self.covariance_prior!r}); with other methods use "
+                f"method='mcmc' and cov_prior_form='niw' (got method={method!r}, "
+                f"cov_prior_form={self.cov_prior_form!r}); with other methods use "
                 "'auto' (type-II maximum likelihood of the evidence).")
         return X
 
@@ -227,10 +227,10 @@ class MVNFamily(UnlabelledHooks):
             ``m0`` (d,), ``kappa0`` float, ``nu0`` float, ``Psi0`` (d, d) with
             ``Psi0 = (nu0 - d - 1) s S0`` so that the prior mean of Sigma is s S0.
         """
-        if self.covariance_prior not in COVARIANCE_PRIORS:
+        if self.cov_prior_form not in COV_PRIOR_FORMS:
             raise ValueError(
-                f"covariance_prior must be one of {COVARIANCE_PRIORS}; got "
-                f"{self.covariance_prior!r}."
+                f"cov_prior_form must be one of {COV_PRIOR_FORMS}; got "
+                f"{self.cov_prior_form!r}."
             )
         d = stats["mean"].shape[1]
         if isinstance(self.mean_strength, str):
@@ -255,22 +255,22 @@ class MVNFamily(UnlabelledHooks):
             )
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
-        if isinstance(self.cov_prior, str) and self.cov_prior == "isotropic":
+        if isinstance(self.cov_target, str) and self.cov_target == "isotropic":
             S0 = np.diag(isotropic_target(stats, self.frame))
-        elif isinstance(self.cov_prior, str):
+        elif isinstance(self.cov_target, str):
             S0 = self._pooled_target(stats, m0, kappa0)
         else:
-            S0 = resolve_cov_prior(self.cov_prior, stats, d)
-        if self.cov_prior is not None and not isinstance(self.cov_prior, str):
+            S0 = resolve_cov_target(self.cov_target, stats, d)
+        if self.cov_target is not None and not isinstance(self.cov_target, str):
             S0 = user_to_internal(self, "cov", S0)
             diag = np.diagonal(S0)
             if not (np.all(np.isfinite(S0)) and np.all(diag > 0)):
                 raise ValueError(
-                    "cov_prior is out of the float64 range once expressed in the scale of "
+                    "cov_target is out of the float64 range once expressed in the scale of "
                     f"the data (features {np.flatnonzero(~(diag > 0)).tolist()}); give "
                     "prior variances of the order of the data's."
                 )
-            _cholesky(S0, "cov_prior", "give a positive definite matrix or a vector of variances")
+            _cholesky(S0, "cov_target", "give a positive definite matrix or a vector of variances")
         scale = self._resolved_scale()
         oas = None
         if self.cov_dof == "oas":  # a fixed strength from the statistics, not a search
@@ -315,25 +315,25 @@ class MVNFamily(UnlabelledHooks):
 
     def prior_uses_data(self) -> bool:
         """Whether a default reads the data: ``mean_prior`` None (the grand mean),
-        ``cov_prior`` None or a string (pooled variances, isotropic or pooled targets),
+        ``cov_target`` None or a string (pooled variances, isotropic or pooled targets),
         or ``cov_dof`` / ``cov_scale`` / ``mean_strength`` a string ("auto", "oas",
         "sample")."""
-        return (self.mean_prior is None or self.cov_prior is None
-                or any(isinstance(v, str) for v in (self.cov_prior, self.cov_dof,
+        return (self.mean_prior is None or self.cov_target is None
+                or any(isinstance(v, str) for v in (self.cov_target, self.cov_dof,
                                                     self.cov_scale, self.mean_strength)))
 
     def _pooled_target(self, stats: dict, m0: np.ndarray, kappa0: float | None) -> np.ndarray:
-        """S0 of ``cov_prior="pooled"`` (QDA only): the pooled covariance of
+        """S0 of ``cov_target="pooled"`` (QDA only): the pooled covariance of
         :func:`.niw_evidence.pooled_target`, from the class statistics (with missing
         entries, the expected complete-data statistics at the EM MAP under the default
         diagonal prior, :func:`.em.evidence_stats`)."""
         from bayesgen.families.mvn.niw_evidence import pooled_target
 
-        if self.cov_prior != "pooled":
-            raise ValueError(f"cov_prior must be None, 'pooled', 'isotropic', a vector of "
-                             f"variances or a covariance matrix; got {self.cov_prior!r}.")
+        if self.cov_target != "pooled":
+            raise ValueError(f"cov_target must be None, 'pooled', 'isotropic', a vector of "
+                             f"variances or a covariance matrix; got {self.cov_target!r}.")
         if self.tied:
-            raise ValueError("cov_prior='pooled' centres each class covariance of QDA on the "
+            raise ValueError("cov_target='pooled' centres each class covariance of QDA on the "
                              "pooled one; LDA has a single pooled covariance already (use "
                              "cov_dof and cov_scale to shrink it).")
         kappa0 = em.DEFAULT_KAPPA0 if kappa0 is None else kappa0
@@ -496,11 +496,11 @@ class MVNFamily(UnlabelledHooks):
                 "'sample'): its evidence would integrate over their hyper-prior, which has "
                 "no closed form. Use 'auto' (the evidence at the type-II ML values), or "
                 "compare by LOO.")
-        if method == "mcmc" and self.covariance_prior != "niw":
+        if method == "mcmc" and self.cov_prior_form != "niw":
             raise ValueError(
-                f"{who} was sampled with covariance_prior={self.covariance_prior!r}, "
+                f"{who} was sampled with cov_prior_form={self.cov_prior_form!r}, "
                 "which is not conjugate: no closed-form marginal likelihood. Use "
-                "covariance_prior='niw'."
+                "cov_prior_form='niw'."
             )
         if "groups" in stats:
             raise ValueError(
@@ -638,7 +638,7 @@ class MVNFamily(UnlabelledHooks):
         """The covariance prior in the current PyMC model (see
         :mod:`bayesgen.families.mvn.pymc`).
 
-        ``covariance_prior="niw"``: the conjugate NIW prior through the Bartlett
+        ``cov_prior_form="niw"``: the conjugate NIW prior through the Bartlett
         decomposition of Sigma^-1 and non-centred means; ``"lkj"``: LKJ correlations with
         half-normal scales and normal means (not conjugate). Either way ``mu`` (class,
         feature) and ``cov`` (``param_dims["cov"]``) are model variables.
@@ -646,7 +646,7 @@ class MVNFamily(UnlabelledHooks):
         from bayesgen.families.mvn import pymc
 
         dims = dims or self.param_dims
-        build = pymc.lkj_params if self.covariance_prior == "lkj" else pymc.niw_params
+        build = pymc.lkj_params if self.cov_prior_form == "lkj" else pymc.niw_params
         return build(self, prior, prefix, dims)
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):

@@ -443,7 +443,7 @@ def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: 
 
 
 def pooled_target(stats: dict, m0: np.ndarray, kappa0: float, D: np.ndarray) -> np.ndarray:
-    """The pooled covariance that QDA's ``cov_prior="pooled"`` centres every class on.
+    """The pooled covariance that QDA's ``cov_target="pooled"`` centres every class on.
 
     The posterior mean of the shared covariance of LDA's model on the same statistics,
     under its own evidence-chosen prior around the diagonal target ``D``::

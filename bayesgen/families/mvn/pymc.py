@@ -1,6 +1,6 @@
 """PyMC hooks of :class:`bayesgen.families.mvn.family.MVNFamily` (LDA, QDA).
 
-NIW prior (``covariance_prior="niw"``), through the Bartlett decomposition
+NIW prior (``cov_prior_form="niw"``), through the Bartlett decomposition
 ---------------------------------------------------------------------------
 Sigma ~ IW(Psi0, nu0) is the same as Lambda = Sigma^-1 ~ Wishart(V, nu0), V = Psi0^-1.
 With L_V = chol(V) and A lower triangular with::
@@ -37,7 +37,7 @@ d = 10 QDA 63 -> 31, d = 10 LDA 31 -> 15 (iris LDA, centred: 14). Both forms con
 divergences, R-hat <= 1.006, bulk ESS > 2,800 of 4,000), also with a class of only 6
 rows; ``benchmarks/bench_mcmc.py`` reproduces the centred figures.
 
-LKJ prior (``covariance_prior="lkj"``)
+LKJ prior (``cov_prior_form="lkj"``)
 --------------------------------------
 PyMC's usual choice, *not* the conjugate prior, so ``method="mcmc"`` does not reproduce
 ``"conjugate"`` exactly: Sigma_k = L_k L_k^T with

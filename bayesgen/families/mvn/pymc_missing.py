@@ -16,7 +16,7 @@ number of the data enters as a float array (the masks too), so the compile-once 
 NUTS path (:mod:`bayesgen.inference.jax_nuts`) lifts it into an input: a refit with as many
 groups reuses the compiled program.
 
-New rows with missing entries (the unlabelled rows of a semi-supervised NUTS fit,
+New rows with missing entries (the unlabeled rows of a semi-supervised NUTS fit,
 :mod:`bayesgen.semi.nuts`) enter through their Gaussian marginals
 N(x_{n,o}; mu_{k,o}, Sigma_{k,oo}) per row and class (:func:`rows_loglik`).
 """
