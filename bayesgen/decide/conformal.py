@@ -2,8 +2,8 @@ r"""Conformal prediction sets of a fitted classifier.
 
 A prediction set C(x) is a set of classes with finite-sample marginal coverage
 P(y in C(x)) >= 1 - alpha over exchangeable calibration and test rows, whatever the
-model. Each (row, class) gets a nonconformity score from the predictive probabilities
-p = ``predict_proba``:
+model; ``predict_set``'s ``confidence_level`` is 1 - alpha (MAPIE's name). Each (row,
+class) gets a nonconformity score from the predictive probabilities p = ``predict_proba``:
 
 - ``"lac"`` (least ambiguous set-valued classifier, Sadinle et al. 2019):
   s(x, k) = 1 - p_k(x); smallest average sets at a given coverage;
@@ -87,6 +87,7 @@ import numpy as np
 
 from bayesgen.decide.uncertainty import predictive_log_proba
 from bayesgen.inference import exact_loo
+from bayesgen.utils.deprecation import DEFAULT_CONFIDENCE_LEVEL, DEPRECATED, given, renamed
 from bayesgen.utils.logspace import normalise
 from bayesgen.utils.random import rng_from
 
@@ -180,11 +181,38 @@ def _check_choice(value, options, name):
         raise ValueError(f"{name} must be one of {list(options)}; got {value!r}.")
 
 
-def _check_alpha(alpha) -> np.ndarray:
-    values = np.atleast_1d(np.asarray(alpha, dtype=float))
+def _check_level(value, name: str) -> np.ndarray:
+    """``value`` (a number or 1-D sequence) as a float array in (0, 1), else ValueError."""
+    values = np.atleast_1d(np.asarray(value, dtype=float))
     if values.ndim != 1 or not np.all((values > 0) & (values < 1)):
-        raise ValueError(f"alpha must be a number (or 1-D list) in (0, 1); got {alpha!r}.")
+        raise ValueError(f"{name} must be a number (or 1-D list) in (0, 1); got {value!r}.")
     return values
+
+
+def miscoverage(confidence_level: Any = DEFAULT_CONFIDENCE_LEVEL, alpha: Any = DEPRECATED,
+                who: str = "predict_set") -> np.ndarray:
+    """The miscoverage levels alpha = 1 - confidence_level, as a 1-D float array.
+
+    ``1 - confidence_level`` is rounded to 12 decimals, so that ``confidence_level=0.9``
+    gives exactly the float 0.1 and sets equal those of the deprecated ``alpha=0.1`` (a
+    p-value k/(n + 1) can equal alpha exactly). ``alpha`` (deprecated since 0.2, removed
+    in 0.3) is taken as given, with a ``FutureWarning``; both is a ``ValueError``.
+    """
+    if given(alpha):
+        renamed(who, "alpha", alpha, "confidence_level", confidence_level,  # deprecated
+                confidence_level is DEFAULT_CONFIDENCE_LEVEL, use="confidence_level=1 - alpha "
+                f"(alpha={alpha!r}: confidence_level={_complement(alpha)!r})")
+        return _check_level(alpha, "alpha")  # deprecated name, removed in 0.3
+    return np.round(1.0 - _check_level(confidence_level, "confidence_level"), 12)
+
+
+def _complement(value: Any) -> Any:
+    """1 - value for a number or a sequence (the message's example), rounded."""
+    try:
+        out = np.round(1.0 - np.asarray(value, dtype=float), 12)
+    except (TypeError, ValueError):
+        return "1 - alpha"
+    return out.item() if out.ndim == 0 else out.tolist()
 
 
 def _label_index(estimator, y: Any) -> np.ndarray:
@@ -284,19 +312,26 @@ def _rank(n_ref: np.ndarray, alpha: float) -> np.ndarray:
     return np.ceil((n_ref + 1) * (1.0 - alpha) - 1e-12)
 
 
-def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "split",
+def predict_set(estimator, X: Any, alpha: Any = DEPRECATED, *,
+                confidence_level: Any = DEFAULT_CONFIDENCE_LEVEL, calibration: str = "split",
                 X_calib: Any = None, y_calib: Any = None, score: str = "lac",
                 mondrian: bool = False, randomize: bool = False,
                 random_state: Any = None) -> np.ndarray:
-    """Conformal prediction sets: classes that the rows X may have, at level 1 - alpha.
+    """Conformal prediction sets: classes that the rows X may have, at a confidence level.
+
+    With alpha = 1 - ``confidence_level`` (the miscoverage of the module docstring).
 
     Parameters
     ----------
     estimator : fitted bayesgen classifier
     X : array-like or DataFrame of shape (n, d)
         The rows to predict sets for.
-    alpha : float or 1-D sequence of floats in (0, 1), default=0.1
-        Miscoverage: P(y in set) >= 1 - alpha.
+    alpha : float or 1-D sequence of floats in (0, 1), deprecated
+        Deprecated since 0.2 (removed in 0.3, FutureWarning): the miscoverage
+        1 - confidence_level, the positional argument after X in earlier releases.
+    confidence_level : float or 1-D sequence of floats in (0, 1), default=0.9
+        Target coverage: P(y in set) >= confidence_level (MAPIE's name). A sequence
+        gives one set per level.
     calibration : {"split", "loo", "jackknife+"}, default="split"
         ``"split"``: ``X_calib``, ``y_calib`` are labeled rows held out of the fit
         (every estimator and method). ``"loo"``: no split; ``X_calib``, ``y_calib`` are
@@ -321,10 +356,11 @@ def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "spli
     Returns
     -------
     ndarray of bool
-        Shape (n, K) for a scalar alpha, (n, K, len(alpha)) for a sequence:
+        Shape (n, K) for a scalar level, (n, K, len(confidence_level)) for a sequence:
         ``out[i, k]`` is True when ``classes_[k]`` is in the set of row i.
     """
-    alphas = _check_alpha(alpha)
+    alphas = miscoverage(confidence_level, alpha)
+    scalar = np.ndim(alpha if given(alpha) else confidence_level) == 0
     _check_choice(calibration, CALIBRATIONS, "calibration")
     if calibration == "jackknife+":
         Xv = estimator._check_X_predict(X)
@@ -336,7 +372,7 @@ def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "spli
             out = pvalues[..., None] > alphas
         else:  # #{R_i < s_i} < (1 - alpha)(n + 1), i.e. below the quantile's rank
             out = np.stack([less < _rank(n_ref, a) for a in alphas], axis=-1)
-        return out[..., 0] if np.ndim(alpha) == 0 else out
+        return out[..., 0] if scalar else out
     cal, y_index = calibration_scores(estimator, calibration, X_calib, y_calib, score)
     test = nonconformity(predictive_log_proba(estimator, estimator._check_X_predict(X)), score)
     K = estimator.classes_.size
@@ -346,4 +382,4 @@ def predict_set(estimator, X: Any, alpha: Any = 0.1, *, calibration: str = "spli
     else:
         out = np.stack([test <= thresholds(cal, y_index, K, a, mondrian)[None, :]
                         for a in alphas], axis=-1)
-    return out[..., 0] if np.ndim(alpha) == 0 else out
+    return out[..., 0] if scalar else out

@@ -40,6 +40,7 @@ from bayesgen.inference import (
 )
 from bayesgen.scale import dask_input, streaming
 from bayesgen.semi import unlabeled
+from bayesgen.utils.deprecation import DEFAULT_CONFIDENCE_LEVEL, DEPRECATED
 from bayesgen.utils.heavy import import_arviz
 from bayesgen.utils.logspace import decide, normalise, normalised_proba
 
@@ -401,12 +402,17 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                                                      coverage=coverage)
         return reject.labels_with_reject(self.classes_, decision, accepted, reject_label)
 
-    def predict_set(self, X: Any, alpha: Any = 0.1, *, calibration: str = "split",
-                    X_calib: Any = None, y_calib: Any = None, score: str = "lac",
-                    mondrian: bool = False, randomize: bool = False,
+    def predict_set(self, X: Any, alpha: Any = DEPRECATED, *,
+                    confidence_level: Any = DEFAULT_CONFIDENCE_LEVEL, calibration: str = "split",
+                    X_calib: Any = None, y_calib: Any = None,
+                    score: str = "lac", mondrian: bool = False, randomize: bool = False,
                     random_state: Any = None) -> np.ndarray:
-        """Conformal prediction sets with coverage >= 1 - alpha.
+        """Conformal prediction sets with coverage >= ``confidence_level``.
 
+        ``confidence_level`` (default 0.9; MAPIE's name): a number in (0, 1), or a
+        sequence of them for one set per level; alpha = 1 - confidence_level below.
+        ``alpha``: deprecated since 0.2 and removed in 0.3 (FutureWarning), the
+        miscoverage 1 - confidence_level, given after X in earlier releases.
         ``calibration="split"`` (every method): ``X_calib``, ``y_calib`` are labeled
         rows held out of the fit. ``calibration="loo"`` (``method="conjugate"``): no
         split, the training rows (``X_calib``, ``y_calib``, optional when the fit kept
@@ -423,12 +429,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of bool
             (n, K) (``out[i, k]``: ``classes_[k]`` is in row i's set), or
-            (n, K, len(alpha)) for a sequence of alphas.
+            (n, K, len(confidence_level)) for a sequence of levels.
         """
         check_is_fitted(self, "_params")
         from bayesgen.decide import conformal
 
-        return conformal.predict_set(self, X, alpha, calibration=calibration, X_calib=X_calib,
+        return conformal.predict_set(self, X, alpha=alpha,  # deprecated alpha, until 0.3
+                                     confidence_level=confidence_level,
+                                     calibration=calibration, X_calib=X_calib,
                                      y_calib=y_calib, score=score, mondrian=mondrian,
                                      randomize=randomize, random_state=random_state)
 

@@ -37,6 +37,7 @@ from bayesgen.estimators.base import GenerativeClassifier
 from bayesgen.estimators.params import constraints
 from bayesgen.families import get_family
 from bayesgen.scale import dask_input
+from bayesgen.utils.deprecation import DEPRECATED, renamed
 
 _SHARED_DOC = """
 
@@ -165,6 +166,8 @@ class _MVNClassifier(_Common):
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
+        cov_prior: Any = "deprecated",
+        covariance_prior: Any = "deprecated",
     ) -> None:
         self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
                           random_state, loss, unlabeled, unlabeled_weight, n_jobs)
@@ -179,6 +182,30 @@ class _MVNClassifier(_Common):
         self.divisor = divisor
         self.cov_prior_form = cov_prior_form
         self.cov_structure = cov_structure
+        self.cov_prior = cov_prior  # deprecated name of cov_target, until 0.3
+        self.covariance_prior = covariance_prior  # deprecated name of cov_prior_form
+
+    #: the deprecated names (0.2, removed in 0.3): new name and its default, for each
+    _RENAMED: ClassVar[dict] = {"cov_prior": ("cov_target", None),  # deprecated
+                                "covariance_prior": ("cov_prior_form", "niw")}  # deprecated
+
+    def _renamed_params(self, warn_now: bool = False) -> dict:
+        """``cov_target`` and ``cov_prior_form`` in force: the old names' values when they
+        are given (:func:`bayesgen.utils.deprecation.renamed`: a ``FutureWarning`` with
+        ``warn_now``, a ``ValueError`` when both names are given)."""
+        out = {}
+        for old, (new, default) in self._RENAMED.items():
+            value = getattr(self, new)
+            is_default = value is default or (isinstance(value, str) and value == default)
+            out[new] = renamed(type(self).__name__, old, getattr(self, old, DEPRECATED), new,
+                               value, is_default, warn_now=warn_now)
+        return out
+
+    def _check_params(self) -> str:
+        """The parameter check of every fit, and the deprecated names resolved (warned)."""
+        method = super()._check_params()
+        self._renamed_params(warn_now=True)
+        return method
 
     def _make_family(self, X=None):
         structure = self.cov_structure
@@ -189,14 +216,12 @@ class _MVNClassifier(_Common):
         else:  # "full"; other values are refused by the parameter check at fit
             name, extra = "mvn", {}
         return get_family(name)(
-            tied=self._tied, **extra,
+            tied=self._tied, **extra, **self._renamed_params(),
             mean_prior=self.mean_prior,
             mean_strength=self.mean_strength,
-            cov_target=self.cov_target,
             cov_dof=self.cov_dof,
             cov_scale=self.cov_scale,
             divisor=self.divisor,
-            cov_prior_form=self.cov_prior_form,
         )
 
 
@@ -259,6 +284,10 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         "average": Bayesian model averaging of their posterior predictives by their
         posterior probabilities (point methods use the most probable; not with
         ``method="mcmc"`` or missing entries; ``bayesgen.families.mvn.choice``).
+    cov_prior : deprecated
+        Deprecated name of ``cov_target`` (0.2; removed in 0.3): FutureWarning.
+    covariance_prior : deprecated
+        Deprecated name of ``cov_prior_form`` (0.2; removed in 0.3): FutureWarning.
 """
 
 
@@ -366,6 +395,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         unlabeled: Any = None,
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
+        cov_prior: Any = "deprecated",
+        covariance_prior: Any = "deprecated",
     ) -> None:
         super().__init__(
             method=method, class_alpha=class_alpha, class_prior=class_prior,
@@ -376,6 +407,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
             chain_method=chain_method, target_accept=target_accept, progressbar=progressbar,
             random_state=random_state, loss=loss, unlabeled=unlabeled,
             unlabeled_weight=unlabeled_weight, n_jobs=n_jobs,
+            cov_prior=cov_prior, covariance_prior=covariance_prior,  # deprecated names
         )
         self.n_components = n_components
 

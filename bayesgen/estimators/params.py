@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import (
+    Hidden,
     Interval,
     StrOptions,
     validate_parameter_constraints,
@@ -80,6 +81,11 @@ FAMILIES: dict[str, dict[str, list]] = {
         "divisor": _DIVISOR,
         "cov_prior_form": [StrOptions({"niw", "lkj"})],
         "cov_structure": [StrOptions({"full", "diag", "spherical", "auto", "average"})],
+        # deprecated names of cov_target and cov_prior_form (0.2, removed in 0.3)
+        "cov_prior": [Hidden(StrOptions({"deprecated"})), StrOptions({"pooled", "isotropic"}),
+                      "array-like", POSITIVE, None],  # deprecated cov_target
+        "covariance_prior": [Hidden(StrOptions({"deprecated"})),  # deprecated
+                             StrOptions({"niw", "lkj"})],  # deprecated cov_prior_form
     },
     "bernoulli": {"alpha": _ALPHA, "binarize": [None, FINITE]},
     "multinomial": {"alpha": _ALPHA},

@@ -108,7 +108,7 @@ def _decode(node: Any, arrays: dict[str, np.ndarray]) -> Any:
     if kind == "object_str":
         return arrays[node["v"]].astype(object)
     if kind == "dict":
-        return {k: _decode(v, arrays) for k, v in node["v"].items()}
+        return _renamed_keys({k: _decode(v, arrays) for k, v in node["v"].items()})
     if kind in ("list", "tuple"):
         items = [_decode(v, arrays) for v in node["v"]]
         return items if kind == "list" else tuple(items)
@@ -119,7 +119,7 @@ def _decode(node: Any, arrays: dict[str, np.ndarray]) -> Any:
     if kind == "object":
         if not node["module"].startswith("bayesgen."):
             raise ValueError(f"refusing to build {node['module']}.{node['class']}.")
-        cls = getattr(import_module(node["module"]), node["class"])
+        cls = _class(node["module"], node["class"])
         obj = cls.__new__(cls)
         vars(obj).update(_decode(node["v"], arrays))
         return obj
@@ -260,7 +260,7 @@ def _read(path: Path):
     root = json.loads(attrs["root"])
     if not root["module"].startswith("bayesgen."):
         raise _Invalid(f"refusing to build {root['module']}.{root['class']}.")
-    cls = getattr(import_module(root["module"]), root["class"])
+    cls = _class(root["module"], root["class"])
     estimator = cls.__new__(cls)
     vars(estimator).update(_renamed(_decode(schema, arrays)))
     _upgrade(estimator)
@@ -293,6 +293,30 @@ def _upgrade(estimator) -> None:
 _LEGACY_NAMES = {"params_": "_params", "prior_": "_prior", "stats_": "_stats",
                  "family_": "_family", "frame_": "_frame", "posterior_": "_posterior",
                  "log_pi_draws_": "_log_pi_draws", "method": "method"}
+
+
+#: classes that moved to another module since files were written: (module, class) ->
+#: today's module (GaussianNB: from the discriminant module to the naive Bayes one, 0.2)
+_MOVED = {("bayesgen.estimators.discriminant", "GaussianNB"): "bayesgen.estimators.naive_bayes"}
+
+#: keys renamed in 0.2 (constructor parameters, the families' attributes and options):
+#: old -> new, applied to a file that predates the rename (it has the old key only)
+_RENAMED_KEYS = {"cov_prior": "cov_target",  # deprecated names, files before 0.2
+                 "covariance_prior": "cov_prior_form"}  # deprecated name, files before 0.2
+
+
+def _class(module: str, name: str) -> type:
+    """The class a file names, where it is today (:data:`_MOVED`)."""
+    return getattr(import_module(_MOVED.get((module, name), module)), name)
+
+
+def _renamed_keys(state: dict) -> dict:
+    """A dict of a file written before the renames of 0.2 under today's keys; a file
+    written since keeps both (a deprecated parameter is then a value of its own)."""
+    for old, new in _RENAMED_KEYS.items():
+        if old in state and new not in state:
+            state = {(new if k == old else k): v for k, v in state.items()}
+    return state
 
 
 def _renamed(state: dict) -> dict:
