@@ -150,7 +150,8 @@ def jackknife(repeats: int, sizes: list[int], test_sizes: list[int]) -> None:
             t_loo = _median_time(lambda est=est, X=X, y=y, X_test=X_test: est.predict_set(
                 X_test, confidence_level=0.9, calibration="loo", X_calib=X, y_calib=y), repeats)
             t_jk = _median_time(lambda est=est, X=X, y=y, X_test=X_test: est.predict_set(
-                X_test, confidence_level=0.9, calibration="jackknife+", X_calib=X, y_calib=y), repeats)
+                X_test, confidence_level=0.9, calibration="jackknife+", X_calib=X,
+                y_calib=y), repeats)
             print(f"| {cls.__name__} | {n:,} | {m:,} | {t_fit} | {t_loo} | {t_jk} | "
                   f"{n * m * 10 / 1e6:g} |", flush=True)
 

@@ -96,11 +96,11 @@ pd.DataFrame({s: {"AULC accuracy": np.mean([a.mean() for a, _ in runs]),
 Breast cancer with 40 labeled rows. Split conformal fits on 20 and calibrates on the
 other 20; the no-split version fits on all 40 and calibrates with their exact
 leave-one-out predictive, which a conjugate posterior gives in closed form (no refit).
-Over 50 random splits, both cover about 1 - alpha of the test rows; the no-split sets are
-smaller because the model saw twice as many rows."""),
+Over 50 random splits, both cover about 90 % of the test rows (`confidence_level=0.9`);
+the no-split sets are smaller because the model saw twice as many rows."""),
     ("code", """\
 Xb, yb = load_breast_cancer(return_X_y=True)
-alpha = 0.1
+level = 0.9
 rows = []
 rs = np.random.default_rng(SEED)
 for _ in range(50):
@@ -110,8 +110,10 @@ for _ in range(50):
     split_clf = bg.GaussianNB(method="conjugate", draws=20, chains=1).fit(Xb[half], yb[half])
     full_clf = bg.GaussianNB(method="conjugate", draws=20, chains=1).fit(Xb[lab], yb[lab])
     for name, sets in [
-        ("split", split_clf.predict_set(Xb[test], alpha, X_calib=Xb[other], y_calib=yb[other])),
-        ("no split (exact LOO)", full_clf.predict_set(Xb[test], alpha, calibration="loo",
+        ("split", split_clf.predict_set(Xb[test], confidence_level=level,
+                                        X_calib=Xb[other], y_calib=yb[other])),
+        ("no split (exact LOO)", full_clf.predict_set(Xb[test], confidence_level=level,
+                                                       calibration="loo",
                                                        X_calib=Xb[lab], y_calib=yb[lab])),
     ]:
         rows.append({"scheme": name, "coverage": sets[np.arange(len(test)), yb[test]].mean(),

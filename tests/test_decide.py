@@ -159,9 +159,11 @@ def _check_sets(est, X, y, calibration):
     sets = est.predict_set(X[:9], confidence_level=[0.95, 0.8, 0.5], calibration=calibration, **kw)
     assert sets.shape == (9, est.classes_.size, 3) and sets.dtype == bool
     assert np.all(sets[..., 0] >= sets[..., 1]) and np.all(sets[..., 1] >= sets[..., 2])
-    one = est.predict_set(X[:9], confidence_level=0.8, calibration=calibration, score="aps", mondrian=True, **kw)
+    one = est.predict_set(X[:9], confidence_level=0.8, calibration=calibration, score="aps",
+                          mondrian=True, **kw)
     assert one.shape == (9, est.classes_.size)
-    tiny = est.predict_set(X[:3], confidence_level=0.999, calibration=calibration, **kw)  # rank > n: all
+    # rank > n: every class
+    tiny = est.predict_set(X[:3], confidence_level=0.999, calibration=calibration, **kw)
     assert tiny.all()
 
 
@@ -176,8 +178,8 @@ def test_split_sets_on_every_point_fit(point_fit):
         est.predict_set(X, confidence_level=0.9)
     with pytest.raises(ValueError, match="not in classes_"):
         est.predict_set(X, confidence_level=0.9, X_calib=X, y_calib=y + 7)
-    with pytest.raises(ValueError, match="alpha"):
-        est.predict_set(X, confidence_level=-0.5, X_calib=X, y_calib=y)
+    with pytest.raises(ValueError, match="confidence_level must be"):
+        est.predict_set(X, confidence_level=1.5, X_calib=X, y_calib=y)
     with pytest.raises(ValueError, match="exact leave-one-out"):
         est.predict_set(X, confidence_level=0.9, calibration="loo", X_calib=X, y_calib=y)
 
@@ -186,9 +188,10 @@ def test_loo_sets_where_the_exact_loo_exists(posterior_fit):
     est, X, y = posterior_fit
     if exact_loo.supports(est):
         _check_sets(est, X, y, "loo")
-        kept = est.predict_set(X[:5], confidence_level=0.8, calibration="loo")  # the rows the fit kept
-        np.testing.assert_array_equal(
-            kept, est.predict_set(X[:5], confidence_level=0.8, calibration="loo", X_calib=X, y_calib=y))
+        # the rows the fit kept
+        kept = est.predict_set(X[:5], confidence_level=0.8, calibration="loo")
+        np.testing.assert_array_equal(kept, est.predict_set(
+            X[:5], confidence_level=0.8, calibration="loo", X_calib=X, y_calib=y))
     else:
         with pytest.raises(ValueError, match="exact leave-one-out"):
             est.predict_set(X, confidence_level=0.9, calibration="loo", X_calib=X, y_calib=y)
@@ -211,7 +214,7 @@ def test_loo_probabilities_equal_refits():
     np.testing.assert_array_equal(y_index, y)
 
 
-def _coverage_runs(calibration, mondrian=False, runs=60, alpha=0.1, score="lac",
+def _coverage_runs(calibration, mondrian=False, runs=60, level=0.9, score="lac",
                    randomize=False):
     rng = np.random.default_rng(0)
     X, y = make_data("real", n_per_class=80, seed=11)
@@ -224,7 +227,7 @@ def _coverage_runs(calibration, mondrian=False, runs=60, alpha=0.1, score="lac",
             fit_rows = cal_rows = perm[:120]
         est = bg.GaussianNB(method="conjugate", draws=2, chains=1, random_state=0)
         est.fit(X[fit_rows], y[fit_rows])
-        sets = est.predict_set(X[test_rows], alpha, calibration=calibration,
+        sets = est.predict_set(X[test_rows], confidence_level=level, calibration=calibration,
                                X_calib=X[cal_rows], y_calib=y[cal_rows], score=score,
                                mondrian=mondrian, randomize=randomize, random_state=rng)
         hit = sets[np.arange(test_rows.size), y[test_rows]]

@@ -183,7 +183,8 @@ def test_kernel_has_no_hook():
         est._family.loo_log_predictive_at(X, y, np.ones(y.size), {}, X)
     for point in (est, bg.GaussianNB(method="map").fit(X, y)):
         with pytest.raises(ValueError, match="exact leave-one-out"):
-            point.predict_set(X, confidence_level=0.9, calibration="jackknife+", X_calib=X, y_calib=y)
+            point.predict_set(X, confidence_level=0.9, calibration="jackknife+", X_calib=X,
+                              y_calib=y)
 
 
 # ------------------------------------------------------ the jackknife+ set
@@ -227,8 +228,8 @@ def test_jackknife_plus_equals_refits(case, score):
     R, S = _brute_scores(est, X, y, X_test, score)
     for mondrian in (False, True):
         for alpha in (0.1, 0.3):
-            got = fitted.predict_set(X_test, alpha, calibration="jackknife+", score=score,
-                                     mondrian=mondrian)
+            got = fitted.predict_set(X_test, confidence_level=1 - alpha,
+                                     calibration="jackknife+", score=score, mondrian=mondrian)
             np.testing.assert_array_equal(got, _brute_sets(R, S, y, alpha, mondrian))
             if kind == "real" and not mondrian:  # informative features: not every class
                 assert 0 < got.mean() < 1
@@ -240,7 +241,7 @@ def test_jackknife_plus_equals_refits(case, score):
 
 def test_jackknife_plus_counts_and_chunks(monkeypatch):
     """The counts add up; chunks of test rows (tiny JACKKNIFE_BLOCK) change nothing; a
-    sequence of alphas gives nested sets; given rows equal the kept ones."""
+    sequence of levels gives nested sets; given rows equal the kept ones."""
     est, kind = CASES["lda"]
     X, y = _data(kind, np.random.default_rng(12), n=20)
     X_test = _test_rows(kind, seed=13, m=25)
@@ -255,7 +256,8 @@ def test_jackknife_plus_counts_and_chunks(monkeypatch):
     np.testing.assert_array_equal(
         fitted.predict_set(X_test, confidence_level=[0.95, 0.8, 0.5], calibration="jackknife+",
                            X_calib=X, y_calib=y), sets)
-    assert fitted.predict_set(X_test[:3], confidence_level=0.99, calibration="jackknife+").all()  # rank > n
+    # rank > n: every class
+    assert fitted.predict_set(X_test[:3], confidence_level=0.99, calibration="jackknife+").all()
 
 
 @pytest.mark.parametrize("name", CONJUGATE)
@@ -263,8 +265,8 @@ def test_jackknife_plus_on_every_conjugate_estimator(name):
     factory, kind = CLASSIFIERS[name]
     X, y = make_data(kind, n_per_class=15)
     est = factory(method="conjugate", draws=5, chains=1, random_state=0).fit(X, y)
-    sets = est.predict_set(X[:9], confidence_level=[0.9, 0.7], calibration="jackknife+", score="aps",
-                           mondrian=True)
+    sets = est.predict_set(X[:9], confidence_level=[0.9, 0.7], calibration="jackknife+",
+                           score="aps", mondrian=True)
     assert sets.shape == (9, est.classes_.size, 2) and sets.dtype == bool
     assert np.all(sets[..., 0] >= sets[..., 1])
     # the training rows themselves are covered as often as jackknife+ promises, at least
@@ -281,6 +283,7 @@ def _split_runs(loader, runs=60, alphas=(0.05, 0.1, 0.2), seed=0):
     names = ("split", "loo", "jackknife+")
     cover = {c: [] for c in names}
     size = {c: [] for c in names}
+    levels = [round(1 - a, 12) for a in alphas]
     for _ in range(runs):
         perm = rng.permutation(y.size)
         n_test = int(0.3 * y.size)
@@ -291,10 +294,10 @@ def _split_runs(loader, runs=60, alphas=(0.05, 0.1, 0.2), seed=0):
         full_model = clone(model).fit(X[labeled], y[labeled])
         for c in names:
             if c == "split":
-                sets = split_model.predict_set(X[test], list(alphas), X_calib=X[other],
-                                               y_calib=y[other])
+                sets = split_model.predict_set(X[test], confidence_level=levels,
+                                               X_calib=X[other], y_calib=y[other])
             else:
-                sets = full_model.predict_set(X[test], list(alphas), calibration=c)
+                sets = full_model.predict_set(X[test], confidence_level=levels, calibration=c)
             cover[c].append(sets[np.arange(test.size), y[test]].mean(axis=0))
             size[c].append(sets.sum(axis=1).mean(axis=0))
     return ({c: np.mean(v, axis=0) for c, v in cover.items()},

@@ -48,6 +48,8 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wi
 import bayesgen as bg
 
 ALPHAS = (0.05, 0.1, 0.2)
+#: the confidence levels 1 - alpha, as bayesgen's and MAPIE's confidence_level
+LEVELS = [round(1 - a, 12) for a in ALPHAS]
 DATASETS = {"iris": load_iris, "wine": load_wine, "breast cancer": load_breast_cancer,
             "digits": load_digits}
 METHODS = ("bayesgen split LAC", "bayesgen split LAC randomized", "bayesgen split APS",
@@ -81,13 +83,13 @@ def _sets(name, est, X_fit, y_fit, X_cal, y_cal, X_test, rng=None):
     randomize = "randomized" in name  # smoothed p-values, one stream per method
     if name.startswith("bayesgen split"):
         score = name.split()[2].lower()
-        return est.predict_set(X_test, list(ALPHAS), X_calib=X_cal, y_calib=y_cal, score=score,
-                               randomize=randomize, random_state=rng)
+        return est.predict_set(X_test, confidence_level=LEVELS, X_calib=X_cal, y_calib=y_cal,
+                               score=score, randomize=randomize, random_state=rng)
     if name.startswith(("bayesgen no-split", "bayesgen jackknife+")):
         score = name.split()[2].lower()
         calibration = "jackknife+" if "jackknife+" in name else "loo"
-        return est.predict_set(X_test, list(ALPHAS), calibration=calibration, X_calib=X_fit,
-                               y_calib=y_fit, score=score, randomize=randomize,
+        return est.predict_set(X_test, confidence_level=LEVELS, calibration=calibration,
+                               X_calib=X_fit, y_calib=y_fit, score=score, randomize=randomize,
                                random_state=rng)
     if name.startswith("MAPIE"):
         if name.endswith("APS") and est.classes_.size == 2:

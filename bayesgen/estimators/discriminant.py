@@ -1,4 +1,6 @@
-"""The public classifiers: thin scikit-learn classes over one family each.
+"""Discriminant analysis (LDA, QDA), and the constructor parameters that every public
+classifier shares: thin scikit-learn classes over one family each (the naive Bayes ones
+are in :mod:`bayesgen.estimators.naive_bayes`).
 
 Every constructor only stores its keyword-only parameters. The shared ones are
 documented on :class:`bayesgen.estimators.base.GenerativeClassifier`:

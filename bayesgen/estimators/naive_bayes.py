@@ -1,5 +1,5 @@
-"""Naive Bayes classifiers over discrete features, durations, kernel densities and
-mixed columns.
+"""Naive Bayes classifiers: Gaussian, discrete features, durations, kernel densities
+and mixed columns.
 
 Thin scikit-learn classes over one family each; shared parameters as in
 :mod:`bayesgen.estimators.discriminant`.
