@@ -266,9 +266,11 @@ def test_log_marginal_likelihood_refuses_other_rows(iris_like):
 def test_conformal_loo_refuses_other_rows(iris_like, calibration):
     X, y, X2, y2 = iris_like
     est = _conjugate(bg.GaussianNB, X, y)
-    est.predict_set(X[:5], confidence_level=0.8, calibration=calibration, X_calib=X[::-1], y_calib=y[::-1])
+    est.predict_set(X[:5], confidence_level=0.8, calibration=calibration,
+                    X_calib=X[::-1], y_calib=y[::-1])
     with pytest.raises(ValueError, match=REFUSED):
-        est.predict_set(X[:5], confidence_level=0.8, calibration=calibration, X_calib=X2, y_calib=y2)
+        est.predict_set(X[:5], confidence_level=0.8, calibration=calibration,
+                        X_calib=X2, y_calib=y2)
 
 
 def test_kernel_training_log_lik_in_any_order():
