@@ -21,6 +21,7 @@ import argparse
 import time
 import warnings
 
+import arviz as az
 import numpy as np
 
 import bayesgen as bg
@@ -36,19 +37,29 @@ def data(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def nuts_run(n: int, chains: int, tune: int, draws: int, seed: int = 1) -> dict:
-    """Wall and CPU seconds of ``sample_posterior``, mean leapfrog steps per draw and
-    median step size."""
+    """Wall and CPU seconds of ``sample_posterior``, mean leapfrog steps per draw,
+    median step size, divergences, largest R-hat and smallest bulk ESS over every
+    parameter entry (constant entries skipped)."""
     X, y = data(n)
     est = bg.QDA(method="map", chains=chains, draws=draws, tune=tune, random_state=seed,
                  progressbar=False).fit(X, y)
     wall, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _, _, stats, _ = mcmc.sample_posterior(est)
-    return {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
-            "steps": float(np.mean(stats["n_steps"])),
-            "step_size": float(np.median(stats["step_size"])),
-            "divergences": int(np.sum(stats["diverging"]))}
+        log_pi, params, stats, _ = mcmc.sample_posterior(est)
+    out = {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
+           "steps": float(np.mean(stats["n_steps"])),
+           "step_size": float(np.median(stats["step_size"])),
+           "divergences": int(np.sum(stats["diverging"]))}
+    # convergence over every parameter: pi (as log) and the means and covariances
+    flat = np.concatenate([v.reshape(chains, draws, -1)
+                           for v in (log_pi, *params.values())], axis=-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dataset = az.convert_to_dataset(flat)
+        out["rhat"] = float(np.nanmax(az.rhat(dataset)["x"].values))
+        out["ess"] = float(np.nanmin(az.ess(dataset, method="bulk")["x"].values))
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -69,12 +80,15 @@ def main(argv: list[str] | None = None) -> None:
             runs[n].append(nuts_run(n, **shape, seed=1 + rep))
     med = {n: {k: float(np.median([r[k] for r in rs])) for k in rs[0]} for n, rs in runs.items()}
     print(f"{args.chains} chains x ({args.tune} + {args.draws}), medians of {args.repeats}")
-    print("| N | wall s | CPU s | leapfrog steps per draw | step size | divergences (sum) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| N | wall s | CPU s | leapfrog steps per draw | step size | divergences (sum) "
+          "| max R-hat | min bulk ESS |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for n, m in med.items():
         div = sum(r["divergences"] for r in runs[n])
+        rhat = max(r["rhat"] for r in runs[n])
+        ess = min(r["ess"] for r in runs[n])
         print(f"| {n:,} | {m['wall']:.2f} | {m['cpu']:.2f} | {m['steps']:.1f} | "
-              f"{m['step_size']:.3f} | {div} |")
+              f"{m['step_size']:.3f} | {div} | {rhat:.3f} | {ess:.0f} |")
     base = args.sizes[0]
     for n in args.sizes[1:]:
         per_run = [a["wall"] / b["wall"] for a, b in zip(runs[n], runs[base], strict=True)]

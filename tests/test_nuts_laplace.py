@@ -6,6 +6,8 @@ unconstrained coordinates (mu, log var), whose mode and Hessian are known. The n
 of leapfrog steps per draw is checked at two N a thousand-fold apart (no timing).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -35,7 +37,7 @@ def test_newton_finds_a_gaussians_mean_and_covariance():
     cov[:, 0] *= 1e-4
     mean = rng.normal(size=5) * 10
     result = laplace.newton_mode(_gaussian(mean, cov), np.zeros(5))
-    assert result.ok and result.exact and result.error < 1e-6
+    assert result.ok
     np.testing.assert_allclose(result.mode, mean, rtol=0, atol=1e-8)
     np.testing.assert_allclose(result.cov, cov, rtol=1e-6, atol=1e-14)
     assert result.iterations <= 2  # one Newton step solves a quadratic
@@ -52,7 +54,6 @@ def test_newton_climbs_a_non_concave_start():
     assert result.ok
     np.testing.assert_allclose(result.mode, [3.0, 3.0], atol=1e-8)
     np.testing.assert_allclose(result.cov, np.eye(2) / 4.0, rtol=1e-5)
-    assert not result.exact  # a t density is not Gaussian one sd out
 
 
 def test_newton_without_a_finite_start_falls_back_to_the_identity():
@@ -60,15 +61,9 @@ def test_newton_without_a_finite_start_falls_back_to_the_identity():
         return np.full(len(X), -np.inf), np.zeros_like(X)
 
     result = laplace.newton_mode(values_and_grads, np.ones(3))
-    assert not result.ok and not result.exact
+    assert not result.ok
     np.testing.assert_array_equal(result.mode, np.ones(3))
     np.testing.assert_array_equal(result.W, np.eye(3))
-
-
-def test_warmup_rule():
-    assert jax_nuts.warmup(1000, exact=True) == (jax_nuts.SHORT_TUNE, False)
-    assert jax_nuts.warmup(100, exact=True) == (100, False)
-    assert jax_nuts.warmup(1000, exact=False) == (1000, True)
 
 
 def test_mode_and_covariance_of_the_normal_inverse_gamma_posterior():
@@ -113,8 +108,10 @@ def _qda_steps(n: int) -> tuple[float, float]:
     y = rng.integers(0, 2, size=n)
     X = np.array([[0.0, 0.0, 0.0], [2.0, -1.0, 1.0]])[y] + rng.normal(size=(n, 3)) * (
         1 + 0.5 * y[:, None])
-    est = bg.QDA(method="mcmc", chains=2, draws=300, tune=300, random_state=1,
-                 progressbar=False).fit(X, y)
+    with warnings.catch_warnings():  # 2 x 300 draws: ESS below the 400 of the check
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)
+        est = bg.QDA(method="mcmc", chains=2, draws=300, tune=300, random_state=1,
+                     progressbar=False).fit(X, y)
     stats = est.idata_.sample_stats
     return float(stats["n_steps"].mean()), float(stats["step_size"].median())
 

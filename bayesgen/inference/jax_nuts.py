@@ -6,20 +6,46 @@ seconds, and JAX kept every such program in memory). Here the log-density graph 
 the statistics model is rewritten with its float constants as explicit inputs
 (:mod:`bayesgen.inference.graph_inputs`), converted to JAX with PyTensor's JAX backend, and the
 whole run (jittered start, warm-up, draws, the map back to the constrained model
-variables) is one jitted program, kept in an in-process cache under the graph's
-structure key plus ``(chains, tune, draws, target_accept, chain method)``. A refit on
+variables) is one jitted program (the search for the mode a second, smaller one),
+kept in an in-process cache under the graph's structure key plus ``(chains, tune,
+draws, target_accept, chain method)``. A refit on
 new data of the same shapes (cross-validation, bootstrap, a re-run notebook) reuses it
 and only samples; JAX's persistent compilation cache, when the user turns it on, serves
 a new process (:mod:`bayesgen.inference.jax_scope`, which also keeps JAX's global
 settings as the user left them).
 
 The sampler is numpyro's NUTS kernel (``numpyro.infer.hmc.hmc``) with PyMC's settings
-for it: diagonal mass matrix and step size adapted during ``tune`` iterations (numpyro's
-windowed schedule), ``target_accept``, maximum tree depth 10, each chain started at
-PyMC's initial point (the prior's support point, in the unconstrained space) plus
-uniform(-1, 1) jitter (the point without jitter when the jittered one has a non-finite
-density). A caller's start (``ExtraLikelihood.start`` of :mod:`bayesgen.inference.model`:
-a semi-supervised fit's) replaces it, with uniform(-0.1, 0.1) jitter.
+for it (``target_accept``, maximum tree depth 10), run on whitened coordinates so that
+the geometry it sees does not change with N:
+
+1. **The mode.** Newton's method on the log density (unconstrained, Jacobian included)
+   finds the posterior mode, from PyMC's initial point (the prior's support point) or
+   a caller's start (``ExtraLikelihood.start`` of :mod:`bayesgen.inference.model`: a
+   semi-supervised fit's anchored mode), with the Hessian as central differences of
+   the compiled gradient (:mod:`bayesgen.inference.laplace`, on the host; the log
+   density and gradient at a batch of points are one compiled program, kept with the
+   NUTS programs). The same works for every model, conjugate or not (LKJ covariance
+   prior, sampled prior strengths, KernelNB's bandwidths, the unlabelled rows'
+   mixture).
+2. **The whitening.** With W W^T the Laplace covariance there (the inverse of the
+   negative Hessian), NUTS samples x with z = mode + W x. The posterior's scale shrinks
+   like 1/sqrt(N); in x it is 1 at every N, so the step size and the number of
+   leapfrog steps per draw stay the same, and a leapfrog step costs the same because
+   the likelihood is on the statistics (``benchmarks/bench_flat_in_n.py``).
+3. **The start.** Each chain starts at x = uniform(-1, 1) per coordinate
+   (:data:`JITTER`, in posterior standard deviations), or at the mode when that point
+   has a non-finite density.
+4. **The warm-up**: ``tune`` iterations of numpyro's windowed adaptation of the step
+   size and a diagonal mass matrix on x. Where the Laplace approximation is exact the
+   adapted mass matrix stays near the identity; where it is not (a skewed posterior of
+   few rows, the LKJ prior, a mixture), it corrects the scales. The warm-up is the
+   same program whatever the data: a refit of the same shapes never compiles anew
+   (a warm-up chosen from the data, e.g. shorter where the Laplace approximation is
+   exact, would be a second program). With the whitening a shorter ``tune`` (200)
+   converges at every N in ``benchmarks/bench_flat_in_n.py``; the user chooses it.
+
+``sample_stats`` report ``step_size`` in the whitened coordinates and ``lp`` as the log
+density at z (the whitening's constant Jacobian left out).
 
 How the chains run is the estimators' ``chain_method`` (numpyro's names), one compiled
 program either way:
@@ -60,8 +86,6 @@ CHAIN_METHODS = ("sequential", "parallel", "vectorized")
 _PROGRAMS: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()
 
-#: warm-up iterations at most when the Laplace whitening is exact (:func:`warmup`)
-SHORT_TUNE = 200
 #: each chain starts at the mode plus uniform(-JITTER, JITTER) in every whitened
 #: coordinate (posterior standard deviations)
 JITTER = 1.0
@@ -94,14 +118,13 @@ def _jaxify(inputs: list, outputs: list):
 
 
 def _build_program(value_vars, lifted, logp, targets, shapes, *, chains: int, tune: int,
-                   draws: int, target_accept: float, chain_method: str, jitter: float,
-                   adapt_mass: bool = True):
+                   draws: int, target_accept: float, chain_method: str, jitter: float):
     """The jitted run ``(keys (C,), center (D,), W (D, D), data) -> (constrained draws,
     stats)``: NUTS on the whitened coordinates x, z = center + W x (module docstring),
     each chain started at x = uniform(-jitter, jitter) (x = 0 when that point has a
-    non-finite density), ``tune`` warm-up iterations adapting the step size and, with
-    ``adapt_mass``, a diagonal mass matrix. ``shapes``: the value variables' shapes
-    (z unravelled)."""
+    non-finite density), ``tune`` warm-up iterations adapting the step size and a
+    diagonal mass matrix on x. ``shapes``: the value variables' shapes (z
+    unravelled)."""
     import jax
     import jax.numpy as jnp
     from numpyro.infer.hmc import hmc
@@ -123,8 +146,7 @@ def _build_program(value_vars, lifted, logp, targets, shapes, *, chains: int, tu
         x0 = jnp.where(finite, jittered, jnp.zeros_like(jittered))
         state = init_kernel(
             x0, tune, target_accept_prob=target_accept, trajectory_length=None,
-            max_tree_depth=10, adapt_mass_matrix=adapt_mass, model_args=args,
-            rng_key=key_run,
+            max_tree_depth=10, model_args=args, rng_key=key_run,
         )
         state = jax.lax.fori_loop(
             0, tune, lambda i, s: sample_kernel(s, model_args=args), state
@@ -284,21 +306,6 @@ def sample(model, names: list[str], *, chains: int, tune: int, draws: int,
                        init=init, jitter=jitter)
 
 
-def warmup(tune: int, exact: bool) -> tuple[int, bool]:
-    """The warm-up actually run: ``(iterations, adapt the mass matrix)``.
-
-    When the Laplace whitening is exact (:attr:`bayesgen.inference.laplace.Laplace.exact`:
-    the log density one standard deviation out along every axis within a tenth of a
-    Gaussian's), the whitened posterior has unit scale, so the mass matrix stays the
-    identity and the warm-up only adapts the step size, for min(``tune``,
-    :data:`SHORT_TUNE`) iterations. Otherwise all ``tune`` iterations run with
-    numpyro's windowed adaptation of a diagonal mass matrix (on the whitened
-    coordinates)."""
-    if exact:
-        return min(int(tune), SHORT_TUNE), False
-    return int(tune), True
-
-
 def _lifted(model, names: list[str]):
     """The model's log density, the variables ``names`` and PyMC's initial point, with
     their float constants lifted (:func:`bayesgen.inference.graph_inputs.lift_constants`):
@@ -362,7 +369,8 @@ def laplace(model, init: dict | None = None) -> dict:
         search started, where it ended); ``cov`` (D, D): the inverse of the negative
         Hessian of the log density at the mode (eigenvalues made positive), over the
         value variables flattened in ``model.value_vars`` order (D their total size);
-        ``ok``: the mode is finite and the Hessian there negative definite.
+        ``ok``: the mode is finite and the Hessian there negative definite;
+        ``iterations``: Newton steps taken.
     """
     with jax_scope.scope():
         start, result = _laplace(model, _lifted(model, []), init)
@@ -374,8 +382,6 @@ def laplace(model, init: dict | None = None) -> dict:
                  for n, a, b, s in zip(names, cuts[:-1], cuts[1:], start, strict=True)},
         "cov": result.cov,
         "ok": result.ok,
-        "exact": result.exact,
-        "error": result.error,
         "iterations": result.iterations,
     }
 
@@ -390,15 +396,14 @@ def _sample(model, names: list[str], *, chains: int, tune: int, draws: int,
     start, result = _laplace(model, graph, init)
     center, W = result.mode, result.W
     shapes = [tuple(np.shape(s)) for s in start]
-    tune, adapt_mass = warmup(tune, result.exact)
     key = (structure, chains, tune, draws, float(target_accept), chain_method,
-           float(jitter), adapt_mass)
+           float(jitter))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
         program = _program(key, lambda: _build_program(
             value_vars, lifted, logp, targets, shapes, chains=chains, tune=tune,
             draws=draws, target_accept=float(target_accept), chain_method=chain_method,
-            jitter=float(jitter), adapt_mass=adapt_mass,
+            jitter=float(jitter),
         ))
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1)[0])

@@ -48,9 +48,6 @@ EIGEN_FLOOR = 1e-12
 FD_REL = 1e-3
 #: difference step before a standard deviation is known
 FD_FIRST = 1e-5
-#: the Laplace approximation counts as exact when the log density one standard
-#: deviation out along each axis drops by 1/2 within this fraction (:attr:`Laplace.error`)
-EXACT_TOL = 0.1
 
 
 @dataclass(frozen=True)
@@ -69,10 +66,6 @@ class Laplace:
         identity when no finite point was found.
     ok : bool
         The mode is finite and the negative Hessian there positive definite.
-    error : float
-        max |drop - 1/2| / (1/2) over the 2 D points one standard deviation from the
-        mode along each axis of W (columns, both signs), where the log density of a
-        Gaussian drops by exactly 1/2; inf when not ``ok``.
     iterations : int
         Newton steps taken.
     """
@@ -81,19 +74,12 @@ class Laplace:
     mode: np.ndarray
     W: np.ndarray
     ok: bool
-    error: float
     iterations: int
 
     @property
     def cov(self) -> np.ndarray:
         """The Laplace covariance W W^T, (D, D)."""
         return self.W @ self.W.T
-
-    @property
-    def exact(self) -> bool:
-        """``ok`` and ``error <= EXACT_TOL``: the Gaussian approximation holds within a
-        tenth one standard deviation out along every axis."""
-        return self.ok and self.error <= EXACT_TOL
 
 
 def hessian(grads: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -169,13 +155,5 @@ def newton_mode(values_and_grads: Callable[[np.ndarray], tuple[np.ndarray, np.nd
         x, fx, g, H = x_new, f_next, g_next, H_next
         iterations += 1
     if not found:
-        return Laplace(x0, x0, np.eye(dim), False, np.inf, iterations)
-    W = V / np.sqrt(lam)[None, :]
-    ok = bool(np.all(lam_raw > 0))
-    error = np.inf
-    if ok:
-        values, _ = call(np.vstack([x + W.T, x - W.T, x]))
-        drops = fx - values[:-1]
-        if np.all(np.isfinite(drops)):
-            error = float(np.max(np.abs(drops - 0.5)) / 0.5)
-    return Laplace(x0, x, W, ok, error, iterations)
+        return Laplace(x0, x0, np.eye(dim), False, iterations)
+    return Laplace(x0, x, V / np.sqrt(lam)[None, :], bool(np.all(lam_raw > 0)), iterations)
