@@ -34,7 +34,9 @@ the geometry it sees does not change with N:
    the likelihood is on the statistics (``benchmarks/bench_flat_in_n.py``).
 3. **The start.** Each chain starts at x = uniform(-1, 1) per coordinate
    (:data:`JITTER`, in posterior standard deviations), or at the mode when that point
-   has a non-finite density.
+   has a non-finite density. Models of more than :data:`MAX_WHITENED` unconstrained
+   dimensions (MultinomialNB over a vocabulary, say) are not whitened (W = I, the
+   mode is the start): a dense Hessian would cost D^2 memory and D^3 time.
 4. **The warm-up**: ``tune`` iterations of numpyro's windowed adaptation of the step
    size and a diagonal mass matrix on x. Where the Laplace approximation is exact the
    adapted mass matrix stays near the identity; where it is not (a skewed posterior of
@@ -89,6 +91,12 @@ _LOCK = threading.Lock()
 #: each chain starts at the mode plus uniform(-JITTER, JITTER) in every whitened
 #: coordinate (posterior standard deviations)
 JITTER = 1.0
+#: the largest number of unconstrained dimensions whitened (a dense D x D Hessian from
+#: 2 D gradients in one batch); above it NUTS samples the unconstrained coordinates
+#: from the start (PyMC's initial point, jittered by +-1, or a caller's, by
+#: +-GIVEN_START_JITTER) as before the whitening
+MAX_WHITENED = 400
+GIVEN_START_JITTER = 0.1
 
 #: NUTS statistics kept in ``sample_stats`` (PyMC's names)
 STAT_NAMES = ("diverging", "n_steps", "tree_depth", "lp", "energy", "step_size",
@@ -329,7 +337,7 @@ def _lifted(model, names: list[str]):
 def _laplace(model, lifted_graph, init: dict | None):
     """The start (arrays in ``model.value_vars`` order) and the mode and whitening
     (:class:`bayesgen.inference.laplace.Laplace`) of ``model``'s log density."""
-    from bayesgen.inference.laplace import newton_mode
+    from bayesgen.inference.laplace import Laplace, newton_mode
 
     value_vars, logp, _, starts, lifted, values, structure = lifted_graph
     given_start = init is not None
@@ -349,8 +357,10 @@ def _laplace(model, lifted_graph, init: dict | None):
     else:
         given = start_host(*values)
     start = [np.asarray(v, dtype=z.dtype) for v, z in zip(given, value_vars, strict=True)]
-    program = batched(tuple(v.shape for v in start))
     x0 = np.concatenate([v.ravel() for v in start])
+    if x0.size > MAX_WHITENED:  # no dense Hessian: the start, unwhitened
+        return start, Laplace(x0, x0, np.eye(x0.size), False, 0)
+    program = batched(tuple(v.shape for v in start))
     return start, newton_mode(lambda X: program(X, data), x0)
 
 
@@ -360,7 +370,10 @@ def laplace(model, init: dict | None = None) -> dict:
 
     Newton's method on the log density (unconstrained, Jacobian included) from
     ``init`` (value variable name -> unconstrained value) or PyMC's initial point
-    (:func:`_newton_mode`), compiled once per model structure and shape.
+    (:func:`bayesgen.inference.laplace.newton_mode`; the log density at a batch of
+    points compiled once per model structure and shape). Above
+    :data:`MAX_WHITENED` unconstrained dimensions no Hessian is formed: the mode is
+    the start and the covariance the identity.
 
     Returns
     -------
@@ -395,6 +408,8 @@ def _sample(model, names: list[str], *, chains: int, tune: int, draws: int,
     value_vars, logp, targets, _, lifted, values, structure = graph
     start, result = _laplace(model, graph, init)
     center, W = result.mode, result.W
+    if center.size > MAX_WHITENED and init is not None:
+        jitter = min(jitter, GIVEN_START_JITTER)  # unwhitened: near the caller's mode
     shapes = [tuple(np.shape(s)) for s in start]
     key = (structure, chains, tune, draws, float(target_accept), chain_method,
            float(jitter))
