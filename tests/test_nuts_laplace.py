@@ -103,6 +103,31 @@ def test_mode_and_covariance_of_the_normal_inverse_gamma_posterior():
     assert np.max(np.abs(off)) < 1e-8 * np.max(np.diag(result["cov"]))
 
 
+def test_models_above_the_whitening_limit_sample_unwhitened(monkeypatch):
+    """Above MAX_WHITENED dimensions no Hessian is formed: NUTS samples the
+    unconstrained coordinates from PyMC's initial point, and still the posterior."""
+    monkeypatch.setattr(jax_nuts, "MAX_WHITENED", 1)
+    rng = np.random.default_rng(5)
+    y = np.repeat([0, 1], [30, 30])
+    X = (rng.normal(size=60) + 4.0 * y)[:, None]
+    kw = dict(class_prior=[0.5, 0.5], chains=2, draws=300, tune=300, progressbar=False)
+    with warnings.catch_warnings():  # short chains: ESS below the 400 of the check
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)
+        est = bg.GaussianNB(method="mcmc", random_state=0, **kw).fit(X, y)
+    exact = bg.GaussianNB(method="conjugate", random_state=0, **kw).fit(X, y)
+    mu = est.idata_.posterior["mu"]
+    ref = exact.idata_.posterior["mu"]
+    se = ref.std(("chain", "draw")) / np.sqrt(100)  # >= 100 effective draws
+    assert np.all(np.abs(mu.mean(("chain", "draw")) - ref.mean(("chain", "draw")))
+                  < 5 * se)
+    model = build_stats_model(est)
+    result = jax_nuts.laplace(model)
+    assert not result["ok"] and result["iterations"] == 0
+    np.testing.assert_array_equal(result["cov"], np.eye(4))
+    for name, value in result["start"].items():
+        np.testing.assert_array_equal(result["mode"][name], value)
+
+
 def _qda_steps(n: int) -> tuple[float, float]:
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, size=n)

@@ -80,8 +80,9 @@ import numpy as np
 
 from bayesgen.inference import jax_scope
 
-#: compiled programs kept in memory (least recently used dropped first)
-MAX_PROGRAMS = 8
+#: compiled programs kept in memory (least recently used dropped first); a model
+#: structure takes two (the search for the mode, the NUTS run)
+MAX_PROGRAMS = 16
 #: how chains run (the estimators' ``chain_method``; module docstring)
 CHAIN_METHODS = ("sequential", "parallel", "vectorized")
 
@@ -141,8 +142,11 @@ def _build_program(value_vars, lifted, logp, targets, shapes, *, chains: int, tu
     out_fn = _jaxify(value_vars + lifted, targets)
     unravel = _unraveller(shapes)
 
+    def to_z(center, W, x):  # W (D, D) whitens; W () when not whitened (W = 1)
+        return center + (W @ x if jnp.ndim(W) == 2 else W * x)
+
     def potential_gen(center, W, data):
-        return lambda x: -logp_fn(*unravel(center + W @ x), *data)[0]
+        return lambda x: -logp_fn(*unravel(to_z(center, W, x)), *data)[0]
 
     def one_chain(key, center, W, data):
         init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
@@ -164,7 +168,7 @@ def _build_program(value_vars, lifted, logp, targets, shapes, *, chains: int, tu
             s = sample_kernel(s, model_args=args)
             stats = (s.diverging, s.num_steps, -s.potential_energy, s.energy,
                      s.adapt_state.step_size, s.accept_prob)
-            return s, (tuple(out_fn(*unravel(center + W @ s.z), *data)), stats)
+            return s, (tuple(out_fn(*unravel(to_z(center, W, s.z)), *data)), stats)
 
         _, out = jax.lax.scan(draw, state, None, length=draws)
         return out
@@ -358,8 +362,8 @@ def _laplace(model, lifted_graph, init: dict | None):
         given = start_host(*values)
     start = [np.asarray(v, dtype=z.dtype) for v, z in zip(given, value_vars, strict=True)]
     x0 = np.concatenate([v.ravel() for v in start])
-    if x0.size > MAX_WHITENED:  # no dense Hessian: the start, unwhitened
-        return start, Laplace(x0, x0, np.eye(x0.size), False, 0)
+    if x0.size > MAX_WHITENED:  # no dense Hessian: the start, unwhitened (W = 1)
+        return start, Laplace(x0, x0, np.ones(()), False, 0)
     program = batched(tuple(v.shape for v in start))
     return start, newton_mode(lambda X: program(X, data), x0)
 
@@ -408,11 +412,12 @@ def _sample(model, names: list[str], *, chains: int, tune: int, draws: int,
     value_vars, logp, targets, _, lifted, values, structure = graph
     start, result = _laplace(model, graph, init)
     center, W = result.mode, result.W
-    if center.size > MAX_WHITENED and init is not None:
+    whitened = W.ndim == 2  # a structural property (the number of dimensions)
+    if not whitened and init is not None:
         jitter = min(jitter, GIVEN_START_JITTER)  # unwhitened: near the caller's mode
     shapes = [tuple(np.shape(s)) for s in start]
     key = (structure, chains, tune, draws, float(target_accept), chain_method,
-           float(jitter))
+           float(jitter), whitened)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
         program = _program(key, lambda: _build_program(

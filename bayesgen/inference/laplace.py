@@ -60,10 +60,11 @@ class Laplace:
         Where Newton's method started.
     mode : ndarray (D,)
         The mode (``start`` when no finite point was found).
-    W : ndarray (D, D)
+    W : ndarray (D, D), or () for W = 1
         W W^T = A^-1, A the negative Hessian at the mode with its eigenvalues made
         positive (the Laplace covariance where the log density is concave); the
-        identity when no finite point was found.
+        identity when no finite point was found; the scalar 1 when no Hessian was
+        formed (a caller's choice for large D).
     ok : bool
         The mode is finite and the negative Hessian there positive definite.
     iterations : int
@@ -79,7 +80,9 @@ class Laplace:
     @property
     def cov(self) -> np.ndarray:
         """The Laplace covariance W W^T, (D, D)."""
-        return self.W @ self.W.T
+        if self.W.ndim == 2:
+            return self.W @ self.W.T
+        return np.eye(self.mode.size) * float(self.W) ** 2
 
 
 def hessian(grads: np.ndarray, steps: np.ndarray) -> np.ndarray:
