@@ -92,6 +92,9 @@ _LOCK = threading.Lock()
 #: each chain starts at the mode plus uniform(-JITTER, JITTER) in every whitened
 #: coordinate (posterior standard deviations)
 JITTER = 1.0
+#: after the warm-up each draw's step size is the adapted one times
+#: uniform(1 - STEP_JITTER, 1 + STEP_JITTER)
+STEP_JITTER = 0.2
 #: the largest number of unconstrained dimensions whitened (a dense D x D Hessian from
 #: 2 D gradients in one batch); above it NUTS samples the unconstrained coordinates
 #: from the start (PyMC's initial point, jittered by +-1, or a caller's, by
@@ -150,7 +153,7 @@ def _build_program(value_vars, lifted, logp, targets, shapes, *, chains: int, tu
 
     def one_chain(key, center, W, data):
         init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
-        key_jitter, key_run = jax.random.split(key)
+        key_jitter, key_run, key_steps = jax.random.split(key, 3)
         args = (center, W, data)
         jittered = jax.random.uniform(key_jitter, center.shape, dtype=center.dtype,
                                       minval=-jitter, maxval=jitter)
@@ -164,13 +167,22 @@ def _build_program(value_vars, lifted, logp, targets, shapes, *, chains: int, tu
             0, tune, lambda i, s: sample_kernel(s, model_args=args), state
         )
 
-        def draw(s, _):
+        base = state.adapt_state.step_size
+
+        def draw(s, key_step):
+            # the adapted step size times uniform(1 - STEP_JITTER, 1 + STEP_JITTER) per
+            # draw: on a whitened (isotropic) posterior a fixed step makes NUTS's
+            # trajectories resonate (x -> -x, x^2 unchanged), which slows the mixing
+            # of the tails (folded R-hat, tail ESS)
+            scale = jax.random.uniform(key_step, (), dtype=base.dtype,
+                                       minval=1.0 - STEP_JITTER, maxval=1.0 + STEP_JITTER)
+            s = s._replace(adapt_state=s.adapt_state._replace(step_size=base * scale))
             s = sample_kernel(s, model_args=args)
             stats = (s.diverging, s.num_steps, -s.potential_energy, s.energy,
                      s.adapt_state.step_size, s.accept_prob)
             return s, (tuple(out_fn(*unravel(to_z(center, W, s.z)), *data)), stats)
 
-        _, out = jax.lax.scan(draw, state, None, length=draws)
+        _, out = jax.lax.scan(draw, state, jax.random.split(key_steps, draws))
         return out
 
     if chain_method == "parallel":  # one chain per device (checked by the caller)
