@@ -43,11 +43,6 @@ SAMPLERS = ("auto", "numpyro", "nutpie", "blackjax", "pymc")
 RHAT_MAX = 1.01
 ESS_MIN = 400
 
-#: the chains' uniform jitter half-width around a caller's start (unconstrained space;
-#: :attr:`bayesgen.inference.model.ExtraLikelihood.start`)
-START_JITTER = 0.1
-
-
 def resolve_sampler(sampler: str) -> str:
     """The NUTS implementation to use: "auto" picks numpyro, nutpie, blackjax, then
     PyMC's own, whichever is installed first."""
@@ -119,7 +114,6 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
             model, names, chains=chains, tune=int(estimator.tune), draws=draws,
             target_accept=float(estimator.target_accept), seed=_seed(estimator.random_state),
             chain_method=chain_method, init=init,
-            jitter=1.0 if init is None else START_JITTER,
         )
     else:
         post, sample_stats = _sample_pymc(estimator, model, sampler, chains, draws, init,

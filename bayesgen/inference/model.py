@@ -63,9 +63,10 @@ class ExtraLikelihood:
         added as ``pm.Potential(name, term)``.
     start : callable ``(model) -> dict or None``, optional
         Where the NUTS chains start in ``model`` (the statistics model with the
-        terms): unconstrained values by value variable name, jittered by
-        :data:`bayesgen.inference.mcmc.START_JITTER`; None (or no ``start``) keeps the
-        sampler's own initial point.
+        terms): unconstrained values by value variable name. With numpyro it is where
+        the search for the mode starts (the chains start at that mode, jittered:
+        :func:`bayesgen.inference.jax_nuts.laplace`); PyMC's sampler and blackjax
+        start there. None (or no ``start``) keeps the sampler's own initial point.
     """
 
     terms: Callable[[Any, dict], dict[str, Any]]
