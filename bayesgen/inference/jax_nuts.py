@@ -25,7 +25,7 @@ the geometry it sees does not change with N:
    the compiled gradient (:mod:`bayesgen.inference.laplace`, on the host; the log
    density and gradient at a batch of points are one compiled program, kept with the
    NUTS programs). The same works for every model, conjugate or not (LKJ covariance
-   prior, sampled prior strengths, KernelNB's bandwidths, the unlabelled rows'
+   prior, sampled prior strengths, KernelNB's bandwidths, the unlabeled rows'
    mixture).
 2. **The whitening.** With W W^T the Laplace covariance there (the inverse of the
    negative Hessian), NUTS samples x with z = mode + W x. The posterior's scale shrinks
