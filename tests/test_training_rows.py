@@ -233,11 +233,11 @@ def test_add_log_likelihood_and_predictive_refuse_other_rows(iris_like, monkeypa
     from bayesgen.inference import loglik
 
     X, y, X2, y2 = iris_like
-    monkeypatch.setattr(loglik, "AT_FIT_MAX_VALUES", 1000)  # no rows kept at fit
+    monkeypatch.setattr(loglik, "AT_FIT_MAX_VALUES", 1000)  # no log-likelihood at fit
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = bg.QDA(method="conjugate", draws=50, random_state=0).fit(X, y)
-    assert "observed_data" not in est.idata_.groups()
+    assert "log_likelihood" not in est.idata_.groups()
     monkeypatch.setattr(loglik, "AT_FIT_MAX_VALUES", 4_000_000)
     with pytest.raises(ValueError, match=REFUSED):
         est.add_log_likelihood(X2, y2)
