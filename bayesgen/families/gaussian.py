@@ -37,13 +37,13 @@ import numpy as np
 from bayesgen.data import missing
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
-from bayesgen.families import loo_at, masked
-from bayesgen.families.class_moments import diagonal_quadratic
+from bayesgen.families import masked
 from bayesgen.families.far import attach_frame, user_to_internal
+from bayesgen.families.mvn import diagonal
+from bayesgen.families.mvn.structures import entries, log_evidence_entries
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
 from bayesgen.utils.heavy import import_pymc
-from bayesgen.utils.logspace import log_rising
 
 LOG_2PI = np.log(2.0 * np.pi)
 
@@ -136,8 +136,6 @@ class GaussianFamily(UnlabeledHooks):
         ``var_scale``, the log evidence (units of X) and the candidates' (the fixed or
         default values, ``var_dof="auto"``, both "auto"), each at its own optimum.
         """
-        from bayesgen.families import gaussian_evidence as gev
-
         d = stats["mean"].shape[1]
         if not np.isfinite(self.mean_strength) or self.mean_strength <= 0:
             raise ValueError(f"mean_strength must be > 0; got {self.mean_strength!r}.")
@@ -163,24 +161,24 @@ class GaussianFamily(UnlabeledHooks):
             )
         kappa0 = float(self.mean_strength)
         dof = None if dof_auto else float(self.var_dof)
-
+        ent = entries(stats)
+        jac = _far.log_jacobian(self.frame, ent["n"].sum(axis=0))
         cache: dict = {}
 
         def resolved(option_dof, option_scale) -> dict:
-            if (option_dof, option_scale) in cache:
-                return cache[option_dof, option_scale]
-            nu0, s = gev.search(stats, m0, kappa0, s0, dof=option_dof, scale=option_scale)
-            cache[option_dof, option_scale] = {
-                "m0": m0, "kappa0": kappa0, "a0": np.full(d, nu0 / 2.0),
-                "b0": (nu0 - 2.0) * s * s0 / 2.0, "nu0": nu0, "scale": s}
+            if (option_dof, option_scale) not in cache:
+                _, nu0, s = diagonal.search(ent, m0, s0, kappa0, option_dof, option_scale,
+                                            tied=False, spherical=False)
+                prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "scale": s, "s0": s0,
+                         "a0": np.full(d, nu0 / 2.0), "b0": (nu0 - 2.0) * s * s0 / 2.0}
+                cache[option_dof, option_scale] = dict(prior, log_evidence=(
+                    log_evidence_entries(ent, prior, tied=False, spherical=False) - jac))
             return cache[option_dof, option_scale]
 
         chosen = resolved(dof, scale)
         if not record:
             pass
         elif dof_auto or scale is None:
-            observed = np.broadcast_to(missing.observed_count(stats), stats["mean"].shape)
-            jac = _far.log_jacobian(self.frame, observed.sum(axis=0))
             options = [(3.0 if dof is None else dof, 1.0 if scale is None else scale),
                        (None, 1.0 if scale is None else scale), (None, None)]
             if (dof, scale) not in options:
@@ -192,13 +190,13 @@ class GaussianFamily(UnlabeledHooks):
                     "var_dof": "auto" if option_dof is None else found["nu0"],
                     "var_scale": "auto" if option_scale is None else found["scale"],
                     "chosen_var_dof": found["nu0"], "chosen_var_scale": found["scale"],
-                    "log_evidence": gev.log_evidence(stats, found) - jac})
+                    "log_evidence": found["log_evidence"]})
             self.search_ = {"var_dof": chosen["nu0"], "var_scale": chosen["scale"],
-                            "log_evidence": gev.log_evidence(stats, chosen) - jac,
+                            "log_evidence": chosen["log_evidence"],
                             "candidates": candidates}
         else:
             self.__dict__.pop("search_", None)
-        return {k: chosen[k] for k in ("m0", "kappa0", "a0", "b0")}
+        return {k: chosen[k] for k in ("m0", "kappa0", "a0", "b0", "nu0", "scale", "s0")}
 
     def prior_uses_data(self) -> bool:
         """Whether a default reads the data: ``mean_prior`` or ``var_prior`` None (the
@@ -240,32 +238,25 @@ class GaussianFamily(UnlabeledHooks):
         return {"mu": stats["mean"].copy(), "var": var}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
-        """Normal-Inverse-Gamma posterior hyper-parameters, each (K, d), with N the
-        observed count of each (class, feature) (the prior where it is 0)."""
-        n = missing.observed_count(stats)
-        kappa_n = prior["kappa0"] + n
-        diff = stats["mean"] - prior["m0"]
-        return {
-            "m": (prior["kappa0"] * prior["m0"] + n * stats["mean"]) / kappa_n,
-            "kappa": np.broadcast_to(kappa_n, stats["mean"].shape).copy(),
-            "a": prior["a0"] + n / 2.0,
-            "b": prior["b0"] + stats["m2"] / 2.0 + prior["kappa0"] * n * diff**2 / (2 * kappa_n),
-        }
+        """Normal-Inverse-Gamma posterior hyper-parameters ``m``, ``kappa``, ``a``, ``b``,
+        each (K, d), with N the observed count of each (class, feature) (the prior where
+        it is 0): :func:`bayesgen.families.mvn.diagonal.posterior_entries`, untied."""
+        post = diagonal.posterior_entries(entries(stats), prior, tied=False,
+                                          spherical=False)
+        return {key: post[key] for key in ("m", "kappa", "a", "b")}
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Joint posterior mode: mu = m_n, sigma2 = b_n / (a_n + 3/2)."""
         post = self.posterior(stats, prior)
-        return {"mu": post["m"], "var": post["b"] / (post["a"] + 1.5)}
+        return {"mu": post["m"],
+                "var": diagonal.map_variances(post, tied=False, spherical=False)}
 
     def log_prior(self, params: dict, prior: dict) -> float:
         """log p(mu, var) up to a constant, the density whose joint mode :meth:`map` is
         (MAP var = b_n / (a_n + 3/2)): sum_kj log InvGamma(var_kj; a0_j, b0_j)
         + log N(mu_kj; m0_j, var_kj / kappa0)."""
-        mu, var = params["mu"], params["var"]
-        a0, b0, m0, k0 = prior["a0"], prior["b0"], prior["m0"], prior["kappa0"]
-        inv_gamma = -(a0 + 1.0) * np.log(var) - b0 / var
-        normal = -0.5 * np.log(var / k0) - 0.5 * k0 * (mu - m0) ** 2 / var
-        return float(np.sum(inv_gamma + normal))
+        return diagonal.log_prior_entries(params["mu"], params["var"], prior, tied=False,
+                                          spherical=False)
 
     def likelihood_maximiser(self) -> GaussianFamily:
         """``self``, or with ``divisor="unbiased"`` a copy with the divisor N_k, whose
@@ -278,128 +269,47 @@ class GaussianFamily(UnlabeledHooks):
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. posterior draws: sigma2 = b / Gamma(a), mu ~ N(m, sigma2/kappa)."""
-        shape = (size, *post["m"].shape)
-        var = post["b"] / rng.standard_gamma(post["a"], size=shape)
-        mu = post["m"] + np.sqrt(var / post["kappa"]) * rng.standard_normal(shape)
+        mu, var = diagonal.draw_entries(post, size, rng, tied=False, spherical=False)
         return {"mu": mu, "var": var}
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
-
-        Each feature is Student-t with nu = 2 a_n degrees of freedom, location m_n and
-        squared scale s2 = b_n (kappa_n + 1) / (a_n kappa_n) (Murphy 2007, eq. 100). A
-        missing x_j (NaN) drops its term. It is evaluated as::
-
-            log Gamma(a + 1/2) - log Gamma(a) - log(2 pi b (1 + 1/kappa)) / 2
-            - (a + 1/2) log1p((x - m)^2 / (2 b (1 + 1/kappa)))
-
-        (nu s2 = 2 b (1 + 1/kappa)), with the Gamma ratio by
-        :func:`bayesgen.utils.logspace.log_rising`: finite for any finite a, kappa and b
-        (sample weights near the float64 limit make them ~1e300, where the textbook form
-        gives inf - inf).
-        """
-        M = missing.mask(X)
-        if M is not None:
-            X = np.where(M, 0.0, X)
-        a, b = post["a"], post["b"]
-        inv_kappa = np.log1p(1.0 / post["kappa"])
-        nu_s2 = 2.0 * b * (1.0 + 1.0 / post["kappa"])
-        z2 = (X[:, None, :] - post["m"]) ** 2 / nu_s2
-        terms = (
-            log_rising(a, 0.5) - 0.5 * (np.log(2.0 * np.pi * b) + inv_kappa)
-            - (a + 0.5) * np.log1p(z2)
-        )
-        return terms.sum(axis=-1) if M is None else masked.drop_terms(terms, M)
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K): per
+        feature Student-t with 2 a_n degrees of freedom, location m_n and squared scale
+        b_n (kappa_n + 1) / (a_n kappa_n); a missing x_j (NaN) drops its term
+        (:func:`bayesgen.families.mvn.diagonal.predictive`)."""
+        return diagonal.predictive(X, post, spherical=False)
 
     # ----------------------------------------------------- model comparison
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str,
-                     who: str) -> float:
-        """Exact log p(X | y) under the Normal-Inverse-Gamma prior, user units.
-
-        Per class k and feature j, with N_kj the weighted observed entries (a missing
-        entry is integrated out)::
-
-            lgamma(a_n) - lgamma(a0) + a0 log b0 - a_n log b_n
-            + log(kappa0 / kappa_n) / 2 - N_kj log(2 pi) / 2
-
-        minus the frame's Jacobian sum_j W_j log s_j (W_j = sum_k N_kj). ``rows``,
-        ``method`` and ``who`` are not needed.
-        """
-        from scipy.special import gammaln
-
-        post = self.posterior(stats, prior)
-        n = np.broadcast_to(missing.observed_count(stats), post["m"].shape)
-        value = np.sum(
-            gammaln(post["a"]) - gammaln(prior["a0"]) + prior["a0"] * np.log(prior["b0"])
-            - post["a"] * np.log(post["b"]) + 0.5 * np.log(prior["kappa0"] / post["kappa"])
-            - 0.5 * n * LOG_2PI)
-        return float(value) - _far.log_jacobian(self.frame, n.sum(axis=0))
+                     method: str, who: str) -> float:
+        """Exact log p(X | y) under the Normal-Inverse-Gamma prior, user units (missing
+        entries integrated out; :func:`.mvn.structures.log_evidence_entries` minus the
+        frame's Jacobian). ``rows``, ``method`` and ``who`` are not needed."""
+        ent = entries(stats)
+        return (log_evidence_entries(ent, prior, tied=False, spherical=False)
+                - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,): the Student-t predictive of the
-        Normal-Inverse-Gamma posterior of class y_n with row n (weight w) removed from
-        every feature it observes::
-
-            kappa' = kappa - w,  m' = (kappa m - w z) / kappa',  a' = a - w / 2,
-            b' = b - w kappa (z - m)^2 / (2 kappa')
-        """
-        row = {key: value[:, None, :] for key, value in _downdate(Z, y, w, post).items()}
-        return self.log_predictive(Z, row)[:, 0]
+        """log p(z_n | y_n, D without row n), (n,): the Student-t predictive of class
+        y_n's posterior with row n (weight w) removed from every feature it observes
+        (:func:`bayesgen.families.mvn.diagonal.loo_predictive`)."""
+        return diagonal.loo_predictive(Z, y, w, post, spherical=False)
 
     def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test: np.ndarray | None = None) -> np.ndarray:
         """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-        (n, K) at the training rows themselves): the classes' posteriors are separate,
-        so only class y_i changes, to the downdate of :meth:`loo_log_predictive`, whose
-        n_b posteriors :meth:`log_predictive` evaluates as if they were classes
-        (:func:`bayesgen.families.loo_at.own_class`)."""
-        def own(Z_rows, y_rows, w_rows, Z_block):
-            return self.log_predictive(Z_block, _downdate(Z_rows, y_rows, w_rows, post)).T
-
-        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
+        (n, K) at the training rows themselves); only class y_i changes
+        (:func:`bayesgen.families.mvn.diagonal.loo_predictive_at`)."""
+        return diagonal.loo_predictive_at(Z, y, w, post, Z_test, tied=False,
+                                          spherical=False)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """sum_j log N(x_nj; mu_kj, sigma2_kj) for every row and class.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n, d)
-        params : dict
-            ``mu`` and ``var`` of shape (..., K, d); leading dims are posterior draws.
-        full : bool
-            False drops the constant ``-d/2 log(2 pi)`` (the same for every class).
-
-        Returns
-        -------
-        ndarray of shape (..., n, K)
-            Computed as ``-1/2 [(x-c)^2 @ (1/var)^T - 2 (x-c) @ ((mu-c)/var)^T
-            + sum (mu-c)^2/var + sum log var]`` with ``c`` the mean of the class means
-            (centring keeps the expansion accurate): two matrix products, no loop.
-            A missing x_nj (NaN) drops its term (:func:`._masked.gaussian_log_lik`).
-        """
-        M = missing.mask(X)
-        if M is not None:
-            return masked.gaussian_log_lik(X, M, params, full)
-        mu, var = params["mu"], params["var"]
-        centre = mu.reshape(-1, mu.shape[-1]).mean(axis=0)
-        mc = mu - centre
-        prec = 1.0 / var
-        if mu.ndim == 2:  # point estimates: one product per cached block of rows
-            W = np.concatenate([prec.T, -2.0 * (mc * prec).T], axis=0)
-            quad = diagonal_quadratic(X, centre, W)
-        else:
-            Xc = X - centre
-            quad = (Xc * Xc) @ np.swapaxes(prec, -1, -2)
-            quad -= 2.0 * (Xc @ np.swapaxes(mc * prec, -1, -2))
-        const = (mc * mc * prec).sum(-1) + np.log(var).sum(-1)
-        if full:
-            const = const + X.shape[1] * LOG_2PI
-        quad += const[..., None, :]
-        quad *= -0.5
-        return quad
+        """sum_j log N(x_nj; mu_kj, sigma2_kj) for every row and class, (..., n, K)
+        (:func:`bayesgen.families.mvn.diagonal.log_lik`); ``full`` False drops the
+        constant ``-d/2 log(2 pi)``."""
+        return diagonal.log_lik(X, params["mu"], params["var"], full=full)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Draw one x per row given class ``y`` (n,) and per-row params (n, K, d)."""
@@ -428,8 +338,11 @@ class GaussianFamily(UnlabeledHooks):
         b0 -> s^2 b0."""
         if self.frame is None:
             return prior
-        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
-                    b0=self.frame.user_var(prior["b0"]))
+        out = dict(prior, m0=self.frame.user_loc(prior["m0"]),
+                   b0=self.frame.user_var(prior["b0"]))
+        if "s0" in prior:
+            out["s0"] = self.frame.user_var(prior["s0"])
+        return out
 
     def far_terms(self, far, params: dict):
         """(a2, a1, a0) of far rows, each (..., m, K): log p(x | k) = t^2 a2 + t a1 + a0
@@ -492,16 +405,3 @@ class GaussianFamily(UnlabeledHooks):
         ss = stats["m2"] + n * (stats["mean"] - mu) ** 2
         return pt.sum(-0.5 * n * pt.log(var) - 0.5 * ss / var)
 
-
-def _downdate(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict) -> dict:
-    """The Normal-Inverse-Gamma posterior of each row's class without the row (its
-    weight w removed from every feature it observes), each entry (n, d)::
-
-        kappa' = kappa - w,  m' = (kappa m - w z) / kappa',  a' = a - w / 2,
-        b' = b - w kappa (z - m)^2 / (2 kappa')
-    """
-    X, _, we = masked.loo_entries(Z, w)
-    m, kappa, a, b = (post[key][y] for key in ("m", "kappa", "a", "b"))
-    kappa_r = kappa - we
-    return {"m": (kappa * m - we * X) / kappa_r, "kappa": kappa_r, "a": a - we / 2.0,
-            "b": b - we * kappa / (2.0 * kappa_r) * (X - m) ** 2}

@@ -16,7 +16,7 @@ evidence is, up to a constant in (c, t)::
 
 O(K d) per evaluation, from the statistics only; a (class, feature) never observed
 contributes 0 (a missing entry is integrated out exactly, so the search is exact with
-missing values too). :func:`search` maximises F over (log c, log s) in
+missing values too). :func:`search_entries` maximises F over (log c, log s) in
 :data:`C_BOUNDS` x :data:`S_BOUNDS`, or over one of them with the other fixed.
 """
 
@@ -26,22 +26,12 @@ import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import digamma, gammaln
 
-from bayesgen.data import missing
 from bayesgen.utils.search import log_bounded_argmax, polish_root
 
 #: search range of c = nu0 - 2 (``var_dof="auto"``)
 C_BOUNDS = (1e-2, 1e6)
 #: search range of the scale s (prior mean of sigma2_kj = s s0_j, ``var_scale="auto"``)
 S_BOUNDS = (1e-3, 1e3)
-
-
-def whitened(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """beta (K, d) and N (K, d) of the module docstring."""
-    n = np.broadcast_to(missing.observed_count(stats), stats["mean"].shape).astype(np.float64)
-    shrink = np.divide(kappa0 * n, kappa0 + n)
-    beta = (stats["m2"] + shrink * (stats["mean"] - m0) ** 2) / s0
-    return np.clip(beta, 0.0, None), n
 
 
 def profile(c: float, t: float, beta: np.ndarray, n: np.ndarray
@@ -56,31 +46,10 @@ def profile(c: float, t: float, beta: np.ndarray, n: np.ndarray
     return float(value), float(dc), float(dlogt)
 
 
-def log_evidence(stats: dict, prior: dict) -> float:
-    """Exact log p(Z | y) in the internal frame under the NIG prior ``prior``
-    (``m0``, ``kappa0``, ``a0``, ``b0``), the sum over (class, feature) of the
-    Normal-Inverse-Gamma marginal likelihoods of the observed entries."""
-    n = np.broadcast_to(missing.observed_count(stats), stats["mean"].shape)
-    kappa_n = prior["kappa0"] + n
-    a_n = prior["a0"] + n / 2.0
-    b_n = (prior["b0"] + stats["m2"] / 2.0
-           + prior["kappa0"] * n * (stats["mean"] - prior["m0"]) ** 2 / (2.0 * kappa_n))
-    return float(np.sum(gammaln(a_n) - gammaln(prior["a0"]) + prior["a0"] * np.log(prior["b0"])
-                        - a_n * np.log(b_n) + 0.5 * np.log(prior["kappa0"] / kappa_n)
-                        - 0.5 * n * np.log(2.0 * np.pi)))
-
-
-def search(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
-           dof: float | None = None, scale: float | None = None) -> tuple[float, float]:
-    """(nu0, s) maximising the evidence; ``dof`` (> 2) or ``scale`` (> 0) fixed when
-    given, chosen when None."""
-    beta, n = whitened(stats, m0, kappa0, s0)
-    return search_entries(beta, n, dof=dof, scale=scale)
-
-
 def search_entries(beta: np.ndarray, n: np.ndarray, *, dof: float | None = None,
                    scale: float | None = None, ftol: float = 1e-13) -> tuple[float, float]:
-    """:func:`search` given beta and N of the module docstring (any matching shapes);
+    """(nu0, s) maximising the evidence F given beta and N of the module docstring (any
+    matching shapes); ``dof`` (> 2) or ``scale`` (> 0) fixed when given, chosen when None;
     ``ftol``: L-BFGS-B's relative tolerance on the evidence when both are searched
     (above 1e-13 the gradient tolerance is loosened to 1e-5 too)."""
     if dof is not None and scale is not None:

@@ -44,10 +44,12 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen.data import missing
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_evidence as gev
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families import loo_at, masked
+from bayesgen.families.class_moments import diagonal_quadratic
 from bayesgen.families.far import user_to_internal
 from bayesgen.families.mvn import em, shrinkage
 from bayesgen.families.mvn.checks import isotropic_target
@@ -248,46 +250,11 @@ class DiagonalMVNFamily(MVNFamily):
         return full
 
     # -------------------------------------------------------------- estimates
-    def _variances(self, ent: dict, prior: dict | None,
-                   s0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(a, b) of each group's variance(s): (G, d) each (spherical: b_g s0_j, so b / a
-        is each feature's scale); prior None: a = N / 2, b = S / 2 (the likelihood; the
-        spherical one in the coordinates of the target ``s0``)."""
-        n = ent["n"]
-        if prior is None:
-            dev = 0.0
-            a0, b0 = 0.0, 0.0
-        else:
-            shrink = prior["kappa0"] * n / (prior["kappa0"] + n)
-            dev = shrink * (ent["mean"] - prior["m0"]) ** 2
-            a0 = prior["nu0"] / 2.0
-            b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
-            s0 = prior["s0"]
-        if self.tied:
-            count = n.sum(axis=0, keepdims=True)
-            ss = ent["m2_pooled"][None] + np.sum(dev, axis=0, keepdims=True)
-        else:
-            count, ss = n, ent["m2"] + dev
-        if self.spherical:
-            a = a0 + count.sum(axis=1, keepdims=True) / 2.0
-            b = b0 + (ss / s0).sum(axis=1, keepdims=True) / 2.0
-            shape = (count.shape[0], n.shape[1])
-            return np.broadcast_to(a, shape).copy(), b * s0
-        return a0 + count / 2.0, (0.0 if s0 is None else b0 * s0) + ss / 2.0
-
-    def _per_class(self, values: np.ndarray, K: int) -> np.ndarray:
-        """Group-level (G, d) values as (K, d)."""
-        return np.broadcast_to(values, (K, values.shape[1])).copy() if self.tied else values
-
     def _embed(self, var: np.ndarray) -> np.ndarray:
         """Variances (..., G, d) as covariance matrices (..., d, d) (tied) or
         (..., K, d, d)."""
         cov = var[..., :, None] * np.eye(var.shape[-1])
         return cov[..., 0, :, :] if self.tied else cov
-
-    def _means_per_group(self, K: int, d: int) -> float:
-        """M of the module docstring: class means sharing one variance."""
-        return (K if self.tied else 1) * (d if self.spherical else 1)
 
     def mle(self, stats: dict) -> dict:
         """Class means and the maximum-likelihood variances (divisor N, or N - K (LDA) /
@@ -300,7 +267,8 @@ class DiagonalMVNFamily(MVNFamily):
                                f"{self._who} method='mle'")
         # a = N / 2, b = S / 2 per group (and feature; spherical: summed in the target's
         # coordinates, times s0)
-        a, b = self._variances(ent, None, self._target(stats, d) if self.spherical else None)
+        a, b = variances(ent, None, self._target(stats, d) if self.spherical else None,
+                         tied=self.tied, spherical=self.spherical)
         removed = (K if self.tied else 1) * ddof * (d if self.spherical else 1)
         count = 2.0 * a - removed
         if np.any(count <= 0):
@@ -320,37 +288,20 @@ class DiagonalMVNFamily(MVNFamily):
     def posterior(self, stats: dict, prior: dict) -> dict:
         """The conjugate posterior, each entry (K, d) per (class, feature): ``m``,
         ``kappa``, ``a`` and ``b`` (of the variance of the entry's group; spherical:
-        b_g s0_j), and ``s0`` (d,)."""
-        ent = entries(stats)
-        K = ent["n"].shape[0]
-        kappa = prior["kappa0"] + ent["n"]
-        m = (prior["kappa0"] * prior["m0"] + ent["n"] * ent["mean"]) / kappa
-        a, b = self._variances(ent, prior)
-        return {"m": m, "kappa": kappa, "a": self._per_class(a, K),
-                "b": self._per_class(b, K), "s0": prior["s0"]}
+        b_g s0_j), and ``s0`` (d,) (:func:`posterior_entries`)."""
+        return posterior_entries(entries(stats), prior, tied=self.tied,
+                                 spherical=self.spherical)
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2)."""
         post = self.posterior(stats, prior)
-        K, d = post["m"].shape
-        var = post["b"] / (post["a"] + 1.0 + self._means_per_group(K, d) / 2.0)
-        return {"mu": post["m"], "cov": self._embed(var[:1] if self.tied else var)}
+        var = map_variances(post, tied=self.tied, spherical=self.spherical)
+        return {"mu": post["m"], "cov": self._embed(var)}
 
     def log_prior(self, params: dict, prior: dict) -> float:
         """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is)."""
-        var = self._group_variances(params["cov"])  # (G, d)
-        K = params["mu"].shape[0]
-        a0 = prior["nu0"] / 2.0
-        b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
-        if self.spherical:
-            v = var[:, 0] / prior["s0"][0]
-            inv_gamma = np.sum(-(a0 + 1.0) * np.log(v) - b0 / v)
-        else:
-            inv_gamma = np.sum(-(a0 + 1.0) * np.log(var) - b0 * prior["s0"] / var)
-        per_class = self._per_class(var, K)
-        normal = (-0.5 * np.log(per_class / prior["kappa0"])
-                  - 0.5 * prior["kappa0"] * (params["mu"] - prior["m0"]) ** 2 / per_class)
-        return float(inv_gamma + np.sum(normal))
+        return log_prior_entries(params["mu"], self._group_variances(params["cov"]), prior,
+                                 tied=self.tied, spherical=self.spherical)
 
     def _group_variances(self, cov: np.ndarray) -> np.ndarray:
         """The diagonals (..., G, d) of covariance matrices (..., d, d) or (..., K, d, d)."""
@@ -372,19 +323,20 @@ class DiagonalMVNFamily(MVNFamily):
         return False
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws: sigma2 = b / Gamma(a) per group (spherical:
-        one Gamma per group, times s0), mu ~ N(m, sigma2 / kappa); ``cov`` diagonal."""
-        K, d = post["m"].shape
-        a, b = (post[key][:1] if self.tied else post[key] for key in ("a", "b"))
-        G = a.shape[0]
-        if self.spherical:
-            gamma = rng.standard_gamma(a[:, 0], size=(size, G))[..., None]
-        else:
-            gamma = rng.standard_gamma(a, size=(size, G, d))
-        var = b / gamma  # (size, G, d)
-        per_class = np.broadcast_to(var, (size, K, d)) if self.tied else var
-        mu = post["m"] + np.sqrt(per_class / post["kappa"]) * rng.standard_normal((size, K, d))
+        """``size`` i.i.d. posterior draws (:func:`draw_entries`); ``cov`` diagonal."""
+        mu, var = draw_entries(post, size, rng, tied=self.tied, spherical=self.spherical)
         return {"mu": mu, "cov": self._embed(var)}
+
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """log N(x_n; mu_k, Sigma_k) for every row and class, (..., n, K): the diagonal
+        Gaussian's :func:`log_lik` (LDA's point scores with ``full`` False: the full
+        family's linear discriminant)."""
+        if self.tied and not full and not missing.has_missing(X):
+            return super().log_lik(X, params, full=full)
+        var = np.diagonal(params["cov"], axis1=-2, axis2=-1)
+        if self.tied:
+            var = np.broadcast_to(var[..., None, :], params["mu"].shape)
+        return log_lik(X, params["mu"], var, full=full)
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
         """Closed-form posterior predictive log p(x | y = k, data), (n, K): product of
@@ -400,76 +352,18 @@ class DiagonalMVNFamily(MVNFamily):
         return (log_evidence_entries(ent, prior, tied=self.tied, spherical=self.spherical)
                 - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
 
-    def _downdated(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict) -> dict:
-        """Each training row's posterior of every class without the row, (n, K, d) each:
-        its class's (kappa, m) and its group's (a, b) (all classes' for LDA) downdated."""
-        Zf, _, we = masked.loo_entries(Z, w)
-        rows = np.arange(y.size)
-        m, kappa = post["m"][y], post["kappa"][y]
-        kappa_r = kappa - we
-        m_r = (kappa * m - we * Zf) / kappa_r
-        db = we * kappa / (2.0 * kappa_r) * (Zf - m) ** 2  # (n, d)
-        da = we / 2.0
-        if self.spherical:
-            s0 = post["s0"]
-            db = (db / s0).sum(axis=1, keepdims=True) * s0
-            da = np.broadcast_to(da.sum(axis=1, keepdims=True), db.shape)
-        n, (K, d) = y.size, post["m"].shape
-        out = {key: np.broadcast_to(post[key], (n, K, d)).copy()
-               for key in ("m", "kappa", "a", "b")}
-        out["m"][rows, y], out["kappa"][rows, y] = m_r, kappa_r
-        if self.tied:
-            out["a"] -= da[:, None, :]
-            out["b"] -= db[:, None, :]
-        else:
-            out["a"][rows, y] -= da
-            out["b"][rows, y] -= db
-        out["s0"] = post["s0"]
-        return out
-
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
         """log p(z_n | y_n, D without row n), (n,): the predictive of the posterior with
         row n's weight removed from its class's means and its group's variance(s)."""
-        out = np.empty(y.size)
-        step = max(1, loo_at.BLOCK // max(1, post["m"].size))
-        for start in range(0, y.size, step):
-            part = slice(start, start + step)
-            down = self._downdated(Z[part], y[part], w[part], post)
-            own = {key: (down[key][np.arange(y[part].size), y[part]][:, None, :]
-                         if key != "s0" else down[key]) for key in down}
-            out[part] = predictive(Z[part], own, spherical=self.spherical, rowwise=True)[:, 0]
-        return out
+        return loo_predictive(Z, y, w, post, spherical=self.spherical)
 
     def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test: np.ndarray | None = None) -> np.ndarray:
         """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-        (n, K) at the training rows themselves). LDA's classes share the variances, so
-        removing row i changes every class's predictive."""
-        K, d = post["m"].shape
-        if Z_test is None:
-            if not self.tied:  # only the row's own class changes
-                full = self.log_predictive(Z, post)
-                full[np.arange(y.size), y] = self.loo_log_predictive(Z, y, w, post)
-                return full
-            full = np.empty((y.size, K))  # LDA: every class's variances change
-            step = max(1, loo_at.BLOCK // (K * d))
-            for start in range(0, y.size, step):
-                part = slice(start, start + step)
-                full[part] = predictive(Z[part], self._downdated(Z[part], y[part], w[part],
-                                                                 post),
-                                        spherical=self.spherical, rowwise=True)
-            return full
-        Z_test = np.asarray(Z_test, dtype=np.float64)
-        n, m = y.size, Z_test.shape[0]
-        out = np.empty((n, m, K))
-        n_b, m_b = loo_at.blocks(n, m, K * d)
-        for i0 in range(0, n, n_b):
-            down = self._downdated(Z[i0:i0 + n_b], y[i0:i0 + n_b], w[i0:i0 + n_b], post)
-            for j0 in range(0, m, m_b):
-                out[i0:i0 + n_b, j0:j0 + m_b] = predictive(Z_test[j0:j0 + m_b], down,
-                                                           spherical=self.spherical)
-        return out
+        (n, K) at the training rows themselves), :func:`loo_predictive_at`."""
+        return loo_predictive_at(Z, y, w, post, Z_test, tied=self.tied,
+                                 spherical=self.spherical)
 
     # ----------------------------------------------------------------- frame
     def prior_to_user(self, prior: dict) -> dict:
@@ -530,6 +424,227 @@ class DiagonalMVNFamily(MVNFamily):
                 - 0.5 * scatter)
 
 
+# ------------------------------------------------------------------ the model
+# Normal-Inverse-Gamma entries with variance groups: everything below is shared by
+# GaussianNB (tied=False, spherical=False) and LDA/QDA's diagonal and spherical structures.
+# ``ent`` are the per-entry statistics of :func:`.structures.entries`; ``prior`` has
+# ``m0`` (d,), ``kappa0``, ``nu0`` (> 2), ``scale`` (s) and ``s0`` (d,).
+
+
+def _per_class(values: np.ndarray, K: int, tied: bool) -> np.ndarray:
+    """Group-level (..., G, d) values as (..., K, d)."""
+    if not tied:
+        return values
+    return np.broadcast_to(values, (*values.shape[:-2], K, values.shape[-1]))
+
+
+def variances(ent: dict, prior: dict | None, s0: np.ndarray | None = None, *, tied: bool,
+              spherical: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) of each group's variance(s), (G, d) each (spherical: b_g s0_j, so b / a is
+    each feature's scale); ``prior`` None: a = N / 2, b = S / 2 (the likelihood; the
+    spherical one in the coordinates of the target ``s0``)."""
+    n = ent["n"]
+    if prior is None:
+        dev, a0, b0 = 0.0, 0.0, 0.0
+    else:
+        shrink = prior["kappa0"] * n / (prior["kappa0"] + n)
+        dev = shrink * (ent["mean"] - prior["m0"]) ** 2
+        a0 = prior["nu0"] / 2.0
+        b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
+        s0 = prior["s0"]
+    if tied:
+        count = n.sum(axis=0, keepdims=True)
+        ss = ent["m2_pooled"][None] + np.sum(dev, axis=0, keepdims=True)
+    else:
+        count, ss = n, ent["m2"] + dev
+    if spherical:
+        a = a0 + count.sum(axis=1, keepdims=True) / 2.0
+        b = b0 + (ss / s0).sum(axis=1, keepdims=True) / 2.0
+        return np.broadcast_to(a, (count.shape[0], n.shape[1])).copy(), b * s0
+    return a0 + count / 2.0, (0.0 if s0 is None else b0 * s0) + ss / 2.0
+
+
+def posterior_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> dict:
+    """The conjugate posterior per (class k, feature j), each (K, d)::
+
+        kappa = kappa0 + N,  m = (kappa0 m0 + N xbar) / kappa,  (a, b) of the entry's group
+
+    (:func:`variances`), and ``s0`` (d,)."""
+    K = ent["n"].shape[0]
+    kappa = prior["kappa0"] + ent["n"]
+    m = (prior["kappa0"] * prior["m0"] + ent["n"] * ent["mean"]) / kappa
+    a, b = variances(ent, prior, tied=tied, spherical=spherical)
+    return {"m": m, "kappa": kappa, "a": _per_class(a, K, tied).copy(),
+            "b": _per_class(b, K, tied).copy(), "s0": prior["s0"]}
+
+
+def map_variances(post: dict, *, tied: bool, spherical: bool) -> np.ndarray:
+    """The joint posterior mode's variances (G, d): sigma2 = b / (a + 1 + M / 2), M the
+    class means sharing one variance (K for EEI, 1 for VVI, K d for EII, d for VII)."""
+    K, d = post["m"].shape
+    shared = (K if tied else 1) * (d if spherical else 1)
+    var = post["b"] / (post["a"] + 1.0 + shared / 2.0)
+    return var[:1] if tied else var
+
+
+def log_prior_entries(mu: np.ndarray, var: np.ndarray, prior: dict, *, tied: bool,
+                      spherical: bool) -> float:
+    """log p(mu, sigma2) up to a constant, mu (K, d) and the group variances (G, d): the
+    Inverse-Gamma densities of the variances and N(mu_kj; m0_j, sigma2_kj / kappa0)."""
+    a0 = prior["nu0"] / 2.0
+    b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
+    if spherical:
+        v = var[:, 0] / prior["s0"][0]
+        inv_gamma = np.sum(-(a0 + 1.0) * np.log(v) - b0 / v)
+    else:
+        inv_gamma = np.sum(-(a0 + 1.0) * np.log(var) - b0 * prior["s0"] / var)
+    per_class = _per_class(var, mu.shape[0], tied)
+    normal = (-0.5 * np.log(per_class / prior["kappa0"])
+              - 0.5 * prior["kappa0"] * (mu - prior["m0"]) ** 2 / per_class)
+    return float(inv_gamma + np.sum(normal))
+
+
+def draw_entries(post: dict, size: int, rng: np.random.Generator, *, tied: bool,
+                 spherical: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``size`` i.i.d. posterior draws: the means (size, K, d) and group variances
+    (size, G, d); sigma2 = b / Gamma(a) (spherical: one Gamma per group, times s0),
+    mu ~ N(m, sigma2 / kappa)."""
+    K, d = post["m"].shape
+    a, b = (post[key][:1] if tied else post[key] for key in ("a", "b"))
+    G = a.shape[0]
+    if spherical:
+        gamma = rng.standard_gamma(a[:, 0], size=(size, G))[..., None]
+    else:
+        gamma = rng.standard_gamma(a, size=(size, G, d))
+    var = b / gamma
+    mu = post["m"] + np.sqrt(_per_class(var, K, tied) / post["kappa"]) * rng.standard_normal(
+        (size, K, d))
+    return mu, var
+
+
+def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
+                  spherical: bool) -> dict:
+    """Each row's own-class posterior without the row, (n, d) each, and what its group's
+    variance loses (``da``, ``db``), with w the row's weight on each entry it observes::
+
+        kappa' = kappa - w,  m' = (kappa m - w z) / kappa',  a' = a - w / 2,
+        b' = b - w kappa (z - m)^2 / (2 kappa')
+
+    (spherical: the group's a and b lose the sums over the row's entries)."""
+    Zf, _, we = masked.loo_entries(Z, w)
+    m, kappa, a, b = (post[key][y] for key in ("m", "kappa", "a", "b"))
+    kappa_r = kappa - we
+    db = we * kappa / (2.0 * kappa_r) * (Zf - m) ** 2
+    da = we / 2.0
+    if spherical:
+        db = (db / post["s0"]).sum(axis=1, keepdims=True) * post["s0"]
+        da = np.broadcast_to(da.sum(axis=1, keepdims=True), db.shape)
+    return {"m": (kappa * m - we * Zf) / kappa_r, "kappa": kappa_r, "a": a - da,
+            "b": b - db, "da": da, "db": db}
+
+
+def downdated(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *, tied: bool,
+              spherical: bool) -> dict:
+    """Each training row's posterior of every class without the row, (n, K, d) each: its
+    class's (kappa, m) and its group's (a, b) (all classes' when ``tied``) downdated
+    (:func:`_without_rows`)."""
+    own = _without_rows(Z, y, w, post, spherical=spherical)
+    rows = np.arange(y.size)
+    n, (K, d) = y.size, post["m"].shape
+    out = {key: np.broadcast_to(post[key], (n, K, d)).copy()
+           for key in ("m", "kappa", "a", "b")}
+    for key in ("m", "kappa") if tied else ("m", "kappa", "a", "b"):
+        out[key][rows, y] = own[key]
+    if tied:  # every class's variances lose the row
+        out["a"] -= own["da"][:, None, :]
+        out["b"] -= own["db"][:, None, :]
+    if "s0" in post:
+        out["s0"] = post["s0"]
+    return out
+
+
+def loo_predictive(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
+                   spherical: bool) -> np.ndarray:
+    """log p(z_n | y_n, D without row n), (n,): :func:`predictive` of the row's own class
+    without the row (:func:`_without_rows`; the same whether the variances are tied)."""
+    own = _without_rows(Z, y, w, post, spherical=spherical)
+    own = {key: own[key][:, None] for key in ("m", "kappa", "a", "b")}
+    return predictive(Z, own, spherical=spherical, rowwise=True)[:, 0]
+
+
+def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                      Z_test: np.ndarray | None, *, tied: bool, spherical: bool
+                      ) -> np.ndarray:
+    """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
+    (n, K) at the training rows themselves). Untied, removing row i changes only its
+    class; tied (LDA), every class's variances change."""
+    K, d = post["m"].shape
+    if Z_test is None:
+        if not tied:
+            full = predictive(Z, post, spherical=spherical)
+            full[np.arange(y.size), y] = loo_predictive(Z, y, w, post, spherical=spherical)
+            return full
+        full = np.empty((y.size, K))
+        step = max(1, loo_at.BLOCK // (K * d))
+        for start in range(0, y.size, step):
+            part = slice(start, start + step)
+            down = downdated(Z[part], y[part], w[part], post, tied=tied, spherical=spherical)
+            full[part] = predictive(Z[part], down, spherical=spherical, rowwise=True)
+        return full
+    Z_test = np.asarray(Z_test, dtype=np.float64)
+    n, m = y.size, Z_test.shape[0]
+    out = np.empty((n, m, K))
+    n_b, m_b = loo_at.blocks(n, m, K * d)
+    for i0 in range(0, n, n_b):
+        down = downdated(Z[i0:i0 + n_b], y[i0:i0 + n_b], w[i0:i0 + n_b], post, tied=tied,
+                         spherical=spherical)
+        for j0 in range(0, m, m_b):
+            out[i0:i0 + n_b, j0:j0 + m_b] = predictive(Z_test[j0:j0 + m_b], down,
+                                                       spherical=spherical)
+    return out
+
+
+def log_lik(X: np.ndarray, mu: np.ndarray, var: np.ndarray, *, full: bool = True
+            ) -> np.ndarray:
+    """sum_j log N(x_nj; mu_kj, sigma2_kj) for every row and class.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    mu, var : ndarray of shape (..., K, d)
+        Means and variances; leading dims are posterior draws.
+    full : bool
+        False drops the constant ``-d/2 log(2 pi)`` (the same for every class).
+
+    Returns
+    -------
+    ndarray of shape (..., n, K)
+        Computed as ``-1/2 [(x-c)^2 @ (1/var)^T - 2 (x-c) @ ((mu-c)/var)^T
+        + sum (mu-c)^2/var + sum log var]`` with ``c`` the mean of the class means
+        (centring keeps the expansion accurate): two matrix products, no loop.
+        A missing x_nj (NaN) drops its term (:func:`bayesgen.families.masked.gaussian_log_lik`).
+    """
+    M = missing.mask(X)
+    if M is not None:
+        return masked.gaussian_log_lik(X, M, {"mu": mu, "var": var}, full)
+    centre = mu.reshape(-1, mu.shape[-1]).mean(axis=0)
+    mc = mu - centre
+    prec = 1.0 / var
+    if mu.ndim == 2:  # point estimates: one product per cached block of rows
+        W = np.concatenate([prec.T, -2.0 * (mc * prec).T], axis=0)
+        quad = diagonal_quadratic(X, centre, W)
+    else:
+        Xc = X - centre
+        quad = (Xc * Xc) @ np.swapaxes(prec, -1, -2)
+        quad -= 2.0 * (Xc @ np.swapaxes(mc * prec, -1, -2))
+    const = (mc * mc * prec).sum(-1) + np.log(var).sum(-1)
+    if full:
+        const = const + X.shape[1] * LOG_2PI
+    quad += const[..., None, :]
+    quad *= -0.5
+    return quad
+
+
 def predictive(X: np.ndarray, post: dict, *, spherical: bool,
                rowwise: bool = False) -> np.ndarray:
     """log p(x | y = k, data) of rows X (m, d) under posteriors with entries
@@ -537,24 +652,24 @@ def predictive(X: np.ndarray, post: dict, *, spherical: bool,
     and the result (n, K). NaN in X: a missing entry, dropped."""
     X = np.asarray(X, dtype=np.float64)
     M = np.isnan(X)
-    Xf = np.where(M, 0.0, X)
+    gaps = M.any()
+    x = np.where(M, 0.0, X)[:, None, :] if gaps else X[:, None, :]
+    obs = ~M[:, None, :]
     a, b, kappa, m = post["a"], post["b"], post["kappa"], post["m"]
-    if rowwise:
-        x, obs = Xf[:, None, :], ~M[:, None, :]
-    else:
-        x, obs = Xf[:, None, :], ~M[:, None, :]
+    if not rowwise:
         a, b, kappa, m = (v[..., None, :, :] for v in (a, b, kappa, m))
     nu_s2 = 2.0 * b * (1.0 + 1.0 / kappa)
     q = (x - m) ** 2 / nu_s2
-    log_norm = -0.5 * (np.log(np.pi * nu_s2))  # per entry: -log(2 pi b (1 + 1/kappa)) / 2
+    log_norm = -0.5 * np.log(np.pi * nu_s2)  # per entry: -log(2 pi b (1 + 1/kappa)) / 2
     if not spherical:
         terms = log_rising(a, 0.5) + log_norm - (a + 0.5) * np.log1p(q)
-        return np.where(obs, terms, 0.0).sum(axis=-1)
+        return (np.where(obs, terms, 0.0) if gaps else terms).sum(axis=-1)
     p = obs.sum(axis=-1)
     a_g = a[..., 0]
-    quad = np.where(obs, q, 0.0).sum(axis=-1)
-    return (log_rising(a_g, p / 2.0) + np.where(obs, log_norm, 0.0).sum(axis=-1)
-            - (a_g + p / 2.0) * np.log1p(quad))
+    if gaps:
+        q, log_norm = np.where(obs, q, 0.0), np.where(obs, log_norm, 0.0)
+    return (log_rising(a_g, p / 2.0) + log_norm.sum(axis=-1)
+            - (a_g + p / 2.0) * np.log1p(q.sum(axis=-1)))
 
 
 def _far_spherical(far, post: dict) -> np.ndarray:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
+from bayesgen.data import missing
 from bayesgen.families import gaussian_evidence as gev
 from bayesgen.families.gaussian_stats import class_sum
 from bayesgen.families.mvn.niw_evidence import evidence_search
@@ -85,10 +86,16 @@ def structure_log_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.nd
 
 def entries(stats: dict) -> dict:
     """Per (class, feature) statistics of the observed entries from the full family's
-    statistics: ``n`` (K, d) weighted counts, ``mean`` (K, d), ``m2`` (K, d) centred sums
+    statistics (or GaussianNB's per-feature ``count``, ``mean``, ``m2``, ``observed``):
+    ``n`` (K, d) weighted counts, ``mean`` (K, d), ``m2`` (K, d) centred sums
     of squares, or ``m2_pooled`` (d,) only when the statistics are LDA's pooled ones
     (``m2`` None then). With missing entries the (pattern, class) groups are combined
     per (class, feature) by Chan et al.'s pairwise update."""
+    if "scatter" not in stats:  # GaussianNB's per-feature statistics
+        n = np.broadcast_to(missing.observed_count(stats), stats["mean"].shape)
+        m2 = np.clip(stats["m2"], 0.0, None)
+        return {"n": n.astype(np.float64), "mean": stats["mean"], "m2": m2,
+                "m2_pooled": m2.sum(axis=0)}
     if "groups" not in stats:
         K, d = stats["mean"].shape
         n = np.repeat(stats["count"][:, None], d, axis=1).astype(np.float64)

@@ -1,0 +1,98 @@
+"""GaussianNB and QDA(cov_structure="diag") are one model (a Normal-Inverse-Gamma prior
+per class and feature), computed by one implementation
+(:mod:`bayesgen.families.mvn.diagonal`): with the same prior they give the same
+parameters, predictive, evidence, exact leave-one-out and leave-one-out at other rows."""
+
+import numpy as np
+import pytest
+
+import bayesgen as bg
+from bayesgen.inference import exact_loo
+
+# (GaussianNB options, the same prior as QDA options)
+SETTINGS = {
+    "defaults": ({}, {"cov_dof": 3.0}),
+    "fixed": ({"mean_prior": [0.5, -1.0, 2.0, 0.0], "mean_strength": 0.3,
+               "var_prior": [1.0, 2.0, 0.5, 3.0], "var_dof": 5.0, "var_scale": 1.5},
+              {"mean_prior": [0.5, -1.0, 2.0, 0.0], "mean_strength": 0.3,
+               "cov_target": [1.0, 2.0, 0.5, 3.0], "cov_dof": 5.0, "cov_scale": 1.5}),
+    "auto": ({"var_dof": "auto", "var_scale": "auto"},
+             {"cov_dof": "auto", "cov_scale": "auto"}),
+}
+
+
+def _pooled_variances(X, y, w):
+    """The pooled within-class weighted variance of each feature's observed entries."""
+    num = den = 0.0
+    for k in np.unique(y):
+        Xk, wk = X[y == k], w[y == k][:, None] * ~np.isnan(X[y == k])
+        Xk = np.nan_to_num(Xk)
+        mean = (wk * Xk).sum(axis=0) / wk.sum(axis=0)
+        num = num + (wk * (Xk - mean) ** 2).sum(axis=0)
+        den = den + wk.sum(axis=0)
+    return num / den
+
+
+def _data(gaps: bool):
+    rng = np.random.default_rng(5)
+    y = np.repeat(np.arange(3), 10)
+    X = rng.standard_normal((30, 4)) * [1.0, 3.0, 0.2, 10.0] + y[:, None] * [1, 0, 1, 5.0]
+    if gaps:
+        X[rng.random(X.shape) < 0.15] = np.nan
+        X[np.arange(3) * 10, 0] = 1.0  # every (class, feature) keeps observed entries
+    w = rng.uniform(0.5, 2.0, 30)
+    X_test = rng.standard_normal((7, 4)) * 3.0
+    X_test[0] = [1e200, -1e200, 3.0, 1e150]  # far rows
+    return X, y, w, X_test
+
+
+@pytest.mark.parametrize("gaps", [False, True])
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_gaussian_nb_equals_qda_diag(setting, gaps):
+    nb_options, qda_options = SETTINGS[setting]
+    X, y, w, X_test = _data(gaps)
+    if gaps and "var_prior" not in nb_options:
+        # the default targets differ with missing entries (GaussianNB: the observed
+        # entries' pooled variances; QDA: its pattern-wise scatter), the model does not
+        s0 = _pooled_variances(X, y, w)
+        nb_options = dict(nb_options, var_prior=s0)
+        qda_options = dict(qda_options, cov_target=s0)
+    if not gaps:  # the default targets are the same
+        np.testing.assert_allclose(
+            bg.GaussianNB(**nb_options).fit(X, y, sample_weight=w)._prior["s0"],
+            bg.QDA(cov_structure="diag", **qda_options).fit(X, y, sample_weight=w)
+            ._prior["s0"], rtol=1e-12)
+    pairs = []
+    for method in ("map", "conjugate"):
+        nb = bg.GaussianNB(method=method, random_state=0, draws=20, chains=1, **nb_options)
+        qda = bg.QDA(method=method, cov_structure="diag", random_state=0, draws=20, chains=1,
+                     **qda_options)
+        nb.fit(X, y, sample_weight=w)
+        qda.fit(X, y, sample_weight=w)
+        pairs.append((nb, qda))
+        for rows in (X, X_test):
+            np.testing.assert_allclose(nb.predict_joint_log_proba(rows),
+                                       qda.predict_joint_log_proba(rows), rtol=1e-10)
+    nb, qda = pairs[0]
+    np.testing.assert_allclose(nb.theta_, qda.means_, rtol=1e-10)
+    np.testing.assert_allclose(nb.var_, np.diagonal(np.asarray(qda.covariance_), axis1=1,
+                                                    axis2=2), rtol=1e-10)
+    nb, qda = pairs[1]
+    np.testing.assert_allclose(nb.log_marginal_likelihood(), qda.log_marginal_likelihood(),
+                               rtol=1e-10)
+    for est in (nb, qda):
+        assert np.all(np.isfinite(est.predict_joint_log_proba(X_test)))
+    loo_nb, _ = exact_loo.loo_log_joint(nb)
+    loo_qda, _ = exact_loo.loo_log_joint(qda)
+    np.testing.assert_allclose(loo_nb, loo_qda, rtol=1e-10)
+    np.testing.assert_allclose(exact_loo.pointwise(nb), exact_loo.pointwise(qda), rtol=1e-10)
+    at = [exact_loo.loo_log_joint_at(est, exact_loo.training_rows(est), X_test[1:])
+          for est in (nb, qda)]
+    # "auto": each leave-one-out re-runs the evidence search, whose answer is the same
+    # only to the search's tolerance (the two fits sum their statistics in other orders)
+    np.testing.assert_allclose(at[0], at[1], rtol=1e-8 if setting == "auto" else 1e-10)
+    if setting == "auto":
+        assert nb.prior_search_["var_dof"] == pytest.approx(qda.prior_search_["cov_dof"],
+                                                            rel=1e-10)
+        assert nb.prior_search_["log_evidence"] == pytest.approx(
+            qda.prior_search_["log_evidence"], rel=1e-10)
