@@ -25,12 +25,12 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import xlogy
+from scipy.special import betaln, xlogy
 
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_binary, check_nonnegative
+from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import loo_at, masked
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
 from bayesgen.utils.heavy import import_pymc
@@ -155,55 +155,28 @@ class BernoulliFamily(UnlabeledHooks):
         return {"theta": dr.draw_beta(post["a"], post["b"], size, rng)}
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
-
-        Beta-Bernoulli: p(x_j = 1 | data) = a / (a + b), the posterior mean, and
-        features are independent a posteriori, so this is :meth:`log_lik` at it.
-        """
-        a, b = post["a"], post["b"]
-        return self.log_lik(X, {"theta": a / (a + b)})
+        """Closed-form posterior predictive log p(x | y=k, data), (n, K): the
+        Beta-Bernoulli of :class:`BetaBernoulli` (:mod:`bayesgen.families.conjugate`)."""
+        return conjugate.log_predictive(ALGEBRA, X, post)
 
     # ----------------------------------------------------- model comparison
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str,
                      who: str) -> float:
-        """Exact log p(X | y) under the Beta(alpha_j, alpha_j) priors::
-
-            sum_kj log B(alpha_j + c_kj, alpha_j + N_kj - c_kj) - log B(alpha_j, alpha_j)
-
-        (N_kj the weighted observed entries); from the statistics alone."""
-        from scipy.special import betaln
-
-        post = self.posterior(stats, prior)
+        """Exact log p(X | y) under the Beta(alpha_j, alpha_j) priors, from the
+        statistics alone: sum_kj log B(a_kj, b_kj) - log B(alpha_j, alpha_j)."""
         alpha = prior["alpha"]
-        return float(np.sum(betaln(post["a"], post["b"]) - betaln(alpha, alpha)))
+        return conjugate.log_evidence(ALGEBRA, {"a": alpha, "b": alpha},
+                                      self.posterior(stats, prior))
 
     def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,): Beta-Bernoulli with the row's
-        observed entries removed from its class, ``a' = a - w x``, ``b' = b - w (1 - x)``,
-        ``log p(x) = x log a' + (1 - x) log b' - log(a' + b')`` per observed feature.
-        Sparse Z in dense blocks of rows."""
-        def terms(Z, y, w):
-            X, O, we = masked.loo_entries(Z, w)
-            a = post["a"][y] - we * X
-            b = post["b"][y] - we * (1.0 - X)
-            return masked.observed_sum(np.where(X > 0, np.log(a), np.log(b)) - np.log(a + b), O)
-
-        return masked.dense_blocks(terms, Z, y, w)
+        """log p(z_n | y_n, D without row n), (n,) (:func:`.conjugate.loo_log_predictive`)."""
+        return conjugate.loo_log_predictive(ALGEBRA, Z, y, w, post)
 
     def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test=None) -> np.ndarray:
-        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-        (n, K) at the training rows themselves): only class y_i changes, to the Beta
-        posterior of :meth:`loo_log_predictive`; :meth:`log_predictive` evaluates the
-        n_b downdated posteriors as classes, one product per block
-        (:func:`bayesgen.families.loo_at.own_class`)."""
-        def own(Z_rows, y_rows, w_rows, Z_block):
-            X, _, we = masked.loo_entries(Z_rows, w_rows)
-            row = {"a": post["a"][y_rows] - we * X, "b": post["b"][y_rows] - we * (1.0 - X)}
-            return self.log_predictive(Z_block, row).T
-
-        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
+        """The leave-one-out predictive at other rows (:func:`.conjugate.loo_log_predictive_at`)."""
+        return conjugate.loo_log_predictive_at(ALGEBRA, Z, y, w, post, Z_test)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -319,3 +292,35 @@ class BernoulliFamily(UnlabeledHooks):
 def _threshold(values: np.ndarray, t: float) -> np.ndarray:
     """1.0 where values > t, else 0.0; NaN (a missing value) stays NaN."""
     return np.where(np.isnan(values), np.nan, (values > t).astype(np.float64))
+
+
+class BetaBernoulli(conjugate.Entrywise):
+    """The Beta-Bernoulli algebra: t(x) = (x, 1 - x) added to the Beta posterior (a, b),
+    log z = log B(a, b), so that the predictive of an entry is::
+
+        step(x) = x log a + (1 - x) log b - log(a + b)
+
+    (the posterior mean's Bernoulli); tabulated at x = 0 and 1, a row's predictive is
+    ``O @ T0 + X @ (T1 - T0)``, one product for dense or sparse X."""
+
+    who = WHO
+    tabled = True
+    binary = True
+
+    def t(self, x: np.ndarray) -> dict:
+        return {"a": x, "b": 1.0 - x}
+
+    def log_z(self, post: dict) -> np.ndarray:
+        return betaln(post["a"], post["b"])
+
+    def step(self, post: dict, x: np.ndarray) -> np.ndarray:
+        a, b = post["a"], post["b"]
+        return np.where(x > 0, np.log(a), np.log(b)) - np.log(a + b)
+
+    def table(self, post: dict) -> np.ndarray:
+        a, b = post["a"], post["b"]
+        log_ab = np.log(a + b)
+        return np.stack([np.log(b) - log_ab, np.log(a) - log_ab], axis=-1)
+
+
+ALGEBRA = BetaBernoulli()

@@ -45,8 +45,8 @@ import numpy as np
 from scipy.special import gammaln, xlogy
 
 from bayesgen.data import missing, sparse
+from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import loo_at, masked
 from bayesgen.families.gaussian_stats import label, resolve_vector
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
@@ -215,16 +215,10 @@ class ExponentialFamily(UnlabeledHooks):
         return {"rate": rng.standard_gamma(post["a"], size=shape) / post["b"]}
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
-
-        Lomax per feature, ``log a - log b - (a + 1) log1p(x / b)``, summed over the
-        observed features (a missing x_nj drops its term).
-        """
-        a, b = post["a"], post["b"]
-        M = missing.mask(X)
-        X0 = X if M is None else np.where(M, 0.0, X)
-        terms = np.log(a) - np.log(b) - (a + 1.0) * np.log1p(X0[:, None, :] / b)
-        return terms.sum(axis=-1) if M is None else masked.drop_terms(terms, M)
+        """Closed-form posterior predictive log p(x | y=k, data), (n, K): the Lomax of
+        :class:`GammaExponential` (:mod:`bayesgen.families.conjugate`), summed over the
+        observed features (a missing x_nj drops its term)."""
+        return conjugate.log_predictive(ALGEBRA, X, post)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -287,38 +281,18 @@ class ExponentialFamily(UnlabeledHooks):
                 f"{WHO} with alpha = 1 has the improper prior Gamma(1, 0) on the rates, "
                 "hence no marginal likelihood; use alpha > 1 (e.g. the default 2)."
             )
-        post = self.posterior(stats, prior)
-        return float(np.sum(alpha * np.log(beta) - gammaln(alpha) + gammaln(post["a"])
-                            - post["a"] * np.log(post["b"])))
+        return conjugate.log_evidence(ALGEBRA, {"a": alpha, "b": beta},
+                                      self.posterior(stats, prior))
 
     def loo_log_predictive(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
-        """log p(x_n | y_n, data without row n) of every training row, (n,).
-
-        The row's own contribution leaves its class's Gamma posterior (``a' = a - w``,
-        ``b' = b - w x`` per observed entry) and the Lomax predictive of the rest
-        scores it; a missing entry drops its term.
-        """
-        X0, O, we = masked.loo_entries(X, w)
-        a = post["a"][y] - we
-        b = post["b"][y] - we * X0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.log(a) - np.log(b) - (a + 1.0) * np.log1p(X0 / b)
-        return np.where(O > 0, terms, 0.0).sum(axis=1)
+        """log p(x_n | y_n, data without row n), (n,) (:func:`.conjugate.loo_log_predictive`)."""
+        return conjugate.loo_log_predictive(ALGEBRA, X, y, w, post)
 
     def loo_log_predictive_at(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                               X_test: np.ndarray | None = None) -> np.ndarray:
-        """log p(x_test_j | y = k, D without training row i), (n, m, K) (``X_test=None``:
-        (n, K) at the training rows themselves): only class y_i changes, to the Gamma
-        posterior of :meth:`loo_log_predictive`, whose n_b downdated posteriors
-        :meth:`log_predictive` evaluates as classes
-        (:func:`bayesgen.families.loo_at.own_class`)."""
-        def own(X_rows, y_rows, w_rows, X_block):
-            X0, _, we = masked.loo_entries(X_rows, w_rows)
-            row = {"a": post["a"][y_rows] - we, "b": post["b"][y_rows] - we * X0}
-            return self.log_predictive(X_block, row).T
-
-        return loo_at.own_class(self, X, y, w, post, X_test, own)
+        """The leave-one-out predictive at other rows (:func:`.conjugate.loo_log_predictive_at`)."""
+        return conjugate.loo_log_predictive_at(ALGEBRA, X, y, w, post, X_test)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
@@ -367,3 +341,30 @@ class ExponentialFamily(UnlabeledHooks):
         rate = params["rate"]
         n = missing.observed_count(stats)
         return pt.sum(n * pt.log(rate) - stats["sum"] * rate)
+
+
+class GammaExponential(conjugate.Entrywise):
+    """The Gamma-exponential algebra: t(x) = (1, x) added to the Gamma posterior
+    (shape a, rate b), log z = lgamma(a) - a log b, so that the predictive of an entry
+    is the Lomax::
+
+        step(x) = log a - log b - (a + 1) log1p(x / b)
+    """
+
+    who = WHO
+
+    def t(self, x: np.ndarray) -> dict:
+        return {"a": np.ones_like(x), "b": x}
+
+    def log_z(self, post: dict) -> np.ndarray:
+        a, b = post["a"], post["b"]
+        with np.errstate(divide="ignore"):
+            return gammaln(a) - a * np.log(b)
+
+    def step(self, post: dict, x: np.ndarray) -> np.ndarray:
+        a, b = post["a"], post["b"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(a) - np.log(b) - (a + 1.0) * np.log1p(x / b)
+
+
+ALGEBRA = GammaExponential()

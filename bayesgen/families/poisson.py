@@ -32,8 +32,8 @@ from scipy.special import gammaln, xlogy
 
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_counts
+from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import loo_at, masked
 from bayesgen.families.gaussian_stats import resolve_vector
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
@@ -150,95 +150,35 @@ class PoissonFamily(UnlabeledHooks):
         return {"rate": rng.standard_gamma(post["a"], size=shape) / post["b"]}
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
-
-        Gamma-Poisson gives a negative binomial per feature::
-
-            R(a, x) - log x! - a log1p(1 / b) - x log1p(b)
-
-        summed over features, with R(a, x) = lgamma(a + x) - lgamma(a)
-        (:func:`_dirichlet.log_rising`, accurate for huge a). R(a, 0) = 0, so sparse X
-        only visits its non-zeros; dense X takes one (n, d) pass per class. A missing
-        x_nj (NaN) drops its term.
-        """
-        a, b = post["a"], post["b"]
-        M = missing.mask(X)
-        if M is None:
-            out = sparse.matmul_t(X, -np.log1p(b)) - (a * np.log1p(1.0 / b)).sum(axis=1)
-        else:
-            X = missing.filled(X)
-            out = sparse.matmul_t(X, -np.log1p(b)) - masked.observed_matmul(M, a * np.log1p(1 / b))
-        for k in range(a.shape[0]):
-            if sparse.is_sparse(X):
-                out[:, k] += sparse.row_sum_of(X, dr.log_rising(a[k][X.indices], X.data))
-            else:
-                out[:, k] += dr.log_rising(a[k], X).sum(axis=1)
-        out -= self._log_factorials(X)[:, None]
-        return dr.check_overflow(out, X, WHO)
+        """Closed-form posterior predictive log p(x | y=k, data), (n, K): the negative
+        binomial of :class:`GammaPoisson` (:mod:`bayesgen.families.conjugate`); sparse X
+        visits only its non-zeros, a missing x_nj (NaN) drops its term."""
+        return conjugate.log_predictive(ALGEBRA, X, post)
 
     # ----------------------------------------------------- model comparison
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str,
                      who: str) -> float:
-        """Exact log p(X | y) under the Gamma(alpha_j, beta_j) priors::
-
-            sum_kj [alpha log beta - lgamma(alpha) + lgamma(a_n) - a_n log b_n]
-            - sum_n w_n sum_j log x_nj!
-
-        (a_n = alpha + S_kj, b_n = beta + N_kj). The ``log x!`` terms need the training
-        ``rows`` (X, w): ``ValueError`` without them."""
-        post = self.posterior(stats, prior)
-        alpha, beta = prior["alpha"], prior["beta"]
+        """Exact log p(X | y) under the Gamma(alpha_j, beta_j) priors; its
+        ``-sum_n w_n log x_n!`` needs the training ``rows`` (X, w): ``ValueError``
+        without them, and for alpha = 1 (an improper prior has no evidence)."""
         X, w = dr.need_rows(rows, WHO)
-        log_fact = self._log_factorials(missing.filled(X))
-        return float(np.sum(alpha * np.log(beta) - gammaln(alpha) + gammaln(post["a"])
-                            - post["a"] * np.log(post["b"])) - w @ log_fact)
+        return conjugate.log_evidence(ALGEBRA, {"a": prior["alpha"], "b": prior["beta"]},
+                                      self.posterior(stats, prior), X, w)
 
     def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,): the negative binomial of the Gamma
-        posterior with the row removed from its class, ``a' = a - w x``, ``b' = b - w``,
-        per observed feature (:meth:`log_predictive`'s terms). Sparse Z in dense blocks."""
-        def terms(Z, y, w):
-            X, O, we = masked.loo_entries(Z, w)
-            a = post["a"][y] - we * X
-            b = post["b"][y] - we
-            return masked.observed_sum(dr.log_rising(a, X) - gammaln(X + 1.0)
-                                       - a * np.log1p(1.0 / b) - X * np.log1p(b), O)
-
-        return masked.dense_blocks(terms, Z, y, w)
+        """log p(z_n | y_n, D without row n), (n,) (:func:`.conjugate.loo_log_predictive`)."""
+        return conjugate.loo_log_predictive(ALGEBRA, Z, y, w, post)
 
     def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test=None) -> np.ndarray:
-        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-        (n, K) at the training rows themselves): only class y_i changes, to the Gamma
-        posterior of :meth:`loo_log_predictive`. Per block of n_b training rows and m_b
-        test rows, :meth:`log_predictive`'s terms with the n_b downdated posteriors::
-
-            sum_nz R(a'_ij, x_j) - sum_j [a'_ij log1p(1 / b'_ij) + x_j log1p(b'_ij)] - log x!
-
-        the rising factorials over the test rows' non-zeros only, the rest two products
-        (:func:`bayesgen.families.loo_at.own_class`); a missing x_j drops its terms."""
-        def own(Z_rows, y_rows, w_rows, Z_block):
-            X, _, we = masked.loo_entries(Z_rows, w_rows)
-            a = post["a"][y_rows] - we * X
-            b = post["b"][y_rows] - we
-            M = missing.mask(Z_block)
-            Xt = loo_at.csr(Z_block if M is None else missing.filled(Z_block))
-            out = loo_at.nonzero_sum(dr.log_rising(a[:, Xt.indices], Xt.data), Xt)
-            out -= sparse.matmul_t(Xt, np.log1p(b)).T
-            c = a * np.log1p(1.0 / b)
-            out -= c.sum(axis=1)[:, None] if M is None else masked.observed_matmul(M, c).T
-            out -= self._log_factorials(Xt)[None, :]
-            return out
-
-        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
+        """The leave-one-out predictive at other rows (:func:`.conjugate.loo_log_predictive_at`)."""
+        return conjugate.loo_log_predictive_at(ALGEBRA, Z, y, w, post, Z_test)
 
     @staticmethod
     def _log_factorials(X) -> np.ndarray:
         """sum_j log(x_nj!) per row, (n,); sparse X via its non-zeros."""
-        if sparse.is_sparse(X):
-            return sparse.row_sum_of(X, gammaln(X.data + 1.0))
-        return gammaln(X + 1.0).sum(axis=1)
+        return log_factorials(X)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -347,3 +287,46 @@ class PoissonFamily(UnlabeledHooks):
         rate = params["rate"]
         n = missing.observed_count(stats)
         return pt.sum(stats["feature_count"] * pt.log(rate) - n * rate)
+
+
+def log_factorials(X) -> np.ndarray:
+    """sum_j log(x_nj!) per row, (n,); sparse X via its non-zeros."""
+    if sparse.is_sparse(X):
+        return sparse.row_sum_of(X, gammaln(X.data + 1.0))
+    return gammaln(X + 1.0).sum(axis=1)
+
+
+class GammaPoisson(conjugate.Entrywise):
+    """The Gamma-Poisson algebra: t(x) = (x, 1) added to the Gamma posterior (shape a,
+    rate b), log z = lgamma(a) - a log b, h(x) = 1 / x!, so that the predictive of an
+    entry is the negative binomial::
+
+        step(x) = R(a, x) - a log1p(1 / b) - x log1p(b)
+
+    with R(a, x) = lgamma(a + x) - lgamma(a) (:func:`bayesgen.utils.logspace.log_rising`,
+    accurate for huge a)."""
+
+    who = WHO
+
+    def t(self, x: np.ndarray) -> dict:
+        return {"a": x, "b": np.ones_like(x)}
+
+    def log_z(self, post: dict) -> np.ndarray:
+        return gamma_log_z(post["a"], post["b"])
+
+    def step(self, post: dict, x: np.ndarray) -> np.ndarray:
+        a, b = post["a"], post["b"]
+        return dr.log_rising(a, x) - a * np.log1p(1.0 / b) - x * np.log1p(b)
+
+    def log_h(self, X) -> np.ndarray:
+        return -log_factorials(X)
+
+
+def gamma_log_z(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """log of the Gamma(shape a, rate b) normaliser, lgamma(a) - a log b (+inf for the
+    improper b = 0)."""
+    with np.errstate(divide="ignore"):
+        return gammaln(a) - a * np.log(b)
+
+
+ALGEBRA = GammaPoisson()

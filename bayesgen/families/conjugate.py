@@ -1,0 +1,517 @@
+"""One conjugate algebra: predictive, evidence and leave-one-out, written once.
+
+Every conjugate family here is an exponential family p(x | theta) = h(x) exp(eta . t(x)
+- A(theta)) whose conjugate prior has natural hyper-parameters tau (and a pseudo-count)
+with normaliser Z(tau). A posterior is the prior plus the weighted statistics,
+tau_post = tau_0 + sum_n w_n t(x_n), and everything else is one formula on Z::
+
+    evidence       log Z(tau_post) - log Z(tau_0) + sum_n w_n log h(x_n)
+    predictive     log p(x | tau) = log Z(tau + t(x)) - log Z(tau) + log h(x)
+    leave-one-out  the predictive of x_n at tau_(-n) = tau_post - w_n t(x_n)   (subtract)
+    LOO at others  the predictive of other rows at tau_(-n)
+    merge          add
+
+A family supplies t, log h and log Z (an :class:`Entrywise` or :class:`Joint`
+algebra); the functions below do the rest: :func:`log_predictive`,
+:func:`log_evidence`, :func:`loo_log_predictive`, :func:`loo_log_predictive_at` and
+:func:`downdate`. They handle, once for every family: sample weights (a row leaves with
+its whole weight w_n), missing entries (NaN: a factorised family drops the entry's
+factor, so the entry neither adds to nor leaves the posterior and its predictive term
+is 0), scipy.sparse CSR X without densifying it, temporaries bounded by :data:`BLOCK`
+values, and non-finite results (``ValueError`` naming X, :func:`check_overflow`).
+
+Posteriors are dicts of arrays with the family's own keys; the leading axis of every
+array indexes the "classes" L of a call: the K classes of a fit, or, for the
+leave-one-out predictive at other rows, the n_b posteriors of a block of training rows
+without each of them (what the functions pass back to :func:`log_predictive`).
+
+**Factorised families** (:class:`Entrywise`: Beta-Bernoulli, Gamma-Poisson,
+Gamma-exponential, Dirichlet-categorical, and the Dirichlet-multinomial, whose features
+are coupled only through the sum of the concentrations): post arrays are (L, d) per
+(class, feature) entry, or (L, d, C) for a vector-valued entry (a categorical
+feature's C levels). log Z is a sum over entries of log z(tau_lj) (plus, for
+:attr:`Entrywise.total`, a term g(sum_j tau_lj) over the observed features), so the
+predictive is a sum over entries of the increment (:meth:`Entrywise.step`)::
+
+    step_lj(x) = log z(tau_lj + t(x)) - log z(tau_lj)
+
+For sparse X the zero entries' increments D0_lj = step_lj(0) are computed once per
+(class, feature) and summed over the observed features by one product; only the stored
+entries are visited (their step minus D0). Families with a finite discrete support
+(binary, categorical codes) tabulate step at every level once (:meth:`Entrywise.table`)
+and the predictive is a (sparse) one-hot product.
+
+**Joint families** (:class:`Joint`: the Gaussian families' Normal-Inverse-Gamma or
+Normal-Inverse-Wishart, or any family without the entry structure): the row's
+statistics are added to each class's whole posterior; the increment of log Z may be
+given in closed form (the matrix determinant lemma for a Wishart normaliser), else it
+is the generic difference of :meth:`Joint.log_z`. Missing entries are the family's
+business there (its ``t`` and ``step`` see the NaN).
+
+The leave-one-out functions remove the row from its own class only: they serve
+families whose classes have independent posteriors. A parameter shared by the classes
+(LDA's covariance) is one more block of statistics that every row changes; such a
+family computes the other classes' columns itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from bayesgen.data import missing, sparse
+from bayesgen.data.validation import check_finite
+
+#: values per temporary block (rows x classes x width), 16 MB of float64
+BLOCK = 2**21
+
+
+# ------------------------------------------------------------------ protocol
+class Entrywise:
+    """The algebra of a factorised conjugate family: one factor per (class, feature).
+
+    Subclasses implement :meth:`t` and :meth:`log_z`, and may override the defaults of
+    :meth:`step` (the increment of log z; default the difference, which loses digits
+    to cancellation for huge tau: give the closed form), :meth:`downdate`,
+    :meth:`log_h`, and for coupled or discrete families :attr:`total` and
+    :meth:`table`. Every method is element-wise over the leading dims: ``post`` arrays
+    (..., d) (or (..., d, C) for vector entries) broadcast against entry values x
+    (..., d).
+    """
+
+    #: the family's name in messages (``ValueError`` naming X)
+    who: str = "model"
+    #: the key of ``post`` whose sum over the observed features couples them (the
+    #: Dirichlet over features: log Z adds :meth:`total_log_z` of that sum), or None
+    total: str | None = None
+    #: True when :meth:`table` and :meth:`codes` are given: the support of each entry is
+    #: finite (levels 0..C-1) and the predictive is a one-hot product with the table
+    tabled: bool = False
+    #: with ``tabled``: the levels are the values 0 and 1 themselves (X is its own
+    #: code), so X (dense or sparse) multiplies the table directly
+    binary: bool = False
+
+    def t(self, x: np.ndarray) -> dict:
+        """The statistics t(x) of entry values x (..., d): per key of ``post``, an
+        array of x's shape (plus the entry's trailing dims)."""
+        raise NotImplementedError
+
+    def log_z(self, post: dict) -> np.ndarray:
+        """log z(tau) per entry, (..., d) (trailing entry dims reduced)."""
+        raise NotImplementedError
+
+    def step(self, post: dict, x: np.ndarray) -> np.ndarray:
+        """log z(tau + t(x)) - log z(tau) per entry, (..., d): the entry's posterior
+        predictive log-density without log h. Default: the difference of
+        :meth:`log_z`."""
+        return self.log_z(add(post, self.t(x))) - self.log_z(post)
+
+    def downdate(self, post: dict, x: np.ndarray, w: np.ndarray) -> dict:
+        """tau - w t(x) per entry: the entries x (..., d) of weights w (..., d) removed
+        (w = 0 leaves an entry, e.g. a missing one, in place)."""
+        return add(post, self.t(x), -w)
+
+    def log_h(self, X: Any) -> np.ndarray | None:
+        """log h(x) per row, (n,), for rows X (n, d) (dense or CSR, missing entries read
+        as 0, which their h must make 0); None when h = 1."""
+        return None
+
+    def total_log_z(self, total: np.ndarray) -> np.ndarray:
+        """The coupling term g(T) of log Z at the summed natural statistic T (...,)
+        (with :attr:`total`)."""
+        raise NotImplementedError
+
+    def total_step(self, total: np.ndarray, x_total: np.ndarray) -> np.ndarray:
+        """g(T + s) - g(T) for a row whose entries sum to s (with :attr:`total`).
+        Default: the difference of :meth:`total_log_z`."""
+        return self.total_log_z(total + x_total) - self.total_log_z(total)
+
+    def table(self, post: dict) -> np.ndarray:
+        """(with ``tabled``) :meth:`step` at every level, (L, d, C)."""
+        raise NotImplementedError
+
+    def codes(self, X: np.ndarray) -> np.ndarray:
+        """(with ``tabled`` and not ``binary``) the level index of every entry of
+        dense X (n, d), int (missing entries: any valid code; their weight is 0)."""
+        raise NotImplementedError
+
+
+class Joint:
+    """The algebra of a family whose statistics do not split by feature.
+
+    ``post`` arrays have leading dims (...); a row's statistics ``t(X)`` have the
+    row's leading dim. :meth:`step` and :meth:`downdate` pair ``post`` and rows
+    leading dim by leading dim (the functions below broadcast rows against classes).
+    """
+
+    who: str = "model"
+
+    def t(self, X: np.ndarray) -> dict:
+        """The statistics t(x_n) of rows X (n, d), per key of ``post`` (n, ...)."""
+        raise NotImplementedError
+
+    def log_z(self, post: dict) -> np.ndarray:
+        """log Z(tau) over the leading dims of ``post``."""
+        raise NotImplementedError
+
+    def log_h(self, X: np.ndarray) -> np.ndarray | None:
+        """log h(x_n) per row, (n,); None when h = 1."""
+        return None
+
+    def step(self, post: dict, X: np.ndarray) -> np.ndarray:
+        """log Z(tau_n + t(x_n)) - log Z(tau_n), (n,), ``post`` (n, ...) paired with rows
+        X (n, d). Default: the difference of :meth:`log_z`; a family may give a cheaper
+        or more accurate closed form (the matrix determinant lemma)."""
+        return self.log_z(add(post, self.t(X))) - self.log_z(post)
+
+    def downdate(self, post: dict, X: np.ndarray, w: np.ndarray) -> dict:
+        """tau_n - w_n t(x_n), ``post`` (n, ...) paired with rows X (n, d), w (n,)."""
+        return add(post, self.t(X), -w)
+
+
+def add(post: dict, inc: dict, w: Any = 1.0) -> dict:
+    """tau + w inc per key (merge, posterior update; w < 0 removes). ``w`` has the
+    leading shape of ``inc``'s arrays (or is a scalar) and broadcasts over their
+    trailing dims; keys absent from ``inc`` are kept."""
+    w = np.asarray(w, dtype=np.float64)
+    out = dict(post)
+    for key, value in inc.items():
+        value = np.asarray(value, dtype=np.float64)
+        scale = w.reshape(w.shape + (1,) * (value.ndim - w.ndim)) if w.ndim else w
+        out[key] = post[key] + scale * value
+    return out
+
+
+def take(post: dict, index: Any) -> dict:
+    """The posteriors ``post[key][index]`` (classes or entries) of every key."""
+    return {key: value[index] for key, value in post.items()}
+
+
+# ----------------------------------------------------------------- predictive
+def log_predictive(alg: Entrywise | Joint, X: Any, post: dict) -> np.ndarray:
+    """Closed-form posterior predictive log p(x_n | tau_l), (n, L).
+
+    Parameters
+    ----------
+    alg : Entrywise or Joint
+    X : ndarray or CSR matrix of shape (n, d)
+        Rows; NaN marks a missing entry (factorised families drop its factor).
+    post : dict
+        Posteriors with leading dim L (classes).
+
+    Returns
+    -------
+    ndarray of shape (n, L)
+        log Z(tau_l + t(x_n)) - log Z(tau_l) + log h(x_n). ``ValueError`` naming X
+        when a value is not finite (:func:`check_overflow`).
+    """
+    if isinstance(alg, Joint):
+        return check_overflow(_joint_predictive(alg, X, post), X, alg.who)
+    M = missing.mask(X)
+    X0 = X if M is None else missing.filled(X)
+    if alg.tabled:
+        out = _tabled(alg, X0, M, post)
+    elif sparse.is_sparse(X0):
+        out = _sparse_entries(alg, X0, M, post)
+    else:
+        out = _dense_entries(alg, X0, M, post)
+    if alg.total is not None:
+        out += _total_terms(alg, X0, M, post[alg.total])
+    h = alg.log_h(X0)
+    if h is not None:
+        with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
+            out += h[:, None]
+    return check_overflow(out, X, alg.who)
+
+
+def _n_classes(post: dict) -> int:
+    return next(iter(post.values())).shape[0]
+
+
+def _observed_sum(M, D: np.ndarray, n: int) -> np.ndarray:
+    """sum over the observed features of D (L, d) per row: ``O @ D^T``, (n, L)."""
+    if M is None:
+        return np.broadcast_to(D.sum(axis=-1)[None, :], (n, D.shape[0])).copy()
+    if sparse.is_sparse(M):
+        return D.sum(axis=-1)[None, :] - np.asarray(M @ D.T)
+    return (~M).astype(np.float64) @ D.T
+
+
+def _dense_entries(alg: Entrywise, X: np.ndarray, M, post: dict) -> np.ndarray:
+    """Sum over the observed features of step(tau_l, x_nj), blocks of rows."""
+    n = X.shape[0]
+    L = _n_classes(post)
+    out = np.empty((n, L))
+    lead = {key: value[None] for key, value in post.items()}  # (1, L, d, ...)
+    size = max(1, next(iter(post.values()))[0].size)
+    rows = max(1, BLOCK // max(1, L * size))
+    for s in range(0, n, rows):
+        terms = alg.step(lead, X[s:s + rows, None, :])  # (b, L, d)
+        if M is not None:
+            terms = np.where(M[s:s + rows, None, :], 0.0, terms)
+        out[s:s + rows] = terms.sum(axis=-1)
+    return out
+
+
+def _entries(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row, column and value of every stored entry of CSR X (duplicates summed)."""
+    X = sp.csr_array(sparse.canonical(X))
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    return rows, X.indices, X.data
+
+
+def _row_sums(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per row, sums of per-entry values (L, nnz) -> (n, L): one sparse product."""
+    nnz = rows.size
+    indicator = sp.csr_array((np.ones(nnz), (rows, np.arange(nnz))), shape=(n, nnz))
+    return np.asarray(indicator @ values.T)
+
+
+def _sparse_entries(alg: Entrywise, X, M, post: dict) -> np.ndarray:
+    """The zero entries' D0 (L, d) summed once per row by a product; the stored
+    entries add step - D0 (a stored NaN, filled with 0 by the caller, adds 0)."""
+    n, d = X.shape
+    D0 = alg.step(post, np.zeros(d))  # (L, d)
+    out = _observed_sum(M, D0, n)
+    rows, cols, vals = _entries(X)
+    L = _n_classes(post)
+    chunk = max(1, BLOCK // max(1, L))
+    for s in range(0, vals.size, chunk):
+        c = cols[s:s + chunk]
+        terms = alg.step(take(post, (slice(None), c)), vals[s:s + chunk]) - D0[:, c]
+        out += _row_sums(rows[s:s + chunk], terms, n)
+    return out
+
+
+def _tabled(alg: Entrywise, X, M, post: dict) -> np.ndarray:
+    """One-hot products with the table of steps (L, d, C)."""
+    T = alg.table(post)
+    n, d = X.shape
+    if alg.binary:  # levels 0 and 1: O @ T0 + X @ (T1 - T0)
+        T0, T1 = T[..., 0], T[..., 1]
+        return _observed_sum(M, T0, n) + sparse.matmul_t(X, T1 - T0)
+    L, _, C = T.shape
+    cols = (np.arange(d) * C + alg.codes(X)).ravel()
+    ones = np.ones(n * d) if M is None else (~M).ravel().astype(np.float64)
+    onehot = sp.csr_array((ones, cols, np.arange(0, n * d + 1, d)), shape=(n, d * C))
+    return np.asarray(onehot @ T.reshape(L, d * C).T)
+
+
+def _total_terms(alg: Entrywise, X, M, tau: np.ndarray) -> np.ndarray:
+    """The coupling term g(T_l + s_n) - g(T_l), T_l the sum of tau (L, d) over the
+    row's observed features and s_n the row's total; 0 for a row with total 0."""
+    n = X.shape[0]
+    s = sparse.row_sum(X)
+    T = _observed_sum(M, tau, n)  # (n, L)
+    out = np.zeros(T.shape)
+    some = s > 0
+    out[some] = alg.total_step(T[some], s[some, None])
+    return out
+
+
+def _joint_predictive(alg: Joint, X: np.ndarray, post: dict) -> np.ndarray:
+    """Rows against classes, paired in blocks of rows (b L pairs per block)."""
+    n = X.shape[0]
+    L = _n_classes(post)
+    size = max(1, sum(v[0].size for v in post.values()))
+    rows = max(1, BLOCK // max(1, L * size))
+    out = np.empty((n, L))
+    for s in range(0, n, rows):
+        Xb = X[s:s + rows]
+        b = Xb.shape[0]
+        pairs = {k: np.broadcast_to(v[None], (b, *v.shape)).reshape(b * L, *v.shape[1:])
+                 for k, v in post.items()}
+        out[s:s + b] = alg.step(pairs, np.repeat(Xb, L, axis=0)).reshape(b, L)
+    h = alg.log_h(X)
+    if h is not None:
+        out += h[:, None]
+    return out
+
+
+# ------------------------------------------------------------------- evidence
+def log_evidence(alg: Entrywise | Joint, prior: dict, post: dict, X: Any = None,
+                 w: np.ndarray | None = None) -> float:
+    """log p(X | y) = sum_l [log Z(tau_post,l) - log Z(tau_0)] + sum_n w_n log h(x_n).
+
+    ``prior`` broadcasts against ``post`` (e.g. (d,) against (K, d)). The training
+    rows X (n, d) and weights w (n,) are read only when the family has an h (and
+    must then be given). ``ValueError`` when log Z of the prior is not finite (an
+    improper prior has no evidence).
+    """
+    prior = {key: np.broadcast_to(prior[key], post[key].shape) for key in post}
+    z0 = alg.log_z(prior)
+    if alg.total if isinstance(alg, Entrywise) else False:
+        z0 = z0.sum() + alg.total_log_z(prior[alg.total].sum(axis=-1)).sum()
+        z1 = alg.log_z(post).sum() + alg.total_log_z(post[alg.total].sum(axis=-1)).sum()
+    else:
+        z0, z1 = np.sum(z0), np.sum(alg.log_z(post))
+    if not np.isfinite(z0):
+        raise ValueError(
+            f"{alg.who}: the prior is improper (its normaliser is infinite), so there "
+            "is no marginal likelihood; give a proper prior (e.g. alpha > 1)."
+        )
+    out = float(z1 - z0)
+    if X is not None:
+        h = alg.log_h(missing.filled(X) if missing.has_missing(X) else X)
+        if h is not None:
+            out += float(np.asarray(w, dtype=np.float64) @ h)
+    return out
+
+
+# -------------------------------------------------------------- leave-one-out
+def downdate(alg: Entrywise | Joint, post: dict, X: Any, y: np.ndarray,
+             w: np.ndarray) -> dict:
+    """The posterior of each row's class y_n (n,) without the row (weight w_n (n,)):
+    leading dim n. Dense rows X (n, d); a missing entry (NaN) stays in place."""
+    own = take(post, y)
+    if isinstance(alg, Joint):
+        return alg.downdate(own, X, w)
+    X = X.toarray() if sparse.is_sparse(X) else X
+    M = np.isnan(X)
+    return alg.downdate(own, np.where(M, 0.0, X), np.where(M, 0.0, w[:, None]))
+
+
+def loo_log_predictive(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndarray,
+                       post: dict) -> np.ndarray:
+    """log p(x_n | y_n, D without row n), (n,): the predictive of each row at its
+    class's posterior with the row (weight w_n) subtracted.
+
+    Dense X in blocks of rows; CSR X visits only its stored entries, the zero entries'
+    terms computed once per (class, weight) (once per class when t(0) = 0)."""
+    if isinstance(alg, Joint):
+        out = np.empty(y.size)
+        size = max(1, sum(v[0].size for v in post.values()))
+        rows = max(1, BLOCK // size)
+        for s in range(0, y.size, rows):
+            e = s + rows
+            p = alg.downdate(take(post, y[s:e]), X[s:e], w[s:e])
+            out[s:e] = alg.step(p, X[s:e])
+        h = alg.log_h(X)
+        return out if h is None else out + h
+    if sparse.is_sparse(X):
+        return _sparse_loo(alg, X, y, w, post)
+    n = X.shape[0]
+    out = np.empty(n)
+    size = max(1, next(iter(post.values()))[0].size)
+    rows = max(1, BLOCK // size)
+    for s in range(0, n, rows):
+        Xb = X[s:s + rows]
+        M = np.isnan(Xb)
+        x = np.where(M, 0.0, Xb)
+        p = alg.downdate(take(post, y[s:s + rows]), x, np.where(M, 0.0, w[s:s + rows, None]))
+        out[s:s + rows] = np.where(M, 0.0, alg.step(p, x)).sum(axis=-1)
+        if alg.total is not None:
+            T = np.where(M, 0.0, p[alg.total]).sum(axis=-1)
+            tot = x.sum(axis=-1)
+            some = tot > 0
+            out[s:s + rows][some] += alg.total_step(T[some], tot[some])
+        h = alg.log_h(x)
+        if h is not None:
+            out[s:s + rows] += h
+    return out
+
+
+def _sparse_loo(alg: Entrywise, X, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
+    """:func:`loo_log_predictive` of CSR X: zero entries per (class, weight), stored
+    entries one by one (a stored NaN is missing: it removes its zero term)."""
+    n, d = X.shape
+    zero = np.zeros(d)
+    free = all(not np.any(v) for v in alg.t(zero).values())  # t(0) = 0: w is irrelevant
+    key = np.column_stack([y, np.zeros(n) if free else w])
+    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    uy, uw = uniq[:, 0].astype(np.intp), uniq[:, 1]
+    zero_sum = np.empty(uy.size)
+    size = max(1, next(iter(post.values()))[0].size)
+    step = max(1, BLOCK // size)
+    for s in range(0, uy.size, step):
+        p = alg.downdate(take(post, uy[s:s + step]), zero, uw[s:s + step, None] * np.ones(d))
+        zero_sum[s:s + step] = alg.step(p, zero).sum(axis=-1)
+    out = zero_sum[inverse]
+    rows, cols, vals = _entries(X)
+    obs = ~np.isnan(vals)
+    v = np.where(obs, vals, 0.0)
+    chunk = max(1, BLOCK // 8)
+    for s in range(0, vals.size, chunk):
+        r, c, vs, ob = rows[s:s + chunk], cols[s:s + chunk], v[s:s + chunk], obs[s:s + chunk]
+        own = take(post, (y[r], c))
+        base = alg.step(alg.downdate(own, np.zeros(vs.shape), w[r]), np.zeros(vs.shape))
+        term = alg.step(alg.downdate(own, vs, w[r]), vs)
+        out += np.bincount(r, weights=np.where(ob, term, 0.0) - base, minlength=n)
+    if alg.total is not None:
+        tau = post[alg.total]
+        T = tau.sum(axis=-1)[y]
+        if not obs.all():  # missing stored entries leave the coupling sum
+            T = T - np.bincount(rows[~obs], weights=tau[y[rows[~obs]], cols[~obs]],
+                                minlength=n)
+        tot = np.bincount(rows, weights=v, minlength=n)
+        T = T - w * tot
+        some = tot > 0
+        out[some] += alg.total_step(T[some], tot[some])
+    h = alg.log_h(missing.filled(X) if not obs.all() else X)
+    return out if h is None else out + h
+
+
+def loo_log_predictive_at(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndarray,
+                          post: dict, X_test: Any = None) -> np.ndarray:
+    """log p(x_test_j | y = k, D without training row i), (n, m, K); ``X_test=None``:
+    each training row at itself, (n, K).
+
+    Only class y_i changes (its posterior without row i, :func:`downdate`); the other
+    classes' columns are the full-data predictive. Blocks of n_b training rows and m_b
+    test rows, n_b m_b width <= :data:`BLOCK`: the n_b downdated posteriors are the
+    "classes" of one :func:`log_predictive` call on the test block. Cost O(n m d)
+    plus O(m K d) for the full-data columns; memory the output plus the block.
+    """
+    if X_test is None:
+        out = np.array(log_predictive(alg, X, post), dtype=np.float64)
+        out[np.arange(y.size), y] = loo_log_predictive(alg, X, y, w, post)
+        return out
+    full = log_predictive(alg, X_test, post)  # (m, K)
+    n, (m, n_classes) = y.size, full.shape
+    out = np.empty((n, m, n_classes))
+    out[:] = full
+    width = max(1, sum(v[0].size for v in post.values()))
+    n_b, m_b = blocks(n, m, width)
+    for start in range(0, n, n_b):
+        rows = np.arange(start, min(start + n_b, n))
+        X_rows = X[rows]
+        if sparse.is_sparse(X_rows):
+            X_rows = X_rows.toarray()
+        p = downdate(alg, post, X_rows, y[rows], w[rows])
+        for first in range(0, m, m_b):
+            cols = np.arange(first, min(first + m_b, m))
+            out[rows[:, None], cols[None, :], y[rows][:, None]] = log_predictive(
+                alg, X_test[first:cols[-1] + 1], p).T
+    return out
+
+
+def blocks(n: int, m: int, width: int) -> tuple[int, int]:
+    """Training rows n_b and test rows m_b per block, n_b m_b width <= :data:`BLOCK`
+    (at least one of each): all test rows at once when they fit, else one training row
+    against as many test rows as fit."""
+    width = max(1, int(width))
+    m_b = min(max(m, 1), max(1, BLOCK // width))
+    n_b = min(max(n, 1), max(1, BLOCK // (m_b * width)))
+    return n_b, m_b
+
+
+# ----------------------------------------------------------------- numerics
+def check_overflow(out: np.ndarray, X: Any, who: str) -> np.ndarray:
+    """Return ``out`` (a log-density without its -inf entries) if finite, else raise.
+
+    A non-finite value here comes from values of X so large that a term overflows
+    float64 (or from inf in X, reported as such).
+    """
+    if np.all(np.isfinite(out)):
+        return out
+    data = sparse.values(X)
+    if not np.all(np.isfinite(data[~np.isnan(data)])):
+        check_finite(data[~np.isnan(data)], who)
+    raise ValueError(
+        f"{who}: the log-likelihood overflows float64 for some rows: X holds values up "
+        f"to {float(np.nanmax(data, initial=0.0)):.3g}, too large for log p(x) to be "
+        "represented. Rescale X (e.g. divide the counts by a common factor)."
+    )
