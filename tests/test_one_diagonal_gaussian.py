@@ -96,3 +96,45 @@ def test_gaussian_nb_equals_qda_diag(setting, gaps):
                                                             rel=1e-10)
         assert nb.prior_search_["log_evidence"] == pytest.approx(
             qda.prior_search_["log_evidence"], rel=1e-10)
+
+
+def test_normal_inverse_gamma_algebra_against_oracles():
+    """The algebra's Student-t step, evidence and downdate against scipy.stats.t, the
+    hand-derived Normal-Inverse-Gamma marginal likelihood and a posterior without the
+    row."""
+    from scipy import stats
+    from scipy.special import gammaln
+
+    from bayesgen.families import conjugate
+    from bayesgen.families.mvn.diagonal import NIG
+
+    rng = np.random.default_rng(2)
+    post = {"m": rng.normal(size=(3, 4)), "kappa": rng.uniform(0.5, 5, (3, 4)),
+            "a": rng.uniform(1, 6, (3, 4)), "b": rng.uniform(0.5, 4, (3, 4))}
+    x = rng.normal(size=(5, 4)) * 2
+    scale = np.sqrt(post["b"] * (post["kappa"] + 1) / (post["a"] * post["kappa"]))
+    oracle = stats.t.logpdf(x[:, None, :], df=2 * post["a"], loc=post["m"],
+                            scale=scale).sum(axis=-1)
+    np.testing.assert_allclose(conjugate.log_predictive(NIG, x, post), oracle, rtol=1e-12)
+    # evidence: m0, kappa0, a0, b0 updated by rows of one class and feature
+    z = rng.normal(size=7)
+    m0, k0, a0, b0 = 0.3, 0.5, 2.0, 1.5
+    n, zbar = z.size, z.mean()
+    kn, an = k0 + n, a0 + n / 2
+    bn = b0 + ((z - zbar) ** 2).sum() / 2 + k0 * n * (zbar - m0) ** 2 / (2 * kn)
+    mn = (k0 * m0 + n * zbar) / kn
+    hand = (gammaln(an) - gammaln(a0) + a0 * np.log(b0) - an * np.log(bn)
+            + 0.5 * np.log(k0 / kn) - n / 2 * np.log(2 * np.pi))
+    prior = {"m": np.array([m0]), "kappa": np.array([k0]), "a": np.array([a0]),
+             "b": np.array([b0])}
+    full = {"m": np.array([[mn]]), "kappa": np.array([[kn]]), "a": np.array([[an]]),
+            "b": np.array([[bn]])}
+    np.testing.assert_allclose(conjugate.log_evidence(NIG, prior, full), hand, rtol=1e-12)
+    # the downdate of the last row is the posterior of the first n - 1 rows
+    z1 = z[:-1]
+    k1, a1 = k0 + n - 1, a0 + (n - 1) / 2
+    b1 = (b0 + ((z1 - z1.mean()) ** 2).sum() / 2
+          + k0 * (n - 1) * (z1.mean() - m0) ** 2 / (2 * k1))
+    down = NIG.downdate({key: v[0] for key, v in full.items()}, z[-1:], np.ones(1))
+    np.testing.assert_allclose([down["m"][0], down["kappa"][0], down["a"][0], down["b"][0]],
+                               [(k0 * m0 + z1.sum()) / k1, k1, a1, b1], rtol=1e-12)

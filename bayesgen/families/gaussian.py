@@ -40,7 +40,7 @@ from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families import masked
 from bayesgen.families.far import attach_frame, user_to_internal
 from bayesgen.families.mvn import diagonal
-from bayesgen.families.mvn.structures import entries, log_evidence_entries
+from bayesgen.families.mvn.structures import entries
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
 from bayesgen.utils.heavy import import_pymc
@@ -172,7 +172,7 @@ class GaussianFamily(UnlabeledHooks):
                 prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "scale": s, "s0": s0,
                          "a0": np.full(d, nu0 / 2.0), "b0": (nu0 - 2.0) * s * s0 / 2.0}
                 cache[option_dof, option_scale] = dict(prior, log_evidence=(
-                    log_evidence_entries(ent, prior, tied=False, spherical=False) - jac))
+                    diagonal.log_evidence(ent, prior, tied=False, spherical=False) - jac))
             return cache[option_dof, option_scale]
 
         chosen = resolved(dof, scale)
@@ -283,10 +283,10 @@ class GaussianFamily(UnlabeledHooks):
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str, who: str) -> float:
         """Exact log p(X | y) under the Normal-Inverse-Gamma prior, user units (missing
-        entries integrated out; :func:`.mvn.structures.log_evidence_entries` minus the
-        frame's Jacobian). ``rows``, ``method`` and ``who`` are not needed."""
+        entries integrated out; :func:`.mvn.diagonal.log_evidence` minus the frame's
+        Jacobian). ``rows``, ``method`` and ``who`` are not needed."""
         ent = entries(stats)
-        return (log_evidence_entries(ent, prior, tied=False, spherical=False)
+        return (diagonal.log_evidence(ent, prior, tied=False, spherical=False)
                 - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,

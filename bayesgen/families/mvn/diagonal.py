@@ -30,6 +30,15 @@ features). The evidence is, in the target's coordinates, the Normal-Inverse-Gamm
 Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2), M the number of class
 means sharing the variance (K for EEI, 1 for VVI, K d for EII, d for VII).
 
+This is also GaussianNB's model (one group per (class, feature): VVI), so the module-level
+functions below (posterior, mode, draws, log prior, likelihood, predictive, evidence,
+leave-one-out and leave-one-out at other rows) serve :class:`bayesgen.families.gaussian.
+GaussianFamily` and this family alike; only the parameters' form differs (``var``
+(K, d) there, ``cov`` here). The predictive, evidence and leave-one-out of independent
+entries are those of the conjugate algebra (:mod:`bayesgen.families.conjugate`) with the
+Normal-Inverse-Gamma entry :class:`NormalInverseGamma`; a variance shared by several
+entries (tied, spherical) is the same downdate applied to the group.
+
 Parameters are those of the full family (:class:`.family.MVNFamily`): ``mu`` (K, d) and
 ``cov`` (d, d) (LDA) or (K, d, d) (QDA), here diagonal matrices, so the likelihood,
 sampling, far rows, the frame, LDA's projection and the PyMC observations are the full
@@ -43,12 +52,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy.special import gammaln
 
 from bayesgen.data import missing
+from bayesgen.families import conjugate, loo_at, masked
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_evidence as gev
 from bayesgen.families import gaussian_stats as gstats
-from bayesgen.families import loo_at, masked
 from bayesgen.families.class_moments import diagonal_quadratic
 from bayesgen.families.far import user_to_internal
 from bayesgen.families.mvn import em, shrinkage
@@ -189,7 +199,7 @@ class DiagonalMVNFamily(MVNFamily):
             k, nu0, s = search(ent, m0, s0, option_kappa, option_dof, option_scale,
                                tied=self.tied, spherical=self.spherical)
             prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
-            return dict(prior, log_evidence=log_evidence_entries(
+            return dict(prior, log_evidence=log_evidence(
                 ent, prior, tied=self.tied, spherical=self.spherical) - jac)
 
         chosen = found(kappa0, dof, scale)
@@ -349,7 +359,7 @@ class DiagonalMVNFamily(MVNFamily):
                      method: str, who: str) -> float:
         """Exact log p(X | y) in the units of X (missing entries integrated out)."""
         ent = entries(stats)
-        return (log_evidence_entries(ent, prior, tied=self.tied, spherical=self.spherical)
+        return (log_evidence(ent, prior, tied=self.tied, spherical=self.spherical)
                 - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
@@ -522,38 +532,101 @@ def draw_entries(post: dict, size: int, rng: np.random.Generator, *, tied: bool,
     return mu, var
 
 
+class NormalInverseGamma(conjugate.Entrywise):
+    """The conjugate algebra (:mod:`bayesgen.families.conjugate`) of one Normal-Inverse-Gamma
+    entry (class k, feature j): ``post`` keys ``m``, ``kappa``, ``a``, ``b`` (sigma2 ~
+    InvGamma(a, b), mu | sigma2 ~ N(m, sigma2 / kappa)), arrays (..., d)::
+
+        log z(m, kappa, a, b) = lgamma(a) - a log b - log(kappa) / 2 - a log(2 pi)
+
+    the prior's normaliser with the base measure h(x) = (2 pi)^(-1/2) folded in (each
+    observation adds 1/2 to a), so the evidence is log z(post) - log z(prior) summed over
+    the entries, and :meth:`step` (its increment by one x) is the Student-t predictive.
+    A variance shared by several entries (LDA's tied, the spherical structures) is the
+    same bookkeeping on the group (:func:`downdated`, :func:`predictive`).
+    """
+
+    who = "Gaussian model"
+
+    def log_z(self, post: dict) -> np.ndarray:
+        """log z per entry, (..., d)."""
+        a = post["a"]
+        return gammaln(a) - a * np.log(post["b"]) - 0.5 * np.log(post["kappa"]) - a * LOG_2PI
+
+    def step(self, post: dict, x: np.ndarray) -> np.ndarray:
+        """log z(post + t(x)) - log z(post) in closed form: the Student-t log-density
+        (2 a degrees of freedom, location m, squared scale b (1 + 1/kappa) / a)::
+
+            log Gamma(a + 1/2) - log Gamma(a) - log(2 pi b (1 + 1/kappa)) / 2
+            - (a + 1/2) log1p((x - m)^2 / (2 b (1 + 1/kappa)))
+
+        with the Gamma ratio by :func:`bayesgen.utils.logspace.log_rising` (finite for
+        a, b ~ 1e300, where the difference of :meth:`log_z` gives inf - inf)."""
+        nu_s2 = 2.0 * post["b"] * (1.0 + 1.0 / post["kappa"])
+        return (log_rising(post["a"], 0.5) - 0.5 * np.log(np.pi * nu_s2)
+                - (post["a"] + 0.5) * np.log1p((x - post["m"]) ** 2 / nu_s2))
+
+    def downdate(self, post: dict, x: np.ndarray, w: np.ndarray) -> dict:
+        """The entries x of weights w removed (w = 0: in place)::
+
+            kappa' = kappa - w,  m' = (kappa m - w x) / kappa',  a' = a - w / 2,
+            b' = b - w kappa (x - m)^2 / (2 kappa')
+        """
+        kappa, m = post["kappa"], post["m"]
+        kappa_r = kappa - w
+        return {"m": (kappa * m - w * x) / kappa_r, "kappa": kappa_r, "a": post["a"] - w / 2.0,
+                "b": post["b"] - w * kappa / (2.0 * kappa_r) * (x - m) ** 2}
+
+
+#: the algebra of every diagonal-Gaussian entry
+NIG = NormalInverseGamma()
+_KEYS = ("m", "kappa", "a", "b")
+
+
+def _entries_of(post: dict) -> dict:
+    """The algebra's keys of a posterior (without ``s0``)."""
+    return {key: post[key] for key in _KEYS}
+
+
+def log_evidence(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
+    """Exact log p(Z | y) in the internal frame (missing entries integrated out).
+    Independent entries (GaussianNB, QDA's ``"diag"``): log z(post) - log z(prior) of
+    :data:`NIG` (:func:`bayesgen.families.conjugate.log_evidence`); variances shared by
+    several entries: per group (:func:`.structures.log_evidence_entries`)."""
+    if tied or spherical:
+        return log_evidence_entries(ent, prior, tied=tied, spherical=spherical)
+    tau0 = {"m": prior["m0"], "kappa": prior["kappa0"], "a": prior["nu0"] / 2.0,
+            "b": (prior["nu0"] - 2.0) * prior["scale"] * prior["s0"] / 2.0}
+    post = posterior_entries(ent, prior, tied=False, spherical=False)
+    return conjugate.log_evidence(NIG, tau0, _entries_of(post))
+
+
 def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
                   spherical: bool) -> dict:
-    """Each row's own-class posterior without the row, (n, d) each, and what its group's
-    variance loses (``da``, ``db``), with w the row's weight on each entry it observes::
-
-        kappa' = kappa - w,  m' = (kappa m - w z) / kappa',  a' = a - w / 2,
-        b' = b - w kappa (z - m)^2 / (2 kappa')
-
-    (spherical: the group's a and b lose the sums over the row's entries)."""
-    Zf, _, we = masked.loo_entries(Z, w)
-    m, kappa, a, b = (post[key][y] for key in ("m", "kappa", "a", "b"))
-    kappa_r = kappa - we
-    db = we * kappa / (2.0 * kappa_r) * (Zf - m) ** 2
-    da = we / 2.0
+    """Each row's own-class posterior without the row, (n, d) each
+    (:func:`bayesgen.families.conjugate.downdate` of :data:`NIG`; a missing entry stays),
+    and what its group's variance loses (``da``, ``db``): spherical, the group's a and b
+    lose the sums over the row's entries."""
+    own = conjugate.take(post, y)
+    down = conjugate.downdate(NIG, _entries_of(post), Z, y, w)
+    da, db = own["a"] - down["a"], own["b"] - down["b"]
     if spherical:
         db = (db / post["s0"]).sum(axis=1, keepdims=True) * post["s0"]
         da = np.broadcast_to(da.sum(axis=1, keepdims=True), db.shape)
-    return {"m": (kappa * m - we * Zf) / kappa_r, "kappa": kappa_r, "a": a - da,
-            "b": b - db, "da": da, "db": db}
+    return dict(down, a=own["a"] - da, b=own["b"] - db, da=da, db=db)
 
 
 def downdated(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *, tied: bool,
               spherical: bool) -> dict:
     """Each training row's posterior of every class without the row, (n, K, d) each: its
-    class's (kappa, m) and its group's (a, b) (all classes' when ``tied``) downdated
+    class's (kappa, m) and its group's (a, b) (all classes' when ``tied``: the shared
+    variance is one more block that every row changes) downdated
     (:func:`_without_rows`)."""
     own = _without_rows(Z, y, w, post, spherical=spherical)
     rows = np.arange(y.size)
     n, (K, d) = y.size, post["m"].shape
-    out = {key: np.broadcast_to(post[key], (n, K, d)).copy()
-           for key in ("m", "kappa", "a", "b")}
-    for key in ("m", "kappa") if tied else ("m", "kappa", "a", "b"):
+    out = {key: np.broadcast_to(post[key], (n, K, d)).copy() for key in _KEYS}
+    for key in ("m", "kappa") if tied else _KEYS:
         out[key][rows, y] = own[key]
     if tied:  # every class's variances lose the row
         out["a"] -= own["da"][:, None, :]
@@ -565,10 +638,14 @@ def downdated(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *, tied: 
 
 def loo_predictive(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
                    spherical: bool) -> np.ndarray:
-    """log p(z_n | y_n, D without row n), (n,): :func:`predictive` of the row's own class
-    without the row (:func:`_without_rows`; the same whether the variances are tied)."""
+    """log p(z_n | y_n, D without row n), (n,): the row's own class without the row
+    (the same whether the variances are tied: the own class's group loses the row
+    either way); :func:`bayesgen.families.conjugate.loo_log_predictive` of :data:`NIG`
+    for independent variances."""
+    if not spherical:
+        return conjugate.loo_log_predictive(NIG, Z, y, w, _entries_of(post))
     own = _without_rows(Z, y, w, post, spherical=spherical)
-    own = {key: own[key][:, None] for key in ("m", "kappa", "a", "b")}
+    own = {key: own[key][:, None] for key in _KEYS}
     return predictive(Z, own, spherical=spherical, rowwise=True)[:, 0]
 
 
@@ -576,8 +653,12 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                       Z_test: np.ndarray | None, *, tied: bool, spherical: bool
                       ) -> np.ndarray:
     """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-    (n, K) at the training rows themselves). Untied, removing row i changes only its
-    class; tied (LDA), every class's variances change."""
+    (n, K) at the training rows themselves). Untied with independent variances:
+    :func:`bayesgen.families.conjugate.loo_log_predictive_at`; removing row i changes
+    only its class. Tied (LDA), every class's variances change: the n_b K posteriors of
+    a block of rows (:func:`downdated`) are scored as classes."""
+    if not tied and not spherical:
+        return conjugate.loo_log_predictive_at(NIG, Z, y, w, _entries_of(post), Z_test)
     K, d = post["m"].shape
     if Z_test is None:
         if not tied:
@@ -651,6 +732,13 @@ def predictive(X: np.ndarray, post: dict, *, spherical: bool,
     (..., K, d), (..., m, K); ``rowwise``: the posteriors' leading dim is X's rows (n, K, d)
     and the result (n, K). NaN in X: a missing entry, dropped."""
     X = np.asarray(X, dtype=np.float64)
+    if not spherical:  # independent entries: the algebra's Student-t steps
+        if not rowwise and post["m"].ndim == 2:
+            return conjugate.log_predictive(NIG, X, _entries_of(post))
+        M = np.isnan(X)
+        lead = {key: post[key] if rowwise else post[key][..., None, :, :] for key in _KEYS}
+        terms = NIG.step(lead, np.where(M, 0.0, X)[:, None, :])
+        return np.where(M[:, None, :], 0.0, terms).sum(axis=-1)
     M = np.isnan(X)
     gaps = M.any()
     x = np.where(M, 0.0, X)[:, None, :] if gaps else X[:, None, :]
@@ -661,9 +749,6 @@ def predictive(X: np.ndarray, post: dict, *, spherical: bool,
     nu_s2 = 2.0 * b * (1.0 + 1.0 / kappa)
     q = (x - m) ** 2 / nu_s2
     log_norm = -0.5 * np.log(np.pi * nu_s2)  # per entry: -log(2 pi b (1 + 1/kappa)) / 2
-    if not spherical:
-        terms = log_rising(a, 0.5) + log_norm - (a + 0.5) * np.log1p(q)
-        return (np.where(obs, terms, 0.0) if gaps else terms).sum(axis=-1)
     p = obs.sum(axis=-1)
     a_g = a[..., 0]
     if gaps:
