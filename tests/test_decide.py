@@ -12,7 +12,7 @@ from scipy import stats
 import bayesgen as bg
 from bayesgen.decide import active, conformal, reject, uncertainty
 from bayesgen.inference import exact_loo
-from tests.conftest import CLASSIFIERS, make_data
+from tests.conftest import CLASSIFIERS, SMALL_NUTS, make_data
 
 POSTERIOR_CASES = [pytest.param((name, "conjugate"), id=f"{name}-conjugate")
                    for name in sorted(CLASSIFIERS) if name != "KernelNB"]
@@ -25,7 +25,7 @@ def _fit(name, method, n_per_class=15):
     X, y = make_data(kind, n_per_class=n_per_class)
     kwargs = {"draws": 30, "chains": 2, "random_state": 0}
     if method == "mcmc":
-        kwargs = {"draws": 20, "tune": 30, "chains": 1, "random_state": 0}
+        kwargs = {**SMALL_NUTS, "random_state": 0}  # programs shared with other files
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # short chains: convergence warnings
         est = factory(method=method, **kwargs).fit(X, y)
