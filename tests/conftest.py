@@ -170,7 +170,6 @@ def pytest_collection_modifyitems(config, items):
 # by their number of NUTS fits (to be measured).
 LONGEST_FILES = (
     # measured, longest first (seconds of test time on a loaded machine)
-    "test_io_integrity.py",  # 1254
     "test_decide.py",  # 1112
     "test_estimator_checks_mcmc.py",  # 894
     "test_class_prior.py",  # 865
@@ -193,7 +192,10 @@ LONGEST_FILES = (
     "test_ppc_layout.py",
     "test_nuts_laplace.py",
     "test_warnings.py",
-    # measured
+    # measured; test_io_integrity's NUTS fits (1254 s, 80% of it compiling) share their
+    # programs with test_decide's (SMALL_NUTS): it comes well after test_decide, so that
+    # JAX's persistent cache serves them instead of both workers compiling them at once
+    "test_io_integrity.py",
     "test_stacking.py",  # 211
     "test_dask.py",  # 191
     "test_loo_refit.py",  # 162
