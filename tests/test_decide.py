@@ -360,7 +360,7 @@ def test_acquisition_on_every_posterior(posterior_fit):
     np.testing.assert_allclose(bald, weighted.epistemic)
     if est.method_ == "mcmc":  # the decomposition weights MCMC draws too
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", bg.DataWarning)  # 20 draws: low ESS
+            warnings.simplefilter("ignore", bg.DataWarning)  # SMALL_NUTS: few draws, low ESS
             got = est.predict_uncertainty(X, as_dataset=False).epistemic
         np.testing.assert_allclose(bald, got)
 
