@@ -60,6 +60,12 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # ----------------------------------------------------------------------------------------
 
+#: NUTS settings of the tests that need *a* posterior of every classifier on make_data's
+#: data (tests/test_decide.py, tests/test_io_integrity.py), not an accurate one: bayesgen
+#: compiles one NUTS program per model structure and (chains, tune, draws, ...), so tests
+#: that share these settings share their programs through JAX's persistent cache
+SMALL_NUTS = {"draws": 40, "tune": 50, "chains": 2}
+
 MIXED_FAMILIES = [("gaussian", [0, 1]), ("bernoulli", [2, 3]), ("poisson", [4, 5])]
 
 # name -> (factory of a default estimator, kind of data)
@@ -149,3 +155,60 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    items.sort(key=_longest_first)  # stable: a file's tests keep their order
+
+
+# --- the longest files first -------------------------------------------------------------
+# With --dist loadfile each worker runs whole files, handed out in the order of the
+# collection (pyproject.toml's addopts pass --no-loadscope-reorder, which would otherwise
+# order them by their number of tests). A long file handed out last runs alone at the
+# end while the other worker idles, so the files that took longest in a measured run come
+# first (longest processing time first), the rest after them in their usual order. The
+# order changes no test and no result; a file missing here only risks a longer tail.
+# Measured: summed test time per file (pytest --junitxml, 2 workers, a loaded machine) of
+# a full run stopped at 81% of the tests; the NUTS files that run had not reached follow,
+# by their number of NUTS fits (to be measured).
+LONGEST_FILES = (
+    # measured, longest first (seconds of test time on a loaded machine)
+    "test_decide.py",  # 1112
+    "test_estimator_checks_mcmc.py",  # 894
+    "test_class_prior.py",  # 865
+    "test_cov_structure.py",  # 574
+    "test_hidden_state.py",  # 424
+    "test_jackknife_plus.py",  # 414
+    "test_estimator_checks.py",  # 315
+    "test_sparse.py",  # 288
+    "test_properties_save_load.py",  # 254
+    # not measured: NUTS fits, most first
+    "test_mcmc_kernel_mixed.py",
+    "test_mcmc_gaussian.py",
+    "test_mcmc_mvn.py",
+    "test_mcmc_discrete.py",
+    "test_semi_mcmc_start.py",
+    "test_hyper_sampling.py",
+    "test_numerics_mcmc.py",
+    "test_semi_mcmc_rows.py",
+    "test_predictive_study.py",
+    "test_ppc_layout.py",
+    "test_nuts_laplace.py",
+    "test_warnings.py",
+    # measured; test_io_integrity's NUTS fits (1254 s, 80% of it compiling) share their
+    # programs with test_decide's (SMALL_NUTS): it comes well after test_decide, so that
+    # JAX's persistent cache serves them instead of both workers compiling them at once
+    "test_io_integrity.py",
+    "test_stacking.py",  # 211
+    "test_dask.py",  # 191
+    "test_loo_refit.py",  # 162
+    "test_properties_predictions.py",  # 133
+    "test_missing.py",  # 129
+    "test_properties.py",  # 116
+    "test_estimator_checks_conjugate.py",  # 110
+    "test_conjugate.py",  # 109
+    "test_sbc.py",  # 84
+    "test_family_protocol.py",  # 84
+)
+_RANK = {name: rank for rank, name in enumerate(LONGEST_FILES)}
+
+
+def _longest_first(item) -> int:
+    return _RANK.get(item.path.name, len(_RANK))

@@ -12,7 +12,7 @@ from scipy import stats
 import bayesgen as bg
 from bayesgen.decide import active, conformal, reject, uncertainty
 from bayesgen.inference import exact_loo
-from tests.conftest import CLASSIFIERS, make_data
+from tests.conftest import CLASSIFIERS, SMALL_NUTS, make_data
 
 POSTERIOR_CASES = [pytest.param((name, "conjugate"), id=f"{name}-conjugate")
                    for name in sorted(CLASSIFIERS) if name != "KernelNB"]
@@ -25,7 +25,7 @@ def _fit(name, method, n_per_class=15):
     X, y = make_data(kind, n_per_class=n_per_class)
     kwargs = {"draws": 30, "chains": 2, "random_state": 0}
     if method == "mcmc":
-        kwargs = {"draws": 20, "tune": 30, "chains": 1, "random_state": 0}
+        kwargs = {**SMALL_NUTS, "random_state": 0}  # programs shared with other files
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # short chains: convergence warnings
         est = factory(method=method, **kwargs).fit(X, y)
@@ -360,7 +360,7 @@ def test_acquisition_on_every_posterior(posterior_fit):
     np.testing.assert_allclose(bald, weighted.epistemic)
     if est.method_ == "mcmc":  # the decomposition weights MCMC draws too
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", bg.DataWarning)  # 20 draws: low ESS
+            warnings.simplefilter("ignore", bg.DataWarning)  # SMALL_NUTS: few draws, low ESS
             got = est.predict_uncertainty(X, as_dataset=False).epistemic
         np.testing.assert_allclose(bald, got)
 

@@ -7,11 +7,14 @@ Every expected failure names the reason scikit-learn's check cannot apply (a che
 does not apply the input tags the estimator declares, or a tag that cannot express the
 estimator's contract), and a test beside it checks what the check means on data the
 estimator accepts. The posterior fits use few draws (the checks test the API, not the
-posterior): each check is its own test item, so pytest-xdist spreads them. The short
-NUTS run is marked ``slow`` (compilation per data shape dominates it).
-"""
+posterior): each check is its own test item. The short NUTS run is marked ``slow``
+(compilation per data shape dominates it).
 
-import warnings
+The checks are in three files, so that pytest-xdist (``--dist loadfile``) runs them on
+different workers: this one (``method="map"``, the stacks, and the tests of what the
+expected failures mean), ``test_estimator_checks_conjugate.py`` and
+``test_estimator_checks_mcmc.py``; what they run on is in ``tests/sklearn_checks.py``.
+"""
 
 import numpy as np
 import pytest
@@ -20,68 +23,15 @@ from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayesgen as bg
-
-_NEGATIVE_BLOBS = (
-    "the check scores make_blobs data that contain negative values and does not apply the "
-    "positive_only input tag these estimators declare (scikit-learn's own positive-only "
-    "classifiers, MultinomialNB and CategoricalNB, have no decision_function, so they "
-    "never meet this check), and negative values are outside the support of a count, "
-    "duration or category likelihood; test_positive_only_tag checks the tag and "
-    "test_decision_function_ranks_as_predict_proba runs this check on data in the support"
+from tests.sklearn_checks import (
+    ALL,
+    SUPPORT_LIMITED,
+    _expected_failures,
+    _instances,
+    _make,
+    _map_instances,
+    _stacks,
 )
-_NOT_CODES = (
-    "the check draws real-valued X and does not apply the categorical input tag "
-    "CategoricalNB declares, and real values are not category codes: CategoricalNB "
-    "refuses them with a ValueError naming OrdinalEncoder (scikit-learn's CategoricalNB "
-    "truncates them to integers silently); test_categorical_checks_on_codes runs the "
-    "check's logic on category codes"
-)
-_NAN_AT_FIT_ONLY = (
-    "the stack predicts with missing entries (its members integrate them out), but "
-    "members such as LDA, QDA and MultinomialNB have no exact leave-one-out with missing "
-    "entries, so fit refuses NaN (a ValueError naming it) while predict accepts it: "
-    "scikit-learn's single allow_nan tag cannot say 'missing values at predict, not at "
-    "fit'; the fit half of the check is test_stack_fit_refuses_nan_and_inf, and "
-    "test_stack_allow_nan_tag_is_what_fit_does checks the tag"
-)
-_FEW_DRAWS = {"draws": 20, "chains": 1}  # exact i.i.d. draws; predictions are closed-form
-_MCMC_WEIGHTS = (
-    "weights and repeated rows give sufficient statistics equal up to rounding, but NUTS "
-    "trajectories amplify rounding-level differences (the chains diverge), so the two "
-    "fits' Monte Carlo estimates differ by Monte Carlo error, far above the check's 1e-7; "
-    "the exact conjugate posterior passes this check"
-)
-
-ALL = [bg.LDA, bg.QDA, bg.GaussianNB, bg.BernoulliNB, bg.MultinomialNB, bg.CategoricalNB,
-       bg.PoissonNB, bg.ExponentialNB, bg.KernelNB, bg.MixedNB]
-SUPPORT_LIMITED = (bg.MultinomialNB, bg.PoissonNB, bg.ExponentialNB, bg.CategoricalNB)
-
-
-def _make(cls, method: str, **extra):
-    kw = {"method": method, "random_state": 0, **extra}
-    if method == "conjugate":
-        kw.update(_FEW_DRAWS)
-    if cls is bg.MixedNB:
-        kw["families"] = "auto"  # each column's family from its dtype
-    return cls(**kw)
-
-
-def _stacks():
-    """The stack at its defaults, and two whose tags come from other members: missing
-    entries and positive X (GaussianNB, ExponentialNB), sparse positive counts
-    (PoissonNB, MultinomialNB)."""
-    few = {"method": "conjugate", "random_state": 0, **_FEW_DRAWS}
-    return [bg.StackedClassifier(),
-            bg.StackedClassifier([("gnb", bg.GaussianNB(**few)),
-                                  ("exp", bg.ExponentialNB(**few))]),
-            bg.StackedClassifier([("pois", bg.PoissonNB(**few)),
-                                  ("mult", bg.MultinomialNB(**few))])]
-
-
-def _instances():
-    out = [_make(cls, "map") for cls in ALL]
-    out += [_make(cls, "conjugate") for cls in ALL if cls is not bg.KernelNB]
-    return out + _stacks()
 
 
 def test_every_public_estimator_is_checked():
@@ -94,40 +44,11 @@ def test_every_public_estimator_is_checked():
     assert exported == checked
 
 
-def _expected_failures(estimator):
-    failures = {}
-    if isinstance(estimator, bg.StackedClassifier):
-        from sklearn.utils import get_tags
 
-        if not get_tags(estimator).input_tags.allow_nan:
-            failures["check_estimators_nan_inf"] = _NAN_AT_FIT_ONLY
-        return failures
-    if isinstance(estimator, SUPPORT_LIMITED):
-        failures["check_decision_proba_consistency"] = _NEGATIVE_BLOBS
-    if isinstance(estimator, bg.CategoricalNB):
-        failures["check_sample_weight_equivalence_on_dense_data"] = _NOT_CODES
-        failures["check_classifiers_one_label_sample_weights"] = _NOT_CODES
-    if estimator.method == "mcmc":
-        failures["check_sample_weight_equivalence_on_dense_data"] = _MCMC_WEIGHTS
-    return failures
-
-
-@parametrize_with_checks(_instances(), expected_failed_checks=_expected_failures)
+@parametrize_with_checks(_map_instances() + _stacks(),
+                         expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
-
-
-# NUTS compiles a program per data shape, and the checks use many shapes: about a minute
-# of compilation per check on a busy 2-core machine, so this short run is marked slow
-@pytest.mark.slow
-@parametrize_with_checks([bg.GaussianNB(method="mcmc", draws=60, tune=60, chains=1,
-                                        random_state=0, progressbar=False)],
-                         expected_failed_checks=_expected_failures)
-def test_sklearn_compatible_mcmc(estimator, check):
-    with warnings.catch_warnings():
-        # the short NUTS run warns that it may not have converged (as it should)
-        warnings.simplefilter("ignore", bg.ConvergenceWarning)
-        check(estimator)
 
 
 @pytest.mark.parametrize("method", ["map", "conjugate"])

@@ -9,7 +9,7 @@ import xarray as xr
 
 import bayesgen as bg
 from bayesgen.estimators import persistence
-from tests.conftest import CLASSIFIERS, make_data
+from tests.conftest import CLASSIFIERS, SMALL_NUTS, make_data
 
 
 def _methods(name: str) -> list[str]:
@@ -26,7 +26,9 @@ def _data(name: str):
 def _fit(name: str, method: str, **kwargs):
     factory, _ = CLASSIFIERS[name]
     X, labels = _data(name)
-    clf = factory(method=method, draws=40, chains=2, random_state=0, **kwargs)
+    # SMALL_NUTS's draws and chains: a NUTS fit shares its compiled program with other files
+    clf = factory(method=method, draws=SMALL_NUTS["draws"], chains=SMALL_NUTS["chains"],
+                  random_state=0, **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bg.ConvergenceWarning)  # tiny MCMC runs
         return clf.fit(X, labels), X
@@ -87,7 +89,7 @@ def test_round_trip_is_identical(name, method, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CLASSIFIERS))
 def test_round_trip_is_identical_mcmc(name, tmp_path):
-    clf, X = _fit(name, "mcmc", tune=30, progressbar=False)
+    clf, X = _fit(name, "mcmc", tune=SMALL_NUTS["tune"], progressbar=False)
     _assert_round_trip(clf, X, tmp_path)
 
 
