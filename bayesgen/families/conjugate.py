@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import gammaln
 
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_finite
@@ -83,6 +84,8 @@ class Entrywise:
 
     #: the family's name in messages (``ValueError`` naming X)
     who: str = "model"
+    #: :meth:`log_h` is not 0: the evidence needs the training rows
+    needs_rows: bool = False
     #: the key of ``post`` whose sum over the observed features couples them (the
     #: Dirichlet over features: log Z adds :meth:`total_log_z` of that sum), or None
     total: str | None = None
@@ -147,6 +150,7 @@ class Joint:
     """
 
     who: str = "model"
+    needs_rows: bool = False
 
     def t(self, X: np.ndarray) -> dict:
         """The statistics t(x_n) of rows X (n, d), per key of ``post`` (n, ...)."""
@@ -171,6 +175,56 @@ class Joint:
         return add(post, self.t(X), -w)
 
 
+class Hooks:
+    """The closed-form hooks of :class:`bayesgen.families.protocol.Family` for a family
+    written on an algebra: ``log_predictive``, ``log_evidence``, ``loo_log_predictive``
+    and ``loo_log_predictive_at`` (same names, signatures and meaning), each one call
+    of the functions of this module.
+
+    A family extending it supplies :meth:`algebra` and :meth:`natural_prior` (and its
+    ``posterior``); :meth:`encode` maps rows to what the algebra reads (default: the
+    rows themselves; CategoricalNB: category codes).
+    """
+
+    def algebra(self, post: dict) -> Entrywise | Joint:
+        """The family's algebra for posteriors shaped like ``post``."""
+        raise NotImplementedError
+
+    def natural_prior(self, prior: dict) -> dict:
+        """The resolved prior as a posterior with no data (keys of ``posterior``'s)."""
+        raise NotImplementedError
+
+    def encode(self, X: Any) -> Any:
+        """Rows X (n, d) as the algebra reads them (NaN: missing)."""
+        return X
+
+    def log_predictive(self, X: Any, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x_n | y = k, data), (n, K)
+        (:func:`log_predictive`)."""
+        return log_predictive(self.algebra(post), self.encode(X), post)
+
+    def log_evidence(self, stats: dict, prior: dict, rows: Any, *, method: str,
+                     who: str) -> float:
+        """Exact log p(X | y) (:func:`log_evidence`); the training ``rows()`` (X, w) are
+        read only when the family has an h (``ValueError`` without them)."""
+        post = self.posterior(stats, prior)
+        alg = self.algebra(post)
+        X, w = rows() if alg.needs_rows else (None, None)
+        return log_evidence(alg, self.natural_prior(prior), post,
+                            None if X is None else self.encode(X), w)
+
+    def loo_log_predictive(self, Z: Any, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,) (:func:`loo_log_predictive`)."""
+        return loo_log_predictive(self.algebra(post), self.encode(Z), y, w, post)
+
+    def loo_log_predictive_at(self, Z: Any, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: Any = None) -> np.ndarray:
+        """The leave-one-out predictive at other rows (:func:`loo_log_predictive_at`)."""
+        test = None if Z_test is None else self.encode(Z_test)
+        return loo_log_predictive_at(self.algebra(post), self.encode(Z), y, w, post, test)
+
+
 def add(post: dict, inc: dict, w: Any = 1.0) -> dict:
     """tau + w inc per key (merge, posterior update; w < 0 removes). ``w`` has the
     leading shape of ``inc``'s arrays (or is a scalar) and broadcasts over their
@@ -182,6 +236,13 @@ def add(post: dict, inc: dict, w: Any = 1.0) -> dict:
         scale = w.reshape(w.shape + (1,) * (value.ndim - w.ndim)) if w.ndim else w
         out[key] = post[key] + scale * value
     return out
+
+
+def gamma_log_z(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """log of the Gamma(shape a, rate b) normaliser, lgamma(a) - a log b (+inf for the
+    improper b = 0): log Z of the Gamma-Poisson and Gamma-exponential algebras."""
+    with np.errstate(divide="ignore"):
+        return gammaln(a) - a * np.log(b)
 
 
 def take(post: dict, index: Any) -> dict:
@@ -341,12 +402,11 @@ def log_evidence(alg: Entrywise | Joint, prior: dict, post: dict, X: Any = None,
     improper prior has no evidence).
     """
     prior = {key: np.broadcast_to(prior[key], post[key].shape) for key in post}
-    z0 = alg.log_z(prior)
-    if alg.total if isinstance(alg, Entrywise) else False:
-        z0 = z0.sum() + alg.total_log_z(prior[alg.total].sum(axis=-1)).sum()
-        z1 = alg.log_z(post).sum() + alg.total_log_z(post[alg.total].sum(axis=-1)).sum()
-    else:
-        z0, z1 = np.sum(z0), np.sum(alg.log_z(post))
+    z0, z1 = np.sum(alg.log_z(prior)), np.sum(alg.log_z(post))
+    total = getattr(alg, "total", None)
+    if total is not None:  # the coupling term g(sum_j tau_j) per class
+        z0 += np.sum(alg.total_log_z(prior[total].sum(axis=-1)))
+        z1 += np.sum(alg.total_log_z(post[total].sum(axis=-1)))
     if not np.isfinite(z0):
         raise ValueError(
             f"{alg.who}: the prior is improper (its normaliser is infinite), so there "
