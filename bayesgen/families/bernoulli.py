@@ -301,6 +301,10 @@ class BetaBernoulli(conjugate.Entrywise):
         a, b = post["a"], post["b"]
         return np.where(x > 0, np.log(a), np.log(b)) - np.log(a + b)
 
+    def loo_step(self, post: dict, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        a, b = post["a"], post["b"]
+        return np.log(np.where(x > 0, a, b) - w) - np.log(a + b - w)
+
     def table(self, post: dict) -> np.ndarray:
         a, b = post["a"], post["b"]
         log_ab = np.log(a + b)

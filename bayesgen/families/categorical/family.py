@@ -447,6 +447,11 @@ class DirichletCategorical(conjugate.Entrywise):
         hit = np.where(np.arange(a.shape[-1]) == x[..., None], a, 0.0).sum(axis=-1)
         return np.log(hit) - np.log(a.sum(axis=-1))
 
+    def loo_step(self, post: dict, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        a = post["concentration"]
+        hit = np.take_along_axis(a, x.astype(np.intp)[..., None], axis=-1)[..., 0]
+        return np.log(hit - w) - np.log(a.sum(axis=-1) - w)
+
     def table(self, post: dict) -> np.ndarray:
         a = post["concentration"]
         valid = a > 0

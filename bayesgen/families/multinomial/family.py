@@ -367,13 +367,13 @@ class DirichletMultinomial(conjugate.Entrywise):
         return gammaln(post["concentration"])
 
     def step(self, post: dict, x: np.ndarray) -> np.ndarray:
-        return dr.log_rising(post["concentration"], x)
+        return conjugate.log_rising(post["concentration"], x)
 
     def total_log_z(self, total: np.ndarray) -> np.ndarray:
         return -gammaln(total)
 
     def total_step(self, total: np.ndarray, x_total: np.ndarray) -> np.ndarray:
-        return -dr.log_rising(total, x_total)
+        return -conjugate.log_rising(total, x_total)
 
     def log_h(self, X) -> np.ndarray:
         return MultinomialFamily._coefficient(X, sparse.row_sum(X))
