@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,6 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    warnings.simplefilter("ignore")  # idata_ size notes of the big fits
     X_sparse, y_sparse, dense, y_dense = data()
     cases = [
         ("MultinomialNB", "sparse", X_sparse, y_sparse),

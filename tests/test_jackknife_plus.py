@@ -16,7 +16,7 @@ from sklearn.datasets import load_iris, load_wine
 
 import bayesgen as bg
 from bayesgen.decide import conformal
-from bayesgen.families import loo_at
+from bayesgen.families import conjugate
 from bayesgen.inference import exact_loo, scoring
 from tests.conftest import CLASSIFIERS, make_data
 from tests.test_exact_loo import CASES, _data
@@ -170,8 +170,8 @@ def test_blocks_do_not_change_the_result(name, monkeypatch):
     rows at a time) give the same values."""
     est, Z, y, w, Z_test = _hook_case(name)
     whole = est._family.loo_log_predictive_at(Z, y, w, est._posterior, Z_test)
-    monkeypatch.setattr(loo_at, "BLOCK", 13)
-    assert loo_at.blocks(y.size, Z_test.shape[0], Z_test.shape[1])[0] == 1
+    monkeypatch.setattr(conjugate, "BLOCK", 13)
+    assert conjugate.blocks(y.size, Z_test.shape[0], Z_test.shape[1])[0] == 1
     np.testing.assert_array_equal(
         est._family.loo_log_predictive_at(Z, y, w, est._posterior, Z_test), whole)
 

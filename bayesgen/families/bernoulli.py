@@ -21,7 +21,6 @@ X may be scipy.sparse (CSR): the log-likelihood is then
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,7 +37,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "BernoulliNB"
 
 
-class BernoulliFamily(UnlabeledHooks):
+class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
     """Factorised Bernoulli likelihood with a Beta(alpha, alpha) prior per class/feature.
 
     Parameters
@@ -154,29 +153,14 @@ class BernoulliFamily(UnlabeledHooks):
         """``size`` i.i.d. posterior draws ``theta`` (size, K, d)."""
         return {"theta": dr.draw_beta(post["a"], post["b"], size, rng)}
 
-    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), (n, K): the
-        Beta-Bernoulli of :class:`BetaBernoulli` (:mod:`bayesgen.families.conjugate`)."""
-        return conjugate.log_predictive(ALGEBRA, X, post)
+    # ------------------------------------------ predictive, evidence, LOO
+    def algebra(self, post: dict) -> conjugate.Entrywise:
+        """:class:`BetaBernoulli`: the closed-form hooks of :class:`.conjugate.Hooks`."""
+        return ALGEBRA
 
-    # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str,
-                     who: str) -> float:
-        """Exact log p(X | y) under the Beta(alpha_j, alpha_j) priors, from the
-        statistics alone: sum_kj log B(a_kj, b_kj) - log B(alpha_j, alpha_j)."""
-        alpha = prior["alpha"]
-        return conjugate.log_evidence(ALGEBRA, {"a": alpha, "b": alpha},
-                                      self.posterior(stats, prior))
-
-    def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,) (:func:`.conjugate.loo_log_predictive`)."""
-        return conjugate.loo_log_predictive(ALGEBRA, Z, y, w, post)
-
-    def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test=None) -> np.ndarray:
-        """The leave-one-out predictive at other rows (:func:`.conjugate.loo_log_predictive_at`)."""
-        return conjugate.loo_log_predictive_at(ALGEBRA, Z, y, w, post, Z_test)
+    def natural_prior(self, prior: dict) -> dict:
+        """The Beta(alpha, alpha) prior as a posterior ``{"a", "b"}`` without data."""
+        return {"a": prior["alpha"], "b": prior["alpha"]}
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -316,6 +300,10 @@ class BetaBernoulli(conjugate.Entrywise):
     def step(self, post: dict, x: np.ndarray) -> np.ndarray:
         a, b = post["a"], post["b"]
         return np.where(x > 0, np.log(a), np.log(b)) - np.log(a + b)
+
+    def loo_step(self, post: dict, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        a, b = post["a"], post["b"]
+        return np.log(np.where(x > 0, a, b) - w) - np.log(a + b - w)
 
     def table(self, post: dict) -> np.ndarray:
         a, b = post["a"], post["b"]

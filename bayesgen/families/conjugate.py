@@ -60,9 +60,11 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import gammaln
 
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_finite
+from bayesgen.utils import logspace
 
 #: values per temporary block (rows x classes x width), 16 MB of float64
 BLOCK = 2**21
@@ -83,6 +85,8 @@ class Entrywise:
 
     #: the family's name in messages (``ValueError`` naming X)
     who: str = "model"
+    #: :meth:`log_h` is not 0: the evidence needs the training rows
+    needs_rows: bool = False
     #: the key of ``post`` whose sum over the observed features couples them (the
     #: Dirichlet over features: log Z adds :meth:`total_log_z` of that sum), or None
     total: str | None = None
@@ -112,6 +116,11 @@ class Entrywise:
         """tau - w t(x) per entry: the entries x (..., d) of weights w (..., d) removed
         (w = 0 leaves an entry, e.g. a missing one, in place)."""
         return add(post, self.t(x), -w)
+
+    def loo_step(self, post: dict, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """step(downdate(tau, x, w), x) per entry: the leave-one-out term of an entry
+        of weight w (a family may fuse the two)."""
+        return self.step(self.downdate(post, x, w), x)
 
     def log_h(self, X: Any) -> np.ndarray | None:
         """log h(x) per row, (n,), for rows X (n, d) (dense or CSR, missing entries read
@@ -147,6 +156,7 @@ class Joint:
     """
 
     who: str = "model"
+    needs_rows: bool = False
 
     def t(self, X: np.ndarray) -> dict:
         """The statistics t(x_n) of rows X (n, d), per key of ``post`` (n, ...)."""
@@ -171,6 +181,56 @@ class Joint:
         return add(post, self.t(X), -w)
 
 
+class Hooks:
+    """The closed-form hooks of :class:`bayesgen.families.protocol.Family` for a family
+    written on an algebra: ``log_predictive``, ``log_evidence``, ``loo_log_predictive``
+    and ``loo_log_predictive_at`` (same names, signatures and meaning), each one call
+    of the functions of this module.
+
+    A family extending it supplies :meth:`algebra` and :meth:`natural_prior` (and its
+    ``posterior``); :meth:`encode` maps rows to what the algebra reads (default: the
+    rows themselves; CategoricalNB: category codes).
+    """
+
+    def algebra(self, post: dict) -> Entrywise | Joint:
+        """The family's algebra for posteriors shaped like ``post``."""
+        raise NotImplementedError
+
+    def natural_prior(self, prior: dict) -> dict:
+        """The resolved prior as a posterior with no data (keys of ``posterior``'s)."""
+        raise NotImplementedError
+
+    def encode(self, X: Any) -> Any:
+        """Rows X (n, d) as the algebra reads them (NaN: missing)."""
+        return X
+
+    def log_predictive(self, X: Any, post: dict) -> np.ndarray:
+        """Closed-form posterior predictive log p(x_n | y = k, data), (n, K)
+        (:func:`log_predictive`)."""
+        return log_predictive(self.algebra(post), self.encode(X), post)
+
+    def log_evidence(self, stats: dict, prior: dict, rows: Any, *, method: str,
+                     who: str) -> float:
+        """Exact log p(X | y) (:func:`log_evidence`); the training ``rows()`` (X, w) are
+        read only when the family has an h (``ValueError`` without them)."""
+        post = self.posterior(stats, prior)
+        alg = self.algebra(post)
+        X, w = rows() if alg.needs_rows else (None, None)
+        return log_evidence(alg, self.natural_prior(prior), post,
+                            None if X is None else self.encode(X), w)
+
+    def loo_log_predictive(self, Z: Any, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,) (:func:`loo_log_predictive`)."""
+        return loo_log_predictive(self.algebra(post), self.encode(Z), y, w, post)
+
+    def loo_log_predictive_at(self, Z: Any, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: Any = None) -> np.ndarray:
+        """The leave-one-out predictive at other rows (:func:`loo_log_predictive_at`)."""
+        test = None if Z_test is None else self.encode(Z_test)
+        return loo_log_predictive_at(self.algebra(post), self.encode(Z), y, w, post, test)
+
+
 def add(post: dict, inc: dict, w: Any = 1.0) -> dict:
     """tau + w inc per key (merge, posterior update; w < 0 removes). ``w`` has the
     leading shape of ``inc``'s arrays (or is a scalar) and broadcasts over their
@@ -182,6 +242,24 @@ def add(post: dict, inc: dict, w: Any = 1.0) -> dict:
         scale = w.reshape(w.shape + (1,) * (value.ndim - w.ndim)) if w.ndim else w
         out[key] = post[key] + scale * value
     return out
+
+
+def gamma_log_z(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """log of the Gamma(shape a, rate b) normaliser, lgamma(a) - a log b (+inf for the
+    improper b = 0): log Z of the Gamma-Poisson and Gamma-exponential algebras."""
+    with np.errstate(divide="ignore"):
+        return gammaln(a) - a * np.log(b)
+
+
+def log_rising(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """lgamma(a + x) - lgamma(a) for a > 0, x >= 0 broadcasting against each other, with
+    lgamma(a) evaluated on a's own shape (once per (class, feature), not once per row
+    it broadcasts against); :func:`bayesgen.utils.logspace.log_rising` (Stirling's
+    series, no cancellation) when some a is large."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.size and np.max(a) < 1e4:
+        return gammaln(a + x) - gammaln(a)
+    return logspace.log_rising(a, x)
 
 
 def take(post: dict, index: Any) -> dict:
@@ -262,26 +340,30 @@ def _entries(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows, X.indices, X.data
 
 
-def _row_sums(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Per row, sums of per-entry values (L, nnz) -> (n, L): one sparse product."""
-    nnz = rows.size
-    indicator = sp.csr_array((np.ones(nnz), (rows, np.arange(nnz))), shape=(n, nnz))
-    return np.asarray(indicator @ values.T)
-
-
 def _sparse_entries(alg: Entrywise, X, M, post: dict) -> np.ndarray:
     """The zero entries' D0 (L, d) summed once per row by a product; the stored
-    entries add step - D0 (a stored NaN, filled with 0 by the caller, adds 0)."""
+    entries add step - D0 (a stored NaN, filled with 0 by the caller, adds 0), in
+    blocks of rows of at most :data:`BLOCK` / L stored entries."""
     n, d = X.shape
     D0 = alg.step(post, np.zeros(d))  # (L, d)
     out = _observed_sum(M, D0, n)
-    rows, cols, vals = _entries(X)
-    L = _n_classes(post)
-    chunk = max(1, BLOCK // max(1, L))
-    for s in range(0, vals.size, chunk):
-        c = cols[s:s + chunk]
-        terms = alg.step(take(post, (slice(None), c)), vals[s:s + chunk]) - D0[:, c]
-        out += _row_sums(rows[s:s + chunk], terms, n)
+    zero = not np.any(D0)
+    X = sp.csr_array(sparse.canonical(X))
+    indptr = X.indptr
+    cap = max(1, BLOCK // max(1, _n_classes(post)))
+    r0 = 0
+    while r0 < n:
+        r1 = min(n, max(r0 + 1, int(np.searchsorted(indptr, indptr[r0] + cap, "right")) - 1))
+        s, e = indptr[r0], indptr[r1]
+        if e > s:
+            c = X.indices[s:e]
+            terms = alg.step(take(post, (slice(None), c)), X.data[s:e])
+            if not zero:
+                terms -= D0[:, c]
+            rows = sp.csr_array((np.ones(e - s), np.arange(e - s), indptr[r0:r1 + 1] - s),
+                                shape=(r1 - r0, e - s))
+            out[r0:r1] += rows @ terms.T
+        r0 = r1
     return out
 
 
@@ -342,17 +424,16 @@ def log_evidence(alg: Entrywise | Joint, prior: dict, post: dict, X: Any = None,
     """
     prior = {key: np.broadcast_to(prior[key], post[key].shape) for key in post}
     z0 = alg.log_z(prior)
-    if alg.total if isinstance(alg, Entrywise) else False:
-        z0 = z0.sum() + alg.total_log_z(prior[alg.total].sum(axis=-1)).sum()
-        z1 = alg.log_z(post).sum() + alg.total_log_z(post[alg.total].sum(axis=-1)).sum()
-    else:
-        z0, z1 = np.sum(z0), np.sum(alg.log_z(post))
-    if not np.isfinite(z0):
+    if not np.all(np.isfinite(z0)):
         raise ValueError(
             f"{alg.who}: the prior is improper (its normaliser is infinite), so there "
             "is no marginal likelihood; give a proper prior (e.g. alpha > 1)."
         )
-    out = float(z1 - z0)
+    out = float(np.sum(alg.log_z(post) - z0))  # differences first: no cancellation
+    total = getattr(alg, "total", None)
+    if total is not None:  # the coupling term g(sum_j tau_j) per class
+        out += float(np.sum(alg.total_log_z(post[total].sum(axis=-1))
+                            - alg.total_log_z(prior[total].sum(axis=-1))))
     if X is not None:
         h = alg.log_h(missing.filled(X) if missing.has_missing(X) else X)
         if h is not None:
@@ -400,11 +481,12 @@ def loo_log_predictive(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndar
         Xb = X[s:s + rows]
         M = np.isnan(Xb)
         x = np.where(M, 0.0, Xb)
-        p = alg.downdate(take(post, y[s:s + rows]), x, np.where(M, 0.0, w[s:s + rows, None]))
-        out[s:s + rows] = np.where(M, 0.0, alg.step(p, x)).sum(axis=-1)
-        if alg.total is not None:
-            T = np.where(M, 0.0, p[alg.total]).sum(axis=-1)
+        we = np.where(M, 0.0, w[s:s + rows, None])
+        own = take(post, y[s:s + rows])
+        out[s:s + rows] = np.where(M, 0.0, alg.loo_step(own, x, we)).sum(axis=-1)
+        if alg.total is not None:  # the coupling sum over the observed, less w x
             tot = x.sum(axis=-1)
+            T = np.where(M, 0.0, own[alg.total]).sum(axis=-1) - w[s:s + rows] * tot
             some = tot > 0
             out[s:s + rows][some] += alg.total_step(T[some], tot[some])
         h = alg.log_h(x)
@@ -419,17 +501,20 @@ def _sparse_loo(alg: Entrywise, X, y: np.ndarray, w: np.ndarray, post: dict) -> 
     n, d = X.shape
     zero = np.zeros(d)
     free = all(not np.any(v) for v in alg.t(zero).values())  # t(0) = 0: w is irrelevant
-    key = np.column_stack([y, np.zeros(n) if free else w])
-    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    uy, uw = uniq[:, 0].astype(np.intp), uniq[:, 1]
-    zero_sum = np.empty(uy.size)
-    size = max(1, next(iter(post.values()))[0].size)
-    step = max(1, BLOCK // size)
-    for s in range(0, uy.size, step):
-        p = alg.downdate(take(post, uy[s:s + step]), zero, uw[s:s + step, None] * np.ones(d))
-        zero_sum[s:s + step] = alg.step(p, zero).sum(axis=-1)
-    out = zero_sum[inverse]
+    if free:
+        D0 = alg.step(post, zero)  # (K, d)
+        out = D0.sum(axis=-1)[y]
+    else:
+        uniq, inverse = np.unique(np.column_stack([y, w]), axis=0, return_inverse=True)
+        uy, uw = uniq[:, 0].astype(np.intp), uniq[:, 1]
+        zero_sum = np.empty(uy.size)
+        size = max(1, next(iter(post.values()))[0].size)
+        step = max(1, BLOCK // size)
+        for s in range(0, uy.size, step):
+            own = take(post, uy[s:s + step])
+            zero_sum[s:s + step] = alg.loo_step(own, zero, uw[s:s + step, None] * np.ones(d)
+                                                ).sum(axis=-1)
+        out = zero_sum[inverse.ravel()]
     rows, cols, vals = _entries(X)
     obs = ~np.isnan(vals)
     v = np.where(obs, vals, 0.0)
@@ -437,8 +522,8 @@ def _sparse_loo(alg: Entrywise, X, y: np.ndarray, w: np.ndarray, post: dict) -> 
     for s in range(0, vals.size, chunk):
         r, c, vs, ob = rows[s:s + chunk], cols[s:s + chunk], v[s:s + chunk], obs[s:s + chunk]
         own = take(post, (y[r], c))
-        base = alg.step(alg.downdate(own, np.zeros(vs.shape), w[r]), np.zeros(vs.shape))
-        term = alg.step(alg.downdate(own, vs, w[r]), vs)
+        base = D0[y[r], c] if free else alg.loo_step(own, np.zeros(vs.shape), w[r])
+        term = alg.loo_step(own, vs, w[r])
         out += np.bincount(r, weights=np.where(ob, term, 0.0) - base, minlength=n)
     if alg.total is not None:
         tau = post[alg.total]

@@ -11,7 +11,7 @@ simplex only for alpha >= 1, so MAP requires it; the conjugate posterior
 Dirichlet(c + alpha) only needs alpha > 0.
 
 Log-likelihoods of these families are linear in log-probabilities that may be
-exactly 0 for an MLE (a word never seen in a class). :func:`log_prob_matmul` computes
+exactly 0 for an MLE (a word never seen in a class). :func:`log_prob_parts` computes
 ``X @ log(p).T`` with the convention ``0 * log(0) = 0`` and ``x * log(0) = -inf`` for
 x > 0, without NaN or numpy warnings. Every helper here takes dense or scipy.sparse
 (CSR) X (see :mod:`bayesgen.data.sparse`).
@@ -33,6 +33,7 @@ from scipy.special import logsumexp
 
 from bayesgen.data import sparse
 from bayesgen.data.validation import check_concentration, check_finite
+from bayesgen.families.conjugate import check_overflow as check_overflow  # re-exported
 from bayesgen.families.gaussian_stats import label, one_hot
 from bayesgen.utils.logspace import log_rising as log_rising  # re-exported
 from bayesgen.utils.threads import one_blas_thread
@@ -113,47 +114,10 @@ def log_prob_parts(X, p: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         return sparse.matmul_t(X, logp), sparse.matmul_t(X, zero.astype(np.float64)) > 0
 
 
-def check_overflow(out: np.ndarray, X, who: str) -> np.ndarray:
-    """Return ``out`` (a log-likelihood without its -inf entries) if finite, else raise.
-
-    A non-finite value here comes from values of X so large that ``x log p`` or
-    ``log x!`` overflows float64 (or from inf in X, reported as such).
-    """
-    if np.all(np.isfinite(out)):
-        return out
-    data = sparse.values(X)
-    _raise_if_nonfinite(data, who)
-    raise ValueError(
-        f"{who}: the log-likelihood overflows float64 for some rows: X holds values up "
-        f"to {float(np.max(data, initial=0.0)):.3g}, too large for log p(x) to be "
-        "represented. Rescale X (e.g. divide the counts by a common factor)."
-    )
-
-
 def _raise_if_nonfinite(data: np.ndarray, who: str) -> None:
     """Report NaN or inf in X (stored values for sparse X) as such."""
     if not np.all(np.isfinite(data)):
         check_finite(data, who)
-
-
-def log_prob_matmul(X: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """``X @ log(p).T`` over the last axis with 0 log 0 = 0, for X >= 0.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d), non-negative
-    p : ndarray of shape (..., K, d), non-negative
-
-    Returns
-    -------
-    ndarray of shape (..., n, K)
-        ``sum_j x_nj log p_kj``; ``-inf`` where some x_nj > 0 has p_kj = 0. One matrix
-        product, plus a second one (on the zero pattern) only if p has zeros.
-    """
-    out, impossible = log_prob_parts(X, p)
-    if impossible is not None:
-        out[impossible] = -np.inf
-    return out
 
 
 def poisson(mean: np.ndarray, rng: np.random.Generator) -> np.ndarray:

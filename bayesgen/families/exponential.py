@@ -38,11 +38,10 @@ s_kj count the observed entries only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import gammaln, xlogy
+from scipy.special import xlogy
 
 from bayesgen.data import missing, sparse
 from bayesgen.families import conjugate, masked
@@ -55,7 +54,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "ExponentialNB"
 
 
-class ExponentialFamily(UnlabeledHooks):
+class ExponentialFamily(conjugate.Hooks, UnlabeledHooks):
     """Factorised exponential likelihood with a Gamma prior per class and feature.
 
     Parameters
@@ -214,12 +213,6 @@ class ExponentialFamily(UnlabeledHooks):
         shape = (size, *post["a"].shape)
         return {"rate": rng.standard_gamma(post["a"], size=shape) / post["b"]}
 
-    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), (n, K): the Lomax of
-        :class:`GammaExponential` (:mod:`bayesgen.families.conjugate`), summed over the
-        observed features (a missing x_nj drops its term)."""
-        return conjugate.log_predictive(ALGEBRA, X, post)
-
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """sum_j [log lambda_kj - lambda_kj x_nj] for every row and class.
@@ -267,32 +260,15 @@ class ExponentialFamily(UnlabeledHooks):
         rate = params["rate"]
         return float(np.sum(xlogy(prior["alpha"] - 1.0, rate) - prior["beta"] * rate))
 
-    # ------------------------------------------------ evidence and exact LOO
-    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str, who: str) -> float:
-        """Exact log p(X | y) of the observed entries under the prior:
-        sum_kj [a0 log b0 - lgamma(a0) + lgamma(a) - a log b] (module docstring); no
-        per-row terms, so ``rows`` is never called.
+    # ------------------------------------------ predictive, evidence, LOO
+    def algebra(self, post: dict) -> conjugate.Entrywise:
+        """:class:`GammaExponential` (Lomax predictive): the closed-form hooks of
+        :class:`.conjugate.Hooks` (alpha = 1, an improper prior, has no evidence)."""
+        return ALGEBRA
 
-        Raises ``ValueError`` for alpha = 1 (an improper prior has no evidence)."""
-        alpha, beta = prior["alpha"], prior["beta"]
-        if np.any(beta <= 0):
-            raise ValueError(
-                f"{WHO} with alpha = 1 has the improper prior Gamma(1, 0) on the rates, "
-                "hence no marginal likelihood; use alpha > 1 (e.g. the default 2)."
-            )
-        return conjugate.log_evidence(ALGEBRA, {"a": alpha, "b": beta},
-                                      self.posterior(stats, prior))
-
-    def loo_log_predictive(self, X: np.ndarray, y: np.ndarray, w: np.ndarray,
-                           post: dict) -> np.ndarray:
-        """log p(x_n | y_n, data without row n), (n,) (:func:`.conjugate.loo_log_predictive`)."""
-        return conjugate.loo_log_predictive(ALGEBRA, X, y, w, post)
-
-    def loo_log_predictive_at(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
-                              X_test: np.ndarray | None = None) -> np.ndarray:
-        """The leave-one-out predictive at other rows (:func:`.conjugate.loo_log_predictive_at`)."""
-        return conjugate.loo_log_predictive_at(ALGEBRA, X, y, w, post, X_test)
+    def natural_prior(self, prior: dict) -> dict:
+        """The Gamma(alpha, beta) prior as a posterior ``{"a", "b"}`` without data."""
+        return {"a": prior["alpha"], "b": prior["beta"]}
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
@@ -357,9 +333,7 @@ class GammaExponential(conjugate.Entrywise):
         return {"a": np.ones_like(x), "b": x}
 
     def log_z(self, post: dict) -> np.ndarray:
-        a, b = post["a"], post["b"]
-        with np.errstate(divide="ignore"):
-            return gammaln(a) - a * np.log(b)
+        return conjugate.gamma_log_z(post["a"], post["b"])
 
     def step(self, post: dict, x: np.ndarray) -> np.ndarray:
         a, b = post["a"], post["b"]

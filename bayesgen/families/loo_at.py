@@ -1,31 +1,14 @@
-"""The leave-one-out predictive at other rows, for families whose classes have separate
-posteriors (the ``loo_log_predictive_at`` hook of :class:`bayesgen.families.protocol.Family`).
+"""The leave-one-out predictive at other rows for families not yet written on
+:mod:`bayesgen.families.conjugate` (the Gaussian families' own downdates).
 
 ``loo_log_predictive_at(Z, y, w, post, Z_test)`` is, for training rows Z (n, d) and rows
-Z_test (m, d), the (n, m, K) array::
-
-    out[i, j, k] = log p(z_test_j | y = k, D without training row i)
-
-(what jackknife+ conformal sets score the test rows with,
-:mod:`bayesgen.decide.conformal`). When the classes' parameters have independent
-priors and no parameter is shared across classes (every family but LDA, whose
-covariance is shared: :func:`bayesgen.families.mvn.linalg.loo_student_t_at`), removing
-row i changes only the posterior of its class y_i, so::
-
-    out[i, :, k] = log p(z_test | y = k, D)                  k != y_i (full data)
-    out[i, :, y_i] = the predictive of class y_i's posterior without row i
-
-:func:`own_class` fills the first from one ``log_predictive`` call and asks the family
-for the second, one block of training rows and one block of test rows at a time: the
-family's ``own(Z_rows, y_rows, w_rows, Z_test_block)`` returns (n_b, m_b), usually by
-evaluating its ``log_predictive`` with the n_b downdated posteriors in place of the K
-classes (each row's posterior without it, the conjugate update run backwards, as in
-``loo_log_predictive``). Cost O(n m d) for the downdated column plus O(m K d) for the
-full-data predictive and the O(n m K) copy; memory the output plus temporaries of
-about n_b m_b d <= :data:`BLOCK` values.
-
-``Z_test=None`` is each training row at itself, (n, K): the full-data predictive with
-``loo_log_predictive`` in the column of the row's own class.
+Z_test (m, d), the (n, m, K) array ``out[i, j, k] = log p(z_test_j | y = k, D without
+training row i)``. When no parameter is shared across classes, removing row i changes
+only the posterior of its class y_i: the other columns are the full-data predictive and
+:func:`own_class` asks the family for the own-class column, one block of training rows
+and one block of test rows at a time (:func:`bayesgen.families.conjugate.blocks`).
+:func:`bayesgen.families.conjugate.loo_log_predictive_at` is the same computation for
+the families that give their statistics, log h and log Z.
 """
 
 from __future__ import annotations
@@ -36,19 +19,9 @@ from typing import Any
 import numpy as np
 
 from bayesgen.data import sparse
-
-#: values per temporary block (n_b training rows x m_b test rows x width), 16 MB of float64
-BLOCK = 2**21
-
-
-def blocks(n: int, m: int, width: int) -> tuple[int, int]:
-    """Training rows n_b and test rows m_b per block, n_b m_b width <= :data:`BLOCK`
-    (at least one of each): all test rows at once when they fit, else one training row
-    against as many test rows as fit."""
-    width = max(1, int(width))
-    m_b = min(max(m, 1), max(1, BLOCK // width))
-    n_b = min(max(n, 1), max(1, BLOCK // (m_b * width)))
-    return n_b, m_b
+from bayesgen.families import conjugate
+from bayesgen.families.conjugate import BLOCK as BLOCK  # re-exported
+from bayesgen.families.conjugate import blocks as blocks  # re-exported
 
 
 def own_class(family, Z: Any, y: np.ndarray, w: np.ndarray, post: dict, Z_test: Any,
@@ -56,27 +29,10 @@ def own_class(family, Z: Any, y: np.ndarray, w: np.ndarray, post: dict, Z_test: 
               width: int | None = None) -> np.ndarray:
     """``loo_log_predictive_at`` of a family whose classes have separate posteriors.
 
-    Parameters
-    ----------
-    family : Family
-        Its ``log_predictive`` gives the full-data columns and, with ``Z_test=None``,
-        its ``loo_log_predictive`` the own-class column.
-    Z : ndarray or sparse matrix of shape (n, d)
-        Training rows (internal frame). Blocks of rows are passed to ``own`` dense.
-    y, w : ndarray of shape (n,)
-        Class indices and weights of the training rows.
-    post : dict
-        The full-data conjugate posterior.
-    Z_test : ndarray or sparse matrix of shape (m, d), or None
-    own : callable
-        ``own(Z_rows (n_b, d) dense, y_rows, w_rows, Z_test_block (m_b, d))`` -> (n_b, m_b):
-        log p(z_test_j | y = y_i, D without row i).
-    width : int, optional
-        Temporary values per (training row, test row) pair of ``own`` (default d).
-
-    Returns
-    -------
-    ndarray of shape (n, m, K), or (n, K) for ``Z_test=None``
+    ``own(Z_rows (n_b, d) dense, y_rows, w_rows, Z_test_block (m_b, d))`` -> (n_b, m_b)
+    gives log p(z_test_j | y = y_i, D without row i); ``width`` is its temporary values
+    per (training row, test row) pair (default d). ``Z_test=None``: (n, K), the family's
+    ``loo_log_predictive`` in the own-class column; else (n, m, K).
     """
     if Z_test is None:
         out = np.array(family.log_predictive(Z, post), dtype=np.float64)
@@ -86,7 +42,7 @@ def own_class(family, Z: Any, y: np.ndarray, w: np.ndarray, post: dict, Z_test: 
     n, (m, n_classes) = y.size, full.shape
     out = np.empty((n, m, n_classes))
     out[:] = full
-    n_b, m_b = blocks(n, m, Z_test.shape[1] if width is None else width)
+    n_b, m_b = conjugate.blocks(n, m, Z_test.shape[1] if width is None else width)
     for start in range(0, n, n_b):
         rows = np.arange(start, min(start + n_b, n))
         Z_rows = Z[rows]
@@ -96,24 +52,3 @@ def own_class(family, Z: Any, y: np.ndarray, w: np.ndarray, post: dict, Z_test: 
             out[rows[:, None], cols[None, :], y[rows][:, None]] = own(
                 Z_rows, y[rows], w[rows], Z_test[first:cols[-1] + 1])
     return out
-
-
-def csr(X: Any):
-    """A block of rows (dense or sparse, NaN already filled by the caller) as a CSR
-    array without duplicate entries, for sums over its non-zero entries of terms that
-    are 0 at x = 0 (an explicit zero adds 0)."""
-    from scipy import sparse as sp
-
-    return sp.csr_array(sparse.canonical(X))
-
-
-def nonzero_sum(values: np.ndarray, X) -> np.ndarray:
-    """Per test row, sums of per-entry values over the non-zeros of the CSR block X
-    (m_b, d): ``values`` (n_b, nnz) in X's storage order -> (n_b, m_b), as one product
-    with the (nnz, m_b) row indicator (exact sums, empty rows 0)."""
-    from scipy import sparse as sp
-
-    m_b, nnz = X.shape[0], X.indices.size
-    rows = np.repeat(np.arange(m_b), np.diff(X.indptr))
-    indicator = sp.csr_array((np.ones(nnz), (np.arange(nnz), rows)), shape=(nnz, m_b))
-    return np.asarray((indicator.T @ values.T).T)

@@ -168,10 +168,6 @@ def renormalise(out: np.ndarray, impossible, X, M, theta: np.ndarray):
 
 
 # ------------------------------------------------------------ exact LOO
-#: rows per block for the dense (n, d) temporaries of the LOO terms of sparse X
-LOO_BLOCK = 4096
-
-
 def loo_entries(Z, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What a factorised family's leave-one-out downdate needs of the rows Z (n, d)
     (dense, NaN where missing) and weights ``w`` (n,): Z with 0 for its missing entries,
@@ -184,22 +180,3 @@ def loo_entries(Z, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         M = M.toarray()
     O = (~M).astype(np.float64)
     return np.where(M, 0.0, Z), O, w[:, None] * O
-
-
-def observed_sum(terms: np.ndarray, O: np.ndarray) -> np.ndarray:
-    """Per-row sum of per-entry terms (n, d) over the observed entries (O > 0), (n,)."""
-    return np.where(O > 0, terms, 0.0).sum(axis=1)
-
-
-def dense_blocks(terms, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``terms(Z, y, w)`` (n,) for sparse Z, evaluated on dense blocks of
-    :data:`LOO_BLOCK` rows (bounded (block, d) temporaries); dense Z at once."""
-    from bayesgen.data import sparse
-
-    if not sparse.is_sparse(Z):
-        return terms(Z, y, w)
-    if not Z.shape[0]:
-        return np.zeros(0)
-    return np.concatenate([
-        terms(Z[s:s + LOO_BLOCK].toarray(), y[s:s + LOO_BLOCK], w[s:s + LOO_BLOCK])
-        for s in range(0, Z.shape[0], LOO_BLOCK)])

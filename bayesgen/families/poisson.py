@@ -24,7 +24,6 @@ every computation then touches only the non-zeros (``log x!`` via ``X.data``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,7 +41,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "PoissonNB"
 
 
-class PoissonFamily(UnlabeledHooks):
+class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
     """Factorised Poisson likelihood with a Gamma prior per class/feature.
 
     Parameters
@@ -149,31 +148,16 @@ class PoissonFamily(UnlabeledHooks):
         shape = (size, *post["a"].shape)
         return {"rate": rng.standard_gamma(post["a"], size=shape) / post["b"]}
 
-    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), (n, K): the negative
-        binomial of :class:`GammaPoisson` (:mod:`bayesgen.families.conjugate`); sparse X
-        visits only its non-zeros, a missing x_nj (NaN) drops its term."""
-        return conjugate.log_predictive(ALGEBRA, X, post)
+    # ------------------------------------------ predictive, evidence, LOO
+    def algebra(self, post: dict) -> conjugate.Entrywise:
+        """:class:`GammaPoisson` (negative binomial predictive): the closed-form hooks
+        of :class:`.conjugate.Hooks` (the evidence reads the training rows for its
+        ``-sum_n w_n log x_n!``)."""
+        return ALGEBRA
 
-    # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str,
-                     who: str) -> float:
-        """Exact log p(X | y) under the Gamma(alpha_j, beta_j) priors; its
-        ``-sum_n w_n log x_n!`` needs the training ``rows`` (X, w): ``ValueError``
-        without them, and for alpha = 1 (an improper prior has no evidence)."""
-        X, w = dr.need_rows(rows, WHO)
-        return conjugate.log_evidence(ALGEBRA, {"a": prior["alpha"], "b": prior["beta"]},
-                                      self.posterior(stats, prior), X, w)
-
-    def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,) (:func:`.conjugate.loo_log_predictive`)."""
-        return conjugate.loo_log_predictive(ALGEBRA, Z, y, w, post)
-
-    def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test=None) -> np.ndarray:
-        """The leave-one-out predictive at other rows (:func:`.conjugate.loo_log_predictive_at`)."""
-        return conjugate.loo_log_predictive_at(ALGEBRA, Z, y, w, post, Z_test)
+    def natural_prior(self, prior: dict) -> dict:
+        """The Gamma(alpha, beta) prior as a posterior ``{"a", "b"}`` without data."""
+        return {"a": prior["alpha"], "b": prior["beta"]}
 
     @staticmethod
     def _log_factorials(X) -> np.ndarray:
@@ -307,26 +291,23 @@ class GammaPoisson(conjugate.Entrywise):
     accurate for huge a)."""
 
     who = WHO
+    needs_rows = True
 
     def t(self, x: np.ndarray) -> dict:
         return {"a": x, "b": np.ones_like(x)}
 
     def log_z(self, post: dict) -> np.ndarray:
-        return gamma_log_z(post["a"], post["b"])
+        return conjugate.gamma_log_z(post["a"], post["b"])
 
     def step(self, post: dict, x: np.ndarray) -> np.ndarray:
         a, b = post["a"], post["b"]
-        return dr.log_rising(a, x) - a * np.log1p(1.0 / b) - x * np.log1p(b)
+        return conjugate.log_rising(a, x) - a * np.log1p(1.0 / b) - x * np.log1p(b)
+
+    def loo_step(self, post: dict, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return self.step({"a": post["a"] - w * x, "b": post["b"] - w}, x)
 
     def log_h(self, X) -> np.ndarray:
         return -log_factorials(X)
-
-
-def gamma_log_z(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """log of the Gamma(shape a, rate b) normaliser, lgamma(a) - a log b (+inf for the
-    improper b = 0)."""
-    with np.errstate(divide="ignore"):
-        return gammaln(a) - a * np.log(b)
 
 
 ALGEBRA = GammaPoisson()

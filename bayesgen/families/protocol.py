@@ -250,8 +250,8 @@ class Family(Protocol):
         parameter that depends on it changes, also those the classes share (LDA's
         covariance), so the entries k != y_i are not the full-data predictive in
         general. Families whose classes have separate posteriors use
-        :func:`bayesgen.families.loo_at.own_class`. Memory: the output plus
-        temporaries of at most :data:`bayesgen.families.loo_at.BLOCK` values.
+        :func:`bayesgen.families.conjugate.loo_log_predictive_at`. Memory: the output
+        plus temporaries of at most :data:`bayesgen.families.conjugate.BLOCK` values.
         ``ValueError`` without ``capabilities.exact_loo``."""
 
     # ------------------------------------------------------------------ PyMC

@@ -34,18 +34,17 @@ per feature); they are padded and put back in feature order as the deterministic
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
-from scipy.special import xlogy
+from scipy.special import gammaln, xlogy
 
 from bayesgen.data import categories as cats
 from bayesgen.data import missing
 from bayesgen.data.validation import check_nonnegative
+from bayesgen.families import conjugate
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import loo_at, masked
 from bayesgen.families.categorical import pymc as _pymc
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
@@ -53,7 +52,7 @@ from bayesgen.families.semi_hooks import UnlabeledHooks
 WHO = "CategoricalNB"
 
 
-class CategoricalFamily(UnlabeledHooks):
+class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
     """Factorised categorical likelihood with a symmetric Dirichlet per class/feature.
 
     Parameters
@@ -263,65 +262,24 @@ class CategoricalFamily(UnlabeledHooks):
         """``size`` i.i.d. draws ``theta`` (size, K, d, Cmax); exact 0 only on padding."""
         return {"theta": np.exp(dr.log_dirichlet(post["concentration"], size, rng))}
 
-    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
+    # ------------------------------------------ predictive, evidence, LOO
+    def algebra(self, post: dict) -> conjugate.Entrywise:
+        """:class:`DirichletCategorical` on the category codes (:meth:`encode`): the
+        closed-form hooks of :class:`.conjugate.Hooks`; the predictive is the
+        posterior mean's categorical, one sparse one-hot product."""
+        return DirichletCategorical(post["concentration"].shape[-1])
 
-        Dirichlet-categorical: p(x_j = c | data) = a_kjc / sum_c a_kjc, the posterior
-        mean, and features are independent a posteriori, so this is :meth:`log_lik`
-        at the posterior mean.
-        """
-        conc = post["concentration"]
-        return self.log_lik(X, {"theta": conc / conc.sum(axis=-1, keepdims=True)})
+    def natural_prior(self, prior: dict) -> dict:
+        """Dirichlet(alpha_j) over the C_j categories, 0 on the padding, (d, Cmax)."""
+        n_cat = prior["n_categories"]
+        valid = np.arange(max(int(n_cat.max(initial=0)), 1)) < n_cat[:, None]
+        return {"concentration": np.where(valid, prior["alpha"][:, None], 0.0)}
 
-    # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str,
-                     who: str) -> float:
-        """Exact log p(X | y) under Dirichlet(alpha_j) over the C_j categories of
-        feature j::
-
-            sum_kj [lgamma(C_j alpha_j) - lgamma(C_j alpha_j + N_kj)
-                    + sum_c (lgamma(alpha_j + c_kjc) - lgamma(alpha_j))]
-
-        (N_kj the weighted observed entries); from the statistics alone."""
-        from scipy.special import gammaln
-
-        conc = self.posterior(stats, prior)["concentration"]
-        alpha, n_cat = prior["alpha"], prior["n_categories"]
-        valid = np.arange(conc.shape[-1]) < n_cat[:, None]  # (d, Cmax)
-        per_cat = np.where(valid, gammaln(np.where(valid, conc, 1.0))
-                           - gammaln(alpha)[:, None], 0.0)
-        return float(np.sum(gammaln(n_cat * alpha) - gammaln(conc.sum(axis=-1)))
-                     + np.sum(per_cat))
-
-    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
-                           post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,): Dirichlet-categorical with the row's
-        observed entries removed from its class, ``log (a_c - w) - log (sum_c a_c - w)``
-        per observed feature (c the row's category)."""
-        _, O, we = masked.loo_entries(Z, w)
-        conc = post["concentration"][y]  # (n, d, Cmax)
-        codes = cats.encode(Z, self.categories_, WHO)  # NaN: code 0
-        hit = np.take_along_axis(conc, codes[..., None], axis=-1)[..., 0]
-        return masked.observed_sum(np.log(hit - we) - np.log(conc.sum(axis=-1) - we), O)
-
-    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test: np.ndarray | None = None) -> np.ndarray:
-        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-        (n, K) at the training rows themselves): only class y_i changes, its
-        concentration less w_i at the row's observed categories; :meth:`log_predictive`
-        evaluates the n_b downdated posteriors as classes (one sparse product per block,
-        :func:`bayesgen.families.loo_at.own_class`)."""
-        def own(Z_rows, y_rows, w_rows, Z_block):
-            _, _, we = masked.loo_entries(Z_rows, w_rows)
-            conc = post["concentration"][y_rows]  # (n_b, d, Cmax), a copy
-            codes = cats.encode(Z_rows, self.categories_, WHO)  # NaN: code 0, weight 0
-            np.put_along_axis(conc, codes[..., None],
-                              np.take_along_axis(conc, codes[..., None], axis=-1)
-                              - we[..., None], axis=-1)
-            return self.log_predictive(Z_block, {"concentration": conc}).T
-
-        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
+    def encode(self, X: np.ndarray) -> np.ndarray:
+        """The category codes of X (n, d) as float64, NaN where an entry is missing."""
+        codes = cats.encode(X, self.categories_, WHO).astype(np.float64)
+        M = missing.mask(X)
+        return codes if M is None else np.where(M, np.nan, codes)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -460,6 +418,48 @@ class CategoricalFamily(UnlabeledHooks):
         counts = self._aligned(stats)
         theta = params["theta"][:, :, : counts.shape[-1]]
         return pt.sum(counts * pt.log(pt.switch(counts > 0, theta, 1.0)))
+
+
+class DirichletCategorical(conjugate.Entrywise):
+    """The Dirichlet-categorical algebra on category codes c (entries of X as codes):
+    t(c) = the one-hot vector of c over the feature's C levels, added to the
+    concentration a (..., d, C) (0 on the padding beyond C_j), log z = sum_c lgamma(a_c)
+    - lgamma(sum_c a_c), so that step(c) = log a_c - log sum_c a_c; tabulated at every
+    code, the predictive is one sparse one-hot product."""
+
+    who = WHO
+    tabled = True
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+
+    def t(self, x: np.ndarray) -> dict:
+        return {"concentration": (np.arange(self.width) == x[..., None]).astype(np.float64)}
+
+    def log_z(self, post: dict) -> np.ndarray:
+        a = post["concentration"]
+        valid = a > 0
+        return (np.where(valid, gammaln(np.where(valid, a, 1.0)), 0.0).sum(axis=-1)
+                - gammaln(a.sum(axis=-1)))
+
+    def step(self, post: dict, x: np.ndarray) -> np.ndarray:
+        a = post["concentration"]
+        hit = np.where(np.arange(a.shape[-1]) == x[..., None], a, 0.0).sum(axis=-1)
+        return np.log(hit) - np.log(a.sum(axis=-1))
+
+    def loo_step(self, post: dict, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        a = post["concentration"]
+        hit = np.take_along_axis(a, x.astype(np.intp)[..., None], axis=-1)[..., 0]
+        return np.log(hit - w) - np.log(a.sum(axis=-1) - w)
+
+    def table(self, post: dict) -> np.ndarray:
+        a = post["concentration"]
+        valid = a > 0
+        return np.where(valid, np.log(np.where(valid, a, 1.0))
+                        - np.log(a.sum(axis=-1, keepdims=True)), 0.0)
+
+    def codes(self, X: np.ndarray) -> np.ndarray:
+        return X.astype(np.intp)
 
 
 def _physical_memory() -> int:

@@ -48,7 +48,6 @@ non-zeros (see :mod:`bayesgen.data.sparse`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,8 +55,8 @@ from scipy.special import gammaln, xlogy
 
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_counts
+from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
-from bayesgen.families import loo_at, masked
 from bayesgen.families.multinomial import missing as mm
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
@@ -66,7 +65,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "MultinomialNB"
 
 
-class MultinomialFamily(UnlabeledHooks):
+class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
     """Multinomial likelihood over the feature counts with a Dirichlet prior per class.
 
     Parameters
@@ -194,109 +193,26 @@ class MultinomialFamily(UnlabeledHooks):
         return {"theta": np.exp(dr.log_dirichlet(post["concentration"], size, rng))}
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
-
-        Dirichlet-multinomial with concentration a_k (A_k = sum_j a_kj), n = sum_j x_j::
-
-            log n! - sum_j log x_j! - R(A_k, n) + sum_j R(a_kj, x_j)
-
-        with R(a, x) = lgamma(a + x) - lgamma(a) (:func:`_dirichlet.log_rising`,
-        accurate for huge concentrations). R(a, 0) = 0, so sparse X only visits its
-        non-zeros; dense X takes one (n, d) pass per class. Missing counts (NaN): the
-        Dirichlet-multinomial over the observed words, A_k summed over them (module
-        docstring). A data-augmentation stack (T, K, d): the mean of its T predictives.
-        """
-        conc = post["concentration"]
-        if conc.ndim == 3:
+        """Closed-form posterior predictive log p(x | y=k, data), (n, K): the
+        Dirichlet-multinomial of :class:`DirichletMultinomial`; missing counts (NaN):
+        over the observed words (module docstring). A data-augmentation stack
+        (T, K, d): the mean of its T predictives."""
+        if post["concentration"].ndim == 3:
             from bayesgen.families.multinomial.augment import log_predictive_stack
 
             return log_predictive_stack(self, X, post)
-        M = missing.mask(X)
-        if M is not None:
-            X = missing.filled(X)
-        total = sparse.row_sum(X)
-        out = np.empty((X.shape[0], conc.shape[0]))
-        A = (conc.sum(axis=1)[None, :] if M is None
-             else masked.observed_matmul(M, conc))  # (1 or n, K)
-        for k, a in enumerate(conc):
-            if sparse.is_sparse(X):
-                out[:, k] = sparse.row_sum_of(X, dr.log_rising(a[X.indices], X.data))
-            else:
-                out[:, k] = dr.log_rising(a, X).sum(axis=1)
-            if M is None:
-                out[:, k] -= dr.log_rising(A[:, k], total)
-            else:  # no observed count: R(A, 0) = 0 (A may be 0 there)
-                some = total > 0
-                A_k = np.broadcast_to(A[:, k], total.shape)
-                out[some, k] -= dr.log_rising(A_k[some], total[some])
-        out += self._coefficient(X, total)[:, None]
-        return dr.check_overflow(out, X, WHO)
+        return conjugate.log_predictive(ALGEBRA, X, post)
 
-    # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str,
-                     who: str) -> float:
-        """Exact log p(X | y) under the Dirichlet(alpha) priors::
+    def algebra(self, post: dict) -> conjugate.Entrywise:
+        """:class:`DirichletMultinomial`: the closed-form hooks of
+        :class:`.conjugate.Hooks` (the evidence reads the training rows for their
+        multinomial coefficients, as ``predict_joint_log_proba``, so that it is the
+        product of the rows' one-step-ahead predictive densities)."""
+        return ALGEBRA
 
-            sum_k [log B(alpha + c_k) - log B(alpha)] + sum_n w_n (log T_n! - sum_j log x_nj!)
-
-        with the multinomial coefficient of every row, as ``predict_joint_log_proba``
-        (so that the evidence is the product of the rows' one-step-ahead predictive
-        densities); it needs the training ``rows`` (X, w). ``ValueError`` with missing
-        counts (no conjugate posterior) or without rows."""
-        post = self.posterior(stats, prior)
-        conc, alpha = post["concentration"], prior["alpha"]
-        X, w = dr.need_rows(rows, WHO)
-        coefficient = self._coefficient(X, sparse.row_sum(X))
-        return float(np.sum(gammaln(alpha.sum()) - gammaln(conc.sum(axis=1)))
-                     + np.sum(gammaln(conc) - gammaln(alpha)) + w @ coefficient)
-
-    def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,): the Dirichlet-multinomial with the
-        row's counts removed from its class::
-
-            log T! - sum_j log x_j! + sum_j R(a'_j, x_j) - R(A', T),  a' = a_y - w x
-
-        (R the log rising factorial, :func:`bayesgen.families.dirichlet.log_rising`);
-        sparse Z through its non-zeros only."""
-        conc = post["concentration"]
-        total = sparse.row_sum(Z)
-        A = conc.sum(axis=1)[y] - w * total
-        if sparse.is_sparse(Z):
-            coo = Z.tocoo()
-            a = conc[y[coo.row], coo.col] - w[coo.row] * coo.data
-            rising = np.bincount(coo.row, weights=dr.log_rising(a, coo.data),
-                                 minlength=Z.shape[0])
-        else:
-            rising = dr.log_rising(conc[y] - w[:, None] * Z, Z).sum(axis=1)
-        return rising - dr.log_rising(A, total) + self._coefficient(Z, total)
-
-    def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test=None) -> np.ndarray:
-        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-        (n, K) at the training rows themselves): only class y_i changes, its
-        concentration a' = a_y - w x_i. Per block of n_b training rows and m_b test
-        rows, :meth:`log_predictive` with the n_b downdated concentrations::
-
-            log T! - sum_j log x_j! + sum_nz R(a'_ij, x_j) - R(A'_i, T)
-
-        the rising factorials over the test rows' non-zeros only; missing counts (NaN)
-        of a test row: A' summed over its observed words (one product)
-        (:func:`bayesgen.families.loo_at.own_class`)."""
-        def own(Z_rows, y_rows, w_rows, Z_block):
-            a = post["concentration"][y_rows] - w_rows[:, None] * Z_rows
-            M = missing.mask(Z_block)
-            Xt = loo_at.csr(Z_block if M is None else missing.filled(Z_block))
-            total = sparse.row_sum(Xt)
-            out = loo_at.nonzero_sum(dr.log_rising(a[:, Xt.indices], Xt.data), Xt)
-            A = a.sum(axis=1)[:, None] if M is None else masked.observed_matmul(M, a).T
-            some = np.broadcast_to(total > 0, out.shape)  # no observed count: R(A, 0) = 0
-            A = np.where(some, A, 1.0)
-            out -= np.where(some, dr.log_rising(A, np.broadcast_to(total, out.shape)), 0.0)
-            out += self._coefficient(Xt, total)[None, :]
-            return out
-
-        return loo_at.own_class(self, Z, y, w, post, Z_test, own)
+    def natural_prior(self, prior: dict) -> dict:
+        """The Dirichlet(alpha) prior as a posterior ``{"concentration"}`` without data."""
+        return {"concentration": prior["alpha"]}
 
     @staticmethod
     def _coefficient(X, total: np.ndarray) -> np.ndarray:
@@ -428,3 +344,39 @@ class MultinomialFamily(UnlabeledHooks):
             return mm.stats_loglik(params, stats)
 
         return pt.sum(stats["feature_count"] * pt.log(params["theta"]))
+
+
+class DirichletMultinomial(conjugate.Entrywise):
+    """The Dirichlet-multinomial algebra: t(x) = x added to the concentration a (K, d),
+    log Z = sum_j lgamma(a_j) - lgamma(A) (A = sum_j a_j over the observed features:
+    the coupling :attr:`total`), h = the multinomial coefficient, so that::
+
+        log p(x | a) = log n! - sum_j log x_j! + sum_j R(a_j, x_j) - R(A, n)
+
+    with R the log rising factorial (:func:`bayesgen.utils.logspace.log_rising`);
+    R(a, 0) = 0, so sparse X visits only its non-zeros."""
+
+    who = WHO
+    needs_rows = True
+    total = "concentration"
+
+    def t(self, x: np.ndarray) -> dict:
+        return {"concentration": x}
+
+    def log_z(self, post: dict) -> np.ndarray:
+        return gammaln(post["concentration"])
+
+    def step(self, post: dict, x: np.ndarray) -> np.ndarray:
+        return conjugate.log_rising(post["concentration"], x)
+
+    def total_log_z(self, total: np.ndarray) -> np.ndarray:
+        return -gammaln(total)
+
+    def total_step(self, total: np.ndarray, x_total: np.ndarray) -> np.ndarray:
+        return -conjugate.log_rising(total, x_total)
+
+    def log_h(self, X) -> np.ndarray:
+        return MultinomialFamily._coefficient(X, sparse.row_sum(X))
+
+
+ALGEBRA = DirichletMultinomial()
