@@ -19,7 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import WEIGHT_TOTAL_MAX, _all_finite, _check_label_types
 from bayesgen.exceptions import DataWarning, warn
-from bayesgen.inference import statistics
+from bayesgen.inference import scoring, statistics
 from bayesgen.scale import piece_levels
 
 
@@ -135,7 +135,7 @@ def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     family, batch = statistics.read_batch(est, X, y, sample_weight, method, classes=classes,
                                         reset=reset, frame_rows=FRAME_ROWS, whole=whole)
     return Piece(batch.classes, batch.stats, batch.counts, family,
-                 getattr(est, "_frame", None), est.n_features_in_,
+                 scoring.frame_of(family), est.n_features_in_,
                  getattr(est, "feature_names_in_", None), getattr(est, "_columns", None),
                  _observed(batch.X))
 
@@ -269,12 +269,12 @@ def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
     new = type(estimator).__new__(type(estimator))
     new.__dict__.update(vars(estimator))
     _set_columns(new, piece)
-    family = copy.deepcopy(piece.family)
-    family.labels = piece.classes
+    settings = {"labels": piece.classes}
     if piece.frame is not None:
-        family.frame = piece.frame
-    if piece.columns is not None and family.capabilities.levels:
-        family.levels = piece.columns.level_list()
+        settings["frame"] = piece.frame
+    if piece.columns is not None and piece.family.capabilities.levels:
+        settings["levels"] = piece.columns.level_list()
+    family = copy.deepcopy(piece.family).configured(**settings)
     try:
         new._fit_statistics(method, family, piece.classes, piece.stats, piece.counts, None)
     except ValueError as err:
