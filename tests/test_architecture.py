@@ -221,7 +221,8 @@ def _foreign_state(path: Path) -> tuple[list[str], list[str]]:
 
     Private access: ``obj._name`` (read, write or call), ``obj.__dict__``,
     ``getattr/setattr/hasattr/delattr(obj, "_name")`` and ``vars(obj)``, where ``obj``
-    is not ``self``, ``cls``, ``super()`` or an imported module. Assignment:
+    is not ``self``, ``cls``, ``super()``, an imported module or a fresh
+    ``copy.copy(self)``. Assignment:
     ``obj.name = ...`` (also augmented, annotated, tuple targets and ``del``),
     ``setattr(obj, ...)``, ``delattr(obj, ...)`` and mutation of ``obj.__dict__``,
     where ``obj`` is not ``self``/``cls`` and not a fresh ``copy.copy(self)`` of the
@@ -241,7 +242,7 @@ def _foreign_state(path: Path) -> tuple[list[str], list[str]]:
             copies = copies | _self_copies(node)
         if isinstance(node, ast.Attribute) and _private(node.attr):
             if not (_own(node.value) or (isinstance(node.value, ast.Name)
-                                         and node.value.id in modules)):
+                                         and node.value.id in modules | copies)):
                 reads.append(where(node))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
             fn, obj = node.func.id, node.args[0]
@@ -290,16 +291,11 @@ PRIVATE_ALLOWED: dict[str, int] = {
     "bayesgen.families.kernel.missing": 2,
     "bayesgen.families.kernel.pymc": 1,
     "bayesgen.families.mixed.pymc": 8,
-    "bayesgen.families.mixed.spec": 1,
     "bayesgen.families.mvn.choice": 1,
     "bayesgen.families.mvn.em": 1,
     "bayesgen.families.mvn.missing": 1,
-    "bayesgen.families.protocol": 1,
-    "bayesgen.inference.graph_inputs": 1,
-    "bayesgen.inference.statistics": 2,
-    "bayesgen.scale.dask_input": 2,
-    "bayesgen.scale.pieces": 26,
-    "bayesgen.scale.streaming": 1,
+    "bayesgen.inference.statistics": 1,
+    "bayesgen.scale.pieces": 4,
 }
 
 #: Attribute assignments to objects other than ``self`` that are not family objects
@@ -321,6 +317,16 @@ ASSIGN_EXEMPT: dict[str, set[str]] = {
         "estimator.scalings_", "estimator.xbar_", "estimator.explained_variance_ratio_",
         "estimator._n_components"},
     "bayesgen.estimators.persistence": {"estimator._model", "estimator.idata_"},
+    # partial_fit and merge: the estimator layer builds a bare estimator, fits it from
+    # the merged statistics and swaps the state in once complete (atomic update)
+    "bayesgen.estimators.streaming": {
+        "new.__dict__.update({k: v for k, v in vars(estimator).items() if k in ",
+        "new._columns", "new.__dict__.update(vars(estimator))", "new.classes_",
+        "new.class_count_", "new._stats", "new._family", "estimator.__dict__.clear()",
+        "estimator.__dict__.update(vars(new))", "estimator.n_features_in_",
+        "estimator.__dict__.pop('feature_names_in_', None)", "estimator.feature_names_in_",
+        "estimator.__dict__.pop('_columns', None)", "estimator._columns",
+        "estimator._frame"},
     # a marker on the wrapper function the module itself builds
     "bayesgen.estimators.sklearn_names": {"__init__._checks_names"},
     # the data of a sparse matrix copied on the line before
@@ -335,7 +341,7 @@ ASSIGN_ALLOWED: dict[str, int] = {
     "bayesgen.data.tables": 2,
     "bayesgen.families.multinomial.missing": 1,
     "bayesgen.families.mvn.em": 1,
-    "bayesgen.scale.pieces": 16,
+    "bayesgen.scale.pieces": 1,
 }
 
 
@@ -401,7 +407,7 @@ def test_foreign_state_rule_catches_examples():
         "    def configured(self, labels):\n"
         "        new = copy.copy(self)\n"
         "        new.labels = labels\n"        # a fresh copy of its own class: allowed
-        "        self._x = new._y\n"           # reading another instance's private: counted
+        "        self._x = new._y\n"           # a private of the fresh copy: allowed
         "        return new\n"
     )
     with tempfile.TemporaryDirectory() as tmp:
@@ -414,5 +420,5 @@ def test_foreign_state_rule_catches_examples():
             reads, writes = _foreign_state(path)
         finally:
             ROOT = root
-    assert [r.split(":")[1] for r in reads] == ["4", "5", "6", "7", "10", "16"]
+    assert [r.split(":")[1] for r in reads] == ["4", "5", "6", "7", "10"]
     assert [w.split(":")[1] for w in writes] == ["5", "8", "9", "10"]

@@ -23,6 +23,7 @@ from bayesgen.data.validation import (
     check_concentration,
     check_loss,
 )
+from bayesgen.estimators import streaming
 from bayesgen.estimators.params import check_params
 from bayesgen.estimators.sklearn_names import checked_init
 from bayesgen.inference import (
@@ -39,7 +40,7 @@ from bayesgen.inference import (
     statistics,
 )
 from bayesgen.inference.fitted import Fit
-from bayesgen.scale import dask_input, streaming
+from bayesgen.scale import dask_input
 from bayesgen.semi import unlabeled
 from bayesgen.utils.deprecation import DEFAULT_CONFIDENCE_LEVEL, DEPRECATED
 from bayesgen.utils.heavy import import_arviz
@@ -100,14 +101,63 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         if dask_input.is_dask(X, y, sample_weight):  # tree reduction of per-chunk statistics
-            return dask_input.fit(self, X, y, sample_weight)
+            return streaming.fit_dask(self, X, y, sample_weight)
         method = self._check_params()
         family, batch = statistics.read_batch(self, X, y, sample_weight, method)
         self._fit_batch(method, family, batch)  # unlabeled rows: bayesgen.semi
         rows.keep_weights(self, batch.weights)  # with the rows a posterior fit kept, if any
         return self
 
-    partial_fit = streaming.partial_fit
+    def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None):
+        """Update the model with one batch of rows (scikit-learn's ``partial_fit``).
+
+        The batch's sufficient statistics are added to those of the batches before it (or
+        of the earlier ``fit``) and the model is refitted from the sum: after any sequence
+        of batches the estimator equals one ``fit`` on their concatenation (up to rounding;
+        the conjugate posterior with the same draws for the same ``random_state``;
+        ``method="mcmc"`` samples the same posterior, re-running NUTS after every batch, so
+        each call costs a full MCMC run: stream with a point method or "conjugate", then
+        ``set_params(method="mcmc")`` before the last batch). Memory is that of the statistics,
+        independent of the number of rows, except KernelNB, which keeps every point.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame, or Dask array / DataFrame of shape (n, d)
+            The batch (a Dask collection is reduced chunk by chunk, see ``fit``).
+        y : array-like of shape (n,)
+            Labels, each one of ``classes``; a batch may hold any subset of them.
+        classes : array-like of shape (K,), optional
+            Every label of the stream. Required on the first call (when the estimator has
+            no statistics yet); on later calls None or the same labels.
+        sample_weight : array-like of shape (n,), optional
+            As in ``fit``.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            ``classes`` missing on the first call or different from the first call's, a
+            label not among ``classes``, a batch with another number (or other names) of
+            features or a column read as another dtype (e.g. numbers where earlier batches
+            had text), or any invalid row; the estimator is then left unchanged. New values
+            of a text column are fine: the levels are re-coded to the sorted union.
+
+        Notes
+        -----
+        The model keeps no rows: ``model_``, the ``observed_data`` and ``log_likelihood``
+        groups and the posterior predictive replicates take the training rows as arguments
+        (``build_model(X, y)``, ``add_log_likelihood(X, y)``, ...; see
+        :mod:`bayesgen.inference.rows`). Until the model has been fitted
+        once, statistics it cannot be fitted from while a class has fewer than d + 2
+        samples (``method="mle"`` or KernelNB with a class not seen yet, QDA's MLE with
+        fewer than d + 1 rows in a class) are kept with a ``DataWarning`` quoting the
+        reason, and the estimator stays unfitted (``NotFittedError``) until a batch
+        completes them; the default ``method="map"`` needs no sample in any class.
+        """
+        return streaming.partial_fit(self, X, y, classes, sample_weight)
 
     def _fit_batch(self, method: str, family, batch) -> None:
         """The second half of ``fit``: :meth:`_fit_statistics` for a fully labeled batch,

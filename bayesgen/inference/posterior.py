@@ -251,7 +251,7 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     # of 300,000 feature names, milliseconds for arrays)
     coords = {k: np.asarray(v) for k, v in coords.items()}
     observed, x_dims = None, {}
-    if X is not None:  # None: fitted from statistics, no rows (bayesgen.scale.streaming)
+    if X is not None:  # None: fitted from statistics, no rows (bayesgen.estimators.streaming)
         coords["obs"] = np.arange(X.shape[0])
         x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
         per_class, class_dims, class_coords = class_layout.observed(X, y, coords["class"])

@@ -119,8 +119,8 @@ def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
             keep = np.flatnonzero(~unlabeled)
             X = X[keep] if not sparse.is_sparse(X) else X.tocsr()[keep]
             y, weights = y[keep], weights[keep]
-        y_index = encode_known(y, estimator.classes_)
-        X = missing.check_X(estimator, estimator._family, X, estimator.method_)
+        y_index = encode_known(y, fit.classes)
+        X = missing.check_X(estimator, fit.family, X, fit.method)
     return X, y_index, weights
 
 

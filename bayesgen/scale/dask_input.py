@@ -44,16 +44,6 @@ def is_dask(*objects: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- fit
-def fit(estimator, X: Any, y: Any, sample_weight: Any = None):
-    """``fit`` for Dask input (see the module docstring); returns the estimator."""
-
-    method = estimator._check_params()
-    tmpl = _pieces.template(estimator, fitted=False)
-    piece = collection_piece(tmpl, X, y, sample_weight, method, None, reset=True)
-    _pieces.commit(estimator, method, piece, defer=False)
-    return estimator
-
-
 def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
                      classes: np.ndarray | None, *, reset: bool) -> _pieces.Piece:
     """The statistics of all rows of Dask (or mixed Dask/in-memory) input.
@@ -106,12 +96,11 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
 
 def _check_shape(tmpl, X: Any) -> None:
     """X is 2-D with a known number of columns (from its metadata: nothing computed)."""
-    meta = getattr(X, "_meta", X) if is_dask(X) else X
-    if not hasattr(meta, "shape"):
-        meta = np.asarray(meta)
-    if len(meta.shape) != 2:
+    meta = X if is_dask(X) or hasattr(X, "shape") else np.asarray(X)  # Dask: metadata
+    ndim = len(meta.shape)
+    if ndim != 2:
         raise ValueError(
-            f"Expected a 2-D X (n_samples, n_features); got {len(meta.shape)} dimension(s). "
+            f"Expected a 2-D X (n_samples, n_features); got {ndim} dimension(s). "
             "Reshape a single feature with X.reshape(-1, 1)."
         )
     n_features = X.shape[1] if not hasattr(meta, "columns") else len(meta.columns)

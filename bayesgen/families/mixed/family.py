@@ -170,13 +170,14 @@ class MixedFamily(Configurable):
     def real_columns(self, n_features: int) -> np.ndarray:
         """Columns of the real-valued parts (the others keep the identity frame)."""
         real = np.zeros(n_features, dtype=bool)
-        for part in self._resolve(n_features):
+        for part in self.resolve(n_features):
             if part["family"].capabilities.real_valued:
                 real[part["columns"]] = part["family"].real_columns(part["columns"].size)
         return real
 
-    def _resolve(self, n_features: int) -> list[dict]:
-        """Validate the specification and build ``parts_`` (once)."""
+    def resolve(self, n_features: int) -> list[dict]:
+        """Validate the specification against ``n_features`` columns and build
+        ``parts_`` (once); returns the parts."""
         if self.parts_ is not None:
             return self.parts_
         self.parts_ = _configured_parts(spec.parts(self, n_features), {
@@ -217,7 +218,7 @@ class MixedFamily(Configurable):
         Returns X with every column group transformed by its part (e.g. BernoulliNB's
         ``binarize``), in the original column order.
         """
-        parts = self._resolve(X.shape[1])
+        parts = self.resolve(X.shape[1])
         if sparse.is_sparse(X):  # the count parts keep their columns sparse
             blocks = [q["family"].check_X(_cols(X, q), method=method,
                                           who=f"{who} part {q['prefix']}") for q in parts]
@@ -232,7 +233,7 @@ class MixedFamily(Configurable):
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """``count`` (K,) and the statistics of every part on its columns."""
-        parts = self._resolve(X.shape[1])
+        parts = self.resolve(X.shape[1])
         return {
             "count": np.bincount(y, weights=w, minlength=n_classes).astype(np.float64),
             "parts": [q["family"].stats(_cols(X, q), y, w, n_classes) for q in parts],

@@ -152,7 +152,7 @@ def column_families(family, names: list[str] | None, kinds: list[str]) -> list:
     probe = type(family)(family.families, alpha=family.alpha, feature_names=names,
                          n_features=len(kinds), overrides=family.overrides, kinds=kinds)
     out: list = [None] * len(kinds)
-    for part in probe._resolve(len(kinds)):
+    for part in probe.resolve(len(kinds)):
         for j in part["columns"]:
             out[j] = part["family"]
     return out
