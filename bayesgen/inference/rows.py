@@ -192,7 +192,7 @@ def _check_training(estimator, rows: Rows, what: str) -> None:
 
 def check_statistics(estimator, rows: Rows, what: str) -> None:
     """``ValueError`` unless the family's sufficient statistics of ``rows`` (in the fit's
-    frame, by the code the fit uses) are the fitted ones, ``estimator._stats``, to rounding.
+    frame, by the code the fit uses) are the fitted ones, ``fitted_.stats``, to rounding.
 
     Every statistic is a sum over rows (counts, means, centred sums of squares and
     scatters, category counts, ...), so it does not depend on the order of the rows
