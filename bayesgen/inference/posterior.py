@@ -23,6 +23,7 @@ from scipy.special import logsumexp
 
 from bayesgen.data.sparse import observed_x
 from bayesgen.inference import class_layout, classprior
+from bayesgen.inference.fitted import as_fit
 from bayesgen.utils.heavy import import_arviz
 from bayesgen.utils.logspace import fast_logsumexp, log_mean_exp
 
@@ -70,6 +71,7 @@ def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
 def closed_form_log_pi(fit) -> np.ndarray:
     """log E[pi_k | data], (K,): the Dirichlet posterior mean (N_k + a_k) / sum (N + a),
     or log of the fixed ``class_prior``."""
+    fit = as_fit(fit)  # a Fit, or a fitted estimator
     conc = classprior.fixed_of(fit)
     if conc is None:
         conc = classprior.posterior(fit.class_count, fit.class_alpha)
