@@ -129,7 +129,9 @@ def check_user_attributes(fit, attributes: dict) -> None:
 
 
 def user_prior(fit) -> dict:
-    """The resolved prior ``_prior`` in the units of X (the prior of ``model_``)."""
+    """The resolved prior in the units of X (the prior of ``model_``); ``fit``: a
+    :class:`bayesgen.inference.fitted.Fit` or a fitted estimator."""
+    fit = as_fit(fit)
     family = fit.family
     if _frame_of(fit) is None or not family.capabilities.real_valued:
         return fit.prior
