@@ -29,7 +29,7 @@ _LAZY = {
     "select_queries": ("bayesgen.decide.active", "select_queries"),
     "risk_coverage_curve": ("bayesgen.plots.risk_coverage", "risk_coverage_curve"),
     "load": ("bayesgen.estimators.persistence", "load"),
-    "merge": ("bayesgen.scale.streaming", "merge"),
+    "merge": ("bayesgen.estimators.streaming", "merge"),
     "diagnostics": ("bayesgen.diagnostics", None),
     "plot_compare": ("bayesgen.diagnostics", "plot_compare"),
     "plot_ppc": ("bayesgen.diagnostics", "plot_ppc"),

@@ -182,7 +182,7 @@ def test_evidence_and_loo_hooks_are_the_closed_form_predictive(case):
         if caps.evidence:
             e_rest = family.log_evidence(s_rest, prior, lambda rest=rest: (Xc[rest], w[rest]),
                                          method=est.method, who="test")
-            jacobian = float(np.ravel(scoring._jacobian(est, Z[r:r + 1]))[0])
+            jacobian = float(np.ravel(scoring.jacobian(est.fitted_, Z[r:r + 1]))[0])
             assert e_all - e_rest == pytest.approx(predictive - jacobian, rel=1e-9, abs=1e-8)
     if caps.evidence:
         assert est.log_marginal_likelihood() == pytest.approx(

@@ -139,7 +139,7 @@ def _stats_model(cls, data, lam):
     clf = cls(method="map").fit(Xm[keep], ys[keep].astype(int))
     Zu = scoring.internal(clf, Xm[~keep])
     w = np.linspace(0.5, 1.5, Zu.shape[0])
-    return clf, build_stats_model(clf, nuts.extra_likelihood(clf, Zu, w, lam)), Zu, w
+    return clf, build_stats_model(clf, nuts.extra_likelihood(Zu, w, lam)), Zu, w
 
 
 @pytest.mark.parametrize("cls", [bg.LDA, bg.QDA])

@@ -193,7 +193,7 @@ def test_nuts_potential_by_hand(data):
     Zu = scoring.internal(clf, X[~lab])
     Zu[0, 1] = np.nan
     w = np.linspace(0.5, 1.5, Zu.shape[0])
-    model = build_stats_model(clf, nuts.extra_likelihood(clf, Zu, w, 0.6))
+    model = build_stats_model(clf, nuts.extra_likelihood(Zu, w, 0.6))
     rng = np.random.default_rng(4)
     point = {k: v + 0.3 * rng.standard_normal(np.shape(v))
              for k, v in model.initial_point().items()}

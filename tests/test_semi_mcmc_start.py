@@ -101,7 +101,7 @@ def test_fully_labeled_and_lambda_zero_start_as_before(data, monkeypatch):
     for labels, lam in ((y, 1.0), (y_semi, 0.0)):
         est = bg.GaussianNB(method="map", unlabeled_weight=lam).fit(X, labels)
         if lam == 0.0:  # no extra terms, so no start
-            assert nuts.extra_likelihood(est, X[:5], np.ones(5), 0.0) is None
+            assert nuts.extra_likelihood(X[:5], np.ones(5), 0.0) is None
         assert nuts.start_point(est, build_stats_model(est)) is None
     est = _fit(bg.GaussianNB, X[::3], y[::3])
     assert np.all(np.abs(est.idata_.posterior["mu"].mean(("chain", "draw")).values - MU)

@@ -59,8 +59,8 @@ def scan_scope() -> Iterator[None]:
     :func:`bayesgen.data.frame.within`, on X itself or on its internal coordinates
     Z); each of these is a full pass over memory, and all of them follow from the
     NaN-propagating maximum and minimum. The estimators open a scope around each fit
-    (:func:`bayesgen.inference.statistics.read_batch`) and each prediction method
-    (:func:`bayesgen.scale.dask_input.lazy`); nested scopes share the outer one, and
+    (:func:`bayesgen.inference.statistics.read_batch`) and each public prediction
+    method (its first lines); nested scopes share the outer one, and
     the scope is local to the thread or task (``contextvars``). Only code that does
     not write into the scanned arrays may run inside (bayesgen's own fit and scoring
     paths, which build new arrays).

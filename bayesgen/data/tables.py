@@ -326,17 +326,16 @@ def levels(estimator) -> list[np.ndarray | None] | None:
     return None if table is None else table.level_list()
 
 
-def to_user(estimator, X_new: np.ndarray):
+def to_user(table: Columns | None, names: list[str], X_new: np.ndarray):
     """Rows drawn by ``sample`` (codes for level columns) in the user's values: a pandas
-    DataFrame with the training column names, each level column's values, and integer
-    and boolean columns as such where the draws are whole numbers (0/1), when there
-    are level columns; else ``X_new`` unchanged."""
-    table = getattr(estimator, "_columns", None)
+    DataFrame with the training column names ``names``, each level column's values
+    (from the fit's column record ``table``), and integer and boolean columns as such
+    where the draws are whole numbers (0/1), when there are level columns; else
+    ``X_new`` unchanged."""
     if table is None or not table.levels:
         return X_new
     import pandas as pd
 
-    names = estimator._feature_names()
     data = {}
     for j, (name, kind) in enumerate(zip(names, table.kind_list(len(names)), strict=True)):
         level = table.levels.get(str(j))
@@ -393,9 +392,6 @@ def _codes(estimator, table: Columns, j: int, col: Column, *, grow: bool,
         table.levels[str(j)] = cats.natural_dtype(
             np.concatenate([known.astype(object), new.astype(object)]))
         position = cats.lookup(distinct, table.levels[str(j)])
-        family = getattr(estimator, "_family", None)
-        if family is not None and family.capabilities.levels:
-            family.levels = table.level_list()
     lookup = np.append(position.astype(np.float64), np.nan)  # code -1 (missing) -> NaN
     return lookup[codes], codes < 0
 

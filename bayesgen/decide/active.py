@@ -96,7 +96,7 @@ from bayesgen.decide.uncertainty import (
     entropy,
     predictive_proba,
 )
-from bayesgen.inference import posterior, scoring
+from bayesgen.inference import posterior, scoring, statistics
 from bayesgen.utils.random import rng_from
 
 #: per-row acquisition scores (:func:`acquisition_scores`)
@@ -140,7 +140,7 @@ def acquisition_scores(estimator, X_pool: Any, strategy: str = "bald", *,
     ndarray of shape (n,)
         Mutual information (nats), entropy (nats), minus the margin, or uniform draws.
     """
-    return _scores(estimator, estimator._check_X_predict(X_pool), strategy, max_draws,
+    return _scores(estimator, statistics.validate_predict(estimator, X_pool), strategy, max_draws,
                    random_state)
 
 
@@ -207,10 +207,10 @@ def select_queries(estimator, X_pool: Any, n_queries: int = 1, strategy: str = "
         Row positions in ``X_pool``.
     """
     rng = rng_from(random_state)
-    table = estimator._check_X_predict(X_pool)  # validated, numeric (categories encoded)
+    table = statistics.validate_predict(estimator, X_pool)  # numeric (categories encoded)
     batch = strategy in BATCH_STRATEGIES
     if batch:
-        estimator._check_posterior(f"select_queries(strategy={strategy!r})")
+        posterior.check_posterior(estimator, f"select_queries(strategy={strategy!r})")
     scores = _scores(estimator, table, "bald" if batch else strategy, max_draws, rng)
     n = scores.size
     if int(n_queries) != n_queries or not 1 <= n_queries <= n:
@@ -272,7 +272,7 @@ def _weights(log_w: np.ndarray) -> np.ndarray:
 def _pool_terms(estimator, Xv: Any, draws: np.ndarray | None, log_pi: np.ndarray):
     """Yield ``(rows, p (K, S, m), H (S, m), log_w (S, m))`` chunk by chunk (see
     :func:`bayesgen.decide.uncertainty.draw_terms`): p the per-draw class probabilities."""
-    for rows, lj in scoring.iter_log_joint_draws(estimator, Xv, draws):
+    for rows, lj in scoring.iter_log_joint_draws(estimator.fitted_, Xv, draws):
         with np.errstate(divide="ignore", invalid="ignore"):
             E, Z, H, log_w = draw_terms(lj, log_pi)
         E /= Z
@@ -289,7 +289,7 @@ def batchbald(estimator, Xv: Any, n_queries: int, first_scores: np.ndarray | Non
     ----------
     estimator : fitted bayesgen classifier with a posterior
     Xv : ndarray or sparse matrix of shape (n, d)
-        Pool rows validated by ``estimator._check_X_predict``.
+        Pool rows validated by :func:`bayesgen.inference.statistics.validate_predict`.
     n_queries : int
         Batch size b, 1 <= b <= n.
     first_scores : ndarray of shape (n,), optional
@@ -315,7 +315,7 @@ def batchbald(estimator, Xv: Any, n_queries: int, first_scores: np.ndarray | Non
         the draws and, once sampled, of the configurations). Formulas in
         :mod:`bayesgen.decide.active`.
     """
-    estimator._check_posterior("BatchBALD")
+    posterior.check_posterior(estimator, "BatchBALD")
     rng = rng_from(rng, "random_state")
     if int(n_configurations) != n_configurations or n_configurations < 1:
         raise ValueError(f"n_configurations must be a positive integer; got "
@@ -333,7 +333,8 @@ def batchbald(estimator, Xv: Any, n_queries: int, first_scores: np.ndarray | Non
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n)
     draws = _draw_indices(estimator, max_draws)
-    log_pi = estimator._log_pi_draws if draws is None else estimator._log_pi_draws[draws]
+    log_pi = estimator.fitted_.log_pi_draws
+    log_pi = log_pi if draws is None else log_pi[draws]
     S, K = log_pi.shape
     per = -(-M // S)  # sampled configurations per draw (at least one)
     cache = list(_pool_terms(estimator, Xv, draws, log_pi)) \

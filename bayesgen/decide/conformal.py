@@ -86,7 +86,7 @@ from typing import Any
 import numpy as np
 
 from bayesgen.decide.uncertainty import predictive_log_proba
-from bayesgen.inference import exact_loo
+from bayesgen.inference import exact_loo, scoring, statistics
 from bayesgen.utils.deprecation import DEFAULT_CONFIDENCE_LEVEL, DEPRECATED, given, renamed
 from bayesgen.utils.logspace import normalise
 from bayesgen.utils.random import rng_from
@@ -245,7 +245,7 @@ def calibration_scores(estimator, calibration: str = "split", X_calib: Any = Non
                 "the fit. Without a split, calibration='loo' uses the exact leave-one-out "
                 "predictive of the training rows (method='conjugate').")
         y_index = _label_index(estimator, y_calib)
-        log_proba = predictive_log_proba(estimator, estimator._check_X_predict(X_calib))
+        log_proba = predictive_log_proba(estimator, statistics.validate_predict(estimator, X_calib))
         if log_proba.shape[0] != y_index.size:
             raise ValueError(f"X_calib has {log_proba.shape[0]} rows but y_calib has "
                              f"{y_index.size} labels.")
@@ -267,8 +267,9 @@ def _check_exact_loo(estimator, calibration: str) -> None:
 
 def _normalise(estimator, log_joint: np.ndarray) -> np.ndarray:
     """log p(y=k | x) of joint log-densities (rows, K)."""
+    advice = scoring.zero_likelihood_advice(estimator.method_, getattr(estimator, "alpha", None))
     return normalise(log_joint, estimator.class_log_prior_, type(estimator).__name__,
-                     advice=estimator._zero_likelihood_advice())
+                     advice=advice)
 
 
 def jackknife_plus_counts(estimator, X: np.ndarray, X_calib: Any = None, y_calib: Any = None,
@@ -287,7 +288,7 @@ def jackknife_plus_counts(estimator, X: np.ndarray, X_calib: Any = None, y_calib
     rows = exact_loo.training_rows(estimator, X_calib, y_calib)
     y_index = rows.y
     n, K = y_index.size, estimator.classes_.size
-    own = nonconformity(_normalise(estimator, exact_loo._loo_log_joint(estimator, rows)),
+    own = nonconformity(_normalise(estimator, exact_loo.loo_log_joint_of(estimator.fitted_, rows)),
                         score)[np.arange(n), y_index]
     ref = (np.eye(K, dtype=bool)[y_index] if mondrian
            else np.ones((n, K), dtype=bool))  # (n, K): row i is a reference for class k
@@ -363,7 +364,7 @@ def predict_set(estimator, X: Any, alpha: Any = DEPRECATED, *,
     scalar = np.ndim(alpha if given(alpha) else confidence_level) == 0
     _check_choice(calibration, CALIBRATIONS, "calibration")
     if calibration == "jackknife+":
-        Xv = estimator._check_X_predict(X)
+        Xv = statistics.validate_predict(estimator, X)
         less, greater, equal, n_ref = jackknife_plus_counts(
             estimator, Xv, X_calib, y_calib, score, mondrian)
         if randomize:
@@ -374,7 +375,8 @@ def predict_set(estimator, X: Any, alpha: Any = DEPRECATED, *,
             out = np.stack([less < _rank(n_ref, a) for a in alphas], axis=-1)
         return out[..., 0] if scalar else out
     cal, y_index = calibration_scores(estimator, calibration, X_calib, y_calib, score)
-    test = nonconformity(predictive_log_proba(estimator, estimator._check_X_predict(X)), score)
+    Xv = statistics.validate_predict(estimator, X)
+    test = nonconformity(predictive_log_proba(estimator, Xv), score)
     K = estimator.classes_.size
     if randomize:
         pvalues = smoothed_pvalues(cal, y_index, test, rng_from(random_state), mondrian)

@@ -67,7 +67,7 @@ import numpy as np
 from scipy.special import entr
 
 from bayesgen.data import sparse
-from bayesgen.inference import conjugate, scoring
+from bayesgen.inference import conjugate, posterior, scoring, statistics
 from bayesgen.utils.logspace import normalise, normalised_proba
 from bayesgen.utils.random import rng_from
 
@@ -102,21 +102,24 @@ def entropy(proba: np.ndarray) -> np.ndarray:
 
 
 def predictive_proba(estimator, Xv: np.ndarray) -> np.ndarray:
-    """``predict_proba`` of rows already validated (``estimator._check_X_predict``)."""
-    scores = estimator._scores(Xv, full=False)
-    return normalised_proba(scores, estimator.class_log_prior_, type(estimator).__name__,
-                            overwrite=True)
+    """``predict_proba`` of rows already validated
+    (:func:`bayesgen.inference.statistics.validate_predict`)."""
+    fit = estimator.fitted_
+    scores = scoring.scores(fit, Xv, full=False)
+    return normalised_proba(scores, fit.class_log_prior, fit.who, overwrite=True)
 
 
 def predictive_log_proba(estimator, Xv: np.ndarray) -> np.ndarray:
-    """``predict_log_proba`` of rows already validated (``estimator._check_X_predict``)."""
-    scores = estimator._scores(Xv, full=False)
-    return normalise(scores, estimator.class_log_prior_, type(estimator).__name__,
-                     advice=estimator._zero_likelihood_advice())
+    """``predict_log_proba`` of rows already validated
+    (:func:`bayesgen.inference.statistics.validate_predict`)."""
+    fit = estimator.fitted_
+    scores = scoring.scores(fit, Xv, full=False)
+    advice = scoring.zero_likelihood_advice(fit.method, getattr(estimator, "alpha", None))
+    return normalise(scores, fit.class_log_prior, fit.who, advice=advice)
 
 
 def _draw_indices(estimator, max_draws: int | None) -> np.ndarray | None:
-    n_draws = estimator._log_pi_draws.shape[0]
+    n_draws = estimator.fitted_.log_pi_draws.shape[0]
     if max_draws is None or max_draws >= n_draws:
         return None
     if int(max_draws) != max_draws or max_draws < 1:
@@ -182,24 +185,26 @@ def decompose(estimator, X: Any, *, max_draws: int | None = None) -> Decompositi
     Chunked over rows: memory is about
     :data:`bayesgen.inference.posterior.CHUNK_BUDGET` doubles whatever the number of rows.
     """
-    estimator._check_posterior("decompose_uncertainty")
-    return decompose_rows(estimator, estimator._check_X_predict(X), max_draws)
+    posterior.check_posterior(estimator, "decompose_uncertainty")
+    return decompose_rows(estimator, statistics.validate_predict(estimator, X), max_draws)
 
 
 def decompose_rows(estimator, Xv: np.ndarray, max_draws: int | None = None, *,
                    exact: bool = True, warn_ess: bool = True) -> Decomposition:
-    """:func:`decompose` of rows already validated (``estimator._check_X_predict``).
+    """:func:`decompose` of rows already validated
+    (:func:`bayesgen.inference.statistics.validate_predict`).
 
     ``exact=False``: weight the fit's draws for every row, also of a conjugate fit
     (what BALD ranks pools with, :mod:`bayesgen.decide.active`: one pass over the
     draws for all rows). ``warn_ess``: warn about a low effective sample size.
     """
-    estimator._check_posterior("decompose_uncertainty")
+    posterior.check_posterior(estimator, "decompose_uncertainty")
+    fit = estimator.fitted_
     draws = _draw_indices(estimator, max_draws)
-    n, K = Xv.shape[0], estimator.classes_.size
+    n, K = Xv.shape[0], fit.classes.size
     aleatoric, ess = np.full(n, np.nan), np.full(n, np.nan)
     weighted = np.ones(n, dtype=bool)
-    if exact and conjugate.exact_given_row(estimator):
+    if exact and conjugate.exact_given_row(fit):
         proba = predictive_proba(estimator, Xv)  # the closed-form posterior predictive
         size = _exact_size(estimator, max_draws)
         weighted = _exact_aleatoric(estimator, Xv, proba, size, aleatoric)
@@ -207,10 +212,10 @@ def decompose_rows(estimator, Xv: np.ndarray, max_draws: int | None = None, *,
     if weighted.any():
         rows = np.flatnonzero(weighted)
         sub = Xv if rows.size == n else Xv[rows]
-        log_pi = estimator._log_pi_draws if draws is None else estimator._log_pi_draws[draws]
+        log_pi = fit.log_pi_draws if draws is None else fit.log_pi_draws[draws]
         mean = np.empty((rows.size, K))
         alea, w_ess = np.empty(rows.size), np.empty(rows.size)
-        for chunk, lj in scoring.iter_log_joint_draws(estimator, sub, draws):
+        for chunk, lj in scoring.iter_log_joint_draws(fit, sub, draws):
             with np.errstate(divide="ignore", invalid="ignore"):
                 alea[chunk], mean[chunk], w_ess[chunk] = _chunk_terms(lj, log_pi)
         aleatoric[rows], ess[rows] = alea, w_ess
@@ -227,7 +232,7 @@ def decompose_rows(estimator, Xv: np.ndarray, max_draws: int | None = None, *,
 def _exact_size(estimator, max_draws: int | None) -> int:
     """Draws per class of the exact decomposition: ``max_draws`` (validated like
     :func:`_draw_indices`), else min(draws of the fit, :data:`EXACT_DRAWS`)."""
-    n_draws = estimator._log_pi_draws.shape[0]
+    n_draws = estimator.fitted_.log_pi_draws.shape[0]
     if max_draws is not None:
         if int(max_draws) != max_draws or max_draws < 1:
             raise ValueError(f"max_draws must be a positive integer or None; got {max_draws!r}.")
@@ -240,8 +245,9 @@ def _exact_aleatoric(estimator, Xv: Any, proba: np.ndarray, size: int,
     """The exact conjugate aleatoric term of every row that has one, written into
     ``out`` (module docstring); returns the mask of the rows left to the weights (far
     rows, rows whose missing entries need data augmentation)."""
-    Z, _, near = scoring._split_rows(estimator, Xv)
-    family = estimator._family
+    fit = estimator.fitted_
+    Z, _, near = scoring.split_rows(fit, Xv)
+    family = fit.family
     seed = int(rng_from(estimator.random_state).integers(2**63))
     left = ~near
     dense = not sparse.is_sparse(Z)
@@ -251,7 +257,7 @@ def _exact_aleatoric(estimator, Xv: Any, proba: np.ndarray, size: int,
         row = Z[i:i + 1]
         value = 0.0
         for k in np.flatnonzero(proba[i] >= NEGLIGIBLE):
-            draws = conjugate.draws_given_row(estimator, row, int(k), size, seed)
+            draws = conjugate.draws_given_row(fit, row, int(k), size, seed)
             if draws is None:  # the row's missing entries need data augmentation
                 left[i] = True
                 break

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from bayesgen.exceptions import DataWarning, warn
+from bayesgen.inference import posterior
 from bayesgen.utils.heavy import import_arviz
 
 #: statistics ``ppc_pvalues`` knows, besides the class frequency and correlations
@@ -31,10 +32,9 @@ def _replicated(estimator, random_state: Any = None, X: Any = None, y: Any = Non
     by earlier versions): the checks use every posterior draw. Raises ``ValueError``
     for point methods.
     """
-    check = getattr(estimator, "_check_posterior", None)
-    if check is None:
+    if not isinstance(getattr(type(estimator), "fitted_", None), property):
         raise ValueError("posterior predictive checks need a fitted bayesgen estimator.")
-    check("posterior predictive checks")
+    posterior.check_posterior(estimator, "posterior predictive checks")
     idata = estimator.idata_
     if "posterior_predictive" not in idata.groups() or _thinned(estimator):
         estimator.sample_posterior_predictive(random_state=random_state, X=X, y=y,
@@ -54,7 +54,7 @@ def _thinned(estimator) -> bool:
     holds (the group of about 100 draws that fits of bayesgen 0.x before the groups were
     made consistent added at fit, in files they saved)."""
     sizes = estimator.idata_.posterior_predictive.sizes
-    chains, draws = estimator._posterior_size()
+    chains, draws = estimator.fitted_.posterior_size
     return sizes.get("chain", 0) * sizes.get("draw", 0) < chains * draws
 
 
@@ -210,9 +210,9 @@ def ppc_pvalues(
     x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state, X, y, sample_weight)
     seen = ~np.isnan(x_obs)  # missing values: statistics of the observed entries only
     if correlation is None:
-        correlation = estimator._family.capabilities.correlated
+        correlation = estimator.fitted_.family.capabilities.correlated
     correlation = bool(correlation) and x_obs.shape[1] > 1
-    names = estimator._feature_names()
+    names = estimator.fitted_.feature_names
     i, j = np.triu_indices(len(names), 1)
     pairs = [f"{names[a]},{names[b]}" for a, b in zip(i, j, strict=True)]
     rows = []
@@ -266,7 +266,7 @@ def class_frequency_ppc(estimator, random_state: Any = None, *, X: Any = None, y
 
     _, y_obs, _, y_rep = _replicated(estimator, random_state, X, y, sample_weight)
     n_classes = len(estimator.classes_)
-    chains, draws = estimator._posterior_size()
+    chains, draws = estimator.fitted_.posterior_size
     onehot = y_rep[..., None] == np.arange(n_classes)
     replicated = onehot.mean(axis=1).reshape(chains, draws, n_classes)
     observed = np.bincount(y_obs, minlength=n_classes) / y_obs.size
@@ -311,7 +311,7 @@ def feature_ppc_data(estimator, klass: Any, random_state: Any = None, *, X: Any 
         raise ValueError(f"no replicated data set has a row of class {klass!r}.")
     mask = mask[keep] & (np.cumsum(mask[keep], axis=1) <= m)
     rep = x_rep[keep][mask].reshape(1, int(keep.sum()), m, x_rep.shape[2])
-    names = estimator._feature_names()
+    names = estimator.fitted_.feature_names
     return az.from_dict(
         observed_data={"x": x_obs[y_obs == k]},
         posterior_predictive={"x": rep},

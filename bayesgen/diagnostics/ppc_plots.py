@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen.inference import posterior
 from bayesgen.utils.heavy import import_arviz
 
 #: features drawn per class by default: more panels than this in a row are unreadable
@@ -98,14 +99,14 @@ def plot_ppc(
 
     from bayesgen.diagnostics.ppc import _class_index, feature_ppc_data
 
-    estimator._check_posterior("plot_ppc")
+    posterior.check_posterior(estimator, "plot_ppc")
     labels = list(estimator.classes_) if klass is None else [klass]
     for label in labels:
         _class_index(estimator, label)
     if kind is None:
-        kind = "kde" if estimator._family.capabilities.continuous else "cumulative"
+        kind = "kde" if estimator.fitted_.family.capabilities.continuous else "cumulative"
     shown, left_out = _select_features(
-        [str(n) for n in estimator._feature_names()], var_names, max_features
+        [str(n) for n in estimator.fitted_.feature_names], var_names, max_features
     )
     d = len(shown)
     if ax is None:

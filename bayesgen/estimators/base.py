@@ -10,19 +10,20 @@ fitted generative model. Subclasses only say which family they use.
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from bayesgen.data import sparse
+from bayesgen.data import missing
 from bayesgen.data.validation import (
     POSTERIOR_METHODS,
     check_concentration,
-    check_finite,
     check_loss,
 )
+from bayesgen.estimators import streaming
 from bayesgen.estimators.params import check_params
 from bayesgen.estimators.sklearn_names import checked_init
 from bayesgen.inference import (
@@ -38,11 +39,13 @@ from bayesgen.inference import (
     scoring,
     statistics,
 )
-from bayesgen.scale import dask_input, streaming
+from bayesgen.inference.fitted import Fit
+from bayesgen.scale import dask_input
 from bayesgen.semi import unlabeled
 from bayesgen.utils.deprecation import DEFAULT_CONFIDENCE_LEVEL, DEPRECATED
 from bayesgen.utils.heavy import import_arviz
 from bayesgen.utils.logspace import decide, normalise, normalised_proba
+from bayesgen.utils.threads import jobs, no_spin
 
 
 class GenerativeClassifier(ClassifierMixin, BaseEstimator):
@@ -98,14 +101,132 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         if dask_input.is_dask(X, y, sample_weight):  # tree reduction of per-chunk statistics
-            return dask_input.fit(self, X, y, sample_weight)
+            return streaming.fit_dask(self, X, y, sample_weight)
         method = self._check_params()
         family, batch = statistics.read_batch(self, X, y, sample_weight, method)
-        unlabeled.fit_batch(self, method, family, batch)  # unlabeled rows: bayesgen.semi.unlabeled
+        self._fit_batch(method, family, batch)  # unlabeled rows: bayesgen.semi
         rows.keep_weights(self, batch.weights)  # with the rows a posterior fit kept, if any
         return self
 
-    partial_fit = streaming.partial_fit
+    def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None):
+        """Update the model with one batch of rows (scikit-learn's ``partial_fit``).
+
+        The batch's sufficient statistics are added to those of the batches before it (or
+        of the earlier ``fit``) and the model is refitted from the sum: after any sequence
+        of batches the estimator equals one ``fit`` on their concatenation (up to rounding;
+        the conjugate posterior with the same draws for the same ``random_state``;
+        ``method="mcmc"`` samples the same posterior, re-running NUTS after every batch, so
+        each call costs a full MCMC run: stream with a point method or "conjugate", then
+        ``set_params(method="mcmc")`` before the last batch). Memory is that of the statistics,
+        independent of the number of rows, except KernelNB, which keeps every point.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame, or Dask array / DataFrame of shape (n, d)
+            The batch (a Dask collection is reduced chunk by chunk, see ``fit``).
+        y : array-like of shape (n,)
+            Labels, each one of ``classes``; a batch may hold any subset of them.
+        classes : array-like of shape (K,), optional
+            Every label of the stream. Required on the first call (when the estimator has
+            no statistics yet); on later calls None or the same labels.
+        sample_weight : array-like of shape (n,), optional
+            As in ``fit``.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            ``classes`` missing on the first call or different from the first call's, a
+            label not among ``classes``, a batch with another number (or other names) of
+            features or a column read as another dtype (e.g. numbers where earlier batches
+            had text), or any invalid row; the estimator is then left unchanged. New values
+            of a text column are fine: the levels are re-coded to the sorted union.
+
+        Notes
+        -----
+        The model keeps no rows: ``model_``, the ``observed_data`` and ``log_likelihood``
+        groups and the posterior predictive replicates take the training rows as arguments
+        (``build_model(X, y)``, ``add_log_likelihood(X, y)``, ...; see
+        :mod:`bayesgen.inference.rows`). Until the model has been fitted
+        once, statistics it cannot be fitted from while a class has fewer than d + 2
+        samples (``method="mle"`` or KernelNB with a class not seen yet, QDA's MLE with
+        fewer than d + 1 rows in a class) are kept with a ``DataWarning`` quoting the
+        reason, and the estimator stays unfitted (``NotFittedError``) until a batch
+        completes them; the default ``method="map"`` needs no sample in any class.
+        """
+        return streaming.partial_fit(self, X, y, classes, sample_weight)
+
+    def _fit_batch(self, method: str, family, batch) -> None:
+        """The second half of ``fit``: :meth:`_fit_statistics` for a fully labeled batch,
+        a semi-supervised fit when the batch has unlabeled rows
+        (:mod:`bayesgen.semi.unlabeled`): the labeled-only fit under the prior resolved
+        from all rows, then EM (:mod:`bayesgen.semi.em`, :mod:`bayesgen.semi.kernel`) or
+        data augmentation (:mod:`bayesgen.semi.augmentation`) from it, whose results
+        replace its estimates; NUTS samples the unlabeled rows' mixture likelihood
+        (:mod:`bayesgen.semi.nuts`)."""
+        unl = batch.unlabeled
+        for stale in ("n_iter_", "em_objective_", "unlabeled_X_", "n_unlabeled_"):
+            self.__dict__.pop(stale, None)  # from an earlier fit
+        train = (batch.X, batch.y_index)
+        if unl is None:
+            with no_spin() if method in ("mle", "map") else nullcontext():  # d x d algebra
+                self._fit_statistics(method, family, batch.classes, batch.stats,
+                                     batch.counts, train=train)
+            return
+        from bayesgen.semi import augmentation, em, kernel, nuts
+
+        unlabeled.check_labeled(batch.counts, batch.classes)
+        self.n_unlabeled_ = int(unl.Z.shape[0])  # set only when there are some
+        lam = unlabeled.check_weight(self.unlabeled_weight, method)
+        start = em.start_stats(family, batch, lam)
+        # the prior resolved from all rows, given to every fit below (None: lambda = 0)
+        prior = em.resolve_prior(self, family, batch, start, lam)
+        if method == "mcmc":  # NUTS with the unlabeled rows' mixture likelihood
+            self._fit_statistics(method, family, batch.classes, start, batch.counts,
+                                 train=train, prior=prior,
+                                 extra=nuts.extra_likelihood(unl.Z, unl.w, lam))
+            return
+        if method == "conjugate" and lam > 0.0:
+            augmentation.check_supported(self, family, batch.stats, unl.Z)
+        kernel_em = family.capabilities.kernel_density
+        try:  # the labeled-only fit: every fitted attribute, and where EM / chains start
+            self._fit_statistics(method, family, batch.classes, start, batch.counts,
+                                 train=train, prior=prior)
+        except ValueError:
+            if method != "mle" or lam == 0.0 or kernel_em:
+                raise
+            # too few labeled rows for the MLE (e.g. QDA with N_k <= d): start at the MAP
+            self._fit_statistics("map", family, batch.classes, start, batch.counts,
+                                 train=train, prior=prior)
+        if method == "conjugate":
+            if lam > 0.0:
+                self._store_augmentation(augmentation.run(
+                    self._fitted(), family, batch, lam, self.tune, self.random_state))
+            return
+        result = (kernel.run if kernel_em else em.run)(self._fitted(), method, family,
+                                                       batch, lam)
+        if result.params is not None:  # EM's estimates replace the labeled-only fit's
+            self._stats, self.class_count_ = result.stats, result.counts
+            self._params = result.params
+            self._set_point_attributes(result.pi, result.params)
+            self._after_fit()
+        self.n_iter_, self.em_objective_ = result.n_iter, result.objective
+
+    def _store_augmentation(self, result) -> None:
+        """The posterior of data augmentation (:class:`bayesgen.semi.augmentation.Result`)
+        in place of the labeled-only one: draws, ``idata_`` and the point attributes."""
+        from bayesgen.inference import mcmc
+
+        self._params, self._log_pi_draws = result.params, result.log_pi
+        self._posterior, self.class_count_ = result.posterior, result.counts
+        self._build_idata({"lp": result.lp})
+        mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)
+        mean = posterior.posterior_mean(result.params, self._family.param_dims)
+        self._set_point_attributes(classprior.mean(result.log_pi, self._fixed_pi), mean)
+        self._after_fit()
 
     def _check_params(self) -> str:
         """Validate the constructor parameters (:func:`.params.check_params`) and return
@@ -113,7 +234,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return check_params(self)
 
     def _fit_statistics(self, method: str, family, classes: np.ndarray, stats: dict,
-                        counts: np.ndarray, train: tuple | None, extra=None) -> None:
+                        counts: np.ndarray, train: tuple | None, extra=None,
+                        prior: dict | None = None) -> None:
         """Fit from sufficient statistics: prior, then MLE/MAP, conjugate draws or NUTS.
 
         The second half of every fit (see :mod:`bayesgen.inference.statistics`), which
@@ -124,7 +246,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         (``method="mcmc"``): log-likelihood terms beyond the statistics and the chains'
         start
         (:class:`bayesgen.inference.model.ExtraLikelihood`; the unlabeled rows of
-        :mod:`bayesgen.semi.nuts`), or None.
+        :mod:`bayesgen.semi.nuts`), or None. ``prior``: the resolved prior to use
+        instead of ``family.prior(stats)`` (a semi-supervised fit's, resolved from all
+        rows: :func:`bayesgen.semi.em.resolve_prior`), or None.
         """
         n_classes = classes.size
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
@@ -138,8 +262,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self.class_count_ = counts
         self._model = None  # model_, built on first access from the kept rows
         self._family = family
+        self._frame = scoring.frame_of(family)  # the internal coordinates' frame
         self._stats = stats
-        self._prior = family.prior(stats)
+        self._prior = family.prior(stats) if prior is None else prior
         self.class_alpha_ = class_alpha
         if method in POSTERIOR_METHODS:
             self._fit_posterior(method, counts, class_alpha, train, extra)
@@ -162,8 +287,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             with np.errstate(divide="ignore"):
                 log_pi = np.log(pi)
         self.class_log_prior_ = log_pi
-        attributes = self._family.attributes(scoring.user_params(self, params))
-        scoring.check_user_attributes(self, attributes)
+        fit = self._fitted()
+        attributes = self._family.attributes(scoring.user_params(fit, params))
+        scoring.check_user_attributes(fit, attributes)
         for name, value in attributes.items():
             setattr(self, name, value)
 
@@ -171,13 +297,13 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """Posterior draws -> ``_params`` (leading draw dim), ``_log_pi_draws``, ``idata_``."""
         if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
             log_pi, params, self._posterior, sample_stats = conjugate.fit(
-                self, counts, class_alpha)
+                self._fitted(), counts, class_alpha)
             self._hyper_draws = {}
         else:
             from bayesgen.inference import mcmc
 
             log_pi, params, sample_stats, self._hyper_draws = mcmc.sample_posterior(
-                self, extra)
+                self, self._fitted(), extra)
         self._params = params
         self._log_pi_draws = log_pi
         self._build_idata(sample_stats, train)
@@ -226,10 +352,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         family = self._family
         coords = posterior.coords_for(self.classes_, self._feature_names(), family, self._params)
         # None: no rows (fitted from statistics) or too large for fit time, see loglik
-        log_lik = None if train is None else loglik.at_fit(self, *train)
+        log_lik = None if train is None else loglik.at_fit(self._fitted(), *train)
         X, y_index = (None, None) if train is None else train  # rows: kept at every n
         self.idata_ = posterior.build_idata(
-            log_pi=self._log_pi_draws, params=scoring.user_params(self, self._params),
+            log_pi=self._log_pi_draws, params=scoring.user_params(self._fitted(), self._params),
             param_dims=family.param_dims,
             chains=chains, draws=draws, coords=coords, log_lik=log_lik, X=X, y=y_index,
             sample_stats=sample_stats,
@@ -241,30 +367,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 {name: (("chain", "draw"), value) for name, value in hyper.items()})
 
     # ------------------------------------------------------------ prediction
-    def _fused_finite_check(self) -> bool:
-        """True when the family's support check already rejects NaN (count families
-        scan X once with ``min``, through which NaN propagates): then scikit-learn's
-        separate finiteness pass is skipped and +inf is caught from the statistics
-        (fit) or the scores (predict), which it turns non-finite."""
-        family = getattr(self, "_family", None) or self._make_family()
-        return family.capabilities.support_check_finds_nan
-
     def _check_X_predict(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "_params")
         return statistics.validate_predict(self, X)  # NaN: a missing value
 
     def _scores(self, X: np.ndarray, full: bool) -> np.ndarray:
-        scores = self._raw_scores(X, full)
-        if self._fused_finite_check() and not np.all(np.isfinite(scores)):
-            check_finite(sparse.values(X), type(self).__name__)  # +inf in X, or a -inf score
-        return scores
-
-    def _raw_scores(self, X: np.ndarray, full: bool) -> np.ndarray:
         """log p(x, y=k) (full=True) or the discriminant scores (full=False), (n, K);
-        posterior methods: the posterior predictive joint (see :func:`.framing.raw_scores`)."""
-        return scoring.raw_scores(self, X, full)
+        posterior methods: the posterior predictive joint (:func:`.scoring.scores`)."""
+        return scoring.scores(self._fitted(), X, full)
 
-    @dask_input.lazy("proba")
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:
         """log p(x, y=k) for every row and class, shape (n, K).
 
@@ -272,9 +382,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         posterior predictive log p(x, y=k | data), in closed form for
         ``method="conjugate"`` and estimated with log-mean-exp over draws for "mcmc".
         """
-        return self._scores(self._check_X_predict(X), full=True)
+        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
+            return dask_input.predict_lazily(self, "predict_joint_log_proba", X, "proba")
+        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
+        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
+            return self._scores(self._check_X_predict(X), full=True)
 
-    @dask_input.lazy("decision")
     def decision_function(self, X: Any) -> np.ndarray:
         """Discriminant functions delta_k(x): log p(x, y=k) up to terms equal across classes.
 
@@ -283,17 +396,20 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         posterior methods the posterior predictive log p(x, y=k | data).
         Returns (n, K), or (n,) = delta_1 - delta_0 for two classes (as scikit-learn).
         """
-        X = self._check_X_predict(X)
-        scores = self._scores(X, full=False)
-        if scores.shape[1] == 2:
-            impossible = np.isneginf(scores).all(axis=1)  # as predict_proba: the prior
-            with np.errstate(invalid="ignore"):
-                diff = scores[:, 1] - scores[:, 0]
-            diff[impossible] = self.class_log_prior_[1] - self.class_log_prior_[0]
-            return diff
-        return scoring.user_discriminant(self, X, scores)
+        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
+            return dask_input.predict_lazily(self, "decision_function", X, "decision")
+        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
+        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
+            X = self._check_X_predict(X)
+            scores = self._scores(X, full=False)
+            if scores.shape[1] == 2:
+                impossible = np.isneginf(scores).all(axis=1)  # as predict_proba: the prior
+                with np.errstate(invalid="ignore"):
+                    diff = scores[:, 1] - scores[:, 0]
+                diff[impossible] = self.class_log_prior_[1] - self.class_log_prior_[0]
+                return diff
+            return scoring.user_discriminant(self._fitted(), X, scores)
 
-    @dask_input.lazy("proba")
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """log p(y=k | x), (n, K), normalised with log-sum-exp. Never NaN.
 
@@ -301,48 +417,40 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         joint p(x, y=k | theta) normalised over classes (not a mean of per-draw
         conditionals); exact for ``method="conjugate"``.
         """
-        scores = self._scores(self._check_X_predict(X), full=False)
-        return normalise(scores, self.class_log_prior_, type(self).__name__,
-                         advice=self._zero_likelihood_advice())
+        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
+            return dask_input.predict_lazily(self, "predict_log_proba", X, "proba")
+        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
+        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
+            scores = self._scores(self._check_X_predict(X), full=False)
+            return normalise(scores, self.class_log_prior_, type(self).__name__,
+                             advice=self._zero_likelihood_advice())
 
-    @dask_input.lazy("proba")
     def predict_proba(self, X: Any) -> np.ndarray:
         """p(y=k | x), (n, K); rows sum to 1, columns in the order of ``classes_``."""
-        scores = self._scores(self._check_X_predict(X), full=False)
-        return normalised_proba(scores, self.class_log_prior_, type(self).__name__,
-                                overwrite=True, advice=self._zero_likelihood_advice())
+        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
+            return dask_input.predict_lazily(self, "predict_proba", X, "proba")
+        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
+        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
+            scores = self._scores(self._check_X_predict(X), full=False)
+            return normalised_proba(scores, self.class_log_prior_, type(self).__name__,
+                                    overwrite=True, advice=self._zero_likelihood_advice())
 
     def _zero_likelihood_advice(self) -> str | None:
-        """What removes zero fitted probabilities for this fit, for the warning on rows
-        with zero likelihood under every class (None: the generic advice).
-
-        With ``method="map"`` and ``alpha <= 1`` the cause is the concentration itself:
-        ``alpha`` is the Dirichlet/Beta/Gamma concentration, and alpha=1 adds no pseudo-
-        counts (its mode is the MLE), so a value unseen in a class has probability 0."""
-        alpha = getattr(self, "alpha", None)
-        try:
-            no_smoothing = alpha is not None and bool(np.any(np.asarray(alpha, float) <= 1))
-        except (TypeError, ValueError):
-            no_smoothing = False
-        if self.method_ == "map" and no_smoothing:
-            return (f"With method='map', alpha={alpha!r} is the prior concentration and "
-                    "alpha=1 adds no smoothing (its MAP is the MLE), so a value unseen in "
-                    "a class has probability 0: raise alpha (alpha=2 is Laplace "
-                    "smoothing, scikit-learn's alpha=1), or use method='conjugate'.")
-        if self.method_ == "mle":
-            return ("method='mle' gives probability 0 to a value unseen in a class; use "
-                    "method='map' (the default alpha=2 is Laplace smoothing) or "
-                    "method='conjugate'.")
-        return None
+        """What removes zero fitted probabilities for this fit
+        (:func:`bayesgen.inference.scoring.zero_likelihood_advice`)."""
+        return scoring.zero_likelihood_advice(self.method_, getattr(self, "alpha", None))
 
     score = dask_input.score
 
-    @dask_input.lazy("score")
     def score_samples(self, X: Any) -> np.ndarray:
         """log p(x) = log sum_k p(x, y=k), (n,): the density of x (posterior predictive
         for posterior methods; missing entries integrated out), for novelty detection
         (see :mod:`bayesgen.inference.density`)."""
-        return density.score_samples(self, X)
+        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
+            return dask_input.predict_lazily(self, "score_samples", X, "score")
+        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
+        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
+            return density.log_marginal(self._scores(self._check_X_predict(X), full=True))
 
     def log_marginal_likelihood(self, X: Any = None, y: Any = None,
                                 sample_weight: Any = None) -> float:
@@ -358,11 +466,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         return evidence.log_marginal_likelihood(self, X, y, sample_weight)
 
-    @dask_input.lazy("label")
     def _predict_labels(self, X: Any) -> np.ndarray:
         """``predict`` without a reject option (Dask X: a lazy array)."""
-        proba = self.predict_proba(X)
-        return self.classes_[decide(proba, self._loss)]
+        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
+            return dask_input.predict_lazily(self, "_predict_labels", X, "label")
+        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
+        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
+            proba = self.predict_proba(X)
+            return self.classes_[decide(proba, self._loss)]
 
     def predict(self, X: Any, *, reject_cost: float | None = None,
                 coverage: float | None = None, reject_label: Any = None) -> np.ndarray:
@@ -459,14 +570,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------- posterior extras
     def _check_posterior(self, what: str) -> None:
-        check_is_fitted(self, "_params")
-        if not self._is_posterior:
-            raise ValueError(
-                f"{what} needs a posterior: fit with method='conjugate' or 'mcmc' "
-                f"(this model was fitted with method={self.method_!r})."
-            )
+        posterior.check_posterior(self, what)
 
-    @dask_input.lazy("draws")
     def predict_proba_draws(self, X: Any):
         """p(y=k | x, theta_s) for every posterior draw.
 
@@ -476,11 +581,16 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             Dims ``("chain", "draw", "obs", "class")``, ``class`` coordinate =
             ``classes_``. Memory is chains x draws x n x K doubles.
         """
-        self._check_posterior("predict_proba_draws")
-        X = self._check_X_predict(X)
-        values = scoring.proba_draws(self, X)
-        chains, draws = self._posterior_size()
-        return posterior.as_dataarray(values, chains, draws, self.classes_)
+        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
+            return dask_input.predict_lazily(self, "predict_proba_draws", X, "draws",
+                                             posterior_size=self._posterior_size())
+        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
+        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
+            self._check_posterior("predict_proba_draws")
+            X = self._check_X_predict(X)
+            values = scoring.proba_draws(self._fitted(), X)
+            chains, draws = self._posterior_size()
+            return posterior.as_dataarray(values, chains, draws, self.classes_)
 
     def add_log_likelihood(self, X: Any = None, y: Any = None, sample_weight: Any = None):
         """Add the ``log_likelihood`` group to ``idata_`` when fit left it out.
@@ -510,9 +620,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         arviz.InferenceData
             ``idata_``, unchanged when it has the group already.
         """
-        return loglik.add(self, X, y, sample_weight)
+        self._check_posterior("add_log_likelihood")
+        return loglik.add(self, self._fitted(), X, y, sample_weight)
 
-    @dask_input.lazy("interval")
     def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
         """Highest-density credible intervals of p(y=k | x, theta) (``az.hdi``).
 
@@ -521,15 +631,41 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         xarray.DataArray
             Dims ``("obs", "class", "hdi")`` with ``hdi`` = ``["lower", "higher"]``.
         """
-        az = import_arviz()
+        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
+            return dask_input.predict_lazily(self, "predict_proba_interval", X, "interval",
+                                             (hdi_prob,))
+        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
+        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
+            az = import_arviz()
 
-        if not 0 < hdi_prob < 1:
-            raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
-        draws = self.predict_proba_draws(X)
-        return az.hdi(draws.to_dataset(name="p"), hdi_prob=hdi_prob)["p"]
+            if not 0 < hdi_prob < 1:
+                raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
+            draws = self.predict_proba_draws(X)
+            return az.hdi(draws.to_dataset(name="p"), hdi_prob=hdi_prob)["p"]
 
     # -------------------------------------------------------------- sampling
-    sample = sampling.sample
+    def sample(self, n: int, classes: Any = None, random_state: Any = None):
+        """Draw ``(X_new, y_new)`` from the fitted generative model.
+
+        Point methods sample the plug-in model; posterior methods sample the posterior
+        predictive (a posterior draw per row, then y and x given it).
+
+        Parameters
+        ----------
+        n : int
+            Number of rows.
+        classes : label, sequence of labels, or None
+            None draws y from the class prior; one label gives n rows of that class;
+            a sequence of n labels fixes y row by row.
+        random_state : int, Generator or None
+
+        Returns
+        -------
+        X_new : ndarray (n, d); a DataFrame holding the values of text columns, if
+            fitted on any
+        y_new : ndarray (n,) of labels from ``classes_``
+        """
+        return sampling.sample(self.fitted_, self.class_prior_, n, classes, random_state)
 
     # ------------------------------------------------------------ PyMC model
     @property
@@ -559,7 +695,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             from bayesgen.inference.model import build_model
 
             try:
-                self._model = build_model(self, kept.X, kept.y)
+                self._model = build_model(self._fitted(), kept.X, kept.y)
             except ValueError as err:  # rows PyMC cannot observe: model_ is absent
                 raise AttributeError(str(err)) from err
         return self._model
@@ -592,7 +728,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         data = rows.training_rows(self, X, y, what="build_model", how="build_model(X, y)",
                                   check=False)
-        return build_model(self, data.X, data.y)
+        return build_model(self._fitted(), data.X, data.y)
 
     def __getstate__(self) -> dict:
         """Pickle without the cached PyMC model (rebuilt on demand from the kept rows)."""
@@ -606,7 +742,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             self._model = None
 
     def _var_names(self) -> list[str]:
-        return [*classprior.random_names(self), *self._family.param_dims]
+        return classprior.var_names(self._fitted())
 
     def summary(self, **kwargs: Any):
         """``az.summary`` of the posterior of pi (unless ``class_prior`` fixes it) and the
@@ -638,8 +774,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         arviz.InferenceData
             ``idata_``.
         """
-        check_is_fitted(self, "_params")
-        return predictive.prior_predictive(self, draws, random_state, X, y)
+        groups, new = predictive.prior_predictive(self, draws, random_state, X, y)
+        if new:  # a point fit: idata_ holds these groups and the rows
+            self.idata_ = groups
+        else:
+            self.idata_.extend(groups, join="right")
+        return self.idata_
 
     def sample_posterior_predictive(self, random_state: Any = None, *, X: Any = None,
                                     y: Any = None, sample_weight: Any = None):
@@ -687,6 +827,35 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         from bayesgen.estimators.persistence import save
 
         return save(self, path)
+
+    @property
+    def fitted_(self) -> Fit:
+        """The fit as one immutable value (:class:`bayesgen.inference.fitted.Fit`): the
+        configured family, statistics, prior, estimates or posterior draws, classes and
+        frame. What the lower layers (and advanced users) compute from; a refit makes a
+        new one. ``NotFittedError`` before ``fit``."""
+        check_is_fitted(self, "_params")
+        return self._fitted()
+
+    def _fitted(self) -> Fit:
+        """:class:`Fit` of the current fitted state (also mid-fit, where the entries not
+        computed yet are None)."""
+        state = vars(self)
+        return Fit(
+            who=type(self).__name__, method=state.get("method_"), family=state.get("_family"),
+            classes=state.get("classes_"), class_count=state.get("class_count_"),
+            class_alpha=state.get("class_alpha_"), fixed_pi=state.get("_fixed_pi"),
+            stats=state.get("_stats"), prior=state.get("_prior"), params=state.get("_params"),
+            log_pi_draws=state.get("_log_pi_draws"), posterior=state.get("_posterior"),
+            class_log_prior=state.get("class_log_prior_"), frame=state.get("_frame"),
+            class_prior=state.get("class_prior_"),
+            feature_names=self._feature_names(), n_features=state.get("n_features_in_", 0),
+            posterior_size=(self._posterior_size() if state.get("method_") in POSTERIOR_METHODS
+                            else (1, 1)), loss=state.get("_loss"),
+            columns=state.get("_columns"), hyper_draws=state.get("_hyper_draws") or {},
+            n_unlabeled=state.get("n_unlabeled_", 0),
+            n_jobs=getattr(self, "n_jobs", None), random_state=getattr(self, "random_state", None),
+            tune=getattr(self, "tune", None))
 
     @property
     def _is_posterior(self) -> bool:

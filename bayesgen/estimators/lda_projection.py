@@ -32,7 +32,7 @@ def fit(estimator) -> None:
     """
     from bayesgen.inference import scoring
 
-    internal = scoring.point_params(estimator)  # posterior means for posterior methods
+    internal = scoring.point_params(estimator._fitted())  # posterior means for posterior methods
     mu, cov = internal["mu"], internal["cov"]
     L = _cholesky(cov, "LDA's covariance", "the fit is degenerate")
     frame = getattr(estimator, "_frame", None)
@@ -51,8 +51,8 @@ def fit(estimator) -> None:
     estimator.coef_, estimator.intercept_ = coef / scale, intercept
 
     weights = estimator.class_count_ / estimator.class_count_.sum()
-    if classprior.fixed_of(estimator) is not None:  # a fixed class_prior weighs the
-        weights = classprior.fixed_of(estimator)  # classes (as scikit-learn's priors)
+    if classprior.fixed_of(estimator._fitted()) is not None:  # a fixed class_prior weighs the
+        weights = classprior.fixed_of(estimator._fitted())  # classes (as scikit-learn's priors)
     estimator._zbar = weights @ mu
     centred = mu - estimator._zbar
     between = (centred * weights[:, None]).T @ centred
@@ -66,7 +66,7 @@ def fit(estimator) -> None:
                                   np.arange(evecs.shape[1])])  # could flip it)
     estimator._scalings = Linv.T @ evecs
     estimator.scalings_ = estimator._scalings / np.reshape(scale, (-1, 1))
-    estimator.xbar_ = scoring.to_user_rows(estimator, estimator._zbar)
+    estimator.xbar_ = scoring.to_user_rows(estimator._fitted(), estimator._zbar)
     total = evals.sum()
     ratio = evals / total if total > 0 else np.zeros_like(evals)
     estimator.explained_variance_ratio_ = ratio[:n_max]

@@ -275,8 +275,7 @@ class CategoricalNB(_DiscreteClassifier):
 
     def _make_family(self, X=None):
         family = get_family("categorical")(alpha=self.alpha, min_categories=self.min_categories)
-        family.levels = tables.levels(self) if X is not None else None
-        return family
+        return family.configured(levels=tables.levels(self) if X is not None else None)
 
 
 class PoissonNB(_Common):
@@ -410,8 +409,8 @@ class ExponentialNB(_Common):
     def _make_family(self, X=None):
         family = get_family("exponential")(alpha=self.alpha, mean_prior=self.mean_prior)
         names = getattr(self, "feature_names_in_", None) if X is not None else None
-        family.feature_names = None if names is None else [str(n) for n in names]
-        return family
+        return family.configured(feature_names=None if names is None
+                                 else [str(n) for n in names])
 
 
 class KernelNB(_Common):

@@ -234,7 +234,8 @@ def _loo_one_unit(estimator, X: Any, y: Any, sample_weight: Any
     leave-one-out."""
 
     rows = exact_loo.training_rows(estimator, X, y, sample_weight)
-    return exact_loo._loo_log_joint(estimator, rows, np.minimum(rows.weights, 1.0)), rows.y
+    return exact_loo.loo_log_joint_of(estimator.fitted_, rows,
+                                      np.minimum(rows.weights, 1.0)), rows.y
 
 
 def loo_summary(loo_log_proba: np.ndarray, sample_weight: np.ndarray

@@ -38,6 +38,7 @@ internal, ``to_user`` converts.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
@@ -440,3 +441,46 @@ def undeclared(family: Any) -> list[str]:
         if hooks is not None and getattr(caps, flag.name) and not isinstance(family, hooks):
             problems.append(flag.name)
     return problems
+
+
+class Configurable:
+    """A family's construction settings given after its hyper-parameters.
+
+    The estimator learns some of a family's configuration only from the data: the
+    class ``labels`` (for messages), the ``frame`` of the internal coordinates
+    (:mod:`bayesgen.data.frame`), the category ``levels`` of the columns, the
+    ``feature_names``, and the likelihood's ``divisor`` of a maximiser copy.
+    :meth:`configured` returns a new family with them; no code assigns to a family
+    after it is built, so a family held by a fit never changes under it.
+    """
+
+    #: the settings :meth:`configured` accepts
+    SETTINGS = frozenset({"labels", "frame", "levels", "feature_names", "divisor"})
+
+    def configured(self, **settings: Any):
+        """A copy of this family with the given settings (the others kept).
+
+        Parameters
+        ----------
+        **settings
+            Any of :attr:`SETTINGS`, e.g. ``labels=classes`` (K,),
+            ``frame=Frame(...)``, ``levels=[...]`` (one entry per column).
+
+        Returns
+        -------
+        family
+            A new instance of the same class; ``self`` is unchanged.
+        """
+        unknown = sorted(set(settings) - self.SETTINGS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.configured: unknown setting(s) "
+                            f"{unknown}; the settings are {sorted(self.SETTINGS)}.")
+        new = copy.copy(self)
+        new._settle(settings)
+        return new
+
+    def _settle(self, settings: dict) -> None:
+        """Set ``settings`` on this new copy (:meth:`configured` only; composites also
+        configure their parts)."""
+        for name, value in settings.items():
+            setattr(self, name, value)

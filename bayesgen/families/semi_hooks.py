@@ -51,8 +51,10 @@ from typing import Any
 
 import numpy as np
 
+from bayesgen.families.protocol import Configurable
 
-class UnlabeledHooks:
+
+class UnlabeledHooks(Configurable):
     """Defaults of the unlabeled-row hooks (module docstring) for a family whose
     statistics are weighted sums over rows and whose ``posterior`` is conjugate."""
 

@@ -134,16 +134,16 @@ def check_fixed(class_prior, n_classes: int) -> np.ndarray | None:
 SUM_TOLERANCE = 1e-8
 
 
-def fixed_of(estimator) -> np.ndarray | None:
-    """The fitted estimator's fixed class prior (validated ``class_prior``), or None."""
-    return getattr(estimator, "_fixed_pi", None)
+def fixed_of(fit) -> np.ndarray | None:
+    """The fit's fixed class prior (validated ``class_prior``), or None."""
+    return fit.fixed_pi
 
 
-def random_names(estimator) -> list[str]:
+def random_names(fit) -> list[str]:
     """``["pi"]`` when pi is a parameter (posterior summaries, convergence checks,
     trace plots), ``[]`` when ``class_prior`` fixes it (``idata_`` still holds the
     constant ``pi``)."""
-    return ["pi"] if fixed_of(estimator) is None else []
+    return ["pi"] if fixed_of(fit) is None else []
 
 
 def point(method: str, counts: np.ndarray, alpha: np.ndarray,
@@ -181,7 +181,7 @@ def log_constant(fixed: np.ndarray, size: int) -> np.ndarray:
         return np.broadcast_to(np.log(fixed), (size, fixed.size)).copy()
 
 
-def pymc_pi(estimator, *, data: bool = False):
+def pymc_pi(fit, *, data: bool = False):
     """pi in the current PyMC model: ``pi ~ Dirichlet(class_alpha_)`` (dims ``class``),
     or with a fixed ``class_prior`` the deterministic ``pi`` equal to it, not a random
     variable (``data=True``: through ``pm.Data("class_prior")``, so that ``model_``
@@ -189,19 +189,25 @@ def pymc_pi(estimator, *, data: bool = False):
     pm = import_pymc()
     import pytensor.tensor as pt
 
-    fixed = fixed_of(estimator)
+    fixed = fixed_of(fit)
     if fixed is None:
-        return pm.Dirichlet("pi", a=estimator.class_alpha_, dims="class")
+        return pm.Dirichlet("pi", a=fit.class_alpha, dims="class")
     value = pm.Data("class_prior", fixed, dims="class") if data else pt.as_tensor(fixed)
     return pm.Deterministic("pi", value, dims="class")
 
 
-def pymc_loglik(estimator, pi):
+def pymc_loglik(fit, pi):
     """The statistics form of the labels' log-likelihood, sum_k N_k log pi_k; 0 (a
     constant that does not change the posterior of the other parameters, and avoids
     log 0 for a class with prior 0) when pi is fixed."""
     import pytensor.tensor as pt
 
-    if fixed_of(estimator) is not None:
+    if fixed_of(fit) is not None:
         return pt.constant(0.0)
-    return pt.sum(estimator.class_count_ * pt.log(pi))
+    return pt.sum(fit.class_count * pt.log(pi))
+
+
+def var_names(fit) -> list[str]:
+    """The random variables of a fit's posterior: ``pi`` (unless a fixed
+    ``class_prior`` makes it known) and the family's parameters."""
+    return [*random_names(fit), *fit.family.param_dims]

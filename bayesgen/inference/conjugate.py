@@ -18,23 +18,24 @@ from bayesgen.inference import classprior, posterior
 from bayesgen.utils.random import rng_from
 
 
-def fit(estimator, counts: np.ndarray, class_alpha: np.ndarray):
-    """``(log_pi, params, post, sample_stats)`` of a conjugate fit; ``sample_stats`` is
-    None for exact i.i.d. draws."""
-    family, stats = estimator._family, estimator._stats
-    chains, draws = estimator._posterior_size()
-    rng = rng_from(estimator.random_state)
-    fixed = estimator._fixed_pi
+def fit(fitted, counts: np.ndarray, class_alpha: np.ndarray):
+    """``(log_pi, params, post, sample_stats)`` of a conjugate fit from the statistics
+    and prior of ``fitted`` (:class:`bayesgen.inference.fitted.Fit`, mid-fit);
+    ``sample_stats`` is None for exact i.i.d. draws."""
+    family, stats = fitted.family, fitted.stats
+    chains, draws = fitted.posterior_size
+    rng = rng_from(fitted.random_state)
+    fixed = fitted.fixed_pi
     if not (family.capabilities.augmentation and family.needs_augmentation(stats)):
         log_pi, params, post = posterior.draw_conjugate(
-            family, stats, estimator._prior, counts, class_alpha, chains * draws, rng,
+            family, stats, fitted.prior, counts, class_alpha, chains * draws, rng,
             fixed=fixed)
         return log_pi, params, post, None
-    tune = estimator.tune
+    tune = fitted.tune
     if not isinstance(tune, (int, np.integer)) or tune < 0:
         raise ValueError(f"tune must be a non-negative integer; got {tune!r}.")
     params, post, sample_stats = family.augment(
-        stats, estimator._prior, chains=chains, draws=draws, tune=int(tune), rng=rng)
+        stats, fitted.prior, chains=chains, draws=draws, tune=int(tune), rng=rng)
     size = chains * draws
     if fixed is not None:
         log_pi = classprior.log_constant(fixed, size)
@@ -43,21 +44,21 @@ def fit(estimator, counts: np.ndarray, class_alpha: np.ndarray):
     return log_pi, params, post, sample_stats
 
 
-def exact_given_row(estimator) -> bool:
+def exact_given_row(fit) -> bool:
     """Whether :func:`draws_given_row` samples the exact posterior of this fit with one
     more row: a conjugate fit of i.i.d. draws (no data augmentation, no unlabeled rows)
     of a family with a closed-form posterior."""
-    if getattr(estimator, "method_", None) != "conjugate":
+    if fit.method != "conjugate":
         return False
-    if getattr(estimator, "n_unlabeled_", 0):  # a mixture posterior: augmentation
+    if fit.n_unlabeled:  # a mixture posterior: augmentation
         return False
-    family = estimator._family
+    family = fit.family
     caps = family.capabilities
     return caps.conjugate and not (caps.augmentation
-                                   and family.needs_augmentation(estimator._stats))
+                                   and family.needs_augmentation(fit.stats))
 
 
-def draws_given_row(estimator, z, k: int, size: int, seed: int):
+def draws_given_row(fit, z, k: int, size: int, seed: int):
     """``size`` i.i.d. draws of (log pi, parameters) from the exact posterior of the fit
     with one more row ``z`` (internal frame, (1, d), dense or sparse) of class ``k``,
     weight 1, at the fit's
@@ -76,15 +77,15 @@ def draws_given_row(estimator, z, k: int, size: int, seed: int):
 
     # posterior() of the count families records the statistics it was given: a copy,
     # so that the fitted family keeps the fit's
-    family = copy.copy(estimator._family)
-    K = estimator.classes_.size
+    family = copy.copy(fit.family)
+    K = fit.classes.size
     one = family.stats(z, np.array([k], dtype=np.intp), np.ones(1), K)
-    stats = family.merge(estimator._stats, one)
+    stats = family.merge(fit.stats, one)
     if family.capabilities.augmentation and family.needs_augmentation(stats):
         return None
-    counts = np.asarray(estimator.class_count_, dtype=np.float64).copy()
+    counts = np.asarray(fit.class_count, dtype=np.float64).copy()
     counts[k] += 1.0
     log_pi, params, _ = posterior.draw_conjugate(
-        family, stats, estimator._prior, counts, estimator.class_alpha_, size,
-        np.random.default_rng(seed), fixed=estimator._fixed_pi)
+        family, stats, fit.prior, counts, fit.class_alpha, size,
+        np.random.default_rng(seed), fixed=fit.fixed_pi)
     return log_pi, params

@@ -29,10 +29,10 @@ from bayesgen.exceptions import DataWarning, warn
 from bayesgen.utils.logspace import fast_logsumexp
 
 
-def score_samples(estimator, X: Any) -> np.ndarray:
-    """log p(x) of every row of X, shape (n,); -inf for a row impossible under every
-    class (e.g. an unseen category under the MLE). Never NaN."""
-    joint = estimator._scores(estimator._check_X_predict(X), full=True)
+def log_marginal(joint: np.ndarray) -> np.ndarray:
+    """log p(x) = log sum_k p(x, y=k) of every row of the joint log-densities ``joint``
+    (n, K), shape (n,); -inf for a row impossible under every class (e.g. an unseen
+    category under the MLE). Never NaN."""
     with np.errstate(divide="ignore", invalid="ignore"):
         out = fast_logsumexp(joint, axis=1)
     return np.where(np.isnan(out), -np.inf, out)
@@ -43,14 +43,14 @@ def training_scores(estimator, X_train: Any = None) -> np.ndarray:
     of ``X_train`` when given, else of the rows the fit kept
     (:mod:`bayesgen.inference.rows`; a ``ValueError`` says to pass them otherwise)."""
     if X_train is not None:
-        return score_samples(estimator, X_train)
+        return estimator.score_samples(X_train)
     from bayesgen.inference.rows import kept, missing_message
 
     rows = kept(estimator)
     if rows is None:
         raise ValueError(missing_message(estimator, "the training rows' densities",
                                          "novelty(estimator, X, X_train=X_train)"))
-    return score_samples(estimator, rows.X)
+    return estimator.score_samples(rows.X)
 
 
 def novelty(estimator, X: Any, quantile: float = 0.01, *, X_train: Any = None,
@@ -80,7 +80,7 @@ def novelty(estimator, X: Any, quantile: float = 0.01, *, X_train: Any = None,
     if not 0 < quantile < 1:
         raise ValueError(f"quantile must be in (0, 1); got {quantile!r}.")
     threshold = float(np.quantile(training_scores(estimator, X_train), quantile))
-    scores = score_samples(estimator, X)
+    scores = estimator.score_samples(X)
     flagged = scores < threshold
     if warn_user and flagged.any():
         rows = np.flatnonzero(flagged)

@@ -75,9 +75,9 @@ from typing import Any
 
 import numpy as np
 from scipy.special import gammaln
-from sklearn.utils.validation import check_is_fitted
 
 from bayesgen.inference import classprior
+from bayesgen.inference.fitted import as_fit
 
 
 def log_marginal_likelihood(estimator, X: Any = None, y: Any = None,
@@ -90,9 +90,9 @@ def log_marginal_likelihood(estimator, X: Any = None, y: Any = None,
     given, they must be the training rows (their statistics are checked against the
     fit's, :func:`bayesgen.inference.rows.check_statistics`), else ``ValueError``.
     """
-    check_is_fitted(estimator, "_params")
+    fit = estimator.fitted_  # NotFittedError before fit
     check_supported(estimator)
-    family, stats, prior = estimator._family, estimator._stats, estimator._prior
+    family, stats, prior = fit.family, fit.stats, fit.prior
     cache: list = []
 
     def rows() -> tuple:  # read (and checked) once, only if a family needs them
@@ -110,7 +110,7 @@ def log_marginal_likelihood(estimator, X: Any = None, y: Any = None,
         rows()  # rows given are the training rows, whether or not a family needs them
     features = family.log_evidence(stats, prior, rows, method=estimator.method_,
                                    who=type(estimator).__name__)
-    return float(label_term(estimator) + features)
+    return float(label_term(fit) + features)
 
 
 def check_supported(estimator) -> None:
@@ -129,15 +129,16 @@ def check_supported(estimator) -> None:
         )
 
 
-def label_term(estimator) -> float:
-    """log p(y): Dirichlet-multinomial of the label sequence, or sum_k N_k log pi_k for a
-    fixed ``class_prior``."""
-    counts = estimator.class_count_
-    fixed = classprior.fixed_of(estimator)
+def label_term(fit) -> float:
+    """log p(y) of a :class:`bayesgen.inference.fitted.Fit`: Dirichlet-multinomial of the
+    label sequence, or sum_k N_k log pi_k for a fixed ``class_prior``."""
+    fit = as_fit(fit)
+    counts = fit.class_count
+    fixed = classprior.fixed_of(fit)
     if fixed is not None:
         with np.errstate(divide="ignore"):
             log_pi = np.log(fixed)
         return float(np.sum(np.where(counts > 0, counts * log_pi, 0.0)))
-    a = estimator.class_alpha_
+    a = fit.class_alpha
     return float(gammaln(a.sum()) - gammaln(a.sum() + counts.sum())
                  + np.sum(gammaln(a + counts) - gammaln(a)))

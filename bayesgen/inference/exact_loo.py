@@ -74,9 +74,10 @@ def supports(estimator) -> bool:
         return False
     if getattr(estimator, "n_unlabeled_", 0):  # semi-supervised: no closed form
         return False
-    family, caps = estimator._family, estimator._family.capabilities
+    fit = estimator.fitted_
+    family, caps = fit.family, fit.family.capabilities
     return caps.exact_loo and not (caps.augmentation
-                                   and family.needs_augmentation(estimator._stats))
+                                   and family.needs_augmentation(fit.stats))
 
 
 def training_rows(estimator, X: Any = None, y: Any = None, sample_weight: Any = None):
@@ -97,7 +98,7 @@ def pointwise(estimator, X: Any = None, y: Any = None, sample_weight: Any = None
     estimator has no exact LOO (see :func:`supports`) or the rows are not at hand.
     """
     _check_supported(estimator)
-    return _pointwise(estimator, training_rows(estimator, X, y, sample_weight))
+    return _pointwise(estimator.fitted_, training_rows(estimator, X, y, sample_weight))
 
 
 def _check_supported(estimator) -> None:
@@ -110,13 +111,14 @@ def _check_supported(estimator) -> None:
         )
 
 
-def _pointwise(estimator, rows) -> np.ndarray:
-    """:func:`pointwise` of the training rows ``rows`` (:class:`bayesgen.inference.rows.Rows`)."""
+def _pointwise(fit, rows) -> np.ndarray:
+    """:func:`pointwise` of the training rows ``rows`` (:class:`bayesgen.inference.rows.Rows`)
+    for the fit ``fit`` (:class:`bayesgen.inference.fitted.Fit`)."""
     X, y, w = rows.X, rows.y, rows.weights
-    Z = scoring.internal(estimator, X)
-    values = _label_term(estimator, y, w)
-    values = values + _own_class(estimator, Z, y, w)
-    jac = scoring._jacobian(estimator, Z)
+    Z = scoring.internal(fit, X)
+    values = _label_term(fit, y, w)
+    values = values + _own_class(fit, Z, y, w)
+    jac = scoring.jacobian(fit, Z)
     return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
 
 
@@ -125,11 +127,12 @@ def full_data_pointwise(estimator, X: Any = None, y: Any = None,
     """log p(x_n, y_n | D) of every training row (the row included), (n,), user units:
     the exact log pointwise predictive density whose sum is the lppd (training rows as
     in :func:`pointwise`)."""
-    return _full_data_pointwise(estimator, training_rows(estimator, X, y, sample_weight))
+    return _full_data_pointwise(estimator.fitted_,
+                                training_rows(estimator, X, y, sample_weight))
 
 
-def _full_data_pointwise(estimator, rows) -> np.ndarray:
-    joint = scoring.raw_scores(estimator, rows.X, full=True)
+def _full_data_pointwise(fit, rows) -> np.ndarray:
+    joint = scoring.raw_scores(fit, rows.X, full=True)
     return joint[np.arange(rows.y.size), rows.y]
 
 
@@ -153,18 +156,18 @@ def loo_log_joint(estimator, X: Any = None, y: Any = None,
     """
     _check_supported(estimator)
     rows = training_rows(estimator, X, y, sample_weight)
-    return _loo_log_joint(estimator, rows), rows.y
+    return loo_log_joint_of(estimator.fitted_, rows), rows.y
 
 
-def _loo_log_joint(estimator, rows, leave: np.ndarray | None = None) -> np.ndarray:
-    """:func:`loo_log_joint` of the training rows ``rows``, (n, K); row n leaves with
-    ``leave[n]`` of its weight (None: all of it; the stack leaves one copy,
-    min(w_n, 1))."""
-    Z = scoring.internal(estimator, rows.X)
+def loo_log_joint_of(fit, rows, leave: np.ndarray | None = None) -> np.ndarray:
+    """:func:`loo_log_joint` of the fit ``fit`` (:class:`bayesgen.inference.fitted.Fit`)
+    at the training rows ``rows``, (n, K); row n leaves with ``leave[n]`` of its weight
+    (None: all of it; the stack leaves one copy, min(w_n, 1))."""
+    Z = scoring.internal(fit, rows.X)
     out = rows.weights if leave is None else np.asarray(leave, dtype=float)
-    joint = _every_class(estimator, Z, rows.y, rows.weights, out)
-    joint += _label_terms(estimator, rows.y, out)
-    jac = scoring._jacobian(estimator, Z)
+    joint = _every_class(fit, Z, rows.y, rows.weights, out)
+    joint += _label_terms(fit, rows.y, out)
+    jac = scoring.jacobian(fit, Z)
     return joint - jac
 
 
@@ -175,10 +178,11 @@ def loo_posteriors(estimator, rows):
     closed-form downdates need nothing precomputed). Callers that score test rows in
     chunks compute it once and pass it to every :func:`loo_log_joint_at` call."""
     _check_supported(estimator)
-    if not _refit(estimator, rows.y.size):
+    fit = estimator.fitted_
+    if not _refit(fit, rows.y.size):
         return None
-    return loo_refit.posteriors(estimator._family, scoring.internal(estimator, rows.X),
-                                rows.y, rows.weights, estimator.classes_.size)
+    return loo_refit.posteriors(fit.family, scoring.internal(fit, rows.X),
+                                rows.y, rows.weights, fit.classes.size)
 
 
 def loo_log_joint_at(estimator, rows, X_test, posteriors=None) -> np.ndarray:
@@ -201,11 +205,12 @@ def loo_log_joint_at(estimator, rows, X_test, posteriors=None) -> np.ndarray:
     of test rows (computed here when None).
     """
     _check_supported(estimator)
-    Z_test, far, near = scoring._split_rows(estimator, X_test)
-    n, K = rows.y.size, estimator.classes_.size
+    fit = estimator.fitted_
+    Z_test, far, near = scoring.split_rows(fit, X_test)
+    n, K = rows.y.size, fit.classes.size
     if far is not None:
         out = np.empty((n, X_test.shape[0], K))
-        out[:, far.rows] = scoring.raw_scores(estimator, X_test[far.rows], full=True)
+        out[:, far.rows] = scoring.raw_scores(fit, X_test[far.rows], full=True)
         if near.any():
             out[:, near] = loo_log_joint_at(estimator, rows, X_test[near], posteriors)
         return out
@@ -214,11 +219,10 @@ def loo_log_joint_at(estimator, rows, X_test, posteriors=None) -> np.ndarray:
     if posteriors is not None:
         joint = posteriors.log_predictive(Z_test)
     else:
-        joint = estimator._family.loo_log_predictive_at(
-            scoring.internal(estimator, rows.X), rows.y, rows.weights, estimator._posterior,
-            Z_test)
-    joint += _label_terms(estimator, rows.y, rows.weights)[:, None, :]
-    jac = scoring._jacobian(estimator, Z_test)
+        joint = fit.family.loo_log_predictive_at(
+            scoring.internal(fit, rows.X), rows.y, rows.weights, fit.posterior, Z_test)
+    joint += _label_terms(fit, rows.y, rows.weights)[:, None, :]
+    jac = scoring.jacobian(fit, Z_test)
     return joint - (jac if np.ndim(jac) == 0 else jac[None, :, :])
 
 
@@ -241,11 +245,12 @@ def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
         raise ValueError(f"scale must be 'log', 'negative_log' or 'deviance'; got {scale!r}.")
     _check_supported(estimator)
     rows = training_rows(estimator, X, y, sample_weight)
-    loo_i = _pointwise(estimator, rows)
-    lppd = float(np.sum(_full_data_pointwise(estimator, rows)))
+    fit = estimator.fitted_
+    loo_i = _pointwise(fit, rows)
+    lppd = float(np.sum(_full_data_pointwise(fit, rows)))
     n = loo_i.size
     scaled = factor * loo_i
-    chains, draws = estimator._posterior_size()
+    chains, draws = fit.posterior_size
     return ELPDData(
         data=[float(scaled.sum()), float(np.sqrt(n * np.var(scaled))), lppd - float(loo_i.sum()),
               chains * draws, n, False,
@@ -257,43 +262,43 @@ def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
 
 
 # ------------------------------------------------------------------ terms
-def _refit(estimator, n_rows: int) -> bool:
+def _refit(fit, n_rows: int) -> bool:
     """Whether the prior is re-resolved without each row (:mod:`.loo_refit`)."""
-    return loo_refit.applies(estimator._family, n_rows)
+    return loo_refit.applies(fit.family, n_rows)
 
 
-def _own_class(estimator, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _own_class(fit, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(z_n | y_n, D without row n), (n,), internal frame."""
-    if _refit(estimator, y.size):
-        joint = loo_refit.log_predictive(estimator._family, Z, y, w, estimator.classes_.size)
+    if _refit(fit, y.size):
+        joint = loo_refit.log_predictive(fit.family, Z, y, w, fit.classes.size)
         return joint[np.arange(y.size), y]
-    return estimator._family.loo_log_predictive(Z, y, w, estimator._posterior)
+    return fit.family.loo_log_predictive(Z, y, w, fit.posterior)
 
 
-def _every_class(estimator, Z, y: np.ndarray, w: np.ndarray,
+def _every_class(fit, Z, y: np.ndarray, w: np.ndarray,
                  leave: np.ndarray | None = None) -> np.ndarray:
     """log p(z_i | y = k, D without training row i), (n, K), internal frame; row i
     leaves with ``leave[i]`` of its weight w_i (None: all of it)."""
     out = w if leave is None else leave
-    if _refit(estimator, y.size):
-        return loo_refit.log_predictive(estimator._family, Z, y, w, estimator.classes_.size,
+    if _refit(fit, y.size):
+        return loo_refit.log_predictive(fit.family, Z, y, w, fit.classes.size,
                                         leave=out)
-    return estimator._family.loo_log_predictive_at(Z, y, out, estimator._posterior)
+    return fit.family.loo_log_predictive_at(Z, y, out, fit.posterior)
 
 
-def _label_term(estimator, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _label_term(fit, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(y_n | the other labels), (n,)."""
-    return _label_terms(estimator, y, w)[np.arange(y.size), y]
+    return _label_terms(fit, y, w)[np.arange(y.size), y]
 
 
-def _label_terms(estimator, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _label_terms(fit, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(y = k | the labels without row n), (n, K): the Dirichlet posterior mean
     (N_k - w_n [k = y_n] + a_k) / (N - w_n + A), or the fixed ``class_prior``."""
-    fixed = classprior.fixed_of(estimator)
+    fixed = classprior.fixed_of(fit)
     if fixed is not None:
         with np.errstate(divide="ignore"):
             return np.broadcast_to(np.log(fixed), (y.size, np.size(fixed))).copy()
-    conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
+    conc = classprior.posterior(fit.class_count, fit.class_alpha)
     counts = np.broadcast_to(conc, (y.size, conc.size)).copy()
     counts[np.arange(y.size), y] -= w
     with np.errstate(divide="ignore"):

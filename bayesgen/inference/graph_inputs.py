@@ -74,7 +74,8 @@ def _op_token(op):
     """
     if getattr(op, "__props__", None) is None:
         return op
-    token = (type(op).__module__, type(op).__qualname__, op._props())
+    token = (type(op).__module__, type(op).__qualname__,
+             tuple(getattr(op, name) for name in op.__props__))
     try:
         hash(token)
     except TypeError:

@@ -34,36 +34,36 @@ from bayesgen.exceptions import DataWarning, warn
 AT_FIT_MAX_VALUES = 4_000_000
 
 
-def _size(estimator, n: int) -> tuple[int, int, int]:
-    chains, draws = estimator._posterior_size()
+def _size(fit, n: int) -> tuple[int, int, int]:
+    chains, draws = fit.posterior_size
     return chains, draws, n
 
 
-def _too_large_message(estimator, n: int) -> str:
-    chains, draws, n = _size(estimator, n)
+def _too_large_message(fit, n: int) -> str:
+    chains, draws, n = _size(fit, n)
     return (
-        f"{type(estimator).__name__}: the pointwise log-likelihood would hold {chains} x "
+        f"{fit.who}: the pointwise log-likelihood would hold {chains} x "
         f"{draws} x {n} values ({chains * draws * n * 8 / 1e9:.1f} GB)"
     )
 
 
-def _too_large(estimator, n: int) -> bool:
+def _too_large(fit, n: int) -> bool:
     from bayesgen.inference import posterior
 
-    chains, draws, n = _size(estimator, n)
+    chains, draws, n = _size(fit, n)
     return chains * draws * n > posterior.LOG_LIK_MAX_VALUES
 
 
-def at_fit(estimator, X, y: np.ndarray) -> np.ndarray | None:
+def at_fit(fit, X, y: np.ndarray) -> np.ndarray | None:
     """The (S, n) table of the training rows ``X``, ``y`` (class index) to store at fit,
     or None (above :data:`AT_FIT_MAX_VALUES`, with a warning naming
     ``add_log_likelihood()``; above ``LOG_LIK_MAX_VALUES``, with one saying it cannot be
     stored). The rows themselves are kept either way (:mod:`bayesgen.inference.rows`)."""
     n = X.shape[0]
-    chains, draws, n = _size(estimator, n)
-    if _too_large(estimator, n):
+    chains, draws, n = _size(fit, n)
+    if _too_large(fit, n):
         warn(
-            f"{_too_large_message(estimator, n)}, so idata_ has no log_likelihood group "
+            f"{_too_large_message(fit, n)}, so idata_ has no log_likelihood group "
             "(az.loo and bg.compare need it). Refit with fewer draws or chains, or on a "
             "subsample, to get it.",
             DataWarning,
@@ -71,7 +71,7 @@ def at_fit(estimator, X, y: np.ndarray) -> np.ndarray | None:
         return None
     if chains * draws * n > AT_FIT_MAX_VALUES:
         warn(
-            f"{type(estimator).__name__}: idata_ has no log_likelihood group yet: it would "
+            f"{fit.who}: idata_ has no log_likelihood group yet: it would "
             f"hold {chains} x {draws} x {n} values ({chains * draws * n * 8 / 1e6:.0f} MB), "
             f"above the {AT_FIT_MAX_VALUES:,} computed at fit "
             "(bayesgen.inference.loglik.AT_FIT_MAX_VALUES). Call add_log_likelihood() "
@@ -80,17 +80,17 @@ def at_fit(estimator, X, y: np.ndarray) -> np.ndarray | None:
             DataWarning,
         )
         return None
-    return compute(estimator, X, y)
+    return compute(fit, X, y)
 
 
-def compute(estimator, X, y: np.ndarray) -> np.ndarray:
+def compute(fit, X, y: np.ndarray) -> np.ndarray:
     """log p(x_n, y_n | theta_s) of the rows ``X`` with class index ``y``, shape (S, n)."""
     from bayesgen.inference import scoring
 
-    return scoring.pointwise_log_lik(estimator, X, y)
+    return scoring.pointwise_log_lik(fit, X, y)
 
 
-def add(estimator, X=None, y=None, sample_weight=None):
+def add(estimator, fit, X=None, y=None, sample_weight=None):
     """Add the ``log_likelihood`` group to ``estimator.idata_`` if missing; returns it.
 
     The training rows come from ``X``, ``y`` (``sample_weight``) or those kept in ``idata_``
@@ -101,7 +101,6 @@ def add(estimator, X=None, y=None, sample_weight=None):
     from bayesgen.inference import posterior
     from bayesgen.inference import rows as training
 
-    estimator._check_posterior("add_log_likelihood")
     idata = estimator.idata_
     if "log_likelihood" in idata.groups():
         if X is not None or y is not None:  # rows given are still the training rows
@@ -113,13 +112,13 @@ def add(estimator, X=None, y=None, sample_weight=None):
                                   what="the pointwise log-likelihood",
                                   how="add_log_likelihood(X, y)")
     n = data.y.shape[0]
-    if _too_large(estimator, n):
+    if _too_large(fit, n):
         raise ValueError(
-            f"{_too_large_message(estimator, n)}: too large for the log-likelihood group. "
+            f"{_too_large_message(fit, n)}: too large for the log-likelihood group. "
             "Refit with fewer draws or chains, or on a subsample."
         )
-    chains, draws, n = _size(estimator, n)
-    values = compute(estimator, data.X, data.y).reshape(chains, draws, n)
+    chains, draws, n = _size(fit, n)
+    values = compute(fit, data.X, data.y).reshape(chains, draws, n)
     posterior_ds = idata.posterior
     group = xr.Dataset(
         {posterior.LOG_LIK_VAR: (("chain", "draw", "obs"), values)},

@@ -73,8 +73,10 @@ def _seed(random_state) -> int | None:
     return seed_from(random_state)
 
 
-def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
-    """Sample the statistics model with NUTS.
+def sample_posterior(estimator, fit, extra: ExtraLikelihood | None = None):
+    """Sample the statistics model of ``fit`` (:class:`bayesgen.inference.fitted.Fit`,
+    mid-fit: statistics and prior) with NUTS, with the sampler settings of
+    ``estimator`` (its public parameters).
 
     ``extra``: log-likelihood terms beyond the labeled statistics and where the chains
     start (:class:`bayesgen.inference.model.ExtraLikelihood`), or None. nutpie takes no
@@ -99,14 +101,14 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
     if not 0 < estimator.target_accept < 1:
         raise ValueError(f"target_accept must be in (0, 1); got {estimator.target_accept!r}.")
     sampler = resolve_sampler(estimator.sampler)
-    chains, draws = estimator._posterior_size()
+    chains, draws = fit.posterior_size
     chain_method = estimator.chain_method
-    model = build_stats_model(estimator, extra)
-    hyper_names = list((estimator._prior.get("hyper") or {}).get("names", ()))
-    names = ["pi", *estimator._family.param_dims, *hyper_names]
+    model = build_stats_model(fit, extra)
+    hyper_names = list((fit.prior.get("hyper") or {}).get("names", ()))
+    names = ["pi", *fit.family.param_dims, *hyper_names]
     init = None
     if sampler != "nutpie" and extra is not None and extra.start is not None:
-        init = extra.start(model)
+        init = extra.start(fit, model)
     if sampler == "numpyro":
         from bayesgen.inference import jax_nuts
 
@@ -121,11 +123,11 @@ def sample_posterior(estimator, extra: ExtraLikelihood | None = None):
     size = chains * draws
     params = {
         name: post[name].reshape(size, *post[name].shape[2:])
-        for name in estimator._family.param_dims
+        for name in fit.family.param_dims
     }
-    family = estimator._family
+    family = fit.family
     if family.capabilities.fixed_params:  # non-random entries (KernelNB's training points)
-        params.update(family.fixed_params(estimator._stats))
+        params.update(family.fixed_params(fit.stats))
     with np.errstate(divide="ignore"):
         log_pi = np.log(post["pi"].reshape(size, -1))
     return log_pi, params, sample_stats, {name: np.asarray(post[name]) for name in hyper_names}

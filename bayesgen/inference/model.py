@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from bayesgen.inference import classprior
+from bayesgen.inference.fitted import as_fit
 from bayesgen.utils.heavy import import_pymc
 
 
@@ -57,11 +58,11 @@ class ExtraLikelihood:
 
     Attributes
     ----------
-    terms : callable ``(pi, params) -> dict[str, TensorVariable]``
+    terms : callable ``(fit, pi, params) -> dict[str, TensorVariable]``
         Called inside the statistics model with the class probabilities ``pi`` (K,)
         and the family's parameters (``pymc_params``); every scalar term it returns is
         added as ``pm.Potential(name, term)``.
-    start : callable ``(model) -> dict or None``, optional
+    start : callable ``(fit, model) -> dict or None``, optional
         Where the NUTS chains start in ``model`` (the statistics model with the
         terms): unconstrained values by value variable name. With numpyro it is where
         the search for the mode starts (the chains start at that mode, jittered:
@@ -69,51 +70,54 @@ class ExtraLikelihood:
         start there. None (or no ``start``) keeps the sampler's own initial point.
     """
 
-    terms: Callable[[Any, dict], dict[str, Any]]
-    start: Callable[[Any], dict | None] | None = None
+    terms: Callable[[Any, Any, dict], dict[str, Any]]
+    start: Callable[[Any, Any], dict | None] | None = None
 
 
-def model_coords(estimator, n_obs: int) -> dict:
+def model_coords(fit, n_obs: int) -> dict:
     """Coordinates shared by ``model_``, the statistics model and ``idata_``."""
+    fit = as_fit(fit)
     from bayesgen.inference import posterior
 
     coords = posterior.coords_for(
-        estimator.classes_,
-        estimator._feature_names(),
-        estimator._family,
-        getattr(estimator, "_params", None),
+        fit.classes,
+        fit.feature_names,
+        fit.family,
+        fit.params,
     )
     coords["obs"] = np.arange(n_obs)
     return coords
 
 
-def build_model(estimator, X: np.ndarray, y_index: np.ndarray):
+def build_model(fit, X: np.ndarray, y_index: np.ndarray):
     """The generative ``pymc.Model`` with observed rows (the estimator's ``model_``)."""
+    fit = as_fit(fit)
     pm = import_pymc()
 
     from bayesgen.inference import scoring
 
-    family = estimator._family
-    with pm.Model(coords=model_coords(estimator, X.shape[0])) as model:
-        pi = classprior.pymc_pi(estimator, data=True)  # Dirichlet, or a fixed class_prior
+    family = fit.family
+    with pm.Model(coords=model_coords(fit, X.shape[0])) as model:
+        pi = classprior.pymc_pi(fit, data=True)  # Dirichlet, or a fixed class_prior
         y = pm.Categorical("y", p=pi, observed=y_index, dims="obs")
-        params = family.pymc_params(scoring.user_prior(estimator))  # in the units of X
+        params = family.pymc_params(scoring.user_prior(fit))  # in the units of X
         family.pymc_observed(params, X, y)
     return model
 
 
-def build_stats_model(estimator, extra: ExtraLikelihood | None = None):
+def build_stats_model(fit, extra: ExtraLikelihood | None = None):
     """The same prior, likelihood on the sufficient statistics (what NUTS samples),
     plus the caller's ``extra`` terms (:class:`ExtraLikelihood`), if any."""
+    fit = as_fit(fit)
     pm = import_pymc()
 
-    family = estimator._family
-    with pm.Model(coords=model_coords(estimator, 0)) as model:
-        pi = classprior.pymc_pi(estimator)  # Dirichlet, or a fixed class_prior (constant)
-        pm.Potential("y_loglik", classprior.pymc_loglik(estimator, pi))
-        params = family.pymc_params(estimator._prior)
-        pm.Potential("x_loglik", family.pymc_stats_loglik(params, estimator._stats))
+    family = fit.family
+    with pm.Model(coords=model_coords(fit, 0)) as model:
+        pi = classprior.pymc_pi(fit)  # Dirichlet, or a fixed class_prior (constant)
+        pm.Potential("y_loglik", classprior.pymc_loglik(fit, pi))
+        params = family.pymc_params(fit.prior)
+        pm.Potential("x_loglik", family.pymc_stats_loglik(params, fit.stats))
         if extra is not None:  # e.g. the unlabeled rows' mixture likelihood
-            for name, term in extra.terms(pi, params).items():
+            for name, term in extra.terms(fit, pi, params).items():
                 pm.Potential(name, term)
     return model

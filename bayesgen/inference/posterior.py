@@ -23,6 +23,7 @@ from scipy.special import logsumexp
 
 from bayesgen.data.sparse import observed_x
 from bayesgen.inference import class_layout, classprior
+from bayesgen.inference.fitted import as_fit
 from bayesgen.utils.heavy import import_arviz
 from bayesgen.utils.logspace import fast_logsumexp, log_mean_exp
 
@@ -67,12 +68,13 @@ def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
     return log_pi, params, post
 
 
-def closed_form_log_pi(estimator) -> np.ndarray:
+def closed_form_log_pi(fit) -> np.ndarray:
     """log E[pi_k | data], (K,): the Dirichlet posterior mean (N_k + a_k) / sum (N + a),
     or log of the fixed ``class_prior``."""
-    conc = classprior.fixed_of(estimator)
+    fit = as_fit(fit)  # a Fit, or a fitted estimator
+    conc = classprior.fixed_of(fit)
     if conc is None:
-        conc = classprior.posterior(estimator.class_count_, estimator.class_alpha_)
+        conc = classprior.posterior(fit.class_count, fit.class_alpha)
     with np.errstate(divide="ignore"):
         return np.log(conc / conc.sum())
 
@@ -94,7 +96,7 @@ def mixture(posts: list[dict], log_pi: np.ndarray) -> dict:
     return {MIXTURE: {"posts": list(posts), "log_pi": np.asarray(log_pi)}}
 
 
-def closed_form(estimator, log_predictive) -> np.ndarray:
+def closed_form(fit, log_predictive) -> np.ndarray:
     """log p(x, y=k | data) of a ``method="conjugate"`` fit, (n, K), from the family's
     closed-form predictive ``log_predictive(post) -> (n, K)`` (of rows in the internal
     frame: :meth:`log_predictive` or ``far_log_predictive`` bound to the rows).
@@ -104,26 +106,26 @@ def closed_form(estimator, log_predictive) -> np.ndarray:
     (:func:`mixture`): ``log mean_t exp(log E[pi_k | z_t] + log_predictive(post_t))``,
     the mean of the components' joint predictive densities.
     """
-    post = estimator._posterior
+    post = fit.posterior
     if MIXTURE in post:
         parts = post[MIXTURE]
         values = np.stack([log_predictive(p) + lpi
                            for p, lpi in zip(parts["posts"], parts["log_pi"], strict=True)])
         with np.errstate(divide="ignore"):
             return logsumexp(values, axis=0) - np.log(values.shape[0])
-    log_pi = closed_form_log_pi(estimator)
+    log_pi = closed_form_log_pi(fit)
     with np.errstate(divide="ignore"):
         return log_predictive(post) + log_pi
 
 
-def closed_form_log_joint(estimator, X: np.ndarray) -> np.ndarray:
+def closed_form_log_joint(fit, X: np.ndarray) -> np.ndarray:
     """``log E[pi_k | data] + log p(x | y=k, data)`` for ``X`` in the family's
     (internal) coordinates, shape (n, K) (:func:`closed_form`).
 
     E[pi_k | data] = (N_k + a_k) / sum_j (N_j + a_j) (Dirichlet posterior mean) and
     p(x | y=k, data) is the family's closed-form posterior predictive density.
     """
-    return closed_form(estimator, lambda post: estimator._family.log_predictive(X, post))
+    return closed_form(fit, lambda post: fit.family.log_predictive(X, post))
 
 
 def exact_predictive_log_joint(estimator, X) -> np.ndarray:
@@ -136,7 +138,7 @@ def exact_predictive_log_joint(estimator, X) -> np.ndarray:
     ``method="conjugate"``; the draw-based :func:`predictive_log_joint` converges to it
     as the number of draws grows.
     """
-    if not hasattr(estimator, "_posterior"):
+    if getattr(estimator, "method_", None) != "conjugate":
         raise ValueError("exact_predictive_log_joint needs a model fitted with method='conjugate'.")
     return estimator.predict_joint_log_proba(X)
 
@@ -251,7 +253,7 @@ def build_idata(*, log_pi: np.ndarray, params: dict, param_dims: dict, chains: i
     # of 300,000 feature names, milliseconds for arrays)
     coords = {k: np.asarray(v) for k, v in coords.items()}
     observed, x_dims = None, {}
-    if X is not None:  # None: fitted from statistics, no rows (bayesgen.scale.streaming)
+    if X is not None:  # None: fitted from statistics, no rows (bayesgen.estimators.streaming)
         coords["obs"] = np.arange(X.shape[0])
         x_vars, x_dims = observed_x(X)  # sparse X: densified only when small
         per_class, class_dims, class_coords = class_layout.observed(X, y, coords["class"])
@@ -293,3 +295,13 @@ def as_dataarray(values: np.ndarray, chains: int, draws: int, classes: np.ndarra
         },
         name=name,
     )
+
+
+def check_posterior(estimator, what: str) -> None:
+    """``NotFittedError`` before ``fit``; ``ValueError`` naming ``what`` when the fit
+    (``method_``) has no posterior (a point method)."""
+    if not estimator.fitted_.is_posterior:
+        raise ValueError(
+            f"{what} needs a posterior: fit with method='conjugate' or 'mcmc' "
+            f"(this model was fitted with method={estimator.method_!r})."
+        )

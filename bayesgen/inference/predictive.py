@@ -43,27 +43,27 @@ def _rng(random_state: Any) -> np.random.Generator:
     return legacy_rng(random_state)
 
 
-def _replicate_x(estimator, params: dict, y_rep: np.ndarray, rng: np.random.Generator,
+def _replicate_x(fit, params: dict, y_rep: np.ndarray, rng: np.random.Generator,
                  *, internal: bool):
     """x_rep (S, n, d) in the units of X: for each draw s, one x per row given class
     y_rep[s]; ``internal``: ``params`` are in the fit's internal frame (the posterior
     ``_params``), else in the units of X (prior draws of ``model_``)."""
-    family = estimator._family
+    family = fit.family
     random = family.param_dims
     n_draws, n_obs = y_rep.shape
-    if n_draws * n_obs * estimator.n_features_in_ > MAX_VALUES:
+    if n_draws * n_obs * fit.n_features > MAX_VALUES:
         raise ValueError(
             f"the replicated data would hold {n_draws} x {n_obs} x "
-            f"{estimator.n_features_in_} values; refit with fewer draws or chains."
+            f"{fit.n_features} values; refit with fewer draws or chains."
         )
-    out = np.empty((n_draws, n_obs, estimator.n_features_in_))
+    out = np.empty((n_draws, n_obs, fit.n_features))
     for s in range(n_draws):
         batched = {}
         for k, v in params.items():
             value = v[s] if k in random else v
             batched[k] = np.broadcast_to(value, (n_obs, *np.shape(value)))
         out[s] = family.sample(batched, y_rep[s], rng)
-    return scoring.to_user_rows(estimator, out) if internal else out
+    return scoring.to_user_rows(fit, out) if internal else out
 
 
 def _draw_classes(pi: np.ndarray, n_obs: int, rng: np.random.Generator) -> np.ndarray:
@@ -108,11 +108,12 @@ def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: 
     if not data.kept:
         training.keep(estimator, data)
     rng = _rng(random_state)
-    chains, kept_draws = estimator._posterior_size()
+    fit = estimator.fitted_
+    chains, kept_draws = fit.posterior_size
     n_obs = data.y.shape[0]
-    params = estimator._params
-    y_rep = _draw_classes(np.exp(estimator._log_pi_draws), n_obs, rng)
-    x_rep = _replicate_x(estimator, params, y_rep, rng, internal=True)
+    params = fit.params
+    y_rep = _draw_classes(np.exp(fit.log_pi_draws), n_obs, rng)
+    x_rep = _replicate_x(fit, params, y_rep, rng, internal=True)
     values = {
         "y": y_rep.reshape(chains, kept_draws, -1),
         "x": x_rep.reshape(chains, kept_draws, *x_rep.shape[1:]),
@@ -122,12 +123,12 @@ def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: 
         "chain": estimator.idata_.posterior["chain"].values,
         "draw": estimator.idata_.posterior["draw"].values,
         "obs": np.arange(n_obs),
-        "feature": estimator._feature_names(),
+        "feature": fit.feature_names,
     }
     layout = _layout(estimator.idata_, estimator.classes_, data.y)
     if layout:  # conditional on the observed labels: x ~ p(x | y = y_i, theta_s)
         given = np.broadcast_to(data.y, y_rep.shape)
-        x_cond = _replicate_x(estimator, params, given, rng, internal=True)
+        x_cond = _replicate_x(fit, params, given, rng, internal=True)
         per_class, per_class_dims = class_layout.replicated(
             x_cond, data.y, _dense(data.X), layout, chains, kept_draws)
         values.update(per_class)
@@ -162,13 +163,20 @@ def _dense(X: Any) -> np.ndarray:
 
 def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: Any = None,
                      y: Any = None):
-    """Add ``prior`` and ``prior_predictive`` to ``estimator.idata_``; return it.
+    """The groups ``prior`` and ``prior_predictive`` for ``estimator.idata_``.
 
     Forward samples of the PyMC model with the training rows: ``X``, ``y`` when given
     (any rows: only their number and labels shape the samples), else those kept in
     ``idata_`` (``model_``). A point fit gets an ``idata_`` holding these groups and
     the rows as ``observed_data`` (for ArviZ's prior predictive plots; a point fit
     still keeps no rows for its other capabilities).
+
+    Returns
+    -------
+    (groups, new) : (arviz.InferenceData, bool)
+        The groups; ``new``: the estimator has no ``idata_`` yet, and ``groups`` (which
+        then also holds the rows' ``observed_data``) is to become it, else they are to
+        be added to it (``extend(groups, join="right")``).
     """
     az = import_arviz()
     pm = import_pymc()
@@ -178,6 +186,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
 
     if not isinstance(draws, (int, np.integer)) or draws < 1:
         raise ValueError(f"draws must be a positive integer; got {draws!r}.")
+    fit = estimator.fitted_
     data = training.training_rows(
         estimator, X, y, what="sample_prior_predictive (shaped like the rows)",
         how="sample_prior_predictive(X=X, y=y)", check=False)
@@ -186,11 +195,11 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
     else:
         from bayesgen.inference.model import build_model
 
-        model = build_model(estimator, data.X, data.y)
+        model = build_model(fit, data.X, data.y)
     rng = _rng(random_state)
     seed = int(rng.integers(2**31))
-    hyper = list((getattr(estimator, "_prior", None) or {}).get("hyper", {}).get("names", ()))
-    names = ["pi", *estimator._family.param_dims, *hyper]
+    hyper = list((fit.prior or {}).get("hyper", {}).get("names", ()))
+    names = ["pi", *fit.family.param_dims, *hyper]
     observed = {"y"} | ({"x"} if "x" in model.named_vars else set())
     with warnings.catch_warnings(), _quiet_logger("pymc.sampling.forward"):
         # KernelNB's likelihood is a Potential with no forward sampler: x is drawn below
@@ -204,15 +213,15 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
         )
     prior = sampled.prior[names]
     pp = sampled.prior_predictive
-    params = {k: prior[k].values[0] for k in estimator._family.param_dims}
-    if estimator._family.capabilities.fixed_params:  # training points, in user units
-        fixed = estimator._family.fixed_params(estimator._stats)
-        params.update(scoring.user_params(estimator, fixed))
+    params = {k: prior[k].values[0] for k in fit.family.param_dims}
+    if fit.family.capabilities.fixed_params:  # training points, in user units
+        fixed = fit.family.fixed_params(fit.stats)
+        params.update(scoring.user_params(fit, fixed))
     if "x" not in pp:
         y_rep = pp["y"].values[0]
-        x_rep = _replicate_x(estimator, params, y_rep, rng, internal=False)
+        x_rep = _replicate_x(fit, params, y_rep, rng, internal=False)
         pp = pp.assign(x=(("chain", "draw", "obs", "feature"), x_rep[None]))
-        pp = pp.assign_coords(feature=estimator._feature_names())
+        pp = pp.assign_coords(feature=fit.feature_names)
     pp = pp[["y", "x"]]
     observed = getattr(estimator, "idata_", None)
     if observed is None:
@@ -220,18 +229,16 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
     layout = _layout(observed, estimator.classes_, data.y)
     if layout:  # conditional on the observed labels, as in the posterior predictive
         given = np.broadcast_to(data.y, (int(draws), data.y.size))
-        x_cond = _replicate_x(estimator, params, given, rng, internal=False)
+        x_cond = _replicate_x(fit, params, given, rng, internal=False)
         per_class, per_class_dims = class_layout.replicated(
             x_cond, data.y, _dense(data.X), layout, 1, int(draws))
         pp = pp.assign({var: (per_class_dims[var], value) for var, value in per_class.items()})
         pp = pp.assign_coords({dim: observed.observed_data[dim].values for _, _, dim in layout})
     groups = az.InferenceData(prior=prior, prior_predictive=pp)
-    if getattr(estimator, "idata_", None) is None:
+    new = getattr(estimator, "idata_", None) is None
+    if new:
         groups.extend(observed)
-        estimator.idata_ = groups
-    else:
-        estimator.idata_.extend(groups, join="right")
-    return estimator.idata_
+    return groups, new
 
 
 @contextlib.contextmanager

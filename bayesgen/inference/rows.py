@@ -192,7 +192,7 @@ def _check_training(estimator, rows: Rows, what: str) -> None:
 
 def check_statistics(estimator, rows: Rows, what: str) -> None:
     """``ValueError`` unless the family's sufficient statistics of ``rows`` (in the fit's
-    frame, by the code the fit uses) are the fitted ones, ``estimator._stats``, to rounding.
+    frame, by the code the fit uses) are the fitted ones, ``fitted_.stats``, to rounding.
 
     Every statistic is a sum over rows (counts, means, centred sums of squares and
     scatters, category counts, ...), so it does not depend on the order of the rows
@@ -220,13 +220,14 @@ def check_statistics(estimator, rows: Rows, what: str) -> None:
     ValueError
         Naming the statistic that differs, and the class.
     """
-    fitted = getattr(estimator, "_stats", None)
+    fit = estimator.fitted_
+    fitted = fit.stats
     if fitted is None:
         return
     from bayesgen.inference import scoring
 
-    family, classes = estimator._family, estimator.classes_
-    Z = scoring.internal(estimator, rows.X)
+    family, classes = fit.family, fit.classes
+    Z = scoring.internal(fit, rows.X)
     given = family.stats(Z, rows.y, rows.weights, classes.size)
     n = max(int(rows.y.shape[0]), 1)
     rtol = max(STATS_RTOL, 4.0 * n * np.finfo(np.float64).eps)
@@ -420,7 +421,7 @@ def observed_groups(estimator, rows: Rows):
     return az.from_dict(
         observed_data={"y": rows.y.astype(np.int64), **x_vars, **per_class},
         constant_data=constant,
-        coords={"obs": np.arange(n), "feature": np.asarray(estimator._feature_names()),
+        coords={"obs": np.arange(n), "feature": np.asarray(estimator.fitted_.feature_names),
                 **class_coords},
         dims={"y": ["obs"], "sample_weight": ["obs"], **x_dims, **class_dims},
     )

@@ -1,9 +1,10 @@
-"""The estimator's side of the affine frame (:mod:`bayesgen.data.frame`).
+"""The fit's side of the affine frame (:mod:`bayesgen.data.frame`).
 
 At fit, :func:`fit_frame` chooses the frame of the real-valued columns and returns the
 internal coordinates z = (x - c) / s: the family then computes its statistics, prior,
-estimates and posterior (conjugate or NUTS) in z, and ``_stats``, ``_prior``,
-``_params`` and ``_posterior`` are internal. Everything the user sees is converted
+estimates and posterior (conjugate or NUTS) in z, and the statistics, prior,
+parameters and posterior of a :class:`bayesgen.inference.fitted.Fit` are internal. The
+functions here take that value (``fit``). Everything the user sees is converted
 here: fitted attributes and ``idata_``'s posterior (:func:`user_params`), joint
 log-densities (minus the Jacobian sum_j log s_j), samples (:func:`to_user_rows`) and
 ``model_``'s prior (:func:`user_prior`).
@@ -12,20 +13,22 @@ Rows far from the training data (some |z_j| > 2^52) are scored in the split form
 :func:`bayesgen.data.frame.split` by the family's ``far_terms`` / ``far_log_predictive``,
 so a row at 1e300 gets the class the model implies instead of an overflow.
 
-Estimators whose family does not declare ``capabilities.real_valued`` (the discrete
-ones; :mod:`bayesgen.families.protocol`) have ``_frame = None`` and go through
-unchanged.
+Fits whose family does not declare ``capabilities.real_valued`` (the discrete ones;
+:mod:`bayesgen.families.protocol`) have ``frame = None`` and go through unchanged.
 """
 
 from __future__ import annotations
 
 from contextlib import nullcontext
+from typing import Any
 
 import numpy as np
 
-from bayesgen.data import missing
+from bayesgen.data import missing, sparse
 from bayesgen.data.frame import Frame, check_finite_user, choose, far_scores, split, within
+from bayesgen.data.validation import check_finite
 from bayesgen.inference import posterior
+from bayesgen.inference.fitted import as_fit
 from bayesgen.utils.logspace import fast_logsumexp, log_mean_exp
 from bayesgen.utils.threads import jobs, no_spin
 
@@ -35,15 +38,16 @@ _FIT_LIMIT = 2.0**400
 FRAME_ROWS = 2**15
 
 
-def _frame_of(estimator) -> Frame | None:
-    return getattr(estimator, "_frame", None)
+def _frame_of(fit) -> Frame | None:
+    return fit.frame
 
 
-def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
-              sample: int | None = None) -> np.ndarray:
-    """Choose the frame of X (sets ``estimator._frame`` and ``family.frame``) and return
-    the internal coordinates Z; ValueError naming the columns whose values are too far
-    apart for float64 statistics.
+def fit_frame(family, X: np.ndarray, w: np.ndarray, sample: int | None = None,
+              who: str = "the estimator") -> tuple[np.ndarray, Frame | None]:
+    """Choose the frame of X and return ``(Z, frame)``: the internal coordinates Z and
+    the frame (None for a family without real-valued columns, then Z is X); the caller
+    configures the family with it (``family.configured(frame=frame)``). ValueError
+    naming the columns whose values are too far apart for float64 statistics.
 
     ``sample``: choose the frame from at most about that many evenly spaced rows
     (default :data:`FRAME_ROWS`; ``partial_fit`` batches and Dask chunks pass theirs).
@@ -55,8 +59,7 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
     """
     real = family.real_columns(X.shape[1]) if family.capabilities.real_valued else None
     if real is None or not np.any(real):
-        estimator._frame = None
-        return X
+        return X, None
     step = max(1, -(-X.shape[0] // (FRAME_ROWS if sample is None else sample)))
     frame = choose(X[::step], real, w[::step])
     Z = frame.internal(X)
@@ -66,26 +69,35 @@ def fit_frame(estimator, family, X: np.ndarray, w: np.ndarray,
             bad = np.flatnonzero((np.abs(Z) > _FIT_LIMIT).any(axis=0) & real)
     if bad.size:
         raise ValueError(
-            f"{type(estimator).__name__}: feature(s) {bad.tolist()} have training values "
+            f"{who}: feature(s) {bad.tolist()} have training values "
             "more than 1e120 robust spreads (interquartile ranges) apart, so their squared "
             "deviations overflow float64. Remove the outlying rows or transform the "
             "feature (e.g. log or rank)."
         )
-    estimator._frame = frame
-    family.frame = frame
-    return Z
+    return Z, frame
 
 
-def internal(estimator, X: np.ndarray) -> np.ndarray:
-    """X (validated, user units) in the internal coordinates of the fit."""
-    frame = _frame_of(estimator)
+def frame_of(family) -> Frame | None:
+    """The frame a fit's ``family`` was configured with (None: no real-valued columns)."""
+    return getattr(family, "frame", None) if family.capabilities.real_valued else None
+
+
+def to_internal(frame: Frame | None, X: np.ndarray) -> np.ndarray:
+    """X (validated, user units) in the internal coordinates of ``frame`` (None: X)."""
     return X if frame is None else frame.internal(X)
 
 
-def _jacobian(estimator, Z: np.ndarray | None = None):
+def internal(fit, X: np.ndarray) -> np.ndarray:
+    """X (validated, user units) in the internal coordinates of the fit (a
+    :class:`bayesgen.inference.fitted.Fit` or a fitted estimator)."""
+    frame = _frame_of(as_fit(fit))
+    return X if frame is None else frame.internal(X)
+
+
+def jacobian(fit, Z: np.ndarray | None = None):
     """sum_j log s_j (a float), or with missing entries in Z its sum over the observed
     j of each row, (n, 1) (a missing feature is integrated out: no Jacobian)."""
-    frame = _frame_of(estimator)
+    frame = _frame_of(fit)
     if frame is None:
         return 0.0
     if not np.any(frame.scale != 1.0):  # every log s_j is 0: no pass over Z for NaN
@@ -101,48 +113,50 @@ def _rows(jac, rows):
     return jac if np.ndim(jac) == 0 else jac[rows]
 
 
-def user_params(estimator, params: dict) -> dict:
+def user_params(fit, params: dict) -> dict:
     """Family parameters (any leading draw dims) in the units of X."""
-    family = estimator._family
-    if _frame_of(estimator) is None or not family.capabilities.real_valued:
+    family = fit.family
+    if _frame_of(fit) is None or not family.capabilities.real_valued:
         return params
     return family.to_user(params)
 
 
-def check_user_attributes(estimator, attributes: dict) -> None:
+def check_user_attributes(fit, attributes: dict) -> None:
     """Warn when a fitted attribute overflows float64 in the units of X (the internal
     parameters, which predictions use, are fine)."""
-    if _frame_of(estimator) is not None:
-        check_finite_user(attributes, type(estimator).__name__)
+    if _frame_of(fit) is not None:
+        check_finite_user(attributes, fit.who)
 
 
-def user_prior(estimator) -> dict:
-    """The resolved prior ``_prior`` in the units of X (the prior of ``model_``)."""
-    family = estimator._family
-    if _frame_of(estimator) is None or not family.capabilities.real_valued:
-        return estimator._prior
-    return family.prior_to_user(estimator._prior)
+def user_prior(fit) -> dict:
+    """The resolved prior in the units of X (the prior of ``model_``); ``fit``: a
+    :class:`bayesgen.inference.fitted.Fit` or a fitted estimator."""
+    fit = as_fit(fit)
+    family = fit.family
+    if _frame_of(fit) is None or not family.capabilities.real_valued:
+        return fit.prior
+    return family.prior_to_user(fit.prior)
 
 
-def to_user_rows(estimator, Z: np.ndarray) -> np.ndarray:
+def to_user_rows(fit, Z: np.ndarray) -> np.ndarray:
     """Rows drawn in the internal frame, in the units of X."""
-    frame = _frame_of(estimator)
+    frame = _frame_of(fit)
     return Z if frame is None else frame.user(Z)
 
 
-def point_params(estimator) -> dict:
+def point_params(fit) -> dict:
     """Internal point parameters: ``_params`` or, for posterior methods, its mean."""
-    if estimator._is_posterior:
-        return posterior.posterior_mean(estimator._params, estimator._family.param_dims)
-    return estimator._params
+    if fit.is_posterior:
+        return posterior.posterior_mean(fit.params, fit.family.param_dims)
+    return fit.params
 
 
 # ---------------------------------------------------------------- scoring
-def _split_rows(estimator, X: np.ndarray):
+def split_rows(fit, X: np.ndarray):
     """Internal Z, the far rows (or None) and the boolean mask of the other rows."""
-    Z = internal(estimator, X)
-    far, frame = None, _frame_of(estimator)
-    if estimator._family.capabilities.far_rows and frame is not None and frame.real.any():
+    Z = internal(fit, X)
+    far, frame = None, _frame_of(fit)
+    if fit.family.capabilities.far_rows and frame is not None and frame.real.any():
         far = split(frame, X, Z)
     near = np.ones(X.shape[0], dtype=bool)
     if far is not None:
@@ -150,7 +164,42 @@ def _split_rows(estimator, X: np.ndarray):
     return Z, far, near
 
 
-def raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
+def scores(fit, X: np.ndarray, full: bool) -> np.ndarray:
+    """:func:`raw_scores`, and for a family whose support check already rejects NaN
+    (``capabilities.support_check_finds_nan``: count families, which skip
+    scikit-learn's separate finiteness pass) a ``ValueError`` naming +inf in X when a
+    score is not finite."""
+    values = raw_scores(fit, X, full)
+    if fit.family.capabilities.support_check_finds_nan and not np.all(np.isfinite(values)):
+        check_finite(sparse.values(X), fit.who)  # +inf in X, or a -inf score
+    return values
+
+
+def zero_likelihood_advice(method: str, alpha: Any) -> str | None:
+    """What removes zero fitted probabilities of a fit with ``method`` and the
+    estimator's ``alpha`` parameter (None when it has none), for the warning on rows
+    with zero likelihood under every class (None: the generic advice).
+
+    With ``method="map"`` and ``alpha <= 1`` the cause is the concentration itself:
+    ``alpha`` is the Dirichlet/Beta/Gamma concentration, and alpha=1 adds no pseudo-
+    counts (its mode is the MLE), so a value unseen in a class has probability 0."""
+    try:
+        no_smoothing = alpha is not None and bool(np.any(np.asarray(alpha, float) <= 1))
+    except (TypeError, ValueError):
+        no_smoothing = False
+    if method == "map" and no_smoothing:
+        return (f"With method='map', alpha={alpha!r} is the prior concentration and "
+                "alpha=1 adds no smoothing (its MAP is the MLE), so a value unseen in "
+                "a class has probability 0: raise alpha (alpha=2 is Laplace "
+                "smoothing, scikit-learn's alpha=1), or use method='conjugate'.")
+    if method == "mle":
+        return ("method='mle' gives probability 0 to a value unseen in a class; use "
+                "method='map' (the default alpha=2 is Laplace smoothing) or "
+                "method='conjugate'.")
+    return None
+
+
+def raw_scores(fit, X: np.ndarray, full: bool) -> np.ndarray:
     """log p(x, y=k) (full) or discriminant scores, (n, K), for validated X.
 
     Point methods: plug-in ``log pi_k + log p(x | theta_k)``. Posterior methods: the
@@ -161,71 +210,71 @@ def raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
     log mean_s p(x, y=k | theta_s). Joint densities subtract the Jacobian so that they
     are densities of x.
     """
-    point = not estimator._is_posterior  # one BLAS thread (bayesgen.utils.threads.no_spin)
-    # the estimator's n_jobs threads; X and Z are scanned once (missing.scan_scope)
-    with jobs(getattr(estimator, "n_jobs", None)), missing.scan_scope(), \
+    point = not fit.is_posterior  # one BLAS thread (bayesgen.utils.threads.no_spin)
+    # the fit's n_jobs threads; X and Z are scanned once (missing.scan_scope)
+    with jobs(fit.n_jobs), missing.scan_scope(), \
             (no_spin() if point else nullcontext()):
-        return _raw_scores(estimator, X, full)
+        return _raw_scores(fit, X, full)
 
 
-def _raw_scores(estimator, X: np.ndarray, full: bool) -> np.ndarray:
-    Z, far, near = _split_rows(estimator, X)
-    family, jac = estimator._family, _jacobian(estimator, Z)
+def _raw_scores(fit, X: np.ndarray, full: bool) -> np.ndarray:
+    Z, far, near = split_rows(fit, X)
+    family, jac = fit.family, jacobian(fit, Z)
     if near.all():
-        return _near_scores(estimator, Z, full, jac)
-    out = np.empty((X.shape[0], estimator.classes_.size))
+        return _near_scores(fit, Z, full, jac)
+    out = np.empty((X.shape[0], fit.classes.size))
     if near.any():
-        out[near] = _near_scores(estimator, Z[near], full, _rows(jac, near))
+        out[near] = _near_scores(fit, Z[near], full, _rows(jac, near))
     if far is None:
         return out
     jac = _rows(jac, far.rows)
-    if estimator.method_ == "conjugate":
-        far_joint = posterior.closed_form(estimator, lambda p: family.far_log_predictive(far, p))
+    if fit.method == "conjugate":
+        far_joint = posterior.closed_form(fit, lambda p: family.far_log_predictive(far, p))
         out[far.rows] = far_joint - jac
         return out
-    a2, a1, a0 = family.far_terms(far, estimator._params)
-    if estimator._is_posterior:
-        a0 = a0 + estimator._log_pi_draws[:, None, :]
+    a2, a1, a0 = family.far_terms(far, fit.params)
+    if fit.is_posterior:
+        a0 = a0 + fit.log_pi_draws[:, None, :]
         values = far_scores(far.log_t, a2, a1, a0, relative=not full, axes=(0, -1))
         out[far.rows] = log_mean_exp(values, axis=0) - jac
     else:
         with np.errstate(divide="ignore"):
-            a0 = a0 + estimator.class_log_prior_
+            a0 = a0 + fit.class_log_prior
         values = far_scores(far.log_t, a2, a1, a0, relative=not full)
         out[far.rows] = values - jac if full else values
     return out
 
 
-def _near_scores(estimator, Z: np.ndarray, full: bool, jac: float) -> np.ndarray:
-    if estimator.method_ == "conjugate":
-        return posterior.closed_form_log_joint(estimator, Z) - jac
-    if estimator._is_posterior:
+def _near_scores(fit, Z: np.ndarray, full: bool, jac: float) -> np.ndarray:
+    if fit.method == "conjugate":
+        return posterior.closed_form_log_joint(fit, Z) - jac
+    if fit.is_posterior:
         return posterior.predictive_log_joint(
-            estimator._family, Z, estimator._params, estimator._log_pi_draws) - jac
+            fit.family, Z, fit.params, fit.log_pi_draws) - jac
     with np.errstate(divide="ignore"):
-        scores = estimator._family.log_lik(Z, estimator._params, full=full)
-        scores += estimator.class_log_prior_
+        scores = fit.family.log_lik(Z, fit.params, full=full)
+        scores += fit.class_log_prior
     return scores - jac if full else scores
 
 
-def user_discriminant(estimator, X: np.ndarray, scores: np.ndarray) -> np.ndarray:
+def user_discriminant(fit, X: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Discriminant scores of :func:`raw_scores` (``full=False``) as the documented
     formulas in the units of X: QDA, naive Bayes and kernel scores drop the Jacobian
     sum_j log s_j; a family with ``capabilities.linear_discriminant`` (LDA) converts its
     linear discriminant itself (``user_discriminant``). Posterior scores are joint
     log-densities already."""
-    if _frame_of(estimator) is None or estimator._is_posterior:
+    if _frame_of(fit) is None or fit.is_posterior:
         return scores
-    family, Z = estimator._family, internal(estimator, X)
+    family, Z = fit.family, internal(fit, X)
     if family.capabilities.linear_discriminant:
-        return family.user_discriminant(scores, Z, estimator._params)
-    return scores - _jacobian(estimator, Z)
+        return family.user_discriminant(scores, Z, fit.params)
+    return scores - jacobian(fit, Z)
 
 
-def proba_draws(estimator, X: np.ndarray) -> np.ndarray:
+def proba_draws(fit, X: np.ndarray) -> np.ndarray:
     """p(y=k | x, theta_s) for every posterior draw, (S, n, K), for validated X."""
-    Z, far, near = _split_rows(estimator, X)
-    family, params, log_pi = estimator._family, estimator._params, estimator._log_pi_draws
+    Z, far, near = split_rows(fit, X)
+    family, params, log_pi = fit.family, fit.params, fit.log_pi_draws
     out = np.empty((log_pi.shape[0], X.shape[0], log_pi.shape[1]))
     if near.any():
         out[:, near] = posterior.proba_draws(family, Z[near], params, log_pi)
@@ -236,16 +285,16 @@ def proba_draws(estimator, X: np.ndarray) -> np.ndarray:
     return out
 
 
-def pointwise_log_lik(estimator, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+def pointwise_log_lik(fit, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """log p(x_n, y_n | theta_s) of the training rows in user units, (S, n)."""
-    Z = internal(estimator, X)
+    Z = internal(fit, X)
     values = posterior.pointwise_log_lik(
-        estimator._family, Z, y, estimator._params, estimator._log_pi_draws)
-    jac = _jacobian(estimator, Z)
+        fit.family, Z, y, fit.params, fit.log_pi_draws)
+    jac = jacobian(fit, Z)
     return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
 
 
-def iter_log_joint_draws(estimator, X: np.ndarray, draws: np.ndarray | None = None):
+def iter_log_joint_draws(fit, X: np.ndarray, draws: np.ndarray | None = None):
     """Yield ``(rows, log p(x, y=k | theta_s))`` chunk by chunk for validated X, each
     value of shape (S, m, K) (``rows`` a slice or an index array of the m rows).
 
@@ -256,8 +305,8 @@ def iter_log_joint_draws(estimator, X: np.ndarray, draws: np.ndarray | None = No
     Rows far from the training data (:func:`bayesgen.data.frame.split`) come last, in
     one chunk of their own. ``draws``: indices of the draws to use (default all).
     """
-    Z, far, near = _split_rows(estimator, X)
-    family, params, log_pi = estimator._family, estimator._params, estimator._log_pi_draws
+    Z, far, near = split_rows(fit, X)
+    family, params, log_pi = fit.family, fit.params, fit.log_pi_draws
     if draws is not None:
         params = {k: (v[draws] if k in family.param_dims else v) for k, v in params.items()}
         log_pi = log_pi[draws]

@@ -53,6 +53,9 @@ class Batch:
     unlabeled : :class:`bayesgen.data.labels.Unlabeled` or None
         The unlabeled rows (then ``X``, ``y_index``, ``weights``, ``stats`` and
         ``counts`` are those of the labeled rows), or None.
+    frame : :class:`bayesgen.data.frame.Frame` or None
+        The frame of the statistics' internal coordinates (None: no real-valued
+        columns); the family is configured with it.
     """
 
     X: np.ndarray
@@ -62,36 +65,39 @@ class Batch:
     stats: dict
     counts: np.ndarray
     unlabeled: labels.Unlabeled | None = None
+    frame: Any = None
 
 
 def validate_rows(estimator, X: Any, y: Any, *, reset: bool, whole: bool = True):
     """scikit-learn's ``validate_data`` (float64; sets or checks ``n_features_in_``)
-    after DataFrames are read column by column (:mod:`bayesgen.data.tables`)."""
+    after DataFrames are read column by column (:mod:`bayesgen.data.tables`); infinity
+    is checked once the family is known (:func:`_check_infinite`)."""
     X = tables.to_numeric(estimator, X, reset=reset, grow=True, whole=whole)
     y = check_label_sequence(y)
     X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False,
                          reset=reset, **sparse.validate_kwargs(estimator, X))
-    _check_infinite(estimator, X)
     return X, y
 
 
-def _check_infinite(estimator, X: Any) -> None:
+def _check_infinite(family, X: Any, who: str) -> None:
     """Infinity is an error, NaN a missing value: one pass over X
     (:func:`bayesgen.data.missing.check_infinite`), unless the family's support check
     scans X itself (count families, ``capabilities.support_check_finds_nan``)."""
-    if not estimator._fused_finite_check():
-        missing.check_infinite(X, type(estimator).__name__)
+    if not family.capabilities.support_check_finds_nan:
+        missing.check_infinite(X, who)
 
 
 def validate_predict(estimator, X: Any) -> Any:
-    """Rows to predict: DataFrames read column by column, scikit-learn's checks (NaN
-    allowed: a missing value, see :mod:`bayesgen.data.missing`), the missing-value guard and
-    the family's support checks."""
+    """Rows to predict for a fitted estimator (``NotFittedError`` before ``fit``):
+    DataFrames read column by column, scikit-learn's checks (NaN allowed: a missing
+    value, see :mod:`bayesgen.data.missing`), the missing-value guard and the family's
+    support checks."""
+    fit = estimator.fitted_
     X = tables.to_numeric(estimator, X, reset=False)
     X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
                       **sparse.validate_kwargs(estimator, X))
-    _check_infinite(estimator, X)
-    return missing.check_X(estimator, estimator._family, X, estimator.method_)
+    _check_infinite(fit.family, X, fit.who)
+    return missing.check_X(estimator, fit.family, X, fit.method)
 
 
 def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
@@ -106,14 +112,15 @@ def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
         y = check_label_sequence(y)
         X, y = validate_data(estimator, X, y, reset=False, dtype=np.float64,
                              ensure_all_finite=False, **sparse.validate_kwargs(estimator, X))
-        _check_infinite(estimator, X)
-        weights = check_sample_weight(sample_weight, X.shape[0], estimator.method_)
+        fit = estimator.fitted_
+        _check_infinite(fit.family, X, fit.who)
+        weights = check_sample_weight(sample_weight, X.shape[0], fit.method)
         if unlabeled is not None:
             keep = np.flatnonzero(~unlabeled)
             X = X[keep] if not sparse.is_sparse(X) else X.tocsr()[keep]
             y, weights = y[keep], weights[keep]
-        y_index = encode_known(y, estimator.classes_)
-        X = missing.check_X(estimator, estimator._family, X, estimator.method_)
+        y_index = encode_known(y, fit.classes)
+        X = missing.check_X(estimator, fit.family, X, fit.method)
     return X, y_index, weights
 
 
@@ -123,11 +130,12 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     """Validate a batch and compute its statistics.
 
     Creates the family (``estimator._make_family``) and chooses the frame of this batch
-    (sets ``estimator._frame``); returns ``(family, batch)``. ``classes`` None: the
-    labels of the batch are the classes (at least two). Otherwise the sorted labels the
-    batch's are encoded against (a batch of one class is fine; a label not among them
-    is a ``ValueError``): ``partial_fit`` and Dask chunks. ``reset=False`` checks the
-    columns against the estimator's ``n_features_in_`` / ``feature_names_in_``.
+    (the family configured with its labels and frame); returns ``(family, batch)``.
+    ``classes`` None: the labels of the batch are the classes (at least two).
+    Otherwise the sorted labels the batch's are encoded against (a batch of one
+    class is fine; a label not among them is a ``ValueError``): ``partial_fit`` and
+    Dask chunks. ``reset=False`` checks the columns against the estimator's
+    ``n_features_in_`` / ``feature_names_in_``.
     ``frame_rows``: choose the frame from about that many rows (see
     :func:`bayesgen.inference.scoring.fit_frame`). ``whole=False``: the rows are one chunk of the
     training set (Dask), whose columns with no observed value are checked on the total.
@@ -156,17 +164,20 @@ def _read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     else:
         y_index = encode_known(y, classes)
     weights = check_sample_weight(sample_weight, X.shape[0], method)  # NaN in X: missing
-    family = estimator._make_family(X)
-    family.labels = classes
+    family = estimator._make_family(X).configured(labels=classes)
+    _check_infinite(family, X, type(estimator).__name__)  # inf: an error; NaN: missing
     X = missing.check_X(estimator, family, X, method, reset=reset and whole)
-    Z = scoring.fit_frame(estimator, family, X, weights, frame_rows)  # internal frame
+    Z, frame = scoring.fit_frame(family, X, weights, frame_rows,  # internal frame
+                                 type(estimator).__name__)
+    if frame is not None:
+        family = family.configured(frame=frame)
     rows = None
     if unlabeled is not None:  # the labeled rows' statistics; the others kept as rows
         X, Z, y_index, weights, rows = labels.split_rows(X, Z, y_index, weights, unlabeled)
     stats = family.stats(Z, y_index, weights, classes.size)
     check_stats(stats, X, weights, type(estimator).__name__)
     counts = np.bincount(y_index, weights=weights, minlength=classes.size)
-    return family, Batch(X, y_index, weights, classes, stats, counts, rows)
+    return family, Batch(X, y_index, weights, classes, stats, counts, rows, frame)
 
 
 def encode_known(y: np.ndarray, classes: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 from sklearn.utils.validation import check_is_fitted
 
+from bayesgen.inference import classprior
 from bayesgen.plots.calibration import calibration_table
 from bayesgen.plots.common import (
     _axes,
@@ -315,7 +316,8 @@ def _arviz_plot(fn_name: str, estimator, var_names, **kwargs):
     if not _is_posterior(estimator):
         raise ValueError(f"{fn_name} needs a posterior: fit with method='conjugate' or 'mcmc' "
                          f"(this model was fitted with method={estimator.method_!r}).")
-    names = estimator._var_names() if var_names is None else var_names  # pi if random
+    names = (classprior.var_names(estimator.fitted_) if var_names is None
+             else var_names)  # pi if random
     with warnings.catch_warnings():  # ArviZ 0.23 internals vs matplotlib >= 3.11
         warnings.filterwarnings("ignore", message=".*alias_mapping to normalize_kwargs")
         axes = getattr(az, fn_name)(estimator.idata_, var_names=names, **kwargs)

@@ -28,14 +28,11 @@ Dask-backed ``xarray.DataArray`` for the last two), computed with ``.compute()``
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 
-from bayesgen.data import missing
 from bayesgen.scale import pieces as _pieces
-from bayesgen.utils.threads import jobs
 
 #: pieces combined per task of the tree reduction
 SPLIT_EVERY = 8
@@ -47,16 +44,6 @@ def is_dask(*objects: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- fit
-def fit(estimator, X: Any, y: Any, sample_weight: Any = None):
-    """``fit`` for Dask input (see the module docstring); returns the estimator."""
-
-    method = estimator._check_params()
-    tmpl = _pieces.template(estimator, fitted=False)
-    piece = collection_piece(tmpl, X, y, sample_weight, method, None, reset=True)
-    _pieces.commit(estimator, method, piece, defer=False)
-    return estimator
-
-
 def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
                      classes: np.ndarray | None, *, reset: bool) -> _pieces.Piece:
     """The statistics of all rows of Dask (or mixed Dask/in-memory) input.
@@ -109,12 +96,11 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
 
 def _check_shape(tmpl, X: Any) -> None:
     """X is 2-D with a known number of columns (from its metadata: nothing computed)."""
-    meta = getattr(X, "_meta", X) if is_dask(X) else X
-    if not hasattr(meta, "shape"):
-        meta = np.asarray(meta)
-    if len(meta.shape) != 2:
+    meta = X if is_dask(X) or hasattr(X, "shape") else np.asarray(X)  # Dask: metadata
+    ndim = len(meta.shape)
+    if ndim != 2:
         raise ValueError(
-            f"Expected a 2-D X (n_samples, n_features); got {len(meta.shape)} dimension(s). "
+            f"Expected a 2-D X (n_samples, n_features); got {ndim} dimension(s). "
             "Reshape a single feature with X.reshape(-1, 1)."
         )
     n_features = X.shape[1] if not hasattr(meta, "columns") else len(meta.columns)
@@ -279,36 +265,13 @@ def _chunk_score(estimator, X: Any, y: Any, w: Any) -> np.ndarray:
     return np.array([weights @ correct, weights.sum()])
 
 
-def lazy(kind: str):
-    """Decorator of a predict method ``f(self, X, ...)``: Dask X gives a lazy Dask array
-    (``kind``: "proba" (n, K), "label" (n,), "decision" (n,) for two classes else
-    (n, K), "transform" (n, n_components), "score" (n,) floats; "draws" (chain, draw,
-    obs, class) and "interval" (obs, class, hdi) as DataArrays over Dask arrays).
-    Other X: the method runs with the estimator's ``n_jobs`` threads
-    (:func:`bayesgen.utils.threads.jobs`) inside one
-    :func:`bayesgen.data.missing.scan_scope`."""
-
-    def decorate(method):
-        @functools.wraps(method)
-        def wrapper(self, X, *args, **kwargs):
-            if type(X).__module__.startswith("dask"):
-                return predict_lazily(self, method.__name__, X, kind, args, kwargs)
-            # the estimator's threads; X is scanned once (bayesgen.data.missing.scan_scope)
-            with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-                return method(self, X, *args, **kwargs)
-
-        return wrapper
-
-    return decorate
-
-
 def _apply(block: Any, estimator, name: str, args: tuple, kwargs: dict) -> np.ndarray:
     """The NumPy method on one row chunk."""
     out = getattr(estimator, name)(block, *args, **kwargs)
     return np.asarray(getattr(out, "values", out))
 
 
-def _output(estimator, kind: str) -> tuple[tuple[int, ...], np.dtype]:
+def _output(estimator, kind: str, width: int | None) -> tuple[tuple[int, ...], np.dtype]:
     n_classes = estimator.classes_.size
     if kind == "label":
         return (), estimator.classes_.dtype
@@ -317,12 +280,22 @@ def _output(estimator, kind: str) -> tuple[tuple[int, ...], np.dtype]:
     if kind == "decision":
         return ((), np.dtype(np.float64)) if n_classes == 2 else ((n_classes,), np.float64)
     if kind == "transform":
-        return (estimator._n_features_out,), np.dtype(np.float64)
+        return (width,), np.dtype(np.float64)
     return (n_classes,), np.dtype(np.float64)
 
 
-def predict_lazily(estimator, name: str, X: Any, kind: str, args: tuple, kwargs: dict):
-    """The lazy Dask result of ``estimator.<name>(X)`` for Dask X (see :func:`lazy`)."""
+def predict_lazily(estimator, name: str, X: Any, kind: str, args: tuple = (),
+                   kwargs: dict | None = None, *, width: int | None = None,
+                   posterior_size: tuple[int, int] | None = None):
+    """The lazy Dask result of the predict method ``estimator.<name>(X, *args,
+    **kwargs)`` for Dask X, computed chunk by chunk by the NumPy method.
+
+    ``kind``: "proba" (n, K), "label" (n,), "decision" (n,) for two classes else (n, K),
+    "transform" (n, ``width``), "score" (n,) floats; "draws" (chain, draw, obs, class)
+    with ``posterior_size`` = (chains, draws), and "interval" (obs, class, hdi), as
+    DataArrays over Dask arrays.
+    """
+    kwargs = {} if kwargs is None else kwargs
     import dask
     import dask.array as da
     from sklearn.utils.validation import check_is_fitted
@@ -335,8 +308,8 @@ def predict_lazily(estimator, name: str, X: Any, kind: str, args: tuple, kwargs:
             f"{estimator.n_features_in_} features as input."
         )
     if kind in ("draws", "interval"):
-        return _lazy_dataarray(estimator, name, X, kind, args, kwargs)
-    tail, dtype = _output(estimator, kind)
+        return _lazy_dataarray(estimator, name, X, kind, args, kwargs, posterior_size)
+    tail, dtype = _output(estimator, kind, width)
     shared = dask.delayed(estimator, pure=False)
     if _is_frame(X):
         parts = [dask.delayed(_apply, pure=True)(p, shared, name, args, kwargs)
@@ -353,7 +326,8 @@ def predict_lazily(estimator, name: str, X: Any, kind: str, args: tuple, kwargs:
                         drop_axis=1)
 
 
-def _lazy_dataarray(estimator, name: str, X: Any, kind: str, args: tuple, kwargs: dict):
+def _lazy_dataarray(estimator, name: str, X: Any, kind: str, args: tuple, kwargs: dict,
+                    posterior_size: tuple[int, int] | None):
     """``predict_proba_draws`` / ``predict_proba_interval`` for Dask X: the DataArray
     of the NumPy method over a Dask array chunked by rows (``obs``)."""
     import dask
@@ -366,7 +340,7 @@ def _lazy_dataarray(estimator, name: str, X: Any, kind: str, args: tuple, kwargs
     classes = [c.item() if isinstance(c, np.generic) else c for c in estimator.classes_]
     n_classes = len(classes)
     if kind == "draws":
-        chains, draws = estimator._posterior_size()
+        chains, draws = posterior_size
         dims, axis = ("chain", "draw", "obs", "class"), 2
         shape = lambda n: (chains, draws, n, n_classes)  # noqa: E731
         coords = {"chain": np.arange(chains), "draw": np.arange(draws)}

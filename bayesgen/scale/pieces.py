@@ -3,8 +3,8 @@
 A :class:`Piece` is what one piece of data (a batch, a Dask chunk, a fitted estimator)
 contributes: its classes, the family's statistics in the affine frame the piece chose,
 and its class counts. :func:`merge_pieces` combines two (classes united, statistics
-merged by the family, which re-expresses frames exactly) and :func:`commit` fits an
-estimator from a piece atomically (see :mod:`bayesgen.scale.streaming`).
+merged by the family, which re-expresses frames exactly), and
+:func:`bayesgen.estimators.streaming.commit` fits an estimator from a piece atomically.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 from bayesgen.data import missing, sparse
-from bayesgen.data.validation import WEIGHT_TOTAL_MAX, _all_finite, _check_label_types
-from bayesgen.exceptions import DataWarning, warn
-from bayesgen.inference import statistics
+from bayesgen.data.validation import WEIGHT_TOTAL_MAX, _check_label_types
+from bayesgen.inference import scoring, statistics
 from bayesgen.scale import piece_levels
 
 
@@ -87,22 +86,6 @@ def _comparable(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 # ------------------------------------------------------------------- pieces
-def template(estimator, fitted: bool):
-    """A bare estimator with ``estimator``'s parameters (and, if ``fitted``, its
-    ``n_features_in_`` / ``feature_names_in_`` and a copy of its column record, whose
-    levels a new batch may extend) for validating new rows: nothing of ``estimator``
-    itself is changed by the validation."""
-    new = type(estimator).__new__(type(estimator))
-    keep = set(estimator._get_param_names())
-    if fitted:
-        keep |= {"n_features_in_", "feature_names_in_"}
-    new.__dict__.update({k: v for k, v in vars(estimator).items()
-                         if k in keep or k.startswith("_sklearn_output")})
-    if fitted and getattr(estimator, "_columns", None) is not None:
-        new._columns = copy.deepcopy(estimator._columns)
-    return new
-
-
 def check_weight_total(sample_weight: Any, method: str, who: str) -> None:
     """For ``"mle"``, ``fit`` divides weights whose total exceeds 2**128 by a power of
     two; pieces would each be divided by their own, so a piece of such weights is an
@@ -135,7 +118,7 @@ def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     family, batch = statistics.read_batch(est, X, y, sample_weight, method, classes=classes,
                                         reset=reset, frame_rows=FRAME_ROWS, whole=whole)
     return Piece(batch.classes, batch.stats, batch.counts, family,
-                 getattr(est, "_frame", None), est.n_features_in_,
+                 scoring.frame_of(family), est.n_features_in_,
                  getattr(est, "feature_names_in_", None), getattr(est, "_columns", None),
                  _observed(batch.X))
 
@@ -149,14 +132,6 @@ def _observed(X: Any) -> np.ndarray:
         X = X.tocsr()
         return n - np.bincount(X.indices[np.isnan(X.data)], minlength=d)
     return n - np.isnan(X).sum(axis=0)
-
-
-def stored_piece(estimator) -> Piece:
-    """The statistics an estimator was fitted on (or has accumulated)."""
-    return Piece(estimator.classes_, estimator._stats, estimator.class_count_,
-                 estimator._family, getattr(estimator, "_frame", None),
-                 estimator.n_features_in_, getattr(estimator, "feature_names_in_", None),
-                 getattr(estimator, "_columns", None))
 
 
 #: statistics keys with a leading class axis (``scatter`` too when it is (K, d, d))
@@ -246,65 +221,3 @@ def _same_names(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 def _names(names: np.ndarray | None) -> str:
     return "no names" if names is None else str(list(names)[:6])
-
-
-# ------------------------------------------------------------------- commit
-def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
-    """Fit ``estimator`` from the statistics of ``piece`` (no rows at hand).
-
-    Everything is computed on a copy that replaces the estimator's state only once it
-    is complete: a ``ValueError`` leaves the estimator as it was. With ``defer``
-    (``partial_fit`` before the model could be fitted once), statistics from which the
-    model cannot be fitted yet while some class has fewer than d + 2 samples (the most
-    any method needs: QDA's MLE needs d + 1, KernelNB 2 per class) are kept instead,
-    with a ``DataWarning`` that quotes the error: the estimator is then not fitted
-    (``NotFittedError``) until a later batch fills the classes.
-    """
-    who = type(estimator).__name__
-    if not _all_finite(piece.stats):
-        raise ValueError(
-            f"{who}: the merged sufficient statistics overflow float64; rescale the "
-            "features (e.g. StandardScaler) or sample_weight."
-        )
-    new = type(estimator).__new__(type(estimator))
-    new.__dict__.update(vars(estimator))
-    _set_columns(new, piece)
-    family = copy.deepcopy(piece.family)
-    family.labels = piece.classes
-    if piece.frame is not None:
-        family.frame = piece.frame
-    if piece.columns is not None and family.capabilities.levels:
-        family.levels = piece.columns.level_list()
-    try:
-        new._fit_statistics(method, family, piece.classes, piece.stats, piece.counts, None)
-    except ValueError as err:
-        few = piece.classes[piece.counts < piece.n_features + 2]
-        if not (defer and few.size):
-            raise
-        new = template(estimator, fitted=False)
-        _set_columns(new, piece)
-        new.classes_, new.class_count_, new._stats, new._family = (
-            piece.classes, piece.counts, piece.stats, family)
-        warn(
-            f"{who}.partial_fit: class(es) {few.tolist()} have few samples so far "
-            f"(fewer than d + 2 = {piece.n_features + 2}), and method={method!r} cannot "
-            f"be fitted from them yet. [{err}] The statistics "
-            "are kept and the model is fitted by the first partial_fit call after which "
-            "it can be; until then the estimator is not fitted.",
-            DataWarning,
-        )
-    estimator.__dict__.clear()
-    estimator.__dict__.update(vars(new))
-
-
-def _set_columns(estimator, piece: Piece) -> None:
-    estimator.n_features_in_ = piece.n_features
-    if piece.feature_names is None:
-        estimator.__dict__.pop("feature_names_in_", None)
-    else:
-        estimator.feature_names_in_ = piece.feature_names
-    if piece.columns is None:
-        estimator.__dict__.pop("_columns", None)
-    else:
-        estimator._columns = piece.columns
-    estimator._frame = piece.frame

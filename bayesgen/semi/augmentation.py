@@ -42,6 +42,9 @@ points to "map" or "mle", whose EM handles both.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 from scipy import sparse
 from scipy.special import logsumexp
@@ -76,49 +79,59 @@ def _first(params: dict, random: dict, size: int) -> dict:
     return {k: (v[:size] if k in random else v) for k, v in params.items()}
 
 
-def fit(estimator, family, batch, lam: float) -> None:
-    """Conjugate fit of a batch with unlabeled rows (module docstring)."""
-    from bayesgen.inference import mcmc, posterior
-    from bayesgen.semi import em
+@dataclass(frozen=True)
+class Result:
+    """The augmentation chains' posterior, for the estimator to store.
 
-    classes, unl = batch.classes, batch.unlabeled
-    Z_l = scoring.internal(estimator, batch.X)
-    start = em.start_stats(estimator, family, batch, lam)
-    if lam > 0.0:
-        check_supported(estimator, family, batch.stats, unl.Z)
-    # the labeled-only posterior: every fitted attribute, and the chains' start
-    estimator._fit_statistics("conjugate", family, classes, start, batch.counts,
-                              train=(batch.X, batch.y_index))
-    if lam == 0.0:
-        return
-    chains, draws = estimator._posterior_size()
-    tune = estimator.tune
+    Attributes
+    ----------
+    params : dict
+        Parameter draws with a leading dim S = chains x draws.
+    log_pi : ndarray (S, K)
+        log pi per draw.
+    posterior : dict
+        The Rao-Blackwellised mixture of conjugate posteriors
+        (:func:`bayesgen.inference.posterior.mixture`).
+    counts : ndarray (K,)
+        Mean completed class counts.
+    lp : ndarray (chains, draws)
+        Observed-data log posterior density per draw (``sample_stats``).
+    """
+
+    params: dict
+    log_pi: np.ndarray
+    posterior: dict
+    counts: np.ndarray
+    lp: np.ndarray
+
+
+def run(fit, family, batch, lam: float, tune: Any, random_state: Any) -> Result:
+    """Data augmentation for a batch with unlabeled rows (module docstring), started
+    at the labeled-only conjugate fit ``fit`` (:class:`bayesgen.inference.fitted.Fit`,
+    under the prior resolved from all rows), with the estimator's ``tune`` and
+    ``random_state``. ``lam`` (lambda) must be 1 here (0 is the labeled-only fit)."""
+    from bayesgen.inference import posterior
+
+    Z_l = scoring.to_internal(batch.frame, batch.X)
+    chains, draws = fit.posterior_size
     if not isinstance(tune, int | np.integer) or tune < 0:
         raise ValueError(f"tune must be a non-negative integer; got {tune!r}.")
-    rng = rng_from(estimator.random_state)  # a stream apart from the labeled draws
+    rng = rng_from(random_state)  # a stream apart from the labeled draws
     rng = np.random.default_rng(rng.integers(2**63))
-    out = _run(estimator, family, batch, Z_l, chains, draws, int(tune), rng)
+    out = _run(fit, family, batch, Z_l, chains, draws, int(tune), rng)
     params, log_pi, posts, rb_log_pi, counts, lp = out
-    estimator._params = params
-    estimator._log_pi_draws = log_pi
-    estimator._posterior = posterior.mixture(posts, rb_log_pi)
-    estimator.class_count_ = counts
-    estimator._build_idata({"lp": lp})
-    mcmc.warn_if_not_converged(estimator.idata_, estimator._var_names(), type(estimator).__name__)
-    mean = posterior.posterior_mean(params, family.param_dims)
-    estimator._set_point_attributes(classprior.mean(log_pi, estimator._fixed_pi), mean)
-    estimator._after_fit()
+    return Result(params, log_pi, posterior.mixture(posts, rb_log_pi), counts, lp)
 
 
-def _run(estimator, family, batch, Z_l, chains: int, draws: int, tune: int, rng):
+def _run(fit, family, batch, Z_l, chains: int, draws: int, tune: int, rng):
     """The augmentation chains; returns params (S, ...), log pi (S, K), the kept
     posteriors and their log E[pi], the mean completed class counts and lp (C, D)."""
     unl = batch.unlabeled
     n_classes = batch.classes.size
-    prior, alpha, fixed = estimator._prior, estimator.class_alpha_, estimator._fixed_pi
+    prior, alpha, fixed = fit.prior, fit.class_alpha, fit.fixed_pi
     random = family.param_dims
-    theta = _first(estimator._params, random, chains)
-    log_pi = estimator._log_pi_draws[:chains]
+    theta = _first(fit.params, random, chains)
+    log_pi = fit.log_pi_draws[:chains]
     Z_all = _stack(Z_l, unl.Z)
     w_all = np.concatenate([batch.weights, unl.w])
     m = unl.w.size
@@ -141,7 +154,7 @@ def _run(estimator, family, batch, Z_l, chains: int, draws: int, tune: int, rng)
             for k in out_params:
                 out_params[k][:, j] = theta[k]
             out_log_pi[:, j] = log_pi
-            lp[:, j] = _log_post(estimator, family, Z_l, batch, theta, log_pi, norm[..., 0],
+            lp[:, j] = _log_post(family, Z_l, batch, theta, log_pi, norm[..., 0],
                                  unl.w, prior, alpha, fixed)
         u = rng.uniform(size=(chains, m, 1))
         z = np.minimum((np.cumsum(prob, axis=-1) < u).sum(-1), n_classes - 1)
@@ -175,7 +188,7 @@ def _run(estimator, family, batch, Z_l, chains: int, draws: int, tune: int, rng)
             count_sum / size, lp)
 
 
-def _log_post(estimator, family, Z_l, batch, theta: dict, log_pi: np.ndarray,
+def _log_post(family, Z_l, batch, theta: dict, log_pi: np.ndarray,
               norm_u: np.ndarray, w_u: np.ndarray, prior: dict, alpha: np.ndarray,
               fixed) -> np.ndarray:
     """Observed-data log posterior density of every chain's current draw, (C,)."""

@@ -33,6 +33,8 @@ with a :class:`bayesgen.ConvergenceWarning`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import sparse
 from scipy.special import logsumexp
@@ -49,9 +51,9 @@ MAX_ITER = 1000
 class _Data:
     """Labeled rows, unlabeled rows and the stacked rows of the M-step."""
 
-    def __init__(self, estimator, batch, n_classes: int, lam: float) -> None:
+    def __init__(self, batch, n_classes: int, lam: float) -> None:
         unl = batch.unlabeled
-        self.Z_l = scoring.internal(estimator, batch.X)
+        self.Z_l = scoring.to_internal(batch.frame, batch.X)
         self.y_l, self.w_l = batch.y_index, batch.weights
         self.Z_u, self.w_u, self.lam = unl.Z, unl.w, lam
         m = unl.w.shape[0]
@@ -89,27 +91,27 @@ def objective(family, method: str, params: dict, log_pi: np.ndarray, prior: dict
     return value + prior_terms(family, method, params, log_pi, prior, alpha, fixed), log_r
 
 
-def em_start(estimator, method: str) -> tuple:
-    """(prior, class_alpha, fixed pi, params, log pi) of the fitted labeled-only start;
-    prior None for ``"mle"``."""
-    prior = estimator._prior if method == "map" else None
+def em_start(fit, method: str) -> tuple:
+    """(prior, class_alpha, fixed pi, params, log pi) of the fitted labeled-only start
+    ``fit`` (:class:`bayesgen.inference.fitted.Fit`); prior None for ``"mle"``."""
+    prior = fit.prior if method == "map" else None
     with np.errstate(divide="ignore"):
-        log_pi = np.log(estimator.class_prior_)
-    return prior, estimator.class_alpha_, estimator._fixed_pi, estimator._params, log_pi
+        log_pi = np.log(fit.class_prior)
+    return prior, fit.class_alpha, fit.fixed_pi, fit.params, log_pi
 
 
-def warn_not_converged(estimator, trace: list, alternative: str,
+def warn_not_converged(who: str, trace: list, alternative: str,
                        max_iter: int = MAX_ITER) -> None:
     """``bg.ConvergenceWarning``: EM stopped at ``max_iter`` iterations."""
     from bayesgen.exceptions import ConvergenceWarning, warn
 
-    warn(f"{type(estimator).__name__} semi-supervised EM did not converge in {max_iter} "
+    warn(f"{who} semi-supervised EM did not converge in {max_iter} "
          f"iterations (last change of the objective {trace[-1] - trace[-2]:.3g}); the "
          f"estimate may be inaccurate. A smaller unlabeled_weight, or {alternative}, "
          "avoids it.", ConvergenceWarning)
 
 
-def iterate(estimator, method: str, log_r: np.ndarray, trace: list, update, evaluate,
+def iterate(who: str, method: str, log_r: np.ndarray, trace: list, update, evaluate,
             alpha, fixed, *, max_iter: int, alternative: str) -> tuple[int, tuple]:
     """The EM iterations shared by every family, from the start's log responsibilities.
 
@@ -140,13 +142,13 @@ def iterate(estimator, method: str, log_r: np.ndarray, trace: list, update, eval
         last = (params, counts, pi, extra)
         if not np.isfinite(value):
             raise ValueError(
-                f"{type(estimator).__name__} method={method!r}: an unlabeled row has zero "
+                f"{who} method={method!r}: an unlabeled row has zero "
                 "likelihood under every class at the EM estimate (a probability estimated "
                 "as exactly 0); use method='map', whose prior keeps probabilities positive."
             )
         if np.isfinite(trace[-2]) and value - trace[-2] <= TOL * max(1.0, abs(value)):
             return n_iter, last
-    warn_not_converged(estimator, trace, alternative, max_iter)
+    warn_not_converged(who, trace, alternative, max_iter)
     return n_iter, last
 
 
@@ -175,14 +177,14 @@ def prior_terms(family, method: str, params: dict, log_pi: np.ndarray, prior, al
     return value + (classprior.log_density(log_pi, alpha) if fixed is None else 0.0)
 
 
-def start_stats(estimator, family, batch, lam: float) -> dict:
+def start_stats(family, batch, lam: float) -> dict:
     """The labeled rows' statistics; for categorical families with lambda > 0 they
     also hold, at zero weight, the categories seen only in unlabeled rows (so that
     ``categories_`` has them)."""
     if lam == 0.0 or not family.capabilities.learns_categories:
         return batch.stats
     unl = batch.unlabeled
-    Z_l = scoring.internal(estimator, batch.X)
+    Z_l = scoring.to_internal(batch.frame, batch.X)
     if _sparse.is_sparse(Z_l) or _sparse.is_sparse(unl.Z):
         Z = sparse.vstack([sparse.csr_matrix(Z_l), sparse.csr_matrix(unl.Z)], format="csr")
     else:
@@ -212,36 +214,50 @@ def resolve_prior(estimator, family, batch, start: dict, lam: float) -> dict | N
     params = family.map(start, family.prior(start))  # the labeled-only MAP
     with np.errstate(divide="ignore"):
         log_pi = np.log(classprior.point("map", batch.counts, alpha, fixed))
-    data = _Data(estimator, batch, classes.size, lam)
+    data = _Data(batch, classes.size, lam)
     _, log_r = objective(family, "mle", params, log_pi, None, alpha, fixed, data)
     A = data.unlabeled_weights(np.exp(log_r))
     stats = family.stats(data.Z_all, data.y_all, data.weights(A), classes.size)
     return family.prior(stats)
 
 
-def fit(estimator, method: str, family, batch, lam: float) -> None:
-    """Fit ``estimator`` by EM from a batch with unlabeled rows (module docstring);
-    sets the usual fitted attributes plus ``n_iter_`` and ``em_objective_``."""
+@dataclass(frozen=True)
+class Result:
+    """What semi-supervised EM computed from a labeled-only start.
 
+    Attributes
+    ----------
+    stats, counts, params, pi : dict, ndarray (K,), dict, ndarray (K,) or None
+        The fitted statistics, weighted class counts, estimate and class
+        probabilities; None when EM did not run (lambda = 0: the labeled-only fit
+        stands).
+    n_iter : int
+        EM iterations (``n_iter_``).
+    objective : ndarray
+        The objective at the start and after every iteration (``em_objective_``).
+    """
+
+    stats: dict | None
+    counts: np.ndarray | None
+    params: dict | None
+    pi: np.ndarray | None
+    n_iter: int
+    objective: np.ndarray
+
+
+def run(fit, method: str, family, batch, lam: float) -> Result:
+    """EM from the labeled-only fit ``fit`` (:class:`bayesgen.inference.fitted.Fit` of
+    the labeled rows' statistics, under the prior resolved from all rows) for a batch
+    with unlabeled rows (module docstring); the estimator stores the result."""
     classes = batch.classes
     n_classes = classes.size
-    data = _Data(estimator, batch, n_classes, lam)
-    start = start_stats(estimator, family, batch, lam)
-    try:  # the starting point: the labeled-only fit
-        estimator._fit_statistics(method, family, classes, start, batch.counts,
-                                  train=(batch.X, batch.y_index))
-    except ValueError:
-        if method != "mle" or lam == 0.0:
-            raise
-        # too few labeled rows for the MLE (e.g. QDA with N_k <= d): start at the MAP
-        estimator._fit_statistics("map", family, classes, start, batch.counts,
-                                  train=(batch.X, batch.y_index))
-    prior, alpha, fixed, params, log_pi = em_start(estimator, method)
+    data = _Data(batch, n_classes, lam)
+    start = start_stats(family, batch, lam)
+    prior, alpha, fixed, params, log_pi = em_start(fit, method)
     value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
     trace = [value]
     if lam == 0.0:  # the unlabeled rows carry no weight: the labeled-only fit
-        estimator.n_iter_, estimator.em_objective_ = 0, np.asarray(trace)
-        return
+        return Result(None, None, None, None, 0, np.asarray(trace))
 
     def update(R):
         nonlocal params
@@ -251,21 +267,10 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
         return params, batch.counts + lam * (data.w_u @ R), used
 
     n_iter, (params, counts, pi, stats) = iterate(
-        estimator, method, log_r, trace, update,
+        fit.who, method, log_r, trace, update,
         lambda params, log_pi: objective(family, method, params, log_pi, prior, alpha, fixed,
                                          data),
         alpha, fixed, max_iter=MAX_ITER, alternative="method='conjugate'/'mcmc'")
     # the family's own estimate (divisor N_k - 1) where EM's maximised the likelihood
     stats, params = family.em_final(start, stats, prior, params)
-    _set_fitted(estimator, family, stats, counts, params, pi)
-    estimator.n_iter_, estimator.em_objective_ = n_iter, np.asarray(trace)
-
-
-def _set_fitted(estimator, family, stats: dict, counts: np.ndarray, params: dict,
-                pi: np.ndarray) -> None:
-    """Replace the labeled-only fit's statistics, counts and estimates by EM's."""
-    estimator._stats = stats
-    estimator.class_count_ = counts
-    estimator._params = params
-    estimator._set_point_attributes(pi, params)
-    estimator._after_fit()
+    return Result(stats, counts, params, pi, n_iter, np.asarray(trace))

@@ -67,11 +67,10 @@ import numpy as np
 
 from bayesgen.inference import scoring
 from bayesgen.semi.em import (
-    _set_fitted,
+    Result,
     em_start,
     iterate,
     prior_terms,
-    start_stats,
     unlabeled_term,
 )
 
@@ -84,8 +83,8 @@ class _Data:
     """Labeled rows, unlabeled rows, their (possibly rescaled) weights and the stacked
     rows of the M-step (labeled, then every unlabeled row once per class)."""
 
-    def __init__(self, estimator, batch, method: str, lam: float) -> None:
-        self.Z_l = scoring.internal(estimator, batch.X)
+    def __init__(self, batch, method: str, lam: float) -> None:
+        self.Z_l = scoring.to_internal(batch.frame, batch.X)
         self.Z_u = np.asarray(batch.unlabeled.Z, dtype=np.float64)
         self.y_l, self.lam = batch.y_index, lam
         w_l, w_u = batch.weights, batch.unlabeled.w
@@ -125,23 +124,20 @@ def m_step(family, stats_l: dict, data: _Data, R: np.ndarray, prior,
     return family.em_m_step(stats_l, completed, data.Z_u, A, prior, params)
 
 
-def fit(estimator, method: str, family, batch, lam: float) -> None:
-    """Fit ``estimator`` (a kernel family, or a MixedNB with a kernel part) by EM from
-    a batch with unlabeled rows (module docstring); sets the usual fitted attributes
-    plus ``n_iter_`` and ``em_objective_`` (l after every iteration, the first at the
-    labeled-only fit)."""
+def run(fit, method: str, family, batch, lam: float) -> Result:
+    """EM for a kernel family (or a MixedNB with a kernel part) from the labeled-only
+    fit ``fit`` (:class:`bayesgen.inference.fitted.Fit`, of the statistics
+    :func:`bayesgen.semi.em.start_stats` gives, under the prior resolved from all rows)
+    for a batch with unlabeled rows (module docstring); the objective ``l`` after every
+    iteration, the first at the labeled-only fit. The estimator stores the result."""
     classes = batch.classes
-    start = start_stats(estimator, family, batch, lam)  # + unlabeled-only categories
-    estimator._fit_statistics(method, family, classes, start, batch.counts,
-                              train=(batch.X, batch.y_index))  # the start: labeled only
-    data = _Data(estimator, batch, method, lam)
+    data = _Data(batch, method, lam)
     stats_l = family.stats(data.Z_l, data.y_l, data.w_l, classes.size)
-    prior, alpha, fixed, params, log_pi = em_start(estimator, method)
+    prior, alpha, fixed, params, log_pi = em_start(fit, method)
     value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
     trace = [value]
     if lam == 0.0:  # the unlabeled rows carry no weight: the labeled-only fit
-        estimator.n_iter_, estimator.em_objective_ = 0, np.asarray(trace)
-        return
+        return Result(None, None, None, None, 0, np.asarray(trace))
     labeled_counts = np.bincount(data.y_l, weights=data.w_l, minlength=classes.size)
 
     def update(R):
@@ -150,12 +146,11 @@ def fit(estimator, method: str, family, batch, lam: float) -> None:
         return params, labeled_counts + lam * (data.w_u @ R), used
 
     n_iter, (params, counts, pi, used) = iterate(
-        estimator, method, log_r, trace, update,
+        fit.who, method, log_r, trace, update,
         lambda params, log_pi: objective(family, method, params, log_pi, prior, alpha, fixed,
                                          data),
         alpha, fixed, max_iter=MAX_ITER, alternative="method='mcmc'")
     # the kernel parts' labeled points with their weights as given (as KernelNB's mle);
     # a parametric part's own estimate where EM's maximised the likelihood
     used, params = family.em_final(batch.stats, used, prior, params)
-    _set_fitted(estimator, family, used, counts * data.unit, params, pi)
-    estimator.n_iter_, estimator.em_objective_ = n_iter, np.asarray(trace)
+    return Result(used, counts * data.unit, params, pi, n_iter, np.asarray(trace))

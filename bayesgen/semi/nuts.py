@@ -38,6 +38,7 @@ import importlib.util
 import numpy as np
 
 from bayesgen.data import sparse
+from bayesgen.inference.fitted import as_fit
 from bayesgen.inference.model import ExtraLikelihood, build_stats_model, model_coords
 from bayesgen.utils.heavy import import_pymc
 
@@ -45,45 +46,47 @@ from bayesgen.utils.heavy import import_pymc
 POTENTIAL = "unlabeled_loglik"
 
 
-def extra_likelihood(estimator, Z, w: np.ndarray, lam: float) -> ExtraLikelihood | None:
+def extra_likelihood(Z, w: np.ndarray, lam: float) -> ExtraLikelihood | None:
     """The unlabeled rows ``Z`` (m, d; internal frame) with weights ``w`` (m,) as extra
-    terms of ``estimator``'s statistics model: the ``unlabeled_loglik`` potential
+    terms of a fit's statistics model: the ``unlabeled_loglik`` potential
     (module docstring) and the chains' start at the anchored mode (:func:`start_point`).
     None when lambda = ``lam`` is 0 (the labeled-only posterior)."""
     if lam == 0.0:
         return None
     Z = Z.toarray() if sparse.is_sparse(Z) else np.asarray(Z)
 
-    def terms(pi, params: dict) -> dict:
-        log_lik = class_log_lik(estimator, params, Z)
+    def terms(fit, pi, params: dict) -> dict:
+        log_lik = class_log_lik(fit, params, Z)
         return {POTENTIAL: _mixture(log_lik, pi, w, lam)}
 
-    return ExtraLikelihood(terms=terms, start=lambda model: start_point(estimator, model))
+    return ExtraLikelihood(terms=terms, start=start_point)
 
 
-def class_log_lik(estimator, params: dict, Z: np.ndarray):
+def class_log_lik(fit, params: dict, Z: np.ndarray):
     """log p(z_n | y=k, theta) of every row and class, a PyTensor (m, K) expression of
     the PyMC parameters ``params``: the family's ``pymc_rows_loglik`` on the fit's
     statistics, :func:`_observed_log_lik` where the family reads its observed
-    distribution row by row."""
-    family = estimator._family
+    distribution row by row. ``fit``: a :class:`bayesgen.inference.fitted.Fit` or a
+    fitted estimator."""
+    fit = as_fit(fit)
+    family = fit.family
 
     def observed(fam, sub: dict, Zp: np.ndarray, prefix: str, dims: dict | None):
-        return _observed_log_lik(estimator, fam, sub, Zp, prefix, dims)
+        return _observed_log_lik(fit, fam, sub, Zp, prefix, dims)
 
-    return family.pymc_rows_loglik(params, Z, stats=estimator._stats, observed=observed)
+    return family.pymc_rows_loglik(params, Z, stats=fit.stats, observed=observed)
 
 
-def _observed_log_lik(estimator, family, params: dict, Z: np.ndarray, prefix: str = "",
+def _observed_log_lik(fit, family, params: dict, Z: np.ndarray, prefix: str = "",
                       dims: dict | None = None):
     """log p(x_n | y=k, theta) as a PyTensor (m, K) expression: the family's observed
     distributions, built per class in a detached scratch model, through ``pm.logp``."""
     pm = import_pymc()
     import pytensor.tensor as pt
 
-    m, n_classes = Z.shape[0], estimator.classes_.size
+    m, n_classes = Z.shape[0], fit.classes.size
     columns = []
-    with pm.Model(coords=model_coords(estimator, m), model=None) as scratch:
+    with pm.Model(coords=model_coords(fit, m), model=None) as scratch:
         for k in range(n_classes):
             before = set(scratch.observed_RVs)
             family.pymc_observed(params, Z, np.full(m, k, dtype=np.int64),
@@ -107,7 +110,7 @@ def _mixture(log_lik, pi, w: np.ndarray, lam: float):
     return lam * pt.sum(pt.as_tensor(w) * mix)
 
 
-def start_point(estimator, model) -> dict | None:
+def start_point(fit, model) -> dict | None:
     """Where the NUTS chains of a semi-supervised fit start (issue 17).
 
     Started at the prior's support point, the chains can settle in a label-swapped mode
@@ -116,7 +119,7 @@ def start_point(estimator, model) -> dict | None:
     posterior that the labeled rows anchor, found by two ascents of the log density
     (unconstrained space, Jacobian included, L-BFGS):
 
-    1. the labeled-only model (``estimator``'s statistics model without
+    1. the labeled-only model (``fit``'s statistics model without
        ``unlabeled_loglik``) from the prior's support point: its posterior is the
        conjugate-like one of a few labeled rows, with one mode whose class k is the
        labeled class k;
@@ -134,10 +137,11 @@ def start_point(estimator, model) -> dict | None:
         or lambda = 0), when JAX (which compiles the ascent) is not installed, or when
         no finite point was found (the chains then start as before).
     """
+    fit = as_fit(fit)
     if (not any(p.name == POTENTIAL for p in model.potentials)
             or importlib.util.find_spec("jax") is None):
         return None
-    labeled = build_stats_model(estimator)
+    labeled = build_stats_model(fit)
     point = _ascend(labeled, labeled.initial_point())
     if point is None:
         return None

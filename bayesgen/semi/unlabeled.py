@@ -54,11 +54,7 @@ unlabeled-row hooks (:mod:`bayesgen.families.semi_hooks`).
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
-
 import numpy as np
-
-from bayesgen.utils.threads import no_spin
 
 
 def check_labeled(counts: np.ndarray, classes: np.ndarray) -> None:
@@ -74,20 +70,10 @@ def check_labeled(counts: np.ndarray, classes: np.ndarray) -> None:
 
 
 # ------------------------------------------------------------------ fit
-def fit_batch(estimator, method: str, family, batch) -> None:
-    """The second half of ``fit``: ``_fit_statistics`` for a fully labeled batch, a
-    semi-supervised fit when the batch has unlabeled rows."""
-    unl = getattr(batch, "unlabeled", None)
-    for stale in ("n_iter_", "em_objective_", "unlabeled_X_", "n_unlabeled_"):
-        estimator.__dict__.pop(stale, None)  # from an earlier fit
-    if unl is None:
-        with no_spin() if method in ("mle", "map") else nullcontext():  # d x d algebra
-            estimator._fit_statistics(method, family, batch.classes, batch.stats,
-                                      batch.counts, train=(batch.X, batch.y_index))
-        return
-    check_labeled(batch.counts, batch.classes)
-    estimator.n_unlabeled_ = int(unl.Z.shape[0])  # set only when there are some
-    lam = float(estimator.unlabeled_weight)
+def check_weight(weight: float, method: str) -> float:
+    """lambda = ``unlabeled_weight`` as a float, ``ValueError`` outside [0, 1] or, with
+    ``method="conjugate"``, strictly between 0 and 1."""
+    lam = float(weight)
     if not 0.0 <= lam <= 1.0:  # also checked by the parameter constraints
         raise ValueError(f"unlabeled_weight must be in [0, 1]; got {lam!r}.")
     if method == "conjugate" and 0.0 < lam < 1.0:
@@ -97,31 +83,4 @@ def fit_batch(estimator, method: str, family, batch) -> None:
             "conjugate steps. Use 0 or 1, or method='mcmc' (which samples that tempered "
             "posterior) or 'map'."
         )
-    train = (batch.X, batch.y_index)
-    from bayesgen.semi import augmentation, em, kernel, nuts
-
-    start = em.start_stats(estimator, family, batch, lam)
-    with _fixed_prior(family, em.resolve_prior(estimator, family, batch, start, lam)):
-        if method in ("mle", "map"):  # EM; kernel bandwidths: bayesgen.semi.kernel
-            (kernel.fit if family.capabilities.kernel_density else em.fit)(
-                estimator, method, family, batch, lam)
-        elif method == "conjugate":
-            augmentation.fit(estimator, family, batch, lam)
-        else:  # NUTS with the unlabeled rows' mixture likelihood
-            estimator._fit_statistics(method, family, batch.classes, start, batch.counts,
-                                      train=train,
-                                      extra=nuts.extra_likelihood(estimator, unl.Z, unl.w, lam))
-
-
-@contextmanager
-def _fixed_prior(family, prior: dict | None):
-    """``family.prior`` returns ``prior`` inside the block (the prior resolved from all
-    rows, :func:`bayesgen.semi.em.resolve_prior`); unchanged when None."""
-    if prior is None:
-        yield
-        return
-    family.prior = lambda stats: prior
-    try:
-        yield
-    finally:
-        del family.prior
+    return lam

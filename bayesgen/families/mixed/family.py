@@ -41,10 +41,10 @@ from bayesgen.data import sparse
 from bayesgen.families import far as _far
 from bayesgen.families.mixed import pymc, spec
 from bayesgen.families.mixed.spec import DISCRETE, NAMES  # noqa: F401 (public names)
-from bayesgen.families.protocol import Capabilities
+from bayesgen.families.protocol import Capabilities, Configurable
 
 
-class MixedFamily:
+class MixedFamily(Configurable):
     """Composite family: one family per column group, log-likelihoods added.
 
     Parameters
@@ -135,28 +135,15 @@ class MixedFamily:
 
     @property
     def labels(self) -> np.ndarray | None:
-        """Class labels, for error messages; setting them also sets them on the parts."""
+        """Class labels, for error messages (``configured(labels=...)`` gives them to
+        the parts too)."""
         return self._labels
-
-    @labels.setter
-    def labels(self, value: np.ndarray | None) -> None:
-        self._labels = value
-        for part in self.parts_ or []:
-            part["family"].labels = value
 
     @property
     def levels(self) -> list | None:
-        """Levels per column (:mod:`bayesgen.data.tables`); setting them also sets each
-        categorical part's levels for its columns."""
+        """Levels per column (:mod:`bayesgen.data.tables`); ``configured(levels=...)``
+        gives each categorical part the levels of its columns."""
         return self._levels
-
-    @levels.setter
-    def levels(self, value: list | None) -> None:
-        self._levels = value
-        for part in self.parts_ or []:
-            if part["family"].capabilities.levels:
-                part["family"].levels = (None if value is None
-                                          else [value[j] for j in part["columns"]])
 
     def column_families(self, names: list[str] | None, kinds: list[str]) -> list:
         """The part family modelling each column under this specification for a table
@@ -166,31 +153,35 @@ class MixedFamily:
 
     @property
     def frame(self):
-        """The frame of the internal coordinates (:mod:`bayesgen.data.frame`); setting it
-        gives every real-valued part (Gaussian, kernel) its columns' frame."""
+        """The frame of the internal coordinates (:mod:`bayesgen.data.frame`);
+        ``configured(frame=...)`` gives every real-valued part (Gaussian, kernel) its
+        columns' frame."""
         return getattr(self, "_frame", None)
 
-    @frame.setter
-    def frame(self, value) -> None:
-        self._frame = value
-        for part in self.parts_ or []:
-            if part["family"].capabilities.real_valued:
-                part["family"].frame = None if value is None else value.sub(part["columns"])
+    def _settle(self, settings: dict) -> None:
+        """The settings of this new copy, and each part's share of them on a new part
+        family (:meth:`Configurable.configured`)."""
+        own = {"labels": "_labels", "levels": "_levels", "frame": "_frame"}
+        for name, value in settings.items():
+            setattr(self, own.get(name, name), value)
+        if self.parts_ is not None:
+            self.parts_ = _configured_parts(self.parts_, settings)
 
     def real_columns(self, n_features: int) -> np.ndarray:
         """Columns of the real-valued parts (the others keep the identity frame)."""
         real = np.zeros(n_features, dtype=bool)
-        for part in self._resolve(n_features):
+        for part in self.resolve(n_features):
             if part["family"].capabilities.real_valued:
                 real[part["columns"]] = part["family"].real_columns(part["columns"].size)
         return real
 
-    def _resolve(self, n_features: int) -> list[dict]:
-        """Validate the specification and build ``parts_`` (once)."""
+    def resolve(self, n_features: int) -> list[dict]:
+        """Validate the specification against ``n_features`` columns and build
+        ``parts_`` (once); returns the parts."""
         if self.parts_ is not None:
             return self.parts_
-        self.parts_ = spec.parts(self, n_features)
-        self.levels = self._levels  # to the categorical parts
+        self.parts_ = _configured_parts(spec.parts(self, n_features), {
+            "labels": self._labels, "levels": self._levels, "frame": self.frame})
         return self.parts_
 
     def _parts(self) -> list[dict]:
@@ -227,7 +218,7 @@ class MixedFamily:
         Returns X with every column group transformed by its part (e.g. BernoulliNB's
         ``binarize``), in the original column order.
         """
-        parts = self._resolve(X.shape[1])
+        parts = self.resolve(X.shape[1])
         if sparse.is_sparse(X):  # the count parts keep their columns sparse
             blocks = [q["family"].check_X(_cols(X, q), method=method,
                                           who=f"{who} part {q['prefix']}") for q in parts]
@@ -242,7 +233,7 @@ class MixedFamily:
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """``count`` (K,) and the statistics of every part on its columns."""
-        parts = self._resolve(X.shape[1])
+        parts = self.resolve(X.shape[1])
         return {
             "count": np.bincount(y, weights=w, minlength=n_classes).astype(np.float64),
             "parts": [q["family"].stats(_cols(X, q), y, w, n_classes) for q in parts],
@@ -544,3 +535,22 @@ def _cols(X, part: dict):
     """A part's columns of X: sparse X stays sparse for a part whose family takes it
     (multinomial, Poisson, Bernoulli), and is densified on the columns of the others."""
     return sparse.columns(X, part["columns"], dense=not part["family"].capabilities.sparse)
+
+
+def _configured_parts(parts: list[dict], settings: dict) -> list[dict]:
+    """The parts with new part families configured with their share of ``settings``:
+    the labels, the levels of their columns (categorical parts) and the frame of their
+    columns (real-valued parts)."""
+    out = []
+    for part in parts:
+        family, share = part["family"], {}
+        if "labels" in settings:
+            share["labels"] = settings["labels"]
+        levels = settings.get("levels")
+        if "levels" in settings and family.capabilities.levels:
+            share["levels"] = None if levels is None else [levels[j] for j in part["columns"]]
+        frame = settings.get("frame")
+        if "frame" in settings and family.capabilities.real_valued:
+            share["frame"] = None if frame is None else frame.sub(part["columns"])
+        out.append(dict(part, family=family.configured(**share)))
+    return out

@@ -152,7 +152,7 @@ def column_families(family, names: list[str] | None, kinds: list[str]) -> list:
     probe = type(family)(family.families, alpha=family.alpha, feature_names=names,
                          n_features=len(kinds), overrides=family.overrides, kinds=kinds)
     out: list = [None] * len(kinds)
-    for part in probe._resolve(len(kinds)):
+    for part in probe.resolve(len(kinds)):
         for j in part["columns"]:
             out[j] = part["family"]
     return out
@@ -203,7 +203,6 @@ def parts(mixed, n_features: int) -> list[dict]:
         if not items:
             raise ValueError(f"families[{p}] ({name!r}) has no columns; give it at least one.")
         cols = np.array([column(mixed, c, p, n_features) for c in items], dtype=np.intp)
-        family.labels = mixed._labels
         out.append({"name": name, "prefix": f"{name}{p}", "family": family, "columns": cols})
     for q, part in zip(out, part_names([q["name"] for q in out]), strict=True):
         q["part"] = part

@@ -86,25 +86,25 @@ class StructureChoiceFamily(UnlabeledHooks):
     # ------------------------------------------------------------ plumbing
     @property
     def labels(self):
-        """Class labels; setting them sets every candidate's."""
+        """Class labels (``configured(labels=...)`` gives them to every candidate)."""
         return self._labels
-
-    @labels.setter
-    def labels(self, value) -> None:
-        self._labels = value
-        for member in self.members:
-            member.labels = value
 
     @property
     def frame(self):
-        """The frame of the internal coordinates; setting it sets every candidate's."""
+        """The frame of the internal coordinates (``configured(frame=...)`` gives it to
+        every candidate)."""
         return self._frame
 
-    @frame.setter
-    def frame(self, value) -> None:
-        self._frame = value
-        for member in self.members:
-            member.frame = value
+    def _settle(self, settings: dict) -> None:
+        """The settings of this new copy and of new candidates
+        (:meth:`bayesgen.families.protocol.Configurable.configured`)."""
+        own = {"labels": "_labels", "frame": "_frame"}
+        for name, value in settings.items():
+            if name == "divisor":  # the candidates' option
+                self.options = dict(self.options, divisor=value)
+            else:
+                setattr(self, own.get(name, name), value)
+        self.members = [member.configured(**settings) for member in self.members]
 
     @property
     def capabilities(self) -> Capabilities:
@@ -266,10 +266,7 @@ class StructureChoiceFamily(UnlabeledHooks):
         """``self``, or with ``divisor="unbiased"`` a copy whose candidates divide by N."""
         if self.options.get("divisor", "n") == "n":
             return self
-        own = copy.deepcopy(self)
-        for member in own.members:
-            member.divisor = "n"
-        return own
+        return self.configured(divisor="n")
 
     def _weights(self, prior_or_post: dict) -> np.ndarray:
         """w_s: one-hot on the chosen structure for "auto", the posterior probabilities

@@ -255,9 +255,7 @@ class DiagonalMVNFamily(MVNFamily):
 
     def _full(self) -> MVNFamily:
         """The full-covariance family of the same tying (for OAS's completed statistics)."""
-        full = MVNFamily(tied=self.tied)
-        full.frame, full.labels = self.frame, self.labels
-        return full
+        return MVNFamily(tied=self.tied).configured(frame=self.frame, labels=self.labels)
 
     # -------------------------------------------------------------- estimates
     def _embed(self, var: np.ndarray) -> np.ndarray:

@@ -31,8 +31,6 @@ being those of the rows with an observed entry.
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 from scipy.special import multigammaln
 
@@ -119,8 +117,7 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
     groups = stats["groups"]
     n_classes = stats["count"].size
     mle = prior is None
-    m_step = copy.copy(family)  # the likelihood's divisor N_k / N inside EM
-    m_step.divisor = "n"
+    m_step = family.configured(divisor="n")  # the likelihood's divisor N_k / N inside EM
     params = start(stats, family.tied)
     value, cond = objective(family, groups, params, prior)
     trace = [value]

@@ -32,18 +32,20 @@ raises a ``ValueError`` saying so without them (:mod:`bayesgen.inference.rows`).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from bayesgen.data.validation import _all_finite
+from bayesgen.exceptions import DataWarning, warn
+from bayesgen.scale import dask_input
 from bayesgen.scale.pieces import (
+    Piece,
     batch_piece,
-    commit,
     merge_pieces,
     same_labels,
-    stored_piece,
-    template,
     unique_labels,
 )
 
@@ -74,70 +76,22 @@ def _resolve_classes(estimator, classes: Any, first: bool) -> np.ndarray:
 
 
 # ------------------------------------------------------------- public entry
-def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None):
-    """Update the model with one batch of rows (scikit-learn's ``partial_fit``).
-
-    The batch's sufficient statistics are added to those of the batches before it (or
-    of the earlier ``fit``) and the model is refitted from the sum: after any sequence
-    of batches the estimator equals one ``fit`` on their concatenation (up to rounding;
-    the conjugate posterior with the same draws for the same ``random_state``;
-    ``method="mcmc"`` samples the same posterior, re-running NUTS after every batch, so
-    each call costs a full MCMC run: stream with a point method or "conjugate", then
-    ``set_params(method="mcmc")`` before the last batch). Memory is that of the statistics,
-    independent of the number of rows, except KernelNB, which keeps every point.
-
-    Parameters
-    ----------
-    X : array-like, DataFrame, or Dask array / DataFrame of shape (n, d)
-        The batch (a Dask collection is reduced chunk by chunk, see ``fit``).
-    y : array-like of shape (n,)
-        Labels, each one of ``classes``; a batch may hold any subset of them.
-    classes : array-like of shape (K,), optional
-        Every label of the stream. Required on the first call (when the estimator has
-        no statistics yet); on later calls None or the same labels.
-    sample_weight : array-like of shape (n,), optional
-        As in ``fit``.
-
-    Returns
-    -------
-    self
-
-    Raises
-    ------
-    ValueError
-        ``classes`` missing on the first call or different from the first call's, a
-        label not among ``classes``, a batch with another number (or other names) of
-        features or a column read as another dtype (e.g. numbers where earlier batches
-        had text), or any invalid row; the estimator is then left unchanged. New values
-        of a text column are fine: the levels are re-coded to the sorted union.
-
-    Notes
-    -----
-    The model keeps no rows: ``model_``, the ``observed_data`` and ``log_likelihood``
-    groups and the posterior predictive replicates take the training rows as arguments
-    (``build_model(X, y)``, ``add_log_likelihood(X, y)``, ...; see
-    :mod:`bayesgen.inference.rows`). Until the model has been fitted
-    once, statistics it cannot be fitted from while a class has fewer than d + 2
-    samples (``method="mle"`` or KernelNB with a class not seen yet, QDA's MLE with
-    fewer than d + 1 rows in a class) are kept with a ``DataWarning`` quoting the
-    reason, and the estimator stays unfitted (``NotFittedError``) until a batch
-    completes them; the default ``method="map"`` needs no sample in any class.
-    """
-    from bayesgen.scale import dask_input
-
-    method = self._check_params()
-    first = getattr(self, "_stats", None) is None
-    classes = _resolve_classes(self, classes, first)
-    tmpl = template(self, fitted=not first)
+def partial_fit(estimator, X: Any, y: Any, classes: Any = None, sample_weight: Any = None):
+    """``estimator.partial_fit`` (documented there): the batch's piece merged into the
+    stored statistics, and the estimator refitted from the sum (:func:`commit`)."""
+    method = estimator._check_params()
+    first = getattr(estimator, "_stats", None) is None
+    classes = _resolve_classes(estimator, classes, first)
+    tmpl = template(estimator, fitted=not first)
     if dask_input.is_dask(X, y, sample_weight):
         piece = dask_input.collection_piece(tmpl, X, y, sample_weight, method, classes,
-                                       reset=first)
+                                            reset=first)
     else:
         piece = batch_piece(tmpl, X, y, sample_weight, method, classes, reset=first)
     if not first:
-        piece = merge_pieces(stored_piece(self), piece)
-    commit(self, method, piece, defer="_params" not in vars(self))
-    return self
+        piece = merge_pieces(stored_piece(estimator), piece)
+    commit(estimator, method, piece, defer="_params" not in vars(estimator))
+    return estimator
 
 
 #: parameters that need not agree between estimators merged (the first one's are kept)
@@ -217,3 +171,100 @@ def _same_value(u: Any, v: Any) -> bool:
         return a.shape == b.shape and bool(np.all(a == b))
     except (TypeError, ValueError):
         return u is v
+
+
+def fit_dask(estimator, X: Any, y: Any, sample_weight: Any = None):
+    """``fit`` for Dask input (see the module docstring); returns the estimator."""
+
+    method = estimator._check_params()
+    tmpl = template(estimator, fitted=False)
+    piece = dask_input.collection_piece(tmpl, X, y, sample_weight, method, None, reset=True)
+    commit(estimator, method, piece, defer=False)
+    return estimator
+
+
+# ------------------------------------------------------------------- pieces
+def template(estimator, fitted: bool):
+    """A bare estimator with ``estimator``'s parameters (and, if ``fitted``, its
+    ``n_features_in_`` / ``feature_names_in_`` and a copy of its column record, whose
+    levels a new batch may extend) for validating new rows: nothing of ``estimator``
+    itself is changed by the validation."""
+    new = type(estimator).__new__(type(estimator))
+    keep = set(estimator._get_param_names())
+    if fitted:
+        keep |= {"n_features_in_", "feature_names_in_"}
+    new.__dict__.update({k: v for k, v in vars(estimator).items()
+                         if k in keep or k.startswith("_sklearn_output")})
+    if fitted and getattr(estimator, "_columns", None) is not None:
+        new._columns = copy.deepcopy(estimator._columns)
+    return new
+
+
+def stored_piece(estimator) -> Piece:
+    """The statistics an estimator was fitted on (or has accumulated)."""
+    return Piece(estimator.classes_, estimator._stats, estimator.class_count_,
+                 estimator._family, getattr(estimator, "_frame", None),
+                 estimator.n_features_in_, getattr(estimator, "feature_names_in_", None),
+                 getattr(estimator, "_columns", None))
+
+
+# ------------------------------------------------------------------- commit
+def commit(estimator, method: str, piece: Piece, *, defer: bool) -> None:
+    """Fit ``estimator`` from the statistics of ``piece`` (no rows at hand).
+
+    Everything is computed on a copy that replaces the estimator's state only once it
+    is complete: a ``ValueError`` leaves the estimator as it was. With ``defer``
+    (``partial_fit`` before the model could be fitted once), statistics from which the
+    model cannot be fitted yet while some class has fewer than d + 2 samples (the most
+    any method needs: QDA's MLE needs d + 1, KernelNB 2 per class) are kept instead,
+    with a ``DataWarning`` that quotes the error: the estimator is then not fitted
+    (``NotFittedError``) until a later batch fills the classes.
+    """
+    who = type(estimator).__name__
+    if not _all_finite(piece.stats):
+        raise ValueError(
+            f"{who}: the merged sufficient statistics overflow float64; rescale the "
+            "features (e.g. StandardScaler) or sample_weight."
+        )
+    new = type(estimator).__new__(type(estimator))
+    new.__dict__.update(vars(estimator))
+    _set_columns(new, piece)
+    settings = {"labels": piece.classes}
+    if piece.frame is not None:
+        settings["frame"] = piece.frame
+    if piece.columns is not None and piece.family.capabilities.levels:
+        settings["levels"] = piece.columns.level_list()
+    family = copy.deepcopy(piece.family).configured(**settings)
+    try:
+        new._fit_statistics(method, family, piece.classes, piece.stats, piece.counts, None)
+    except ValueError as err:
+        few = piece.classes[piece.counts < piece.n_features + 2]
+        if not (defer and few.size):
+            raise
+        new = template(estimator, fitted=False)
+        _set_columns(new, piece)
+        new.classes_, new.class_count_, new._stats, new._family = (
+            piece.classes, piece.counts, piece.stats, family)
+        warn(
+            f"{who}.partial_fit: class(es) {few.tolist()} have few samples so far "
+            f"(fewer than d + 2 = {piece.n_features + 2}), and method={method!r} cannot "
+            f"be fitted from them yet. [{err}] The statistics "
+            "are kept and the model is fitted by the first partial_fit call after which "
+            "it can be; until then the estimator is not fitted.",
+            DataWarning,
+        )
+    estimator.__dict__.clear()
+    estimator.__dict__.update(vars(new))
+
+
+def _set_columns(estimator, piece: Piece) -> None:
+    estimator.n_features_in_ = piece.n_features
+    if piece.feature_names is None:
+        estimator.__dict__.pop("feature_names_in_", None)
+    else:
+        estimator.feature_names_in_ = piece.feature_names
+    if piece.columns is None:
+        estimator.__dict__.pop("_columns", None)
+    else:
+        estimator._columns = piece.columns
+    estimator._frame = piece.frame
