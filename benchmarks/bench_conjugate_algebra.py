@@ -39,7 +39,8 @@ def data(seed: int = 0):
     N, D = 20000, 50
     counts = rng.poisson(2.0, (N, D)).astype(float)
     dense = {"counts": counts, "binary": (counts > 1).astype(float),
-             "durations": rng.exponential(1.0, (N, D)), "codes": rng.integers(0, 5, (N, D)).astype(float)}
+             "durations": rng.exponential(1.0, (N, D)),
+             "codes": rng.integers(0, 5, (N, D)).astype(float)}
     return X_sparse, y_sparse, dense, rng.integers(0, 3, N)
 
 
