@@ -236,7 +236,8 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
     EM-completed statistics as :func:`auto_dof` (every chosen value moves each round),
     the evidence being that of the completed statistics; with nothing "auto" no EM runs
     and ``log_evidence`` is None. ``record=False``: the chosen values only (its
-    ``candidates`` then hold the chosen one alone). ``start``: a nu0 near the choice
+    ``candidates`` then hold the chosen one alone, and with complete data and a known
+    kappa0 every ``log_evidence`` is None). ``start``: a nu0 near the choice
     (e.g. the one on all rows, for statistics without one row), where the complete-data
     searches of nu0 start (:func:`._niw_evidence.evidence_dof`; the same answer to
     rounding, found faster).
@@ -251,7 +252,8 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
             return evidence_search_kappa(st, m0, S0, tied=tied, dof=option_dof,
                                          scale=option_scale)
         return dict(evidence_search(st, m0, option_kappa, S0, tied=tied, dof=option_dof,
-                                    scale=option_scale, start=warm), kappa0=option_kappa)
+                                    scale=option_scale, start=warm, evidence=record),
+                    kappa0=option_kappa)
 
     warm = None if "groups" in stats else start
     fixed_kappa = DEFAULT_KAPPA0 if kappa0 is None else kappa0

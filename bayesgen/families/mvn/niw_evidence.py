@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import digamma, gammaln, multigammaln, polygamma
+from scipy.special import digamma, gammaln, multigammaln, zeta
 
 from bayesgen.families.gaussian_stats import class_sum
 from bayesgen.utils.search import log_bounded_argmax, polish_root
@@ -55,6 +55,12 @@ from bayesgen.utils.search import log_bounded_argmax, polish_root
 C_BOUNDS = (1e-2, 1e6)
 #: search range of the scale s (prior mean of Sigma = s S0) for ``cov_scale="auto"``
 S_BOUNDS = (1e-3, 1e3)
+
+
+def trigamma(a: np.ndarray) -> np.ndarray:
+    """psi1(a) = zeta(2, a) (Hurwitz zeta), the value scipy's ``polygamma(1, a)``
+    computes (as 1.0 * zeta(2, a)), without its Python-level overhead."""
+    return zeta(2.0, a)
 
 
 def _group_scatter(stats: dict, m0: np.ndarray, kappa0: float, tied: bool
@@ -183,13 +189,13 @@ def _evidence_slope(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray
     inv = 1.0 / (c + lam)
     g1 = (0.5 * digamma(a).sum(axis=1) - 0.5 * np.log(c + lam).sum(axis=1)
           - 0.5 * (nu0 + n) * inv.sum(axis=1))
-    g2 = 0.25 * polygamma(1, a).sum(axis=1) - inv.sum(axis=1) + 0.5 * (nu0 + n) * (
+    g2 = 0.25 * trigamma(a).sum(axis=1) - inv.sum(axis=1) + 0.5 * (nu0 + n) * (
         inv**2).sum(axis=1)
     f1, f2 = class_sum(g1), class_sum(g2)  # independent of class order
     a0 = nu0 / 2.0 - half
     G = len(eigen)
     f1 -= G * (0.5 * digamma(a0).sum() - 0.5 * d * np.log(c) - 0.5 * nu0 * d / c)
-    f2 -= G * (0.25 * polygamma(1, a0).sum() - 0.5 * d / c - 0.5 * d * (c - nu0) / c**2)
+    f2 -= G * (0.25 * trigamma(a0).sum() - 0.5 * d / c - 0.5 * d * (c - nu0) / c**2)
     return float(f1), float(f2)
 
 
@@ -289,7 +295,8 @@ def profile_evidence(c: float, t: float, d: int, eigen: list[np.ndarray],
 
 def evidence_search(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
                     tied: bool, dof: float | None = None,
-                    scale: float | None = None, start: float | None = None) -> dict:
+                    scale: float | None = None, start: float | None = None,
+                    evidence: bool = True) -> dict:
     """Type-II maximum likelihood of the strength nu0 and/or the scale s of the prior
     Psi0 = (nu0 - d - 1) s S0 (prior mean of Sigma: s S0).
 
@@ -309,6 +316,8 @@ def evidence_search(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, 
         A nu0 near the evidence's choice at s (the ``start`` of :func:`evidence_dof`,
         which gives the same answer to rounding), e.g. the choice on all rows when these
         statistics leave one row out.
+    evidence : bool
+        False: ``log_evidence`` is None (callers that need the chosen values only).
 
     Returns
     -------
@@ -332,7 +341,8 @@ def evidence_search(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, 
                if dof is None else float(dof))
     prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1.0) * s * S0}
     return {"nu0": float(nu0), "scale": float(s),
-            "log_evidence": log_marginal_likelihood(stats, prior, tied=tied)}
+            "log_evidence": log_marginal_likelihood(stats, prior, tied=tied) if evidence
+            else None}
 
 
 def _search_scale(d: int, c: float, eigen: list[np.ndarray], sizes: np.ndarray) -> float:
