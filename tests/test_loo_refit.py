@@ -322,3 +322,27 @@ def test_warm_start_search_both_and_prior():
         warm = fam.prior(st, record=False, start=dict(cold, nu0=cold["nu0"] * 1.05))
         np.testing.assert_allclose(warm["nu0"], cold["nu0"], rtol=1e-11)
         np.testing.assert_allclose(warm["Psi0"], cold["Psi0"], rtol=1e-10)
+
+
+def test_warm_started_diagonal_search_is_the_cold_one():
+    """GaussianNB's var_dof="auto" (diagonal family) from a start near or far from the
+    answer: the same root of the evidence's slope as the bounded search's polish."""
+    from bayesgen.families import gaussian_evidence as gev
+    from bayesgen.families.mvn.diagonal import DiagonalMVNFamily
+
+    rng = np.random.default_rng(5)
+    for n, spread in ((5, 0.3), (40, 1.0), (12, 3.0)):
+        count = np.full((3, 4), float(n))
+        beta = (n - 1) * rng.gamma(2.0, 1.0, size=(3, 4)) ** spread
+        cold = gev.search_entries(beta, count, scale=1.0)
+        for start in (cold[0], 2.0 + 1.2 * (cold[0] - 2.0), 2.0 + 0.2 * (cold[0] - 2.0),
+                      3.0, 1e5, np.nan):
+            warm = gev.search_entries(beta, count, scale=1.0, start=start)
+            np.testing.assert_allclose(warm, cold, rtol=1e-11)
+    X, y = _data("real"), np.repeat(np.arange(K), N_PER_CLASS)
+    for tied in (True, False):
+        fam = DiagonalMVNFamily(tied=tied, cov_dof="auto")
+        st = fam.stats(X, y, np.ones(y.size), K)
+        cold = fam.prior(st, record=False)
+        warm = fam.prior(st, record=False, start=dict(cold, nu0=cold["nu0"] * 1.05))
+        np.testing.assert_allclose(warm["nu0"], cold["nu0"], rtol=1e-11)

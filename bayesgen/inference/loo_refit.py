@@ -37,10 +37,11 @@ refit's answer:
   recomputed from the other rows;
 * one copy of the family serves every row (other families are copied per row: their
   ``prior`` may keep what it resolved, e.g. learned categories);
-* the full-covariance family's evidence search of ``cov_dof`` starts at the choice on
-  all rows (``MVNFamily.prior(start=...)``): Newton's method on the evidence's slope
-  converges to the root the cold search reaches, to machine precision, and the cold
-  search runs when it does not.
+* the evidence search of ``cov_dof`` / ``var_dof`` starts at the choice on all rows
+  (``prior(start=...)``): for the full covariance, Newton's method on the evidence's
+  slope converges to the root the cold search reaches, to the slope's rounding, and the
+  cold search runs when it does not; for the diagonal one, the root of the slope is
+  bracketed from there instead of from a bounded search (Brent's tolerance).
 
 The family is deep-copied once per call: ``prior`` records its search (``search_``) and
 the structure it chose on the family it is called on, and the fitted family must not
@@ -106,7 +107,7 @@ def posteriors(family, Z: Any, y: np.ndarray, w: np.ndarray, n_classes: int,
     full = start = safe = None
     if pure:
         full = own.stats(Z, y, w, n_classes)
-        if type(own) is MVNFamily and "groups" not in full:
+        if "groups" not in full:
             start = own.prior(full, record=False)
         safe = subtractable(Z, y, w, n_classes, full)
     families, posts = [], []
