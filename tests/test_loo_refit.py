@@ -187,3 +187,162 @@ def test_loo_does_not_change_the_fit():
     exact_loo.loo_log_joint(fitted, X, y)
     assert repr(fitted.prior_search_) == before
     np.testing.assert_array_equal(fitted.predict_proba(X), proba)
+
+
+def _tied_data(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Real data in which class 0's second feature takes three values (rows 0 and 1
+    hold two of them alone: without either it keeps two, so every row of class 0 may be
+    subtracted) and class 1's third feature two values (row 10 holds one alone: without
+    it the feature is constant, so class 1's rows are recomputed); class 2 varies
+    continuously."""
+    X = _data("real", seed)
+    y = np.repeat(np.arange(K), N_PER_CLASS)
+    X[:N_PER_CLASS, 1] = 50.0
+    X[0, 1], X[1, 1] = 60.0, 70.0
+    X[N_PER_CLASS:2 * N_PER_CLASS, 2] = 100.0
+    X[N_PER_CLASS, 2] = 101.0
+    return X, y
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("tied", [True, False])
+def test_downdated_statistics_equal_recomputed(tied, weighted, weights):
+    """The statistics without a row by subtraction equal those recomputed from the other
+    rows (count, mean, scatter to rounding; ``rows`` exactly), where
+    :func:`loo_refit.subtractable` allows it; it refuses exactly the rows whose removal
+    could leave a feature constant within the class."""
+    from bayesgen.families.mvn.family import MVNFamily
+
+    X, y = _tied_data()
+    fam = MVNFamily(tied=tied)
+    w = weights if weighted else np.ones(y.size)
+    full = fam.stats(X, y, w, K)
+    safe = loo_refit.subtractable(X, y, w, K, full)
+    np.testing.assert_array_equal(safe, y != 1)
+    for i in np.flatnonzero(safe):
+        for leave in (w[i], 0.5 * w[i]):
+            dropped = leave == w[i]
+            got = loo_refit.downdated(full, X[i], int(y[i]), leave, dropped=dropped)
+            rest = w.copy()
+            rest[i] -= leave
+            keep = rest > 0
+            ref = fam.stats(X[keep], y[keep], rest[keep], K)
+            np.testing.assert_allclose(got["count"], ref["count"], rtol=1e-14)
+            np.testing.assert_allclose(got["mean"], ref["mean"], rtol=1e-12, atol=1e-12)
+            scale = np.abs(ref["scatter"]).max()
+            np.testing.assert_allclose(got["scatter"], ref["scatter"], rtol=1e-10,
+                                       atol=1e-12 * scale)
+            np.testing.assert_array_equal(got["rows"], ref["rows"])
+            np.testing.assert_array_equal(got["scatter"], np.swapaxes(got["scatter"], -1, -2))
+
+
+def test_not_subtractable_with_gaps():
+    """Missing entries (pattern-grouped statistics): every row recomputed."""
+    from bayesgen.families.mvn.family import MVNFamily
+
+    X, y = _with_gaps(_data("real"), 3), np.repeat(np.arange(K), N_PER_CLASS)
+    fam = MVNFamily(tied=True)
+    w = np.ones(y.size)
+    assert loo_refit.subtractable(X, y, w, K, fam.stats(X, y, w, K)) is None
+
+
+@pytest.mark.parametrize("est", [bg.LDA(), bg.QDA(), bg.QDA(cov_structure="diag")],
+                         ids=["LDA", "QDA", "QDA-diag"])
+def test_loo_equals_refit_where_features_become_constant(est):
+    """Rows whose removal leaves a feature with two or one values in their class take
+    the recomputed statistics; the others the subtraction: both equal the refits."""
+    X, y = _tied_data()
+    X_test = _data("real", seed=1)[::7][:4]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = _conjugate(est).fit(X, y)
+        joint, _ = exact_loo.loo_log_joint(fitted, X, y)
+        at = exact_loo.loo_log_joint_at(fitted, exact_loo.training_rows(fitted, X, y, None),
+                                        X_test)
+        own_ref, at_ref = _refits(est, X, y, None, X_test)
+    np.testing.assert_allclose(joint[CHECKED], own_ref, rtol=RTOL, atol=RTOL)
+    np.testing.assert_allclose(at[CHECKED], at_ref, rtol=RTOL, atol=RTOL)
+
+
+def _evidence_cases():
+    """(stats, m0, kappa0, S0, tied) of small Gaussian samples: n > d and n < d, one
+    class nearly the target (evidence rising to the upper bound of C_BOUNDS)."""
+    from bayesgen.families import gaussian_stats as gstats
+
+    rng = np.random.default_rng(3)
+    cases = []
+    for n, d, spread in ((30, 3, 1.0), (8, 6, 1.0), (60, 5, 0.0), (40, 4, 3.0)):
+        y = np.repeat(np.arange(2), n // 2)
+        A = np.eye(d) + spread * rng.normal(size=(d, d)) / np.sqrt(d)
+        X = rng.normal(size=(n, d)) @ A.T + y[:, None]
+        for tied in (True, False):
+            st = gstats.scatter_stats(X, y, np.ones(n), 2, tied=tied)
+            S0 = np.diag(np.diagonal(gstats.class_sum(st["scatter"]) if not tied
+                                     else st["scatter"]) / n)
+            cases.append((st, X.mean(axis=0), 0.01, S0, tied))
+    return cases
+
+
+def test_warm_started_evidence_dof_is_the_cold_one():
+    """cov_dof="auto" from a warm start (Newton on the slope) equals the bounded search
+    and its polish, from near and far starts, to 1e-11 relative; starts outside the
+    bounds and at non-concave points fall back to the search."""
+    from bayesgen.families.mvn import niw_evidence as ne
+
+    for st, m0, kappa0, S0, tied in _evidence_cases():
+        d = m0.size
+        cold = ne.evidence_dof(st, m0, kappa0, S0, tied=tied)
+        for start in (cold, cold * (1 + 1e-3), d + 1.0 + 0.5 * (cold - d - 1.0),
+                      d + 1.0 + 3.0 * (cold - d - 1.0), d + 1.0 + 1e-3, d + 1.0 + 1e7,
+                      np.nan):
+            warm = ne.evidence_dof(st, m0, kappa0, S0, tied=tied, start=start)
+            np.testing.assert_allclose(warm, cold, rtol=1e-11)
+
+
+def test_warm_start_search_both_and_prior():
+    """The start reaches evidence_search's joint (nu0, s) search and MVNFamily.prior
+    unchanged in its answer."""
+    from bayesgen.families.mvn import niw_evidence as ne
+    from bayesgen.families.mvn.family import MVNFamily
+
+    for st, m0, kappa0, S0, tied in _evidence_cases()[:4]:
+        cold = ne.evidence_search(st, m0, kappa0, S0, tied=tied)
+        warm = ne.evidence_search(st, m0, kappa0, S0, tied=tied, start=cold["nu0"] * 1.01)
+        np.testing.assert_allclose(warm["nu0"], cold["nu0"], rtol=1e-11)
+        both = ne.evidence_search(st, m0, kappa0, S0, tied=tied, scale=None)
+        both_warm = ne.evidence_search(st, m0, kappa0, S0, tied=tied, scale=None,
+                                       start=both["nu0"])
+        np.testing.assert_allclose([both_warm["nu0"], both_warm["scale"]],
+                                   [both["nu0"], both["scale"]], rtol=1e-9)
+    X, y = _data("real"), np.repeat(np.arange(K), N_PER_CLASS)
+    for tied in (True, False):
+        fam = MVNFamily(tied=tied, cov_dof="auto")
+        st = fam.stats(X, y, np.ones(y.size), K)
+        cold = fam.prior(st, record=False)
+        warm = fam.prior(st, record=False, start=dict(cold, nu0=cold["nu0"] * 1.05))
+        np.testing.assert_allclose(warm["nu0"], cold["nu0"], rtol=1e-11)
+        np.testing.assert_allclose(warm["Psi0"], cold["Psi0"], rtol=1e-10)
+
+
+def test_warm_started_diagonal_search_is_the_cold_one():
+    """GaussianNB's var_dof="auto" (diagonal family) from a start near or far from the
+    answer: the same root of the evidence's slope as the bounded search's polish."""
+    from bayesgen.families import gaussian_evidence as gev
+    from bayesgen.families.mvn.diagonal import DiagonalMVNFamily
+
+    rng = np.random.default_rng(5)
+    for n, spread in ((5, 0.3), (40, 1.0), (12, 3.0)):
+        count = np.full((3, 4), float(n))
+        beta = (n - 1) * rng.gamma(2.0, 1.0, size=(3, 4)) ** spread
+        cold = gev.search_entries(beta, count, scale=1.0)
+        for start in (cold[0], 2.0 + 1.2 * (cold[0] - 2.0), 2.0 + 0.2 * (cold[0] - 2.0),
+                      3.0, 1e5, np.nan):
+            warm = gev.search_entries(beta, count, scale=1.0, start=start)
+            np.testing.assert_allclose(warm, cold, rtol=1e-11)
+    X, y = _data("real"), np.repeat(np.arange(K), N_PER_CLASS)
+    for tied in (True, False):
+        fam = DiagonalMVNFamily(tied=tied, cov_dof="auto")
+        st = fam.stats(X, y, np.ones(y.size), K)
+        cold = fam.prior(st, record=False)
+        warm = fam.prior(st, record=False, start=dict(cold, nu0=cold["nu0"] * 1.05))
+        np.testing.assert_allclose(warm["nu0"], cold["nu0"], rtol=1e-11)

@@ -47,11 +47,15 @@ def profile(c: float, t: float, beta: np.ndarray, n: np.ndarray
 
 
 def search_entries(beta: np.ndarray, n: np.ndarray, *, dof: float | None = None,
-                   scale: float | None = None, ftol: float = 1e-13) -> tuple[float, float]:
+                   scale: float | None = None, ftol: float = 1e-13,
+                   start: float | None = None) -> tuple[float, float]:
     """(nu0, s) maximising the evidence F given beta and N of the module docstring (any
     matching shapes); ``dof`` (> 2) or ``scale`` (> 0) fixed when given, chosen when None;
     ``ftol``: L-BFGS-B's relative tolerance on the evidence when both are searched
-    (above 1e-13 the gradient tolerance is loosened to 1e-5 too)."""
+    (above 1e-13 the gradient tolerance is loosened to 1e-5 too). ``start``: a nu0 near
+    the answer (e.g. the choice on all rows, for statistics without one row): with s
+    fixed, the root of the slope is bracketed from there (``polish_root``) instead of
+    from a bounded search, the same root to Brent's tolerance."""
     if dof is not None and scale is not None:
         return float(dof), float(scale)
     if scale is None and dof is not None:
@@ -72,9 +76,12 @@ def search_entries(beta: np.ndarray, n: np.ndarray, *, dof: float | None = None,
             return 2.0 + C_BOUNDS[1], s
         if slope(C_BOUNDS[0]) <= 0:
             return 2.0 + C_BOUNDS[0], s
-        result = minimize_scalar(neg, bounds=(lo, hi), method="bounded",
-                                 options={"xatol": 1e-10})
-        log_c = polish_root(lambda x: slope(float(np.exp(x))), float(result.x), (lo, hi))
+        if start is not None and np.isfinite(start) and start > 2.0:
+            x0 = float(np.log(start - 2.0))
+        else:
+            x0 = float(minimize_scalar(neg, bounds=(lo, hi), method="bounded",
+                                       options={"xatol": 1e-10}).x)
+        log_c = polish_root(lambda x: slope(float(np.exp(x))), x0, (lo, hi))
         return 2.0 + float(np.exp(log_c)), s
 
     def objective(p: np.ndarray) -> tuple[float, np.ndarray]:

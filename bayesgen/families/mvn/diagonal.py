@@ -166,8 +166,12 @@ class DiagonalMVNFamily(MVNFamily):
                 "data; give prior variances of the order of the data's.")
         return s0
 
-    def prior(self, stats: dict, *, record: bool = True) -> dict:
+    def prior(self, stats: dict, *, record: bool = True, start: dict | None = None) -> dict:
         """Resolve (m0, kappa0, nu0, s, s0) and record ``search_``.
+
+        ``start``: a prior this family resolved on nearby statistics (the fit's, for the
+        statistics without one row): the search of nu0 starts at its ``nu0``, which
+        changes its speed, not its answer (to Brent's tolerance).
 
         ``search_`` (the estimator's ``prior_search_``): ``structure`` (mclust's name),
         ``mean_strength``, ``cov_dof``, ``cov_scale`` and the exact ``log_evidence`` (units
@@ -195,14 +199,14 @@ class DiagonalMVNFamily(MVNFamily):
         ent = entries(stats)
         jac = _far.log_jacobian(self.frame, ent["n"].sum(axis=0))
 
-        def found(option_kappa, option_dof, option_scale) -> dict:
+        def found(option_kappa, option_dof, option_scale, warm=None) -> dict:
             k, nu0, s = search(ent, m0, s0, option_kappa, option_dof, option_scale,
-                               tied=self.tied, spherical=self.spherical)
+                               tied=self.tied, spherical=self.spherical, start=warm)
             prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
             return dict(prior, log_evidence=log_evidence(
                 ent, prior, tied=self.tied, spherical=self.spherical) - jac)
 
-        chosen = found(kappa0, dof, scale)
+        chosen = found(kappa0, dof, scale, None if start is None else float(start["nu0"]))
         if not record:
             return {k: chosen[k] for k in ("m0", "kappa0", "nu0", "scale", "s0")}
         fixed = (em.DEFAULT_KAPPA0 if kappa0 is None else kappa0,
@@ -776,15 +780,16 @@ def _far_spherical(far, post: dict) -> np.ndarray:
 
 def search(ent: dict, m0: np.ndarray, s0: np.ndarray, kappa0: float | None,
            dof: float | None, scale: float | None, *, tied: bool,
-           spherical: bool) -> tuple[float, float, float]:
+           spherical: bool, start: float | None = None) -> tuple[float, float, float]:
     """(kappa0, nu0, s) maximising the evidence over the ones given as None
-    (:func:`bayesgen.families.gaussian_evidence.search_entries` for (nu0, s); kappa0 by
-    a bounded scalar search over log kappa0 around it)."""
+    (:func:`bayesgen.families.gaussian_evidence.search_entries` for (nu0, s), started
+    at the nu0 ``start`` when given; kappa0 by a bounded scalar search over log kappa0
+    around it)."""
     from scipy.optimize import minimize_scalar
 
     def inner(k: float) -> tuple[float, float, float]:
         beta, count = group_entries(ent, m0, k, s0, tied=tied, spherical=spherical)
-        nu0, s = gev.search_entries(beta, count, dof=dof, scale=scale)
+        nu0, s = gev.search_entries(beta, count, dof=dof, scale=scale, start=start)
         value = log_evidence_entries(ent, {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s,
                                            "s0": s0}, tied=tied, spherical=spherical)
         return value, nu0, s

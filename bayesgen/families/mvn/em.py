@@ -219,7 +219,8 @@ def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray)
 
 
 def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np.ndarray, *,
-               dof: float | None, scale: float | None, record: bool = True) -> dict:
+               dof: float | None, scale: float | None, record: bool = True,
+               start: float | None = None) -> dict:
     """The hyper-parameters of ``mean_strength`` / ``cov_dof`` / ``cov_scale`` ("auto" =
     None here) and the evidence of the candidate priors (``MVNFamily.search_``).
 
@@ -232,7 +233,11 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
     EM-completed statistics as :func:`auto_dof` (every chosen value moves each round),
     the evidence being that of the completed statistics; with nothing "auto" no EM runs
     and ``log_evidence`` is None. ``record=False``: the chosen values only (its
-    ``candidates`` then hold the chosen one alone).
+    ``candidates`` then hold the chosen one alone, and with complete data and a known
+    kappa0 every ``log_evidence`` is None). ``start``: a nu0 near the choice
+    (e.g. the one on all rows, for statistics without one row), where the complete-data
+    searches of nu0 start (:func:`._niw_evidence.evidence_dof`; the same answer to
+    rounding, found faster).
     """
     from bayesgen.families.mvn.niw_evidence import evidence_search, evidence_search_kappa
 
@@ -244,8 +249,10 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
             return evidence_search_kappa(st, m0, S0, tied=tied, dof=option_dof,
                                          scale=option_scale)
         return dict(evidence_search(st, m0, option_kappa, S0, tied=tied, dof=option_dof,
-                                    scale=option_scale), kappa0=option_kappa)
+                                    scale=option_scale, start=warm, evidence=record),
+                    kappa0=option_kappa)
 
+    warm = None if "groups" in stats else start
     fixed_kappa = DEFAULT_KAPPA0 if kappa0 is None else kappa0
     fixed_dof = d + 2.0 if dof is None else dof
     fixed_scale = 1.0 if scale is None else scale

@@ -206,8 +206,12 @@ class MVNFamily(UnlabeledHooks):
         return gstats.merge(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict, *, record: bool = True) -> dict:
+    def prior(self, stats: dict, *, record: bool = True, start: dict | None = None) -> dict:
         """Resolve the NIW hyper-parameters.
+
+        ``start``: a prior this family resolved on nearby statistics (the fit's, for the
+        statistics without one row): the evidence searches start at its ``nu0``, which
+        changes their speed, not their answer (to rounding).
 
         Sets ``search_`` (surfaced as the estimator's ``prior_search_``): the chosen
         ``mean_strength`` (kappa0), ``cov_dof`` (nu0) and ``cov_scale`` (s), the exact
@@ -279,7 +283,8 @@ class MVNFamily(UnlabeledHooks):
                                           else kappa0, S0)
             nu0, oas = shrinkage.oas_dof(completed, S0, tied=self.tied)
         found = em.auto_prior(self, stats, m0, kappa0, S0, dof=None if auto else nu0,
-                              scale=scale, record=record)
+                              scale=scale, record=record,
+                              start=None if start is None else float(start["nu0"]))
         if not record:
             nu0, scale = found["cov_dof"], found["cov_scale"]
             return {"m0": m0, "kappa0": found["mean_strength"], "nu0": nu0,
