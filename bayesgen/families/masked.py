@@ -110,12 +110,6 @@ def gaussian_log_lik(X: np.ndarray, M: np.ndarray, params: dict, full: bool) -> 
     return quad
 
 
-def drop_terms(terms: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """Sum over features of per-feature terms (n, K, d) with the missing ones (M (n, d))
-    set to 0 (their NaN never reaches the sum)."""
-    return np.where(M[:, None, :], 0.0, terms).sum(axis=-1)
-
-
 # ----------------------------------------------------------- count families
 def observed_matmul(M, B: np.ndarray) -> np.ndarray:
     """``O @ B^T`` over the last axis, O = 1 - M the observed indicator (n, d) (dense,
@@ -165,18 +159,3 @@ def renormalise(out: np.ndarray, impossible, X, M, theta: np.ndarray):
     if dead.any():
         impossible = dead if impossible is None else impossible | dead
     return out, impossible
-
-
-# ------------------------------------------------------------ exact LOO
-def loo_entries(Z, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What a factorised family's leave-one-out downdate needs of the rows Z (n, d)
-    (dense, NaN where missing) and weights ``w`` (n,): Z with 0 for its missing entries,
-    the observed indicator O (n, d) (float) and the weight removed from each observed
-    entry, ``w_n O_nj`` (n, d)."""
-    M = missing.mask(Z)
-    if M is None:
-        return Z, np.ones(Z.shape), np.broadcast_to(w[:, None], Z.shape)
-    if not isinstance(M, np.ndarray):
-        M = M.toarray()
-    O = (~M).astype(np.float64)
-    return np.where(M, 0.0, Z), O, w[:, None] * O

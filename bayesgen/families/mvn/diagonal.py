@@ -55,7 +55,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from bayesgen.data import missing
-from bayesgen.families import conjugate, loo_at, masked
+from bayesgen.families import conjugate, masked
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_evidence as gev
 from bayesgen.families import gaussian_stats as gstats
@@ -668,7 +668,7 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
             full[np.arange(y.size), y] = loo_predictive(Z, y, w, post, spherical=spherical)
             return full
         full = np.empty((y.size, K))
-        step = max(1, loo_at.BLOCK // (K * d))
+        step = max(1, conjugate.BLOCK // (K * d))
         for start in range(0, y.size, step):
             part = slice(start, start + step)
             down = downdated(Z[part], y[part], w[part], post, tied=tied, spherical=spherical)
@@ -677,7 +677,7 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
     Z_test = np.asarray(Z_test, dtype=np.float64)
     n, m = y.size, Z_test.shape[0]
     out = np.empty((n, m, K))
-    n_b, m_b = loo_at.blocks(n, m, K * d)
+    n_b, m_b = conjugate.blocks(n, m, K * d)
     for i0 in range(0, n, n_b):
         down = downdated(Z[i0:i0 + n_b], y[i0:i0 + n_b], w[i0:i0 + n_b], post, tied=tied,
                          spherical=spherical)
