@@ -214,13 +214,6 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
         """The Dirichlet(alpha) prior as a posterior ``{"concentration"}`` without data."""
         return {"concentration": prior["alpha"]}
 
-    @staticmethod
-    def _coefficient(X, total: np.ndarray) -> np.ndarray:
-        """log(n!) - sum_j log(x_j!) per row, (n,); sparse X via its non-zeros."""
-        if sparse.is_sparse(X):
-            return gammaln(total + 1.0) - sparse.row_sum_of(X, gammaln(X.data + 1.0))
-        return gammaln(total + 1.0) - gammaln(X + 1.0).sum(axis=1)
-
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """Multinomial log-pmf of every row under every class.
@@ -253,7 +246,7 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
             out, impossible = masked.renormalise(out, impossible, X, M, params["theta"])
         if full:
             with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
-                out += self._coefficient(X, sparse.row_sum(X))[:, None]
+                out += _coefficient(X, sparse.row_sum(X))[:, None]
         dr.check_overflow(out, X, WHO)
         if impossible is not None:
             out[impossible] = -np.inf
@@ -376,7 +369,14 @@ class DirichletMultinomial(conjugate.Entrywise):
         return -conjugate.log_rising(total, x_total)
 
     def log_h(self, X) -> np.ndarray:
-        return MultinomialFamily._coefficient(X, sparse.row_sum(X))
+        return _coefficient(X, sparse.row_sum(X))
 
 
 ALGEBRA = DirichletMultinomial()
+
+
+def _coefficient(X, total: np.ndarray) -> np.ndarray:
+    """log(n!) - sum_j log(x_j!) per row, (n,); sparse X via its non-zeros."""
+    if sparse.is_sparse(X):
+        return gammaln(total + 1.0) - sparse.row_sum_of(X, gammaln(X.data + 1.0))
+    return gammaln(total + 1.0) - gammaln(X + 1.0).sum(axis=1)
