@@ -381,6 +381,10 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                     f"estimator {name!r}'s unlabeled value): their leave-one-out predictive "
                     "has no closed form, so the stack cannot weigh them; drop the "
                     "unlabeled rows before stacking.")
+        if _has_missing(X):  # before any fit: data augmentation is an MCMC run
+            for name, est in members:
+                if est._make_family().capabilities.augmentation:
+                    raise ValueError(_no_exact_loo(name, est))
         fitted, loo = [], []
         for name, est in members:
             with warnings.catch_warnings():
@@ -390,12 +394,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                                         category=DataWarning)
                 est = clone(est).fit(X, y, sample_weight=sample_weight)
             if not exact_loo.supports(est):
-                raise ValueError(
-                    f"estimator {name!r} ({type(est).__name__}) has no exact leave-one-out "
-                    "predictive on these data: LDA, QDA and MultinomialNB with missing "
-                    "entries (NaN, None or NA in X) and fits with unlabeled rows have "
-                    "none. Impute or drop the missing entries, or drop the unlabeled rows, "
-                    "before stacking.")
+                raise ValueError(_no_exact_loo(name, est))
             joint, y_index = _loo_one_unit(est, X, y, sample_weight)
             loo.append(joint[np.arange(y_index.size), y_index] - logsumexp(joint, axis=1))
             fitted.append(est)
@@ -490,3 +489,24 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         log_proba = self.predict_log_proba(X)  # checks the fit before classes_ is read
         return self.classes_[np.argmax(log_proba, axis=1)]
 
+
+def _no_exact_loo(name: str, est: Any) -> str:
+    """The message of a member without an exact leave-one-out predictive on the data."""
+    return (f"estimator {name!r} ({type(est).__name__}) has no exact leave-one-out "
+            "predictive on these data: LDA, QDA and MultinomialNB with missing "
+            "entries (NaN, None or NA in X) and fits with unlabeled rows have "
+            "none. Impute or drop the missing entries, or drop the unlabeled rows, "
+            "before stacking.")
+
+
+def _has_missing(X: Any) -> bool:
+    """Whether X (array-like, DataFrame or scipy.sparse) holds a missing entry (NaN,
+    None or NA). False when X is not numeric: the members' own checks then say what is
+    wrong with it."""
+    try:
+        if hasattr(X, "isna"):  # pandas
+            return bool(np.asarray(X.isna()).any())
+        data = X.tocsr().data if hasattr(X, "tocsr") else X  # any scipy.sparse format
+        return bool(np.isnan(np.asarray(data, dtype=np.float64)).any())
+    except (TypeError, ValueError, AttributeError):
+        return False
