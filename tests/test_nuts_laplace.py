@@ -135,6 +135,9 @@ def _qda_steps(n: int) -> tuple[float, float]:
         1 + 0.5 * y[:, None])
     with warnings.catch_warnings():  # 2 x 300 draws: ESS below the 400 of the check
         warnings.simplefilter("ignore", bg.ConvergenceWarning)
+        # at n = 300,000 fit says the log_likelihood group is left to add_log_likelihood()
+        warnings.filterwarnings("ignore", message=".*add_log_likelihood",
+                                category=bg.DataWarning)
         est = bg.QDA(method="mcmc", chains=2, draws=300, tune=300, random_state=1,
                      progressbar=False).fit(X, y)
     stats = est.idata_.sample_stats

@@ -506,7 +506,11 @@ def _has_missing(X: Any) -> bool:
     try:
         if hasattr(X, "isna"):  # pandas
             return bool(np.asarray(X.isna()).any())
-        data = X.tocsr().data if hasattr(X, "tocsr") else X  # any scipy.sparse format
-        return bool(np.isnan(np.asarray(data, dtype=np.float64)).any())
+        data = np.asarray(X.tocsr().data if hasattr(X, "tocsr") else X)  # any sparse format
+        if data.dtype.kind == "O":  # None, NaN, pd.NA among other objects
+            return bool(pd.isna(data).any())
+        if data.dtype.kind not in "fiub":  # complex, text: the members refuse it
+            return False
+        return bool(np.isnan(data.astype(np.float64)).any())
     except (TypeError, ValueError, AttributeError):
         return False
