@@ -56,6 +56,7 @@ family computes the other classes' columns itself.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
@@ -71,14 +72,21 @@ BLOCK = 2**21
 
 
 # ------------------------------------------------------------------ protocol
-class Entrywise:
+class Entrywise(ABC):
     """The algebra of a factorised conjugate family: one factor per (class, feature).
 
-    Subclasses implement :meth:`t` and :meth:`log_z`, and may override the defaults of
+    Subclasses implement :meth:`log_z` and ``t(x) -> dict``, the statistics of entry
+    values x (..., d) per key of ``post`` (an array of x's shape plus the entry's
+    trailing dims; not needed when :meth:`step`, :meth:`downdate` and :meth:`loo_step`
+    are all given), and may override the defaults of
     :meth:`step` (the increment of log z; default the difference, which loses digits
     to cancellation for huge tau: give the closed form), :meth:`downdate`,
-    :meth:`log_h`, and for coupled or discrete families :attr:`total` and
-    :meth:`table`. Every method is element-wise over the leading dims: ``post`` arrays
+    :meth:`log_h`. Flags that need more methods: :attr:`total` needs
+    ``total_log_z(total) -> g(T)``, the coupling term of log Z at the summed natural
+    statistic T (...,); :attr:`tabled` needs ``table(post)`` (:meth:`step` at every
+    level, (L, d, C)) and, unless :attr:`binary`, ``codes(X)`` (the level index of every
+    entry of dense X (n, d), int; missing entries any valid code, their weight is 0).
+    Every method is element-wise over the leading dims: ``post`` arrays
     (..., d) (or (..., d, C) for vector entries) broadcast against entry values x
     (..., d).
     """
@@ -88,23 +96,19 @@ class Entrywise:
     #: :meth:`log_h` is not 0: the evidence needs the training rows
     needs_rows: bool = False
     #: the key of ``post`` whose sum over the observed features couples them (the
-    #: Dirichlet over features: log Z adds :meth:`total_log_z` of that sum), or None
+    #: Dirichlet over features: log Z adds ``total_log_z`` of that sum), or None
     total: str | None = None
-    #: True when :meth:`table` and :meth:`codes` are given: the support of each entry is
+    #: True when ``table`` and ``codes`` are given: the support of each entry is
     #: finite (levels 0..C-1) and the predictive is a one-hot product with the table
     tabled: bool = False
     #: with ``tabled``: the levels are the values 0 and 1 themselves (X is its own
     #: code), so X (dense or sparse) multiplies the table directly
     binary: bool = False
 
-    def t(self, x: np.ndarray) -> dict:
-        """The statistics t(x) of entry values x (..., d): per key of ``post``, an
-        array of x's shape (plus the entry's trailing dims)."""
-        raise NotImplementedError
-
+    @abstractmethod
     def log_z(self, post: dict) -> np.ndarray:
         """log z(tau) per entry, (..., d) (trailing entry dims reduced)."""
-        raise NotImplementedError
+        ...
 
     def step(self, post: dict, x: np.ndarray) -> np.ndarray:
         """log z(tau + t(x)) - log z(tau) per entry, (..., d): the entry's posterior
@@ -127,27 +131,13 @@ class Entrywise:
         as 0, which their h must make 0); None when h = 1."""
         return None
 
-    def total_log_z(self, total: np.ndarray) -> np.ndarray:
-        """The coupling term g(T) of log Z at the summed natural statistic T (...,)
-        (with :attr:`total`)."""
-        raise NotImplementedError
-
     def total_step(self, total: np.ndarray, x_total: np.ndarray) -> np.ndarray:
         """g(T + s) - g(T) for a row whose entries sum to s (with :attr:`total`).
-        Default: the difference of :meth:`total_log_z`."""
+        Default: the difference of ``total_log_z``."""
         return self.total_log_z(total + x_total) - self.total_log_z(total)
 
-    def table(self, post: dict) -> np.ndarray:
-        """(with ``tabled``) :meth:`step` at every level, (L, d, C)."""
-        raise NotImplementedError
 
-    def codes(self, X: np.ndarray) -> np.ndarray:
-        """(with ``tabled`` and not ``binary``) the level index of every entry of
-        dense X (n, d), int (missing entries: any valid code; their weight is 0)."""
-        raise NotImplementedError
-
-
-class Joint:
+class Joint(ABC):
     """The algebra of a family whose statistics do not split by feature.
 
     ``post`` arrays have leading dims (...); a row's statistics ``t(X)`` have the
@@ -158,13 +148,15 @@ class Joint:
     who: str = "model"
     needs_rows: bool = False
 
+    @abstractmethod
     def t(self, X: np.ndarray) -> dict:
         """The statistics t(x_n) of rows X (n, d), per key of ``post`` (n, ...)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def log_z(self, post: dict) -> np.ndarray:
         """log Z(tau) over the leading dims of ``post``."""
-        raise NotImplementedError
+        ...
 
     def log_h(self, X: np.ndarray) -> np.ndarray | None:
         """log h(x_n) per row, (n,); None when h = 1."""
@@ -181,7 +173,7 @@ class Joint:
         return add(post, self.t(X), -w)
 
 
-class Hooks:
+class Hooks(ABC):
     """The closed-form hooks of :class:`bayesgen.families.protocol.Family` for a family
     written on an algebra: ``log_predictive``, ``log_evidence``, ``loo_log_predictive``
     and ``loo_log_predictive_at`` (same names, signatures and meaning), each one call
@@ -192,13 +184,15 @@ class Hooks:
     rows themselves; CategoricalNB: category codes).
     """
 
+    @abstractmethod
     def algebra(self, post: dict) -> Entrywise | Joint:
         """The family's algebra for posteriors shaped like ``post``."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def natural_prior(self, prior: dict) -> dict:
         """The resolved prior as a posterior with no data (keys of ``posterior``'s)."""
-        raise NotImplementedError
+        ...
 
     def encode(self, X: Any) -> Any:
         """Rows X (n, d) as the algebra reads them (NaN: missing)."""
