@@ -140,18 +140,20 @@ class Entrywise(ABC):
 class Joint(ABC):
     """The algebra of a family whose statistics do not split by feature.
 
-    ``post`` arrays have leading dims (...); a row's statistics ``t(X)`` have the
-    row's leading dim. :meth:`step` and :meth:`downdate` pair ``post`` and rows
-    leading dim by leading dim (the functions below broadcast rows against classes).
+    Subclasses implement :meth:`log_z` and either ``t(X) -> dict`` (the statistics
+    t(x_n) of rows X (n, d) per key of ``post``, (n, ...), read by the default
+    :meth:`update`) or :meth:`update` itself (a posterior whose coordinates are not the
+    natural ones: the Normal-Inverse-Wishart's). ``post`` arrays have leading dims
+    (...); :meth:`update`, :meth:`step` and :meth:`downdate` pair ``post`` and rows
+    leading dim by leading dim. :meth:`predict`, :meth:`loo` and :meth:`loo_at` (rows
+    against classes) default to those pairings; a family may give closed forms that
+    factor each class once (the rank-one steps of the matrix determinant lemma), and
+    must when a block of ``post`` is shared by the classes (LDA's covariance: every row
+    changes every class's column).
     """
 
     who: str = "model"
     needs_rows: bool = False
-
-    @abstractmethod
-    def t(self, X: np.ndarray) -> dict:
-        """The statistics t(x_n) of rows X (n, d), per key of ``post`` (n, ...)."""
-        ...
 
     @abstractmethod
     def log_z(self, post: dict) -> np.ndarray:
@@ -162,15 +164,51 @@ class Joint(ABC):
         """log h(x_n) per row, (n,); None when h = 1."""
         return None
 
+    def update(self, post: dict, X: np.ndarray, w: Any = 1.0) -> dict:
+        """tau_n + w_n t(x_n), ``post`` (n, ...) paired with rows X (n, d), w (n,) or a
+        scalar (w < 0 removes). Default: :func:`add` of ``t(X)``."""
+        return add(post, self.t(X), w)
+
     def step(self, post: dict, X: np.ndarray) -> np.ndarray:
         """log Z(tau_n + t(x_n)) - log Z(tau_n), (n,), ``post`` (n, ...) paired with rows
-        X (n, d). Default: the difference of :meth:`log_z`; a family may give a cheaper
-        or more accurate closed form (the matrix determinant lemma)."""
-        return self.log_z(add(post, self.t(X))) - self.log_z(post)
+        X (n, d): the difference of :meth:`log_z`."""
+        return self.log_z(self.update(post, X)) - self.log_z(post)
 
     def downdate(self, post: dict, X: np.ndarray, w: np.ndarray) -> dict:
         """tau_n - w_n t(x_n), ``post`` (n, ...) paired with rows X (n, d), w (n,)."""
-        return add(post, self.t(X), -w)
+        return self.update(post, X, -np.asarray(w, dtype=np.float64))
+
+    def predict(self, post: dict, X: np.ndarray) -> np.ndarray:
+        """log Z(tau_l + t(x_n)) - log Z(tau_l), (n, L): rows against the L classes of
+        ``post``, paired in blocks of rows (b L pairs per block)."""
+        n = X.shape[0]
+        L = _n_classes(post)
+        size = max(1, sum(v[0].size for v in post.values()))
+        rows = max(1, BLOCK // max(1, L * size))
+        out = np.empty((n, L))
+        for s in range(0, n, rows):
+            Xb = X[s:s + rows]
+            b = Xb.shape[0]
+            pairs = {k: np.broadcast_to(v[None], (b, *v.shape)).reshape(b * L, *v.shape[1:])
+                     for k, v in post.items()}
+            out[s:s + b] = self.step(pairs, np.repeat(Xb, L, axis=0)).reshape(b, L)
+        return out
+
+    def loo(self, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The step of each row x_n at its class's posterior without it, (n,), in blocks
+        of rows (without log h)."""
+        out = np.empty(y.size)
+        size = max(1, sum(v[0].size for v in post.values()))
+        rows = max(1, BLOCK // size)
+        for s in range(0, y.size, rows):
+            e = s + rows
+            out[s:e] = self.step(self.downdate(take(post, y[s:e]), X[s:e], w[s:e]), X[s:e])
+        return out
+
+    def loo_at(self, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+               X_test: np.ndarray | None = None) -> np.ndarray:
+        """:func:`loo_log_predictive_at` (with log h): only class y_i changes."""
+        return _own_class_at(self, X, y, w, post, X_test)
 
 
 class Hooks(ABC):
@@ -280,7 +318,9 @@ def log_predictive(alg: Entrywise | Joint, X: Any, post: dict) -> np.ndarray:
         when a value is not finite (:func:`check_overflow`).
     """
     if isinstance(alg, Joint):
-        return check_overflow(_joint_predictive(alg, X, post), X, alg.who)
+        out = alg.predict(post, X)
+        h = alg.log_h(X)
+        return check_overflow(out if h is None else out + h[:, None], X, alg.who)
     M = missing.mask(X)
     X0 = X if M is None else missing.filled(X)
     if alg.tabled:
@@ -387,25 +427,6 @@ def _total_terms(alg: Entrywise, X, M, tau: np.ndarray) -> np.ndarray:
     return out
 
 
-def _joint_predictive(alg: Joint, X: np.ndarray, post: dict) -> np.ndarray:
-    """Rows against classes, paired in blocks of rows (b L pairs per block)."""
-    n = X.shape[0]
-    L = _n_classes(post)
-    size = max(1, sum(v[0].size for v in post.values()))
-    rows = max(1, BLOCK // max(1, L * size))
-    out = np.empty((n, L))
-    for s in range(0, n, rows):
-        Xb = X[s:s + rows]
-        b = Xb.shape[0]
-        pairs = {k: np.broadcast_to(v[None], (b, *v.shape)).reshape(b * L, *v.shape[1:])
-                 for k, v in post.items()}
-        out[s:s + b] = alg.step(pairs, np.repeat(Xb, L, axis=0)).reshape(b, L)
-    h = alg.log_h(X)
-    if h is not None:
-        out += h[:, None]
-    return out
-
-
 # ------------------------------------------------------------------- evidence
 def log_evidence(alg: Entrywise | Joint, prior: dict, post: dict, X: Any = None,
                  w: np.ndarray | None = None) -> float:
@@ -456,13 +477,7 @@ def loo_log_predictive(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndar
     Dense X in blocks of rows; CSR X visits only its stored entries, the zero entries'
     terms computed once per (class, weight) (once per class when t(0) = 0)."""
     if isinstance(alg, Joint):
-        out = np.empty(y.size)
-        size = max(1, sum(v[0].size for v in post.values()))
-        rows = max(1, BLOCK // size)
-        for s in range(0, y.size, rows):
-            e = s + rows
-            p = alg.downdate(take(post, y[s:e]), X[s:e], w[s:e])
-            out[s:e] = alg.step(p, X[s:e])
+        out = alg.loo(post, X, y, w)
         h = alg.log_h(X)
         return out if h is None else out + h
     if sparse.is_sparse(X):
@@ -544,6 +559,15 @@ def loo_log_predictive_at(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.n
     "classes" of one :func:`log_predictive` call on the test block. Cost O(n m d)
     plus O(m K d) for the full-data columns; memory the output plus the block.
     """
+    if isinstance(alg, Joint):
+        return alg.loo_at(post, X, y, w, X_test)
+    return _own_class_at(alg, X, y, w, post, X_test)
+
+
+def _own_class_at(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndarray,
+                  post: dict, X_test: Any = None) -> np.ndarray:
+    """:func:`loo_log_predictive_at` of a family whose classes have independent
+    posteriors (only class y_i changes)."""
     if X_test is None:
         out = np.array(log_predictive(alg, X, post), dtype=np.float64)
         out[np.arange(y.size), y] = loo_log_predictive(alg, X, y, w, post)

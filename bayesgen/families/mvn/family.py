@@ -44,10 +44,11 @@ from typing import Any
 import numpy as np
 
 from bayesgen.data import missing
+from bayesgen.families import conjugate
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import attach_frame, user_to_internal
-from bayesgen.families.mvn import em, linalg, shrinkage
+from bayesgen.families.mvn import em, niw, shrinkage
 from bayesgen.families.mvn import missing as _mvn_missing
 from bayesgen.families.mvn.checks import (
     complete_mle,
@@ -59,11 +60,9 @@ from bayesgen.families.mvn.checks import (
 from bayesgen.families.mvn.linalg import (
     _cholesky,
     _scalar,
-    _swap,
     linear_scores,
     mahalanobis,
 )
-from bayesgen.families.mvn.niw_evidence import log_marginal_likelihood as niw_evidence
 from bayesgen.families.mvn.structures import structure_evidence
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
@@ -77,7 +76,7 @@ COV_PRIOR_FORMS = ("niw", "lkj")
 _DEGENERATE = 1e3 * np.finfo(np.float64).eps
 
 
-class MVNFamily(UnlabeledHooks):
+class MVNFamily(conjugate.Hooks, UnlabeledHooks):
     """Multivariate normal likelihood with a Normal-Inverse-Wishart prior.
 
     Parameters
@@ -377,21 +376,18 @@ class MVNFamily(UnlabeledHooks):
             ``m`` (K, d), ``kappa`` (K,), ``Psi`` (K, d, d) and ``nu`` (K,) for QDA,
             or ``Psi`` (d, d) and ``nu`` float for LDA.
         """
-        n = stats["count"]
-        kappa0 = np.broadcast_to(np.asarray(prior["kappa0"], dtype=np.float64), n.shape)
-        kappa = kappa0 + n
-        m = (kappa0[:, None] * prior["m0"] + n[:, None] * stats["mean"]) / kappa[:, None]
-        diff = stats["mean"] - prior["m0"]
-        between = np.einsum("k,ki,kj->kij", kappa0 * n / kappa, diff, diff)
-        if self.tied:
-            Psi = prior["Psi0"] + stats["scatter"] + gstats.class_sum(between)
-            nu = float(np.asarray(prior["nu0"]) + n.sum())
-        else:
-            Psi = prior["Psi0"] + stats["scatter"] + between
-            nu = np.asarray(prior["nu0"], dtype=np.float64) + n
-        Psi = (Psi + _swap(Psi)) / 2.0
-        self._check_float64_definite(Psi)
-        return {"m": m, "kappa": kappa, "Psi": Psi, "nu": nu}
+        post = niw.posterior(stats, prior, tied=self.tied)
+        self._check_float64_definite(post["Psi"])
+        return post
+
+    def algebra(self, post: dict) -> niw.NIW:
+        """The Normal-Inverse-Wishart algebra (:class:`.niw.NIW`) of the predictive,
+        evidence and leave-one-out hooks."""
+        return niw.NIW(tied=self.tied, who=self._who)
+
+    def natural_prior(self, prior: dict) -> dict:
+        """The resolved prior as a posterior without data (:func:`.niw.natural_prior`)."""
+        return niw.natural_prior(prior)
 
     def _check_float64_definite(self, Psi: np.ndarray) -> None:
         """ValueError if a posterior scale Psi = Psi0 + S (positive definite in exact
@@ -474,27 +470,24 @@ class MVNFamily(UnlabeledHooks):
         return draw_niw(post, size, rng, tied=self.tied)
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K).
-
-        Multivariate Student-t (Murphy 2007, eq. 258) with nu_k - d + 1 degrees of
-        freedom, location m_k and scale Psi_k (kappa_k + 1) / (kappa_k (nu_k - d + 1)).
-        The same holds for LDA with the shared Psi and nu: given Sigma,
-        x = mu_k + e ~ N(m_k, Sigma (1 + 1/kappa_k)), then Sigma is integrated out.
-        NaN in X or a data-augmentation stack: :func:`._mvn_missing.log_predictive`.
+        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K): the
+        multivariate Student-t of the algebra (:meth:`.niw.NIW.predict`; LDA with the
+        shared Psi and nu). NaN in X or a data-augmentation stack:
+        :func:`._mvn_missing.log_predictive`.
         """
         if post["m"].ndim == 3 or missing.has_missing(X):
             return _mvn_missing.log_predictive(self, X, post)
-        return linalg.student_t_predictive(X, post, tied=self.tied)
+        return super().log_predictive(X, post)
 
     # ----------------------------------------------------- model comparison
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str,
                      who: str) -> float:
-        """Exact log p(X | y) under the Normal-Inverse-Wishart prior
-        (:func:`bayesgen.families.mvn.niw_evidence.log_marginal_likelihood`: one Gamma_d /
-        determinant ratio per class for QDA, one shared for LDA), user units (minus
-        N log|S| for the frame's scales S). ``ValueError`` for an LKJ prior sampled by
-        NUTS (not conjugate) and for statistics with missing entries (no closed form)."""
+        """Exact log p(X | y) under the Normal-Inverse-Wishart prior: log Z(posterior) -
+        log Z(prior) of the algebra (:class:`.niw.NIW`; one Gamma_d / determinant ratio
+        per class for QDA, one shared for LDA), in the units of X (minus N log|S| for the
+        frame's scales S). ``ValueError`` for an LKJ prior sampled by NUTS (not
+        conjugate) and for statistics with missing entries (no closed form)."""
         if method == "mcmc" and self._sampled_hyper():
             raise ValueError(
                 f"{who} sampled its hyper-parameters ({', '.join(self._sampled_hyper())} = "
@@ -515,26 +508,8 @@ class MVNFamily(UnlabeledHooks):
             )
         d = stats["mean"].shape[1]
         observed = np.full(d, stats["count"].sum())
-        return niw_evidence(stats, prior, tied=self.tied) - _far.log_jacobian(self.frame,
-                                                                               observed)
-
-    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
-                           post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,): the multivariate Student-t of the
-        Normal-Inverse-Wishart posterior without row n, by the matrix determinant lemma
-        and Sherman-Morrison (:func:`bayesgen.families.mvn.linalg.loo_student_t`);
-        complete rows (after data augmentation there is no closed form)."""
-        return linalg.loo_student_t(Z, y, w, post, tied=self.tied)
-
-    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test: np.ndarray | None = None) -> np.ndarray:
-        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-        (n, K) at the training rows themselves): rank-one downdates of the
-        Normal-Inverse-Wishart posterior (:func:`bayesgen.families.mvn.linalg.loo_student_t_at`).
-        LDA's classes share Psi and nu, so removing row i changes every class's
-        predictive, not only that of its own class (QDA); complete training rows (after
-        data augmentation there is no closed form), test rows may miss entries."""
-        return linalg.loo_student_t_at(Z, y, w, post, Z_test, tied=self.tied)
+        return (super().log_evidence(stats, prior, rows, method=method, who=who)
+                - _far.log_jacobian(self.frame, observed))
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:

@@ -46,9 +46,11 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import digamma, gammaln, multigammaln, zeta
+from scipy.special import digamma, gammaln, zeta
 
+from bayesgen.families import conjugate
 from bayesgen.families.gaussian_stats import class_sum
+from bayesgen.families.mvn.niw import NIW, natural_prior, posterior
 from bayesgen.utils.search import log_bounded_argmax, polish_root
 
 #: search range of c = nu0 - d - 1 for ``cov_dof="auto"``
@@ -92,18 +94,8 @@ def log_marginal_likelihood(stats: dict, prior: dict, *, tied: bool) -> float:
     float
         The log evidence of the features given the labels (weighted counts as counts).
     """
-    m0, kappa0, nu0, Psi0 = prior["m0"], prior["kappa0"], prior["nu0"], prior["Psi0"]
-    d = m0.size
-    count = stats["count"]
-    groups, sizes = _group_scatter(stats, m0, kappa0, tied)
-    _, logdet0 = np.linalg.slogdet(Psi0)
-    total = -0.5 * count.sum() * d * np.log(np.pi)
-    total += 0.5 * d * np.sum(np.log(kappa0 / (kappa0 + count)))
-    for B, n in zip(groups, sizes, strict=True):
-        _, logdet_n = np.linalg.slogdet(Psi0 + B)
-        total += (multigammaln((nu0 + n) / 2.0, d) - multigammaln(nu0 / 2.0, d)
-                  + 0.5 * nu0 * logdet0 - 0.5 * (nu0 + n) * logdet_n)
-    return float(total)
+    return conjugate.log_evidence(NIW(tied=tied), natural_prior(prior),
+                                  posterior(stats, prior, tied=tied))
 
 
 def evidence_dof(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,

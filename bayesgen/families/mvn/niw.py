@@ -1,0 +1,226 @@
+"""The Normal-Inverse-Wishart algebra of LDA and QDA (:class:`NIW`).
+
+A posterior is ``m`` (L, d), ``kappa`` (L,), ``Psi`` and ``nu``: per class, (L, d, d) and
+(L,) (QDA), or one block shared by the classes, (d, d) and a float (LDA). Its
+normaliser, with the rows' constant pi^(-d/2) folded in (nu counts the rows, so the
+factor pi^(-nu d / 2) is log h summed over them and h = 1)::
+
+    log Z = log Gamma_d(nu / 2) - nu log|Psi| / 2 - d log(kappa) / 2 - nu d log(pi) / 2
+
+(LDA: the kappa term summed over the classes, the Wishart terms once). The evidence,
+predictive and leave-one-out of :mod:`bayesgen.families.conjugate` are differences of
+it (Murphy 2007, sec. 9). Adding a row x of weight w (u = x - m)::
+
+    kappa' = kappa + w,  m' = (kappa m + w x) / kappa',  nu' = nu + w,
+    Psi' = Psi + (w kappa / kappa') u u^T,   log|Psi'| = log|Psi| + log(1 + (w kappa / kappa') r)
+
+with r = u^T Psi^-1 u (matrix determinant lemma), so the predictive is the multivariate
+Student-t with nu - d + 1 degrees of freedom, location m and scale
+Psi (kappa + 1) / (kappa (nu - d + 1)), and a row's removal is the same rank-one step
+with -w (Sherman-Morrison for the distances at other rows): one Cholesky factor per
+covariance block serves every row (:meth:`NIW.predict`, :meth:`NIW.loo`,
+:meth:`NIW.loo_at`). The generic differences of :meth:`NIW.log_z` are their test oracle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import solve_triangular
+from scipy.special import gammaln
+
+from bayesgen.families import conjugate
+from bayesgen.families.gaussian_stats import class_sum
+from bayesgen.families.mvn.linalg import _swap, mahalanobis, student_t_const
+
+
+def posterior(stats: dict, prior: dict, *, tied: bool) -> dict:
+    """The conjugate update of statistics ``count`` (K,), ``mean`` (K, d), ``scatter``
+    (K, d, d) or (d, d) (``tied``) under ``m0``, ``kappa0``, ``nu0``, ``Psi0`` (each may be
+    per class)::
+
+        kappa_k = kappa0 + N_k,   m_k = (kappa0 m0 + N_k xbar_k) / kappa_k
+        B_k = S_k + kappa0 N_k / kappa_k (xbar_k - m0)(xbar_k - m0)^T
+        QDA: Psi_k = Psi0 + B_k, nu_k = nu0 + N_k;   LDA: Psi = Psi0 + sum_k B_k, nu = nu0 + N
+    """
+    n = stats["count"]
+    kappa0 = np.broadcast_to(np.asarray(prior["kappa0"], dtype=np.float64), n.shape)
+    kappa = kappa0 + n
+    m = (kappa0[:, None] * prior["m0"] + n[:, None] * stats["mean"]) / kappa[:, None]
+    diff = stats["mean"] - prior["m0"]
+    between = np.einsum("k,ki,kj->kij", kappa0 * n / kappa, diff, diff)
+    if tied:
+        Psi = prior["Psi0"] + stats["scatter"] + class_sum(between)
+        nu = np.float64(np.asarray(prior["nu0"]) + n.sum())
+    else:
+        Psi = prior["Psi0"] + stats["scatter"] + between
+        nu = np.asarray(prior["nu0"], dtype=np.float64) + n
+    return {"m": m, "kappa": kappa, "Psi": (Psi + _swap(Psi)) / 2.0, "nu": nu}
+
+
+def natural_prior(prior: dict) -> dict:
+    """The prior (``m0``, ``kappa0``, ``Psi0``, ``nu0``) as a posterior without data."""
+    return {"m": prior["m0"], "kappa": prior["kappa0"], "Psi": prior["Psi0"],
+            "nu": prior["nu0"]}
+
+
+class NIW(conjugate.Joint):
+    """The Normal-Inverse-Wishart algebra (module docstring); ``tied``: LDA's shared
+    (Psi, nu) block, which every row changes, so the leave-one-out at other rows
+    changes every class's column."""
+
+    def __init__(self, *, tied: bool, who: str = "model") -> None:
+        self.tied = bool(tied)
+        self.who = who
+
+    def log_z(self, post: dict) -> np.ndarray:
+        """log Z over the leading dims (QDA: per class; LDA: one value)."""
+        Psi, nu = post["Psi"], np.asarray(post["nu"], dtype=np.float64)
+        d = Psi.shape[-1]
+        logdet = 2.0 * np.log(np.diagonal(np.linalg.cholesky(Psi), axis1=-2,
+                                          axis2=-1)).sum(-1)
+        gamma_d = gammaln(nu[..., None] / 2.0 - np.arange(d) / 2.0).sum(-1)
+        wishart = gamma_d - 0.5 * nu * logdet - 0.5 * nu * d * np.log(np.pi)
+        means = -0.5 * d * np.log(post["kappa"])
+        return wishart + (means.sum(-1) if self.tied else means)
+
+    def update(self, post: dict, X: np.ndarray, w=1.0) -> dict:
+        """The posteriors ``post`` (n, ...) (per class, QDA-shaped) with rows X (n, d) of
+        weights w added (w < 0 removes)."""
+        w = np.broadcast_to(np.asarray(w, dtype=np.float64), X.shape[:1])
+        kappa = post["kappa"] + w
+        u = X - post["m"]
+        c = w * post["kappa"] / kappa
+        return {"m": post["m"] + (w / kappa)[:, None] * u, "kappa": kappa,
+                "Psi": post["Psi"] + c[:, None, None] * u[:, :, None] * u[:, None, :],
+                "nu": post["nu"] + w}
+
+    def predict(self, post: dict, X: np.ndarray) -> np.ndarray:
+        """The Student-t log p(x_n | class l), (n, L): one Cholesky factor per block."""
+        d = X.shape[1]
+        maha, logdet = mahalanobis(X, post["m"], post["Psi"], tied=self.tied)
+        kappa = post["kappa"]
+        df = np.asarray(post["nu"], dtype=np.float64) - d + 1.0
+        return (student_t_const(df, d, logdet, kappa)
+                - 0.5 * (df + d) * np.log1p(maha * (kappa / (kappa + 1.0))))
+
+    def loo(self, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """log p(x_n | y_n, D without row n), (n,): the rank-one removal (c = w kappa /
+        kappa', r = u^T Psi^-1 u)::
+
+            log|Psi'| = log|Psi| + log(1 - c r),
+            (x - m')^T Psi'^-1 (x - m') = (kappa / kappa')^2 r / (1 - c r)
+        """
+        n, d = X.shape
+        m, kappa = post["m"], post["kappa"]
+        Psi = np.broadcast_to(post["Psi"], (m.shape[0], d, d))
+        nu = np.broadcast_to(np.asarray(post["nu"], dtype=np.float64), kappa.shape)
+        u = X - m[y]
+        r = np.empty(n)
+        logdet = np.empty(kappa.shape)
+        for k in range(m.shape[0]):
+            L = np.linalg.cholesky(Psi[k])
+            logdet[k] = 2.0 * np.log(np.diagonal(L)).sum()
+            rows = np.flatnonzero(y == k)
+            if rows.size:
+                v = solve_triangular(L, u[rows].T, lower=True)
+                r[rows] = np.einsum("ij,ij->j", v, v)
+        kappa_k = kappa[y]
+        kappa_r = kappa_k - w
+        c = w * kappa_k / kappa_r
+        one_minus = 1.0 - c * r  # > 0: Psi' = Psi0 + (its statistics) is positive definite
+        df = nu[y] - w - d + 1.0
+        quad = (kappa_k / kappa_r) ** 2 * r / one_minus
+        return (student_t_const(df, d, logdet[y] + np.log(one_minus), kappa_r)
+                - 0.5 * (df + d) * np.log1p(quad * kappa_r / (kappa_r + 1.0)))
+
+    def loo_at(self, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+               X_test: np.ndarray | None = None) -> np.ndarray:
+        """log p(x_test_j | y = k, D without training row i), (n, m, K); ``X_test=None``:
+        (n, K) at the training rows themselves.
+
+        Row i (class c, v = L^-1 (x_i - m_c), r = |v|^2, c_i = w kappa_c / kappa'_c,
+        g = 1 - c_i r) leaves; for a test row z and class k, t = L^-1 (z - m_k) and
+        a = w / kappa'_c if k = c (the location moves) else 0, so that by
+        Sherman-Morrison the distance under Psi' = Psi - c_i u u^T is::
+
+            |t|^2 + 2 a (v . t) + a^2 r + c_i (v . t + a r)^2 / g
+
+        One factor per block and one product V T^T give every entry. QDA: only class c
+        changes; LDA: the shared block changes every class. Test rows with missing
+        entries: the marginal of their observed coordinates, per pattern.
+        """
+        n, d = X.shape
+        mean, kappa = post["m"], post["kappa"]
+        n_classes = mean.shape[0]
+        if X_test is not None and np.isnan(X_test).any():
+            return self._loo_at_patterns(post, X, y, w, X_test)
+        pairs = X_test is None
+        nu = np.broadcast_to(np.asarray(post["nu"], dtype=np.float64), kappa.shape)
+        if self.tied:
+            out = np.empty((n, n_classes) if pairs else (n, X_test.shape[0], n_classes))
+            groups = [(post["Psi"], np.arange(n), np.arange(n_classes))]
+        else:  # QDA: only the row's class changes
+            full = self.predict(post, X if pairs else X_test)
+            out = full if pairs else np.broadcast_to(full, (n, *full.shape)).copy()
+            groups = [(post["Psi"][k], np.flatnonzero(y == k), np.array([k]))
+                      for k in range(n_classes)]
+        for Psi, rows, classes in groups:
+            if not rows.size:
+                continue
+            L = np.linalg.cholesky(Psi)
+            logdet = 2.0 * np.log(np.diagonal(L)).sum()
+
+            def whiten(D: np.ndarray, L: np.ndarray = L) -> np.ndarray:
+                return solve_triangular(L, D.reshape(-1, d).T, lower=True).T.reshape(D.shape)
+
+            yr, wr = y[rows], w[rows]
+            V = whiten(X[rows] - mean[yr])  # (n_g, d)
+            r = np.einsum("ij,ij->i", V, V)
+            kappa_c = kappa[yr]
+            kappa_r = kappa_c - wr
+            c = wr * kappa_c / kappa_r
+            g = 1.0 - c * r  # > 0: Psi' = Psi0 + (its statistics) is positive definite
+            df = nu[yr] - wr - d + 1.0
+            same = yr[:, None] == classes[None, :]  # (n_g, K_g)
+            a = np.where(same, (wr / kappa_r)[:, None], 0.0)[:, None, :]
+            kap = np.where(same, kappa_r[:, None], kappa[classes][None, :])  # (n_g, K_g)
+            if pairs:
+                T = whiten(X[rows][:, None, :] - mean[classes][None])  # (n_g, K_g, d)
+                tt = np.einsum("nkd,nkd->nk", T, T)[:, None, :]
+                vt = np.einsum("nd,nkd->nk", V, T)[:, None, :]
+            else:
+                T = whiten(X_test[:, None, :] - mean[classes][None])  # (m, K_g, d)
+                tt = np.einsum("mkd,mkd->mk", T, T)[None]
+                vt = (V @ T.reshape(-1, d).T).reshape(rows.size, *T.shape[:2])
+            r3 = r[:, None, None]
+            quad = tt + 2.0 * a * vt + a * a * r3 + (c / g)[:, None, None] * (vt + a * r3) ** 2
+            kap3 = kap[:, None, :]
+            value = (student_t_const(df[:, None], d, (logdet + np.log(g))[:, None], kap)[:, None]
+                     - 0.5 * (df + d)[:, None, None] * np.log1p(quad * (kap3 / (kap3 + 1.0))))
+            if pairs:
+                out[rows[:, None], classes[None, :]] = value[:, 0, :]
+            else:
+                m = X_test.shape[0]
+                out[rows[:, None, None], np.arange(m)[None, :, None],
+                    classes[None, None, :]] = value
+        return out
+
+    def _loo_at_patterns(self, post, X, y, w, X_test) -> np.ndarray:
+        """:meth:`loo_at` of test rows with missing entries: per missingness pattern, the
+        posterior's marginal over the observed coordinates O (m_O, Psi_OO,
+        nu - (d - |O|); the downdate of a marginal is the marginal of the downdate), and 0
+        for a row with no observed entry."""
+        d = X.shape[1]
+        M = np.isnan(X_test)
+        out = np.zeros((y.size, X_test.shape[0], post["m"].shape[0]))
+        patterns, inverse = np.unique(M, axis=0, return_inverse=True)
+        for p, pattern in enumerate(patterns):
+            obs = ~pattern
+            if not obs.any():
+                continue
+            cols = np.flatnonzero(inverse.ravel() == p)
+            sub = {"m": post["m"][:, obs], "kappa": post["kappa"],
+                   "nu": np.asarray(post["nu"], dtype=np.float64) - (d - obs.sum()),
+                   "Psi": post["Psi"][..., obs, :][..., obs]}
+            out[:, cols] = self.loo_at(sub, X[:, obs], y, w, X_test[np.ix_(cols, obs)])
+        return out
