@@ -291,9 +291,6 @@ PRIVATE_ALLOWED: dict[str, int] = {
     "bayesgen.families.kernel.missing": 2,
     "bayesgen.families.kernel.pymc": 1,
     "bayesgen.families.mixed.pymc": 8,
-    "bayesgen.families.mvn.choice": 1,
-    "bayesgen.families.mvn.em": 1,
-    "bayesgen.families.mvn.missing": 1,
     "bayesgen.inference.statistics": 1,
     "bayesgen.scale.pieces": 4,
 }
@@ -340,7 +337,6 @@ ASSIGN_EXEMPT: dict[str, set[str]] = {
 ASSIGN_ALLOWED: dict[str, int] = {
     "bayesgen.data.tables": 2,
     "bayesgen.families.multinomial.missing": 1,
-    "bayesgen.families.mvn.em": 1,
     "bayesgen.scale.pieces": 1,
 }
 

@@ -433,7 +433,7 @@ def _member_refit(family, prior, stats_rest, Z_test):
     if not hasattr(family, "members"):
         return family.log_predictive(Z_test, family.posterior(stats_rest, prior))
     if not family.average:
-        s = family.chosen
+        s = family.chosen(prior)
         member = family.members[s]
         return member.log_predictive(Z_test, member.posterior(stats_rest, prior["members"][s]))
     log_ev = np.array([m.log_evidence(stats_rest, p, lambda: None, method="conjugate",

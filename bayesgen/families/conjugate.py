@@ -43,15 +43,17 @@ and the predictive is a (sparse) one-hot product.
 
 **Joint families** (:class:`Joint`: the Gaussian families' Normal-Inverse-Gamma or
 Normal-Inverse-Wishart, or any family without the entry structure): the row's
-statistics are added to each class's whole posterior; the increment of log Z may be
-given in closed form (the matrix determinant lemma for a Wishart normaliser), else it
-is the generic difference of :meth:`Joint.log_z`. Missing entries are the family's
-business there (its ``t`` and ``step`` see the NaN).
+statistics are added to each class's whole posterior (:meth:`Joint.update`); the
+predictive, leave-one-out and leave-one-out at other rows default to the generic
+differences of :meth:`Joint.log_z`, and a family may give them in closed form with one
+factor per class (the rank-one steps of the matrix determinant lemma for a Wishart
+normaliser: :class:`bayesgen.families.mvn.niw.NIW`). Missing entries are the family's
+business there.
 
-The leave-one-out functions remove the row from its own class only: they serve
-families whose classes have independent posteriors. A parameter shared by the classes
-(LDA's covariance) is one more block of statistics that every row changes; such a
-family computes the other classes' columns itself.
+The generic leave-one-out removes the row from its own class only: it serves families
+whose classes have independent posteriors. A parameter shared by the classes (LDA's
+covariance) is one more block of statistics that every row changes; such a family's
+algebra gives :meth:`Joint.loo` and :meth:`Joint.loo_at` (every class's column).
 """
 
 from __future__ import annotations

@@ -79,7 +79,6 @@ class StructureChoiceFamily(UnlabeledHooks):
                         DiagonalMVNFamily(tied=tied, spherical=False, **options),
                         MVNFamily(tied=tied, **options)]
         self.param_dims = self.members[-1].param_dims
-        self.chosen = len(self.members) - 1
         self._labels = None
         self._frame = None
 
@@ -113,13 +112,21 @@ class StructureChoiceFamily(UnlabeledHooks):
                             augmentation=True, linear_discriminant=self.tied,
                             continuous=True, correlated=True)
 
-    @property
-    def _best(self):
-        return self.members[self.chosen]
+    @staticmethod
+    def chosen(value: dict) -> int:
+        """The index of the structure of largest weight in a prior or posterior (its
+        ``log_weights``): the one "auto" fits and the point methods use."""
+        return int(np.argmax(value["log_weights"]))
+
+    def _recorded(self) -> int:
+        """The index of the structure the last :meth:`prior` or :meth:`mle` recorded in
+        ``search_`` (the full one before any), for the hooks that get no prior."""
+        found = getattr(self, "search_", None)
+        return NAMES[self.tied].index(found["structure"]) if found else len(self.members) - 1
 
     @property
-    def _who(self) -> str:
-        return self.members[-1]._who
+    def who(self) -> str:
+        return self.members[-1].who
 
     def real_columns(self, n_features: int) -> np.ndarray:
         """Every column is real-valued (the full family's answer)."""
@@ -163,7 +170,7 @@ class StructureChoiceFamily(UnlabeledHooks):
         for member, prior in zip(self.members, priors, strict=True):
             if isinstance(member, DiagonalMVNFamily) or "groups" not in stats:
                 out.append(member.log_evidence(stats, prior, lambda: None, method="map",
-                                               who=self._who))
+                                               who=self.who))
                 continue
             S0 = prior["Psi0"] / (prior["nu0"] - prior["m0"].size - 1.0)
             completed = em.evidence_stats(member, stats, prior["m0"], prior["kappa0"], S0,
@@ -177,7 +184,7 @@ class StructureChoiceFamily(UnlabeledHooks):
         """BIC of each candidate's maximum-likelihood fit (``method="mle"``)."""
         if "groups" in stats:
             raise ValueError(
-                f"{self._who} method='mle' with cov_structure="
+                f"{self.who} method='mle' with cov_structure="
                 f"{'average' if self.average else 'auto'!r} scores the structures by BIC, "
                 "which needs complete rows; use method='map' (the evidence handles missing "
                 "entries) or fix cov_structure.")
@@ -211,17 +218,14 @@ class StructureChoiceFamily(UnlabeledHooks):
         """
         if self.average and "groups" in stats:
             raise ValueError(
-                f"{self._who} cov_structure='average' needs complete rows: the full "
+                f"{self.who} cov_structure='average' needs complete rows: the full "
                 "structure's posterior with missing entries is not closed form. Use "
                 "cov_structure='auto', or fill the gaps.")
         priors = [member.prior(stats, record=record) for member in self.members]
         log_ev = self._log_evidences(stats, priors)
-        if not record:
-            self.chosen = int(np.argmax(log_ev))
-            return {"members": priors, "log_weights": log_ev - logsumexp(log_ev)}
-        self._log_ev = log_ev
-        self._record(log_ev, {"log_evidence": log_ev})
-        if self.average:  # the model's own evidence: log sum_s p(X | y, s) / 3
+        if record:
+            self._record(log_ev, {"log_evidence": log_ev})
+        if record and self.average:  # the model's own evidence: log sum_s p(X | y, s) / 3
             self.search_["log_evidence"] = float(logsumexp(log_ev) - np.log(log_ev.size))
         return {"members": priors, "log_weights": log_ev - logsumexp(log_ev)}
 
@@ -229,11 +233,12 @@ class StructureChoiceFamily(UnlabeledHooks):
         """True: the structure's weights are its evidence on the data."""
         return True
 
-    def _record(self, scores: np.ndarray, columns: dict[str, np.ndarray]) -> None:
-        """Choose by ``scores`` (log evidences, or BIC / 2) and set ``search_`` with
-        one row per candidate holding ``columns`` and ``weight`` (from ``scores``)."""
+    def _record(self, scores: np.ndarray, columns: dict[str, np.ndarray]) -> int:
+        """Choose by ``scores`` (log evidences, or BIC / 2), set ``search_`` with one row
+        per candidate holding ``columns`` and ``weight`` (from ``scores``) and return the
+        chosen index."""
         log_w = scores - logsumexp(scores)
-        self.chosen = int(np.argmax(scores))
+        chosen = int(np.argmax(scores))
         rows = []
         for s, (member, name, option) in enumerate(zip(
                 self.members, NAMES[self.tied], ("spherical", "diag", "full"), strict=True)):
@@ -243,24 +248,28 @@ class StructureChoiceFamily(UnlabeledHooks):
                          "cov_dof": found.get("cov_dof"), "cov_scale": found.get("cov_scale"),
                          **{key: float(value[s]) for key, value in columns.items()},
                          "weight": float(np.exp(log_w[s]))})
-        self.search_ = {**copy.deepcopy(self._best.search_),
-                        "structure": NAMES[self.tied][self.chosen], "structures": rows}
+        self.search_ = {**copy.deepcopy(self.members[chosen].search_),
+                        "structure": NAMES[self.tied][chosen], "structures": rows}
+        return chosen
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """The maximum-likelihood fit of the structure of largest BIC."""
         bic = self._bic(stats)
-        self._record(bic / 2.0, {"log_evidence": self._log_ev, "bic": bic})
+        log_ev = np.array([row["log_evidence"] for row in self.search_["structures"]])
+        chosen = self._record(bic / 2.0, {"log_evidence": log_ev, "bic": bic})
         self.search_["log_evidence"] = None  # the fit has no prior: nothing to compare
-        return self._best.mle(stats)
+        return self.members[chosen].mle(stats)
 
     def map(self, stats: dict, prior: dict) -> dict:
         """The posterior mode of the structure of largest evidence."""
-        return self._best.map(stats, prior["members"][self.chosen])
+        s = self.chosen(prior)
+        return self.members[s].map(stats, prior["members"][s])
 
     def log_prior(self, params: dict, prior: dict) -> float:
         """The chosen structure's log prior density."""
-        return self._best.log_prior(params, prior["members"][self.chosen])
+        s = self.chosen(prior)
+        return self.members[s].log_prior(params, prior["members"][s])
 
     def likelihood_maximiser(self) -> StructureChoiceFamily:
         """``self``, or with ``divisor="unbiased"`` a copy whose candidates divide by N."""
@@ -272,13 +281,14 @@ class StructureChoiceFamily(UnlabeledHooks):
         """w_s: one-hot on the chosen structure for "auto", the posterior probabilities
         for "average"."""
         if not self.average:
-            return np.eye(len(self.members))[self.chosen]
+            return np.eye(len(self.members))[self.chosen(prior_or_post)]
         return np.exp(prior_or_post["log_weights"])
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """``posts`` (each candidate's conjugate posterior; "auto": the chosen one's
         only, the others None) and ``log_weights``."""
-        posts = [member.posterior(stats, p) if self.average or s == self.chosen else None
+        chosen = self.chosen(prior)
+        posts = [member.posterior(stats, p) if self.average or s == chosen else None
                  for s, (member, p) in enumerate(zip(self.members, prior["members"],
                                                      strict=True))]
         out = {"posts": posts, "log_weights": self._log_weights(prior)}
@@ -290,7 +300,7 @@ class StructureChoiceFamily(UnlabeledHooks):
         if self.average:
             return np.asarray(prior["log_weights"])
         with np.errstate(divide="ignore"):
-            return np.log(np.eye(len(self.members))[self.chosen])
+            return np.log(np.eye(len(self.members))[self.chosen(prior)])
 
     def _live(self, post: dict) -> list[int]:
         return [s for s, p in enumerate(post["posts"]) if p is not None]
@@ -325,8 +335,9 @@ class StructureChoiceFamily(UnlabeledHooks):
         """"auto": the chosen structure's exact log p(X | y); "average": the
         model-averaged log sum_s p(X | y, s) / 3."""
         if not self.average:
-            return self._best.log_evidence(stats, prior["members"][self.chosen], rows,
-                                           method=method, who=who)
+            s = self.chosen(prior)
+            return self.members[s].log_evidence(stats, prior["members"][s], rows,
+                                                method=method, who=who)
         values = [member.log_evidence(stats, p, rows, method=method, who=who)
                   for member, p in zip(self.members, prior["members"], strict=True)]
         return float(logsumexp(values) - np.log(len(values)))
@@ -365,7 +376,7 @@ class StructureChoiceFamily(UnlabeledHooks):
                 one["loc"], one["scale"] = full["loc"], full["scale"]
             rest = self.merge(full, one)  # Chan's update with a negative weight: a downdate
             out[:, col] = [self.members[s].log_evidence(rest, post["priors"][s], lambda: None,
-                                                        method="conjugate", who=self._who)
+                                                        method="conjugate", who=self.who)
                            for s in live]
         return out
 
@@ -400,7 +411,7 @@ class StructureChoiceFamily(UnlabeledHooks):
 
     def attributes(self, params: dict) -> dict:
         """``means_``, ``covariance_`` and ``prior_search_`` (with ``structures``)."""
-        out = self._best.attributes(params)
+        out = self.members[self._recorded()].attributes(params)
         if hasattr(self, "search_"):
             out["prior_search_"] = copy.deepcopy(self.search_)
         return out
@@ -431,54 +442,54 @@ class StructureChoiceFamily(UnlabeledHooks):
     def needs_augmentation(self, stats: dict) -> bool:
         """Whether the chosen structure needs data augmentation (the full one with
         missing entries)."""
-        return bool(getattr(self._best, "needs_augmentation", lambda s: False)(stats))
+        return self.members[self._recorded()].needs_augmentation(stats)
 
     def augment(self, stats: dict, prior: dict, **kwargs):
         """The chosen structure's data-augmentation draws, its posterior wrapped."""
-        params, post, sample_stats = self._best.augment(stats, prior["members"][self.chosen],
-                                                        **kwargs)
-        return params, self._wrap(post), sample_stats
-
-    def _wrap(self, member_post: dict) -> dict:
+        s = self.chosen(prior)
+        params, post, sample_stats = self.members[s].augment(stats, prior["members"][s],
+                                                             **kwargs)
         posts: list = [None] * len(self.members)
-        posts[self.chosen] = member_post
+        posts[s] = post
         with np.errstate(divide="ignore"):
-            log_w = np.log(np.eye(len(self.members))[self.chosen])
-        return {"posts": posts, "log_weights": log_w}
+            log_w = np.log(np.eye(len(self.members))[s])
+        return params, {"posts": posts, "log_weights": log_w}, sample_stats
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
         """Each live structure's conditional posterior (the chosen one's for "auto")."""
+        chosen = self.chosen(prior)
         posts = [member.conditional_posterior(stats, params, p, rng)
-                 if self.average or s == self.chosen else None
+                 if self.average or s == chosen else None
                  for s, (member, p) in enumerate(zip(self.members, prior["members"],
                                                      strict=True))]
         return {"posts": posts, "log_weights": self._log_weights(prior)}
 
     def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
         """The chosen structure's answer."""
-        return self._best.can_augment_labels(stats, Z_u)
+        return self.members[self._recorded()].can_augment_labels(stats, Z_u)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
         """The chosen structure's prior (``"average"`` under NUTS is refused at
         ``check_X``; ``model_`` of an averaged point fit shows the structure of largest
         weight)."""
-        return self._best.pymc_params(prior["members"][self.chosen], prefix=prefix, dims=dims)
+        s = self.chosen(prior)
+        return self.members[s].pymc_params(prior["members"][s], prefix=prefix, dims=dims)
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Observed rows (the full family's multivariate normal)."""
-        self._best.pymc_observed(params, X, y, prefix=prefix, dims=dims)
+        self.members[-1].pymc_observed(params, X, y, prefix=prefix, dims=dims)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """The chosen structure's likelihood on the statistics."""
-        return self._best.pymc_stats_loglik(params, stats)
+        return self.members[self._recorded()].pymc_stats_loglik(params, stats)
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
                          prefix: str = "", dims: dict | None = None):
         """The chosen structure's rows' log-likelihood."""
-        return self._best.pymc_rows_loglik(params, Z, stats=stats, observed=observed,
-                                           prefix=prefix, dims=dims)
+        return self.members[-1].pymc_rows_loglik(params, Z, stats=stats,
+                                                 observed=observed, prefix=prefix, dims=dims)
 
 
 def _max_log_lik(stats: dict, cov: np.ndarray, tied: bool) -> float:

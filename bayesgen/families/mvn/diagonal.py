@@ -276,7 +276,7 @@ class DiagonalMVNFamily(MVNFamily):
         ent = entries(stats)
         K, d = ent["n"].shape
         gstats.require_samples(gstats.sample_rows(stats), 1 if self.tied else 2, self.labels,
-                               f"{self._who} method='mle'")
+                               f"{self.who} method='mle'")
         # a = N / 2, b = S / 2 per group (and feature; spherical: summed in the target's
         # coordinates, times s0)
         a, b = variances(ent, None, self._target(stats, d) if self.spherical else None,
@@ -284,14 +284,14 @@ class DiagonalMVNFamily(MVNFamily):
         removed = (K if self.tied else 1) * ddof * (d if self.spherical else 1)
         count = 2.0 * a - removed
         if np.any(count <= 0):
-            raise ValueError(f"{self._who} method='mle' with divisor='unbiased' needs more "
+            raise ValueError(f"{self.who} method='mle' with divisor='unbiased' needs more "
                              "observed entries than class means per variance; use "
                              "divisor='n'.")
         var = 2.0 * b / count
         if not np.all(var > 0):
             g, j = np.argwhere(~(var > 0))[0]
             where = "" if self.tied else f" in class {gstats.label(self.labels, g)}"
-            raise ValueError(f"{self._who} method='mle': feature {j} has zero variance"
+            raise ValueError(f"{self.who} method='mle': feature {j} has zero variance"
                              f"{where} (constant within the classes), so the likelihood "
                              "is unbounded. Use method='map', whose prior keeps variances "
                              "> 0.")

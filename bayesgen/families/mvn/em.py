@@ -106,10 +106,10 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
         for_auto_dof: bool = False) -> dict:
     """Run EM; ``prior`` None: MLE, else MAP under that NIW prior.
 
-    Returns the parameters ``mu`` (K, d), ``cov``; sets ``family.em_`` =
-    ``{"n_iter": int, "objective": ndarray}`` (the objective after every iteration,
-    starting at the initial point) when ``record``. ``for_auto_dof``: this EM serves the
-    empirical-Bayes ``cov_dof="auto"`` (:func:`evidence_stats`), which its
+    Returns the parameters ``mu`` (K, d), ``cov`` and, when ``record``, the run's
+    ``em_n_iter`` (int) and ``em_objective`` (the objective after every iteration,
+    starting at the initial point), which ``attributes`` reports. ``for_auto_dof``: this
+    EM serves the empirical-Bayes ``cov_dof="auto"`` (:func:`evidence_stats`), which its
     ConvergenceWarning says (it runs for every method, and not the EM of ``n_iter_``).
     """
     from bayesgen.exceptions import ConvergenceWarning, warn
@@ -124,7 +124,7 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
     n_iter = 0
     while True:
         if n_iter >= MAX_ITER:
-            warn(_max_iter_message(family._who, trace[-1] - trace[-2], for_auto_dof),
+            warn(_max_iter_message(family.who, trace[-1] - trace[-2], for_auto_dof),
                  ConvergenceWarning)
             break
         mean_g, scatter_g = pat.expected(groups, cond)
@@ -141,7 +141,7 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
         factor = n.sum() / (n.sum() - n_classes) if family.tied else (n / (n - 1.0))[:, None, None]
         params = dict(params, cov=params["cov"] * factor)
     if record:
-        family.em_ = {"n_iter": n_iter, "objective": np.asarray(trace)}
+        params = dict(params, em_n_iter=n_iter, em_objective=np.asarray(trace))
     return params
 
 

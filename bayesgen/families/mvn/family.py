@@ -20,12 +20,9 @@ under feature rescaling.
 Sufficient statistics: weighted counts N_k, means xbar_k and centred scatter matrices
 S_k = sum_{y_n=k} w_n (x_n - xbar_k)(x_n - xbar_k)^T (pooled S = sum_k S_k if tied).
 
-Conjugate update (Murphy 2007, sec. 9), with N = sum_k N_k::
-
-    kappa_k = kappa0 + N_k,     m_k = (kappa0 m0 + N_k xbar_k) / kappa_k
-    B_k = S_k + kappa0 N_k / kappa_k (xbar_k - m0)(xbar_k - m0)^T
-    QDA: Psi_k = Psi0 + B_k,        nu_k = nu0 + N_k
-    LDA: Psi = Psi0 + sum_k B_k,    nu = nu0 + N
+The conjugate update, predictive, evidence and leave-one-out are those of the
+Normal-Inverse-Wishart algebra (:mod:`.niw`, Murphy 2007, sec. 9) on
+:mod:`bayesgen.families.conjugate`; LDA's shared covariance is one more block.
 
 Joint posterior modes: QDA Sigma_k = Psi_k / (nu_k + d + 2); LDA Sigma = Psi / (nu + d + 1
 + K) (each of the K class means adds a factor |Sigma|^-1/2); mu_k = m_k in both.
@@ -162,7 +159,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
                             continuous=True, correlated=True)
 
     @property
-    def _who(self) -> str:
+    def who(self) -> str:
         return "LDA" if self.tied else "QDA"
 
     def real_columns(self, n_features: int) -> np.ndarray:
@@ -361,7 +358,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
             _mvn_missing.check_mle(self, stats)
             return em.fit(self, stats, None)
         return complete_mle(stats, tied=self.tied, divisor=self.divisor, labels=self.labels,
-                            who=self._who)
+                            who=self.who)
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Normal-Inverse-Wishart posterior hyper-parameters.
@@ -383,7 +380,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
     def algebra(self, post: dict) -> niw.NIW:
         """The Normal-Inverse-Wishart algebra (:class:`.niw.NIW`) of the predictive,
         evidence and leave-one-out hooks."""
-        return niw.NIW(tied=self.tied, who=self._who)
+        return niw.NIW(tied=self.tied, who=self.who)
 
     def natural_prior(self, prior: dict) -> dict:
         """The resolved prior as a posterior without data (:func:`.niw.natural_prior`)."""
@@ -410,7 +407,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
                 where = ("pooled over the classes" if self.tied
                          else f"of class {gstats.label(self.labels, k)}")
                 raise ValueError(
-                    f"{self._who}: the posterior scale matrix {where} is singular to "
+                    f"{self.who}: the posterior scale matrix {where} is singular to "
                     "float64 precision although its prior is positive definite: the rows "
                     "carrying all but a 1e-12 share of the weight span fewer dimensions "
                     f"than the {P.shape[-1]} features (sample_weight spanning more than "
@@ -502,7 +499,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
             )
         if "groups" in stats:
             raise ValueError(
-                f"{self._who} fitted with missing entries has no closed-form marginal "
+                f"{self.who} fitted with missing entries has no closed-form marginal "
                 "likelihood (the Normal-Inverse-Wishart evidence of incomplete rows is not "
                 "conjugate)."
             )
@@ -561,8 +558,8 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
         out = {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
         if hasattr(self, "search_"):
             out["prior_search_"] = copy.deepcopy(self.search_)
-        if hasattr(self, "em_"):  # EM ran (missing entries, method "mle" or "map")
-            out.update(n_iter_=self.em_["n_iter"], em_objective_=self.em_["objective"])
+        if "em_n_iter" in params:  # EM ran (missing entries, method "mle" or "map")
+            out.update(n_iter_=params["em_n_iter"], em_objective_=params["em_objective"])
         return out
 
     # ----------------------------------------------------------------- frame

@@ -110,7 +110,7 @@ def check_mle(family, stats: dict) -> None:
     """MLE: ``ValueError`` naming the class and feature never observed there."""
     from bayesgen.data.missing import require_observed
 
-    require_observed(stats["observed"], family.labels, family._who)
+    require_observed(stats["observed"], family.labels, family.who)
 
 
 # ------------------------------------------------------------ predict

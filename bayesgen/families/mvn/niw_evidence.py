@@ -116,24 +116,11 @@ def evidence_dof(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
         nu0 = d + 1 + c with c in :data:`C_BOUNDS`.
     """
     d = m0.size
-    groups, sizes = _group_scatter(stats, m0, kappa0, tied)
-    chol = np.linalg.cholesky(S0)
-    eigen = []
-    for B in groups:
-        W = np.linalg.solve(chol, np.linalg.solve(chol, B).T)  # S0^-1/2 B S0^-T/2
-        eigen.append(np.clip(np.linalg.eigvalsh((W + W.T) / 2.0), 0.0, None))
-    sizes_arr = np.asarray(sizes)
-
-    lam_all, half = np.stack(eigen), np.arange(d) / 2.0  # (G, d), (d,)
+    eigen, sizes_arr = whitened_eigen(stats, m0, kappa0, S0, tied=tied)
 
     def neg_log_evidence(log_c: float) -> float:
-        c = np.exp(log_c)
-        nu0 = d + 1.0 + c
-        per_group = (gammaln((nu0 + sizes_arr[:, None]) / 2.0 - half).sum(axis=1)
-                     - 0.5 * (nu0 + sizes_arr) * np.log(c + lam_all).sum(axis=1))
-        value = class_sum(per_group) - len(sizes) * (
-            gammaln(nu0 / 2.0 - half).sum() - 0.5 * nu0 * d * np.log(c))
-        return -float(value)
+        c = float(np.exp(log_c))
+        return -profile_evidence(c, c, d, eigen, sizes_arr)[0]
 
     c = _at_bound(d, eigen, sizes_arr)
     if c is not None:
