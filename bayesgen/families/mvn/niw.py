@@ -104,34 +104,10 @@ class NIW(conjugate.Joint):
                 - 0.5 * (df + d) * np.log1p(maha * (kappa / (kappa + 1.0))))
 
     def loo(self, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """log p(x_n | y_n, D without row n), (n,): the rank-one removal (c = w kappa /
-        kappa', r = u^T Psi^-1 u)::
-
-            log|Psi'| = log|Psi| + log(1 - c r),
-            (x - m')^T Psi'^-1 (x - m') = (kappa / kappa')^2 r / (1 - c r)
-        """
-        n, d = X.shape
-        m, kappa = post["m"], post["kappa"]
-        Psi = np.broadcast_to(post["Psi"], (m.shape[0], d, d))
-        nu = np.broadcast_to(np.asarray(post["nu"], dtype=np.float64), kappa.shape)
-        u = X - m[y]
-        r = np.empty(n)
-        logdet = np.empty(kappa.shape)
-        for k in range(m.shape[0]):
-            L = np.linalg.cholesky(Psi[k])
-            logdet[k] = 2.0 * np.log(np.diagonal(L)).sum()
-            rows = np.flatnonzero(y == k)
-            if rows.size:
-                v = solve_triangular(L, u[rows].T, lower=True)
-                r[rows] = np.einsum("ij,ij->j", v, v)
-        kappa_k = kappa[y]
-        kappa_r = kappa_k - w
-        c = w * kappa_k / kappa_r
-        one_minus = 1.0 - c * r  # > 0: Psi' = Psi0 + (its statistics) is positive definite
-        df = nu[y] - w - d + 1.0
-        quad = (kappa_k / kappa_r) ** 2 * r / one_minus
-        return (student_t_const(df, d, logdet[y] + np.log(one_minus), kappa_r)
-                - 0.5 * (df + d) * np.log1p(quad * kappa_r / (kappa_r + 1.0)))
+        """log p(x_n | y_n, D without row n), (n,): :meth:`loo_at`'s rank-one removal at
+        the row itself, its own class only (t = v, so the distance is
+        (kappa / kappa')^2 r / (1 - c r))."""
+        return self._rank_one(post, X, y, w, None, own=True)
 
     def loo_at(self, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray,
                X_test: np.ndarray | None = None) -> np.ndarray:
@@ -149,21 +125,31 @@ class NIW(conjugate.Joint):
         changes; LDA: the shared block changes every class. Test rows with missing
         entries: the marginal of their observed coordinates, per pattern.
         """
+        if X_test is not None and np.isnan(X_test).any():
+            return self._loo_at_patterns(post, X, y, w, X_test)
+        return self._rank_one(post, X, y, w, X_test, own=False)
+
+    def _rank_one(self, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                  X_test: np.ndarray | None, *, own: bool) -> np.ndarray:
+        """:meth:`loo_at` of complete rows; ``own``: the training rows at their own
+        class only, (n,)."""
         n, d = X.shape
         mean, kappa = post["m"], post["kappa"]
         n_classes = mean.shape[0]
-        if X_test is not None and np.isnan(X_test).any():
-            return self._loo_at_patterns(post, X, y, w, X_test)
         pairs = X_test is None
         nu = np.broadcast_to(np.asarray(post["nu"], dtype=np.float64), kappa.shape)
-        if self.tied:
-            out = np.empty((n, n_classes) if pairs else (n, X_test.shape[0], n_classes))
+        if own or not self.tied:  # one group per class, its own column (or QDA's)
+            groups = [(post["Psi"] if self.tied else post["Psi"][k], np.flatnonzero(y == k),
+                       np.array([k])) for k in range(n_classes)]
+        else:
             groups = [(post["Psi"], np.arange(n), np.arange(n_classes))]
+        if own:
+            out = np.empty(n)
+        elif self.tied:
+            out = np.empty((n, n_classes) if pairs else (n, X_test.shape[0], n_classes))
         else:  # QDA: only the row's class changes
             full = self.predict(post, X if pairs else X_test)
             out = full if pairs else np.broadcast_to(full, (n, *full.shape)).copy()
-            groups = [(post["Psi"][k], np.flatnonzero(y == k), np.array([k]))
-                      for k in range(n_classes)]
         for Psi, rows, classes in groups:
             if not rows.size:
                 continue
@@ -184,8 +170,8 @@ class NIW(conjugate.Joint):
             same = yr[:, None] == classes[None, :]  # (n_g, K_g)
             a = np.where(same, (wr / kappa_r)[:, None], 0.0)[:, None, :]
             kap = np.where(same, kappa_r[:, None], kappa[classes][None, :])  # (n_g, K_g)
-            if pairs:
-                T = whiten(X[rows][:, None, :] - mean[classes][None])  # (n_g, K_g, d)
+            if pairs:  # (n_g, K_g, d); at its own class a row's t is v
+                T = V[:, None, :] if own else whiten(X[rows][:, None, :] - mean[classes][None])
                 tt = np.einsum("nkd,nkd->nk", T, T)[:, None, :]
                 vt = np.einsum("nd,nkd->nk", V, T)[:, None, :]
             else:
@@ -197,7 +183,9 @@ class NIW(conjugate.Joint):
             kap3 = kap[:, None, :]
             value = (student_t_const(df[:, None], d, (logdet + np.log(g))[:, None], kap)[:, None]
                      - 0.5 * (df + d)[:, None, None] * np.log1p(quad * (kap3 / (kap3 + 1.0))))
-            if pairs:
+            if own:
+                out[rows] = value[:, 0, 0]
+            elif pairs:
                 out[rows[:, None], classes[None, :]] = value[:, 0, :]
             else:
                 m = X_test.shape[0]
