@@ -287,10 +287,6 @@ FOREIGN = {name: _foreign_state(path) for name, path in MODULES.items()}
 PRIVATE_ALLOWED: dict[str, int] = {
     "bayesgen.data.sparse": 1,
     "bayesgen.data.tables": 8,
-    "bayesgen.families.far": 3,
-    "bayesgen.families.kernel.missing": 2,
-    "bayesgen.families.kernel.pymc": 1,
-    "bayesgen.families.mixed.pymc": 8,
     "bayesgen.families.mvn.choice": 1,
     "bayesgen.families.mvn.em": 1,
     "bayesgen.families.mvn.missing": 1,
