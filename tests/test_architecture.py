@@ -335,7 +335,6 @@ ASSIGN_EXEMPT: dict[str, set[str]] = {
 #: list only shrinks).
 ASSIGN_ALLOWED: dict[str, int] = {
     "bayesgen.data.tables": 2,
-    "bayesgen.families.multinomial.missing": 1,
     "bayesgen.families.mvn.em": 1,
     "bayesgen.scale.pieces": 1,
 }

@@ -288,7 +288,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 log_pi = np.log(pi)
         self.class_log_prior_ = log_pi
         fit = self._fitted()
-        attributes = self._family.attributes(scoring.user_params(fit, params))
+        attributes = {**fit.family.attributes(scoring.user_params(fit, params)),
+                      **fit.family.stats_attributes(fit.stats)}
         scoring.check_user_attributes(fit, attributes)
         for name, value in attributes.items():
             setattr(self, name, value)

@@ -50,11 +50,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         Gamma shape, >= 1: alpha - 1 pseudo-counts at the prior rate (1 is the MLE).
     rate_prior : float, array-like of shape (d,) or None
         Prior mode r_j > 0 of the rates; None = overall weighted feature means.
-
-    Notes
-    -----
-    After estimation the family keeps the statistics it was fitted on
-    (``fitted_stats_``) for :meth:`attributes` (``feature_count_``).
     """
 
     name = "poisson"
@@ -70,7 +65,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         self.alpha = alpha
         self.rate_prior = rate_prior
         self.labels: np.ndarray | None = None
-        self.fitted_stats_: dict | None = None
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -98,7 +92,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         r_j is ``rate_prior`` or the overall mean sum_k S_kj / N, floored at
         0.5 / max(N, 1) (half an event in the data set; bounded for tiny weights).
         """
-        self.fitted_stats_ = stats
         s = stats["feature_count"]
         d = s.shape[1]
         alpha = dr.check_gamma_shape(self.alpha, d, WHO)
@@ -117,7 +110,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
     def mle(self, stats: dict) -> dict:
         """lambda = S_kj / N_k (0 for a feature that is always 0 in class k); N_kj, the
         observed count, with missing entries."""
-        self.fitted_stats_ = stats
         n = missing.observed_count(stats)
         missing.require_observed(np.broadcast_to(n, stats["feature_count"].shape),
                                  self.labels, WHO)
@@ -125,7 +117,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
 
     def map(self, stats: dict, prior: dict) -> dict:
         """lambda = (S_kj + alpha - 1) / (N_k + beta_j)."""
-        self.fitted_stats_ = stats
         numer = stats["feature_count"] + (prior["alpha"] - 1.0)
         denom = missing.observed_count(stats) + prior["beta"]
         return {"rate": dr.mode(numer, denom, self.labels, WHO)}
@@ -138,7 +129,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Gamma posterior shape ``a = S + alpha`` and rate ``b = N_k + beta``, (K, d)."""
-        self.fitted_stats_ = stats
         s = stats["feature_count"]
         b = missing.observed_count(stats) + prior["beta"]
         return {"a": s + prior["alpha"], "b": np.broadcast_to(b, s.shape).copy()}
@@ -211,11 +201,12 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         return dr.poisson(rate, rng)
 
     def attributes(self, params: dict) -> dict:
-        """``feature_count_`` S (K, d) and ``rate_`` lambda (K, d)."""
-        out = {"rate_": params["rate"]}
-        if self.fitted_stats_ is not None:
-            out["feature_count_"] = self.fitted_stats_["feature_count"]
-        return out
+        """``rate_`` lambda (K, d)."""
+        return {"rate_": params["rate"]}
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """``feature_count_`` (K, d): the weighted feature counts of the fit."""
+        return {"feature_count_": stats["feature_count"]}
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:

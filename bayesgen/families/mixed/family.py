@@ -459,6 +459,16 @@ class MixedFamily(Configurable):
             out[:, part["columns"]] = part["family"].sample(sub, y, rng)
         return out
 
+    def sample_inputs(self, stats: dict) -> dict:
+        """Namespaced :meth:`sample` inputs of the parts that need some."""
+        return self.namespaced([q["family"].sample_inputs(s) for q, s
+                                in zip(self.resolved_parts(), stats["parts"], strict=True)])
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """Namespaced attributes of the parts' statistics (``multinomial0_feature_count_``)."""
+        return self.namespaced([q["family"].stats_attributes(s) for q, s
+                                in zip(self.resolved_parts(), stats["parts"], strict=True)])
+
     def attributes(self, params: dict) -> dict:
         """Namespaced part attributes (``gaussian0_theta_``, ...), ``families_`` and
         ``parts_``.
