@@ -25,7 +25,6 @@ densities of huge counts); :func:`poisson` samples beyond numpy's Poisson limit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -227,9 +226,3 @@ def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
     return X.astype(np.int64)
 
 
-def need_rows(rows: Callable[[], tuple], who: str) -> tuple:
-    """``rows()`` = (X, w), the training rows a count family's evidence needs for its
-    per-row terms (multinomial coefficients, log x!); ``rows`` raises the ``ValueError``
-    that says how to pass them when the fit kept none (``who`` is kept for the
-    callers' symmetry)."""
-    return rows()
