@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import gammaln, xlogy
+from scipy.special import gammaln
 
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_counts
@@ -41,7 +41,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "PoissonNB"
 
 
-class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
+class PoissonFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
     """Factorised Poisson likelihood with a Gamma prior per class/feature.
 
     Parameters
@@ -53,6 +53,8 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
     """
 
     name = "poisson"
+    who = WHO
+    scale_hint = "rate_prior then sets its mode"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"rate": ("class", "feature")}
     positive_only = True
     #: scipy.sparse X (CSR) in every method, never densified; check_nonnegative's
@@ -120,12 +122,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         numer = stats["feature_count"] + (prior["alpha"] - 1.0)
         denom = missing.observed_count(stats) + prior["beta"]
         return {"rate": dr.mode(numer, denom, self.labels, WHO)}
-
-    def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(rate) up to a constant under Gamma(alpha, beta), whose mode with the
-        likelihood :meth:`map` is: sum_kj (alpha_j - 1) log rate_kj - beta_j rate_kj."""
-        rate = params["rate"]
-        return float(np.sum(xlogy(prior["alpha"] - 1.0, rate) - prior["beta"] * rate))
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Gamma posterior shape ``a = S + alpha`` and rate ``b = N_k + beta``, (K, d)."""
@@ -209,28 +205,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         return {"feature_count_": stats["feature_count"]}
 
     # ------------------------------------------------------------------ PyMC
-    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Gamma prior in the current PyMC model: ``rate ~ Gamma(alpha_j, beta_j)``.
-
-        One variable ``prefix + "rate"`` (shape alpha, rate beta) with dims
-        ``dims["rate"]`` (class, feature); returns ``{"rate": ...}``. PyMC needs a proper
-        prior: alpha = 1 gives beta = 0 (a flat, improper prior that MAP and the
-        conjugate posterior handle), which raises ``ValueError``.
-        """
-        pm = import_pymc()
-
-        dims = dims or self.param_dims
-        alpha, beta = prior["alpha"], prior["beta"]
-        if np.any(beta <= 0):
-            raise ValueError(
-                f"{WHO} with alpha = 1 has the improper flat prior Gamma(1, 0) on the rates, "
-                "which MAP and the conjugate posterior allow but a PyMC model (model_, "
-                "method='mcmc') cannot. Use alpha > 1 (e.g. the default 2) for a proper "
-                "prior; rate_prior then sets its mode."
-            )
-        rate = pm.Gamma(f"{prefix}rate", alpha=alpha, beta=beta, dims=dims["rate"])
-        return {"rate": rate}
-
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Observed rows: ``x_nj ~ Poisson(rate[y_n, j])``, dims (obs, feature).
 
