@@ -40,6 +40,7 @@ import numpy as np
 from bayesgen.data import sparse
 from bayesgen.families import far as _far
 from bayesgen.families.mixed import pymc, spec
+from bayesgen.families.mixed.pymc import part_columns as _cols
 from bayesgen.families.mixed.spec import DISCRETE, NAMES  # noqa: F401 (public names)
 from bayesgen.families.protocol import Capabilities, Configurable
 
@@ -544,12 +545,6 @@ class MixedFamily(Configurable):
     def fixed_params(self, stats: dict) -> dict:
         """Namespaced non-random params of the parts that have them (kernel parts)."""
         return pymc.fixed_params(self, stats)
-
-
-def _cols(X, part: dict):
-    """A part's columns of X: sparse X stays sparse for a part whose family takes it
-    (multinomial, Poisson, Bernoulli), and is densified on the columns of the others."""
-    return sparse.columns(X, part["columns"], dense=not part["family"].capabilities.sparse)
 
 
 def _configured_parts(parts: list[dict], settings: dict) -> list[dict]:

@@ -64,7 +64,7 @@ def observed(family, params: dict, X, y, prefix: str = "", dims: dict | None = N
     (``gaussian0_x``, a kernel part's ``kernel1_x_loglik`` potential)."""
     X = np.asarray(X)
     for part, sub, pre, part_dims in part_hooks(family, params, dims, prefix):
-        part["family"].pymc_observed(sub, _part_columns(X, part), y, prefix=pre, dims=part_dims)
+        part["family"].pymc_observed(sub, part_columns(X, part), y, prefix=pre, dims=part_dims)
 
 
 def stats_loglik(family, params: dict, stats: dict):
@@ -104,7 +104,7 @@ def train_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndar
     y = np.asarray(y, dtype=np.intp)
     total = None
     for part, sub in zip(family.resolved_parts(), family.split(params), strict=True):
-        fam, Xp = part["family"], _part_columns(X, part)
+        fam, Xp = part["family"], part_columns(X, part)
         if fam.capabilities.train_log_lik:
             term = fam.train_log_lik(Xp, y, sub)
         else:
@@ -127,6 +127,7 @@ def log_lik_at_class(family, X: np.ndarray, y: np.ndarray, params: dict) -> np.n
     return out
 
 
-def _part_columns(X, part: dict):
-    """A part's columns of X, sparse only for a family that takes sparse X."""
+def part_columns(X, part: dict):
+    """A part's columns of X: sparse X stays sparse for a part whose family takes it
+    (multinomial, Poisson, Bernoulli), and is densified on the columns of the others."""
     return sparse.columns(X, part["columns"], dense=not part["family"].capabilities.sparse)
