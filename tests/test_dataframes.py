@@ -231,15 +231,18 @@ def test_levels_grow_in_later_training_batches():
     to a column's levels; the codes of the earlier ones do not change."""
     clf = bg.CategoricalNB().fit(pd.DataFrame({"c": ["b", "a", "b"]}), [0, 1, 0])
     assert clf.categories_[0].tolist() == ["a", "b"]
-    out = tables.to_numeric(clf, pd.DataFrame({"c": ["c", "a", "b", "c"]}), reset=False,
-                             grow=True)
+    fit = clf.fitted_
+    read = {"family": fit.family, "who": fit.who, "reset": False}
+    out, grown = tables.to_numeric(pd.DataFrame({"c": ["c", "a", "b", "c"]}),
+                                   table=fit.columns, grow=True, **read)
     np.testing.assert_array_equal(out["c"].to_numpy(), [2.0, 0.0, 1.0, 2.0])
-    assert clf._columns.levels["0"].tolist() == ["a", "b", "c"]
-    # the fitted family is a value: reading a batch leaves it as it was (partial_fit
-    # configures the refitted model's family with the grown levels)
+    assert grown.levels["0"].tolist() == ["a", "b", "c"]
+    # the fit is a value: reading a batch returns a new record and leaves the fit's
+    # record and family as they were (partial_fit refits with the grown levels)
+    assert fit.columns.levels["0"].tolist() == ["a", "b"]
     assert clf.fitted_.family.levels[0].tolist() == ["a", "b"]
     with pytest.raises(ValueError, match="has the value 'd'"):
-        tables.to_numeric(clf, pd.DataFrame({"c": ["d"]}), reset=False)
+        tables.to_numeric(pd.DataFrame({"c": ["d"]}), table=fit.columns, **read)
     # codes are internal: a numeric array is not read as them
     with pytest.raises(ValueError, match=r"fitted with text, boolean or category columns \(c\)"):
         clf.predict(np.array([[0.0]]))

@@ -274,7 +274,8 @@ def test_posterior_groups_keep_gaps(data, conjugate):
 def test_mean_totals_complete_the_missing_counts():
     X, y = _data(n=2000, rate=0.3, seed=5, total=20)
     clf = bg.MultinomialNB(method="map").fit(X, y)
-    np.testing.assert_allclose(clf._family._mean_totals(), 20.0, rtol=0.05)
+    np.testing.assert_allclose(clf.fitted_.family.sample_inputs(clf.fitted_.stats)["total"],
+                               20.0, rtol=0.05)
     assert np.all(np.nansum(X, axis=1).mean() < 0.8 * 20.0)
 
 

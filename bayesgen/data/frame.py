@@ -265,12 +265,6 @@ class FarRows:
     def __init__(self, rows, log_t, U, ZN, far) -> None:
         self.rows, self.log_t, self.U, self.ZN, self.far = rows, log_t, U, ZN, far
 
-    @property
-    def log_abs_z(self) -> np.ndarray:
-        """log |z| of the far entries (-inf elsewhere), (m, d)."""
-        with np.errstate(divide="ignore"):
-            return np.where(self.far, self.log_t[:, None] + np.log(np.abs(self.U)), -np.inf)
-
     def inv_t(self, value: np.ndarray) -> np.ndarray:
         """value / t for every row, (m, ...) (exact, underflowing to 0 for huge t)."""
         expo = np.rint(self.log_t / _LN2).astype(int)

@@ -38,19 +38,18 @@ def is_sparse(X: Any) -> bool:
     return sparse.issparse(X)
 
 
-def validate_kwargs(estimator: Any, X: Any) -> dict:
+def validate_kwargs(family: Any, X: Any, who: str) -> dict:
     """Extra keyword arguments of ``validate_data`` for X (empty for dense X).
 
-    Sparse X is accepted (as CSR) when the estimator's family declares
-    ``capabilities.sparse``; otherwise a ``ValueError`` names the estimator and
+    Sparse X is accepted (as CSR) when the estimator's ``family`` declares
+    ``capabilities.sparse``; otherwise a ``ValueError`` names the estimator ``who`` and
     suggests ``X.toarray()``.
     """
     if not sparse.issparse(X):
         return {}
-    family = estimator._make_family()
     if not family.capabilities.sparse and family.capabilities.composite:
         raise ValueError(
-            f"{type(estimator).__name__} takes sparse input X (a scipy.sparse {X.format} "
+            f"{who} takes sparse input X (a scipy.sparse {X.format} "
             f"{type(X).__name__}) when one of its parts is multinomial, poisson or "
             "bernoulli, given in families= (those parts keep their columns sparse; the "
             "others' columns are densified); these families have none. Pass X.toarray() "
@@ -58,7 +57,7 @@ def validate_kwargs(estimator: Any, X: Any) -> dict:
         )
     if not family.capabilities.sparse:
         raise ValueError(
-            f"{type(estimator).__name__} does not accept sparse input X (a scipy.sparse "
+            f"{who} does not accept sparse input X (a scipy.sparse "
             f"{X.format} {type(X).__name__}): its likelihood needs every entry. Pass a "
             "dense array, X.toarray() (memory n x d), or use MultinomialNB, BernoulliNB "
             "or PoissonNB, which take sparse X."

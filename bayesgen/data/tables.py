@@ -2,8 +2,8 @@
 
 Every estimator computes on a float64 matrix (scikit-learn's ``validate_data``). This
 module turns a pandas or polars DataFrame into that matrix column by column, and
-remembers at fit what each column was (:class:`Columns`, stored as the estimator's
-``_columns``):
+remembers at fit what each column was (:class:`Columns`, returned to the estimator,
+which keeps it with its fit and gives it back to read later rows):
 
 kind of a column
     ``"float"``: float dtypes (NumPy, pandas ``Float32``/``Float64``, pyarrow,
@@ -48,7 +48,7 @@ imported only when X is a polars DataFrame.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -74,9 +74,11 @@ class Column:
     factorize: Any  # () -> (codes with -1 where missing, distinct values (object))
 
 
-def read(estimator, X: Any) -> tuple[list, list[Column]] | None:
+def read(X: Any, takes_values: bool) -> tuple[list, list[Column]] | None:
     """Column labels and readers of a DataFrame (or of an object array given to an
-    estimator with categorical columns); None for everything that passes through."""
+    estimator whose family ``takes_values``, reading text columns as category values:
+    ``capabilities.levels``; for MixedNB, whether one of its parts may); None for
+    everything that passes through."""
     module = type(X).__module__
     if module.startswith("pandas") and hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2:
         return list(X.columns), [pandas_column(X.columns[j], X.iloc[:, j])
@@ -84,19 +86,13 @@ def read(estimator, X: Any) -> tuple[list, list[Column]] | None:
     if module.startswith("polars") and type(X).__name__ == "DataFrame":
         return list(X.columns), [polars_column(s) for s in X.get_columns()]
     if (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "OUS"
-            and _takes_values(estimator)):
+            and takes_values):
         import pandas as pd
 
         frame = pd.DataFrame(X.astype(object) if X.dtype.kind != "O" else X)
         return list(frame.columns), [pandas_column(j, frame.iloc[:, j])
                                      for j in range(frame.shape[1])]
     return None
-
-
-def _takes_values(estimator) -> bool:
-    """Whether the estimator's family may read text columns as category values
-    (``capabilities.levels``; for MixedNB, whether one of its parts may)."""
-    return estimator._make_family().capabilities.levels
 
 
 def pandas_column(label: Any, s) -> Column:
@@ -206,7 +202,7 @@ _ARRAY_KINDS = {"b": "bool", "i": "int", "u": "int", "f": "float"}
 
 @dataclass
 class Columns:
-    """What the training columns were (the estimator's ``_columns``).
+    """What the training columns were (kept by the estimator with its fit).
 
     Attributes
     ----------
@@ -242,17 +238,23 @@ class Columns:
 
 
 # ------------------------------------------------------------------ public
-def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False,
-               whole: bool = True) -> Any:
+def to_numeric(X: Any, *, family: Any, table: Columns | None, who: str, reset: bool,
+               grow: bool = False, whole: bool = True) -> tuple[Any, Columns | None]:
     """X as scikit-learn's ``validate_data`` can take it (float64 for DataFrames).
 
     Parameters
     ----------
-    estimator : bayesgen estimator
     X : DataFrame (pandas, polars), array-like, or sparse/Dask array
+    family : family object
+        The estimator's family (its ``capabilities.levels``; a composite's
+        ``column_families``).
+    table : Columns or None
+        The record of the training columns (``reset=False``), or None before a fit.
+    who : str
+        The estimator's name, for messages.
     reset : bool
-        Fit (first batch): record the columns as ``estimator._columns``. Otherwise
-        read X with the recorded kinds and levels.
+        Fit (first batch): record the columns. Otherwise read X with the recorded kinds
+        and levels of ``table``.
     grow : bool
         A later training batch: values that are not yet levels of their column are
         appended to its levels instead of raising.
@@ -262,31 +264,34 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False,
 
     Returns
     -------
-    X unchanged (plain arrays), or a pandas DataFrame of float64 with X's column
-    labels (so that ``feature_names_in_`` is set and checked as for any DataFrame).
+    X, table
+        X unchanged (plain arrays), or a pandas DataFrame of float64 with X's column
+        labels (so that ``feature_names_in_`` is set and checked as for any
+        DataFrame); and the record of the columns: a new one with ``reset``, else
+        ``table``, or a copy of it whose levels this batch extended (``grow``).
     """
-    source = read(estimator, X)
+    source = read(X, family.capabilities.levels)
     if source is None:
         if reset:
-            estimator._columns = _array_columns(X)
-        else:
-            _check_not_codes(estimator, X)
-        return X
+            return X, _array_columns(X)
+        _check_not_codes(table, X, who)
+        return X, table
     labels, columns = source
     names = _names(labels)
-    who = type(estimator).__name__
     by_levels: list[bool] = []  # at fit: whether each column's family reads levels
     if reset:
         kinds = [c.kind for c in columns]
-        families = _families(estimator, names, kinds)
+        families = (family.column_families(names, kinds) if family.capabilities.composite
+                    else [family] * len(kinds))
         by_levels = [f.capabilities.levels for f in families]
         table = Columns(names=None if names is None else np.asarray(names, dtype=object),
                         kinds=np.asarray(kinds, dtype=str),
                         families=np.asarray([f.name for f in families], dtype=str))
     else:
-        table = getattr(estimator, "_columns", None)
         if not _matches(table, names, len(columns)):
-            return X  # scikit-learn reports the different names or width
+            return X, table  # scikit-learn reports the different names or width
+        if grow:  # levels this batch extends go to a copy, never to the caller's record
+            table = replace(table, levels=dict(table.levels))
     out = np.empty((columns[0].size if columns else 0, len(columns)), order="F")  # by column
     missing = {}
     for j, col in enumerate(columns):
@@ -295,34 +300,31 @@ def to_numeric(estimator, X: Any, *, reset: bool, grow: bool = False,
             codes, distinct = col.factorize()
             used = distinct[np.unique(codes[codes >= 0])]  # not a dtype's unused categories
             table.levels[str(j)] = cats.levels(used, f"{who}: column {col.label!r}")
-            out[:, j], mask = _codes(estimator, table, j, col, grow=False, read=(codes, distinct))
+            out[:, j], mask = _codes(who, table, j, col, grow=False, read=(codes, distinct))
         elif str(j) in table.levels:
-            out[:, j], mask = _codes(estimator, table, j, col, grow=grow and not reset)
+            out[:, j], mask = _codes(who, table, j, col, grow=grow and not reset)
         else:
             out[:, j], mask = _numbers(col, family, who)
         if mask is not None and mask.any():
             missing[col.label] = mask
-    if reset:
-        if whole:
-            _check_missing(missing, out.shape[0], who)
-        estimator._columns = table
-    return _wrap(out, X)
+    if reset and whole:
+        _check_missing(missing, out.shape[0], who)
+    return _wrap(out, X), table
 
 
-def kinds(estimator, n_features: int | None = None) -> list[str] | None:
-    """Column kinds recorded at fit, or None (before fit, or of an unknown width)."""
-    table = getattr(estimator, "_columns", None)
+def kinds(table: Columns | None, n_features: int | None = None) -> list[str] | None:
+    """Column kinds of the record ``table``, or None (no record, or plain arrays of an
+    unknown width ``n_features``)."""
     if table is None:
         return None
     if table.uniform:
-        n = n_features if n_features is not None else getattr(estimator, "n_features_in_", None)
-        return None if n is None else table.kind_list(n)
+        return None if n_features is None else table.kind_list(n_features)
     return table.kind_list(table.kinds.size)
 
 
-def levels(estimator) -> list[np.ndarray | None] | None:
-    """Levels per training column (None where a column is numeric), or None."""
-    table = getattr(estimator, "_columns", None)
+def levels(table: Columns | None) -> list[np.ndarray | None] | None:
+    """Levels per training column of the record ``table`` (None where a column is
+    numeric), or None."""
     return None if table is None else table.level_list()
 
 
@@ -369,7 +371,7 @@ def _numbers(col: Column, family: str, who: str) -> tuple[np.ndarray, np.ndarray
     )
 
 
-def _codes(estimator, table: Columns, j: int, col: Column, *, grow: bool,
+def _codes(who: str, table: Columns, j: int, col: Column, *, grow: bool,
            read: tuple | None = None):
     """Codes of a level column: each value's position among the column's levels
     (``read``: the column's factorisation when already at hand)."""
@@ -380,7 +382,6 @@ def _codes(estimator, table: Columns, j: int, col: Column, *, grow: bool,
     if unseen.any():
         new = distinct[unseen]
         if not grow:
-            who = type(estimator).__name__
             shown = ", ".join(repr(v) for v in known[:6].tolist()) + (
                 ", ..." if known.size > 6 else "")
             raise ValueError(
@@ -396,16 +397,15 @@ def _codes(estimator, table: Columns, j: int, col: Column, *, grow: bool,
     return lookup[codes], codes < 0
 
 
-def _check_not_codes(estimator, X: Any) -> None:
+def _check_not_codes(table: Columns | None, X: Any, who: str) -> None:
     """A numeric array given to a model fitted with text/category columns would be read
     as their codes: ValueError asking for the values instead."""
-    table = getattr(estimator, "_columns", None)
     if table is None or not table.levels:
         return
     names = [str(table.names[int(j)]) if table.names is not None else f"x{j}"
              for j in table.levels]
     raise ValueError(
-        f"{type(estimator).__name__} was fitted with text, boolean or category columns "
+        f"{who} was fitted with text, boolean or category columns "
         f"({', '.join(names)}); give X with their values, as a DataFrame (or an object "
         "array), not a numeric array."
     )
@@ -431,12 +431,6 @@ def _names(labels: list) -> list[str] | None:
     return None
 
 
-def _families(estimator, names: list[str] | None, kinds: list[str]) -> list:
-    """The family modelling each column (a composite family asks its specification)."""
-    family = estimator._make_family()
-    if family.capabilities.composite:
-        return family.column_families(names, kinds)
-    return [family] * len(kinds)
 
 
 def _matches(table: Columns | None, names: list[str] | None, width: int) -> bool:

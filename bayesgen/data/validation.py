@@ -17,15 +17,6 @@ METHODS = ("mle", "map", "conjugate", "mcmc")
 POSTERIOR_METHODS = ("conjugate", "mcmc")
 
 
-def check_method(method: Any, allowed: tuple[str, ...] = METHODS) -> str:
-    """Return ``method`` if it is one of ``allowed``, else raise ``ValueError``."""
-    if not isinstance(method, str) or method not in allowed:
-        raise ValueError(
-            f"method must be one of {', '.join(repr(m) for m in allowed)}; got {method!r}."
-        )
-    return method
-
-
 def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Encode class labels as integers ``0..K-1``.
 
@@ -324,19 +315,6 @@ def check_nonnegative(X: Any, estimator_name: str) -> None:
         raise ValueError(
             f"Negative values in data passed to {estimator_name}: its features are "
             "counts or frequencies and must be >= 0."
-        )
-
-
-def check_integer_counts(X: Any, estimator_name: str) -> None:
-    """Raise ``ValueError`` unless X (dense, or the stored values of sparse X) holds
-    non-negative whole numbers."""
-    check_nonnegative(X, estimator_name)
-    X = _stored_values(X)
-    if X.size and not np.array_equal(X, np.floor(X), equal_nan=True):
-        raise ValueError(
-            f"{estimator_name} with a posterior method needs whole-number counts; X has "
-            "non-integer values. Round them, or use method='mle'/'map', which accept "
-            "non-negative real term weights."
         )
 
 

@@ -51,8 +51,9 @@ from bayesgen.utils.threads import jobs, no_spin
 class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     """Base class: y ~ Categorical(pi), pi ~ Dirichlet(class_alpha), x | y ~ family.
 
-    Subclasses define ``_make_family(self, X=None)``, returning a configured family
-    object (``X`` is the validated training matrix, given at fit time only), and set
+    Subclasses define ``_make_family(self, columns=None)``, returning a configured
+    family object (``columns``: the record of the training columns,
+    :class:`bayesgen.data.tables.Columns`, given at fit time only), and set
     ``_methods`` (the ``method`` values they support).
     """
 
@@ -103,7 +104,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if dask_input.is_dask(X, y, sample_weight):  # tree reduction of per-chunk statistics
             return streaming.fit_dask(self, X, y, sample_weight)
         method = self._check_params()
-        family, batch = statistics.read_batch(self, X, y, sample_weight, method)
+        family, batch = statistics.read_batch(self, X, y, sample_weight, method,
+                                              make_family=streaming.make_family)
+        self._columns = batch.columns
         self._fit_batch(method, family, batch)  # unlabeled rows: bayesgen.semi
         rows.keep_weights(self, batch.weights)  # with the rows a posterior fit kept, if any
         return self
@@ -288,7 +291,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 log_pi = np.log(pi)
         self.class_log_prior_ = log_pi
         fit = self._fitted()
-        attributes = self._family.attributes(scoring.user_params(fit, params))
+        attributes = {**fit.family.attributes(scoring.user_params(fit, params)),
+                      **fit.family.stats_attributes(fit.stats)}
         scoring.check_user_attributes(fit, attributes)
         for name, value in attributes.items():
             setattr(self, name, value)

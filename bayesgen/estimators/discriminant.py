@@ -211,7 +211,7 @@ class _MVNClassifier(_Common):
         self._renamed_params(warn_now=True)
         return method
 
-    def _make_family(self, X=None):
+    def _make_family(self, columns=None):
         structure = self.cov_structure
         if structure in ("diag", "spherical"):
             name, extra = "mvn_diagonal", {"spherical": structure == "spherical"}

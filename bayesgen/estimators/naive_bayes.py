@@ -92,7 +92,7 @@ class GaussianNB(_Common):
         self.var_scale = var_scale
         self.divisor = divisor
 
-    def _make_family(self, X=None):
+    def _make_family(self, columns=None):
         return get_family("gaussian")(
             mean_prior=self.mean_prior,
             mean_strength=self.mean_strength,
@@ -135,7 +135,7 @@ class _DiscreteClassifier(_Common):
         self.progressbar = progressbar
         self.alpha = alpha
 
-    def _make_family(self, X=None):
+    def _make_family(self, columns=None):
         return get_family(self._family_name)(alpha=self.alpha)
 
 
@@ -210,7 +210,7 @@ class BernoulliNB(_DiscreteClassifier):
         self.alpha = alpha
         self.binarize = binarize
 
-    def _make_family(self, X=None):
+    def _make_family(self, columns=None):
         return get_family("bernoulli")(alpha=self.alpha, binarize=self.binarize)
 
 
@@ -273,9 +273,9 @@ class CategoricalNB(_DiscreteClassifier):
         self.alpha = alpha
         self.min_categories = min_categories
 
-    def _make_family(self, X=None):
+    def _make_family(self, columns=None):
         family = get_family("categorical")(alpha=self.alpha, min_categories=self.min_categories)
-        return family.configured(levels=tables.levels(self) if X is not None else None)
+        return family.configured(levels=tables.levels(columns))
 
 
 class PoissonNB(_Common):
@@ -328,7 +328,7 @@ class PoissonNB(_Common):
         self.alpha = alpha
         self.rate_prior = rate_prior
 
-    def _make_family(self, X=None):
+    def _make_family(self, columns=None):
         return get_family("poisson")(alpha=self.alpha, rate_prior=self.rate_prior)
 
 
@@ -406,9 +406,9 @@ class ExponentialNB(_Common):
         self.alpha = alpha
         self.mean_prior = mean_prior
 
-    def _make_family(self, X=None):
+    def _make_family(self, columns=None):
         family = get_family("exponential")(alpha=self.alpha, mean_prior=self.mean_prior)
-        names = getattr(self, "feature_names_in_", None) if X is not None else None
+        names = getattr(self, "feature_names_in_", None) if columns is not None else None
         return family.configured(feature_names=None if names is None
                                  else [str(n) for n in names])
 
@@ -466,7 +466,7 @@ class KernelNB(_Common):
         self.progressbar = progressbar
         self.bandwidth_sd = bandwidth_sd
 
-    def _make_family(self, X=None):
+    def _make_family(self, columns=None):
         return get_family("kernel")(bandwidth_sd=self.bandwidth_sd)
 
 
@@ -578,15 +578,13 @@ class MixedNB(_Common):
                               features=list(q["features"]), prefix=q["prefix"], **attributes)
         return out
 
-    def _make_family(self, X=None):
+    def _make_family(self, columns=None):
         from bayesgen.families.mixed.family import MixedFamily
 
         names = getattr(self, "feature_names_in_", None)
         n_features = getattr(self, "n_features_in_", None)
-        fitting = X is not None  # else the attributes of an earlier fit may be stale
-        return MixedFamily(
+        return MixedFamily(  # columns None: those of an earlier fit may be stale
             self.families, alpha=self.alpha, feature_names=names, n_features=n_features,
-            overrides=self.overrides,
-            kinds=tables.kinds(self, n_features) if fitting else None,
-            levels=tables.levels(self) if fitting else None,
+            overrides=self.overrides, kinds=tables.kinds(columns, n_features),
+            levels=tables.levels(columns),
         )

@@ -83,11 +83,14 @@ def partial_fit(estimator, X: Any, y: Any, classes: Any = None, sample_weight: A
     first = getattr(estimator, "_stats", None) is None
     classes = _resolve_classes(estimator, classes, first)
     tmpl = template(estimator, fitted=not first)
+    columns = None if first else getattr(estimator, "_columns", None)  # levels may grow
     if dask_input.is_dask(X, y, sample_weight):
         piece = dask_input.collection_piece(tmpl, X, y, sample_weight, method, classes,
-                                            reset=first)
+                                            reset=first, make_family=make_family,
+                                            columns=columns)
     else:
-        piece = batch_piece(tmpl, X, y, sample_weight, method, classes, reset=first)
+        piece = batch_piece(tmpl, X, y, sample_weight, method, classes, reset=first,
+                            make_family=make_family, columns=columns)
     if not first:
         piece = merge_pieces(stored_piece(estimator), piece)
     commit(estimator, method, piece, defer="_params" not in vars(estimator))
@@ -178,25 +181,30 @@ def fit_dask(estimator, X: Any, y: Any, sample_weight: Any = None):
 
     method = estimator._check_params()
     tmpl = template(estimator, fitted=False)
-    piece = dask_input.collection_piece(tmpl, X, y, sample_weight, method, None, reset=True)
+    piece = dask_input.collection_piece(tmpl, X, y, sample_weight, method, None, reset=True,
+                                        make_family=make_family)
     commit(estimator, method, piece, defer=False)
     return estimator
 
 
 # ------------------------------------------------------------------- pieces
+def make_family(estimator, columns=None):
+    """``estimator``'s family for the record ``columns`` of its training columns (None:
+    a bare family): how the lower layers that read rows create it
+    (:data:`bayesgen.inference.statistics.MakeFamily`), given to them as a value."""
+    return estimator._make_family(columns)
+
+
 def template(estimator, fitted: bool):
     """A bare estimator with ``estimator``'s parameters (and, if ``fitted``, its
-    ``n_features_in_`` / ``feature_names_in_`` and a copy of its column record, whose
-    levels a new batch may extend) for validating new rows: nothing of ``estimator``
-    itself is changed by the validation."""
+    ``n_features_in_`` / ``feature_names_in_``) for validating new rows: nothing of
+    ``estimator`` itself is changed by the validation."""
     new = type(estimator).__new__(type(estimator))
     keep = set(estimator._get_param_names())
     if fitted:
         keep |= {"n_features_in_", "feature_names_in_"}
     new.__dict__.update({k: v for k, v in vars(estimator).items()
                          if k in keep or k.startswith("_sklearn_output")})
-    if fitted and getattr(estimator, "_columns", None) is not None:
-        new._columns = copy.deepcopy(estimator._columns)
     return new
 
 

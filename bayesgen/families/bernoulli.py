@@ -47,11 +47,6 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
     binarize : float or None, default 0.0
         A number t: x > t becomes 1, else 0 (then negative values are allowed); 0.0 is
         scikit-learn's default. None: X must hold only 0 and 1.
-
-    Notes
-    -----
-    After estimation the family keeps the statistics it was fitted on
-    (``fitted_stats_``) for :meth:`attributes` (``feature_count_``).
     """
 
     name = "bernoulli"
@@ -66,7 +61,6 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
         self.binarize = binarize
         self.positive_only = binarize is None
         self.labels: np.ndarray | None = None
-        self.fitted_stats_: dict | None = None
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -109,7 +103,6 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``{"alpha": (d,)}``, validated (finite, > 0, scalar or one per feature)."""
-        self.fitted_stats_ = stats
         return {"alpha": dr.check_alpha(self.alpha, stats["feature_count"].shape[1])}
 
     def prior_uses_data(self) -> bool:
@@ -119,7 +112,6 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """theta = c / N_k (0 or 1 where a feature is constant within a class)."""
-        self.fitted_stats_ = stats
         n = missing.observed_count(stats)
         missing.require_observed(np.broadcast_to(n, stats["feature_count"].shape),
                                  self.labels, WHO)
@@ -127,7 +119,6 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
 
     def map(self, stats: dict, prior: dict) -> dict:
         """theta = (c + alpha - 1) / (N_k + 2 (alpha - 1)), needs alpha >= 1."""
-        self.fitted_stats_ = stats
         alpha = prior["alpha"]
         dr.require_mode_alpha(alpha, WHO)
         numer = stats["feature_count"] + (alpha - 1.0)
@@ -143,7 +134,6 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Beta posterior ``a = c + alpha``, ``b = N_k - c + alpha``, each (K, d)."""
-        self.fitted_stats_ = stats
         c, alpha = stats["feature_count"], prior["alpha"]
         # max(., 0) guards against rounding of weighted sums (c <= N_k exactly).
         b = np.maximum(missing.observed_count(stats) - c, 0.0) + alpha
@@ -215,12 +205,13 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
         return (rng.uniform(size=theta.shape) < theta).astype(np.float64)
 
     def attributes(self, params: dict) -> dict:
-        """``feature_count_`` (K, d) and ``feature_log_prob_`` = log theta (K, d)
-        (computed once and reused by sparse predictions, see ``_sparse.log_t``)."""
-        out = {"feature_log_prob_": sparse.log_t(params["theta"])}
-        if self.fitted_stats_ is not None:
-            out["feature_count_"] = self.fitted_stats_["feature_count"]
-        return out
+        """``feature_log_prob_`` = log theta (K, d) (computed once and reused by sparse
+        predictions, see ``_sparse.log_t``)."""
+        return {"feature_log_prob_": sparse.log_t(params["theta"])}
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """``feature_count_`` (K, d): the weighted feature counts of the fit."""
+        return {"feature_count_": stats["feature_count"]}
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:

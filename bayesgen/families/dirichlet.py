@@ -25,11 +25,10 @@ densities of huge counts); :func:`poisson` samples beyond numpy's Poisson limit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import logsumexp, xlogy
 
 from bayesgen.data import sparse
 from bayesgen.data.validation import check_concentration, check_finite
@@ -227,9 +226,40 @@ def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
     return X.astype(np.int64)
 
 
-def need_rows(rows: Callable[[], tuple], who: str) -> tuple:
-    """``rows()`` = (X, w), the training rows a count family's evidence needs for its
-    per-row terms (multinomial coefficients, log x!); ``rows`` raises the ``ValueError``
-    that says how to pass them when the fit kept none (``who`` is kept for the
-    callers' symmetry)."""
-    return rows()
+class GammaRates:
+    """The Gamma(alpha_j, beta_j) prior on positive rates ``rate`` (K, d) that PoissonNB
+    and ExponentialNB share (``prior`` holds ``alpha`` and ``beta``, (d,)): its log
+    density, EM's MAP objective, and its PyMC variable."""
+
+    #: the estimator's name, for messages
+    who: str
+    #: what sets the prior's scale once alpha > 1, for the message of an improper prior
+    scale_hint: str
+
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(rate) up to a constant under Gamma(alpha, beta), whose mode with the
+        likelihood ``map`` is: sum_kj (alpha_j - 1) log rate_kj - beta_j rate_kj."""
+        rate = params["rate"]
+        return float(np.sum(xlogy(prior["alpha"] - 1.0, rate) - prior["beta"] * rate))
+
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """Gamma prior in the current PyMC model: ``rate ~ Gamma(alpha_j, beta_j)``.
+
+        One variable ``prefix + "rate"`` (shape alpha, rate beta) with dims
+        ``dims["rate"]`` (class, feature); returns ``{"rate": ...}``. PyMC needs a proper
+        prior: alpha = 1 gives beta = 0 (a flat, improper prior that MAP and the
+        conjugate posterior handle), which raises ``ValueError``.
+        """
+        from bayesgen.utils.heavy import import_pymc
+
+        pm = import_pymc()
+        dims = dims or self.param_dims
+        alpha, beta = prior["alpha"], prior["beta"]
+        if np.any(beta <= 0):
+            raise ValueError(
+                f"{self.who} with alpha = 1 has the improper flat prior Gamma(1, 0) on the "
+                "rates, which MAP and the conjugate posterior allow but a PyMC model "
+                "(model_, method='mcmc') cannot. Use alpha > 1 (e.g. the default 2) for a "
+                f"proper prior; {self.scale_hint}."
+            )
+        return {"rate": pm.Gamma(f"{prefix}rate", alpha=alpha, beta=beta, dims=dims["rate"])}

@@ -41,7 +41,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import xlogy
 
 from bayesgen.data import missing, sparse
 from bayesgen.families import conjugate, masked
@@ -54,7 +53,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "ExponentialNB"
 
 
-class ExponentialFamily(conjugate.Hooks, UnlabeledHooks):
+class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
     """Factorised exponential likelihood with a Gamma prior per class and feature.
 
     Parameters
@@ -73,6 +72,8 @@ class ExponentialFamily(conjugate.Hooks, UnlabeledHooks):
     """
 
     name = "exponential"
+    who = WHO
+    scale_hint = "mean_prior then sets its scale"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"rate": ("class", "feature")}
     positive_only = True
     #: NaN in X is a missing value, integrated out (:mod:`bayesgen.families.masked`);
@@ -254,12 +255,6 @@ class ExponentialFamily(conjugate.Hooks, UnlabeledHooks):
         return {"rate_": params["rate"]}
 
     # ------------------------------------------------------- unlabeled rows
-    def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(rate) up to a constant under Gamma(alpha, beta), whose mode with the
-        likelihood :meth:`map` is: sum_kj (alpha_j - 1) log rate_kj - beta_j rate_kj."""
-        rate = params["rate"]
-        return float(np.sum(xlogy(prior["alpha"] - 1.0, rate) - prior["beta"] * rate))
-
     # ------------------------------------------ predictive, evidence, LOO
     def algebra(self, post: dict) -> conjugate.Entrywise:
         """:class:`GammaExponential` (Lomax predictive): the closed-form hooks of
@@ -271,26 +266,6 @@ class ExponentialFamily(conjugate.Hooks, UnlabeledHooks):
         return {"a": prior["alpha"], "b": prior["beta"]}
 
     # ------------------------------------------------------------------ PyMC
-    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Gamma prior in the current PyMC model: ``rate ~ Gamma(alpha_j, beta_j)``.
-
-        One variable ``prefix + "rate"`` with dims ``dims["rate"]`` (class, feature);
-        returns ``{"rate": ...}``. alpha = 1 (beta = 0, an improper flat prior) raises
-        ``ValueError``: a PyMC model needs a proper prior.
-        """
-        pm = import_pymc()
-
-        dims = dims or self.param_dims
-        alpha, beta = prior["alpha"], prior["beta"]
-        if np.any(beta <= 0):
-            raise ValueError(
-                f"{WHO} with alpha = 1 has the improper flat prior Gamma(1, 0) on the rates, "
-                "which MAP and the conjugate posterior allow but a PyMC model (model_, "
-                "method='mcmc') cannot. Use alpha > 1 (e.g. the default 2) for a proper "
-                "prior; mean_prior then sets its scale."
-            )
-        return {"rate": pm.Gamma(f"{prefix}rate", alpha=alpha, beta=beta, dims=dims["rate"])}
-
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Observed rows: ``x_nj ~ Exponential(rate[y_n, j])``, dims (obs, feature).
 

@@ -139,7 +139,7 @@ def mixed_terms(family, far, params: dict):
     """(a2, a1, a0) of MixedNB for far rows: the parts with ``far_rows`` give their own
     coefficients; for the others a0 = their log-likelihood (their columns are never far)."""
     total = None
-    for part, sub in zip(family._parts(), family._split(params), strict=True):
+    for part, sub in zip(family.resolved_parts(), family.split(params), strict=True):
         fam, cols = part["family"], part["columns"]
         if fam.capabilities.far_rows:
             terms = fam.far_terms(far.columns(cols), sub)
@@ -154,7 +154,7 @@ def mixed_terms(family, far, params: dict):
 def mixed_predictive(family, far, post: dict) -> np.ndarray:
     """Sum over the parts of their closed-form predictive log-densities of far rows."""
     total = 0.0
-    for part, p in zip(family._parts(), post["parts"], strict=True):
+    for part, p in zip(family.resolved_parts(), post["parts"], strict=True):
         fam, cols = part["family"], part["columns"]
         if fam.capabilities.far_rows:
             total = total + fam.far_log_predictive(far.columns(cols), p)

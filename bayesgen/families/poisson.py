@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import gammaln, xlogy
+from scipy.special import gammaln
 
 from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_counts
@@ -41,7 +41,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "PoissonNB"
 
 
-class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
+class PoissonFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
     """Factorised Poisson likelihood with a Gamma prior per class/feature.
 
     Parameters
@@ -50,14 +50,11 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         Gamma shape, >= 1: alpha - 1 pseudo-counts at the prior rate (1 is the MLE).
     rate_prior : float, array-like of shape (d,) or None
         Prior mode r_j > 0 of the rates; None = overall weighted feature means.
-
-    Notes
-    -----
-    After estimation the family keeps the statistics it was fitted on
-    (``fitted_stats_``) for :meth:`attributes` (``feature_count_``).
     """
 
     name = "poisson"
+    who = WHO
+    scale_hint = "rate_prior then sets its mode"
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"rate": ("class", "feature")}
     positive_only = True
     #: scipy.sparse X (CSR) in every method, never densified; check_nonnegative's
@@ -70,7 +67,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         self.alpha = alpha
         self.rate_prior = rate_prior
         self.labels: np.ndarray | None = None
-        self.fitted_stats_: dict | None = None
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -98,7 +94,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         r_j is ``rate_prior`` or the overall mean sum_k S_kj / N, floored at
         0.5 / max(N, 1) (half an event in the data set; bounded for tiny weights).
         """
-        self.fitted_stats_ = stats
         s = stats["feature_count"]
         d = s.shape[1]
         alpha = dr.check_gamma_shape(self.alpha, d, WHO)
@@ -117,7 +112,6 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
     def mle(self, stats: dict) -> dict:
         """lambda = S_kj / N_k (0 for a feature that is always 0 in class k); N_kj, the
         observed count, with missing entries."""
-        self.fitted_stats_ = stats
         n = missing.observed_count(stats)
         missing.require_observed(np.broadcast_to(n, stats["feature_count"].shape),
                                  self.labels, WHO)
@@ -125,20 +119,12 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
 
     def map(self, stats: dict, prior: dict) -> dict:
         """lambda = (S_kj + alpha - 1) / (N_k + beta_j)."""
-        self.fitted_stats_ = stats
         numer = stats["feature_count"] + (prior["alpha"] - 1.0)
         denom = missing.observed_count(stats) + prior["beta"]
         return {"rate": dr.mode(numer, denom, self.labels, WHO)}
 
-    def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(rate) up to a constant under Gamma(alpha, beta), whose mode with the
-        likelihood :meth:`map` is: sum_kj (alpha_j - 1) log rate_kj - beta_j rate_kj."""
-        rate = params["rate"]
-        return float(np.sum(xlogy(prior["alpha"] - 1.0, rate) - prior["beta"] * rate))
-
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Gamma posterior shape ``a = S + alpha`` and rate ``b = N_k + beta``, (K, d)."""
-        self.fitted_stats_ = stats
         s = stats["feature_count"]
         b = missing.observed_count(stats) + prior["beta"]
         return {"a": s + prior["alpha"], "b": np.broadcast_to(b, s.shape).copy()}
@@ -211,35 +197,14 @@ class PoissonFamily(conjugate.Hooks, UnlabeledHooks):
         return dr.poisson(rate, rng)
 
     def attributes(self, params: dict) -> dict:
-        """``feature_count_`` S (K, d) and ``rate_`` lambda (K, d)."""
-        out = {"rate_": params["rate"]}
-        if self.fitted_stats_ is not None:
-            out["feature_count_"] = self.fitted_stats_["feature_count"]
-        return out
+        """``rate_`` lambda (K, d)."""
+        return {"rate_": params["rate"]}
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """``feature_count_`` (K, d): the weighted feature counts of the fit."""
+        return {"feature_count_": stats["feature_count"]}
 
     # ------------------------------------------------------------------ PyMC
-    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Gamma prior in the current PyMC model: ``rate ~ Gamma(alpha_j, beta_j)``.
-
-        One variable ``prefix + "rate"`` (shape alpha, rate beta) with dims
-        ``dims["rate"]`` (class, feature); returns ``{"rate": ...}``. PyMC needs a proper
-        prior: alpha = 1 gives beta = 0 (a flat, improper prior that MAP and the
-        conjugate posterior handle), which raises ``ValueError``.
-        """
-        pm = import_pymc()
-
-        dims = dims or self.param_dims
-        alpha, beta = prior["alpha"], prior["beta"]
-        if np.any(beta <= 0):
-            raise ValueError(
-                f"{WHO} with alpha = 1 has the improper flat prior Gamma(1, 0) on the rates, "
-                "which MAP and the conjugate posterior allow but a PyMC model (model_, "
-                "method='mcmc') cannot. Use alpha > 1 (e.g. the default 2) for a proper "
-                "prior; rate_prior then sets its mode."
-            )
-        rate = pm.Gamma(f"{prefix}rate", alpha=alpha, beta=beta, dims=dims["rate"])
-        return {"rate": rate}
-
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Observed rows: ``x_nj ~ Poisson(rate[y_n, j])``, dims (obs, feature).
 

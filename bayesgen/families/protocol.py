@@ -140,9 +140,10 @@ class Family(Protocol):
     """The hooks of every likelihood family p(x | y = k, theta_k).
 
     A family instance holds its prior hyper-parameters as the user gave them;
-    data-aware defaults are resolved in :meth:`prior`. Families whose attributes or
-    sampling need the statistics (count families) keep them as ``fitted_stats_`` when
-    ``prior``/``mle``/``map``/``posterior`` is called.
+    data-aware defaults are resolved in :meth:`prior`. The hooks are functions of their
+    arguments: a family keeps nothing of the statistics or parameters it is given, and
+    what an attribute or a draw needs of the fit's statistics the caller passes
+    (:meth:`stats_attributes`, :meth:`sample_inputs`).
     """
 
     #: registry name ("gaussian", "mvn", "bernoulli", ...), for messages and records
@@ -208,10 +209,22 @@ class Family(Protocol):
         drop terms equal for every class: the discriminant of the plug-in Bayes rule."""
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One x per row given class index ``y`` (n,), params batched as (n, K, ...); (n, d)."""
+        """One x per row given class index ``y`` (n,), params batched as (n, K, ...)
+        together with the entries of :meth:`sample_inputs`; (n, d)."""
+
+    def sample_inputs(self, stats: dict) -> dict:
+        """What :meth:`sample` needs of the fit's statistics beyond the parameters,
+        entries the caller adds to ``params`` (MultinomialNB's mean row totals); empty
+        by default (:class:`Configurable`)."""
 
     def attributes(self, params: dict) -> dict:
-        """scikit-learn-named fitted attributes (``theta_``, ``feature_log_prob_``, ...)."""
+        """scikit-learn-named fitted attributes of the parameters (``theta_``,
+        ``feature_log_prob_``, ...)."""
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """scikit-learn-named fitted attributes of the fit's statistics
+        (``feature_count_``, ``category_count_``); empty by default
+        (:class:`Configurable`)."""
 
     # ----------------------------------------------------- model comparison
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
@@ -452,6 +465,9 @@ class Configurable:
     ``feature_names``, and the likelihood's ``divisor`` of a maximiser copy.
     :meth:`configured` returns a new family with them; no code assigns to a family
     after it is built, so a family held by a fit never changes under it.
+
+    Every family extends it, which also gives the defaults of the :class:`Family`
+    hooks most families do not need (:meth:`sample_inputs`, :meth:`stats_attributes`).
     """
 
     #: the settings :meth:`configured` accepts
@@ -478,6 +494,14 @@ class Configurable:
         new = copy.copy(self)
         new._settle(settings)
         return new
+
+    def sample_inputs(self, stats: dict) -> dict:
+        """Nothing beyond the parameters (:meth:`Family.sample_inputs`)."""
+        return {}
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """No attribute of the statistics (:meth:`Family.stats_attributes`)."""
+        return {}
 
     def _settle(self, settings: dict) -> None:
         """Set ``settings`` on this new copy (:meth:`configured` only; composites also

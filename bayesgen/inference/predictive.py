@@ -57,6 +57,7 @@ def _replicate_x(fit, params: dict, y_rep: np.ndarray, rng: np.random.Generator,
             f"{fit.n_features} values; refit with fewer draws or chains."
         )
     out = np.empty((n_draws, n_obs, fit.n_features))
+    params = {**params, **family.sample_inputs(fit.stats)}  # non-random extras
     for s in range(n_draws):
         batched = {}
         for k, v in params.items():

@@ -29,6 +29,7 @@ def sample(fit, class_prior: np.ndarray, n: int, classes: Any = None,
     if not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer; got {n!r}.")
     rng = legacy_rng(random_state)
+    source = {**fit.params, **fit.family.sample_inputs(fit.stats)}  # non-random extras
     if fit.is_posterior:
         # posterior predictive: one posterior draw per row, then y and x given it
         random = fit.family.param_dims
@@ -41,11 +42,11 @@ def sample(fit, class_prior: np.ndarray, n: int, classes: Any = None,
             y = _sample_classes(fit.classes, class_prior, n, classes, rng)
         params = {
             k: (v[pick] if k in random else np.broadcast_to(v, (n, *np.shape(v))))
-            for k, v in fit.params.items()
+            for k, v in source.items()
         }
     else:
         y = _sample_classes(fit.classes, class_prior, n, classes, rng)
-        params = {k: np.broadcast_to(v, (n, *np.shape(v))) for k, v in fit.params.items()}
+        params = {k: np.broadcast_to(v, (n, *np.shape(v))) for k, v in source.items()}
     X_new = scoring.to_user_rows(fit, fit.family.sample(params, y, rng))
     return tables.to_user(fit.columns, fit.feature_names, X_new), fit.classes[y]
 

@@ -14,6 +14,7 @@ only in how they obtain (or combine, with the family's ``merge``) the statistics
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +57,9 @@ class Batch:
     frame : :class:`bayesgen.data.frame.Frame` or None
         The frame of the statistics' internal coordinates (None: no real-valued
         columns); the family is configured with it.
+    columns : :class:`bayesgen.data.tables.Columns` or None
+        The record of the columns the rows were read with (kinds, levels), which the
+        estimator keeps with its fit.
     """
 
     X: np.ndarray
@@ -66,17 +70,36 @@ class Batch:
     counts: np.ndarray
     unlabeled: labels.Unlabeled | None = None
     frame: Any = None
+    columns: Any = None
 
 
-def validate_rows(estimator, X: Any, y: Any, *, reset: bool, whole: bool = True):
+#: ``make_family(estimator, columns)``: the estimator's family for the record of its
+#: training columns (None: a bare family, before the rows are read), given by the
+#: estimator layer
+MakeFamily = Callable[[Any, Any], Any]
+
+
+def validate_rows(estimator, X: Any, y: Any, *, family, columns, reset: bool,
+                  whole: bool = True):
     """scikit-learn's ``validate_data`` (float64; sets or checks ``n_features_in_``)
-    after DataFrames are read column by column (:mod:`bayesgen.data.tables`); infinity
-    is checked once the family is known (:func:`_check_infinite`)."""
-    X = tables.to_numeric(estimator, X, reset=reset, grow=True, whole=whole)
+    after DataFrames are read column by column (:mod:`bayesgen.data.tables`) with the
+    bare ``family`` and the record ``columns`` (None at a fit); infinity is checked once
+    the family is configured (:func:`_check_infinite`). Returns ``(X, y, columns)``
+    with the record the rows were read with."""
+    who = type(estimator).__name__
+    X, columns = tables.to_numeric(X, family=family, table=columns, who=who, reset=reset,
+                                   grow=True, whole=whole)
     y = check_label_sequence(y)
     X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False,
-                         reset=reset, **sparse.validate_kwargs(estimator, X))
-    return X, y
+                         reset=reset, **sparse.validate_kwargs(family, X, who))
+    return X, y, columns
+
+
+def _numeric(fit, X: Any) -> Any:
+    """Rows for a fitted model read as its training columns were (``fit.columns``)."""
+    X, _ = tables.to_numeric(X, family=fit.family, table=fit.columns, who=fit.who,
+                             reset=False)
+    return X
 
 
 def _check_infinite(family, X: Any, who: str) -> None:
@@ -93,9 +116,9 @@ def validate_predict(estimator, X: Any) -> Any:
     value, see :mod:`bayesgen.data.missing`), the missing-value guard and the family's
     support checks."""
     fit = estimator.fitted_
-    X = tables.to_numeric(estimator, X, reset=False)
+    X = _numeric(fit, X)
     X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
-                      **sparse.validate_kwargs(estimator, X))
+                      **sparse.validate_kwargs(fit.family, X, fit.who))
     _check_infinite(fit.family, X, fit.who)
     return missing.check_X(estimator, fit.family, X, fit.method)
 
@@ -108,11 +131,12 @@ def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
     that need the training rows again (:mod:`bayesgen.inference.rows`)."""
     with missing.scan_scope(), no_spin():
         y, unlabeled = labels.split_labels(y, getattr(estimator, "unlabeled", None))
-        X = tables.to_numeric(estimator, X, reset=False)
+        fit = estimator.fitted_
+        X = _numeric(fit, X)
         y = check_label_sequence(y)
         X, y = validate_data(estimator, X, y, reset=False, dtype=np.float64,
-                             ensure_all_finite=False, **sparse.validate_kwargs(estimator, X))
-        fit = estimator.fitted_
+                             ensure_all_finite=False,
+                             **sparse.validate_kwargs(fit.family, X, fit.who))
         _check_infinite(fit.family, X, fit.who)
         weights = check_sample_weight(sample_weight, X.shape[0], fit.method)
         if unlabeled is not None:
@@ -125,12 +149,17 @@ def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
 
 
 def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
+               make_family: MakeFamily, columns: Any = None,
                classes: np.ndarray | None = None, reset: bool = True,
                frame_rows: int | None = None, whole: bool = True):
     """Validate a batch and compute its statistics.
 
-    Creates the family (``estimator._make_family``) and chooses the frame of this batch
-    (the family configured with its labels and frame); returns ``(family, batch)``.
+    Creates the family (``make_family(estimator, columns)``, :data:`MakeFamily`) and
+    chooses the frame of this batch (the family configured with its labels and frame);
+    returns ``(family, batch)``. ``columns``: the record of the training columns the
+    rows are read with (``reset=False``; None at a fit, which records them in
+    ``batch.columns``). ``estimator`` is the one scikit-learn's ``validate_data`` sets
+    (``reset``) or checks ``n_features_in_`` / ``feature_names_in_`` of.
     ``classes`` None: the labels of the batch are the classes (at least two).
     Otherwise the sorted labels the batch's are encoded against (a batch of one
     class is fine; a label not among them is a ``ValueError``): ``partial_fit`` and
@@ -148,23 +177,26 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     # the estimator's n_jobs threads, one BLAS thread (bayesgen.utils.threads); X and Z
     # are scanned once (bayesgen.data.missing.scan_scope)
     with jobs(getattr(estimator, "n_jobs", None)), no_spin(), missing.scan_scope():
-        return _read_batch(estimator, X, y, sample_weight, method, classes=classes,
-                           reset=reset, frame_rows=frame_rows, whole=whole)
+        return _read_batch(estimator, X, y, sample_weight, method, make_family=make_family,
+                           columns=columns, classes=classes, reset=reset,
+                           frame_rows=frame_rows, whole=whole)
 
 
 def _read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
-                classes: np.ndarray | None, reset: bool, frame_rows: int | None,
-                whole: bool):
+                make_family: MakeFamily, columns: Any, classes: np.ndarray | None,
+                reset: bool, frame_rows: int | None, whole: bool):
     y, unlabeled = labels.split_labels(y, getattr(estimator, "unlabeled", None))
     if classes is not None:
         labels.reject_streaming(unlabeled, f"{type(estimator).__name__}.partial_fit")
-    X, y = validate_rows(estimator, X, y, reset=reset, whole=whole)
+    X, y, columns = validate_rows(estimator, X, y, family=make_family(estimator, None),
+                                  columns=None if reset else columns, reset=reset,
+                                  whole=whole)
     if classes is None:
         classes, y_index = encode_labels(y)
     else:
         y_index = encode_known(y, classes)
     weights = check_sample_weight(sample_weight, X.shape[0], method)  # NaN in X: missing
-    family = estimator._make_family(X).configured(labels=classes)
+    family = make_family(estimator, columns).configured(labels=classes)
     _check_infinite(family, X, type(estimator).__name__)  # inf: an error; NaN: missing
     X = missing.check_X(estimator, family, X, method, reset=reset and whole)
     Z, frame = scoring.fit_frame(family, X, weights, frame_rows,  # internal frame
@@ -177,7 +209,7 @@ def _read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     stats = family.stats(Z, y_index, weights, classes.size)
     check_stats(stats, X, weights, type(estimator).__name__)
     counts = np.bincount(y_index, weights=weights, minlength=classes.size)
-    return family, Batch(X, y_index, weights, classes, stats, counts, rows, frame)
+    return family, Batch(X, y_index, weights, classes, stats, counts, rows, frame, columns)
 
 
 def encode_known(y: np.ndarray, classes: np.ndarray) -> np.ndarray:

@@ -45,13 +45,15 @@ def is_dask(*objects: Any) -> bool:
 
 # ---------------------------------------------------------------------- fit
 def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
-                     classes: np.ndarray | None, *, reset: bool) -> _pieces.Piece:
+                     classes: np.ndarray | None, *, reset: bool, make_family,
+                     columns: Any = None) -> _pieces.Piece:
     """The statistics of all rows of Dask (or mixed Dask/in-memory) input.
 
     ``classes`` None: the classes are the labels found (at least two); otherwise every
     label must be one of them. ``reset``: every chunk records its own columns (the
     merges check that they agree and unite the levels of categorical columns); else
-    every chunk is checked against (and may extend) the template's.
+    every chunk is checked against (and may extend) the record ``columns`` of the
+    training columns. ``make_family``: see :func:`bayesgen.scale.pieces.batch_piece`.
     """
     import dask
 
@@ -69,7 +71,8 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     w_blocks = _aligned(sample_weight, rows, len(x_blocks))
     shared = dask.delayed(tmpl, pure=False)  # one copy in the graph, not one per task
     leaves = [
-        dask.delayed(_chunk_piece, pure=True)(shared, xb, yb, wb, method, classes, reset)
+        dask.delayed(_chunk_piece, pure=True)(shared, xb, yb, wb, method, classes, reset,
+                                              make_family, columns)
         for xb, yb, wb in zip(x_blocks, y_blocks, w_blocks, strict=True)
     ]
     if not leaves:
@@ -109,12 +112,12 @@ def _check_shape(tmpl, X: Any) -> None:
 
 
 def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str, classes: np.ndarray | None,
-                 reset: bool) -> _pieces.Piece | None:
+                 reset: bool, make_family, columns: Any) -> _pieces.Piece | None:
     """The statistics of one chunk (None for an empty or all-zero-weight chunk).
 
     ``reset`` (a first fit): the chunk records its own columns (number, names, kinds,
     the levels of categorical columns), which the merges check and unite; else it is
-    read with the estimator's record."""
+    read with the estimator's record ``columns``."""
     if len(X) == 0:
         return None
     if w is not None:
@@ -125,7 +128,8 @@ def _chunk_piece(tmpl, X: Any, y: Any, w: Any, method: str, classes: np.ndarray 
         labels = np.asarray(y)
         classes = _pieces.unique_labels(labels.reshape(-1) if labels.ndim == 2 else labels,
                                           "y")
-    return _pieces.batch_piece(tmpl, X, y, w, method, classes, reset=reset, whole=False)
+    return _pieces.batch_piece(tmpl, X, y, w, method, classes, reset=reset,
+                               make_family=make_family, columns=columns, whole=False)
 
 
 def _combine(*pieces: _pieces.Piece | None) -> _pieces.Piece | None:

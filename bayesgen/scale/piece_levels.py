@@ -3,7 +3,7 @@
 A DataFrame's text, boolean and category columns modelled as categorical reach the
 family as *codes*: positions among the column's levels (:mod:`bayesgen.data.tables`).
 Each piece (a ``partial_fit`` batch, a Dask chunk, a fitted estimator) has its own
-record of the columns (``_columns``) and so its own levels: a chunk read on its own has
+record of the columns (``Piece.columns``) and so its own levels: a chunk read on its own has
 the sorted values it saw; a later batch has the earlier levels with its new values
 appended. Before their statistics are merged, :func:`unite` gives both pieces the
 sorted union of the levels and re-codes their categorical statistics to it, so the

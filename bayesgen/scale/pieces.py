@@ -107,20 +107,22 @@ FRAME_ROWS = 2**14
 
 
 def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
-                classes: np.ndarray | None, *, reset: bool, whole: bool = True) -> Piece:
-    """Validate rows against the template (or, with ``reset``, set its columns from
-    them) and compute their statistics in their own frame. ``whole=False`` (a Dask
-    chunk): a column with no observed value is not an error here (see ``n_observed``)."""
-    est = copy.copy(tmpl)
-    if getattr(est, "_columns", None) is not None:  # grown by this batch, not shared
-        est._columns = copy.deepcopy(est._columns)  # (Dask chunks share the template)
+                classes: np.ndarray | None, *, reset: bool, make_family,
+                columns: Any = None, whole: bool = True) -> Piece:
+    """Validate rows against the template estimator and the record ``columns`` of its
+    training columns (or, with ``reset``, record them from the rows) and compute their
+    statistics in their own frame; ``make_family``: the estimator layer's
+    :data:`bayesgen.inference.statistics.MakeFamily`. ``whole=False`` (a Dask chunk): a
+    column with no observed value is not an error here (see ``n_observed``)."""
+    est = copy.copy(tmpl)  # validate_data sets its n_features_in_ (chunks share tmpl)
     check_weight_total(sample_weight, method, f"{type(est).__name__}.partial_fit")
-    family, batch = statistics.read_batch(est, X, y, sample_weight, method, classes=classes,
-                                        reset=reset, frame_rows=FRAME_ROWS, whole=whole)
+    family, batch = statistics.read_batch(est, X, y, sample_weight, method,
+                                          make_family=make_family, columns=columns,
+                                          classes=classes, reset=reset,
+                                          frame_rows=FRAME_ROWS, whole=whole)
     return Piece(batch.classes, batch.stats, batch.counts, family,
                  scoring.frame_of(family), est.n_features_in_,
-                 getattr(est, "feature_names_in_", None), getattr(est, "_columns", None),
-                 _observed(batch.X))
+                 getattr(est, "feature_names_in_", None), batch.columns, _observed(batch.X))
 
 
 def _observed(X: Any) -> np.ndarray:

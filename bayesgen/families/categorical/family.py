@@ -67,8 +67,8 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
     -----
     :meth:`prior` (and the estimates) resolve ``categories_`` (list of d sorted
     arrays) and ``n_categories_`` (d,), which :meth:`check_X` and :meth:`log_lik` use
-    to map values to codes. The family keeps the statistics it was fitted on
-    (``fitted_stats_``) for ``category_count_``.
+    to map values to codes; :meth:`stats_attributes` reports ``category_count_`` from
+    the fit's statistics.
     """
 
     name = "categorical"
@@ -93,7 +93,6 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         self.levels: list[np.ndarray | None] | None = None
         self.categories_: list[np.ndarray] | None = None
         self.n_categories_: np.ndarray | None = None
-        self.fitted_stats_: dict | None = None
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -163,7 +162,6 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``alpha`` (d,) and ``n_categories`` C_j (d,); resolves ``categories_``."""
-        self.fitted_stats_ = stats
         alpha = dr.check_alpha(self.alpha, stats["n_seen"].shape[0])
         return {"alpha": alpha, "n_categories": self._resolve(stats)}
 
@@ -227,7 +225,6 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
     def mle(self, stats: dict) -> dict:
         """theta_kjc = c_kjc / N_k (0 for categories unseen in class k); N_kj, the
         observed count, with missing entries (never observed: ``ValueError``)."""
-        self.fitted_stats_ = stats
         numer = self._padded(stats, np.zeros(1))
         if "observed" in stats:
             missing.require_observed(stats["observed"], self.labels, WHO)
@@ -236,7 +233,6 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
     def map(self, stats: dict, prior: dict) -> dict:
         """theta_kjc = (c_kjc + alpha_j - 1) / (N_k + C_j (alpha_j - 1)), alpha >= 1."""
-        self.fitted_stats_ = stats
         alpha = prior["alpha"]
         dr.require_mode_alpha(alpha, WHO)
         numer = self._padded(stats, (alpha - 1.0)[:, None])
@@ -255,7 +251,6 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Dirichlet concentration ``c + alpha`` (K, d, Cmax), 0 on the padding."""
-        self.fitted_stats_ = stats
         return {"concentration": self._padded(stats, prior["alpha"][:, None])}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
@@ -336,9 +331,8 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return cats.table(self.categories_, width)
 
     def attributes(self, params: dict) -> dict:
-        """``categories_`` and ``n_categories_`` (d,), and lists of d arrays (K, C_j)
-        over those categories, like scikit-learn: ``feature_log_prob_`` (log theta) and
-        ``category_count_``."""
+        """``categories_`` and ``n_categories_`` (d,), and ``feature_log_prob_`` (log
+        theta), a list of d arrays (K, C_j) over those categories like scikit-learn's."""
         theta = params["theta"]
         n_cat = self.n_categories_
         with np.errstate(divide="ignore"):
@@ -348,10 +342,14 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
             "n_categories_": n_cat,
             "feature_log_prob_": [log_theta[..., j, :c] for j, c in enumerate(n_cat)],
         }
-        if self.fitted_stats_ is not None:
-            counts = self._aligned(self.fitted_stats_)
-            out["category_count_"] = [counts[:, j, :c] for j, c in enumerate(n_cat)]
         return out
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """``category_count_``: the weighted counts of the fit's statistics, a list of d
+        arrays (K, C_j) over the categories ``categories_``, like scikit-learn's."""
+        counts = self._aligned(stats)
+        return {"category_count_": [counts[:, j, :c]
+                                    for j, c in enumerate(self.n_categories_)]}
 
     def _user_categories(self) -> list[np.ndarray]:
         """``categories_`` in the user's values: the levels of text/boolean/categorical

@@ -180,7 +180,7 @@ class KernelFamily(UnlabeledHooks):
         return {"centre": silverman(stats), "sd": sd}
 
     # -------------------------------------------------------------- estimates
-    def _require_points(self, stats: dict, what: str) -> None:
+    def require_points(self, stats: dict, what: str) -> None:
         """Every class must keep positive weight when one unit of weight is left out."""
         y, w = stats["y"], stats["w"]
         for k, total in enumerate(stats["count"]):
@@ -192,7 +192,7 @@ class KernelFamily(UnlabeledHooks):
                     f"{gstats.label(self.labels, k)} has {total:g}."
                 )
 
-    def _fit(self, stats: dict, centre: np.ndarray, sd: float | None) -> dict:
+    def fit_bandwidths(self, stats: dict, centre: np.ndarray, sd: float | None) -> dict:
         """Per class, h maximising LOO(h) (``sd`` None) or LOO(h) + log prior (MAP)."""
         X, y, w = stats["X"], stats["y"], stats["w"]
         h = np.empty_like(centre)
@@ -224,8 +224,8 @@ class KernelFamily(UnlabeledHooks):
         if km.has_gaps(stats):  # feature by feature on its observed points
             km.check_observed(stats, self.labels)
             return km.fit_features(self, stats, silverman, None)
-        self._require_points(stats, "KernelNB")
-        return self._fit(stats, silverman(stats), None)
+        self.require_points(stats, "KernelNB")
+        return self.fit_bandwidths(stats, silverman(stats), None)
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Mode in log h of LOO(h) + log Normal(log h; log centre, sd^2), (K, d);
@@ -233,8 +233,8 @@ class KernelFamily(UnlabeledHooks):
         if km.has_gaps(stats):  # feature by feature on its observed points
             centre = iter(prior["centre"].T)
             return km.fit_features(self, stats, lambda s: next(centre)[:, None], prior["sd"])
-        self._require_points(stats, "KernelNB")
-        return self._fit(stats, prior["centre"], prior["sd"])
+        self.require_points(stats, "KernelNB")
+        return self.fit_bandwidths(stats, prior["centre"], prior["sd"])
 
     def log_prior(self, params: dict, prior: dict) -> float:
         """log p(h) up to a constant: -sum_kj (log h_kj - log c_kj)^2 / (2 sd^2), the
@@ -280,7 +280,7 @@ class KernelFamily(UnlabeledHooks):
                     sub, Z_u[rows, j:j + 1], A[rows], centre[:, j:j + 1], sd,
                     h_old[:, j:j + 1])["bandwidth"]
             return {"bandwidth": h, **self.fixed_params(stats)}
-        self._require_points(stats, "KernelNB")
+        self.require_points(stats, "KernelNB")
         X, y, w = stats["X"], stats["y"], stats["w"]
         U = np.ascontiguousarray(Z_u.T)
         h = np.empty_like(h_old)

@@ -98,8 +98,8 @@ def fit_features(family, stats: dict, centre, sd: float | None) -> dict:
     (``centre(stats_j)`` -> (K, 1) the search centre), which is exact: the LOO
     objective of (k, j) involves feature j only. Returns ``params`` with the data."""
     def one(sub: dict) -> np.ndarray:
-        family._require_points(sub, "KernelNB")
-        return family._fit(sub, centre(sub), sd)["bandwidth"]
+        family.require_points(sub, "KernelNB")
+        return family.fit_bandwidths(sub, centre(sub), sd)["bandwidth"]
 
     return {"bandwidth": per_feature(one, stats), **family.fixed_params(stats)}
 

@@ -97,7 +97,7 @@ def pair_constants(stats: dict, family):
     ``_LOG_ZERO``) for padding, ``w`` (K, m) weights (0 for padding) and the scalar
     ``-d sum_k sum_i w_i log(W_k - u_i) - W d/2 log(2 pi)``; m = largest class size.
     """
-    family._require_points(stats, "KernelNB")
+    family.require_points(stats, "KernelNB")
     X, y, w = stats["X"], stats["y"], stats["w"]
     K, d = stats["count"].shape[0], X.shape[1]
     sizes = np.bincount(y, minlength=K)

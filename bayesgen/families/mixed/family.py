@@ -40,6 +40,7 @@ import numpy as np
 from bayesgen.data import sparse
 from bayesgen.families import far as _far
 from bayesgen.families.mixed import pymc, spec
+from bayesgen.families.mixed.pymc import part_columns as _cols
 from bayesgen.families.mixed.spec import DISCRETE, NAMES  # noqa: F401 (public names)
 from bayesgen.families.protocol import Capabilities, Configurable
 
@@ -184,7 +185,8 @@ class MixedFamily(Configurable):
             "labels": self._labels, "levels": self._levels, "frame": self.frame})
         return self.parts_
 
-    def _parts(self) -> list[dict]:
+    def resolved_parts(self) -> list[dict]:
+        """``parts_``; ``ValueError`` before the specification is resolved."""
         if self.parts_ is None:
             raise ValueError("MixedFamily is not resolved yet: call check_X(X, ...) first.")
         return self.parts_
@@ -200,7 +202,7 @@ class MixedFamily(Configurable):
                 out[f"{pre}_{key}"] = tuple(pymc.rename(pre, d) for d in dims)
         return out
 
-    def _features(self, part: dict) -> list:
+    def part_features(self, part: dict) -> list:
         """Column names of one part: the DataFrame's, or ``x{j}`` for plain arrays."""
         names = self.feature_names
         return [names[j] if names is not None else f"x{j}" for j in part["columns"]]
@@ -241,7 +243,7 @@ class MixedFamily(Configurable):
 
     def merge(self, a: dict, b: dict) -> dict:
         """Part-wise merge."""
-        parts = self._parts()
+        parts = self.resolved_parts()
         return {
             "count": a["count"] + b["count"],
             "parts": [
@@ -251,38 +253,41 @@ class MixedFamily(Configurable):
         }
 
     # -------------------------------------------------------------- estimates
-    def _namespaced(self, per_part: list[dict]) -> dict:
+    def namespaced(self, per_part: list[dict]) -> dict:
+        """One dict of the parts' dicts (params, ...), each key prefixed by its part's
+        prefix (``gaussian0_mu``)."""
         out = {}
-        for part, params in zip(self._parts(), per_part, strict=True):
+        for part, params in zip(self.resolved_parts(), per_part, strict=True):
             out.update({f"{part['prefix']}_{key}": value for key, value in params.items()})
         return out
 
-    def _split(self, params: dict) -> list[dict]:
+    def split(self, params: dict) -> list[dict]:
+        """The inverse of :meth:`namespaced`: each part's entries, prefix removed."""
         out = []
-        for part in self._parts():
+        for part in self.resolved_parts():
             pre = part["prefix"] + "_"
             out.append({k[len(pre) :]: v for k, v in params.items() if k.startswith(pre)})
         return out
 
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``{"parts": [resolved prior of each part]}``."""
-        parts = self._parts()
+        parts = self.resolved_parts()
         return {"parts": [q["family"].prior(s, record=record)
                           for q, s in zip(parts, stats["parts"], strict=True)]}
 
     def prior_uses_data(self) -> bool:
         """Whether some part's prior reads the data."""
-        return any(q["family"].prior_uses_data() for q in self._parts())
+        return any(q["family"].prior_uses_data() for q in self.resolved_parts())
 
     def mle(self, stats: dict) -> dict:
         """Namespaced MLEs of the parts."""
-        parts = zip(self._parts(), stats["parts"], strict=True)
-        return self._namespaced([q["family"].mle(s) for q, s in parts])
+        parts = zip(self.resolved_parts(), stats["parts"], strict=True)
+        return self.namespaced([q["family"].mle(s) for q, s in parts])
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Namespaced MAP estimates of the parts."""
-        parts = self._parts()
-        return self._namespaced(
+        parts = self.resolved_parts()
+        return self.namespaced(
             [
                 q["family"].map(s, pr)
                 for q, s, pr in zip(parts, stats["parts"], prior["parts"], strict=True)
@@ -291,11 +296,11 @@ class MixedFamily(Configurable):
 
     def log_prior(self, params: dict, prior: dict) -> float:
         """The sum of the parts' log prior densities (independent priors)."""
-        parts = zip(self._parts(), self._split(params), prior["parts"], strict=True)
+        parts = zip(self.resolved_parts(), self.split(params), prior["parts"], strict=True)
         return float(sum(q["family"].log_prior(p, pr) for q, p, pr in parts))
 
     def _require_conjugate(self) -> None:
-        others = [q for q in self._parts() if not q["family"].capabilities.conjugate]
+        others = [q for q in self.resolved_parts() if not q["family"].capabilities.conjugate]
         if others:
             names = sorted({q["name"] for q in others})
             raise ValueError(
@@ -307,7 +312,7 @@ class MixedFamily(Configurable):
     def posterior(self, stats: dict, prior: dict) -> dict:
         """``{"parts": [conjugate posterior of each part]}``; not with a kernel part."""
         self._require_conjugate()
-        parts = self._parts()
+        parts = self.resolved_parts()
         return {
             "parts": [
                 q["family"].posterior(s, pr)
@@ -318,8 +323,8 @@ class MixedFamily(Configurable):
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """Namespaced i.i.d. posterior draws of every part (leading dim ``size``)."""
         self._require_conjugate()
-        parts = self._parts()
-        return self._namespaced(
+        parts = self.resolved_parts()
+        return self.namespaced(
             [q["family"].draw(p, size, rng) for q, p in zip(parts, post["parts"], strict=True)]
         )
 
@@ -332,7 +337,7 @@ class MixedFamily(Configurable):
         self._require_conjugate()
         return sum(
             q["family"].log_predictive(_cols(X, q), p)
-            for q, p in zip(self._parts(), post["parts"], strict=True)
+            for q, p in zip(self.resolved_parts(), post["parts"], strict=True)
         )
 
     # ----------------------------------------------------- model comparison
@@ -343,7 +348,7 @@ class MixedFamily(Configurable):
         independent); a part without one raises its ``ValueError``, named
         ``"{who} part {prefix}"``."""
         total = 0.0
-        for q, s, p in zip(self._parts(), stats["parts"], prior["parts"], strict=True):
+        for q, s, p in zip(self.resolved_parts(), stats["parts"], prior["parts"], strict=True):
             def sub(q=q) -> tuple:
                 X, w = rows()
                 return _cols(X, q), w
@@ -357,7 +362,7 @@ class MixedFamily(Configurable):
         parts' posteriors are independent given the classes)."""
         self._require_conjugate()
         return sum(q["family"].loo_log_predictive(_cols(Z, q), y, w, p)
-                   for q, p in zip(self._parts(), post["parts"], strict=True))
+                   for q, p in zip(self.resolved_parts(), post["parts"], strict=True))
 
     def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test=None) -> np.ndarray:
@@ -368,7 +373,7 @@ class MixedFamily(Configurable):
         self._require_conjugate()
         return sum(q["family"].loo_log_predictive_at(
             _cols(Z, q), y, w, p, None if Z_test is None else _cols(Z_test, q))
-            for q, p in zip(self._parts(), post["parts"], strict=True))
+            for q, p in zip(self.resolved_parts(), post["parts"], strict=True))
 
     # ------------------------------------------------------- unlabeled rows
     def likelihood_maximiser(self) -> MixedFamily:
@@ -379,35 +384,35 @@ class MixedFamily(Configurable):
                   prior: dict | None, params: dict) -> tuple[dict, dict]:
         """Every part's ``em_m_step`` on its columns: namespaced params, and
         ``{"count": completed count, "parts": [statistics each part used]}``."""
-        parts = self._parts()
+        parts = self.resolved_parts()
         priors = prior["parts"] if prior is not None else [None] * len(parts)
         out, used = [], []
         for q, s_l, s_c, pr, sub in zip(parts, labeled["parts"], completed["parts"], priors,
-                                        self._split(params), strict=True):
+                                        self.split(params), strict=True):
             est, s = q["family"].em_m_step(s_l, s_c, _cols(Z_u, q), A, pr, sub)
             out.append(est)
             used.append(s)
-        return self._namespaced(out), {"count": completed["count"], "parts": used}
+        return self.namespaced(out), {"count": completed["count"], "parts": used}
 
     def em_final(self, labeled: dict, used: dict, prior: dict | None,
                  params: dict) -> tuple[dict, dict]:
         """Every part's ``em_final``: statistics ``{**used, "parts": [...]}`` and the
         namespaced estimates."""
-        parts = self._parts()
+        parts = self.resolved_parts()
         priors = prior["parts"] if prior is not None else [None] * len(parts)
         stats, out = [], []
         for q, s_l, s_u, pr, sub in zip(parts, labeled["parts"], used["parts"], priors,
-                                        self._split(params), strict=True):
+                                        self.split(params), strict=True):
             s, est = q["family"].em_final(s_l, s_u, pr, sub)
             stats.append(s)
             out.append(est)
-        return dict(used, parts=stats), self._namespaced(out)
+        return dict(used, parts=stats), self.namespaced(out)
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
         """``{"parts": [each part's conditional_posterior]}``; not with a kernel part."""
         self._require_conjugate()
-        parts = zip(self._parts(), stats["parts"], self._split(params), prior["parts"],
+        parts = zip(self.resolved_parts(), stats["parts"], self.split(params), prior["parts"],
                     strict=True)
         return {"parts": [q["family"].conditional_posterior(s, sub, pr, rng)
                           for q, s, sub, pr in parts]}
@@ -415,7 +420,7 @@ class MixedFamily(Configurable):
     def can_augment_labels(self, stats: dict, Z_u) -> bool:
         """Whether every part can, on its columns of ``Z_u``."""
         return all(q["family"].can_augment_labels(s, _cols(Z_u, q))
-                   for q, s in zip(self._parts(), stats["parts"], strict=True))
+                   for q, s in zip(self.resolved_parts(), stats["parts"], strict=True))
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
                          prefix: str = "", dims: dict | None = None):
@@ -436,7 +441,7 @@ class MixedFamily(Configurable):
         """
         return sum(
             q["family"].log_lik(_cols(X, q), sub, full=full)
-            for q, sub in zip(self._parts(), self._split(params), strict=True)
+            for q, sub in zip(self.resolved_parts(), self.split(params), strict=True)
         )
 
     def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
@@ -448,12 +453,22 @@ class MixedFamily(Configurable):
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One x per row, each part filling its columns (original column order)."""
-        parts = self._parts()
+        parts = self.resolved_parts()
         n_features = sum(q["columns"].size for q in parts)
         out = np.empty((y.shape[0], n_features))
-        for part, sub in zip(parts, self._split(params), strict=True):
+        for part, sub in zip(parts, self.split(params), strict=True):
             out[:, part["columns"]] = part["family"].sample(sub, y, rng)
         return out
+
+    def sample_inputs(self, stats: dict) -> dict:
+        """Namespaced :meth:`sample` inputs of the parts that need some."""
+        return self.namespaced([q["family"].sample_inputs(s) for q, s
+                                in zip(self.resolved_parts(), stats["parts"], strict=True)])
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """Namespaced attributes of the parts' statistics (``multinomial0_feature_count_``)."""
+        return self.namespaced([q["family"].stats_attributes(s) for q, s
+                                in zip(self.resolved_parts(), stats["parts"], strict=True)])
 
     def attributes(self, params: dict) -> dict:
         """Namespaced part attributes (``gaussian0_theta_``, ...), ``families_`` and
@@ -471,7 +486,7 @@ class MixedFamily(Configurable):
         reads the parts by their names.
         """
         out: dict[str, Any] = {}
-        for part, sub in zip(self._parts(), self._split(params), strict=True):
+        for part, sub in zip(self.resolved_parts(), self.split(params), strict=True):
             attrs = part["family"].attributes(sub)
             out.update({f"{part['prefix']}_{key}": value for key, value in attrs.items()})
         out["families_"] = spec.fitted(self)
@@ -483,23 +498,24 @@ class MixedFamily(Configurable):
                 "columns": q["columns"].tolist(),
                 "features": features,
             }
-            for q, features in zip(self._parts(), map(self._features, self._parts()), strict=True)
+            for q, features in zip(self.resolved_parts(),
+                                   map(self.part_features, self.resolved_parts()), strict=True)
         ]
         return out
 
     # ----------------------------------------------------------------- frame
     def to_user(self, params: dict) -> dict:
         """The parameters present in ``params`` in the units of X, part by part."""
-        return self._namespaced([
+        return self.namespaced([
             q["family"].to_user(sub) if q["family"].capabilities.real_valued else sub
-            for q, sub in zip(self._parts(), self._split(params), strict=True)
+            for q, sub in zip(self.resolved_parts(), self.split(params), strict=True)
         ])
 
     def prior_to_user(self, prior: dict) -> dict:
         """The resolved priors of the parts in the units of X (for ``model_``)."""
         return {"parts": [
             q["family"].prior_to_user(pr) if q["family"].capabilities.real_valued else pr
-            for q, pr in zip(self._parts(), prior["parts"], strict=True)
+            for q, pr in zip(self.resolved_parts(), prior["parts"], strict=True)
         ]}
 
     def far_terms(self, far, params: dict):
@@ -529,12 +545,6 @@ class MixedFamily(Configurable):
     def fixed_params(self, stats: dict) -> dict:
         """Namespaced non-random params of the parts that have them (kernel parts)."""
         return pymc.fixed_params(self, stats)
-
-
-def _cols(X, part: dict):
-    """A part's columns of X: sparse X stays sparse for a part whose family takes it
-    (multinomial, Poisson, Bernoulli), and is densified on the columns of the others."""
-    return sparse.columns(X, part["columns"], dense=not part["family"].capabilities.sparse)
 
 
 def _configured_parts(parts: list[dict], settings: dict) -> list[dict]:

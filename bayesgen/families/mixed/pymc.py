@@ -37,8 +37,8 @@ def part_hooks(family, params: dict | None = None, dims: dict | None = None,
     entries of its own parameters under their unprefixed names.
     """
     dims = dims or family.param_dims
-    parts = family._parts()
-    subs = family._split(params) if params is not None else [None] * len(parts)
+    parts = family.resolved_parts()
+    subs = family.split(params) if params is not None else [None] * len(parts)
     for part, sub in zip(parts, subs, strict=True):
         pre = part["prefix"]
         part_dims = {key: dims[f"{pre}_{key}"] for key in part["family"].param_dims}
@@ -49,7 +49,7 @@ def pymc_params(family, prior: dict, prefix: str = "", dims: dict | None = None)
     """Every part's prior in the current model, variables named ``{part prefix}_{name}``
     (``gaussian0_mu``, dims ``("class", "gaussian0_feature")``); returns the namespaced
     params."""
-    return family._namespaced(
+    return family.namespaced(
         [
             part["family"].pymc_params(pr, prefix=pre, dims=part_dims)
             for (part, _, pre, part_dims), pr in zip(
@@ -64,7 +64,7 @@ def observed(family, params: dict, X, y, prefix: str = "", dims: dict | None = N
     (``gaussian0_x``, a kernel part's ``kernel1_x_loglik`` potential)."""
     X = np.asarray(X)
     for part, sub, pre, part_dims in part_hooks(family, params, dims, prefix):
-        part["family"].pymc_observed(sub, _part_columns(X, part), y, prefix=pre, dims=part_dims)
+        part["family"].pymc_observed(sub, part_columns(X, part), y, prefix=pre, dims=part_dims)
 
 
 def stats_loglik(family, params: dict, stats: dict):
@@ -77,10 +77,10 @@ def stats_loglik(family, params: dict, stats: dict):
 
 def fixed_params(family, stats: dict) -> dict:
     """Namespaced non-random params of the parts that have them (kernel parts)."""
-    return family._namespaced(
+    return family.namespaced(
         [
             q["family"].fixed_params(s) if q["family"].capabilities.fixed_params else {}
-            for q, s in zip(family._parts(), stats["parts"], strict=True)
+            for q, s in zip(family.resolved_parts(), stats["parts"], strict=True)
         ]
     )
 
@@ -94,7 +94,7 @@ def coords(family, dims: dict | None = None) -> dict[str, list]:
         if part["family"].capabilities.coords:
             out.update(part["family"].coords(dims=part_dims))
         out.pop("class", None)
-        out[f"{part['prefix']}_feature"] = family._features(part)
+        out[f"{part['prefix']}_feature"] = family.part_features(part)
     return out
 
 
@@ -103,8 +103,8 @@ def train_log_lik(family, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndar
     ``train_log_lik`` or, for parts without one, :func:`log_lik_at_class`."""
     y = np.asarray(y, dtype=np.intp)
     total = None
-    for part, sub in zip(family._parts(), family._split(params), strict=True):
-        fam, Xp = part["family"], _part_columns(X, part)
+    for part, sub in zip(family.resolved_parts(), family.split(params), strict=True):
+        fam, Xp = part["family"], part_columns(X, part)
         if fam.capabilities.train_log_lik:
             term = fam.train_log_lik(Xp, y, sub)
         else:
@@ -127,6 +127,7 @@ def log_lik_at_class(family, X: np.ndarray, y: np.ndarray, params: dict) -> np.n
     return out
 
 
-def _part_columns(X, part: dict):
-    """A part's columns of X, sparse only for a family that takes sparse X."""
+def part_columns(X, part: dict):
+    """A part's columns of X: sparse X stays sparse for a part whose family takes it
+    (multinomial, Poisson, Bernoulli), and is densified on the columns of the others."""
     return sparse.columns(X, part["columns"], dense=not part["family"].capabilities.sparse)

@@ -75,9 +75,9 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
 
     Notes
     -----
-    After estimation the family keeps the statistics it was fitted on
-    (``fitted_stats_``): :meth:`attributes` reports ``feature_count_`` from them and
-    :meth:`sample` uses the per-class mean row total ``T_k / N_k``.
+    :meth:`stats_attributes` reports ``feature_count_`` from the fit's statistics and
+    :meth:`sample_inputs` gives :meth:`sample` the per-class mean row total
+    ``T_k / N_k`` from them.
     """
 
     name = "multinomial"
@@ -93,7 +93,6 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
     def __init__(self, *, alpha: Any = 2.0) -> None:
         self.alpha = alpha
         self.labels: np.ndarray | None = None
-        self.fitted_stats_: dict | None = None
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -121,7 +120,6 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``{"alpha": (d,)}``, validated (finite, > 0, scalar or one per feature)."""
-        self.fitted_stats_ = stats
         return {"alpha": dr.check_alpha(self.alpha, stats["feature_count"].shape[1])}
 
     def prior_uses_data(self) -> bool:
@@ -133,22 +131,18 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
         """theta_kj = c_kj / T_k (0 for a feature never seen in class k). Missing
         counts: EM (:func:`._multinomial_missing.em`), ``ValueError`` naming a class and
         feature the likelihood does not identify."""
-        self.fitted_stats_ = stats
-        self.__dict__.pop("em_", None)
         if "groups" in stats:
             mm.check_mle(stats, self.labels, WHO)
-            return mm.em(self, stats, None, WHO)
+            return mm.em(self.labels, stats, None, WHO)
         c = stats["feature_count"]
         return {"theta": dr.mode(c, c.sum(axis=1, keepdims=True), self.labels, WHO)}
 
     def map(self, stats: dict, prior: dict) -> dict:
         """theta_kj = (c_kj + alpha_j - 1) / (T_k + sum_j (alpha_j - 1)), alpha >= 1."""
-        self.fitted_stats_ = stats
-        self.__dict__.pop("em_", None)
         alpha = prior["alpha"]
         dr.require_mode_alpha(alpha, WHO)
         if "groups" in stats:  # missing counts: EM
-            return mm.em(self, stats, prior, WHO)
+            return mm.em(self.labels, stats, prior, WHO)
         numer = stats["feature_count"] + (alpha - 1.0)
         return {"theta": dr.mode(numer, numer.sum(axis=1, keepdims=True), self.labels, WHO)}
 
@@ -160,7 +154,6 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Dirichlet posterior concentration ``c_k + alpha``, (K, d); not with missing
         counts (no conjugate posterior: see :meth:`augment`)."""
-        self.fitted_stats_ = stats
         if "groups" in stats:
             raise ValueError(
                 f"{WHO}: with missing counts in the training data the posterior of theta "
@@ -185,7 +178,6 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
         """Data-augmentation posterior draws (:func:`._multinomial_augment.augment`)."""
         from bayesgen.families.multinomial import augment as _multinomial_augment
 
-        self.fitted_stats_ = stats
         return _multinomial_augment.augment(self, stats, prior, **kwargs)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
@@ -253,7 +245,8 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
         return out
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One count vector per row given class ``y`` (n,) and per-row params (n, K, d).
+        """One count vector per row given class ``y`` (n,) and per-row params: ``theta``
+        (n, K, d) and ``total`` (n, K), the mean row totals of :meth:`sample_inputs`.
 
         The multinomial needs a row total, which the model does not describe: each
         row's total is Poisson(m_k) with m_k = T_k / N_k, the mean row total of its class
@@ -266,27 +259,29 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
         rows = np.arange(y.shape[0])
         theta = params["theta"][rows, y]
         theta = theta / theta.sum(axis=1, keepdims=True)
-        return dr.poisson(self._mean_totals()[y][:, None] * theta, rng)
+        return dr.poisson(params["total"][rows, y][:, None] * theta, rng)
 
-    def _mean_totals(self) -> np.ndarray:
-        """Per-class mean row total T_k / N_k (K,) of the fitted statistics."""
-        if self.fitted_stats_ is None:
-            raise ValueError("MultinomialFamily.sample needs the fitted statistics; fit first.")
-        s = self.fitted_stats_
-        if "groups" in s:  # missing counts: each feature's mean per row observing it
-            return mm.mean_totals(s)
-        n = s["count"]
-        return s["feature_count"].sum(axis=1) / np.where(n > 0, n, 1.0)
+    def sample_inputs(self, stats: dict) -> dict:
+        """``{"total": (K,)}``, the per-class mean row total T_k / N_k of the fit's
+        statistics, which :meth:`sample` draws the row totals from (missing counts:
+        from each feature's mean per row observing it)."""
+        if "groups" in stats:
+            return {"total": mm.mean_totals(stats)}
+        n = stats["count"]
+        return {"total": stats["feature_count"].sum(axis=1) / np.where(n > 0, n, 1.0)}
 
     def attributes(self, params: dict) -> dict:
-        """``feature_count_`` (K, d) and ``feature_log_prob_`` = log theta (K, d)
-        (computed once and reused by sparse predictions, see ``_sparse.log_t``)."""
+        """``feature_log_prob_`` = log theta (K, d) (computed once and reused by sparse
+        predictions, see ``_sparse.log_t``); after EM (missing counts, ``mle``/``map``)
+        its record, ``n_iter_`` and ``em_objective_``."""
         out = {"feature_log_prob_": sparse.log_t(params["theta"])}
-        if self.fitted_stats_ is not None:
-            out["feature_count_"] = self.fitted_stats_["feature_count"]
-        if hasattr(self, "em_"):  # EM ran (missing counts, method "mle" or "map")
-            out.update(n_iter_=self.em_["n_iter"], em_objective_=self.em_["objective"])
+        if "n_iter" in params:
+            out.update(n_iter_=int(params["n_iter"]), em_objective_=params["em_objective"])
         return out
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """``feature_count_`` (K, d): the weighted feature counts of the fit."""
+        return {"feature_count_": stats["feature_count"]}
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:

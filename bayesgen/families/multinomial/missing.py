@@ -288,10 +288,12 @@ def start(stats: dict) -> np.ndarray:
     return rate / rate.sum(axis=1, keepdims=True)
 
 
-def em(family, stats: dict, prior: dict | None, who: str) -> dict:
+def em(labels, stats: dict, prior: dict | None, who: str) -> dict:
     """EM for ``prior`` None (MLE) or the Dirichlet ``prior`` (MAP); returns
-    ``{"theta": (K, d)}`` and sets ``family.em_`` = ``{"n_iter", "objective"}`` (the
-    objective after every iteration, from the start). Stops when an iteration raises
+    ``{"theta": (K, d), "n_iter": (), "em_objective": (n_iter + 1,)}``: the estimate and
+    the record of the run (the objective after every iteration, from the start), which
+    ``attributes`` reports as ``n_iter_`` and ``em_objective_``; ``labels`` (K,) name
+    the classes in messages. Stops when an iteration raises
     the objective by at most ``TOL * max(1, |objective|)``; after ``MAX_ITER`` with a
     :class:`bayesgen.exceptions.ConvergenceWarning`."""
     from bayesgen.exceptions import ConvergenceWarning, warn
@@ -317,13 +319,12 @@ def em(family, stats: dict, prior: dict | None, who: str) -> dict:
         numer = expected_counts(stats, theta)
         if alpha is not None:
             numer = numer + (alpha - 1.0)
-        theta = dr.mode(numer, numer.sum(axis=1, keepdims=True), family.labels, who)
+        theta = dr.mode(numer, numer.sum(axis=1, keepdims=True), labels, who)
         trace.append(objective(theta))
         n_iter += 1
         if trace[-1] - trace[-2] <= TOL * max(1.0, abs(trace[-1])):
             break
-    family.em_ = {"n_iter": n_iter, "objective": np.asarray(trace)}
-    return {"theta": theta}
+    return {"theta": theta, "n_iter": np.asarray(n_iter), "em_objective": np.asarray(trace)}
 
 
 # ----------------------------------------------------------------- PyMC
