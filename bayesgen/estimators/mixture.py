@@ -1,0 +1,380 @@
+"""Mixture discriminant analysis: each class density a finite Gaussian mixture.
+
+:class:`MixtureDA` is QDA with M_k Gaussian components per class instead of one
+(mclust's ``MclustDA``, Fraley and Raftery 2002; Hastie and Tibshirani 1996), with the
+conjugate prior of QDA on every component and a Dirichlet prior on the weights. The
+family is :class:`bayesgen.families.mixture.family.MixtureFamily` over QDA's own
+component family; EM and data augmentation are :mod:`bayesgen.families.mixture.em`
+and :mod:`bayesgen.families.mixture.gibbs`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+
+from bayesgen.data.validation import check_concentration, check_loss
+from bayesgen.estimators.base import GenerativeClassifier
+from bayesgen.estimators.params import COMMON, FAMILIES
+from bayesgen.families import get_family
+from bayesgen.families.mixture import em, gibbs
+from bayesgen.families.mixture.family import MixtureFamily
+from bayesgen.inference import classprior, mcmc, posterior, rows, scoring, statistics
+from bayesgen.utils.random import rng_from
+
+_MVN = FAMILIES["mvn"]
+#: the methods of MixtureDA
+METHODS = ("map", "gibbs")
+
+
+def _never(self) -> bool:
+    return False
+
+
+class MixtureDA(GenerativeClassifier):
+    """Mixture discriminant analysis: x | y=k ~ sum_m w_km N(mu_km, Sigma_km).
+
+    Model, for class k with M_k components::
+
+        y ~ Categorical(pi),             pi ~ Dirichlet(class_alpha)
+        w_k ~ Dirichlet(weight_alpha 1_{M_k})
+        Sigma_km ~ IW(Psi0, nu0),        mu_km | Sigma_km ~ N(m0, Sigma_km / kappa0)
+        x | y = k ~ sum_m w_km N(mu_km, Sigma_km)
+
+    The prior of every component is QDA's conjugate Normal-Inverse-Wishart prior,
+    resolved exactly as ``bg.QDA`` resolves it from the classes' statistics (one
+    Gaussian per class): m0 the overall mean, kappa0 = ``mean_strength``,
+    E[Sigma] = ``cov_scale`` x ``cov_target`` (default: the diagonal of the pooled
+    within-class variances) and nu0 = ``cov_dof`` (default "auto": the value that
+    maximises QDA's evidence). The same prior serves every component of every class,
+    so ``n_components=1`` is ``bg.QDA`` with the same settings, exactly.
+    ``cov_structure="diag"``: diagonal covariances, each variance with QDA's
+    (``cov_structure="diag"``) Inverse-Gamma prior.
+
+    Parameters
+    ----------
+    n_components : int, list of int or "auto", default="auto"
+        Components per class: one number for every class, one per class (order of
+        ``classes_``), or "auto": per class, the number in 1..``max_components`` with
+        the largest BIC = 2 log p(X_k | MAP) - p log N_k (mclust's criterion, p the free
+        parameters; the log-likelihood at the posterior mode, as mclust with a prior).
+        Candidates above the number of distinct rows of a class are skipped.
+    max_components : int, default=5
+        Largest candidate of "auto" (MclustDA's default range is 1..5).
+    method : {"map", "gibbs"}, default="map"
+        "map": EM for the posterior mode, ``n_init`` k-means++ starts per class
+        (:mod:`bayesgen.families.mixture.em`); predictions plug it in (a mixture of
+        Gaussians per class). "gibbs": posterior draws by data augmentation, ``chains``
+        chains of ``tune`` + ``draws`` sweeps started at the MAP
+        (:mod:`bayesgen.families.mixture.gibbs`); predictions average over the draws
+        (the posterior predictive), and ``idata_`` holds the posterior.
+    class_alpha, class_prior, loss, random_state, n_jobs :
+        As for every bayesgen estimator (see ``bg.QDA``).
+    weight_alpha : float > 0, default=1.0
+        Dirichlet concentration of each class's mixture weights. 1: uniform (the MAP
+        weights are N_m / N_k, as the MLE); > 1 keeps components from emptying;
+        < 1 (sparse) lets EM empty surplus components (their weight drops to 0).
+    cov_structure : {"full", "diag"}, default="full"
+        Covariance of each component (mclust's VVV, VVI).
+    mean_prior, mean_strength, cov_target, cov_dof, cov_scale :
+        QDA's prior hyper-parameters, with QDA's meanings and defaults.
+    n_init : int, default=3
+        EM starts per class and number of components (k-means++ seeds).
+    max_iter : int, default=100
+        Most EM iterations per start.
+    tol : float, default=1e-5
+        EM stops when an iteration changes the log-likelihood by at most
+        tol x (1 + |log-likelihood|) (mclust's relative tolerance).
+    draws, tune, chains : int, default=1000, 1000, 4
+        Kept sweeps, warm-up sweeps and chains of ``method="gibbs"``.
+
+    Attributes
+    ----------
+    classes_, class_count_, class_prior_, method_ :
+        As every bayesgen estimator.
+    n_components_ : ndarray (K,) of int
+        Components per class.
+    weights_ : ndarray (K, M)
+        Mixture weights (M = max n_components_; 0 for the padding of classes with fewer
+        components); posterior means for "gibbs" (after relabelling).
+    means_ : ndarray (K, M, d)
+    covariances_ : ndarray (K, M, d, d)
+        In the units of X.
+    bic_ : ndarray (K, max_components)
+        With "auto": the BIC of each candidate per class (NaN where skipped).
+    n_iter_ : ndarray (K,) of int
+        EM iterations of the chosen start per class.
+    converged_ : ndarray (K,) of bool
+    idata_ : arviz.InferenceData
+        ``method="gibbs"``: ``posterior`` (``pi``, ``weights``, ``mu``, ``cov`` with
+        dims class, component, feature), ``log_likelihood`` (log p(x_n, y_n | theta),
+        components marginalised: PSIS-LOO with ``az.loo``), ``observed_data``,
+        ``sample_stats`` (``log_lik_x``: sum_n log p(x_n | y_n, theta), and
+        ``relabelled``).
+
+    Notes
+    -----
+    Label switching: the predictive quantities do not depend on the components'
+    order; parameter summaries do, and the draws are relabelled to the MAP's order
+    (:mod:`bayesgen.families.mixture.gibbs`). Missing entries and unlabeled rows are not
+    supported yet (``ValueError``), nor ``partial_fit``.
+    """
+
+    _methods: tuple[str, ...] = METHODS
+    _parameter_constraints: ClassVar[dict] = {
+        **{k: v for k, v in COMMON.items()
+           if k not in ("method", "sampler", "chain_method", "target_accept", "progressbar",
+                        "unlabeled", "unlabeled_weight")},
+        "method": [StrOptions(set(METHODS))],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                         "array-like"],
+        "max_components": [Interval(Integral, 1, None, closed="left")],
+        "weight_alpha": [Interval(Real, 0, None, closed="neither")],
+        "cov_structure": [StrOptions({"full", "diag"})],
+        "mean_prior": _MVN["mean_prior"],
+        "mean_strength": _MVN["mean_strength"],
+        "cov_target": _MVN["cov_target"],
+        "cov_dof": [StrOptions({"auto", "oas"}), None, Interval(Real, 2, None, closed="neither")],
+        "cov_scale": [StrOptions({"auto"}), None, Interval(Real, 0, None, closed="neither")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_components: Any = "auto",
+        max_components: int = 5,
+        method: str = "map",
+        class_alpha: Any = 1.0,
+        class_prior: Any = None,
+        weight_alpha: float = 1.0,
+        cov_structure: str = "full",
+        mean_prior: Any = None,
+        mean_strength: Any = 0.01,
+        cov_target: Any = None,
+        cov_dof: Any = "auto",
+        cov_scale: Any = None,
+        n_init: int = 3,
+        max_iter: int = 100,
+        tol: float = 1e-5,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        random_state: Any = None,
+        loss: Any = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.n_components = n_components
+        self.max_components = max_components
+        self.method = method
+        self.class_alpha = class_alpha
+        self.class_prior = class_prior
+        self.weight_alpha = weight_alpha
+        self.cov_structure = cov_structure
+        self.mean_prior = mean_prior
+        self.mean_strength = mean_strength
+        self.cov_target = cov_target
+        self.cov_dof = cov_dof
+        self.cov_scale = cov_scale
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.draws = draws
+        self.tune = tune
+        self.chains = chains
+        self.random_state = random_state
+        self.loss = loss
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------ the family
+    def _component_family(self):
+        """QDA's component family (full NIW, or diagonal Inverse-Gamma variances)."""
+        if self.cov_structure == "diag":
+            name, extra = "mvn_diagonal", {"spherical": False}
+        else:
+            name, extra = "mvn", {}
+        return get_family(name)(
+            tied=False, **extra, mean_prior=self.mean_prior,
+            mean_strength=self.mean_strength, cov_target=self.cov_target,
+            cov_dof=self.cov_dof, cov_scale=self.cov_scale)
+
+    def _make_family(self, X=None) -> MixtureFamily:
+        return MixtureFamily(self._component_family())
+
+    def _check_params(self) -> str:
+        self._validate_params()
+        if self.method not in METHODS:  # unreachable after the constraints; kept explicit
+            raise ValueError(f"MixtureDA: method must be one of {METHODS}; got "
+                             f"{self.method!r}.")
+        return self.method
+
+    # partial_fit: EM needs every row of a class at once (not yet supported)
+    @available_if(_never)
+    def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None):
+        """Not available for MixtureDA."""
+        raise NotImplementedError  # pragma: no cover
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X: Any, y: Any, sample_weight: Any = None):
+        """Fit the mixture of every class (EM, then data augmentation for "gibbs").
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, d)
+        y : array-like of shape (n,)
+        sample_weight : array-like of shape (n,), optional
+            Non-negative weights (a weight is a replication count).
+
+        Returns
+        -------
+        self
+        """
+        method = self._check_params()
+        family, batch = statistics.read_batch(self, X, y, sample_weight, method)
+        if batch.unlabeled is not None:
+            raise ValueError("MixtureDA does not support unlabeled rows (None/NaN in y) "
+                             "yet; drop them or use a semi-supervised estimator such as "
+                             "bg.QDA.")
+        classes, K = batch.classes, batch.classes.size
+        Z = scoring.to_internal(batch.frame, batch.X)
+        sizes = self._requested_components(K)
+        prior = family.prior(batch.stats)
+        rng = rng_from(self.random_state)
+        component = family.component
+        diagonal = self.cov_structure == "diag"
+        fits, bic = [], np.full((K, self.max_components), np.nan)
+        for k in range(K):
+            take = (batch.y_index == k) & (batch.weights > 0)
+            Zk, vk = Z[take], batch.weights[take]
+            if Zk.shape[0] == 0:
+                raise ValueError(f"MixtureDA: class {classes[k]!r} has no row of positive "
+                                 "weight.")
+            distinct = np.unique(Zk, axis=0).shape[0]
+            kw = {"alpha": float(self.weight_alpha), "n_init": self.n_init,
+                  "max_iter": self.max_iter, "tol": float(self.tol), "rng": rng,
+                  "diagonal": diagonal}
+            if sizes is None:
+                candidates = range(1, min(self.max_components, distinct) + 1)
+                found = [em.run(component, Zk, vk, prior, M, **kw) for M in candidates]
+                for M, f in zip(candidates, found, strict=True):
+                    bic[k, M - 1] = f.bic
+                fits.append(max(found, key=lambda f: f.bic))
+            else:
+                if sizes[k] > distinct:
+                    raise ValueError(
+                        f"MixtureDA: class {classes[k]!r} has {distinct} distinct rows, "
+                        f"fewer than its n_components={sizes[k]}; lower n_components or "
+                        "use n_components='auto'.")
+                fits.append(em.run(component, Zk, vk, prior, sizes[k], **kw))
+        self._set_fit_state(method, family, batch, prior)
+        self.n_components_ = np.array([f.weights.shape[0] for f in fits])
+        self.n_iter_ = np.array([f.n_iter for f in fits])
+        self.converged_ = np.array([f.converged for f in fits])
+        if sizes is None:
+            self.bic_ = bic
+        else:
+            self.__dict__.pop("bic_", None)
+        weights, params = _pad([f.weights for f in fits], [f.params for f in fits])
+        if method == "map":
+            self._params = {"weights": weights, **params}
+            log_pi = classprior.log_point("map", batch.counts, self.class_alpha_,
+                                          self._fixed_pi)
+            self._set_point_attributes(np.exp(log_pi), self._params, log_pi=log_pi)
+        else:
+            self._fit_gibbs(component, Z, batch, prior, fits, rng)
+        rows.keep_weights(self, batch.weights)
+        return self
+
+    def _requested_components(self, K: int) -> list[int] | None:
+        """n_components as one int per class, or None for "auto"."""
+        value = self.n_components
+        if isinstance(value, str):
+            return None
+        if isinstance(value, Integral):
+            return [int(value)] * K
+        sizes = np.asarray(value)
+        if sizes.shape != (K,) or not np.issubdtype(sizes.dtype, np.integer) or np.any(sizes < 1):
+            raise ValueError(f"MixtureDA: n_components must be 'auto', a positive int or "
+                             f"{K} positive ints (one per class); got {value!r}.")
+        return [int(s) for s in sizes]
+
+    def _set_fit_state(self, method: str, family, batch, prior: dict) -> None:
+        """The fitted state every method shares (as the base class's fits set it)."""
+        K = batch.classes.size
+        for stale in ("idata_", "_posterior", "_log_pi_draws", "_train", "_train_weights"):
+            self.__dict__.pop(stale, None)
+        self.class_alpha_ = check_concentration(self.class_alpha, K, "class_alpha", "class")
+        self._fixed_pi = classprior.check_fixed(self.class_prior, K)
+        self._loss = check_loss(self.loss, K)
+        self.method_ = method
+        self.classes_ = batch.classes
+        self.class_count_ = batch.counts
+        self._model = None
+        self._family = family
+        self._frame = scoring.frame_of(family)
+        self._stats = batch.stats
+        self._prior = prior
+
+    def _fit_gibbs(self, component, Z, batch, prior, fits, rng) -> None:
+        """Data augmentation per class from the MAP; the draws as ``_params``."""
+        chains, draws, tune = int(self.chains), int(self.draws), int(self.tune)
+        results = []
+        for k, f in enumerate(fits):
+            take = (batch.y_index == k) & (batch.weights > 0)
+            results.append(gibbs.run(component, Z[take], batch.weights[take], prior,
+                                     f.weights, f.params, alpha=float(self.weight_alpha),
+                                     chains=chains, draws=draws, tune=tune, rng=rng))
+        S = chains * draws
+        weights, params = _pad([r.weights.reshape(S, -1) for r in results],
+                               [{key: v.reshape(S, *v.shape[2:]) for key, v in r.params.items()}
+                                for r in results], lead=1)
+        self._params = {"weights": weights, **params}
+        if self._fixed_pi is not None:
+            log_pi = classprior.log_constant(self._fixed_pi, S)
+        else:
+            log_pi = classprior.log_dirichlet(
+                classprior.posterior(batch.counts, self.class_alpha_), S, rng)
+        self._log_pi_draws = log_pi
+        sample_stats = {"log_lik_x": sum(r.log_lik for r in results),
+                        "relabelled": np.any([r.relabelled for r in results], axis=0)}
+        self._build_idata(sample_stats, (batch.X, batch.y_index))
+        self._warn_if_not_converged()
+        mean = posterior.posterior_mean(self._params, self._family.param_dims)
+        self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
+
+    def _warn_if_not_converged(self) -> None:
+        """One ``bg.ConvergenceWarning`` when R-hat or ESS of pi or the (relabelled)
+        weights look poor."""
+        from bayesgen.exceptions import ConvergenceWarning, warn
+
+        names = [*classprior.random_names(self._fitted()), "weights"]
+        problems = mcmc.convergence_report(self.idata_, names)
+        if problems:
+            warn(f"MixtureDA Gibbs sampler may not have converged: {'; '.join(problems)}. "
+                 "Try more draws and tune, more chains, or fewer components.",
+                 ConvergenceWarning)
+
+
+def _pad(weights: list, params: list, lead: int = 0) -> tuple[np.ndarray, dict]:
+    """Stack per-class mixtures of M_k components into (..., K, M, ...) arrays, M the
+    largest M_k: padding components get weight 0 and repeat component 0. ``lead``: the
+    number of leading draw dims of every entry."""
+    M = max(w.shape[lead] for w in weights)
+
+    def pad(value, width):
+        missing = M - value.shape[lead]
+        if missing == 0:
+            return value
+        first = np.take(value, [0] * missing, axis=lead)
+        return np.concatenate([value, first], axis=lead)
+
+    W = np.stack([np.concatenate([w, np.zeros((*w.shape[:lead], M - w.shape[lead]))],
+                                 axis=lead) for w in weights], axis=lead)
+    out = {key: np.stack([pad(p[key], M) for p in params], axis=lead) for key in params[0]}
+    return W, out
