@@ -45,15 +45,27 @@ class MixtureDA(GenerativeClassifier):
         Sigma_km ~ IW(Psi0, nu0),        mu_km | Sigma_km ~ N(m0, Sigma_km / kappa0)
         x | y = k ~ sum_m w_km N(mu_km, Sigma_km)
 
-    The prior of every component is QDA's conjugate Normal-Inverse-Wishart prior,
-    resolved exactly as ``bg.QDA`` resolves it from the classes' statistics (one
-    Gaussian per class): m0 the overall mean, kappa0 = ``mean_strength``,
-    E[Sigma] = ``cov_scale`` x ``cov_target`` (default: the diagonal of the pooled
-    within-class variances) and nu0 = ``cov_dof`` (default "auto": the value that
-    maximises QDA's evidence). The same prior serves every component of every class,
-    so ``n_components=1`` is ``bg.QDA`` with the same settings, exactly.
+    The prior of the components is QDA's conjugate prior, resolved from the classes'
+    statistics (one Gaussian per class) by QDA's own code: m0 the overall mean,
+    kappa0 = ``mean_strength``, E[Sigma] = s x ``cov_target`` (default: the diagonal of
+    the pooled within-class variances), Psi0 = (nu0 - d - 1) E[Sigma]:
+
+    - a class with one component gets exactly QDA's prior (nu0 = ``cov_dof``, default
+      "auto": the value maximising QDA's evidence; s = ``cov_scale``), so
+      ``n_components=1`` is ``bg.QDA`` with the same settings, to rounding;
+    - the components of a class with M > 1 components get mclust's default prior
+      (``component_prior="mclust"``; Fraley and Raftery 2007): nu0 = d + 2 (the
+      weakest prior with a finite mean) unless ``cov_dof`` is a number, and
+      s = ``cov_scale`` (or 1) / M^(2/d), i.e. each component's expected covariance is
+      the class's shrunk to a 1/M share of its volume. QDA's evidence cannot choose
+      nu0 for components: it sees one Gaussian per class and, on classes made of
+      several blobs, prefers nu0 = 1e6, which would force every component to the
+      whole class's spread. ``component_prior="qda"`` gives every component QDA's
+      prior anyway.
+
     ``cov_structure="diag"``: diagonal covariances, each variance with QDA's
-    (``cov_structure="diag"``) Inverse-Gamma prior.
+    (``cov_structure="diag"``) Inverse-Gamma prior (nu0 = 3 for the mixtures).
+    ``component_prior_`` holds each class's resolved prior in the units of X.
 
     Parameters
     ----------
@@ -81,7 +93,10 @@ class MixtureDA(GenerativeClassifier):
     cov_structure : {"full", "diag"}, default="full"
         Covariance of each component (mclust's VVV, VVI).
     mean_prior, mean_strength, cov_target, cov_dof, cov_scale :
-        QDA's prior hyper-parameters, with QDA's meanings and defaults.
+        QDA's prior hyper-parameters, with QDA's meanings and defaults (see above for
+        the classes with several components).
+    component_prior : {"mclust", "qda"}, default="mclust"
+        The prior of the components of classes with several components (above).
     n_init : int, default=3
         EM starts per class and number of components (k-means++ seeds).
     max_iter : int, default=100
@@ -104,6 +119,9 @@ class MixtureDA(GenerativeClassifier):
     means_ : ndarray (K, M, d)
     covariances_ : ndarray (K, M, d, d)
         In the units of X.
+    component_prior_ : list of K dicts
+        The resolved component prior of each class (``m0``, ``kappa0``, ``nu0``,
+        ``Psi0`` for full covariances), in the units of X.
     bic_ : ndarray (K, max_components)
         With "auto": the BIC of each candidate per class (NaN where skipped).
     n_iter_ : ndarray (K,) of int
@@ -140,6 +158,7 @@ class MixtureDA(GenerativeClassifier):
         "cov_target": _MVN["cov_target"],
         "cov_dof": [StrOptions({"auto", "oas"}), None, Interval(Real, 2, None, closed="neither")],
         "cov_scale": [StrOptions({"auto"}), None, Interval(Real, 0, None, closed="neither")],
+        "component_prior": [StrOptions({"mclust", "qda"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -160,6 +179,7 @@ class MixtureDA(GenerativeClassifier):
         cov_target: Any = None,
         cov_dof: Any = "auto",
         cov_scale: Any = None,
+        component_prior: str = "mclust",
         n_init: int = 3,
         max_iter: int = 100,
         tol: float = 1e-5,
@@ -182,6 +202,7 @@ class MixtureDA(GenerativeClassifier):
         self.cov_target = cov_target
         self.cov_dof = cov_dof
         self.cov_scale = cov_scale
+        self.component_prior = component_prior
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
@@ -193,16 +214,32 @@ class MixtureDA(GenerativeClassifier):
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------ the family
-    def _component_family(self):
-        """QDA's component family (full NIW, or diagonal Inverse-Gamma variances)."""
+    def _component_family(self, n_mix: int = 1, d: int = 1):
+        """QDA's component family (full NIW, or diagonal Inverse-Gamma variances) with
+        the prior of the components of a class of ``n_mix`` components in ``d``
+        dimensions (:meth:`_component_prior_options`)."""
         if self.cov_structure == "diag":
             name, extra = "mvn_diagonal", {"spherical": False}
         else:
             name, extra = "mvn", {}
+        dof, scale = self._component_prior_options(n_mix, d)
         return get_family(name)(
             tied=False, **extra, mean_prior=self.mean_prior,
             mean_strength=self.mean_strength, cov_target=self.cov_target,
-            cov_dof=self.cov_dof, cov_scale=self.cov_scale)
+            cov_dof=dof, cov_scale=scale)
+
+    def _component_prior_options(self, n_mix: int, d: int) -> tuple[Any, Any]:
+        """``cov_dof`` and ``cov_scale`` of the components of a class with ``n_mix``
+        components: QDA's own for one component (or ``component_prior="qda"``); else
+        (mclust's default prior, Fraley and Raftery 2007) ``cov_dof`` "auto" becomes
+        None (d + 2, the weakest prior with a finite mean; the diagonal family's 3) and
+        the scale is divided by n_mix^(2/d)."""
+        if n_mix == 1 or self.component_prior == "qda":
+            return self.cov_dof, self.cov_scale
+        dof = None if isinstance(self.cov_dof, str) else self.cov_dof
+        base = 1.0 if self.cov_scale is None or isinstance(self.cov_scale, str) \
+            else float(self.cov_scale)
+        return dof, base * n_mix ** (-2.0 / d)
 
     def _make_family(self, X=None) -> MixtureFamily:
         return MixtureFamily(self._component_family())
@@ -244,7 +281,19 @@ class MixtureDA(GenerativeClassifier):
         classes, K = batch.classes, batch.classes.size
         Z = scoring.to_internal(batch.frame, batch.X)
         sizes = self._requested_components(K)
-        prior = family.prior(batch.stats)
+        prior = family.prior(batch.stats)  # QDA's: of the one-component classes
+        priors = {1: prior}
+        d = Z.shape[1]
+
+        def prior_of(M: int) -> dict:
+            """The components' prior of a class with M components (resolved once per M
+            from the classes' statistics, as QDA's)."""
+            if M not in priors:
+                fam = self._component_family(M, d).configured(labels=classes,
+                                                              frame=batch.frame)
+                priors[M] = fam.prior(batch.stats, record=False)
+            return priors[M]
+
         rng = rng_from(self.random_state)
         component = family.component
         diagonal = self.cov_structure == "diag"
@@ -261,7 +310,7 @@ class MixtureDA(GenerativeClassifier):
                   "diagonal": diagonal}
             if sizes is None:
                 candidates = range(1, min(self.max_components, distinct) + 1)
-                found = [em.run(component, Zk, vk, prior, M, **kw) for M in candidates]
+                found = [em.run(component, Zk, vk, prior_of(M), M, **kw) for M in candidates]
                 for M, f in zip(candidates, found, strict=True):
                     bic[k, M - 1] = f.bic
                 fits.append(max(found, key=lambda f: f.bic))
@@ -271,11 +320,13 @@ class MixtureDA(GenerativeClassifier):
                         f"MixtureDA: class {classes[k]!r} has {distinct} distinct rows, "
                         f"fewer than its n_components={sizes[k]}; lower n_components or "
                         "use n_components='auto'.")
-                fits.append(em.run(component, Zk, vk, prior, sizes[k], **kw))
+                fits.append(em.run(component, Zk, vk, prior_of(sizes[k]), sizes[k], **kw))
         self._set_fit_state(method, family, batch, prior)
         self.n_components_ = np.array([f.weights.shape[0] for f in fits])
         self.n_iter_ = np.array([f.n_iter for f in fits])
         self.converged_ = np.array([f.converged for f in fits])
+        self._class_priors = [prior_of(int(M)) for M in self.n_components_]
+        self.component_prior_ = [family.prior_to_user(p) for p in self._class_priors]
         if sizes is None:
             self.bic_ = bic
         else:
@@ -287,7 +338,7 @@ class MixtureDA(GenerativeClassifier):
                                           self._fixed_pi)
             self._set_point_attributes(np.exp(log_pi), self._params, log_pi=log_pi)
         else:
-            self._fit_gibbs(component, Z, batch, prior, fits, rng)
+            self._fit_gibbs(component, Z, batch, fits, rng)
         rows.keep_weights(self, batch.weights)
         return self
 
@@ -321,13 +372,14 @@ class MixtureDA(GenerativeClassifier):
         self._stats = batch.stats
         self._prior = prior
 
-    def _fit_gibbs(self, component, Z, batch, prior, fits, rng) -> None:
+    def _fit_gibbs(self, component, Z, batch, fits, rng) -> None:
         """Data augmentation per class from the MAP; the draws as ``_params``."""
         chains, draws, tune = int(self.chains), int(self.draws), int(self.tune)
         results = []
         for k, f in enumerate(fits):
             take = (batch.y_index == k) & (batch.weights > 0)
-            results.append(gibbs.run(component, Z[take], batch.weights[take], prior,
+            results.append(gibbs.run(component, Z[take], batch.weights[take],
+                                     self._class_priors[k],
                                      f.weights, f.params, alpha=float(self.weight_alpha),
                                      chains=chains, draws=draws, tune=tune, rng=rng))
         S = chains * draws
