@@ -15,6 +15,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayesgen as bg
+from tests.sklearn_checks import _mixture_instances
 
 
 def interleaved(n_per_blob: int, seed: int, spread: float = 0.5):
@@ -349,9 +350,7 @@ def test_bad_data(blobs, map_fit):
 
 
 # ---------------------------------------------------------- scikit-learn checks
-@parametrize_with_checks([bg.MixtureDA(random_state=0),
-                          bg.MixtureDA(method="gibbs", draws=20, tune=10, chains=2,
-                                       random_state=0)])
+@parametrize_with_checks(_mixture_instances())
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bg.ConvergenceWarning)  # 20 draws on purpose
