@@ -294,13 +294,32 @@ def test_sample_save_load_and_intervals(gibbs_fit, map_fit, blobs, tmp_path):
     assert gibbs_fit.predict_proba_draws(X[:3]).shape == (2, 60, 3, 2)
 
 
-def test_loo_and_compare(gibbs_fit):
+def test_loo_compare_uncertainty_and_replicates(gibbs_fit, blobs):
+    """PSIS-LOO on idata_, bg.compare against one component per class (the mixture
+    wins on a class made of two blobs), the uncertainty decomposition and posterior
+    predictive replicates."""
     import arviz as az
 
+    X, y = blobs
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Pareto k warnings of the short chains
+        warnings.simplefilter("ignore")  # Pareto k and ESS notes of the short chains
         loo = az.loo(gibbs_fit.idata_)
+        one = bg.MixtureDA(n_components=1, method="gibbs", draws=60, tune=5, chains=2,
+                           random_state=0).fit(X, y)
+        table = bg.compare({"mixture": gibbs_fit, "qda": one})
     assert np.isfinite(loo.elpd_loo)
+    assert table.index[0] == "mixture"
+    u = gibbs_fit.predict_uncertainty(X[:4])
+    np.testing.assert_allclose(u["total"], u["aleatoric"] + u["epistemic"], atol=1e-12)
+    idata = gibbs_fit.sample_posterior_predictive(random_state=0)
+    assert idata.posterior_predictive["x"].shape == (2, 60, X.shape[0], 2)
+
+
+def test_no_pymc_model_yet(map_fit, gibbs_fit):
+    for fit in (map_fit, gibbs_fit):
+        assert not hasattr(fit, "model_")
+    with pytest.raises(AttributeError, match="no PyMC model"):
+        gibbs_fit.model_
 
 
 def test_partial_fit_absent_and_posterior_only_methods(map_fit, blobs):

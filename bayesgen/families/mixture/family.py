@@ -167,6 +167,16 @@ class MixtureFamily(Configurable):
 
     loo_log_predictive_at = loo_log_predictive
 
+    # ------------------------------------------------------------------ PyMC
+    def _no_model(self, *args: Any, **kwargs: Any):
+        raise ValueError("MixtureDA has no PyMC model yet (the NUTS model with the "
+                         "component labels marginalised, pm.Mixture, is not implemented): "
+                         "no model_, build_model or sample_prior_predictive; use "
+                         "method='gibbs' for the posterior and sample() or "
+                         "sample_posterior_predictive() for replicated data.")
+
+    pymc_params = pymc_observed = pymc_stats_loglik = _no_model
+
     # ------------------------------------------------------------ likelihood
     def component_log_lik(self, X: np.ndarray, params: dict) -> np.ndarray:
         """log w_km + log f(x_n | theta_km), shape (..., n, K, M)."""
