@@ -35,6 +35,7 @@ Run::
     python benchmarks/mixture_vs_mclust.py                 # 3 seeds, all sets
     python benchmarks/mixture_vs_mclust.py --seeds 5 --only digits
     python benchmarks/mixture_vs_mclust.py --no-gibbs --no-stack
+    python benchmarks/mixture_vs_mclust.py --criteria      # BIC vs fixed M vs sparse prior
 
 Prints one table per data set (mean and standard deviation over the seeds) and, with
 ``--markdown PATH``, writes them as Markdown.
@@ -190,6 +191,44 @@ def classifiers(seed: int, gibbs: bool, stack: bool) -> dict:
     return out
 
 
+def criteria(seed: int) -> dict:
+    """MixtureDA with the number of components chosen by BIC (the default), fixed, or
+    by a sparse Dirichlet prior on the weights (5 components, weight_alpha=0.5: EM
+    empties the surplus ones)."""
+    return {
+        "BIC (auto)": lambda: bg.MixtureDA(random_state=seed),
+        "M=1 (QDA)": lambda: bg.MixtureDA(n_components=1),
+        "M=2": lambda: bg.MixtureDA(n_components=2, random_state=seed),
+        "M=3": lambda: bg.MixtureDA(n_components=3, random_state=seed),
+        "sparse Dirichlet": lambda: bg.MixtureDA(n_components=5, weight_alpha=0.5,
+                                                 random_state=seed),
+    }
+
+
+def evaluate_criteria(name: str, seeds: int) -> dict:
+    rows: dict[str, list] = {}
+    for seed in range(seeds):
+        Xtr, Xte, ytr, yte = load(name, seed)
+        labels = np.unique(ytr)
+        for label, make in criteria(seed).items():
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    clf = make().fit(Xtr, ytr)
+                except ValueError as err:  # a class with fewer distinct rows than M
+                    rows.setdefault(label, []).append((np.nan, np.nan, np.nan, str(err)[:40]))
+                    continue
+                proba = clf.predict_proba(Xte)
+            seconds = time.perf_counter() - t0
+            used = (clf.weights_ > 0).sum(axis=1)
+            rows.setdefault(label, []).append(
+                (log_loss(yte, proba, labels=labels),
+                 accuracy_score(yte, labels[proba.argmax(1)]), seconds,
+                 "G=" + ",".join(map(str, used))))
+    return rows
+
+
 def evaluate(name: str, seeds: int, gibbs: bool, stack: bool, mclust: bool) -> dict:
     rows: dict[str, list] = {}
     for seed in range(seeds):
@@ -241,12 +280,18 @@ def main() -> None:
     parser.add_argument("--no-stack", action="store_true")
     parser.add_argument("--no-mclust", action="store_true")
     parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--criteria", action="store_true",
+                        help="compare how MixtureDA chooses the number of components instead")
     args = parser.parse_args()
     names = [n for n in SETS if not args.only or any(o in n for o in args.only)]
     out = []
     for name in names:
-        text = table(name, evaluate(name, args.seeds, not args.no_gibbs, not args.no_stack,
-                                    not args.no_mclust), args.seeds)
+        if args.criteria:
+            text = table(f"{name}: choosing the components", evaluate_criteria(name, args.seeds),
+                         args.seeds)
+        else:
+            text = table(name, evaluate(name, args.seeds, not args.no_gibbs, not args.no_stack,
+                                        not args.no_mclust), args.seeds)
         print(text, flush=True)
         out.append(text)
     if args.markdown:

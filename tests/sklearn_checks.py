@@ -77,10 +77,12 @@ def _conjugate_instances():
 
 
 def _mixture_instances():
-    """MixtureDA (methods "map" and "gibbs", no conjugate posterior): checked in
+    """MixtureDA (methods "map" and "gibbs", no conjugate posterior), with fewer
+    candidates and starts than its defaults (the checks test the API): checked in
     tests/test_mixture_da.py."""
-    return [bg.MixtureDA(random_state=0),
-            bg.MixtureDA(method="gibbs", draws=20, tune=10, chains=2, random_state=0)]
+    return [bg.MixtureDA(max_components=3, n_init=2, random_state=0),
+            bg.MixtureDA(method="gibbs", max_components=2, n_init=1, draws=20, tune=10,
+                         chains=2, random_state=0)]
 
 
 def _instances():
