@@ -179,11 +179,13 @@ def run_mclust(Xtr, ytr, Xte):
         return z, float(info[0]), info[1] if len(info) > 1 else ""
 
 
-def classifiers(seed: int, gibbs: bool, stack: bool) -> dict:
+def classifiers(seed: int, gibbs: bool, stack: bool, others: bool = True) -> dict:
     out = {"MixtureDA": lambda: bg.MixtureDA(random_state=seed)}
     if gibbs:
         out["MixtureDA gibbs"] = lambda: bg.MixtureDA(method="gibbs", draws=200, tune=100,
                                                       chains=2, random_state=seed)
+    if not others:
+        return out
     out["QDA"] = lambda: bg.QDA()
     if stack:
         out["stack"] = lambda: bg.StackedClassifier()
@@ -229,12 +231,13 @@ def evaluate_criteria(name: str, seeds: int) -> dict:
     return rows
 
 
-def evaluate(name: str, seeds: int, gibbs: bool, stack: bool, mclust: bool) -> dict:
+def evaluate(name: str, seeds: int, gibbs: bool, stack: bool, mclust: bool,
+             others: bool = True) -> dict:
     rows: dict[str, list] = {}
     for seed in range(seeds):
         Xtr, Xte, ytr, yte = load(name, seed)
         labels = np.unique(ytr)
-        for label, make in classifiers(seed, gibbs, stack).items():
+        for label, make in classifiers(seed, gibbs, stack, others).items():
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -247,7 +250,7 @@ def evaluate(name: str, seeds: int, gibbs: bool, stack: bool, mclust: bool) -> d
             rows.setdefault(label, []).append(
                 (log_loss(yte, proba, labels=labels), accuracy_score(yte, labels[proba.argmax(1)]),
                  seconds, extra))
-        if mclust:
+        if mclust and others:
             res = run_mclust(Xtr, ytr, Xte)
             if res is None:
                 rows.setdefault("MclustDA", []).append((np.nan, np.nan, np.nan,
@@ -279,6 +282,8 @@ def main() -> None:
     parser.add_argument("--no-gibbs", action="store_true")
     parser.add_argument("--no-stack", action="store_true")
     parser.add_argument("--no-mclust", action="store_true")
+    parser.add_argument("--only-mixture", action="store_true",
+                        help="run MixtureDA (and its Gibbs fit) only")
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--criteria", action="store_true",
                         help="compare how MixtureDA chooses the number of components instead")
@@ -291,7 +296,8 @@ def main() -> None:
                          args.seeds)
         else:
             text = table(name, evaluate(name, args.seeds, not args.no_gibbs, not args.no_stack,
-                                        not args.no_mclust), args.seeds)
+                                        not args.no_mclust, not args.only_mixture),
+                         args.seeds)
         print(text, flush=True)
         out.append(text)
     if args.markdown:

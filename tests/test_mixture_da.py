@@ -124,11 +124,10 @@ def test_em_fixed_point_is_the_closed_form_map(map_fit, blobs):
     Sigma_m = (Psi0 + S_m + kappa0 N_m/(kappa0 + N_m) (xbar_m - m0)(...)^T) / (nu0 + N_m + d + 2)
     (Normal-Inverse-Wishart joint mode), w_m = N_m / N (weight_alpha = 1); computed here
     in the units of X from scipy densities and the class's component prior in user
-    units (mclust's: nu0 = d + 2)."""
+    units."""
     X, y = blobs
     Xk = X[y == 0]
     p = map_fit.component_prior_[0]  # the prior of class 0's two components
-    assert p["nu0"] == X.shape[1] + 2
     w, mu, cov = map_fit.weights_[0], map_fit.means_[0], map_fit.covariances_[0]
     logs = np.stack([np.log(w[m]) + stats.multivariate_normal(mu[m], cov[m]).logpdf(Xk)
                      for m in range(2)], axis=1)
@@ -266,6 +265,24 @@ def test_gibbs_calibration_small_sbc():
     assert stats.chisquare(counts).pvalue > 1e-3, counts
 
 
+def test_component_priors(blobs):
+    """"mclust": nu0 = d + 2 and E[Sigma] = S0 / M^(2/d), S0 QDA's target (QDA's
+    Psi0 / (nu0 - d - 1)); "qda": QDA's resolved prior for every component; one-component
+    classes get QDA's prior whatever the option."""
+    X, y = blobs
+    d = X.shape[1]
+    qda_prior = bg.MixtureDA(n_components=1).fit(X, y).component_prior_[0]
+    S0 = qda_prior["Psi0"] / (qda_prior["nu0"] - d - 1)
+    mc = bg.MixtureDA(n_components=[3, 1], component_prior="mclust", random_state=0).fit(X, y)
+    assert mc.component_prior_[0]["nu0"] == d + 2
+    np.testing.assert_allclose(mc.component_prior_[0]["Psi0"], S0 / 3 ** (2 / d), rtol=1e-12)
+    for fit in (mc, bg.MixtureDA(n_components=[3, 1], component_prior="qda",
+                                 random_state=0).fit(X, y)):
+        np.testing.assert_allclose(fit.component_prior_[1]["Psi0"], qda_prior["Psi0"],
+                                   rtol=1e-12)
+        assert fit.component_prior_[1]["nu0"] == qda_prior["nu0"]
+
+
 # ----------------------------------------------------------- multimodal classes
 def test_interleaved_blobs_qda_fails_mixture_succeeds():
     X, y = interleaved(60, 0)
@@ -275,6 +292,9 @@ def test_interleaved_blobs_qda_fails_mixture_succeeds():
     acc = mix.score(X_test, y_test)
     assert qda < 0.8 and acc > 0.95, (qda, acc)
     assert mix.n_components_.tolist() == [3, 3]
+    # QDA's class prior for the components (nu0 = 1e6 by QDA's evidence here) fails
+    qda_prior = bg.MixtureDA(n_components=3, component_prior="qda", random_state=0)
+    assert qda_prior.fit(X, y).score(X_test, y_test) < 0.8
 
 
 # --------------------------------------------------------------- capabilities

@@ -65,6 +65,13 @@ class ClassFit:
     bic: float
 
 
+def hard_labels(component, Z: np.ndarray, fit: ClassFit) -> np.ndarray:
+    """The most probable component of every row under ``fit``, (n,)."""
+    with np.errstate(divide="ignore"):
+        L = component.log_lik(Z, fit.params, full=True) + np.log(fit.weights)
+    return np.argmax(L, axis=1).astype(np.intp)
+
+
 def component_stats(component, Z: np.ndarray, R: np.ndarray, v: np.ndarray) -> dict:
     """The component family's statistics of M "classes" whose rows are Z weighted by
     v_n r_nm (R (n, M) responsibilities, v (n,) row weights)."""
@@ -103,11 +110,16 @@ def _log_prior(component, params: dict, prior: dict, weights: np.ndarray,
 
 def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, M: int, *, alpha: float,
         n_init: int, max_iter: int, tol: float, rng: np.random.Generator,
-        diagonal: bool) -> ClassFit:
+        diagonal: bool, start: np.ndarray | None = None) -> ClassFit:
     """The MAP mixture of M components of rows Z (n, d) with weights v (n,): the best of
-    ``n_init`` EM runs (one when M = 1). ``rng`` seeds the k-means starts."""
-    starts = [np.zeros(Z.shape[0], dtype=np.intp)] if M == 1 else [
-        _kmeans_labels(Z, v, M, rng) for _ in range(max(1, n_init))]
+    ``n_init`` EM runs (one when M = 1). ``rng`` seeds the k-means starts. ``start``:
+    hard labels (n,) to start one EM run from instead (a warm start)."""
+    if start is not None:
+        starts = [start]
+    elif M == 1:
+        starts = [np.zeros(Z.shape[0], dtype=np.intp)]
+    else:
+        starts = [_kmeans_labels(Z, v, M, rng) for _ in range(max(1, n_init))]
     best = None
     for labels in starts:
         fit = _em(component, Z, v, prior, np.eye(M)[labels], alpha, max_iter, tol)
