@@ -36,6 +36,7 @@ Run::
     python benchmarks/mixture_vs_mclust.py --seeds 5 --only digits
     python benchmarks/mixture_vs_mclust.py --no-gibbs --no-stack
     python benchmarks/mixture_vs_mclust.py --criteria      # BIC vs fixed M vs sparse prior
+    python benchmarks/mixture_vs_mclust.py --timing --only mixture5d --only interleaved
 
 Prints one table per data set (mean and standard deviation over the seeds) and, with
 ``--markdown PATH``, writes them as Markdown.
@@ -263,6 +264,33 @@ def evaluate(name: str, seeds: int, gibbs: bool, stack: bool, mclust: bool,
     return rows
 
 
+def timing(name: str, runs: int = 3) -> str:
+    """Back to back on split 0: MixtureDA() fit + predict_proba (wall and process CPU)
+    and MclustDA (wall inside R; CPU of the R child process, start-up and CSV I/O
+    included), ``runs`` times each; medians."""
+    import resource
+
+    Xtr, Xte, ytr, _ = load(name, 0)
+    res: dict[str, list] = {"MixtureDA": [], "MclustDA": []}
+    for _ in range(runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bg.MixtureDA(random_state=0).fit(Xtr, ytr).predict_proba(Xte)
+        res["MixtureDA"].append((time.perf_counter() - t0, time.process_time() - c0))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = run_mclust(Xtr, ytr, Xte)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if out is not None:
+            res["MclustDA"].append((out[1], (after.ru_utime + after.ru_stime)
+                                    - (before.ru_utime + before.ru_stime)))
+    cells = []
+    for values in res.values():
+        arr = np.array(values) if values else np.full((1, 2), np.nan)
+        cells.append(f"{np.median(arr[:, 0]):.2f} s / {np.median(arr[:, 1]):.2f} s")
+    return f"| {name} | {cells[0]} | {cells[1]} |"
+
+
 def table(name: str, rows: dict, seeds: int) -> str:
     lines = [f"### {name} ({seeds} splits)", "",
              "| classifier | log loss | accuracy | seconds | chosen (first split) |",
@@ -284,12 +312,19 @@ def main() -> None:
     parser.add_argument("--no-mclust", action="store_true")
     parser.add_argument("--only-mixture", action="store_true",
                         help="run MixtureDA (and its Gibbs fit) only")
+    parser.add_argument("--timing", action="store_true",
+                        help="back-to-back wall / CPU medians of MixtureDA and MclustDA")
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--criteria", action="store_true",
                         help="compare how MixtureDA chooses the number of components instead")
     args = parser.parse_args()
     names = [n for n in SETS if not args.only or any(o in n for o in args.only)]
     out = []
+    if args.timing:
+        print("| data | MixtureDA wall / CPU | MclustDA wall / CPU |\n|---|---|---|")
+        for name in names:
+            print(timing(name), flush=True)
+        return
     for name in names:
         if args.criteria:
             text = table(f"{name}: choosing the components", evaluate_criteria(name, args.seeds),

@@ -112,7 +112,7 @@ class MixtureDA(GenerativeClassifier):
         Most EM iterations per start.
     tol : float, default=1e-5
         EM stops when an iteration changes the log-likelihood by at most
-        tol x (1 + |log-likelihood|) (mclust's relative tolerance).
+        tol x (1 + abs(log-likelihood)) (mclust's relative tolerance).
     draws, tune, chains : int, default=1000, 1000, 4
         Kept sweeps, warm-up sweeps and chains of ``method="gibbs"``.
 
@@ -123,7 +123,7 @@ class MixtureDA(GenerativeClassifier):
     n_components_ : ndarray (K,) of int
         Components per class.
     weights_ : ndarray (K, M)
-        Mixture weights (M = max n_components_; 0 for the padding of classes with fewer
+        Mixture weights (M = max ``n_components_``; 0 for the padding of classes with fewer
         components); posterior means for "gibbs" (after relabelling).
     means_ : ndarray (K, M, d)
     covariances_ : ndarray (K, M, d, d)

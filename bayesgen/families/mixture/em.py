@@ -15,7 +15,7 @@ with N_m = sum_n v_n r_nm. Each iteration does not decrease the objective
     sum_n v_n log sum_m w_m f(z_n | theta_m) + log p(theta) + (alpha - 1) sum_m log w_m,
 
 and it stops when an iteration changes the log-likelihood (the first term) by at most
-``tol`` times (1 + |log-likelihood|) (mclust's relative tolerance, 1e-5 by default), or
+``tol`` times (1 + abs(log-likelihood)) (mclust's relative tolerance, 1e-5 by default), or
 after ``max_iter`` iterations.
 The conjugate prior keeps every covariance positive definite, so no component can
 collapse onto a point (the MLE's singularity).
