@@ -7,7 +7,7 @@ Usage (from the repository root)::
     .venv/bin/python notebooks/build.py --no-execute    # write the notebooks without outputs
 
 Each notebook is a list of ``(kind, source)`` cells, ``kind`` in {"md", "code"}, in its
-own module beside this file (``nb01_cells.py`` to ``nb05_cells.py``;
+own module beside this file (``nb01_cells.py`` to ``nb06_cells.py``;
 the first code cell, shared, in ``nb_setup.py``). The
 notebooks read ``BAYESGEN_NB_DRAWS`` (and ``BAYESGEN_NB_TUNE``) in their first code cell,
 so CI can run them with few posterior draws; ``tests/test_notebooks.py`` executes them.
@@ -32,6 +32,7 @@ from nb02_cells import NB02  # noqa: E402
 from nb03_cells import NB03  # noqa: E402
 from nb04_cells import NB04  # noqa: E402
 from nb05_cells import NB05  # noqa: E402
+from nb06_cells import NB06  # noqa: E402
 
 NOTEBOOKS = {
     "01_fit_with_uncertainty.ipynb": NB01,
@@ -39,6 +40,7 @@ NOTEBOOKS = {
     "03_posterior_predictive_checks.ipynb": NB03,
     "04_priors_by_the_evidence.ipynb": NB04,
     "05_uncertainty_in_action.ipynb": NB05,
+    "06_mixture_da.ipynb": NB06,
 }
 
 

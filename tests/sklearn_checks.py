@@ -76,8 +76,17 @@ def _conjugate_instances():
     return [_make(cls, "conjugate") for cls in ALL if cls is not bg.KernelNB]
 
 
+def _mixture_instances():
+    """MixtureDA (methods "map" and "gibbs", no conjugate posterior), with fewer
+    candidates and starts than its defaults (the checks test the API): checked in
+    tests/test_mixture_da.py."""
+    return [bg.MixtureDA(max_components=3, n_init=2, random_state=0),
+            bg.MixtureDA(method="gibbs", max_components=2, n_init=1, draws=20, tune=10,
+                         chains=2, random_state=0)]
+
+
 def _instances():
-    return _map_instances() + _conjugate_instances() + _stacks()
+    return _map_instances() + _conjugate_instances() + _stacks() + _mixture_instances()
 
 
 

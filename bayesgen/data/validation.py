@@ -14,7 +14,8 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 METHODS = ("mle", "map", "conjugate", "mcmc")
-POSTERIOR_METHODS = ("conjugate", "mcmc")
+#: methods whose fit is a posterior (draws): "gibbs" is MixtureDA's data augmentation
+POSTERIOR_METHODS = ("conjugate", "mcmc", "gibbs")
 
 
 def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

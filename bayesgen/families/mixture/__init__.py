@@ -1,0 +1,19 @@
+"""Finite mixtures per class: p(x | y = k) = sum_m w_km f(x | theta_km).
+
+Each class density is a mixture of components of a conjugate family (the Gaussian
+families of LDA/QDA: :class:`bayesgen.families.mvn.family.MVNFamily` and its diagonal
+form), with Dirichlet weights. The component family is used only through its public
+hooks (``stats``, ``prior``, ``map``, ``posterior``, ``draw``, ``log_lik``,
+``log_prior``, ``sample``, ``to_user``): a component is a "class" of the component
+family fitted with the rows' responsibilities as weights.
+
+- :mod:`.family`: :class:`~.family.MixtureFamily`, the family protocol for a mixture
+  (padded (class, component) parameters; the mixture log-density).
+- :mod:`.em`: EM for the posterior mode (MAP) of one class's mixture, k-means++ starts,
+  BIC.
+- :mod:`.gibbs`: data augmentation (component labels, then the conjugate update) and
+  the relabelling of draws against a pivot.
+
+May import: :mod:`bayesgen.families` (the component families' modules through their
+instances), :mod:`bayesgen.data`, :mod:`bayesgen.utils`.
+"""

@@ -1,0 +1,238 @@
+"""The family of a mixture per class, over a conjugate component family.
+
+Model, for class k with M_k components::
+
+    p(x | y = k, theta) = sum_{m < M_k} w_km f(x | theta_km)
+
+``params`` hold the components of every class padded to M = max_k M_k:
+
+- ``weights`` (..., K, M): w_km, exactly 0 for the padding (m >= M_k),
+- ``mu`` (..., K, M, d) and ``cov`` (..., K, M, d, d): the component parameters, in the
+  component family's names (a padding component repeats component 0 of its class; its
+  weight 0 removes it from every density).
+
+The leading dims are posterior draws. The mixture log-density is
+``logsumexp_m(log w_km + log f(x | theta_km))``, computed by the component family's
+``log_lik`` on the K * M components seen as classes (:func:`flat`), so it broadcasts
+over draws as the component's does.
+
+The class statistics (``stats``) and the resolved prior (``prior``) are the component
+family's own, computed from the classes' rows exactly as QDA computes them: every
+component of every class gets that prior. Fitting needs the rows (EM, data
+augmentation: :mod:`.em`, :mod:`.gibbs`), so ``mle``, ``map``, ``posterior``, ``draw``
+and ``log_predictive`` of the statistics alone raise ``ValueError`` saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from bayesgen.families.protocol import Capabilities, Configurable
+
+#: the component parameters (besides ``weights``), in the component family's names
+COMPONENT_KEYS = ("mu", "cov")
+
+
+def flat(params: dict) -> dict:
+    """The component parameters with (K, M) merged into K * M "classes": ``mu``
+    (..., K * M, d), ``cov`` (..., K * M, d, d)."""
+    out = {}
+    for key in COMPONENT_KEYS:
+        value = np.asarray(params[key])
+        lead = value.ndim - (3 if key == "mu" else 4)
+        shape = value.shape
+        out[key] = value.reshape(*shape[:lead], shape[lead] * shape[lead + 1],
+                                 *shape[lead + 2:])
+    return out
+
+
+def log_weights(weights: np.ndarray) -> np.ndarray:
+    """log w with exact -inf for the padding (w = 0)."""
+    with np.errstate(divide="ignore"):
+        return np.log(weights)
+
+
+class MixtureFamily(Configurable):
+    """A finite mixture of ``component`` densities per class.
+
+    Parameters
+    ----------
+    component : family
+        The component family (QDA's full-covariance NIW family or its diagonal form,
+        ``tied=False``), unconfigured: :meth:`configured` passes the frame and labels
+        on to it.
+
+    Attributes
+    ----------
+    param_dims : dict
+        ``weights`` ("class", "component"), ``mu`` ("class", "component", "feature"),
+        ``cov`` ("class", "component", "feature", "feature_bis").
+    """
+
+    name = "mixture"
+    positive_only = False
+
+    def __init__(self, component: Any) -> None:
+        self.component = component
+        self.labels: np.ndarray | None = None
+        self.frame = None
+        self.param_dims = {
+            "weights": ("class", "component"),
+            "mu": ("class", "component", "feature"),
+            "cov": ("class", "component", "feature", "feature_bis"),
+        }
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Real-valued columns in the component's frame; no closed-form posterior,
+        evidence or exact leave-one-out (the component labels are latent); no missing
+        entries (yet)."""
+        return Capabilities(conjugate=False, evidence=False, exact_loo=False,
+                            real_valued=True, continuous=True,
+                            correlated=self.component.capabilities.correlated)
+
+    def _settle(self, settings: dict) -> None:
+        """Configure the component with the same settings (frame, labels)."""
+        super()._settle(settings)
+        self.component = self.component.configured(**settings)
+
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Every column is real-valued."""
+        return self.component.real_columns(n_features)
+
+    # ------------------------------------------------------------------ data
+    def check_X(self, X: Any, *, method: str, who: str) -> Any:
+        """The component's support checks."""
+        return self.component.check_X(X, method="map", who=who)
+
+    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """The component family's class statistics (of the whole classes): what the
+        default prior is computed from, as for QDA."""
+        return self.component.stats(X, y, w, n_classes)
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """The component family's merge of class statistics."""
+        return self.component.merge(a, b)
+
+    # ----------------------------------------------------------------- prior
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
+        """The component prior: QDA's resolved prior of these class statistics (its
+        data-dependent defaults included), shared by every component of every class."""
+        return self.component.prior(stats, record=record)
+
+    def prior_uses_data(self) -> bool:
+        """As the component's."""
+        return self.component.prior_uses_data()
+
+    def _rows_needed(self, what: str):
+        raise ValueError(f"MixtureDA: {what} of a mixture needs the rows (EM or data "
+                         "augmentation over the component labels), not the class "
+                         "statistics alone.")
+
+    def mle(self, stats: dict) -> dict:
+        """Not available from statistics: ``ValueError``."""
+        self._rows_needed("the maximum-likelihood estimate")
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Not available from statistics: ``ValueError`` (EM: :mod:`.em`)."""
+        self._rows_needed("the posterior mode")
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """No closed form: ``ValueError``."""
+        self._rows_needed("the posterior")
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """No closed form: ``ValueError``."""
+        self._rows_needed("a posterior draw")
+
+    def log_predictive(self, X: Any, post: dict) -> np.ndarray:
+        """No closed form: ``ValueError``."""
+        self._rows_needed("the closed-form predictive")
+
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str, who: str) -> float:
+        """No closed form: ``ValueError``."""
+        raise ValueError(f"{who}: the marginal likelihood of a mixture has no closed form "
+                         "(the component labels are latent); compare fits by LOO "
+                         "(bayesgen.compare) instead.")
+
+    def loo_log_predictive(self, Z, y, w, post) -> np.ndarray:
+        """No exact leave-one-out: ``ValueError``."""
+        raise ValueError("MixtureDA has no exact leave-one-out; use PSIS-LOO "
+                         "(az.loo on idata_ of method='gibbs').")
+
+    loo_log_predictive_at = loo_log_predictive
+
+    # ------------------------------------------------------------------ PyMC
+    def _no_model(self, *args: Any, **kwargs: Any):
+        raise ValueError("MixtureDA has no PyMC model yet (the NUTS model with the "
+                         "component labels marginalised, pm.Mixture, is not implemented): "
+                         "no model_, build_model or sample_prior_predictive; use "
+                         "method='gibbs' for the posterior and sample() or "
+                         "sample_posterior_predictive() for replicated data.")
+
+    pymc_params = pymc_observed = pymc_stats_loglik = _no_model
+
+    # ------------------------------------------------------------ likelihood
+    def component_log_lik(self, X: np.ndarray, params: dict) -> np.ndarray:
+        """log w_km + log f(x_n | theta_km), shape (..., n, K, M)."""
+        weights = np.asarray(params["weights"])
+        K, M = weights.shape[-2:]
+        values = self.component.log_lik(X, flat(params), full=True)
+        values = values.reshape(*values.shape[:-1], K, M)
+        return values + log_weights(weights)[..., None, :, :]
+
+    def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
+        """log p(x_n | y = k, theta) = logsumexp_m(log w_km + log f(x_n | theta_km)),
+        shape (..., n, K) (``full`` is ignored: the density is always complete)."""
+        return logsumexp(self.component_log_lik(X, params), axis=-1)
+
+    def responsibilities(self, X: np.ndarray, params: dict, y: np.ndarray) -> np.ndarray:
+        """p(component m | x_n, y_n, theta) of rows X (n, d) with class indices y (n,),
+        shape (n, M) (point parameters)."""
+        values = self.component_log_lik(X, params)[np.arange(X.shape[0]), y]
+        return np.exp(values - logsumexp(values, axis=-1, keepdims=True))
+
+    def log_prior(self, params: dict, prior: dict, alpha: float = 1.0) -> float:
+        """log p(theta) up to a constant: the component prior of every used component
+        (w > 0) plus the Dirichlet(alpha) density of each class's weights."""
+        weights = np.asarray(params["weights"])
+        total = 0.0
+        for k in range(weights.shape[0]):
+            used = weights[k] > 0
+            comp = {key: np.asarray(params[key])[k][used] for key in COMPONENT_KEYS}
+            total += float(self.component.log_prior(comp, prior))
+            total += float((alpha - 1.0) * np.sum(np.log(weights[k][used])))
+        return total
+
+    def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One x per row given class index y (n,): a component m ~ Categorical(w_{y_n}),
+        then x from it; ``params`` batched per row (n, K, M, ...)."""
+        n = y.shape[0]
+        rows = np.arange(n)
+        w = np.asarray(params["weights"])[rows, y]  # (n, M)
+        M = w.shape[-1]
+        u = rng.uniform(size=(n, 1))
+        m = np.minimum((np.cumsum(w, axis=1) / w.sum(axis=1, keepdims=True) < u).sum(axis=1),
+                       M - 1)
+        return self.component.sample(flat(params), y * M + m, rng)
+
+    def attributes(self, params: dict) -> dict:
+        """``weights_`` (K, M), ``means_`` (K, M, d), ``covariances_`` (K, M, d, d), as
+        scikit-learn's ``GaussianMixture`` per class (padding: weight 0)."""
+        return {"weights_": np.asarray(params["weights"]), "means_": np.asarray(params["mu"]),
+                "covariances_": np.asarray(params["cov"])}
+
+    # ----------------------------------------------------------------- frame
+    def to_user(self, params: dict) -> dict:
+        """Component parameters in the units of X (weights unchanged)."""
+        user = self.component.to_user({key: params[key] for key in COMPONENT_KEYS})
+        return {**params, **user}
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The component prior in the units of X."""
+        return self.component.prior_to_user(prior)

@@ -1,0 +1,116 @@
+"""Posterior draws of one class's mixture by data augmentation (a Gibbs sampler).
+
+For the rows Z (n, d) of a class, weights v (n,), M components, one sweep is
+(Diebolt and Robert 1994):
+
+1. component labels given the parameters: z_n ~ Categorical(r_n),
+   r_nm proportional to w_m f(z_n | theta_m) (drawn by the Gumbel-max trick);
+2. the parameters given the labels, by the component family's conjugate update:
+   theta_m ~ p(theta | rows with z_n = m, prior) (``posterior`` then ``draw``), and
+   w ~ Dirichlet(alpha + N), N_m = sum_{z_n = m} v_n.
+
+A row weight v_n counts as v_n copies of the row that share one label (exact for
+integer weights). Each chain starts at the MAP (EM's mode), runs ``tune`` sweeps of
+warm-up and keeps ``draws``.
+
+Label switching: the likelihood is invariant to permuting the components, so the
+posterior is symmetric and a chain may permute them. The predictive densities
+(``predict_proba``, ``score_samples``, the pointwise log-likelihood, LOO) are sums over
+components and do not depend on the labelling. Parameter summaries do: every kept draw
+is relabelled by the permutation that brings its means closest (squared distance in the
+internal, standardised frame, Hungarian algorithm) to the pivot, the MAP's means
+(Marin, Mengersen and Robert 2005's pivotal relabelling). With well separated
+components that is the identity; with overlapping ones the summaries of the relabelled
+draws are the meaningful ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from bayesgen.utils.logspace import fast_logsumexp
+
+
+@dataclass(frozen=True)
+class ClassDraws:
+    """Draws of one class's mixture.
+
+    Attributes
+    ----------
+    weights : ndarray (chains, draws, M)
+    params : dict
+        ``mu`` (chains, draws, M, d), ``cov`` (chains, draws, M, d, d), internal frame.
+    log_lik : ndarray (chains, draws)
+        sum_n v_n log p(z_n | theta) of each kept draw.
+    relabelled : ndarray (chains, draws) of bool
+        Draws whose components were permuted to match the pivot.
+    """
+
+    weights: np.ndarray
+    params: dict
+    log_lik: np.ndarray
+    relabelled: np.ndarray
+
+
+def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, start_weights: np.ndarray,
+        start_params: dict, *, alpha: float, chains: int, draws: int, tune: int,
+        rng: np.random.Generator) -> ClassDraws:
+    """``chains`` chains of data augmentation for one class, each from the MAP.
+
+    The chains run side by side: their C * M components are the "classes" of one call
+    of each component hook per sweep (labels of chain c are offset by c M)."""
+    M = start_weights.shape[0]
+    n, d = Z.shape
+    C = chains
+    W = np.empty((C, draws, M))
+    MU = np.empty((C, draws, M, d))
+    COV = np.empty((C, draws, M, d, d))
+    LL = np.empty((C, draws))
+    weights = np.tile(start_weights, (C, 1))  # (C, M)
+    params = {key: np.concatenate([value] * C) for key, value in start_params.items()}
+    Z_all, v_all = np.tile(Z, (C, 1)), np.tile(v, C)
+    offset = np.repeat(np.arange(C) * M, n)
+    for t in range(tune + draws):
+        with np.errstate(divide="ignore"):
+            L = (component.log_lik(Z, params, full=True).reshape(n, C, M)
+                 + np.log(weights))  # (n, C, M)
+        if t >= tune:
+            s = t - tune
+            W[:, s] = weights
+            MU[:, s] = params["mu"].reshape(C, M, d)
+            COV[:, s] = params["cov"].reshape(C, M, d, d)
+            LL[:, s] = v @ fast_logsumexp(L, axis=2)
+        if M == 1:
+            labels = np.zeros((n, C), dtype=np.intp)
+        else:
+            labels = np.argmax(L + rng.gumbel(size=L.shape), axis=2)
+        stats = component.stats(Z_all, labels.T.ravel() + offset, v_all, C * M)
+        drawn = component.draw(component.posterior(stats, prior), 1, rng)
+        params = {"mu": drawn["mu"][0], "cov": drawn["cov"][0]}
+        counts = np.asarray(stats["count"]).reshape(C, M)
+        weights = np.stack([_dirichlet(alpha + counts[c], rng) for c in range(C)])
+    relabelled = np.zeros((C, draws), dtype=bool)
+    if M > 1:
+        pivot = start_params["mu"]
+        for c in range(C):
+            for s in range(draws):
+                cost = ((MU[c, s][:, None, :] - pivot[None, :, :]) ** 2).sum(axis=-1)
+                _, perm = linear_sum_assignment(cost.T)  # perm[j]: the draw's match of j
+                if np.any(perm != np.arange(M)):
+                    relabelled[c, s] = True
+                    W[c, s], MU[c, s], COV[c, s] = W[c, s][perm], MU[c, s][perm], COV[c, s][perm]
+    return ClassDraws(W, {"mu": MU, "cov": COV}, LL, relabelled)
+
+
+def _dirichlet(concentration: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One Dirichlet draw (normalised Gammas; a zero concentration gives weight 0)."""
+    g = np.where(concentration > 0, rng.standard_gamma(np.maximum(concentration, 1e-300)),
+                 0.0)
+    total = g.sum()
+    if not total > 0:  # every Gamma underflowed (tiny concentrations): the largest wins
+        g = (concentration == concentration.max()).astype(np.float64)
+        total = g.sum()
+    return g / total

@@ -1,0 +1,396 @@
+"""MixtureDA: EM against scikit-learn's GaussianMixture and the closed-form MAP
+equations, densities against scipy.stats, n_components=1 against QDA, the Gibbs
+sampler against the conjugate posterior (M = 1), truth and a small simulation-based
+calibration, interleaved classes where one Gaussian per class fails, and bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import logsumexp
+from sklearn.mixture import GaussianMixture
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import bayesgen as bg
+from tests.sklearn_checks import _mixture_instances
+
+
+def interleaved(n_per_blob: int, seed: int, spread: float = 0.5):
+    """Two classes of three blobs each, alternating along the first axis (0, 4, 8 for
+    class 0; 2, 6, 10 for class 1): one Gaussian per class cannot follow them."""
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for j, centre in enumerate([0.0, 2.0, 4.0, 6.0, 8.0, 10.0]):
+        X.append(rng.normal([centre, 0.0], spread, size=(n_per_blob, 2)))
+        y.append(np.full(n_per_blob, j % 2))
+    return np.vstack(X), np.concatenate(y)
+
+
+def two_blob_class(n: int, seed: int):
+    """Class 0: blobs at (0, 0) and (5, 5) with weights 0.3 / 0.7; class 1: one blob at
+    (0, 5)."""
+    rng = np.random.default_rng(seed)
+    n0 = int(0.3 * n)
+    X0 = np.vstack([rng.normal([0, 0], 0.6, size=(n0, 2)),
+                    rng.normal([5, 5], 0.6, size=(n - n0, 2))])
+    X1 = rng.normal([0, 5], 0.8, size=(n, 2))
+    return np.vstack([X0, X1]), np.repeat([0, 1], n)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    return two_blob_class(300, 0)
+
+
+@pytest.fixture(scope="module")
+def map_fit(blobs):
+    X, y = blobs
+    return bg.MixtureDA(n_components=[2, 1], random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def gibbs_fit(blobs):
+    X, y = blobs
+    with warnings.catch_warnings():  # short chains: the ESS warning is expected here
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)
+        return bg.MixtureDA(n_components=[2, 1], method="gibbs", draws=60, tune=30,
+                            chains=2, random_state=1).fit(X, y)
+
+
+# ----------------------------------------------------------- one component = QDA
+@pytest.mark.parametrize("kw", [{}, {"cov_dof": None}, {"cov_dof": "oas"},
+                                {"cov_structure": "diag"},
+                                {"cov_scale": "auto", "mean_strength": "auto"},
+                                {"class_alpha": 2.0, "cov_target": "isotropic"}])
+def test_one_component_equals_qda(kw):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    mix = bg.MixtureDA(n_components=1, **kw).fit(X, y)
+    qda = bg.QDA(**kw).fit(X, y)
+    np.testing.assert_allclose(mix.predict_proba(X), qda.predict_proba(X), rtol=0,
+                               atol=1e-10)
+    np.testing.assert_allclose(mix.predict_joint_log_proba(X),
+                               qda.predict_joint_log_proba(X), rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(mix.means_[:, 0], qda.means_, atol=1e-10)
+    np.testing.assert_allclose(mix.covariances_[:, 0], np.stack(qda.covariance_), atol=1e-10)
+
+
+def test_one_component_auto_on_gaussian_classes():
+    """One Gaussian per class: "auto" (BIC) keeps one component, so it is QDA."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0, 1, (150, 3)), rng.normal(2, 1.5, (150, 3))])
+    y = np.repeat([0, 1], 150)
+    mix = bg.MixtureDA(random_state=0).fit(X, y)
+    assert mix.n_components_.tolist() == [1, 1]
+    np.testing.assert_allclose(mix.predict_proba(X), bg.QDA().fit(X, y).predict_proba(X),
+                               atol=1e-10)
+    assert mix.bic_.shape == (2, 5) and np.argmax(mix.bic_[0]) == 0
+
+
+# ------------------------------------------------------------------------- EM
+def test_em_matches_sklearn_gaussian_mixture():
+    """A weak prior (nu0 = d + 2, tiny scale and mean strength) and many rows: the MAP is
+    the MLE up to O(1/N); weights, means, covariances and responsibilities match
+    scikit-learn's GaussianMixture fitted on the class's rows."""
+    rng = np.random.default_rng(0)
+    X0 = np.vstack([rng.normal([0, 0], [1.0, 0.5], (1200, 2)),
+                    rng.normal([6, 3], [0.7, 1.2], (2800, 2))])
+    X1 = rng.normal([0, 6], 1.0, (500, 2))
+    X, y = np.vstack([X0, X1]), np.repeat([0, 1], [4000, 500])
+    mix = bg.MixtureDA(n_components=[2, 1], cov_dof=None, cov_scale=1e-6, mean_strength=1e-6,
+                       random_state=0).fit(X, y)
+    gm = GaussianMixture(2, covariance_type="full", tol=1e-8, random_state=0).fit(X0)
+    order = np.argsort(gm.means_[:, 0])
+    mine = np.argsort(mix.means_[0, :, 0])
+    np.testing.assert_allclose(mix.weights_[0, mine], gm.weights_[order], atol=1e-4)
+    np.testing.assert_allclose(mix.means_[0, mine], gm.means_[order], atol=1e-3)
+    # the MAP covariance divides by N_m + nu0 + d + 2 instead of N_m
+    N = mix.weights_[0, mine] * 4000
+    d = 2
+    scaled = mix.covariances_[0, mine] * ((N + (d + 2) + d + 2) / N)[:, None, None]
+    np.testing.assert_allclose(scaled, gm.covariances_[order], rtol=2e-3, atol=2e-4)
+    resp = mix._family.responsibilities(
+        mix._frame.internal(X0), mix._params, np.zeros(4000, dtype=int))
+    np.testing.assert_allclose(resp[:, mine], gm.predict_proba(X0)[:, order], atol=1e-3)
+
+
+def test_em_fixed_point_is_the_closed_form_map(map_fit, blobs):
+    """At convergence, the MAP equations hold: with the responsibilities r_nm of the fit,
+    mu_m = (kappa0 m0 + N_m xbar_m) / (kappa0 + N_m) and
+    Sigma_m = (Psi0 + S_m + kappa0 N_m/(kappa0 + N_m) (xbar_m - m0)(...)^T) / (nu0 + N_m + d + 2)
+    (Normal-Inverse-Wishart joint mode), w_m = N_m / N (weight_alpha = 1); computed here
+    in the units of X from scipy densities and the class's component prior in user
+    units."""
+    X, y = blobs
+    Xk = X[y == 0]
+    p = map_fit.component_prior_[0]  # the prior of class 0's two components
+    w, mu, cov = map_fit.weights_[0], map_fit.means_[0], map_fit.covariances_[0]
+    logs = np.stack([np.log(w[m]) + stats.multivariate_normal(mu[m], cov[m]).logpdf(Xk)
+                     for m in range(2)], axis=1)
+    R = np.exp(logs - logsumexp(logs, axis=1, keepdims=True))
+    d = X.shape[1]
+    for m in range(2):
+        r = R[:, m]
+        N = r.sum()
+        xbar = r @ Xk / N
+        S = (Xk - xbar).T @ ((Xk - xbar) * r[:, None])
+        kappa = p["kappa0"] + N
+        mean = (p["kappa0"] * p["m0"] + N * xbar) / kappa
+        diff = xbar - p["m0"]
+        Psi = p["Psi0"] + S + p["kappa0"] * N / kappa * np.outer(diff, diff)
+        np.testing.assert_allclose(mu[m], mean, atol=1e-4)
+        np.testing.assert_allclose(cov[m], Psi / (p["nu0"] + N + d + 2), rtol=1e-3, atol=1e-5)
+        np.testing.assert_allclose(w[m], N / Xk.shape[0], atol=1e-4)
+    assert map_fit.converged_.all()
+
+
+def test_em_starts_are_reproducible(blobs):
+    X, y = blobs
+    a = bg.MixtureDA(n_components=3, random_state=5).fit(X, y)
+    b = bg.MixtureDA(n_components=3, random_state=5).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+# ------------------------------------------------------------------- densities
+def _mixture_logpdf(X, pi, weights, means, covs):
+    """log p(x, y = k) by scipy.stats, (n, K)."""
+    out = []
+    for k in range(len(pi)):
+        terms = [np.log(weights[k, m]) + stats.multivariate_normal(means[k, m], covs[k, m])
+                 .logpdf(X) for m in range(weights.shape[1]) if weights[k, m] > 0]
+        out.append(np.log(pi[k]) + logsumexp(np.stack(terms), axis=0))
+    return np.stack(out, axis=1)
+
+
+def test_map_densities_match_scipy(map_fit, blobs):
+    X, _ = blobs
+    expected = _mixture_logpdf(X[:50], map_fit.class_prior_, map_fit.weights_,
+                               map_fit.means_, map_fit.covariances_)
+    np.testing.assert_allclose(map_fit.predict_joint_log_proba(X[:50]), expected, rtol=1e-10)
+    np.testing.assert_allclose(map_fit.score_samples(X[:50]), logsumexp(expected, axis=1),
+                               rtol=1e-10)
+    proba = np.exp(expected - logsumexp(expected, axis=1, keepdims=True))
+    np.testing.assert_allclose(map_fit.predict_proba(X[:50]), proba, atol=1e-12)
+
+
+def test_gibbs_predictive_is_the_mean_over_draws(gibbs_fit, blobs):
+    """predict_joint_log_proba = log mean_s p(x, y = k | theta_s), each term by scipy
+    from the draws in idata_ (units of X)."""
+    X, _ = blobs
+    post = gibbs_fit.idata_.posterior.stack(s=("chain", "draw"))
+    pi = post["pi"].values.T
+    W = post["weights"].transpose("s", ...).values
+    MU = post["mu"].transpose("s", ...).values
+    COV = post["cov"].transpose("s", ...).values
+    pick = np.arange(0, pi.shape[0], 7)  # a subset of draws, with the estimator's
+    sub = [_mixture_logpdf(X[:20], pi[s], W[s], MU[s], COV[s]) for s in pick]
+    expected = logsumexp(np.stack(sub), axis=0) - np.log(len(pick))
+    thin = bg.MixtureDA(n_components=[2, 1], method="gibbs")
+    thin.__dict__.update(gibbs_fit.__dict__)
+    thin._params = {k: v[pick] for k, v in gibbs_fit._params.items()}
+    thin._log_pi_draws = gibbs_fit._log_pi_draws[pick]
+    np.testing.assert_allclose(thin.predict_joint_log_proba(X[:20]), expected, rtol=1e-10)
+
+
+# -------------------------------------------------------------------- Gibbs
+def test_gibbs_posterior_near_truth(gibbs_fit):
+    """Well separated blobs: posterior means of the (relabelled) components near the
+    truth, weights near 0.3 / 0.7, and every draw's covariance positive definite."""
+    order = np.argsort(gibbs_fit.means_[0, :, 0])
+    np.testing.assert_allclose(gibbs_fit.means_[0, order], [[0, 0], [5, 5]], atol=0.25)
+    np.testing.assert_allclose(gibbs_fit.weights_[0, order], [0.3, 0.7], atol=0.06)
+    np.testing.assert_allclose(gibbs_fit.covariances_[0, order[0]], 0.36 * np.eye(2),
+                               atol=0.15)
+    cov = gibbs_fit.idata_.posterior["cov"].values
+    assert np.all(np.linalg.eigvalsh(cov.reshape(-1, 2, 2)) > 0)
+    assert set(gibbs_fit.idata_.groups()) >= {"posterior", "log_likelihood", "observed_data",
+                                              "sample_stats"}
+    assert gibbs_fit.idata_.posterior["mu"].dims == ("chain", "draw", "class", "component",
+                                                     "feature")
+
+
+def test_gibbs_one_component_is_the_conjugate_posterior():
+    """M = 1: no latent labels, so each sweep is an exact draw from the NIW posterior:
+    the posterior means of mu and Sigma match QDA's closed-form conjugate posterior
+    (m_k and Psi_k / (nu_k - d - 1)) within Monte Carlo error."""
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), rng.normal(1, 2, (40, 2))])
+    y = np.repeat([0, 1], 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)
+        mix = bg.MixtureDA(n_components=1, method="gibbs", draws=1000, tune=5, chains=2,
+                           cov_dof=None, random_state=0).fit(X, y)
+    qda = bg.QDA(method="conjugate", cov_dof=None, draws=5, chains=1).fit(X, y)
+    post = qda._posterior
+    frame = qda._frame
+    m_user = frame.user_loc(post["m"])
+    cov_mean = frame.user_cov(post["Psi"] / (post["nu"] - 2 - 1)[:, None, None])
+    mu_draws = mix.idata_.posterior["mu"].values[..., 0, :]  # chain, draw, class, d
+    se = mu_draws.reshape(-1, 2, 2).std(axis=0) / np.sqrt(2000)
+    np.testing.assert_array_less(np.abs(mix.means_[:, 0] - m_user), 5 * se)
+    np.testing.assert_allclose(mix.covariances_[:, 0], cov_mean, rtol=0.08)
+
+
+def test_gibbs_calibration_small_sbc():
+    """Simulation-based calibration (Talts et al. 2018), small: theta from the (fixed)
+    prior, data from theta, the rank of the true label-invariant class mean
+    E[x | k] = sum_m w_m mu_m among the posterior draws; the ranks must look uniform
+    (a chi-square test over 4 bins at the 0.1% level: gross errors only)."""
+    d, M, n, draws = 1, 2, 30, 39
+    nu0, kappa0, psi0 = 4.0, 0.5, 1.0
+    prior = {"mean_prior": [0.0], "mean_strength": kappa0, "cov_target": [psi0 / (nu0 - 2)],
+             "cov_dof": nu0, "cov_scale": 1.0}
+    rng = np.random.default_rng(11)
+    ranks = []
+    for rep in range(40):
+        w = rng.dirichlet(np.ones(M))
+        sig2 = psi0 / rng.chisquare(nu0, size=M)  # IW(psi0, nu0) in one dimension
+        mu = rng.normal(0.0, np.sqrt(sig2 / kappa0))
+        z = rng.choice(M, size=n, p=w)
+        X0 = rng.normal(mu[z], np.sqrt(sig2[z]))[:, None]
+        X1 = rng.normal(0.0, 1.0, size=(n, d))  # a second class, required to fit
+        X, y = np.vstack([X0, X1]), np.repeat([0, 1], n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bg.ConvergenceWarning)
+            fit = bg.MixtureDA(n_components=[M, 1], method="gibbs", draws=draws, tune=30,
+                               chains=1, n_init=1, random_state=rep, **prior).fit(X, y)
+        post = fit.idata_.posterior
+        mean_draws = (post["weights"][0, :, 0] * post["mu"][0, :, 0, :, 0]).sum("component")
+        ranks.append(int((mean_draws.values < float(w @ mu)).sum()))
+    counts = np.bincount(np.asarray(ranks) * 4 // (draws + 1), minlength=4)
+    assert stats.chisquare(counts).pvalue > 1e-3, counts
+
+
+def test_component_priors(blobs):
+    """"mclust": nu0 = d + 2 and E[Sigma] = S0 / M^(2/d), S0 QDA's target (QDA's
+    Psi0 / (nu0 - d - 1)); "qda": QDA's resolved prior for every component; one-component
+    classes get QDA's prior whatever the option."""
+    X, y = blobs
+    d = X.shape[1]
+    qda_prior = bg.MixtureDA(n_components=1).fit(X, y).component_prior_[0]
+    S0 = qda_prior["Psi0"] / (qda_prior["nu0"] - d - 1)
+    mc = bg.MixtureDA(n_components=[3, 1], component_prior="mclust", random_state=0).fit(X, y)
+    assert mc.component_prior_[0]["nu0"] == d + 2
+    np.testing.assert_allclose(mc.component_prior_[0]["Psi0"], S0 / 3 ** (2 / d), rtol=1e-12)
+    for fit in (mc, bg.MixtureDA(n_components=[3, 1], component_prior="qda",
+                                 random_state=0).fit(X, y)):
+        np.testing.assert_allclose(fit.component_prior_[1]["Psi0"], qda_prior["Psi0"],
+                                   rtol=1e-12)
+        assert fit.component_prior_[1]["nu0"] == qda_prior["nu0"]
+
+
+# ----------------------------------------------------------- multimodal classes
+def test_interleaved_blobs_qda_fails_mixture_succeeds():
+    X, y = interleaved(60, 0)
+    X_test, y_test = interleaved(200, 1)
+    qda = bg.QDA().fit(X, y).score(X_test, y_test)
+    mix = bg.MixtureDA(random_state=0).fit(X, y)
+    acc = mix.score(X_test, y_test)
+    assert qda < 0.8 and acc > 0.95, (qda, acc)
+    assert mix.n_components_.tolist() == [3, 3]
+    # QDA's class prior for the components (nu0 = 1e6 by QDA's evidence here) fails
+    qda_prior = bg.MixtureDA(n_components=3, component_prior="qda", random_state=0)
+    assert qda_prior.fit(X, y).score(X_test, y_test) < 0.8
+
+
+# --------------------------------------------------------------- capabilities
+def test_sample_save_load_and_intervals(gibbs_fit, map_fit, blobs, tmp_path):
+    X, _ = blobs
+    for fit in (map_fit, gibbs_fit):
+        Xs, ys = fit.sample(40, random_state=0)
+        assert Xs.shape == (40, 2) and set(ys) <= {0, 1}
+        Xs0, _ = fit.sample(400, classes=0, random_state=1)
+        # class 0 is a 0.3 / 0.7 mixture of blobs at (0, 0) and (5, 5)
+        assert 0.2 < np.mean(Xs0[:, 0] < 2.5) < 0.4
+        path = tmp_path / f"{fit.method_}.nc"
+        fit.save(path)
+        np.testing.assert_array_equal(bg.load(path).predict_proba(X), fit.predict_proba(X))
+    interval = gibbs_fit.predict_proba_interval(X[:3])
+    assert interval.dims == ("obs", "class", "hdi")
+    assert gibbs_fit.predict_proba_draws(X[:3]).shape == (2, 60, 3, 2)
+
+
+def test_loo_compare_uncertainty_and_replicates(gibbs_fit, blobs):
+    """PSIS-LOO on idata_, bg.compare against one component per class (the mixture
+    wins on a class made of two blobs), the uncertainty decomposition and posterior
+    predictive replicates."""
+    import arviz as az
+
+    X, y = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pareto k and ESS notes of the short chains
+        loo = az.loo(gibbs_fit.idata_)
+        one = bg.MixtureDA(n_components=1, method="gibbs", draws=60, tune=5, chains=2,
+                           random_state=0).fit(X, y)
+        table = bg.compare({"mixture": gibbs_fit, "qda": one})
+    assert np.isfinite(loo.elpd_loo)
+    assert table.index[0] == "mixture"
+    u = gibbs_fit.predict_uncertainty(X[:4])
+    np.testing.assert_allclose(u["total"], u["aleatoric"] + u["epistemic"], atol=1e-12)
+    idata = gibbs_fit.sample_posterior_predictive(random_state=0)
+    assert idata.posterior_predictive["x"].shape == (2, 60, X.shape[0], 2)
+
+
+def test_no_pymc_model_yet(map_fit, gibbs_fit):
+    for fit in (map_fit, gibbs_fit):
+        assert not hasattr(fit, "model_")
+    with pytest.raises(AttributeError, match="no PyMC model"):
+        gibbs_fit.model_
+
+
+def test_partial_fit_absent_and_posterior_only_methods(map_fit, blobs):
+    assert not hasattr(map_fit, "partial_fit")
+    with pytest.raises(ValueError):
+        map_fit.predict_proba_draws(blobs[0][:2])
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("kw, match", [
+    ({"n_components": 0}, "n_components"),
+    ({"n_components": [2, 2, 2]}, "n_components"),
+    ({"n_components": [2.5, 1]}, "n_components"),
+    ({"method": "conjugate"}, "method"),
+    ({"method": "mle"}, "method"),
+    ({"weight_alpha": 0.0}, "weight_alpha"),
+    ({"cov_structure": "spherical"}, "cov_structure"),
+    ({"n_init": 0}, "n_init"),
+    ({"cov_dof": 1.0}, "cov_dof"),
+])
+def test_bad_parameters(blobs, kw, match):
+    X, y = blobs
+    with pytest.raises(ValueError, match=match):
+        bg.MixtureDA(**kw).fit(X, y)
+
+
+def test_bad_data(blobs, map_fit):
+    X, y = blobs
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="MixtureDA"):
+        bg.MixtureDA().fit(Xn, y)
+    Xi = X.copy()
+    Xi[0, 0] = np.inf
+    with pytest.raises(ValueError, match="inf"):
+        bg.MixtureDA().fit(Xi, y)
+    with pytest.raises(ValueError, match="class"):
+        bg.MixtureDA().fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError, match="distinct rows"):
+        bg.MixtureDA(n_components=4).fit(X[[0, 1, 2, 300, 301, 302]], y[[0, 1, 2, 300, 301, 302]])
+    with pytest.raises(ValueError, match="features"):
+        map_fit.predict(X[:, :1])
+    yu = y.astype(float)
+    yu[0] = np.nan
+    with pytest.raises(ValueError, match="unlabeled"):
+        bg.MixtureDA().fit(X, yu)
+
+
+# ---------------------------------------------------------- scikit-learn checks
+@parametrize_with_checks(_mixture_instances())
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)  # 20 draws on purpose
+        check(estimator)
