@@ -462,7 +462,7 @@ HOOK_STATE_ALLOWED: dict[str, int] = {
     "bayesgen.families.categorical.family": 2,
     "bayesgen.families.gaussian": 2,
     "bayesgen.families.mixed.family": 1,
-    "bayesgen.families.mvn.choice": 4,
+    "bayesgen.families.mvn.choice": 1,
     "bayesgen.families.mvn.diagonal": 1,
     "bayesgen.families.mvn.family": 1,
 }
