@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from bayesgen.data.validation import check_concentration, check_loss
+from bayesgen.estimators import streaming
 from bayesgen.estimators.base import GenerativeClassifier
 from bayesgen.estimators.params import COMMON, FAMILIES
 from bayesgen.families import get_family
@@ -251,7 +252,7 @@ class MixtureDA(GenerativeClassifier):
             else float(self.cov_scale)
         return dof, base * n_mix ** (-2.0 / d)
 
-    def _make_family(self, X=None) -> MixtureFamily:
+    def _make_family(self, columns=None) -> MixtureFamily:
         return MixtureFamily(self._component_family())
 
     def _check_params(self) -> str:
@@ -283,7 +284,9 @@ class MixtureDA(GenerativeClassifier):
         self
         """
         method = self._check_params()
-        family, batch = statistics.read_batch(self, X, y, sample_weight, method)
+        family, batch = statistics.read_batch(self, X, y, sample_weight, method,
+                                              make_family=streaming.make_family)
+        self._columns = batch.columns
         if batch.unlabeled is not None:
             raise ValueError("MixtureDA does not support unlabeled rows (None/NaN in y) "
                              "yet; drop them or use a semi-supervised estimator such as "
