@@ -48,6 +48,13 @@ TOL = 1e-9
 MAX_ITER = 1000
 
 
+def stack_rows(*blocks):
+    """The row blocks stacked: CSR when any is sparse, else a dense array."""
+    if any(_sparse.is_sparse(A) for A in blocks):
+        return sparse.vstack([sparse.csr_matrix(A) for A in blocks], format="csr")
+    return np.concatenate(blocks, axis=0)
+
+
 class _Data:
     """Labeled rows, unlabeled rows and the stacked rows of the M-step."""
 
@@ -57,11 +64,7 @@ class _Data:
         self.y_l, self.w_l = batch.y_index, batch.weights
         self.Z_u, self.w_u, self.lam = unl.Z, unl.w, lam
         m = unl.w.shape[0]
-        copies = [self.Z_l, *([self.Z_u] * n_classes)]
-        if _sparse.is_sparse(self.Z_u):
-            self.Z_all = sparse.vstack([sparse.csr_matrix(A) for A in copies], format="csr")
-        else:
-            self.Z_all = np.concatenate(copies, axis=0)
+        self.Z_all = stack_rows(self.Z_l, *([self.Z_u] * n_classes))
         self.y_all = np.concatenate([self.y_l, np.repeat(np.arange(n_classes), m)])
 
     def unlabeled_weights(self, R: np.ndarray) -> np.ndarray:
@@ -184,11 +187,7 @@ def start_stats(family, batch, lam: float) -> dict:
     if lam == 0.0 or not family.capabilities.learns_categories:
         return batch.stats
     unl = batch.unlabeled
-    Z_l = scoring.to_internal(batch.frame, batch.X)
-    if _sparse.is_sparse(Z_l) or _sparse.is_sparse(unl.Z):
-        Z = sparse.vstack([sparse.csr_matrix(Z_l), sparse.csr_matrix(unl.Z)], format="csr")
-    else:
-        Z = np.concatenate([Z_l, unl.Z], axis=0)
+    Z = stack_rows(scoring.to_internal(batch.frame, batch.X), unl.Z)
     y = np.concatenate([batch.y_index, np.zeros(unl.w.size, dtype=np.intp)])
     w = np.concatenate([batch.weights, np.zeros(unl.w.size)])
     return family.stats(Z, y, w, batch.classes.size)
