@@ -176,12 +176,24 @@ def draw_terms(lj: np.ndarray, log_pi: np.ndarray) -> DrawTerms:
     return DrawTerms(E, Z, H, log_w)
 
 
+def _weights(log_w: np.ndarray) -> np.ndarray:
+    """exp(log_w) normalised over axis 0 (the draws); equal weights where all are -inf."""
+    top = log_w.max(axis=0)
+    top = np.where(np.isfinite(top), top, 0.0)
+    w = np.exp(log_w - top)
+    total = w.sum(axis=0)
+    empty = total <= 0
+    if np.any(empty):
+        w[..., empty] = 1.0
+        total = np.where(empty, w.shape[0], total)
+    return w / total
+
+
 def _chunk_terms(lj: np.ndarray, log_pi: np.ndarray):
     """(aleatoric (m,), weighted mean p (m, K), Kish ESS (m,)) of one chunk of per-draw
     joints (S, m, K), the draws weighted by w_s ∝ p(x | theta_s)."""
     E, Z, H, log_w = draw_terms(lj, log_pi)
-    w = np.exp(log_w - log_w.max(axis=0))
-    w /= w.sum(axis=0)
+    w = _weights(log_w)
     aleatoric = (w * H).sum(axis=0)
     ess = 1.0 / np.square(w).sum(axis=0)
     w /= Z

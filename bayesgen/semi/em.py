@@ -55,7 +55,7 @@ def stack_rows(*blocks):
     return np.concatenate(blocks, axis=0)
 
 
-class _Data:
+class EMData:
     """Labeled rows, unlabeled rows and the stacked rows of the M-step."""
 
     def __init__(self, batch, n_classes: int, lam: float) -> None:
@@ -78,7 +78,7 @@ class _Data:
 
 
 def objective(family, method: str, params: dict, log_pi: np.ndarray, prior: dict | None,
-              alpha: np.ndarray, fixed, data: _Data) -> tuple[float, np.ndarray]:
+              alpha: np.ndarray, fixed, data: EMData) -> tuple[float, np.ndarray]:
     """The objective l (module docstring) and the unlabeled rows' log responsibilities
     (m, K) at (params, pi)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -213,7 +213,7 @@ def resolve_prior(estimator, family, batch, start: dict, lam: float) -> dict | N
     params = family.map(start, family.prior(start))  # the labeled-only MAP
     with np.errstate(divide="ignore"):
         log_pi = np.log(classprior.point("map", batch.counts, alpha, fixed))
-    data = _Data(batch, classes.size, lam)
+    data = EMData(batch, classes.size, lam)
     _, log_r = objective(family, "mle", params, log_pi, None, alpha, fixed, data)
     A = data.unlabeled_weights(np.exp(log_r))
     stats = family.stats(data.Z_all, data.y_all, data.weights(A), classes.size)
@@ -250,7 +250,7 @@ def run(fit, method: str, family, batch, lam: float) -> Result:
     with unlabeled rows (module docstring); the estimator stores the result."""
     classes = batch.classes
     n_classes = classes.size
-    data = _Data(batch, n_classes, lam)
+    data = EMData(batch, n_classes, lam)
     start = start_stats(family, batch, lam)
     prior, alpha, fixed, params, log_pi = em_start(fit, method)
     value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
