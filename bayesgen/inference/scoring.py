@@ -113,10 +113,12 @@ def per_row(jac):
 
 def user_params(fit, params: dict) -> dict:
     """Family parameters (any leading draw dims) in the units of X."""
-    family = fit.family
-    if fit.frame is None or not family.capabilities.real_valued:
-        return params
-    return family.to_user(params)
+    return fit.family.to_user(params) if _framed(fit) else params
+
+
+def _framed(fit) -> bool:
+    """Whether the fit's internal coordinates differ from the units of X."""
+    return fit.frame is not None and fit.family.capabilities.real_valued
 
 
 def check_user_attributes(fit, attributes: dict) -> None:
@@ -130,10 +132,7 @@ def user_prior(fit) -> dict:
     """The resolved prior in the units of X (the prior of ``model_``); ``fit``: a
     :class:`bayesgen.inference.fitted.Fit` or a fitted estimator."""
     fit = as_fit(fit)
-    family = fit.family
-    if fit.frame is None or not family.capabilities.real_valued:
-        return fit.prior
-    return family.prior_to_user(fit.prior)
+    return fit.family.prior_to_user(fit.prior) if _framed(fit) else fit.prior
 
 
 def to_user_rows(fit, Z: np.ndarray) -> np.ndarray:
