@@ -69,13 +69,15 @@ def _posterior(method: str) -> dict:
     return MCMC if method == "mcmc" else POSTERIOR if method == "conjugate" else {}
 
 
-LDA = Classifier("LDA", lambda m, s: bg.LDA(method=m, random_state=s, **_posterior(m)),
-                 METHODS)
-QDA = Classifier("QDA", lambda m, s: bg.QDA(method=m, random_state=s, **_posterior(m)),
-                 METHODS)
-GAUSSIAN_NB = Classifier(
-    "GaussianNB", lambda m, s: bg.GaussianNB(method=m, random_state=s, **_posterior(m)),
-    METHODS)
+def _classifier(name: str, cls: type, **params: Any) -> Classifier:
+    """``cls(method=m, random_state=s, **params)`` with the demo's posterior size."""
+    return Classifier(name, lambda m, s: cls(method=m, random_state=s, **params,
+                                             **_posterior(m)), METHODS)
+
+
+LDA = _classifier("LDA", bg.LDA)
+QDA = _classifier("QDA", bg.QDA)
+GAUSSIAN_NB = _classifier("GaussianNB", bg.GaussianNB)
 GAUSSIAN_MODELS: list[Classifier] = [LDA, QDA, GAUSSIAN_NB]
 #: LDA, QDA, QDA with the isotropic target and QDA with spherical class covariances,
 #: posterior predictives stacked by their exact leave-one-out class probabilities (its
@@ -94,16 +96,9 @@ GAUSSIAN_MCMC: list[Classifier] = [*map(_with_nuts, GAUSSIAN_MODELS), STACKED]
 #: second (LDA's and QDA's NUTS fits cost 5-20 s each on 2 cores)
 GAUSSIAN_NB_MCMC: list[Classifier] = [LDA, QDA, _with_nuts(GAUSSIAN_NB), STACKED]
 
-DISCRETE: list[Classifier] = [
-    Classifier("MultinomialNB",
-               lambda m, s: bg.MultinomialNB(method=m, random_state=s, **_posterior(m)),
-               METHODS),
-    Classifier(
-        "BernoulliNB(binarize=7)",
-        lambda m, s: bg.BernoulliNB(method=m, binarize=7.0, random_state=s, **_posterior(m)),
-        METHODS,
-    ),
-]
+DISCRETE: list[Classifier] = [_classifier("MultinomialNB", bg.MultinomialNB),
+                               _classifier("BernoulliNB(binarize=7)", bg.BernoulliNB,
+                                           binarize=7.0)]
 
 #: which models NUTS samples (``--nuts``): on wine only, with the library's default
 #: 4 chains x (1000 tuning steps + 1000 draws)
@@ -203,20 +198,9 @@ def _score(row: dict, estimator: Any, fit_predict: Callable[[], np.ndarray],
     }
 
 
-def _fit_one(clf: Classifier, method: str, data: Split, seed: int) -> dict:
-    """Fit and score one bayesgen (classifier, method) on one split."""
-    estimator = clf.factory(method, seed)
-    row = {"data": data.name, "classifier": clf.name, "method": method, "split": seed}
-    return _score(row, estimator,
-                  lambda: estimator.fit(data.X_train, data.y_train).predict_proba(data.X_test),
-                  data)
-
-
-def _fit_peer(peer: Peer, data: Split, seed: int) -> dict:
-    """Fit and score one scikit-learn peer on one split."""
-    estimator = peer.factory(seed)
-    row = {"data": data.name, "classifier": peer.classifier, "method": peer.method,
-           "split": seed}
+def _fit(estimator: Any, classifier: str, method: str, data: Split, seed: int) -> dict:
+    """Fit and score one model (a bayesgen method or a scikit-learn peer) on one split."""
+    row = {"data": data.name, "classifier": classifier, "method": method, "split": seed}
     return _score(row, estimator,
                   lambda: estimator.fit(data.X_train, data.y_train).predict_proba(data.X_test),
                   data)
@@ -325,10 +309,11 @@ def run(seed: int = 0, n_splits: int = N_SPLITS, demo: list | None = None,
     """
     rows = []
 
-    def timed(label: str, fit: Callable[..., dict], *args: Any) -> dict:
+    def timed(label: str, estimator: Any, classifier: str, method: str, data: Split,
+              split: int) -> dict:
         if bar is not None:
             bar.start(label)
-        row = fit(*args)
+        row = _fit(estimator, classifier, method, data, split)
         if bar is not None:
             bar.advance()
         return row
@@ -340,11 +325,13 @@ def run(seed: int = 0, n_splits: int = N_SPLITS, demo: list | None = None,
                 for clf in classifiers:
                     for method in clf.methods:
                         rows.append(timed(_label(data.name, clf.name, method),
-                                          _fit_one, clf, method, data, split))
+                                          clf.factory(method, split), clf.name, method,
+                                          data, split))
                 for peer in peers:
                     rows.append(timed(_label(data.name, f"scikit-learn {peer.classifier}",
                                              peer.method.removeprefix("sklearn ")),
-                                      _fit_peer, peer, data, split))
+                                      peer.factory(split), peer.classifier, peer.method,
+                                      data, split))
     table = pd.DataFrame(rows, columns=COLUMNS)
     table["note"] = table["note"].fillna("")
     table["convergence"] = table["convergence"].fillna("")

@@ -39,8 +39,12 @@ def _agg_figure(**kwargs):
 
 def plot(summary: pd.DataFrame, path: Path) -> Path:
     """Write :func:`log_loss_figure` of ``summary`` to ``path`` (PNG)."""
+    return _save(log_loss_figure(summary), path)
+
+
+def _save(fig, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    log_loss_figure(summary).savefig(path, dpi=100)
+    fig.savefig(path, dpi=100)
     return path
 
 
@@ -126,9 +130,7 @@ def log_loss_figure(summary: pd.DataFrame):
 
 def reliability(table: pd.DataFrame, path: Path, n_bins: int = 8) -> Path:
     """Write :func:`reliability_figure` of ``table`` to ``path`` (PNG)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    reliability_figure(table, n_bins).savefig(path, dpi=100)
-    return path
+    return _save(reliability_figure(table, n_bins), path)
 
 
 def reliability_figure(table: pd.DataFrame, n_bins: int = 8):

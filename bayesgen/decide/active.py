@@ -91,6 +91,7 @@ from scipy.special import entr
 from bayesgen.data import sparse
 from bayesgen.decide.uncertainty import (
     _draw_indices,
+    _weights,
     decompose_rows,
     draw_terms,
     entropy,
@@ -254,19 +255,6 @@ def select_queries(estimator, X_pool: Any, n_queries: int = 1, strategy: str = "
             if len(chosen) == n_queries:
                 return np.asarray(chosen)
     return np.asarray(chosen + skipped[: n_queries - len(chosen)])
-
-
-def _weights(log_w: np.ndarray) -> np.ndarray:
-    """exp(log_w) normalised over axis 0 (the draws); equal weights where all are -inf."""
-    top = log_w.max(axis=0)
-    top = np.where(np.isfinite(top), top, 0.0)
-    w = np.exp(log_w - top)
-    total = w.sum(axis=0)
-    empty = total <= 0
-    if np.any(empty):
-        w[..., empty] = 1.0
-        total = np.where(empty, w.shape[0], total)
-    return w / total
 
 
 def _pool_terms(estimator, Xv: Any, draws: np.ndarray | None, log_pi: np.ndarray):

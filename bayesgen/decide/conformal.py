@@ -85,10 +85,9 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.decide.uncertainty import predictive_log_proba
-from bayesgen.inference import exact_loo, scoring, statistics
+from bayesgen.decide.uncertainty import normalise_joint, predictive_log_proba
+from bayesgen.inference import exact_loo, statistics
 from bayesgen.utils.deprecation import DEFAULT_CONFIDENCE_LEVEL, DEPRECATED, given, renamed
-from bayesgen.utils.logspace import normalise
 from bayesgen.utils.random import rng_from
 
 SCORES = ("lac", "aps")
@@ -252,7 +251,7 @@ def calibration_scores(estimator, calibration: str = "split", X_calib: Any = Non
         return nonconformity(log_proba, score), y_index
     _check_exact_loo(estimator, calibration)
     log_joint, y_index = exact_loo.loo_log_joint(estimator, X_calib, y_calib)
-    return nonconformity(_normalise(estimator, log_joint), score), y_index
+    return nonconformity(normalise_joint(estimator, log_joint), score), y_index
 
 
 def _check_exact_loo(estimator, calibration: str) -> None:
@@ -263,13 +262,6 @@ def _check_exact_loo(estimator, calibration: str) -> None:
             "(it needs method='conjugate', a family with a closed-form posterior, no "
             "unlabeled rows, and LDA/QDA/MultinomialNB without missing entries). Use "
             "calibration='split' with rows held out of the fit.")
-
-
-def _normalise(estimator, log_joint: np.ndarray) -> np.ndarray:
-    """log p(y=k | x) of joint log-densities (rows, K)."""
-    advice = scoring.zero_likelihood_advice(estimator.method_, getattr(estimator, "alpha", None))
-    return normalise(log_joint, estimator.class_log_prior_, type(estimator).__name__,
-                     advice=advice)
 
 
 def jackknife_plus_counts(estimator, X: np.ndarray, X_calib: Any = None, y_calib: Any = None,
@@ -288,8 +280,8 @@ def jackknife_plus_counts(estimator, X: np.ndarray, X_calib: Any = None, y_calib
     rows = exact_loo.training_rows(estimator, X_calib, y_calib)
     y_index = rows.y
     n, K = y_index.size, estimator.classes_.size
-    own = nonconformity(_normalise(estimator, exact_loo.loo_log_joint_of(estimator.fitted_, rows)),
-                        score)[np.arange(n), y_index]
+    own = nonconformity(normalise_joint(estimator, exact_loo.loo_log_joint_of(
+        estimator.fitted_, rows)), score)[np.arange(n), y_index]
     ref = (np.eye(K, dtype=bool)[y_index] if mondrian
            else np.ones((n, K), dtype=bool))  # (n, K): row i is a reference for class k
     m = X.shape[0]
@@ -299,7 +291,7 @@ def jackknife_plus_counts(estimator, X: np.ndarray, X_calib: Any = None, y_calib
     for start in range(0, m, step):
         chunk = slice(start, min(start + step, m))
         joint = exact_loo.loo_log_joint_at(estimator, rows, X[chunk], posteriors)  # (n, m_c, K)
-        scores = nonconformity(_normalise(estimator, joint.reshape(-1, K)), score)
+        scores = nonconformity(normalise_joint(estimator, joint.reshape(-1, K)), score)
         scores = scores.reshape(joint.shape)
         R, use = own[:, None, None], ref[:, None, :]
         less[chunk] = np.sum((R < scores) & use, axis=0)

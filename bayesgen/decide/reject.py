@@ -22,12 +22,7 @@ from typing import Any
 
 import numpy as np
 
-
-def expected_loss(proba: np.ndarray, loss: np.ndarray | None = None) -> np.ndarray:
-    """Expected loss r_j(x) of every decision j, (n, K): ``proba @ loss`` (0-1 loss:
-    ``1 - proba``)."""
-    proba = np.asarray(proba, dtype=float)
-    return 1.0 - proba if loss is None else proba @ np.asarray(loss, dtype=float)
+from bayesgen.utils.logspace import expected_loss
 
 
 def reject_decisions(proba: np.ndarray, loss: np.ndarray | None = None, *,

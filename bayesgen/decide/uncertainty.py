@@ -112,18 +112,28 @@ def predictive_proba(estimator, Xv: np.ndarray) -> np.ndarray:
 def predictive_log_proba(estimator, Xv: np.ndarray) -> np.ndarray:
     """``predict_log_proba`` of rows already validated
     (:func:`bayesgen.inference.statistics.validate_predict`)."""
+    return normalise_joint(estimator, scoring.scores(estimator.fitted_, Xv, full=False))
+
+
+def normalise_joint(estimator, log_joint: np.ndarray) -> np.ndarray:
+    """log p(y=k | x) of joint (or discriminant) log scores (n, K), with the advice of
+    :func:`bayesgen.inference.scoring.zero_likelihood_advice` for rows of zero
+    likelihood under every class."""
     fit = estimator.fitted_
-    scores = scoring.scores(fit, Xv, full=False)
     advice = scoring.zero_likelihood_advice(fit.method, getattr(estimator, "alpha", None))
-    return normalise(scores, fit.class_log_prior, fit.who, advice=advice)
+    return normalise(log_joint, fit.class_log_prior, fit.who, advice=advice)
+
+
+def _check_max_draws(max_draws: int) -> None:
+    if int(max_draws) != max_draws or max_draws < 1:
+        raise ValueError(f"max_draws must be a positive integer or None; got {max_draws!r}.")
 
 
 def _draw_indices(estimator, max_draws: int | None) -> np.ndarray | None:
     n_draws = estimator.fitted_.log_pi_draws.shape[0]
     if max_draws is None or max_draws >= n_draws:
         return None
-    if int(max_draws) != max_draws or max_draws < 1:
-        raise ValueError(f"max_draws must be a positive integer or None; got {max_draws!r}.")
+    _check_max_draws(max_draws)
     return np.unique(np.linspace(0, n_draws - 1, int(max_draws)).round().astype(int))
 
 
@@ -166,12 +176,24 @@ def draw_terms(lj: np.ndarray, log_pi: np.ndarray) -> DrawTerms:
     return DrawTerms(E, Z, H, log_w)
 
 
+def _weights(log_w: np.ndarray) -> np.ndarray:
+    """exp(log_w) normalised over axis 0 (the draws); equal weights where all are -inf."""
+    top = log_w.max(axis=0)
+    top = np.where(np.isfinite(top), top, 0.0)
+    w = np.exp(log_w - top)
+    total = w.sum(axis=0)
+    empty = total <= 0
+    if np.any(empty):
+        w[..., empty] = 1.0
+        total = np.where(empty, w.shape[0], total)
+    return w / total
+
+
 def _chunk_terms(lj: np.ndarray, log_pi: np.ndarray):
     """(aleatoric (m,), weighted mean p (m, K), Kish ESS (m,)) of one chunk of per-draw
     joints (S, m, K), the draws weighted by w_s ∝ p(x | theta_s)."""
     E, Z, H, log_w = draw_terms(lj, log_pi)
-    w = np.exp(log_w - log_w.max(axis=0))
-    w /= w.sum(axis=0)
+    w = _weights(log_w)
     aleatoric = (w * H).sum(axis=0)
     ess = 1.0 / np.square(w).sum(axis=0)
     w /= Z
@@ -234,10 +256,8 @@ def _exact_size(estimator, max_draws: int | None) -> int:
     :func:`_draw_indices`), else min(draws of the fit, :data:`EXACT_DRAWS`)."""
     n_draws = estimator.fitted_.log_pi_draws.shape[0]
     if max_draws is not None:
-        if int(max_draws) != max_draws or max_draws < 1:
-            raise ValueError(f"max_draws must be a positive integer or None; got {max_draws!r}.")
-        return int(min(max_draws, n_draws))
-    return int(min(n_draws, EXACT_DRAWS))
+        _check_max_draws(max_draws)
+    return int(min(n_draws, EXACT_DRAWS if max_draws is None else max_draws))
 
 
 def _exact_aleatoric(estimator, Xv: Any, proba: np.ndarray, size: int,

@@ -181,22 +181,14 @@ def _candidate_rows(name: str, est: Any, log_evidence: float) -> dict[str, float
     if fitted is None:  # no search, or one whose evidence is not exact (missing entries)
         return {}
     label_term = log_evidence - fitted  # log p(y | M): common to the candidates
-
-    def same_as_fitted(value: float) -> bool:
-        return bool(np.isclose(value, fitted, rtol=1e-12, atol=1e-9))
-
+    named = [(", ".join(f"{key}={_format(c[key])}" for key in _SETTINGS if key in c), c)
+             for c in search.get("candidates", [])]
+    named += [(f"structure={s['structure']}", s) for s in search.get("structures", [])]
     rows: dict[str, float] = {}
-    for candidate in search.get("candidates", []):
-        value = float(candidate["log_evidence"])
-        if same_as_fitted(value):
-            continue  # the fitted prior: the model's own row
-        setting = ", ".join(f"{key}={_format(candidate[key])}" for key in _SETTINGS
-                            if key in candidate)
-        rows[f"{name} [{setting}]"] = label_term + value
-    for structure in search.get("structures", []):
-        value = float(structure["log_evidence"])
-        if not same_as_fitted(value):
-            rows[f"{name} [structure={structure['structure']}]"] = label_term + value
+    for setting, entry in named:
+        value = float(entry["log_evidence"])
+        if not np.isclose(value, fitted, rtol=1e-12, atol=1e-9):  # else the fitted prior
+            rows[f"{name} [{setting}]"] = label_term + value
     return rows
 
 

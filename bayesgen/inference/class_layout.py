@@ -37,6 +37,7 @@ layout doubles the values stored.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -53,9 +54,7 @@ def safe_labels(classes: Any) -> list[str]:
     """``str(label)`` per class, every character outside ``[A-Za-z0-9_]`` replaced by
     ``_``; colliding results get ``_<class index>`` appended (unique for any labels)."""
     names = [re.sub(r"[^A-Za-z0-9_]", "_", str(c)) for c in classes]
-    counts: dict[str, int] = {}
-    for name in names:
-        counts[name] = counts.get(name, 0) + 1
+    counts = Counter(names)
     return [f"{name}_{k}" if counts[name] > 1 else name for k, name in enumerate(names)]
 
 

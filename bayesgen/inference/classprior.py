@@ -47,15 +47,6 @@ def posterior(counts: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     return counts + alpha
 
 
-def draw(concentration: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` i.i.d. draws of pi ~ Dirichlet(concentration), shape (size, K).
-
-    Drawn as normalised Gamma variates in log space, so tiny concentrations give no
-    exact zeros that would turn into ``log(0)`` downstream.
-    """
-    return np.exp(log_dirichlet(concentration, size, rng))
-
-
 def log_dirichlet(
     concentration: np.ndarray, size: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -172,6 +163,15 @@ def log_point(method: str, counts: np.ndarray, alpha: np.ndarray,
 def mean(log_pi: np.ndarray, fixed: np.ndarray | None) -> np.ndarray:
     """Posterior mean of pi from draws of log pi (S, K); exactly ``fixed`` when given."""
     return np.exp(log_pi).mean(axis=0) if fixed is None else fixed
+
+
+def log_draws(counts: np.ndarray, alpha: np.ndarray, size: int, rng: np.random.Generator,
+              fixed: np.ndarray | None = None) -> np.ndarray:
+    """``size`` i.i.d. draws of log pi from its posterior Dirichlet(N + a), (size, K),
+    or log ``fixed`` repeated when the class prior is fixed."""
+    if fixed is not None:
+        return log_constant(fixed, size)
+    return log_dirichlet(posterior(counts, alpha), size, rng)
 
 
 def log_constant(fixed: np.ndarray, size: int) -> np.ndarray:

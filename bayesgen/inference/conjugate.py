@@ -26,36 +26,38 @@ def fit(fitted, counts: np.ndarray, class_alpha: np.ndarray):
     chains, draws = fitted.posterior_size
     rng = rng_from(fitted.random_state)
     fixed = fitted.fixed_pi
-    if not (family.capabilities.augmentation and family.needs_augmentation(stats)):
+    if not _needs_augmentation(family, stats):
         log_pi, params, post = posterior.draw_conjugate(
             family, stats, fitted.prior, counts, class_alpha, chains * draws, rng,
             fixed=fixed)
         return log_pi, params, post, None
-    tune = fitted.tune
-    if not isinstance(tune, (int, np.integer)) or tune < 0:
-        raise ValueError(f"tune must be a non-negative integer; got {tune!r}.")
     params, post, sample_stats = family.augment(
-        stats, fitted.prior, chains=chains, draws=draws, tune=int(tune), rng=rng)
-    size = chains * draws
-    if fixed is not None:
-        log_pi = classprior.log_constant(fixed, size)
-    else:  # labels are observed: pi's posterior is Dirichlet, independent of x
-        log_pi = classprior.log_dirichlet(classprior.posterior(counts, class_alpha), size, rng)
+        stats, fitted.prior, chains=chains, draws=draws, tune=check_tune(fitted.tune), rng=rng)
+    # labels are observed: pi's posterior is Dirichlet, independent of x
+    log_pi = classprior.log_draws(counts, class_alpha, chains * draws, rng, fixed)
     return log_pi, params, post, sample_stats
 
 
-def exact_given_row(fit) -> bool:
+def check_tune(tune) -> int:
+    """The warm-up iterations of a data augmentation, else ``ValueError``."""
+    if not isinstance(tune, (int, np.integer)) or tune < 0:
+        raise ValueError(f"tune must be a non-negative integer; got {tune!r}.")
+    return int(tune)
+
+
+def _needs_augmentation(family, stats: dict) -> bool:
+    """Whether the posterior of ``stats`` has no closed form (data augmentation)."""
+    return bool(family.capabilities.augmentation and family.needs_augmentation(stats))
+
+
+def exact_given_row(fit, capability: str = "conjugate") -> bool:
     """Whether :func:`draws_given_row` samples the exact posterior of this fit with one
     more row: a conjugate fit of i.i.d. draws (no data augmentation, no unlabeled rows)
-    of a family with a closed-form posterior."""
-    if fit.method != "conjugate":
-        return False
-    if fit.n_unlabeled:  # a mixture posterior: augmentation
-        return False
-    family = fit.family
-    caps = family.capabilities
-    return caps.conjugate and not (caps.augmentation
-                                   and family.needs_augmentation(fit.stats))
+    of a family with a closed-form posterior. ``capability``: the family capability
+    required besides (``"exact_loo"``: :func:`bayesgen.inference.exact_loo.supports`)."""
+    return (fit.method == "conjugate" and not fit.n_unlabeled  # unlabeled: a mixture
+            and bool(getattr(fit.family.capabilities, capability))
+            and not _needs_augmentation(fit.family, fit.stats))
 
 
 def draws_given_row(fit, z, k: int, size: int, seed: int):
@@ -81,7 +83,7 @@ def draws_given_row(fit, z, k: int, size: int, seed: int):
     K = fit.classes.size
     one = family.stats(z, np.array([k], dtype=np.intp), np.ones(1), K)
     stats = family.merge(fit.stats, one)
-    if family.capabilities.augmentation and family.needs_augmentation(stats):
+    if _needs_augmentation(family, stats):
         return None
     counts = np.asarray(fit.class_count, dtype=np.float64).copy()
     counts[k] += 1.0

@@ -63,21 +63,16 @@ from typing import Any
 
 import numpy as np
 
-from bayesgen.inference import classprior, loo_refit, scoring
+from bayesgen.inference import classprior, conjugate, loo_refit, scoring
 from bayesgen.utils.heavy import import_arviz
 
 
 def supports(estimator) -> bool:
     """Whether :func:`pointwise` is exact for this fitted estimator (it also needs the
     training rows: kept in ``idata_`` or given, see :mod:`bayesgen.inference.rows`)."""
-    if getattr(estimator, "method_", None) != "conjugate":
-        return False
-    if getattr(estimator, "n_unlabeled_", 0):  # semi-supervised: no closed form
-        return False
-    fit = estimator.fitted_
-    family, caps = fit.family, fit.family.capabilities
-    return caps.exact_loo and not (caps.augmentation
-                                   and family.needs_augmentation(fit.stats))
+    if getattr(estimator, "method_", None) != "conjugate" or getattr(estimator, "n_unlabeled_", 0):
+        return False  # semi-supervised: no closed form
+    return conjugate.exact_given_row(estimator.fitted_, "exact_loo")
 
 
 def training_rows(estimator, X: Any = None, y: Any = None, sample_weight: Any = None):
@@ -116,10 +111,8 @@ def _pointwise(fit, rows) -> np.ndarray:
     for the fit ``fit`` (:class:`bayesgen.inference.fitted.Fit`)."""
     X, y, w = rows.X, rows.y, rows.weights
     Z = scoring.internal(fit, X)
-    values = _label_term(fit, y, w)
-    values = values + _own_class(fit, Z, y, w)
-    jac = scoring.jacobian(fit, Z)
-    return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
+    label = _label_terms(fit, y, w)[np.arange(y.size), y]  # log p(y_n | the other labels)
+    return label + _own_class(fit, Z, y, w) - scoring.per_row(scoring.jacobian(fit, Z))
 
 
 def full_data_pointwise(estimator, X: Any = None, y: Any = None,
@@ -179,7 +172,7 @@ def loo_posteriors(estimator, rows):
     chunks compute it once and pass it to every :func:`loo_log_joint_at` call."""
     _check_supported(estimator)
     fit = estimator.fitted_
-    if not _refit(fit, rows.y.size):
+    if not loo_refit.applies(fit.family, rows.y.size):
         return None
     return loo_refit.posteriors(fit.family, scoring.internal(fit, rows.X),
                                 rows.y, rows.weights, fit.classes.size)
@@ -222,8 +215,7 @@ def loo_log_joint_at(estimator, rows, X_test, posteriors=None) -> np.ndarray:
         joint = fit.family.loo_log_predictive_at(
             scoring.internal(fit, rows.X), rows.y, rows.weights, fit.posterior, Z_test)
     joint += _label_terms(fit, rows.y, rows.weights)[:, None, :]
-    jac = scoring.jacobian(fit, Z_test)
-    return joint - (jac if np.ndim(jac) == 0 else jac[None, :, :])
+    return joint - scoring.jacobian(fit, Z_test)  # (m, 1) per test row, or a float
 
 
 def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
@@ -262,33 +254,20 @@ def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
 
 
 # ------------------------------------------------------------------ terms
-def _refit(fit, n_rows: int) -> bool:
-    """Whether the prior is re-resolved without each row (:mod:`.loo_refit`)."""
-    return loo_refit.applies(fit.family, n_rows)
-
-
 def _own_class(fit, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(z_n | y_n, D without row n), (n,), internal frame."""
-    if _refit(fit, y.size):
+    if loo_refit.applies(fit.family, y.size):
         joint = loo_refit.log_predictive(fit.family, Z, y, w, fit.classes.size)
         return joint[np.arange(y.size), y]
     return fit.family.loo_log_predictive(Z, y, w, fit.posterior)
 
 
-def _every_class(fit, Z, y: np.ndarray, w: np.ndarray,
-                 leave: np.ndarray | None = None) -> np.ndarray:
+def _every_class(fit, Z, y: np.ndarray, w: np.ndarray, leave: np.ndarray) -> np.ndarray:
     """log p(z_i | y = k, D without training row i), (n, K), internal frame; row i
-    leaves with ``leave[i]`` of its weight w_i (None: all of it)."""
-    out = w if leave is None else leave
-    if _refit(fit, y.size):
-        return loo_refit.log_predictive(fit.family, Z, y, w, fit.classes.size,
-                                        leave=out)
-    return fit.family.loo_log_predictive_at(Z, y, out, fit.posterior)
-
-
-def _label_term(fit, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """log p(y_n | the other labels), (n,)."""
-    return _label_terms(fit, y, w)[np.arange(y.size), y]
+    leaves with ``leave[i]`` of its weight w_i."""
+    if loo_refit.applies(fit.family, y.size):
+        return loo_refit.log_predictive(fit.family, Z, y, w, fit.classes.size, leave=leave)
+    return fit.family.loo_log_predictive_at(Z, y, leave, fit.posterior)
 
 
 def _label_terms(fit, y: np.ndarray, w: np.ndarray) -> np.ndarray:

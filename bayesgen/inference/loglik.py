@@ -34,24 +34,15 @@ from bayesgen.exceptions import DataWarning, warn
 AT_FIT_MAX_VALUES = 4_000_000
 
 
-def _size(fit, n: int) -> tuple[int, int, int]:
-    chains, draws = fit.posterior_size
-    return chains, draws, n
-
-
-def _too_large_message(fit, n: int) -> str:
-    chains, draws, n = _size(fit, n)
-    return (
-        f"{fit.who}: the pointwise log-likelihood would hold {chains} x "
-        f"{draws} x {n} values ({chains * draws * n * 8 / 1e9:.1f} GB)"
-    )
-
-
-def _too_large(fit, n: int) -> bool:
+def _too_large(fit, n: int) -> str | None:
+    """What the table of n rows would hold, when above ``LOG_LIK_MAX_VALUES``; else None."""
     from bayesgen.inference import posterior
 
-    chains, draws, n = _size(fit, n)
-    return chains * draws * n > posterior.LOG_LIK_MAX_VALUES
+    chains, draws = fit.posterior_size
+    if chains * draws * n <= posterior.LOG_LIK_MAX_VALUES:
+        return None
+    return (f"{fit.who}: the pointwise log-likelihood would hold {chains} x "
+            f"{draws} x {n} values ({chains * draws * n * 8 / 1e9:.1f} GB)")
 
 
 def at_fit(fit, X, y: np.ndarray) -> np.ndarray | None:
@@ -60,10 +51,11 @@ def at_fit(fit, X, y: np.ndarray) -> np.ndarray | None:
     ``add_log_likelihood()``; above ``LOG_LIK_MAX_VALUES``, with one saying it cannot be
     stored). The rows themselves are kept either way (:mod:`bayesgen.inference.rows`)."""
     n = X.shape[0]
-    chains, draws, n = _size(fit, n)
-    if _too_large(fit, n):
+    chains, draws = fit.posterior_size
+    too_large = _too_large(fit, n)
+    if too_large:
         warn(
-            f"{_too_large_message(fit, n)}, so idata_ has no log_likelihood group "
+            f"{too_large}, so idata_ has no log_likelihood group "
             "(az.loo and bg.compare need it). Refit with fewer draws or chains, or on a "
             "subsample, to get it.",
             DataWarning,
@@ -102,22 +94,20 @@ def add(estimator, fit, X=None, y=None, sample_weight=None):
     from bayesgen.inference import rows as training
 
     idata = estimator.idata_
-    if "log_likelihood" in idata.groups():
-        if X is not None or y is not None:  # rows given are still the training rows
-            training.training_rows(estimator, X, y, sample_weight,
-                                   what="the pointwise log-likelihood",
-                                   how="add_log_likelihood(X, y)")
+    present = "log_likelihood" in idata.groups()
+    if present and X is None and y is None:
         return idata
     data = training.training_rows(estimator, X, y, sample_weight,
                                   what="the pointwise log-likelihood",
                                   how="add_log_likelihood(X, y)")
+    if present:  # rows given are still the training rows
+        return idata
     n = data.y.shape[0]
-    if _too_large(fit, n):
-        raise ValueError(
-            f"{_too_large_message(fit, n)}: too large for the log-likelihood group. "
-            "Refit with fewer draws or chains, or on a subsample."
-        )
-    chains, draws, n = _size(fit, n)
+    too_large = _too_large(fit, n)
+    if too_large:
+        raise ValueError(f"{too_large}: too large for the log-likelihood group. "
+                         "Refit with fewer draws or chains, or on a subsample.")
+    chains, draws = fit.posterior_size
     values = compute(fit, data.X, data.y).reshape(chains, draws, n)
     posterior_ds = idata.posterior
     group = xr.Dataset(

@@ -79,12 +79,7 @@ def model_coords(fit, n_obs: int) -> dict:
     fit = as_fit(fit)
     from bayesgen.inference import posterior
 
-    coords = posterior.coords_for(
-        fit.classes,
-        fit.feature_names,
-        fit.family,
-        fit.params,
-    )
+    coords = posterior.coords_for(fit.classes, fit.feature_names, fit.family, fit.params)
     coords["obs"] = np.arange(n_obs)
     return coords
 

@@ -62,10 +62,7 @@ def draw_conjugate(family, stats: dict, prior: dict, counts: np.ndarray,
     """
     post = family.posterior(stats, prior)
     params = family.draw(post, size, rng)
-    if fixed is not None:
-        return classprior.log_constant(fixed, size), params, post
-    log_pi = classprior.log_dirichlet(classprior.posterior(counts, class_alpha), size, rng)
-    return log_pi, params, post
+    return classprior.log_draws(counts, class_alpha, size, rng, fixed), params, post
 
 
 def closed_form_log_pi(fit) -> np.ndarray:

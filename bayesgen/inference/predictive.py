@@ -34,13 +34,10 @@ import numpy as np
 
 from bayesgen.inference import scoring
 from bayesgen.utils.heavy import import_arviz, import_pymc
+from bayesgen.utils.random import legacy_rng
 
 #: refuse to build replicated data sets larger than this many values (~4 GB)
 MAX_VALUES = 500_000_000
-def _rng(random_state: Any) -> np.random.Generator:
-    from bayesgen.utils.random import legacy_rng
-
-    return legacy_rng(random_state)
 
 
 def _replicate_x(fit, params: dict, y_rep: np.ndarray, rng: np.random.Generator,
@@ -74,15 +71,6 @@ def _draw_classes(pi: np.ndarray, n_obs: int, rng: np.random.Generator) -> np.nd
     return np.minimum((cdf[:, None, :] < u).sum(axis=2), pi.shape[1] - 1)
 
 
-def _dataset(values: dict, dims: dict, coords: dict):
-    import xarray as xr
-
-    return xr.Dataset(
-        {name: (dims[name], value) for name, value in values.items()},
-        coords={k: v for k, v in coords.items() if any(k in d for d in dims.values())},
-    )
-
-
 def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: Any = None,
                          sample_weight: Any = None):
     """Add ``posterior_predictive`` to ``estimator.idata_``; return it.
@@ -98,9 +86,10 @@ def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: 
     Every posterior draw is replicated: ``chain`` and ``draw`` are the posterior's
     (those of ``log_likelihood`` too).
     """
+    import xarray as xr
+
     az = import_arviz()
 
-    from bayesgen.inference import class_layout
     from bayesgen.inference import rows as training
 
     data = training.training_rows(
@@ -108,37 +97,40 @@ def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: 
         how="sample_posterior_predictive(X=X, y=y)")
     if not data.kept:
         training.keep(estimator, data)
-    rng = _rng(random_state)
+    rng = legacy_rng(random_state)
     fit = estimator.fitted_
-    chains, kept_draws = fit.posterior_size
-    n_obs = data.y.shape[0]
-    params = fit.params
-    y_rep = _draw_classes(np.exp(fit.log_pi_draws), n_obs, rng)
-    x_rep = _replicate_x(fit, params, y_rep, rng, internal=True)
-    values = {
-        "y": y_rep.reshape(chains, kept_draws, -1),
-        "x": x_rep.reshape(chains, kept_draws, *x_rep.shape[1:]),
-    }
-    dims = {"y": ("chain", "draw", "obs"), "x": ("chain", "draw", "obs", "feature")}
-    coords = {
-        "chain": estimator.idata_.posterior["chain"].values,
-        "draw": estimator.idata_.posterior["draw"].values,
-        "obs": np.arange(n_obs),
-        "feature": fit.feature_names,
-    }
-    layout = _layout(estimator.idata_, estimator.classes_, data.y)
-    if layout:  # conditional on the observed labels: x ~ p(x | y = y_i, theta_s)
-        given = np.broadcast_to(data.y, y_rep.shape)
-        x_cond = _replicate_x(fit, params, given, rng, internal=True)
-        per_class, per_class_dims = class_layout.replicated(
-            x_cond, data.y, _dense(data.X), layout, chains, kept_draws)
-        values.update(per_class)
-        dims.update(per_class_dims)
-        coords.update({dim: estimator.idata_.observed_data[dim].values
-                       for _, _, dim in layout})
-    ds = _dataset(values, dims, coords)
+    chains, draws = fit.posterior_size
+    y_rep = _draw_classes(np.exp(fit.log_pi_draws), data.y.shape[0], rng)
+    x_rep = _replicate_x(fit, fit.params, y_rep, rng, internal=True)
+    post = estimator.idata_.posterior
+    ds = xr.Dataset(
+        {"y": (("chain", "draw", "obs"), y_rep.reshape(chains, draws, -1)),
+         "x": (("chain", "draw", "obs", "feature"),
+               x_rep.reshape(chains, draws, *x_rep.shape[1:]))},
+        coords={"chain": post["chain"].values, "draw": post["draw"].values,
+                "obs": np.arange(data.y.shape[0]), "feature": fit.feature_names})
+    ds = _with_per_class(ds, fit, fit.params, data, estimator.idata_, rng, chains, draws,
+                         internal=True)
     estimator.idata_.extend(az.InferenceData(posterior_predictive=ds), join="right")
     return estimator.idata_
+
+
+def _with_per_class(ds, fit, params: dict, data, idata, rng: np.random.Generator,
+                    chains: int, draws: int, *, internal: bool):
+    """``ds`` with the per-class replicates ``x_class_<label>`` of ``idata``'s
+    ``observed_data`` (:func:`_layout`), conditional on the observed labels: x ~ p(x |
+    y = y_i, theta_s) for every row i and each of the chains x draws ``params``."""
+    from bayesgen.inference import class_layout, rows
+
+    layout = _layout(idata, fit.classes, data.y)
+    if not layout:
+        return ds
+    given = np.broadcast_to(data.y, (chains * draws, data.y.size))
+    x_cond = _replicate_x(fit, params, given, rng, internal=internal)
+    values, dims = class_layout.replicated(x_cond, data.y, rows.dense(data.X), layout,
+                                           chains, draws)
+    ds = ds.assign({var: (dims[var], value) for var, value in values.items()})
+    return ds.assign_coords({dim: idata.observed_data[dim].values for _, _, dim in layout})
 
 
 def _layout(idata, classes, y: np.ndarray) -> list:
@@ -153,13 +145,6 @@ def _layout(idata, classes, y: np.ndarray) -> list:
     counts = np.bincount(y, minlength=len(classes))
     return [(k, var, dim) for k, var, dim in class_layout.present(observed, classes)
             if observed.sizes[dim] == counts[k]]
-
-
-def _dense(X: Any) -> np.ndarray:
-    """Rows as a dense float array (the per-class layout exists for dense X only)."""
-    from bayesgen.data.sparse import is_sparse
-
-    return np.asarray(X.toarray() if is_sparse(X) else X, dtype=np.float64)
 
 
 def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: Any = None,
@@ -182,7 +167,6 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
     az = import_arviz()
     pm = import_pymc()
 
-    from bayesgen.inference import class_layout
     from bayesgen.inference import rows as training
 
     if not isinstance(draws, (int, np.integer)) or draws < 1:
@@ -197,7 +181,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
         from bayesgen.inference.model import build_model
 
         model = build_model(fit, data.X, data.y)
-    rng = _rng(random_state)
+    rng = legacy_rng(random_state)
     seed = int(rng.integers(2**31))
     hyper = list((fit.prior or {}).get("hyper", {}).get("names", ()))
     names = ["pi", *fit.family.param_dims, *hyper]
@@ -227,14 +211,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
     observed = getattr(estimator, "idata_", None)
     if observed is None:
         observed = training.observed_groups(estimator, data)
-    layout = _layout(observed, estimator.classes_, data.y)
-    if layout:  # conditional on the observed labels, as in the posterior predictive
-        given = np.broadcast_to(data.y, (int(draws), data.y.size))
-        x_cond = _replicate_x(fit, params, given, rng, internal=False)
-        per_class, per_class_dims = class_layout.replicated(
-            x_cond, data.y, _dense(data.X), layout, 1, int(draws))
-        pp = pp.assign({var: (per_class_dims[var], value) for var, value in per_class.items()})
-        pp = pp.assign_coords({dim: observed.observed_data[dim].values for _, _, dim in layout})
+    pp = _with_per_class(pp, fit, params, data, observed, rng, 1, int(draws), internal=False)
     groups = az.InferenceData(prior=prior, prior_predictive=pp)
     new = getattr(estimator, "idata_", None) is None
     if new:

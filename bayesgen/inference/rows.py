@@ -274,14 +274,14 @@ def _records(stats: dict) -> tuple[list, np.ndarray] | None:
     for key in keys:
         if key == label:
             continue
-        v = _dense(stats[key]).reshape(n, -1)
+        v = dense(stats[key]).reshape(n, -1)
         nan = np.isnan(v) if v.dtype.kind == "f" else np.zeros(v.shape, dtype=bool)
         columns += [np.where(nan, 0.0, v)[:, j] for j in range(v.shape[1])]
         columns += [nan[:, j] for j in range(v.shape[1])]
     return keys, np.lexsort([*columns[::-1], cls])
 
 
-def _dense(value: Any) -> np.ndarray:
+def dense(value: Any) -> np.ndarray:
     """A sparse matrix as a dense array (the small group patterns); arrays unchanged."""
     if hasattr(value, "toarray"):
         return value.toarray()
@@ -303,7 +303,7 @@ def _difference(a: Any, b: Any, rtol: float, n_classes: int, magnitude: Any = No
                 return (path or "statistics", None, "other records", False)
             label = "y" if "y" in b else "cls"
             for key in rec_b[0]:
-                va, vb = _dense(a[key])[rec_a[1]], _dense(b[key])[rec_b[1]]
+                va, vb = dense(a[key])[rec_a[1]], dense(b[key])[rec_b[1]]
                 found = _difference(va[None], vb[None], rtol, 1, None,
                                     f"{path}.{key}" if path else str(key))
                 if found is not None:  # the class of the first differing record
@@ -331,7 +331,7 @@ def _difference(a: Any, b: Any, rtol: float, n_classes: int, magnitude: Any = No
             if found is not None:
                 return found
         return None
-    a_arr, b_arr = _dense(a), _dense(b)
+    a_arr, b_arr = dense(a), dense(b)
     if a_arr.shape != b_arr.shape:
         return (path, None, f"shape {a_arr.shape} instead of {b_arr.shape}", False)
     if b_arr.dtype.kind not in "fc":  # integers, booleans, labels: exactly equal

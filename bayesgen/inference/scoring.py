@@ -38,10 +38,6 @@ _FIT_LIMIT = 2.0**400
 FRAME_ROWS = 2**15
 
 
-def _frame_of(fit) -> Frame | None:
-    return fit.frame
-
-
 def fit_frame(family, X: np.ndarray, w: np.ndarray, sample: int | None = None,
               who: str = "the estimator") -> tuple[np.ndarray, Frame | None]:
     """Choose the frame of X and return ``(Z, frame)``: the internal coordinates Z and
@@ -90,17 +86,14 @@ def to_internal(frame: Frame | None, X: np.ndarray) -> np.ndarray:
 def internal(fit, X: np.ndarray) -> np.ndarray:
     """X (validated, user units) in the internal coordinates of the fit (a
     :class:`bayesgen.inference.fitted.Fit` or a fitted estimator)."""
-    frame = _frame_of(as_fit(fit))
-    return X if frame is None else frame.internal(X)
+    return to_internal(as_fit(fit).frame, X)
 
 
 def jacobian(fit, Z: np.ndarray | None = None):
     """sum_j log s_j (a float), or with missing entries in Z its sum over the observed
     j of each row, (n, 1) (a missing feature is integrated out: no Jacobian)."""
-    frame = _frame_of(fit)
-    if frame is None:
-        return 0.0
-    if not np.any(frame.scale != 1.0):  # every log s_j is 0: no pass over Z for NaN
+    frame = fit.frame
+    if frame is None or not np.any(frame.scale != 1.0):  # every log s_j is 0: no NaN pass
         return 0.0
     M = None if Z is None else missing.mask(Z)
     if M is None:
@@ -113,18 +106,25 @@ def _rows(jac, rows):
     return jac if np.ndim(jac) == 0 else jac[rows]
 
 
+def per_row(jac):
+    """:func:`jacobian` as a value per row, (n,), or the float that applies to all."""
+    return jac if np.ndim(jac) == 0 else jac[:, 0]
+
+
 def user_params(fit, params: dict) -> dict:
     """Family parameters (any leading draw dims) in the units of X."""
-    family = fit.family
-    if _frame_of(fit) is None or not family.capabilities.real_valued:
-        return params
-    return family.to_user(params)
+    return fit.family.to_user(params) if _framed(fit) else params
+
+
+def _framed(fit) -> bool:
+    """Whether the fit's internal coordinates differ from the units of X."""
+    return fit.frame is not None and fit.family.capabilities.real_valued
 
 
 def check_user_attributes(fit, attributes: dict) -> None:
     """Warn when a fitted attribute overflows float64 in the units of X (the internal
     parameters, which predictions use, are fine)."""
-    if _frame_of(fit) is not None:
+    if fit.frame is not None:
         check_finite_user(attributes, fit.who)
 
 
@@ -132,16 +132,12 @@ def user_prior(fit) -> dict:
     """The resolved prior in the units of X (the prior of ``model_``); ``fit``: a
     :class:`bayesgen.inference.fitted.Fit` or a fitted estimator."""
     fit = as_fit(fit)
-    family = fit.family
-    if _frame_of(fit) is None or not family.capabilities.real_valued:
-        return fit.prior
-    return family.prior_to_user(fit.prior)
+    return fit.family.prior_to_user(fit.prior) if _framed(fit) else fit.prior
 
 
 def to_user_rows(fit, Z: np.ndarray) -> np.ndarray:
     """Rows drawn in the internal frame, in the units of X."""
-    frame = _frame_of(fit)
-    return Z if frame is None else frame.user(Z)
+    return Z if fit.frame is None else fit.frame.user(Z)
 
 
 def point_params(fit) -> dict:
@@ -155,7 +151,7 @@ def point_params(fit) -> dict:
 def split_rows(fit, X: np.ndarray):
     """Internal Z, the far rows (or None) and the boolean mask of the other rows."""
     Z = internal(fit, X)
-    far, frame = None, _frame_of(fit)
+    far, frame = None, fit.frame
     if fit.family.capabilities.far_rows and frame is not None and frame.real.any():
         far = split(frame, X, Z)
     near = np.ones(X.shape[0], dtype=bool)
@@ -263,7 +259,7 @@ def user_discriminant(fit, X: np.ndarray, scores: np.ndarray) -> np.ndarray:
     sum_j log s_j; a family with ``capabilities.linear_discriminant`` (LDA) converts its
     linear discriminant itself (``user_discriminant``). Posterior scores are joint
     log-densities already."""
-    if _frame_of(fit) is None or fit.is_posterior:
+    if fit.frame is None or fit.is_posterior:
         return scores
     family, Z = fit.family, internal(fit, X)
     if family.capabilities.linear_discriminant:
@@ -288,10 +284,8 @@ def proba_draws(fit, X: np.ndarray) -> np.ndarray:
 def pointwise_log_lik(fit, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """log p(x_n, y_n | theta_s) of the training rows in user units, (S, n)."""
     Z = internal(fit, X)
-    values = posterior.pointwise_log_lik(
-        fit.family, Z, y, fit.params, fit.log_pi_draws)
-    jac = jacobian(fit, Z)
-    return values - (jac if np.ndim(jac) == 0 else jac[:, 0])
+    values = posterior.pointwise_log_lik(fit.family, Z, y, fit.params, fit.log_pi_draws)
+    return values - per_row(jacobian(fit, Z))
 
 
 def iter_log_joint_draws(fit, X: np.ndarray, draws: np.ndarray | None = None):

@@ -24,7 +24,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 from sklearn.utils.validation import check_is_fitted
 
-from bayesgen.inference import classprior
+from bayesgen.inference import classprior, posterior
 from bayesgen.plots.calibration import calibration_table
 from bayesgen.plots.common import (
     _axes,
@@ -70,14 +70,16 @@ def _gaussian_params(estimator, features: list[int]):
     if not _is_posterior(estimator):
         return mean, cov, None
     post = estimator.idata_.posterior
-    mu_d = post["mu"].stack(sample=("chain", "draw")).transpose("sample", ...).values[:, :, f]
+
+    def draws(name: str) -> np.ndarray:  # (S, ...): chains and draws stacked
+        return post[name].stack(sample=("chain", "draw")).transpose("sample", ...).values
+
+    mu_d = draws("mu")[:, :, f]
     if "cov" in post:
-        c = post["cov"].stack(sample=("chain", "draw")).transpose("sample", ...).values
-        c = c[..., f[:, None], f]
+        c = draws("cov")[..., f[:, None], f]
         cov_d = np.broadcast_to(c if c.ndim == 4 else c[:, None], (*mu_d.shape, 2))
     else:
-        v = post["var"].stack(sample=("chain", "draw")).transpose("sample", ...).values[:, :, f]
-        cov_d = np.einsum("skj,jl->skjl", v, np.eye(2))
+        cov_d = np.einsum("skj,jl->skjl", draws("var")[:, :, f], np.eye(2))
     return mean, cov, (mu_d, cov_d)
 
 
@@ -223,9 +225,7 @@ def probability_forest(estimator, X_points: Any, *, hdi_prob: float = 0.94, ax=N
     matplotlib Axes
     """
     check_is_fitted(estimator, "classes_")
-    if not _is_posterior(estimator):
-        raise ValueError(f"probability_forest needs a posterior: fit with method='conjugate' "
-                         f"or 'mcmc' (this model was fitted with method={estimator.method_!r}).")
+    posterior.check_posterior(estimator, "probability_forest")
     if not 0 < hdi_prob < 1:
         raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
     X_points = np.asarray(X_points, dtype=float)
@@ -313,9 +313,7 @@ def _arviz_plot(fn_name: str, estimator, var_names, **kwargs):
     az = import_arviz()
 
     check_is_fitted(estimator, "classes_")
-    if not _is_posterior(estimator):
-        raise ValueError(f"{fn_name} needs a posterior: fit with method='conjugate' or 'mcmc' "
-                         f"(this model was fitted with method={estimator.method_!r}).")
+    posterior.check_posterior(estimator, fn_name)
     names = (classprior.var_names(estimator.fitted_) if var_names is None
              else var_names)  # pi if random
     with warnings.catch_warnings():  # ArviZ 0.23 internals vs matplotlib >= 3.11

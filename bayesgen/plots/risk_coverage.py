@@ -13,13 +13,7 @@ from typing import Any
 import numpy as np
 
 from bayesgen.plots.common import _axes
-
-
-def expected_loss(proba: np.ndarray, loss: np.ndarray | None = None) -> np.ndarray:
-    """Expected loss r_j(x) of every decision j, (n, K): ``proba @ loss`` (0-1 loss:
-    ``1 - proba``)."""
-    proba = np.asarray(proba, dtype=float)
-    return 1.0 - proba if loss is None else proba @ np.asarray(loss, dtype=float)
+from bayesgen.utils.logspace import expected_loss
 
 
 def risk_coverage_curve(y_index: np.ndarray, proba: np.ndarray,
@@ -48,14 +42,18 @@ def risk_coverage_curve(y_index: np.ndarray, proba: np.ndarray,
     decision = np.argmin(risk, axis=1)
     n = y_index.size
     best = risk[np.arange(n), decision]
-    L = (1.0 - np.eye(risk.shape[1])) if loss is None else np.asarray(loss, dtype=float)
-    realised = L[y_index, decision]
+    realised = _loss_matrix(loss, risk.shape[1])[y_index, decision]
     order = np.argsort(best, kind="stable")
     cum = np.cumsum(realised[order]) / np.arange(1, n + 1)
     sorted_best = best[order]
     last = np.flatnonzero(np.r_[sorted_best[1:] != sorted_best[:-1], True])
     return {"coverage": (last + 1) / n, "risk": cum[last], "threshold": sorted_best[last],
             "aurc": float(np.mean(cum))}
+
+
+def _loss_matrix(loss: Any, n_classes: int) -> np.ndarray:
+    """``loss`` as a float matrix; 0-1 loss when None."""
+    return 1.0 - np.eye(n_classes) if loss is None else np.asarray(loss, dtype=float)
 
 
 def _label_index(y_true: Any, classes: Any, n_columns: int) -> np.ndarray:
@@ -105,8 +103,8 @@ def risk_coverage(y_true: Any, proba: Any, *, classes: Any = None, loss: Any = N
         ax.step(curve["coverage"], curve["risk"], where="post", color=f"C{i}",
                 label=f"{name} (AURC = {curve['aurc']:.3f})")
         if i == 0:  # the oracle: the same decisions, errors rejected first
-            L = (1.0 - np.eye(p.shape[1])) if loss is None else np.asarray(loss, dtype=float)
-            realised = np.sort(L[y_index, np.argmin(expected_loss(p, loss), axis=1)])
+            realised = np.sort(_loss_matrix(loss, p.shape[1])[
+                y_index, np.argmin(expected_loss(p, loss), axis=1)])
             n = realised.size
             ax.plot(np.arange(1, n + 1) / n, np.cumsum(realised) / np.arange(1, n + 1),
                     ls=":", color="grey", label="oracle ranking")

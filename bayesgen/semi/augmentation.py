@@ -46,11 +46,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import sparse
 from scipy.special import logsumexp
 
-from bayesgen.data import sparse as _sparse
-from bayesgen.inference import classprior, scoring
+from bayesgen.inference import classprior, conjugate, scoring
+from bayesgen.semi.em import stack_rows
 from bayesgen.utils.random import rng_from
 
 #: conjugate posteriors kept for the Rao-Blackwellised posterior predictive
@@ -67,12 +66,6 @@ def check_supported(estimator, family, stats: dict, Z_u) -> None:
             f"is not available with method={estimator.method!r}; use method='map' or "
             "'mle' (EM integrates over both), or impute X first."
         )
-
-
-def _stack(A, B):
-    if _sparse.is_sparse(A) or _sparse.is_sparse(B):
-        return sparse.vstack([sparse.csr_matrix(A), sparse.csr_matrix(B)], format="csr")
-    return np.concatenate([A, B], axis=0)
 
 
 def _first(params: dict, random: dict, size: int) -> dict:
@@ -114,11 +107,10 @@ def run(fit, family, batch, lam: float, tune: Any, random_state: Any) -> Result:
 
     Z_l = scoring.to_internal(batch.frame, batch.X)
     chains, draws = fit.posterior_size
-    if not isinstance(tune, int | np.integer) or tune < 0:
-        raise ValueError(f"tune must be a non-negative integer; got {tune!r}.")
+    tune = conjugate.check_tune(tune)
     rng = rng_from(random_state)  # a stream apart from the labeled draws
     rng = np.random.default_rng(rng.integers(2**63))
-    out = _run(fit, family, batch, Z_l, chains, draws, int(tune), rng)
+    out = _run(fit, family, batch, Z_l, chains, draws, tune, rng)
     params, log_pi, posts, rb_log_pi, counts, lp = out
     return Result(params, log_pi, posterior.mixture(posts, rb_log_pi), counts, lp)
 
@@ -132,7 +124,7 @@ def _run(fit, family, batch, Z_l, chains: int, draws: int, tune: int, rng):
     random = family.param_dims
     theta = _first(fit.params, random, chains)
     log_pi = fit.log_pi_draws[:chains]
-    Z_all = _stack(Z_l, unl.Z)
+    Z_all = stack_rows(Z_l, unl.Z)
     w_all = np.concatenate([batch.weights, unl.w])
     m = unl.w.size
     total = tune + draws

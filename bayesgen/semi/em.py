@@ -48,7 +48,14 @@ TOL = 1e-9
 MAX_ITER = 1000
 
 
-class _Data:
+def stack_rows(*blocks):
+    """The row blocks stacked: CSR when any is sparse, else a dense array."""
+    if any(_sparse.is_sparse(A) for A in blocks):
+        return sparse.vstack([sparse.csr_matrix(A) for A in blocks], format="csr")
+    return np.concatenate(blocks, axis=0)
+
+
+class EMData:
     """Labeled rows, unlabeled rows and the stacked rows of the M-step."""
 
     def __init__(self, batch, n_classes: int, lam: float) -> None:
@@ -57,11 +64,7 @@ class _Data:
         self.y_l, self.w_l = batch.y_index, batch.weights
         self.Z_u, self.w_u, self.lam = unl.Z, unl.w, lam
         m = unl.w.shape[0]
-        copies = [self.Z_l, *([self.Z_u] * n_classes)]
-        if _sparse.is_sparse(self.Z_u):
-            self.Z_all = sparse.vstack([sparse.csr_matrix(A) for A in copies], format="csr")
-        else:
-            self.Z_all = np.concatenate(copies, axis=0)
+        self.Z_all = stack_rows(self.Z_l, *([self.Z_u] * n_classes))
         self.y_all = np.concatenate([self.y_l, np.repeat(np.arange(n_classes), m)])
 
     def unlabeled_weights(self, R: np.ndarray) -> np.ndarray:
@@ -75,7 +78,7 @@ class _Data:
 
 
 def objective(family, method: str, params: dict, log_pi: np.ndarray, prior: dict | None,
-              alpha: np.ndarray, fixed, data: _Data) -> tuple[float, np.ndarray]:
+              alpha: np.ndarray, fixed, data: EMData) -> tuple[float, np.ndarray]:
     """The objective l (module docstring) and the unlabeled rows' log responsibilities
     (m, K) at (params, pi)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -184,11 +187,7 @@ def start_stats(family, batch, lam: float) -> dict:
     if lam == 0.0 or not family.capabilities.learns_categories:
         return batch.stats
     unl = batch.unlabeled
-    Z_l = scoring.to_internal(batch.frame, batch.X)
-    if _sparse.is_sparse(Z_l) or _sparse.is_sparse(unl.Z):
-        Z = sparse.vstack([sparse.csr_matrix(Z_l), sparse.csr_matrix(unl.Z)], format="csr")
-    else:
-        Z = np.concatenate([Z_l, unl.Z], axis=0)
+    Z = stack_rows(scoring.to_internal(batch.frame, batch.X), unl.Z)
     y = np.concatenate([batch.y_index, np.zeros(unl.w.size, dtype=np.intp)])
     w = np.concatenate([batch.weights, np.zeros(unl.w.size)])
     return family.stats(Z, y, w, batch.classes.size)
@@ -214,7 +213,7 @@ def resolve_prior(estimator, family, batch, start: dict, lam: float) -> dict | N
     params = family.map(start, family.prior(start))  # the labeled-only MAP
     with np.errstate(divide="ignore"):
         log_pi = np.log(classprior.point("map", batch.counts, alpha, fixed))
-    data = _Data(batch, classes.size, lam)
+    data = EMData(batch, classes.size, lam)
     _, log_r = objective(family, "mle", params, log_pi, None, alpha, fixed, data)
     A = data.unlabeled_weights(np.exp(log_r))
     stats = family.stats(data.Z_all, data.y_all, data.weights(A), classes.size)
@@ -251,7 +250,7 @@ def run(fit, method: str, family, batch, lam: float) -> Result:
     with unlabeled rows (module docstring); the estimator stores the result."""
     classes = batch.classes
     n_classes = classes.size
-    data = _Data(batch, n_classes, lam)
+    data = EMData(batch, n_classes, lam)
     start = start_stats(family, batch, lam)
     prior, alpha, fixed, params, log_pi = em_start(fit, method)
     value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)

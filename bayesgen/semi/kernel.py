@@ -67,6 +67,7 @@ import numpy as np
 
 from bayesgen.inference import scoring
 from bayesgen.semi.em import (
+    EMData,
     Result,
     em_start,
     iterate,
@@ -79,7 +80,7 @@ MAX_ITER = 500
 
 
 # ------------------------------------------------------------------ objective
-class _Data:
+class _Data(EMData):
     """Labeled rows, unlabeled rows, their (possibly rescaled) weights and the stacked
     rows of the M-step (labeled, then every unlabeled row once per class)."""
 
@@ -118,9 +119,8 @@ def m_step(family, stats_l: dict, data: _Data, R: np.ndarray, prior,
     (the family's ``em_m_step``); and the statistics they were estimated from (a kernel
     part's labeled points ``stats_l``, a parametric part's rows with the unlabeled
     ones weighted lambda w_n r_nk)."""
-    A = data.lam * data.w_u[:, None] * R
-    weights = np.concatenate([data.w_l, A.T.reshape(-1)])
-    completed = family.stats(data.Z_all, data.y_all, weights, R.shape[1])
+    A = data.unlabeled_weights(R)
+    completed = family.stats(data.Z_all, data.y_all, data.weights(A), R.shape[1])
     return family.em_m_step(stats_l, completed, data.Z_u, A, prior, params)
 
 

@@ -163,6 +163,13 @@ def log_mean_exp(a: np.ndarray, axis: int = 0) -> np.ndarray:
     return fast_logsumexp(a, axis=axis) - np.log(a.shape[axis])
 
 
+def expected_loss(proba: np.ndarray, loss: np.ndarray | None = None) -> np.ndarray:
+    """Expected loss r_j(x) of every decision j, (n, K): ``proba @ loss`` (0-1 loss:
+    ``1 - proba``)."""
+    proba = np.asarray(proba, dtype=float)
+    return 1.0 - proba if loss is None else proba @ np.asarray(loss, dtype=float)
+
+
 def decide(proba: np.ndarray, loss: np.ndarray | None) -> np.ndarray:
     """Index of the Bayes decision per row.
 
