@@ -18,6 +18,7 @@ from sklearn.base import clone
 
 import bayesgen as bg
 from bayesgen.families.mvn import niw_evidence
+from bayesgen.families.mvn.family import mean_strength_bound
 from bayesgen.families.mvn.niw_evidence import (
     C_BOUNDS,
     S_BOUNDS,
@@ -542,14 +543,29 @@ def test_profile_with_kappa_is_the_log_evidence_up_to_a_constant(tied):
 @pytest.mark.parametrize("tied", [False, True])
 def test_mean_strength_search_is_the_argmax_over_a_grid(tied):
     X, y = _data(3, 8, seed=41, K=3)
+    """kappa0 is the argmax of the evidence over [1e-4, d / 4] (the bound of
+    ``mean_strength_bound``); here the evidence's own argmax lies beyond the bound, and
+    ``search_["mean_strength_unbounded"]`` records it."""
     est = (bg.LDA if tied else bg.QDA)(mean_strength="auto", cov_dof=7.0).fit(X, y)
     prior, st = est._prior, est._stats
     kappa = est.prior_search_["mean_strength"]
-    assert prior["kappa0"] == kappa
+    assert prior["kappa0"] == kappa <= mean_strength_bound(3) == 0.75
     best = log_marginal_likelihood(st, prior, tied=tied)
-    grid = np.exp(np.linspace(*np.log(niw_evidence.K_BOUNDS), 2001))
+    low = niw_evidence.K_BOUNDS[0]
+    grid = np.exp(np.linspace(np.log(low), np.log(0.75), 2001))
     values = [log_marginal_likelihood(st, dict(prior, kappa0=k), tied=tied) for k in grid]
     assert max(values) <= best + 1e-7
+    # the unbounded search's choice: the argmax over the whole range, beyond the bound
+    free = est.prior_search_["mean_strength_unbounded"]
+    whole = np.exp(np.linspace(*np.log(niw_evidence.K_BOUNDS), 2001))
+    on_whole = [log_marginal_likelihood(st, dict(prior, kappa0=k), tied=tied)
+                for k in whole]
+    assert free > 0.75
+    assert log_marginal_likelihood(st, dict(prior, kappa0=free), tied=tied) >= (
+        max(on_whole) - 1e-7)
+    # at the bound the fit is that of mean_strength = d / 4
+    fixed = (bg.LDA if tied else bg.QDA)(mean_strength=0.75, cov_dof=7.0).fit(X, y)
+    np.testing.assert_allclose(fixed.predict_proba(X), est.predict_proba(X), rtol=1e-10)
     table = pd.DataFrame(est.prior_search_["candidates"])
     assert table["mean_strength"].iloc[-1] == "auto"
     assert table["log_evidence"].iloc[-1] >= table["log_evidence"].max() - 1e-9
