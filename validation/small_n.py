@@ -19,11 +19,12 @@ parameters drawn afresh in every split):
   frequencies are the best prediction).
 
 Models: ``bg.StackedClassifier()`` (its defaults) and each of its default members alone
-(``bg.LDA`` with ``mean_strength="auto"``, ``bg.QDA``, ``bg.QDA(cov_target="isotropic")``,
-``bg.QDA(cov_structure="spherical")``, ``bg.LDA(mean_strength=1e12)``: the class
-frequencies), bg ``LDA()`` and ``GaussianNB()`` at the estimators' defaults (all
-``method="conjugate"``); scikit-learn's ``LinearDiscriminantAnalysis(solver="lsqr",
-shrinkage="auto")``, ``QuadraticDiscriminantAnalysis`` with ``reg_param`` or (``solver="eigen"``)
+(``bg.LDA()``, ``bg.LDA(mean_strength="auto")``, ``bg.QDA()``,
+``bg.QDA(cov_target="isotropic")``, ``bg.QDA(cov_structure="spherical")``, and the class
+frequencies, ``bg.LDA(cov_structure="spherical", mean_strength=1e12)``), bg ``LDA()``
+and ``GaussianNB()`` at the estimators' defaults (all ``method="conjugate"``);
+scikit-learn's ``LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto")``,
+``QuadraticDiscriminantAnalysis`` with ``reg_param`` or (``solver="eigen"``)
 ``shrinkage`` tuned by 3-fold cross-validated log loss over 0.01-0.95
 (``GridSearchCV``, the prior study's grid), ``GaussianNB``,
 ``LogisticRegressionCV`` (standardised; C by 3-fold cross-validated log loss) and
@@ -75,8 +76,8 @@ CLIP = 1e-15
 #: the tuned scikit-learn models ("best sk" is the best of these)
 SK_TUNED = ["sk LDA shrinkage", "sk QDA tuned", "sk GaussianNB", "sk logistic CV"]
 #: the bayesgen default posterior predictives held against the class frequencies
-BG_DEFAULTS = ["bg stacked", "bg member lda", "bg member qda", "bg member qda_isotropic",
-               "bg member qda_spherical", "bg LDA()", "bg GaussianNB()"]
+BG_DEFAULTS = ["bg stacked", "bg member lda", "bg member lda_shrunk_means", "bg member qda",
+               "bg member qda_isotropic", "bg member qda_spherical", "bg GaussianNB()"]
 
 
 def generated(name: str, counts: list[int], rng: np.random.Generator

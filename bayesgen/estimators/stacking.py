@@ -1,8 +1,9 @@
 """Posterior predictives stacked by their exact leave-one-out class probabilities.
 
 :class:`StackedClassifier` fits several conjugate classifiers to the same rows (by
-default LDA, QDA, QDA shrunk towards an isotropic target, QDA with spherical class
-covariances, and the class frequencies) and predicts with the mixture of their class probabilities::
+default LDA, LDA with class means shrunk by the evidence, QDA, QDA shrunk towards an
+isotropic target, QDA with spherical class covariances, and the class frequencies)
+and predicts with the mixture of their class probabilities::
 
     p(y = k | x, D) = sum_m a_m p_m(y = k | x, D),   a in the simplex,
 
@@ -103,12 +104,13 @@ def default_estimators() -> list[tuple[str, GenerativeClassifier]]:
     """The members of ``StackedClassifier()``, all ``method="conjugate"`` posterior
     predictives, each keeping :data:`DEFAULT_DRAWS` posterior draws:
 
-    - ``lda``: a shared covariance (LDA at its default covariance prior) with the
-      class-mean prior strength kappa0 chosen by the evidence, at most d / 4
-      (``mean_strength="auto"``): with fewer rows per class than features the default
-      kappa0 = 0.01 keeps the noise of the sample means as signal and predicts with
-      more confidence than the class frequencies deserve (priors guide, "Few rows,
-      many features");
+    - ``lda``: a shared covariance (LDA at its default prior);
+    - ``lda_shrunk_means``: LDA with the class-mean prior strength kappa0 chosen by
+      the evidence, at most d / 4 (``mean_strength="auto"``): with fewer rows per class
+      than features the default kappa0 = 0.01 keeps the noise of the sample means as
+      signal and predicts with more confidence than the class frequencies deserve
+      (priors guide, "Few rows, many features"), while with more rows it can predict
+      better than the shrunk means;
     - ``qda``: a covariance per class shrunk towards the diagonal of the pooled
       variances (QDA at its default prior);
     - ``qda_isotropic``: a covariance per class shrunk towards v I
@@ -121,7 +123,9 @@ def default_estimators() -> list[tuple[str, GenerativeClassifier]]:
       ``mean_strength`` = :data:`CLASS_FREQUENCY_STRENGTH`): the fallback the stack
       weighs up when no member predicts the labels better than chance.
     """
-    return [("lda", LDA(method="conjugate", mean_strength="auto", **DEFAULT_DRAWS)),
+    return [("lda", LDA(method="conjugate", **DEFAULT_DRAWS)),
+            ("lda_shrunk_means", LDA(method="conjugate", mean_strength="auto",
+                                     **DEFAULT_DRAWS)),
             ("qda", QDA(method="conjugate", **DEFAULT_DRAWS)),
             ("qda_isotropic", QDA(method="conjugate", cov_target="isotropic",
                                   **DEFAULT_DRAWS)),
@@ -302,9 +306,9 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         The members: unfitted bayesgen classifiers with ``method="conjugate"`` and an
         exact leave-one-out predictive (LDA, QDA, GaussianNB, BernoulliNB,
         MultinomialNB, CategoricalNB, PoissonNB, ExponentialNB; not with missing
-        entries in LDA/QDA, nor unlabeled rows). Names are unique. None: LDA with
-        ``mean_strength="auto"``, QDA, QDA with ``cov_target="isotropic"``, QDA with
-        ``cov_structure="spherical"`` and the class frequencies, all
+        entries in LDA/QDA, nor unlabeled rows). Names are unique. None: LDA, LDA
+        with ``mean_strength="auto"``, QDA, QDA with ``cov_target="isotropic"``, QDA
+        with ``cov_structure="spherical"`` and the class frequencies, all
         ``method="conjugate"``, keeping 2 chains of 250 draws
         (:func:`default_estimators`).
     weight_prior : float, default=1.0
@@ -341,7 +345,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
     >>> X, y = load_wine(return_X_y=True)
     >>> clf = bg.StackedClassifier().fit(X, y)
     >>> clf.weights_.shape
-    (5,)
+    (6,)
     """
 
     def __init__(self, estimators: list[tuple[str, Any]] | None = None, *,
