@@ -18,6 +18,7 @@ from sklearn.base import clone
 
 import bayesgen as bg
 from bayesgen.families.mvn import niw_evidence
+from bayesgen.families.mvn.family import mean_strength_bound
 from bayesgen.families.mvn.niw_evidence import (
     C_BOUNDS,
     S_BOUNDS,
@@ -542,14 +543,29 @@ def test_profile_with_kappa_is_the_log_evidence_up_to_a_constant(tied):
 @pytest.mark.parametrize("tied", [False, True])
 def test_mean_strength_search_is_the_argmax_over_a_grid(tied):
     X, y = _data(3, 8, seed=41, K=3)
+    """kappa0 is the argmax of the evidence over [1e-4, d / 4] (the bound of
+    ``mean_strength_bound``); here the evidence's own argmax lies beyond the bound, and
+    ``search_["mean_strength_unbounded"]`` records it."""
     est = (bg.LDA if tied else bg.QDA)(mean_strength="auto", cov_dof=7.0).fit(X, y)
     prior, st = est._prior, est._stats
     kappa = est.prior_search_["mean_strength"]
-    assert prior["kappa0"] == kappa
+    assert prior["kappa0"] == kappa <= mean_strength_bound(3) == 0.75
     best = log_marginal_likelihood(st, prior, tied=tied)
-    grid = np.exp(np.linspace(*np.log(niw_evidence.K_BOUNDS), 2001))
+    low = niw_evidence.K_BOUNDS[0]
+    grid = np.exp(np.linspace(np.log(low), np.log(0.75), 2001))
     values = [log_marginal_likelihood(st, dict(prior, kappa0=k), tied=tied) for k in grid]
     assert max(values) <= best + 1e-7
+    # the unbounded search's choice: the argmax over the whole range, beyond the bound
+    free = est.prior_search_["mean_strength_unbounded"]
+    whole = np.exp(np.linspace(*np.log(niw_evidence.K_BOUNDS), 2001))
+    on_whole = [log_marginal_likelihood(st, dict(prior, kappa0=k), tied=tied)
+                for k in whole]
+    assert free > 0.75
+    assert log_marginal_likelihood(st, dict(prior, kappa0=free), tied=tied) >= (
+        max(on_whole) - 1e-7)
+    # at the bound the fit is that of mean_strength = d / 4
+    fixed = (bg.LDA if tied else bg.QDA)(mean_strength=0.75, cov_dof=7.0).fit(X, y)
+    np.testing.assert_allclose(fixed.predict_proba(X), est.predict_proba(X), rtol=1e-10)
     table = pd.DataFrame(est.prior_search_["candidates"])
     assert table["mean_strength"].iloc[-1] == "auto"
     assert table["log_evidence"].iloc[-1] >= table["log_evidence"].max() - 1e-9
@@ -573,3 +589,39 @@ def test_mean_strength_auto_with_missing_streaming_and_methods(cls):
     gappy = cls(mean_strength="auto").fit(X, y)
     assert gappy._prior["kappa0"] == gappy.prior_search_["mean_strength"] > 0
     assert np.all(np.isfinite(gappy.predict_proba(X)))
+
+
+def test_bounded_mean_strength_is_not_more_confident_than_the_data_allow():
+    """Few rows per class for the features (d = 40, 10 rows per class, 2 Gaussian
+    classes whose means are 3 standard deviations apart along a random direction, the
+    shared covariance a rotation of variances log-spaced over [0.1, 10]): kappa0 =
+    0.01 treats the noise of the sample means as signal and predicts held-out labels
+    hardly better than the class frequencies (0.68 against log 2 = 0.69); the
+    evidence's own kappa0 merges the class means (log loss log 2 to 1e-3, every row
+    at 1/2); "auto" takes the bound d / 4 and predicts much better than both (0.44)."""
+    rng = np.random.default_rng(3)
+    d = 40
+    rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    chol = np.linalg.cholesky(rotation @ np.diag(np.logspace(-1, 1, d)) @ rotation.T)
+    u = rng.normal(size=d)
+    delta = chol @ (3.0 * u / np.linalg.norm(u))
+
+    def draw(n):
+        y = np.repeat([0, 1], n)
+        return (y[:, None] - 0.5) * delta + rng.normal(size=(2 * n, d)) @ chol.T, y
+
+    (X, y), (X_test, y_test) = draw(10), draw(1000)
+
+    def loss(**kw):
+        est = bg.LDA(method="conjugate", draws=10, chains=1, **kw).fit(X, y)
+        p = est.predict_proba(X_test)[np.arange(y_test.size), y_test]
+        return -np.mean(np.log(p)), est
+
+    bounded, est = loss(mean_strength="auto")
+    assert est.prior_search_["mean_strength"] == mean_strength_bound(d) == 10.0
+    free = est.prior_search_["mean_strength_unbounded"]
+    assert free > 10.0
+    assert abs(loss(mean_strength=free)[0] - np.log(2)) < 1e-3
+    default = loss()[0]
+    assert default > bounded + 0.15
+    assert bounded < 0.6

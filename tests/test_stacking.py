@@ -123,7 +123,8 @@ def test_member_whose_gradient_says_zero_gets_exactly_zero():
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
-    stack = bg.StackedClassifier(default_estimators()[:3], weight_prior=0.0).fit(X, y)
+    members = [default_estimators()[i] for i in (0, 2, 3)]  # lda, qda, qda_isotropic
+    stack = bg.StackedClassifier(members, weight_prior=0.0).fit(X, y)
     assert stack.weights_[1] == 0.0 and (stack.weights_[[0, 2]] > 0).all()
     columns = []
     for est in stack.estimators_:
@@ -290,8 +291,41 @@ def test_default_members_loo_is_the_normalised_loo_joint(gauss, default_stack):
         assert default_stack.loo_.loc[name, "elpd_loo"] == pytest.approx(ref.sum(), rel=1e-12)
         # the full-data fit predicts its own rows better than leaving each out
         assert np.log(est.predict_proba(X)[np.arange(len(y)), y]).sum() > ref.sum()
-    assert list(default_stack.named_estimators_) == ["lda", "qda", "qda_isotropic",
-                                                     "qda_spherical"]
+    assert list(default_stack.named_estimators_) == ["lda", "lda_shrunk_means", "qda",
+                                                     "qda_isotropic", "qda_spherical",
+                                                     "class_frequencies"]
+
+
+def test_class_frequency_member_predicts_the_class_frequencies(gauss, default_stack):
+    """The default class_frequencies member: the posterior predictive class frequencies
+    (N_k + 1) / (N + K) (class_alpha = 1) at any x, near the data or far from it."""
+    X, y = gauss
+    member = default_stack.named_estimators_["class_frequencies"]
+    counts = np.bincount(np.searchsorted(member.classes_, y))
+    expected = (counts + 1.0) / (counts.sum() + counts.size)
+    far = np.vstack([X, X * 100.0 + 50.0])
+    np.testing.assert_allclose(member.predict_proba(far),
+                               np.broadcast_to(expected, (far.shape[0], counts.size)),
+                               rtol=1e-9)
+
+
+def test_stack_falls_back_on_the_class_frequencies_without_signal():
+    """Two classes with equal Gaussian densities in d = 30, 10 rows each: every class
+    difference in the sample is noise. The class-frequency member has the largest
+    weight and the stack's held-out log loss is within 5% of log 2 (the default LDA
+    at kappa0 = 0.01 alone: about twice that)."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(20, 30))
+    y = np.repeat([0, 1], 10)
+    X_test, y_test = rng.normal(size=(2000, 30)), np.repeat([0, 1], 1000)
+    members = [(name, est.set_params(**FAST)) for name, est in default_estimators()]
+    stack = bg.StackedClassifier(members).fit(X, y)
+    assert stack.loo_["weight"].idxmax() == "class_frequencies"
+    proba = stack.predict_proba(X_test)
+    loss = -np.mean(np.log(proba[np.arange(y_test.size), y_test]))
+    assert loss < 1.05 * np.log(2)
+    lda = bg.LDA(method="conjugate", **FAST).fit(X, y).predict_proba(X_test)
+    assert -np.mean(np.log(lda[np.arange(y_test.size), y_test])) > 1.5 * np.log(2)
 
 
 @pytest.mark.parametrize("which", ["fixed", "default"])

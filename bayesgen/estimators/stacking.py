@@ -1,8 +1,9 @@
 """Posterior predictives stacked by their exact leave-one-out class probabilities.
 
 :class:`StackedClassifier` fits several conjugate classifiers to the same rows (by
-default LDA, QDA, QDA shrunk towards an isotropic target, and QDA with spherical class
-covariances) and predicts with the mixture of their class probabilities::
+default LDA, LDA with class means shrunk by the evidence, QDA, QDA shrunk towards an
+isotropic target, QDA with spherical class covariances, and the class frequencies)
+and predicts with the mixture of their class probabilities::
 
     p(y = k | x, D) = sum_m a_m p_m(y = k | x, D),   a in the simplex,
 
@@ -92,21 +93,47 @@ _DROP_BELOW = 1e-4
 DEFAULT_DRAWS = {"draws": 250, "chains": 2}
 
 
+#: ``mean_strength`` (kappa0) of the class-frequency member: every class mean is the
+#: overall mean m0 to within ~1e-11 of a standard deviation, so the classes share one
+#: density and the member's class probabilities are the posterior predictive class
+#: frequencies (N_k + alpha_k) / (N + sum_j alpha_j) at any x
+CLASS_FREQUENCY_STRENGTH = 1e12
+
+
 def default_estimators() -> list[tuple[str, GenerativeClassifier]]:
-    """The members of ``StackedClassifier()``: the Gaussian discriminants' posterior
-    predictives (``method="conjugate"``, each estimator's default prior) with a shared
-    covariance (LDA), a covariance per class shrunk towards the diagonal of the pooled
-    variances (QDA), a covariance per class shrunk towards v I (QDA with
-    ``cov_target="isotropic"``), and a covariance per class that is a scale times the
-    diagonal of the pooled variances (QDA with ``cov_structure="spherical"``, mclust's
-    VII: classes that differ in spread only), each keeping :data:`DEFAULT_DRAWS`
-    posterior draws."""
+    """The members of ``StackedClassifier()``, all ``method="conjugate"`` posterior
+    predictives, each keeping :data:`DEFAULT_DRAWS` posterior draws:
+
+    - ``lda``: a shared covariance (LDA at its default prior);
+    - ``lda_shrunk_means``: LDA with the class-mean prior strength kappa0 chosen by
+      the evidence, at most d / 4 (``mean_strength="auto"``): with fewer rows per class
+      than features the default kappa0 = 0.01 keeps the noise of the sample means as
+      signal and predicts with more confidence than the class frequencies deserve
+      (priors guide, "Few rows, many features"), while with more rows it can predict
+      better than the shrunk means;
+    - ``qda``: a covariance per class shrunk towards the diagonal of the pooled
+      variances (QDA at its default prior);
+    - ``qda_isotropic``: a covariance per class shrunk towards v I
+      (``cov_target="isotropic"``);
+    - ``qda_spherical``: a covariance per class that is a scale times the diagonal of
+      the pooled variances (``cov_structure="spherical"``, mclust's VII: classes that
+      differ in spread only);
+    - ``class_frequencies``: the class frequencies, whatever x (LDA with a spherical
+      covariance and every class mean pinned to the overall mean,
+      ``mean_strength`` = :data:`CLASS_FREQUENCY_STRENGTH`): the fallback the stack
+      weighs up when no member predicts the labels better than chance.
+    """
     return [("lda", LDA(method="conjugate", **DEFAULT_DRAWS)),
+            ("lda_shrunk_means", LDA(method="conjugate", mean_strength="auto",
+                                     **DEFAULT_DRAWS)),
             ("qda", QDA(method="conjugate", **DEFAULT_DRAWS)),
             ("qda_isotropic", QDA(method="conjugate", cov_target="isotropic",
                                   **DEFAULT_DRAWS)),
             ("qda_spherical", QDA(method="conjugate", cov_structure="spherical",
-                                  **DEFAULT_DRAWS))]
+                                  **DEFAULT_DRAWS)),
+            ("class_frequencies", LDA(method="conjugate", cov_structure="spherical",
+                                      mean_strength=CLASS_FREQUENCY_STRENGTH,
+                                      **DEFAULT_DRAWS))]
 
 
 def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None = None,
@@ -279,10 +306,11 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         The members: unfitted bayesgen classifiers with ``method="conjugate"`` and an
         exact leave-one-out predictive (LDA, QDA, GaussianNB, BernoulliNB,
         MultinomialNB, CategoricalNB, PoissonNB, ExponentialNB; not with missing
-        entries in LDA/QDA, nor unlabeled rows). Names are unique. None: LDA, QDA,
-        QDA with ``cov_target="isotropic"`` and QDA with ``cov_structure="spherical"``,
-        all ``method="conjugate"`` at their default priors, keeping 2 chains of 250
-        draws (:func:`default_estimators`).
+        entries in LDA/QDA, nor unlabeled rows). Names are unique. None: LDA, LDA
+        with ``mean_strength="auto"``, QDA, QDA with ``cov_target="isotropic"``, QDA
+        with ``cov_structure="spherical"`` and the class frequencies, all
+        ``method="conjugate"``, keeping 2 chains of 250 draws
+        (:func:`default_estimators`).
     weight_prior : float, default=1.0
         c >= 0: the stacking weights get a Dirichlet(1 + c / M) prior, worth c
         pseudo-rows whose leave-one-out probability is the same under every member,
@@ -317,7 +345,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
     >>> X, y = load_wine(return_X_y=True)
     >>> clf = bg.StackedClassifier().fit(X, y)
     >>> clf.weights_.shape
-    (4,)
+    (6,)
     """
 
     def __init__(self, estimators: list[tuple[str, Any]] | None = None, *,
