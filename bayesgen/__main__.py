@@ -34,9 +34,9 @@ held-out rows:
   digits (counts 0-16)      MultinomialNB,         mle, map, conjugate
                             BernoulliNB(binarize=7)
 
-and on the first three StackedClassifier (conjugate): LDA, QDA, QDA with the
-isotropic target and QDA with spherical class covariances, their posterior predictives
-stacked by exact leave-one-out. NUTS ("mcmc", 4 chains x (1000 tuning steps + 1000
+and on the first three StackedClassifier (conjugate): LDA with and without
+evidence-shrunk class means, QDA, QDA with the isotropic target, QDA with spherical
+class covariances and the class frequencies, their posterior predictives stacked by exact leave-one-out. NUTS ("mcmc", 4 chains x (1000 tuning steps + 1000
 draws)) samples GaussianNB on wine only: --nuts all samples LDA and QDA on wine
 too, --nuts none skips it.
 

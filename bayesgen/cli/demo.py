@@ -79,8 +79,9 @@ LDA = _classifier("LDA", bg.LDA)
 QDA = _classifier("QDA", bg.QDA)
 GAUSSIAN_NB = _classifier("GaussianNB", bg.GaussianNB)
 GAUSSIAN_MODELS: list[Classifier] = [LDA, QDA, GAUSSIAN_NB]
-#: LDA, QDA, QDA with the isotropic target and QDA with spherical class covariances,
-#: posterior predictives stacked by their exact leave-one-out class probabilities (its
+#: LDA (with and without evidence-shrunk class means), QDA, QDA with the isotropic
+#: target, QDA with spherical class covariances and the class frequencies, posterior
+#: predictives stacked by their exact leave-one-out class probabilities (its
 #: members are conjugate fits)
 STACKED = Classifier("StackedClassifier", lambda m, s: bg.StackedClassifier(), ("conjugate",))
 GAUSSIAN: list[Classifier] = [*GAUSSIAN_MODELS, STACKED]
