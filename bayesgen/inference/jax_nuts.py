@@ -155,8 +155,10 @@ def _build_program(value_vars, lifted, jax_logp, targets, shapes, *, chains: int
     stats)``: NUTS on the whitened coordinates x, z = center + W x (module docstring),
     each chain started at x = uniform(-jitter, jitter) (x = 0 when that point has a
     non-finite density), ``tune`` warm-up iterations adapting the step size and a
-    diagonal mass matrix on x. ``shapes``: the value variables' shapes (z
-    unravelled)."""
+    diagonal mass matrix on x, then ``draws`` draws, in one loop over one copy of the
+    NUTS kernel. ``jax_logp``: returns the log density as a JAX function of the value
+    variables and ``lifted`` (:func:`_once`); ``shapes``: the value variables' shapes
+    (z unravelled)."""
     import jax
     import jax.numpy as jnp
     from numpyro.infer.hmc import hmc
