@@ -39,21 +39,6 @@ if "jax" in sys.modules:  # imported before this file (by a plugin): it read no 
 
     for _name, _value in JAX_CACHE_SETTINGS.items():
         jax.config.update(_name, type(_value)(os.environ[_name.upper()]))
-
-# --- XLA's optimisation passes off, for the tests only -----------------------------------
-# The tests' NUTS programs run for a fraction of a second after compiling for seconds, so
-# XLA's backend optimisations cost more than they save: without them a first NUTS fit
-# takes ~15% less CPU (tests/test_class_prior.py's NUTS tests, measured). XLA reads the
-# variable when its CPU backend starts (after this file: bayesgen imports JAX lazily; the
-# tests' subprocesses inherit it). The draws change at the last bits (other
-# floating-point code), not in distribution. Flags of the user's are kept (added after
-# them); the library never sets XLA_FLAGS (tests/test_hidden_state.py).
-TEST_XLA_FLAGS = ("--xla_backend_optimization_level=0",
-                  "--xla_llvm_disable_expensive_passes=true")
-_flags = os.environ.get("XLA_FLAGS", "").split()
-os.environ["XLA_FLAGS"] = " ".join(
-    [*_flags, *(flag for flag in TEST_XLA_FLAGS if flag.split("=")[0] not in
-                {f.split("=")[0] for f in _flags})])
 # ----------------------------------------------------------------------------------------
 
 # --- Hypothesis profiles (tests/test_properties.py) -------------------------------------
