@@ -135,19 +135,35 @@ def _jaxify(inputs: list, outputs: list):
     return jax_funcify(fgraph)
 
 
-def _build_program(value_vars, lifted, logp, targets, shapes, *, chains: int, tune: int,
+def _once(make):
+    """``make()`` on the first call, the same object after: the search for the mode and
+    the NUTS run of one fit share one conversion of the log density to JAX (PyTensor's
+    rewrites of the graph, about a second), whichever of their programs is built."""
+    made = []
+
+    def get():
+        if not made:
+            made.append(make())
+        return made[0]
+
+    return get
+
+
+def _build_program(value_vars, lifted, jax_logp, targets, shapes, *, chains: int, tune: int,
                    draws: int, target_accept: float, chain_method: str, jitter: float):
     """The jitted run ``(keys (C,), center (D,), W (D, D), data) -> (constrained draws,
     stats)``: NUTS on the whitened coordinates x, z = center + W x (module docstring),
     each chain started at x = uniform(-jitter, jitter) (x = 0 when that point has a
     non-finite density), ``tune`` warm-up iterations adapting the step size and a
-    diagonal mass matrix on x. ``shapes``: the value variables' shapes (z
-    unravelled)."""
+    diagonal mass matrix on x, then ``draws`` draws, in one loop over one copy of the
+    NUTS kernel. ``jax_logp``: returns the log density as a JAX function of the value
+    variables and ``lifted`` (:func:`_once`); ``shapes``: the value variables' shapes
+    (z unravelled)."""
     import jax
     import jax.numpy as jnp
     from numpyro.infer.hmc import hmc
 
-    logp_fn = _jaxify(value_vars + lifted, [logp])
+    logp_fn = jax_logp()
     out_fn = _jaxify(value_vars + lifted, targets)
     unravel = _unraveller(shapes)
 
@@ -169,26 +185,45 @@ def _build_program(value_vars, lifted, logp, targets, shapes, *, chains: int, tu
             x0, tune, target_accept_prob=target_accept, trajectory_length=None,
             max_tree_depth=10, model_args=args, rng_key=key_run,
         )
-        state = jax.lax.fori_loop(
-            0, tune, lambda i, s: sample_kernel(s, model_args=args), state
-        )
+        step_keys = jax.random.split(key_steps, draws)
 
-        base = state.adapt_state.step_size
+        def record(s):  # a draw: the model variables (constrained) and the statistics
+            return (tuple(out_fn(*unravel(to_z(center, W, s.z)), *data)),
+                    (s.diverging, s.num_steps, -s.potential_energy, s.energy,
+                     s.adapt_state.step_size, s.accept_prob))
 
-        def draw(s, key_step):
-            # the adapted step size times uniform(1 - STEP_JITTER, 1 + STEP_JITTER) per
-            # draw: on a whitened (isotropic) posterior a fixed step makes NUTS's
+        # the warm-up and the draws are one loop of tune + draws iterations over one
+        # copy of the NUTS kernel (numpyro's kernel adapts while its counter is below
+        # ``tune``), so XLA compiles the kernel once, not once per phase; the draws go
+        # into buffers carried by the loop
+        buffers = jax.tree_util.tree_map(
+            lambda a: jnp.zeros((draws, *a.shape), a.dtype), jax.eval_shape(record, state))
+
+        def step(i, carry):
+            s, base, out = carry
+            # after the warm-up each draw's step size is the adapted one (``base``,
+            # kept at the first draw) times uniform(1 - STEP_JITTER, 1 + STEP_JITTER):
+            # on a whitened (isotropic) posterior a fixed step makes NUTS's
             # trajectories resonate (x -> -x, x^2 unchanged), which slows the mixing
             # of the tails (folded R-hat, tail ESS)
-            scale = jax.random.uniform(key_step, (), dtype=base.dtype,
+            sampling = i >= tune
+            base = jnp.where(i == tune, s.adapt_state.step_size, base)
+            k = jnp.maximum(i - tune, 0)
+            scale = jax.random.uniform(step_keys[k], (), dtype=base.dtype,
                                        minval=1.0 - STEP_JITTER, maxval=1.0 + STEP_JITTER)
-            s = s._replace(adapt_state=s.adapt_state._replace(step_size=base * scale))
+            size = jnp.where(sampling, base * scale, s.adapt_state.step_size)
+            s = s._replace(adapt_state=s.adapt_state._replace(step_size=size))
             s = sample_kernel(s, model_args=args)
-            stats = (s.diverging, s.num_steps, -s.potential_energy, s.energy,
-                     s.adapt_state.step_size, s.accept_prob)
-            return s, (tuple(out_fn(*unravel(to_z(center, W, s.z)), *data)), stats)
+            out = jax.lax.cond(
+                sampling,
+                lambda o: jax.tree_util.tree_map(
+                    lambda b, v: jax.lax.dynamic_update_index_in_dim(b, v, k, 0),
+                    o, record(s)),
+                lambda o: o, out)
+            return s, base, out
 
-        _, out = jax.lax.scan(draw, state, jax.random.split(key_steps, draws))
+        base0 = state.adapt_state.step_size
+        _, _, out = jax.lax.fori_loop(0, tune + draws, step, (state, base0, buffers))
         return out
 
     if chain_method == "parallel":  # one chain per device (checked by the caller)
@@ -213,7 +248,7 @@ def _unraveller(shapes: list[tuple[int, ...]]):
     return unravel
 
 
-def _build_laplace(value_vars, lifted, logp, starts, *, given_start: bool):
+def _build_laplace(lifted, jax_logp, starts, *, given_start: bool):
     """The programs the search for the mode needs: ``(start, batched, start_host)``.
 
     ``batched(shapes)`` returns the jitted ``(X (B, D), data) -> (log densities (B,),
@@ -224,7 +259,7 @@ def _build_laplace(value_vars, lifted, logp, starts, *, given_start: bool):
     host (else it is None)."""
     import jax
 
-    logp_fn = _jaxify(value_vars + lifted, [logp])
+    logp_fn = jax_logp()
     start_fn, start_host = (None, None) if given_start else _start_function(lifted, starts)
     compiled: dict = {}
 
@@ -356,18 +391,20 @@ def _lifted(model, names: list[str]):
             values, structure)
 
 
-def _laplace(model, lifted_graph, init: dict | None):
+def _laplace(model, lifted_graph, init: dict | None, jax_logp=None):
     """The start (arrays in ``model.value_vars`` order) and the mode and whitening
     (:class:`bayesgen.inference.laplace.Laplace`) of ``model``'s log density."""
     from bayesgen.inference.laplace import Laplace, newton_mode
 
     value_vars, logp, _, starts, lifted, values, structure = lifted_graph
+    if jax_logp is None:
+        jax_logp = _once(lambda: _jaxify(value_vars + lifted, [logp]))
     given_start = init is not None
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
         start_fn, batched, start_host = _program(
             ("laplace", structure, given_start),
-            lambda: _build_laplace(value_vars, lifted, logp, starts,
+            lambda: _build_laplace(lifted, jax_logp, starts,
                                    given_start=given_start))
     import jax
 
@@ -428,7 +465,8 @@ def _sample(model, names: list[str], *, chains: int, tune: int, draws: int,
 
     graph = _lifted(model, names)
     value_vars, logp, targets, _, lifted, values, structure = graph
-    start, result = _laplace(model, graph, init)
+    jax_logp = _once(lambda: _jaxify(value_vars + lifted, [logp]))
+    start, result = _laplace(model, graph, init, jax_logp)
     center, W = result.mode, result.W
     whitened = W.ndim == 2  # a structural property (the number of dimensions)
     if not whitened and init is not None:
@@ -439,7 +477,7 @@ def _sample(model, names: list[str], *, chains: int, tune: int, draws: int,
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
         program = _program(key, lambda: _build_program(
-            value_vars, lifted, logp, targets, shapes, chains=chains, tune=tune,
+            value_vars, lifted, jax_logp, targets, shapes, chains=chains, tune=tune,
             draws=draws, target_accept=float(target_accept), chain_method=chain_method,
             jitter=float(jitter),
         ))
