@@ -36,8 +36,9 @@ held-out rows:
 
 and on the first three StackedClassifier (conjugate): LDA with and without
 evidence-shrunk class means, QDA, QDA with the isotropic target, QDA with spherical
-class covariances and the class frequencies, their posterior predictives stacked by exact leave-one-out. NUTS ("mcmc", 4 chains x (1000 tuning steps + 1000
-draws)) samples GaussianNB on wine only: --nuts all samples LDA and QDA on wine
+class covariances and the class frequencies, their posterior predictives stacked by
+exact leave-one-out. NUTS ("mcmc", 4 chains x (1000 tuning steps + 1000 draws))
+samples GaussianNB on wine only: --nuts all samples LDA and QDA on wine
 too, --nuts none skips it.
 
 scikit-learn peers on the same splits: LinearDiscriminantAnalysis(solver="lsqr",

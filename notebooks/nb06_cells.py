@@ -103,7 +103,7 @@ with warnings.catch_warnings():
     print(az.loo(gibbs.idata_))"""),
     ("md", """\
 The predictive and LOO do not depend on the order of the components (label switching);
-parameter summaries do, so each draw is relabelled to the order of the EM mode before
+parameter summaries do, so each draw is relabeled to the order of the EM mode before
 `weights_`, `means_` and `summary()` are computed. See the guide page *Classes made of
 several groups* and `benchmarks/results_mixture.md` for the comparison with R's
 `MclustDA`."""),

@@ -198,7 +198,7 @@ def test_gibbs_predictive_is_the_mean_over_draws(gibbs_fit, blobs):
 
 # -------------------------------------------------------------------- Gibbs
 def test_gibbs_posterior_near_truth(gibbs_fit):
-    """Well separated blobs: posterior means of the (relabelled) components near the
+    """Well separated blobs: posterior means of the (relabeled) components near the
     truth, weights near 0.3 / 0.7, and every draw's covariance positive definite."""
     order = np.argsort(gibbs_fit.means_[0, :, 0])
     np.testing.assert_allclose(gibbs_fit.means_[0, order], [[0, 0], [5, 5]], atol=0.25)

@@ -91,8 +91,13 @@ class MixtureDA(GenerativeClassifier):
         chains of ``tune`` + ``draws`` sweeps started at the MAP
         (:mod:`bayesgen.families.mixture.gibbs`); predictions average over the draws
         (the posterior predictive), and ``idata_`` holds the posterior.
-    class_alpha, class_prior, loss, random_state, n_jobs :
+    class_alpha, class_prior, loss, random_state :
         As for every bayesgen estimator (see ``bg.QDA``).
+    n_jobs : int or None, default=None
+        Threads for the passes over large arrays that the shared prediction code splits
+        by rows (the normalisation of ``predict_proba``; ``bayesgen.utils.threads``).
+        None means 1 unless a ``joblib.parallel_config(n_jobs=...)`` context says
+        otherwise; -1 means all cores. EM and the Gibbs sweeps run in one thread.
     weight_alpha : float > 0, default=1.0
         Dirichlet concentration of each class's mixture weights. 1: uniform (the MAP
         weights are N_m / N_k, as the MLE); > 1 keeps components from emptying;
@@ -125,7 +130,7 @@ class MixtureDA(GenerativeClassifier):
         Components per class.
     weights_ : ndarray (K, M)
         Mixture weights (M = max ``n_components_``; 0 for the padding of classes with fewer
-        components); posterior means for "gibbs" (after relabelling).
+        components); posterior means for "gibbs" (after relabeling).
     means_ : ndarray (K, M, d)
     covariances_ : ndarray (K, M, d, d)
         In the units of X.
@@ -143,12 +148,12 @@ class MixtureDA(GenerativeClassifier):
         dims class, component, feature), ``log_likelihood`` (log p(x_n, y_n | theta),
         components marginalised: PSIS-LOO with ``az.loo``), ``observed_data``,
         ``sample_stats`` (``log_lik_x``: sum_n log p(x_n | y_n, theta), and
-        ``relabelled``).
+        ``relabeled``).
 
     Notes
     -----
     Label switching: the predictive quantities do not depend on the components'
-    order; parameter summaries do, and the draws are relabelled to the MAP's order
+    order; parameter summaries do, and the draws are relabeled to the MAP's order
     (:mod:`bayesgen.families.mixture.gibbs`). Missing entries and unlabeled rows are not
     supported yet (``ValueError``), nor ``partial_fit``.
     """
@@ -428,14 +433,14 @@ class MixtureDA(GenerativeClassifier):
                 classprior.posterior(batch.counts, self.class_alpha_), S, rng)
         self._log_pi_draws = log_pi
         sample_stats = {"log_lik_x": sum(r.log_lik for r in results),
-                        "relabelled": np.any([r.relabelled for r in results], axis=0)}
+                        "relabeled": np.any([r.relabeled for r in results], axis=0)}
         self._build_idata(sample_stats, (batch.X, batch.y_index))
         self._warn_if_not_converged()
         mean = posterior.posterior_mean(self._params, self._family.param_dims)
         self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
 
     def _warn_if_not_converged(self) -> None:
-        """One ``bg.ConvergenceWarning`` when R-hat or ESS of pi or the (relabelled)
+        """One ``bg.ConvergenceWarning`` when R-hat or ESS of pi or the (relabeled)
         weights look poor."""
         from bayesgen.exceptions import ConvergenceWarning, warn
 

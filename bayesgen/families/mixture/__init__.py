@@ -12,7 +12,7 @@ family fitted with the rows' responsibilities as weights.
 - :mod:`.em`: EM for the posterior mode (MAP) of one class's mixture, k-means++ starts,
   BIC.
 - :mod:`.gibbs`: data augmentation (component labels, then the conjugate update) and
-  the relabelling of draws against a pivot.
+  the relabeling of draws against a pivot.
 
 May import: :mod:`bayesgen.families` (the component families' modules through their
 instances), :mod:`bayesgen.data`, :mod:`bayesgen.utils`.

@@ -16,11 +16,11 @@ warm-up and keeps ``draws``.
 Label switching: the likelihood is invariant to permuting the components, so the
 posterior is symmetric and a chain may permute them. The predictive densities
 (``predict_proba``, ``score_samples``, the pointwise log-likelihood, LOO) are sums over
-components and do not depend on the labelling. Parameter summaries do: every kept draw
-is relabelled by the permutation that brings its means closest (squared distance in the
+components and do not depend on the labeling. Parameter summaries do: every kept draw
+is relabeled by the permutation that brings its means closest (squared distance in the
 internal, standardised frame, Hungarian algorithm) to the pivot, the MAP's means
-(Marin, Mengersen and Robert 2005's pivotal relabelling). With well separated
-components that is the identity; with overlapping ones the summaries of the relabelled
+(Marin, Mengersen and Robert 2005's pivotal relabeling). With well separated
+components that is the identity; with overlapping ones the summaries of the relabeled
 draws are the meaningful ones.
 """
 
@@ -45,14 +45,14 @@ class ClassDraws:
         ``mu`` (chains, draws, M, d), ``cov`` (chains, draws, M, d, d), internal frame.
     log_lik : ndarray (chains, draws)
         sum_n v_n log p(z_n | theta) of each kept draw.
-    relabelled : ndarray (chains, draws) of bool
+    relabeled : ndarray (chains, draws) of bool
         Draws whose components were permuted to match the pivot.
     """
 
     weights: np.ndarray
     params: dict
     log_lik: np.ndarray
-    relabelled: np.ndarray
+    relabeled: np.ndarray
 
 
 def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, start_weights: np.ndarray,
@@ -92,7 +92,7 @@ def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, start_weights: np.
         params = {"mu": drawn["mu"][0], "cov": drawn["cov"][0]}
         counts = np.asarray(stats["count"]).reshape(C, M)
         weights = np.stack([_dirichlet(alpha + counts[c], rng) for c in range(C)])
-    relabelled = np.zeros((C, draws), dtype=bool)
+    relabeled = np.zeros((C, draws), dtype=bool)
     if M > 1:
         pivot = start_params["mu"]
         for c in range(C):
@@ -100,9 +100,9 @@ def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, start_weights: np.
                 cost = ((MU[c, s][:, None, :] - pivot[None, :, :]) ** 2).sum(axis=-1)
                 _, perm = linear_sum_assignment(cost.T)  # perm[j]: the draw's match of j
                 if np.any(perm != np.arange(M)):
-                    relabelled[c, s] = True
+                    relabeled[c, s] = True
                     W[c, s], MU[c, s], COV[c, s] = W[c, s][perm], MU[c, s][perm], COV[c, s][perm]
-    return ClassDraws(W, {"mu": MU, "cov": COV}, LL, relabelled)
+    return ClassDraws(W, {"mu": MU, "cov": COV}, LL, relabeled)
 
 
 def _dirichlet(concentration: np.ndarray, rng: np.random.Generator) -> np.ndarray:

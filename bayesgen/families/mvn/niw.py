@@ -63,6 +63,18 @@ def natural_prior(prior: dict) -> dict:
             "nu": prior["nu0"]}
 
 
+def _logdet(Psi: np.ndarray) -> np.ndarray:
+    """log|Psi| over the leading dims, from the Cholesky factor; a Psi that is positive
+    definite in exact arithmetic but not to float64 precision (weights near 1e300) gets
+    ``slogdet``'s value, so that an evidence search can finish and the fit's definiteness
+    check (``MVNFamily.posterior``) names the problem instead of a raw LinAlgError."""
+    try:
+        return 2.0 * np.log(np.diagonal(np.linalg.cholesky(Psi), axis1=-2,
+                                        axis2=-1)).sum(-1)
+    except np.linalg.LinAlgError:
+        return np.linalg.slogdet(Psi)[1]
+
+
 class NIW(conjugate.Joint):
     """The Normal-Inverse-Wishart algebra (module docstring); ``tied``: LDA's shared
     (Psi, nu) block, which every row changes, so the leave-one-out at other rows
@@ -76,8 +88,7 @@ class NIW(conjugate.Joint):
         """log Z over the leading dims (QDA: per class; LDA: one value)."""
         Psi, nu = post["Psi"], np.asarray(post["nu"], dtype=np.float64)
         d = Psi.shape[-1]
-        logdet = 2.0 * np.log(np.diagonal(np.linalg.cholesky(Psi), axis1=-2,
-                                          axis2=-1)).sum(-1)
+        logdet = _logdet(Psi)
         gamma_d = gammaln(nu[..., None] / 2.0 - np.arange(d) / 2.0).sum(-1)
         wishart = gamma_d - 0.5 * nu * logdet - 0.5 * nu * d * np.log(np.pi)
         means = -0.5 * d * np.log(post["kappa"])
