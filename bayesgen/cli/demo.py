@@ -87,8 +87,8 @@ STACKED = Classifier("StackedClassifier", lambda m, s: bg.StackedClassifier(), (
 GAUSSIAN: list[Classifier] = [*GAUSSIAN_MODELS, STACKED]
 
 
-def _with_nuts(clf: Classifier) -> Classifier:
-    return clf._replace(methods=(*clf.methods, "mcmc"))
+def _with_nuts(entry: Classifier) -> Classifier:
+    return Classifier(entry.name, entry.factory, (*entry.methods, "mcmc"))
 
 
 #: the same with PyMC NUTS as well (seconds per fit; the first compiles JAX code)

@@ -270,8 +270,9 @@ class MixtureDA(GenerativeClassifier):
     # partial_fit: EM needs every row of a class at once (not yet supported)
     @available_if(_never)
     def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None):
-        """Not available for MixtureDA."""
-        raise NotImplementedError  # pragma: no cover
+        """Not available for MixtureDA (``hasattr(est, "partial_fit")`` is False)."""
+        raise ValueError("MixtureDA has no partial_fit: EM needs every row of a class at "
+                         "once; call fit on all the rows.")
 
     # -------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None):

@@ -5,8 +5,8 @@
 1. :func:`read_batch` validates a batch of rows (X, y, sample_weight), encodes the
    labels, chooses the affine frame of the real-valued columns (first batch only) and
    returns the family's weighted per-class sufficient statistics;
-2. :meth:`bayesgen.estimators.base.GenerativeClassifier._fit_statistics` turns statistics into
-   the fitted model (prior, MLE/MAP, conjugate posterior or NUTS).
+2. the estimator layer turns statistics into the fitted model (prior, MLE/MAP,
+   conjugate posterior or NUTS), the same step for every way of obtaining them.
 
 ``partial_fit``, ``bg.merge``, Dask's tree reduction, missing values and EM differ
 only in how they obtain (or combine, with the family's ``merge``) the statistics.
