@@ -539,7 +539,13 @@ def test_save_before_fit_raises():
 def test_predict_proba_rows_sum_to_one_and_never_exceed_one():
     """Digits, 20 training rows per class (the prior study's second split): the
     log-sum-exp of the members' weighted log probabilities exponentiated gave 1 + 4e-16,
-    which scikit-learn's log_loss rejects."""
+    which scikit-learn's log_loss rejects.
+
+    The default members but ``lda_shrunk_means`` (whose evidence search at each of the
+    200 leave-one-out rows in d = 64 took four fifths of this test's time): on this split
+    the unnormalised mixture exp(logsumexp(log a_m + log p_m)) of these five members is
+    off 1 by up to 6e-14 in its row sums, as that of all six (7e-14), so the assertions
+    below fail without the normalisation of predict_log_proba either way."""
     X, y = load_digits(return_X_y=True)
     rng = np.random.default_rng(0)
     for _ in range(2):
@@ -548,7 +554,8 @@ def test_predict_proba_rows_sum_to_one_and_never_exceed_one():
     test = np.setdiff1d(np.arange(y.size), train)
     fast = {"draws": 50, "chains": 1, "random_state": 1, "progressbar": False}
     clf = bg.StackedClassifier([(name, est.set_params(**fast))
-                                for name, est in default_estimators()])
+                                for name, est in default_estimators()
+                                if name != "lda_shrunk_means"])
     clf.fit(X[train], y[train])
     proba = clf.predict_proba(X[test])
     assert proba.max() <= 1.0 and proba.min() >= 0.0
