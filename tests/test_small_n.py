@@ -1,4 +1,5 @@
-"""The leave-one-out temperature of the small-n study (validation/small_n.py) against
+"""The leave-one-out temperature (bayesgen.estimators.stacking.loo_temperature, used by
+the stack's ``loo_`` and the small-n study, validation/small_n.py) against
 independent references: a dense grid of the leave-one-out log score, the class prior as
 the limit, and refits without each row for the leave-one-out class probabilities."""
 
@@ -10,7 +11,9 @@ from scipy.special import log_softmax
 from sklearn.base import clone
 
 import bayesgen as bg
-from validation.small_n import T_MAX, loo_temperature, loo_tempered, tempered
+from bayesgen.estimators.stacking import TEMPERATURE_MAX as T_MAX
+from bayesgen.estimators.stacking import loo_temperature, tempered
+from validation.small_n import loo_tempered
 
 
 def _score(L: np.ndarray, y: np.ndarray, log_prior: np.ndarray, T: float) -> float:

@@ -52,8 +52,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize_scalar
-from scipy.special import log_softmax, logsumexp
+from scipy.special import logsumexp
 from scipy.stats import ortho_group
 from sklearn import discriminant_analysis as skda
 from sklearn import naive_bayes as sknb
@@ -65,7 +64,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import bayesgen as bg
-from bayesgen.estimators.stacking import default_estimators, stacking_weights
+from bayesgen.estimators.stacking import (
+    default_estimators,
+    loo_temperature,
+    stacking_weights,
+    tempered,
+)
 from bayesgen.inference import exact_loo
 
 #: (data set, n per class)
@@ -83,57 +87,12 @@ BG_DEFAULTS = ["bg stacked", "bg member lda", "bg member lda_shrunk_means", "bg 
                "bg member qda_isotropic", "bg member qda_spherical", "bg GaussianNB()"]
 #: prefix of the predictives tempered by leave-one-out (a study, not a default)
 TEMPERED = "T: "
-#: the largest temperature searched (the class frequencies to within 1e-4 of the
-#: log-likelihood ratios)
-T_MAX = 1e4
-
-
-def tempered(log_proba: np.ndarray, log_prior: np.ndarray, T: float) -> np.ndarray:
-    """Class probabilities with the likelihood tempered by 1 / T, (n, K).
-
-    log p_T(y = k | x) = log softmax_k((log p(y = k | x) - log pi_k) / T + log pi_k):
-    the posterior predictive's log-likelihood ratios divided by T, the class prior
-    ``log_prior`` (K,) kept (T = 1: unchanged; T -> inf: the class prior).
-    """
-    return log_softmax((log_proba - log_prior) / T + log_prior, axis=1)
-
-
-def loo_temperature(loo_log_proba: np.ndarray, y_index: np.ndarray,
-                    log_prior: np.ndarray, upper: float = T_MAX) -> float:
-    """The temperature T in [1, ``upper``] maximising the leave-one-out log score
-    sum_n log p_T(y_n | x_n, D without row n) (:func:`tempered`).
-
-    T >= 1 only flattens: a predictive is never made more confident than its
-    posterior. The search is bounded (Brent) over log T; the score at T = 1 is kept when
-    no larger T beats it.
-
-    Parameters
-    ----------
-    loo_log_proba : ndarray of shape (n, K)
-        log p(y = k | x_n, D without row n), normalised over the classes.
-    y_index : ndarray of shape (n,)
-        The class index of every row.
-    log_prior : ndarray of shape (K,)
-        log pi_k, the class prior kept by the tempering.
-    upper : float
-        The largest T searched.
-    """
-    rows = np.arange(y_index.size)
-
-    def loss(log_t: float) -> float:
-        return -float(tempered(loo_log_proba, log_prior, np.exp(log_t))[rows, y_index].sum())
-
-    found = minimize_scalar(loss, bounds=(0.0, np.log(upper)), method="bounded",
-                            options={"xatol": 1e-5})
-    return float(np.exp(found.x)) if found.fun < loss(0.0) else 1.0
-
-
 def loo_tempered(est, X_tr: np.ndarray, y_tr: np.ndarray, X_te: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, float]:
     """A fitted bayesgen estimator tempered by its exact leave-one-out
-    (:func:`loo_temperature`): its tempered leave-one-out log probability of every
-    training row's class (n,), its tempered test class log probabilities (m, K) and T.
-    The class prior kept is the fit's ``class_log_prior_``."""
+    (:func:`bayesgen.estimators.stacking.loo_temperature`): its tempered leave-one-out
+    log probability of every training row's class (n,), its tempered test class log
+    probabilities (m, K) and T. The class prior kept is the fit's ``class_log_prior_``."""
     joint, y_index = exact_loo.loo_log_joint(est, X_tr, y_tr)
     loo = joint - logsumexp(joint, axis=1, keepdims=True)
     log_prior = est.class_log_prior_
