@@ -83,22 +83,25 @@ def test_loo_temperature_never_sharpens():
 
 def test_loo_tempered_equals_refits_without_each_row():
     """loo_tempered's leave-one-out terms and T from the exact leave-one-out equal
-    those from refitting without each row (a default prior that reads the data)."""
+    those from refitting without each row (a default prior that reads the data), each
+    refit tempered around its own class prior."""
     rng = np.random.default_rng(5)
     y = np.repeat([0, 1, 2], 6)
     X = rng.normal(size=(18, 3)) + y[:, None] * 0.8
     X_test = rng.normal(size=(7, 3))
     est = bg.LDA(method="conjugate", draws=10, chains=1).fit(X, y)
     loo, test, T = loo_tempered(est, X, y, X_test)
-    refits = np.empty((18, 3))
+    refits, priors = np.empty((18, 3)), np.empty((18, 3))
     for i in range(18):
         keep = np.arange(18) != i
-        refits[i] = clone(est).fit(X[keep], y[keep]).predict_log_proba(X[i:i + 1])[0]
-    # the class prior kept is the full fit's (the temperature's reference), for both
-    log_prior = est.class_log_prior_
-    T_ref = loo_temperature(refits, y, log_prior)
+        refit = clone(est).fit(X[keep], y[keep])
+        refits[i] = refit.predict_log_proba(X[i:i + 1])[0]
+        priors[i] = np.log((np.bincount(y[keep]) + 1.0) / (17 + 3))  # class_alpha 1
+    T_ref = loo_temperature(refits, y, priors)
+    assert T > 1.0
     assert T == pytest.approx(T_ref, rel=1e-6)
-    np.testing.assert_allclose(loo, tempered(refits, log_prior, T_ref)[np.arange(18), y],
+    np.testing.assert_allclose(loo, tempered(refits, priors, T_ref)[np.arange(18), y],
                                rtol=1e-7)
-    np.testing.assert_allclose(test, tempered(est.predict_log_proba(X_test), log_prior, T),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        test, tempered(est.predict_log_proba(X_test), np.log((np.bincount(y) + 1.0) / 21), T),
+        rtol=1e-12)

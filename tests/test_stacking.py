@@ -603,16 +603,20 @@ def test_loo_summary_with_an_impossible_row():
 # ------------------------------------------------- the members' temperatures (loo_)
 def test_loo_temperature_column_equals_refits(gauss, fixed_stack):
     """``loo_["temperature"]``: each member's loo_temperature of its leave-one-out class
-    probabilities, here from refits without each row (every class), its full fit's
+    probabilities, here from refits without each row (every class), each refit's
     class prior kept; >= 1."""
     from bayesgen.estimators.stacking import loo_temperature
 
     X, y = gauss
     expected = []
-    for (_, est), member in zip(_fixed_members(), fixed_stack.estimators_, strict=True):
-        table = np.array([clone(est).fit(X[np.arange(len(y)) != i], y[np.arange(len(y)) != i])
-                          .predict_log_proba(X[i:i + 1])[0] for i in range(len(y))])
-        expected.append(loo_temperature(table, y, member.class_log_prior_))
+    for _, est in _fixed_members():
+        refits = [clone(est).fit(X[np.arange(len(y)) != i], y[np.arange(len(y)) != i])
+                  for i in range(len(y))]
+        table = np.array([r.predict_log_proba(X[i:i + 1])[0] for i, r in enumerate(refits)])
+        alpha = est.get_params()["class_alpha"]  # each refit's exact class prior
+        priors = np.array([np.log((np.bincount(np.delete(y, i), minlength=3) + alpha)
+                                  / (len(y) - 1 + 3 * alpha)) for i in range(len(y))])
+        expected.append(loo_temperature(table, y, priors))
     got = fixed_stack.loo_["temperature"].to_numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-6)
     assert np.all(got >= 1.0)

@@ -65,6 +65,8 @@ from sklearn.preprocessing import StandardScaler
 
 import bayesgen as bg
 from bayesgen.estimators.stacking import (
+    _class_log_prior,
+    _loo_class_log_prior,
     default_estimators,
     loo_temperature,
     stacking_weights,
@@ -92,14 +94,15 @@ def loo_tempered(est, X_tr: np.ndarray, y_tr: np.ndarray, X_te: np.ndarray
     """A fitted bayesgen estimator tempered by its exact leave-one-out
     (:func:`bayesgen.estimators.stacking.loo_temperature`): its tempered leave-one-out
     log probability of every training row's class (n,), its tempered test class log
-    probabilities (m, K) and T. The class prior kept is the fit's ``class_log_prior_``."""
+    probabilities (m, K) and T. The class prior kept is each refit's in the
+    leave-one-out terms and the fit's on the test rows (exact: (N_k + 1) / (N + K))."""
     joint, y_index = exact_loo.loo_log_joint(est, X_tr, y_tr)
     loo = joint - logsumexp(joint, axis=1, keepdims=True)
-    log_prior = est.class_log_prior_
-    T = loo_temperature(loo, y_index, log_prior)
+    loo_prior = _loo_class_log_prior(est, X_tr, y_tr, None)  # each refit's class prior
+    T = loo_temperature(loo, y_index, loo_prior)
     rows = np.arange(y_index.size)
-    return (tempered(loo, log_prior, T)[rows, y_index],
-            tempered(est.predict_log_proba(X_te), log_prior, T), T)
+    return (tempered(loo, loo_prior, T)[rows, y_index],
+            tempered(est.predict_log_proba(X_te), _class_log_prior(est), T), T)
 
 
 def generated(name: str, counts: list[int], rng: np.random.Generator

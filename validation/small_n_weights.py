@@ -47,6 +47,8 @@ from scipy.special import log_softmax, logsumexp
 
 import bayesgen as bg
 from bayesgen.estimators.stacking import (
+    _class_log_prior,
+    _loo_class_log_prior,
     _loo_one_unit,
     default_estimators,
     loo_temperature,
@@ -73,7 +75,7 @@ def tables(X_tr, y_tr, X_te, y_te) -> dict:
     log probabilities (m, K), the class log prior; and the class indices."""
     members = [(name, est.set_params(**FEW)) for name, est in default_estimators()]
     members += [(name, make()) for name, make in EXTRA.items()]
-    out = {"loo": {}, "test": {}, "prior": {}}
+    out = {"loo": {}, "test": {}, "prior": {}, "loo prior": {}}
     for name, est in members:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -81,7 +83,8 @@ def tables(X_tr, y_tr, X_te, y_te) -> dict:
             joint, y_index = _loo_one_unit(est, X_tr, y_tr, None)
         out["loo"][name] = joint - logsumexp(joint, axis=1, keepdims=True)
         out["test"][name] = est.predict_log_proba(X_te)
-        out["prior"][name] = est.class_log_prior_
+        out["prior"][name] = _class_log_prior(est)
+        out["loo prior"][name] = _loo_class_log_prior(est, X_tr, y_tr, None)
     out["y"] = y_index
     out["index"] = np.searchsorted(np.unique(y_tr), y_te)
     return out
@@ -112,8 +115,8 @@ def stacked(t: dict, names: list[str], rule) -> float:
         loo = {m: class_counts_in(v, y) for m, v in loo.items()}
     elif rule == "tempered":
         for m in names:
-            T = loo_temperature(loo[m], y, t["prior"][m])
-            loo[m], test[m] = tempered(loo[m], t["prior"][m], T), tempered(
+            T = loo_temperature(loo[m], y, t["loo prior"][m])
+            loo[m], test[m] = tempered(loo[m], t["loo prior"][m], T), tempered(
                 test[m], t["prior"][m], T)
     elif rule != "best":
         prior = float(rule)

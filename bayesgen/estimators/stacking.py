@@ -242,8 +242,9 @@ def tempered(log_proba: np.ndarray, log_prior: np.ndarray, temperature: float
     ----------
     log_proba : ndarray of shape (n, K)
         log p(y = k | x_n), normalised over the classes (entries may be -inf).
-    log_prior : ndarray of shape (K,)
-        log pi_k (entries may be -inf: such a class keeps probability 0).
+    log_prior : ndarray of shape (K,) or (n, K)
+        log pi_k, or one class prior per row (entries may be -inf: such a class keeps
+        probability 0).
     temperature : float
         T > 0.
 
@@ -278,8 +279,10 @@ def loo_temperature(loo_log_proba: np.ndarray, y_index: np.ndarray,
         log p(y = k | x_n, D without row n), normalised over the classes.
     y_index : ndarray of shape (n,)
         The class index of every row.
-    log_prior : ndarray of shape (K,)
-        log pi_k, the class prior the tempering keeps.
+    log_prior : ndarray of shape (K,) or (n, K)
+        log pi_k, the class prior the tempering keeps; for leave-one-out terms, row n's
+        own, that of the data without row n (:func:`_loo_class_log_prior`), so that
+        each term is the tempered predictive of the refit without row n.
     sample_weight : ndarray of shape (n,), optional
         w_n >= 0 (None: all 1).
     upper : float
@@ -354,6 +357,21 @@ def _loo_one_unit(estimator, X: Any, y: Any, sample_weight: Any
     rows = exact_loo.training_rows(estimator, X, y, sample_weight)
     return exact_loo.loo_log_joint_of(estimator.fitted_, rows,
                                       np.minimum(rows.weights, 1.0)), rows.y
+
+
+def _loo_class_log_prior(estimator, X: Any, y: Any, sample_weight: Any) -> np.ndarray:
+    """log p(y = k | the labels without one unit of row n's weight), (n, K): the class
+    prior of the refit without row n (the Dirichlet posterior mean, or the fixed
+    ``class_prior``), the reference :func:`loo_temperature` tempers around."""
+    rows = exact_loo.training_rows(estimator, X, y, sample_weight)
+    return exact_loo._label_terms(estimator.fitted_, rows.y, np.minimum(rows.weights, 1.0))
+
+
+def _class_log_prior(estimator) -> np.ndarray:
+    """log p(y = k | the training labels), (K,): the fit's exact posterior predictive
+    class frequencies (N_k + a_k) / (N + A), or the fixed ``class_prior`` (not
+    ``class_log_prior_``, which for a posterior method may be a mean over draws)."""
+    return exact_loo._label_terms(estimator.fitted_, np.zeros(1, dtype=int), np.zeros(1))[0]
 
 
 def loo_summary(loo_log_proba: np.ndarray, sample_weight: np.ndarray
@@ -519,7 +537,8 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
             joint, y_index = _loo_one_unit(est, X, y, sample_weight)
             full = joint - logsumexp(joint, axis=1, keepdims=True)  # (n, K)
             loo.append(full[np.arange(y_index.size), y_index])
-            tables.append((full, y_index, est.class_log_prior_))
+            tables.append((full, y_index,
+                           _loo_class_log_prior(est, X, y, sample_weight)))
             fitted.append(est)
         classes = fitted[0].classes_
         for (name, _), est in zip(members, fitted, strict=True):
@@ -578,7 +597,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         without row n), its standard error ``se`` = sqrt(n Var_n(w_n L_nm)),
         ``weight``, and ``temperature``: the T >= 1 whose flattening of the member's
         log-likelihood ratios maximises its leave-one-out log score
-        (:func:`loo_temperature`, the member's ``class_log_prior_`` kept). T > 1 warns
+        (:func:`loo_temperature`, each refit's exact class prior kept). T > 1 warns
         that the member predicts with more confidence than its leave-one-out
         supports; the stack reports it and does not temper (NaN for a stack saved
         before the column existed)."""
