@@ -482,6 +482,12 @@ def test_mcmc_rows_loglik_matches_scipy(mcmc_fit, blobs):
                                   on_unused_input="ignore")(point)
         expected = _mixture_logpdf(Z, np.ones(2), w, mu, cov)[np.arange(len(y)), y].sum()
         np.testing.assert_allclose(got, expected, rtol=1e-9)
+        # NUTS's start: the unconstrained values of the EM mode map back onto it
+        init = mpymc.start(model, fit._params, fit._prior, None)
+        w, mu, cov = model.compile_fn(outs[1:], inputs=model.value_vars,
+                                      on_unused_input="ignore")(init)
+        for got, key in ((w, "weights"), (mu, "mu"), (cov, "cov")):
+            np.testing.assert_allclose(got, fit._params[key], rtol=1e-6, atol=1e-9)
 
 
 def test_mcmc_capabilities(mcmc_fit, long_gibbs_fit, blobs, tmp_path):

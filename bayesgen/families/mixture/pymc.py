@@ -193,7 +193,6 @@ def start(model, point: dict, prior: dict, pi: np.ndarray | None) -> dict:
     from bayesgen.families.mvn.pymc import precision_scale_factor
 
     sizes = np.asarray(prior["n_components"], dtype=np.int64)
-    offsets, _ = _layout(sizes)
     keep = [(k, m) for k in range(sizes.size) for m in range(sizes[k])]
     mu = np.stack([point["mu"][k, m] for k, m in keep])
     cov = np.stack([point["cov"][k, m] for k, m in keep])
