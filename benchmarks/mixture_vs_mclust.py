@@ -18,6 +18,9 @@ Classifiers:
   BIC in 1..5, plug-in Gaussian mixtures);
 - ``MixtureDA gibbs``: ``method="gibbs"``, 2 chains x (100 warm-up + 200 kept)
   sweeps (posterior predictive);
+- ``MixtureDA mcmc`` (only with ``--methods ...,mcmc``): ``method="mcmc"``, NUTS
+  (numpyro), 2 chains x (200 warm-up + 200 kept) iterations from the EM mode; its
+  time includes compiling the NUTS program (each split's fit has other shapes);
 - ``QDA``: ``bg.QDA()``; ``stack``: ``bg.StackedClassifier()`` (its default members);
 - ``sklearn GMM``: one ``sklearn.mixture.GaussianMixture`` per class (full covariances,
   components in 1..5 by its BIC, 3 k-means starts, ``reg_covar`` 1e-6), class prior
@@ -35,6 +38,7 @@ Run::
     python benchmarks/mixture_vs_mclust.py                 # 3 seeds, all sets
     python benchmarks/mixture_vs_mclust.py --seeds 5 --only digits
     python benchmarks/mixture_vs_mclust.py --no-gibbs --no-stack
+    python benchmarks/mixture_vs_mclust.py --only-mixture --methods map,gibbs,mcmc
     python benchmarks/mixture_vs_mclust.py --criteria      # BIC vs fixed M vs sparse prior
     python benchmarks/mixture_vs_mclust.py --timing --only mixture5d --only interleaved
 
@@ -180,11 +184,17 @@ def run_mclust(Xtr, ytr, Xte):
         return z, float(info[0]), info[1] if len(info) > 1 else ""
 
 
-def classifiers(seed: int, gibbs: bool, stack: bool, others: bool = True) -> dict:
-    out = {"MixtureDA": lambda: bg.MixtureDA(random_state=seed)}
-    if gibbs:
+def classifiers(seed: int, methods: list[str], stack: bool, others: bool = True) -> dict:
+    out = {}
+    if "map" in methods:
+        out["MixtureDA"] = lambda: bg.MixtureDA(random_state=seed)
+    if "gibbs" in methods:
         out["MixtureDA gibbs"] = lambda: bg.MixtureDA(method="gibbs", draws=200, tune=100,
                                                       chains=2, random_state=seed)
+    if "mcmc" in methods:
+        out["MixtureDA mcmc"] = lambda: bg.MixtureDA(method="mcmc", draws=200, tune=200,
+                                                     chains=2, progressbar=False,
+                                                     random_state=seed)
     if not others:
         return out
     out["QDA"] = lambda: bg.QDA()
@@ -232,13 +242,13 @@ def evaluate_criteria(name: str, seeds: int) -> dict:
     return rows
 
 
-def evaluate(name: str, seeds: int, gibbs: bool, stack: bool, mclust: bool,
+def evaluate(name: str, seeds: int, methods: list[str], stack: bool, mclust: bool,
              others: bool = True) -> dict:
     rows: dict[str, list] = {}
     for seed in range(seeds):
         Xtr, Xte, ytr, yte = load(name, seed)
         labels = np.unique(ytr)
-        for label, make in classifiers(seed, gibbs, stack, others).items():
+        for label, make in classifiers(seed, methods, stack, others).items():
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -308,6 +318,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--no-gibbs", action="store_true")
+    parser.add_argument("--methods", default="map,gibbs",
+                        help="MixtureDA methods to run, comma-separated (map, gibbs, mcmc)")
     parser.add_argument("--no-stack", action="store_true")
     parser.add_argument("--no-mclust", action="store_true")
     parser.add_argument("--only-mixture", action="store_true",
@@ -330,7 +342,9 @@ def main() -> None:
             text = table(f"{name}: choosing the components", evaluate_criteria(name, args.seeds),
                          args.seeds)
         else:
-            text = table(name, evaluate(name, args.seeds, not args.no_gibbs, not args.no_stack,
+            methods = [m for m in args.methods.split(",")
+                       if not (args.no_gibbs and m == "gibbs")]
+            text = table(name, evaluate(name, args.seeds, methods, not args.no_stack,
                                         not args.no_mclust, not args.only_mixture),
                          args.seeds)
         print(text, flush=True)

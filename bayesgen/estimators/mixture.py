@@ -85,13 +85,19 @@ class MixtureDA(GenerativeClassifier):
         weights and the closed-form ICL (``benchmarks/results_mixture.md``).
     max_components : int, default=5
         Largest candidate of "auto" (MclustDA's default range is 1..5).
-    method : {"map", "gibbs"}, default="map"
+    method : {"map", "gibbs", "mcmc"}, default="map"
         "map": EM for the posterior mode, ``n_init`` k-means++ starts per class
         (:mod:`bayesgen.families.mixture.em`); predictions plug it in (a mixture of
         Gaussians per class). "gibbs": posterior draws by data augmentation, ``chains``
         chains of ``tune`` + ``draws`` sweeps started at the MAP
         (:mod:`bayesgen.families.mixture.gibbs`); predictions average over the draws
-        (the posterior predictive), and ``idata_`` holds the posterior.
+        (the posterior predictive), and ``idata_`` holds the posterior. "mcmc": NUTS
+        (``sampler``) on the PyMC model with the component labels summed out of the
+        likelihood (:mod:`bayesgen.families.mixture.pymc`; the same prior and
+        posterior as "gibbs"), ``chains`` chains of ``tune`` + ``draws`` iterations,
+        each started near the MAP (numpyro: the mode found by Newton's method from
+        the MAP, whitened by its Laplace covariance, as every bayesgen NUTS fit). Both
+        posterior methods run EM first (``n_components="auto"`` chooses by BIC there).
     class_alpha, class_prior, loss, random_state :
         As for every bayesgen estimator (see ``bg.QDA``).
     n_jobs : int or None, default=None
@@ -121,7 +127,11 @@ class MixtureDA(GenerativeClassifier):
         EM stops when an iteration changes the log-likelihood by at most
         tol x (1 + abs(log-likelihood)) (mclust's relative tolerance).
     draws, tune, chains : int, default=1000, 1000, 4
-        Kept sweeps, warm-up sweeps and chains of ``method="gibbs"``.
+        Kept draws, warm-up iterations and chains of ``method="gibbs"`` (sweeps) and
+        ``"mcmc"`` (NUTS iterations).
+    sampler, chain_method, target_accept, progressbar :
+        NUTS settings of ``method="mcmc"``, as for ``bg.QDA(method="mcmc")``
+        (``sampler="auto"``: numpyro when installed).
 
     Attributes
     ----------
@@ -145,18 +155,31 @@ class MixtureDA(GenerativeClassifier):
         EM iterations of the chosen start per class.
     converged_ : ndarray (K,) of bool
     idata_ : arviz.InferenceData
-        ``method="gibbs"``: ``posterior`` (``pi``, ``weights``, ``mu``, ``cov`` with
-        dims class, component, feature), ``log_likelihood`` (log p(x_n, y_n | theta),
-        components marginalised: PSIS-LOO with ``az.loo``), ``observed_data``,
-        ``sample_stats`` (``log_lik_x``: sum_n log p(x_n | y_n, theta), and
-        ``relabeled``).
+        ``method="gibbs"`` and ``"mcmc"``: ``posterior`` (``pi``, ``weights``, ``mu``,
+        ``cov`` with dims class, component, feature), ``log_likelihood``
+        (log p(x_n, y_n | theta), components marginalised: PSIS-LOO with ``az.loo``
+        and ``bg.compare``), ``observed_data``, ``sample_stats`` (``relabeled``, and
+        ``log_lik_x`` = sum_n log p(x_n | y_n, theta) for "gibbs", NUTS's statistics
+        ``diverging``, ``lp``, ``n_steps``, ... for "mcmc").
+    model_ : pymc.Model
+        Posterior fits (they keep their rows): the PyMC model, ``pi ~ Dirichlet``,
+        observed ``y``, the weights ``weights_<k>`` ~ Dirichlet(``weight_alpha``) of
+        every class k with several components, the components' conjugate priors
+        batched over the dim ``class_component`` (``component_mu``,
+        ``component_cov`` and their free variables), the padded Deterministics
+        ``weights``, ``mu``, ``cov``, and observed ``x ~ pm.Mixture`` (the component
+        labels summed out); see :mod:`bayesgen.families.mixture.pymc`. Point fits:
+        ``build_model(X, y)``.
 
     Notes
     -----
     Label switching: the predictive quantities do not depend on the components'
-    order; parameter summaries do, and the draws are relabeled to the MAP's order
-    (:mod:`bayesgen.families.mixture.gibbs`). Missing entries and unlabeled rows are not
-    supported yet (``ValueError``), nor ``partial_fit``.
+    order; parameter summaries do, and the draws of "gibbs" and "mcmc" are relabeled
+    to the MAP's order (:func:`bayesgen.families.mixture.gibbs.relabel`; NUTS started
+    at the MAP rarely switches labels when the components are separated, and the
+    ``relabeled`` sample statistic says when it did). Missing entries and unlabeled
+    rows are not supported yet (``ValueError``), nor ``partial_fit``, nor membership
+    of ``bg.StackedClassifier`` (it needs an exact leave-one-out predictive).
     """
 
     _methods: tuple[str, ...] = METHODS
@@ -284,7 +307,8 @@ class MixtureDA(GenerativeClassifier):
 
     # -------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None):
-        """Fit the mixture of every class (EM, then data augmentation for "gibbs").
+        """Fit the mixture of every class (EM, then data augmentation for "gibbs" or
+        NUTS for "mcmc", from the EM mode).
 
         Parameters
         ----------

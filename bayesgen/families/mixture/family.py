@@ -163,7 +163,7 @@ class MixtureFamily(Configurable):
     def loo_log_predictive(self, Z, y, w, post) -> np.ndarray:
         """No exact leave-one-out: ``ValueError``."""
         raise ValueError("MixtureDA has no exact leave-one-out; use PSIS-LOO "
-                         "(az.loo on idata_ of method='gibbs').")
+                         "(az.loo on idata_ of method='gibbs' or 'mcmc').")
 
     loo_log_predictive_at = loo_log_predictive
 
