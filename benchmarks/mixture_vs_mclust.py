@@ -301,6 +301,32 @@ def timing(name: str, runs: int = 3) -> str:
     return f"| {name} | {cells[0]} | {cells[1]} |"
 
 
+def method_timing(name: str, methods: list[str], runs: int = 3) -> str:
+    """Back to back on split 0: fit + predict_proba of each MixtureDA method (the
+    settings of :func:`classifiers`), ``runs`` times each in turn, wall and process CPU
+    seconds; medians. The first "mcmc" fit compiles the NUTS program and the later ones
+    reuse it (same shapes): that first fit is reported apart, as "(first ...)"."""
+    Xtr, Xte, ytr, _ = load(name, 0)
+    makers = classifiers(0, methods, stack=False, others=False)
+    res: dict[str, list] = {label: [] for label in makers}
+    for _ in range(runs):
+        for label, make in makers.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                make().fit(Xtr, ytr).predict_proba(Xte)
+            res[label].append((time.perf_counter() - t0, time.process_time() - c0))
+    cells = []
+    for values in res.values():
+        arr = np.array(values)
+        cell = f"{np.median(arr[:, 0]):.2f} s / {np.median(arr[:, 1]):.2f} s"
+        if len(values) > 1 and arr[0, 1] > 2 * np.median(arr[1:, 1]):  # compiled at first
+            cell = (f"{np.median(arr[1:, 0]):.2f} s / {np.median(arr[1:, 1]):.2f} s "
+                    f"(first {arr[0, 0]:.1f} s / {arr[0, 1]:.1f} s)")
+        cells.append(cell)
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
 def table(name: str, rows: dict, seeds: int) -> str:
     lines = [f"### {name} ({seeds} splits)", "",
              "| classifier | log loss | accuracy | seconds | chosen (first split) |",
@@ -318,8 +344,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--no-gibbs", action="store_true")
-    parser.add_argument("--methods", default="map,gibbs",
-                        help="MixtureDA methods to run, comma-separated (map, gibbs, mcmc)")
+    parser.add_argument("--methods", default=None,
+                        help="MixtureDA methods to run, comma-separated (map, gibbs, mcmc; "
+                             "default map,gibbs); with --timing: time these back to back")
     parser.add_argument("--no-stack", action="store_true")
     parser.add_argument("--no-mclust", action="store_true")
     parser.add_argument("--only-mixture", action="store_true",
@@ -332,6 +359,13 @@ def main() -> None:
     args = parser.parse_args()
     names = [n for n in SETS if not args.only or any(o in n for o in args.only)]
     out = []
+    if args.timing and args.methods:
+        methods = args.methods.split(",")
+        print("| data | " + " | ".join(f"{m} wall / CPU" for m in methods)
+              + " |\n|---|" + "---|" * len(methods))
+        for name in names:
+            print(method_timing(name, methods), flush=True)
+        return
     if args.timing:
         print("| data | MixtureDA wall / CPU | MclustDA wall / CPU |\n|---|---|---|")
         for name in names:
@@ -342,7 +376,7 @@ def main() -> None:
             text = table(f"{name}: choosing the components", evaluate_criteria(name, args.seeds),
                          args.seeds)
         else:
-            methods = [m for m in args.methods.split(",")
+            methods = [m for m in (args.methods or "map,gibbs").split(",")
                        if not (args.no_gibbs and m == "gibbs")]
             text = table(name, evaluate(name, args.seeds, methods, not args.no_stack,
                                         not args.no_mclust, not args.only_mixture),

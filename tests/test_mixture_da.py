@@ -15,7 +15,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayesgen as bg
-from tests.sklearn_checks import _mixture_instances
+from tests.sklearn_checks import _expected_failures, _mixture_instances
 
 
 def interleaved(n_per_blob: int, seed: int, spread: float = 0.5):
@@ -582,4 +582,17 @@ def test_bad_data(blobs, map_fit):
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bg.ConvergenceWarning)  # 20 draws on purpose
+        check(estimator)
+
+
+# NUTS compiles a program per data shape and the checks use many shapes (see
+# tests/test_estimator_checks_mcmc.py): marked slow
+@pytest.mark.slow
+@parametrize_with_checks([bg.MixtureDA(method="mcmc", max_components=2, n_init=1, draws=30,
+                                       tune=30, chains=1, progressbar=False,
+                                       random_state=0)],
+                         expected_failed_checks=_expected_failures)
+def test_sklearn_compatible_mcmc(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)  # 30 draws on purpose
         check(estimator)
