@@ -5,7 +5,8 @@
 conjugate prior of QDA on every component and a Dirichlet prior on the weights. The
 family is :class:`bayesgen.families.mixture.family.MixtureFamily` over QDA's own
 component family; EM and data augmentation are :mod:`bayesgen.families.mixture.em`
-and :mod:`bayesgen.families.mixture.gibbs`.
+and :mod:`bayesgen.families.mixture.gibbs`, the PyMC model that ``method="mcmc"``
+samples with NUTS :mod:`bayesgen.families.mixture.pymc`.
 """
 
 from __future__ import annotations
