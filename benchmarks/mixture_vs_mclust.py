@@ -18,6 +18,9 @@ Classifiers:
   BIC in 1..5, plug-in Gaussian mixtures);
 - ``MixtureDA gibbs``: ``method="gibbs"``, 2 chains x (100 warm-up + 200 kept)
   sweeps (posterior predictive);
+- ``MixtureDA mcmc`` (only with ``--methods ...,mcmc``): ``method="mcmc"``, NUTS
+  (numpyro), 2 chains x (200 warm-up + 200 kept) iterations from the EM mode; its
+  time includes compiling the NUTS program (each split's fit has other shapes);
 - ``QDA``: ``bg.QDA()``; ``stack``: ``bg.StackedClassifier()`` (its default members);
 - ``sklearn GMM``: one ``sklearn.mixture.GaussianMixture`` per class (full covariances,
   components in 1..5 by its BIC, 3 k-means starts, ``reg_covar`` 1e-6), class prior
@@ -35,6 +38,7 @@ Run::
     python benchmarks/mixture_vs_mclust.py                 # 3 seeds, all sets
     python benchmarks/mixture_vs_mclust.py --seeds 5 --only digits
     python benchmarks/mixture_vs_mclust.py --no-gibbs --no-stack
+    python benchmarks/mixture_vs_mclust.py --only-mixture --methods map,gibbs,mcmc
     python benchmarks/mixture_vs_mclust.py --criteria      # BIC vs fixed M vs sparse prior
     python benchmarks/mixture_vs_mclust.py --timing --only mixture5d --only interleaved
 
@@ -180,11 +184,17 @@ def run_mclust(Xtr, ytr, Xte):
         return z, float(info[0]), info[1] if len(info) > 1 else ""
 
 
-def classifiers(seed: int, gibbs: bool, stack: bool, others: bool = True) -> dict:
-    out = {"MixtureDA": lambda: bg.MixtureDA(random_state=seed)}
-    if gibbs:
+def classifiers(seed: int, methods: list[str], stack: bool, others: bool = True) -> dict:
+    out = {}
+    if "map" in methods:
+        out["MixtureDA"] = lambda: bg.MixtureDA(random_state=seed)
+    if "gibbs" in methods:
         out["MixtureDA gibbs"] = lambda: bg.MixtureDA(method="gibbs", draws=200, tune=100,
                                                       chains=2, random_state=seed)
+    if "mcmc" in methods:
+        out["MixtureDA mcmc"] = lambda: bg.MixtureDA(method="mcmc", draws=200, tune=200,
+                                                     chains=2, progressbar=False,
+                                                     random_state=seed)
     if not others:
         return out
     out["QDA"] = lambda: bg.QDA()
@@ -232,13 +242,13 @@ def evaluate_criteria(name: str, seeds: int) -> dict:
     return rows
 
 
-def evaluate(name: str, seeds: int, gibbs: bool, stack: bool, mclust: bool,
+def evaluate(name: str, seeds: int, methods: list[str], stack: bool, mclust: bool,
              others: bool = True) -> dict:
     rows: dict[str, list] = {}
     for seed in range(seeds):
         Xtr, Xte, ytr, yte = load(name, seed)
         labels = np.unique(ytr)
-        for label, make in classifiers(seed, gibbs, stack, others).items():
+        for label, make in classifiers(seed, methods, stack, others).items():
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -291,6 +301,32 @@ def timing(name: str, runs: int = 3) -> str:
     return f"| {name} | {cells[0]} | {cells[1]} |"
 
 
+def method_timing(name: str, methods: list[str], runs: int = 3) -> str:
+    """Back to back on split 0: fit + predict_proba of each MixtureDA method (the
+    settings of :func:`classifiers`), ``runs`` times each in turn, wall and process CPU
+    seconds; medians. The first "mcmc" fit compiles the NUTS program and the later ones
+    reuse it (same shapes): that first fit is reported apart, as "(first ...)"."""
+    Xtr, Xte, ytr, _ = load(name, 0)
+    makers = classifiers(0, methods, stack=False, others=False)
+    res: dict[str, list] = {label: [] for label in makers}
+    for _ in range(runs):
+        for label, make in makers.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                make().fit(Xtr, ytr).predict_proba(Xte)
+            res[label].append((time.perf_counter() - t0, time.process_time() - c0))
+    cells = []
+    for values in res.values():
+        arr = np.array(values)
+        cell = f"{np.median(arr[:, 0]):.2f} s / {np.median(arr[:, 1]):.2f} s"
+        if len(values) > 1 and arr[0, 1] > 2 * np.median(arr[1:, 1]):  # compiled at first
+            cell = (f"{np.median(arr[1:, 0]):.2f} s / {np.median(arr[1:, 1]):.2f} s "
+                    f"(first {arr[0, 0]:.1f} s / {arr[0, 1]:.1f} s)")
+        cells.append(cell)
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
 def table(name: str, rows: dict, seeds: int) -> str:
     lines = [f"### {name} ({seeds} splits)", "",
              "| classifier | log loss | accuracy | seconds | chosen (first split) |",
@@ -308,6 +344,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--no-gibbs", action="store_true")
+    parser.add_argument("--methods", default=None,
+                        help="MixtureDA methods to run, comma-separated (map, gibbs, mcmc; "
+                             "default map,gibbs); with --timing: time these back to back")
     parser.add_argument("--no-stack", action="store_true")
     parser.add_argument("--no-mclust", action="store_true")
     parser.add_argument("--only-mixture", action="store_true",
@@ -320,6 +359,13 @@ def main() -> None:
     args = parser.parse_args()
     names = [n for n in SETS if not args.only or any(o in n for o in args.only)]
     out = []
+    if args.timing and args.methods:
+        methods = args.methods.split(",")
+        print("| data | " + " | ".join(f"{m} wall / CPU" for m in methods)
+              + " |\n|---|" + "---|" * len(methods))
+        for name in names:
+            print(method_timing(name, methods), flush=True)
+        return
     if args.timing:
         print("| data | MixtureDA wall / CPU | MclustDA wall / CPU |\n|---|---|---|")
         for name in names:
@@ -330,7 +376,9 @@ def main() -> None:
             text = table(f"{name}: choosing the components", evaluate_criteria(name, args.seeds),
                          args.seeds)
         else:
-            text = table(name, evaluate(name, args.seeds, not args.no_gibbs, not args.no_stack,
+            methods = [m for m in (args.methods or "map,gibbs").split(",")
+                       if not (args.no_gibbs and m == "gibbs")]
+            text = table(name, evaluate(name, args.seeds, methods, not args.no_stack,
                                         not args.no_mclust, not args.only_mixture),
                          args.seeds)
         print(text, flush=True)

@@ -15,7 +15,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayesgen as bg
-from tests.sklearn_checks import _mixture_instances
+from tests.sklearn_checks import _expected_failures, _mixture_instances
 
 
 def interleaved(n_per_blob: int, seed: int, spread: float = 0.5):
@@ -335,11 +335,199 @@ def test_loo_compare_uncertainty_and_replicates(gibbs_fit, blobs):
     assert idata.posterior_predictive["x"].shape == (2, 60, X.shape[0], 2)
 
 
-def test_no_pymc_model_yet(map_fit, gibbs_fit):
-    for fit in (map_fit, gibbs_fit):
-        assert not hasattr(fit, "model_")
-    with pytest.raises(AttributeError, match="no PyMC model"):
-        gibbs_fit.model_
+def test_model_only_with_kept_rows(map_fit, gibbs_fit, blobs):
+    """A point fit keeps no rows, so it has no ``model_`` (``build_model(X, y)`` builds
+    one); a Gibbs fit keeps them and has one."""
+    import pymc as pm
+
+    assert not hasattr(map_fit, "model_")
+    with pytest.raises(AttributeError, match="build_model"):
+        map_fit.model_
+    assert isinstance(gibbs_fit.model_, pm.Model)
+    assert isinstance(map_fit.build_model(*blobs), pm.Model)
+
+
+# ------------------------------------------------------------- method="mcmc"
+MCMC_KW = {"draws": 250, "tune": 250, "chains": 2, "progressbar": False}
+
+
+@pytest.fixture(scope="module")
+def mcmc_fit(blobs):
+    X, y = blobs
+    with warnings.catch_warnings():  # short chains: an ESS warning may come
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)
+        return bg.MixtureDA(n_components=[2, 1], method="mcmc", random_state=2,
+                            **MCMC_KW).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def long_gibbs_fit(blobs):
+    X, y = blobs
+    return bg.MixtureDA(n_components=[2, 1], method="gibbs", draws=1000, tune=100,
+                        chains=2, random_state=3).fit(X, y)
+
+
+def _mc_close(a, b, names, z=4.0):
+    """Posterior means of ``names`` in two idata agree within z Monte Carlo standard
+    errors of their difference (entries constant in both, the padding, skipped)."""
+    import arviz as az
+
+    for name in names:
+        ma, mb = (i.posterior[name].mean(("chain", "draw")).values for i in (a, b))
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sa, sb = (np.nan_to_num(az.mcse(i.posterior[[name]])[name].values)
+                      for i in (a, b))
+        err = np.sqrt(sa**2 + sb**2)
+        assert np.all(np.abs(ma - mb) <= z * err + 1e-9), (name, ma, mb, err)
+
+
+def test_mcmc_agrees_with_gibbs(mcmc_fit, long_gibbs_fit):
+    """Two samplers of the same posterior (NUTS with the labels summed out, data
+    augmentation): the relabeled posterior means of pi, the weights, means and
+    covariances agree within Monte Carlo error, and NUTS converged."""
+    import arviz as az
+
+    _mc_close(mcmc_fit.idata_, long_gibbs_fit.idata_, ["pi", "weights", "mu", "cov"])
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rhat = az.rhat(mcmc_fit.idata_, var_names=["pi", "weights", "mu"])
+    assert max(float(np.nanmax(rhat[v].values)) for v in rhat.data_vars) < 1.05
+    assert int(mcmc_fit.idata_.sample_stats["diverging"].sum()) == 0
+    # the component order is the MAP's (pivot) after relabeling
+    np.testing.assert_allclose(mcmc_fit.weights_[0], long_gibbs_fit.weights_[0], atol=0.03)
+
+
+def test_mcmc_one_component_is_the_conjugate_posterior(blobs):
+    """n_components=1: the mixture model is QDA's; NUTS agrees with QDA's exact conjugate
+    posterior (i.i.d. draws) within Monte Carlo error."""
+    X, y = blobs
+    with warnings.catch_warnings():  # short chains: an ESS warning may come
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)
+        mix = bg.MixtureDA(n_components=1, method="mcmc", random_state=4,
+                           **MCMC_KW).fit(X, y)
+    qda = bg.QDA(method="conjugate", draws=2000, chains=2, random_state=0).fit(X, y)
+    _mc_close(mix.idata_, qda.idata_.rename({"mu": "mu", "cov": "cov"}), ["pi"])
+    for name in ("mu", "cov"):
+        a = mix.idata_.posterior[name].values[:, :, :, 0]  # (chain, draw, class, ...)
+        b = qda.idata_.posterior[name].values
+        tol = 4 * np.sqrt(a.std((0, 1)) ** 2 / 200 + b.std((0, 1)) ** 2 / 4000) + 1e-9
+        assert np.all(np.abs(a.mean((0, 1)) - b.mean((0, 1))) <= tol), name
+        # the posterior spread too (within 25%: short chains)
+        np.testing.assert_allclose(a.std((0, 1)), b.std((0, 1)), rtol=0.25, atol=1e-6)
+    np.testing.assert_allclose(mix.predict_proba(X[:20]), qda.predict_proba(X[:20]),
+                               atol=0.02)
+
+
+def test_mcmc_model_and_idata(mcmc_fit, blobs):
+    """model_ is the pm.Model of the documented variables; its log-density of x at a
+    point is the mixture density by scipy.stats; idata_ has the groups of the other
+    posterior fits."""
+    import pymc as pm
+
+    X, y = blobs
+    model = mcmc_fit.model_
+    assert isinstance(model, pm.Model)
+    free = {rv.name for rv in model.free_RVs}
+    assert free == {"pi", "weights_0", "component_mu", "component_cov_bartlett_diag_sq",
+                    "component_cov_bartlett_lower"}
+    assert {"weights", "mu", "cov", "component_cov"} <= set(model.named_vars)
+    assert model.named_vars_to_dims["mu"] == ("class", "component", "feature")
+    assert list(model.coords["class_component"]) == ["0,0", "0,1", "1,0"]
+    point = model.initial_point()
+    rng = np.random.default_rng(0)
+    point = {name: value + 0.2 * rng.normal(size=value.shape) for name, value in point.items()}
+    outs = model.replace_rvs_by_values([model["weights"], model["mu"], model["cov"]])
+    w, mu, cov = model.compile_fn(outs, inputs=model.value_vars,
+                                  on_unused_input="ignore")(point)
+    logp_x = model.compile_logp(vars=[model["x"]], sum=False)(point)[0]
+    pi = np.ones(2)  # log pi cancels: compare x's term only
+    expected = _mixture_logpdf(X, pi, w, mu, cov)[np.arange(len(y)), y]
+    np.testing.assert_allclose(logp_x, expected, rtol=1e-8)
+    assert set(mcmc_fit.idata_.groups()) >= {"posterior", "log_likelihood", "sample_stats",
+                                            "observed_data"}
+    assert mcmc_fit.idata_.posterior["cov"].dims == ("chain", "draw", "class", "component",
+                                                     "feature", "feature_bis")
+    assert "relabeled" in mcmc_fit.idata_.sample_stats
+    assert mcmc_fit.idata_.log_likelihood["xy"].shape == (2, 250, X.shape[0])
+    assert mcmc_fit.method_ == "mcmc"
+    prior = mcmc_fit.sample_prior_predictive(draws=20, random_state=0)
+    assert prior.prior_predictive["x"].shape == (1, 20, X.shape[0], 2)
+
+
+def test_mcmc_rows_loglik_matches_scipy(mcmc_fit, blobs):
+    """The NUTS model's per-row mixture log-likelihood (on the precision factors) equals
+    the mixture density by scipy.stats at a point of the prior, for full and diagonal
+    covariances (internal frame: the log-density there differs by the frame's constant
+    log-Jacobian only, so compare in the internal frame)."""
+    import pymc as pm
+
+    from bayesgen.families.mixture import pymc as mpymc
+    from bayesgen.inference.model import model_coords
+
+    X, y = blobs
+    for structure in ("full", "diag"):
+        fit = bg.MixtureDA(n_components=[2, 1], cov_structure=structure,
+                           random_state=0).fit(X, y)
+        Z = fit._frame.internal(X)
+        with pm.Model(coords=model_coords(fit.fitted_, 0)) as model:
+            params = fit._family.pymc_params(fit._prior)
+            ll = mpymc.rows_loglik(params, Z, y, np.ones(len(y)), fit.n_components_)
+        point = model.initial_point()
+        for name, value in point.items():
+            point[name] = value + 0.1 * np.random.default_rng(1).normal(size=value.shape)
+        outs = model.replace_rvs_by_values([ll, params["weights"], params["mu"],
+                                            params["cov"]])
+        got, w, mu, cov = model.compile_fn(outs, inputs=model.value_vars,
+                                  on_unused_input="ignore")(point)
+        expected = _mixture_logpdf(Z, np.ones(2), w, mu, cov)[np.arange(len(y)), y].sum()
+        np.testing.assert_allclose(got, expected, rtol=1e-9)
+        # NUTS's start: the unconstrained values of the EM mode map back onto it
+        init = mpymc.start(model, fit._params, fit._prior, None)
+        w, mu, cov = model.compile_fn(outs[1:], inputs=model.value_vars,
+                                      on_unused_input="ignore")(init)
+        for got, key in ((w, "weights"), (mu, "mu"), (cov, "cov")):
+            np.testing.assert_allclose(got, fit._params[key], rtol=1e-6, atol=1e-9)
+
+
+def test_mcmc_capabilities(mcmc_fit, long_gibbs_fit, blobs, tmp_path):
+    """Intervals, PSIS-LOO with Pareto k through bg.compare, sample, score_samples,
+    save/load."""
+    import arviz as az
+
+    X, y = blobs
+    interval = mcmc_fit.predict_proba_interval(X[:3])
+    assert interval.dims == ("obs", "class", "hdi")
+    p = mcmc_fit.predict_proba(X[:3])
+    assert np.all(interval.sel(hdi="lower").values <= p + 0.05)
+    assert mcmc_fit.predict_proba_draws(X[:3]).shape == (2, 250, 3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pareto k notes of short chains
+        loo = az.loo(mcmc_fit.idata_, pointwise=True)
+        table = bg.compare({"mcmc": mcmc_fit, "gibbs": long_gibbs_fit})
+    assert np.isfinite(loo.elpd_loo) and loo.pareto_k.shape == (X.shape[0],)
+    # two samplers of one posterior: the same elpd within its standard error
+    assert abs(table.loc["mcmc", "elpd_loo"] - table.loc["gibbs", "elpd_loo"]) < \
+        table["se"].max() / 4
+    # score_samples: log-mean-exp over draws of the mixture densities (scipy)
+    post = mcmc_fit.idata_.posterior.stack(s=("chain", "draw"))
+    pick = np.arange(0, 500, 25)
+    per_draw = np.stack([logsumexp(_mixture_logpdf(
+        X[:5], post["pi"].values[:, s], post["weights"].values[..., s],
+        post["mu"].values[..., s], post["cov"].values[..., s]), axis=1) for s in pick])
+    thin = bg.MixtureDA(n_components=[2, 1], method="mcmc")
+    thin.__dict__.update(mcmc_fit.__dict__)
+    thin._params = {k: v[pick] for k, v in mcmc_fit._params.items()}
+    thin._log_pi_draws = mcmc_fit._log_pi_draws[pick]
+    np.testing.assert_allclose(thin.score_samples(X[:5]),
+                               logsumexp(per_draw, axis=0) - np.log(pick.size), rtol=1e-9)
+    Xs, _ = mcmc_fit.sample(400, classes=0, random_state=1)
+    assert 0.2 < np.mean(Xs[:, 0] < 2.5) < 0.4
+    path = tmp_path / "mcmc.nc"
+    mcmc_fit.save(path)
+    loaded = bg.load(path)
+    np.testing.assert_array_equal(loaded.predict_proba(X), mcmc_fit.predict_proba(X))
+    assert loaded.method_ == "mcmc"
 
 
 def test_partial_fit_absent_and_posterior_only_methods(map_fit, blobs):
@@ -355,6 +543,7 @@ def test_partial_fit_absent_and_posterior_only_methods(map_fit, blobs):
     ({"n_components": [2.5, 1]}, "n_components"),
     ({"method": "conjugate"}, "method"),
     ({"method": "mle"}, "method"),
+    ({"method": "mcmc", "sampler": "stan"}, "sampler"),
     ({"weight_alpha": 0.0}, "weight_alpha"),
     ({"cov_structure": "spherical"}, "cov_structure"),
     ({"n_init": 0}, "n_init"),
@@ -393,4 +582,17 @@ def test_bad_data(blobs, map_fit):
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bg.ConvergenceWarning)  # 20 draws on purpose
+        check(estimator)
+
+
+# NUTS compiles a program per data shape and the checks use many shapes (see
+# tests/test_estimator_checks_mcmc.py): marked slow
+@pytest.mark.slow
+@parametrize_with_checks([bg.MixtureDA(method="mcmc", max_components=2, n_init=1, draws=30,
+                                       tune=30, chains=1, progressbar=False,
+                                       random_state=0)],
+                         expected_failed_checks=_expected_failures)
+def test_sklearn_compatible_mcmc(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)  # 30 draws on purpose
         check(estimator)

@@ -605,3 +605,39 @@ def test_loo_summary_with_an_impossible_row():
     assert se[0] == pytest.approx(np.sqrt(3) * np.std(w * L[:, 0])) and se[1] == np.inf
     a = stacking_weights(L, w)
     assert a[1] == 0.0  # the impossible member cannot take weight from the possible one
+
+
+# ------------------------------------------------- the members' temperatures (loo_)
+def test_loo_temperature_column_equals_refits(gauss, fixed_stack):
+    """``loo_["temperature"]``: each member's loo_temperature of its leave-one-out class
+    probabilities, here from refits without each row (every class), each refit's
+    class prior kept; >= 1."""
+    from bayesgen.estimators.stacking import loo_temperature
+
+    X, y = gauss
+    expected = []
+    for _, est in _fixed_members():
+        refits = [clone(est).fit(X[np.arange(len(y)) != i], y[np.arange(len(y)) != i])
+                  for i in range(len(y))]
+        table = np.array([r.predict_log_proba(X[i:i + 1])[0] for i, r in enumerate(refits)])
+        alpha = est.get_params()["class_alpha"]  # each refit's exact class prior
+        priors = np.array([np.log((np.bincount(np.delete(y, i), minlength=3) + alpha)
+                                  / (len(y) - 1 + 3 * alpha)) for i in range(len(y))])
+        expected.append(loo_temperature(table, y, priors))
+    got = fixed_stack.loo_["temperature"].to_numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert np.all(got >= 1.0)
+
+
+def test_default_members_temperatures_flag_few_rows_many_features():
+    """Pure noise, 10 rows per class, 30 features: every default member but the class
+    frequencies is more confident than its leave-one-out supports (T > 1); the class
+    frequencies keep T = 1 (their log-likelihood ratios are ~0: no T scores higher)."""
+    rng = np.random.default_rng(7)
+    X, y = rng.normal(size=(20, 30)), np.repeat([0, 1], 10)
+    members = [(name, est.set_params(**FAST)) for name, est in default_estimators()]
+    stack = bg.StackedClassifier(members).fit(X, y)
+    T = stack.loo_["temperature"]
+    assert (T.drop("class_frequencies") > 1.5).all(), T
+    assert T["class_frequencies"] == 1.0
+    assert list(stack.loo_.columns) == ["elpd_loo", "se", "weight", "temperature"]

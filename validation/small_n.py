@@ -52,6 +52,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy.special import logsumexp
 from scipy.stats import ortho_group
 from sklearn import discriminant_analysis as skda
 from sklearn import naive_bayes as sknb
@@ -63,7 +64,15 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import bayesgen as bg
-from bayesgen.estimators.stacking import default_estimators
+from bayesgen.estimators.stacking import (
+    _class_log_prior,
+    _loo_class_log_prior,
+    default_estimators,
+    loo_temperature,
+    stacking_weights,
+    tempered,
+)
+from bayesgen.inference import exact_loo
 
 #: (data set, n per class)
 CELLS = [(name, n) for name in ("iris", "wine", "breast cancer", "digits 0-4",
@@ -78,6 +87,22 @@ SK_TUNED = ["sk LDA shrinkage", "sk QDA tuned", "sk GaussianNB", "sk logistic CV
 #: the bayesgen default posterior predictives held against the class frequencies
 BG_DEFAULTS = ["bg stacked", "bg member lda", "bg member lda_shrunk_means", "bg member qda",
                "bg member qda_isotropic", "bg member qda_spherical", "bg GaussianNB()"]
+#: prefix of the predictives tempered by leave-one-out (a study, not a default)
+TEMPERED = "T: "
+def loo_tempered(est, X_tr: np.ndarray, y_tr: np.ndarray, X_te: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, float]:
+    """A fitted bayesgen estimator tempered by its exact leave-one-out
+    (:func:`bayesgen.estimators.stacking.loo_temperature`): its tempered leave-one-out
+    log probability of every training row's class (n,), its tempered test class log
+    probabilities (m, K) and T. The class prior kept is each refit's in the
+    leave-one-out terms and the fit's on the test rows (exact: (N_k + 1) / (N + K))."""
+    joint, y_index = exact_loo.loo_log_joint(est, X_tr, y_tr)
+    loo = joint - logsumexp(joint, axis=1, keepdims=True)
+    loo_prior = _loo_class_log_prior(est, X_tr, y_tr, None)  # each refit's class prior
+    T = loo_temperature(loo, y_index, loo_prior)
+    rows = np.arange(y_index.size)
+    return (tempered(loo, loo_prior, T)[rows, y_index],
+            tempered(est.predict_log_proba(X_te), _class_log_prior(est), T), T)
 
 
 def generated(name: str, counts: list[int], rng: np.random.Generator
@@ -148,6 +173,35 @@ def models(seed: int) -> dict:
     }
 
 
+def held_out(log_proba: np.ndarray, index: np.ndarray) -> float:
+    """Mean held-out log loss of class log probabilities (m, K), probabilities clipped
+    at :data:`CLIP` as scikit-learn does."""
+    p_true = np.clip(np.exp(log_proba[np.arange(index.size), index]), CLIP, 1.0)
+    return float(-np.mean(np.log(p_true)))
+
+
+def tempered_rows(stack, X_tr, y_tr, X_te, index, where: dict) -> list[dict]:
+    """The fitted stack's members each tempered by its leave-one-out
+    (:func:`loo_tempered`), and the stack of the tempered members (weights from their
+    tempered leave-one-out terms, the stack's ``weight_prior``): one result row each."""
+    out, loo, tests = [], [], []
+    start = time.perf_counter()
+    for name, est in zip(stack.loo_.index, stack.estimators_, strict=True):
+        begin = time.perf_counter()
+        member_loo, test, T = loo_tempered(est, X_tr, y_tr, X_te)
+        loo.append(member_loo)
+        tests.append(test)
+        out.append({**where, "model": f"{TEMPERED}bg member {name}",
+                    "log_loss": held_out(test, index), "temperature": T,
+                    "seconds": time.perf_counter() - begin, "error": None})
+    a = stacking_weights(np.stack(loo, axis=1), prior_rows=stack.weight_prior)
+    keep = a > 0
+    mix = logsumexp(np.log(a[keep])[:, None, None] + np.stack(tests)[keep], axis=0)
+    out.append({**where, "model": f"{TEMPERED}bg stacked", "log_loss": held_out(mix, index),
+                "seconds": time.perf_counter() - start, "error": None})
+    return out
+
+
 def run(splits: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per (cell, split, model): held-out log loss and seconds (a failed fit: NaN and
     its error); per (cell, split): the stack's weights."""
@@ -171,6 +225,15 @@ def run(splits: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
                 if model_name == "bg stacked":
                     weights.append({"data": name, "n": n, "split": rep,
                                     **dict(zip(clf.loo_.index, clf.weights_, strict=True))})
+                    rows += tempered_rows(clf, X_tr, y_tr, X_te, index,
+                                          {"data": name, "n": n, "split": rep})
+                elif model_name == "bg GaussianNB()":
+                    begin = time.perf_counter()
+                    _, test, T = loo_tempered(clf, X_tr, y_tr, X_te)
+                    rows.append({"data": name, "n": n, "split": rep,
+                                 "model": TEMPERED + model_name,
+                                 "log_loss": held_out(test, index), "temperature": T,
+                                 "seconds": time.perf_counter() - begin, "error": None})
             except (ValueError, np.linalg.LinAlgError) as exc:
                 error = " ".join(f"{type(exc).__name__}: {exc}".split())[:120]
             rows.append({"data": name, "n": n, "split": rep, "model": model_name,
@@ -183,7 +246,9 @@ def run(splits: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
              seconds: float) -> str:
     """The page: summary, the log loss table (mean +- sd over the splits), ratios, the
-    stack's weights."""
+    stack's weights; the leave-one-out temperature study in a section of its own."""
+    study = results[results["model"].str.startswith(TEMPERED)]
+    results = results[~results["model"].str.startswith(TEMPERED)]
     order = list(dict.fromkeys(results["model"]))
     mean = results.pivot_table(index=["data", "n"], columns="model", values="log_loss",
                                aggfunc="mean", sort=False)[order]
@@ -236,6 +301,8 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
         for key in w.index:
             lines.append(f"| {key[0]} | {key[1]} | "
                          + " | ".join(f"{v:.2f}" for v in w.loc[key]) + " |")
+    if len(study):
+        lines += temperature_section(study, mean, best)
     failed = results[results["error"].notna()]
     lines += ["", f"Failed fits: {len(failed)}."]
     lines += [f"- {r.data} n={r.n} split {r.split} {r.model}: {r.error}"
@@ -244,6 +311,48 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
     lines += ["", "Seconds per model over all fits: "
               + ", ".join(f"{m} {s:.0f}" for m, s in secs.items()) + "."]
     return "\n".join(lines) + "\n"
+
+
+def temperature_section(study: pd.DataFrame, mean: pd.DataFrame, best: pd.Series
+                        ) -> list[str]:
+    """Markdown lines: each default predictive's mean log loss over the class
+    frequencies', as fitted / tempered by its leave-one-out (:func:`loo_tempered`),
+    the median temperature, and the stack of tempered members against the best
+    scikit-learn model."""
+    t_mean = study.pivot_table(index=["data", "n"], columns="model", values="log_loss",
+                               aggfunc="mean", sort=False)
+    t_med = study.pivot_table(index=["data", "n"], columns="model", values="temperature",
+                              aggfunc="median", sort=False)
+    freq = mean["class frequencies"]
+    ratio = t_mean[f"{TEMPERED}bg stacked"] / best
+    cells_n = len(ratio)
+    lines = ["", "## A predictive temperature chosen by leave-one-out (a study, not a "
+             "default)", "",
+             "Each default predictive's log-likelihood ratios divided by the T >= 1 that "
+             "maximises its exact leave-one-out log score (`loo_temperature`; the class "
+             "prior kept), and the stack of the tempered members (weights from their "
+             "tempered leave-one-out terms). Stack of tempered members at or below the "
+             f"best tuned scikit-learn model: {int((ratio <= 1.0).sum())} / {cells_n} "
+             f"cells, within 1.1x: {int((ratio <= 1.1).sum())} / {cells_n}, largest "
+             f"ratio {ratio.max():.2f} ({ratio.idxmax()[0]}, n = {ratio.idxmax()[1]}).",
+             "", "Mean log loss over the class frequencies', as fitted -> tempered "
+             "(median T):", ""]
+    models = [m for m in BG_DEFAULTS if f"{TEMPERED}{m}" in t_mean.columns]
+    over = {m: int((t_mean[f"{TEMPERED}{m}"] / freq > 1.05).sum()) for m in models}
+    lines += ["| data | n | " + " | ".join(models) + " | tempered stack / best sk |",
+              "|---|---|" + "---|" * (len(models) + 1)]
+    for key in t_mean.index:
+        parts = []
+        for m in models:
+            T = t_med.loc[key].get(f"{TEMPERED}{m}", np.nan)
+            parts.append(f"{mean.loc[key, m] / freq.loc[key]:.2f} -> "
+                         f"{t_mean.loc[key, TEMPERED + m] / freq.loc[key]:.2f}"
+                         + ("" if np.isnan(T) else f" ({T:.3g})"))
+        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(parts)
+                     + f" | {ratio.loc[key]:.2f} |")
+    lines += ["", "Cells where the tempered predictive is worse than the class frequencies "
+              "by more than 5%: " + ", ".join(f"{m} {k}" for m, k in over.items()) + "."]
+    return lines
 
 
 def main() -> None:

@@ -5,7 +5,8 @@
 conjugate prior of QDA on every component and a Dirichlet prior on the weights. The
 family is :class:`bayesgen.families.mixture.family.MixtureFamily` over QDA's own
 component family; EM and data augmentation are :mod:`bayesgen.families.mixture.em`
-and :mod:`bayesgen.families.mixture.gibbs`.
+and :mod:`bayesgen.families.mixture.gibbs`, the PyMC model that ``method="mcmc"``
+samples with NUTS :mod:`bayesgen.families.mixture.pymc`.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from bayesgen.estimators.base import GenerativeClassifier
 from bayesgen.estimators.params import COMMON, FAMILIES
 from bayesgen.families import get_family
 from bayesgen.families.mixture import em, gibbs
+from bayesgen.families.mixture import pymc as mixture_pymc
 from bayesgen.families.mixture.family import MixtureFamily
 from bayesgen.inference import classprior, mcmc, posterior, rows, scoring, statistics
 from bayesgen.utils.random import rng_from
 
 _MVN = FAMILIES["mvn"]
 #: the methods of MixtureDA
-METHODS = ("map", "gibbs")
+METHODS = ("map", "gibbs", "mcmc")
 
 
 def _never(self) -> bool:
@@ -84,13 +86,19 @@ class MixtureDA(GenerativeClassifier):
         weights and the closed-form ICL (``benchmarks/results_mixture.md``).
     max_components : int, default=5
         Largest candidate of "auto" (MclustDA's default range is 1..5).
-    method : {"map", "gibbs"}, default="map"
+    method : {"map", "gibbs", "mcmc"}, default="map"
         "map": EM for the posterior mode, ``n_init`` k-means++ starts per class
         (:mod:`bayesgen.families.mixture.em`); predictions plug it in (a mixture of
         Gaussians per class). "gibbs": posterior draws by data augmentation, ``chains``
         chains of ``tune`` + ``draws`` sweeps started at the MAP
         (:mod:`bayesgen.families.mixture.gibbs`); predictions average over the draws
-        (the posterior predictive), and ``idata_`` holds the posterior.
+        (the posterior predictive), and ``idata_`` holds the posterior. "mcmc": NUTS
+        (``sampler``) on the PyMC model with the component labels summed out of the
+        likelihood (:mod:`bayesgen.families.mixture.pymc`; the same prior and
+        posterior as "gibbs"), ``chains`` chains of ``tune`` + ``draws`` iterations,
+        each started near the MAP (numpyro: the mode found by Newton's method from
+        the MAP, whitened by its Laplace covariance, as every bayesgen NUTS fit). Both
+        posterior methods run EM first (``n_components="auto"`` chooses by BIC there).
     class_alpha, class_prior, loss, random_state :
         As for every bayesgen estimator (see ``bg.QDA``).
     n_jobs : int or None, default=None
@@ -120,7 +128,11 @@ class MixtureDA(GenerativeClassifier):
         EM stops when an iteration changes the log-likelihood by at most
         tol x (1 + abs(log-likelihood)) (mclust's relative tolerance).
     draws, tune, chains : int, default=1000, 1000, 4
-        Kept sweeps, warm-up sweeps and chains of ``method="gibbs"``.
+        Kept draws, warm-up iterations and chains of ``method="gibbs"`` (sweeps) and
+        ``"mcmc"`` (NUTS iterations).
+    sampler, chain_method, target_accept, progressbar :
+        NUTS settings of ``method="mcmc"``, as for ``bg.QDA(method="mcmc")``
+        (``sampler="auto"``: numpyro when installed).
 
     Attributes
     ----------
@@ -144,25 +156,37 @@ class MixtureDA(GenerativeClassifier):
         EM iterations of the chosen start per class.
     converged_ : ndarray (K,) of bool
     idata_ : arviz.InferenceData
-        ``method="gibbs"``: ``posterior`` (``pi``, ``weights``, ``mu``, ``cov`` with
-        dims class, component, feature), ``log_likelihood`` (log p(x_n, y_n | theta),
-        components marginalised: PSIS-LOO with ``az.loo``), ``observed_data``,
-        ``sample_stats`` (``log_lik_x``: sum_n log p(x_n | y_n, theta), and
-        ``relabeled``).
+        ``method="gibbs"`` and ``"mcmc"``: ``posterior`` (``pi``, ``weights``, ``mu``,
+        ``cov`` with dims class, component, feature), ``log_likelihood``
+        (log p(x_n, y_n | theta), components marginalised: PSIS-LOO with ``az.loo``
+        and ``bg.compare``), ``observed_data``, ``sample_stats`` (``relabeled``, and
+        ``log_lik_x`` = sum_n log p(x_n | y_n, theta) for "gibbs", NUTS's statistics
+        ``diverging``, ``lp``, ``n_steps``, ... for "mcmc").
+    model_ : pymc.Model
+        Posterior fits (they keep their rows): the PyMC model, ``pi ~ Dirichlet``,
+        observed ``y``, the weights ``weights_<k>`` ~ Dirichlet(``weight_alpha``) of
+        every class k with several components, the components' conjugate priors
+        batched over the dim ``class_component`` (``component_mu``,
+        ``component_cov`` and their free variables), the padded Deterministics
+        ``weights``, ``mu``, ``cov``, and observed ``x ~ pm.Mixture`` (the component
+        labels summed out); see :mod:`bayesgen.families.mixture.pymc`. Point fits:
+        ``build_model(X, y)``.
 
     Notes
     -----
     Label switching: the predictive quantities do not depend on the components'
-    order; parameter summaries do, and the draws are relabeled to the MAP's order
-    (:mod:`bayesgen.families.mixture.gibbs`). Missing entries and unlabeled rows are not
-    supported yet (``ValueError``), nor ``partial_fit``.
+    order; parameter summaries do, and the draws of "gibbs" and "mcmc" are relabeled
+    to the MAP's order (:func:`bayesgen.families.mixture.gibbs.relabel`; NUTS started
+    at the MAP rarely switches labels when the components are separated, and the
+    ``relabeled`` sample statistic says when it did). Missing entries and unlabeled
+    rows are not supported yet (``ValueError``), nor ``partial_fit``, nor membership
+    of ``bg.StackedClassifier`` (it needs an exact leave-one-out predictive).
     """
 
     _methods: tuple[str, ...] = METHODS
     _parameter_constraints: ClassVar[dict] = {
         **{k: v for k, v in COMMON.items()
-           if k not in ("method", "sampler", "chain_method", "target_accept", "progressbar",
-                        "unlabeled", "unlabeled_weight")},
+           if k not in ("method", "unlabeled", "unlabeled_weight")},
         "method": [StrOptions(set(METHODS))],
         "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
                          "array-like"],
@@ -202,6 +226,10 @@ class MixtureDA(GenerativeClassifier):
         draws: int = 1000,
         tune: int = 1000,
         chains: int = 4,
+        sampler: str = "auto",
+        chain_method: str = "sequential",
+        target_accept: float = 0.8,
+        progressbar: Any = "auto",
         random_state: Any = None,
         loss: Any = None,
         n_jobs: int | None = None,
@@ -225,6 +253,10 @@ class MixtureDA(GenerativeClassifier):
         self.draws = draws
         self.tune = tune
         self.chains = chains
+        self.sampler = sampler
+        self.chain_method = chain_method
+        self.target_accept = target_accept
+        self.progressbar = progressbar
         self.random_state = random_state
         self.loss = loss
         self.n_jobs = n_jobs
@@ -276,7 +308,8 @@ class MixtureDA(GenerativeClassifier):
 
     # -------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None):
-        """Fit the mixture of every class (EM, then data augmentation for "gibbs").
+        """Fit the mixture of every class (EM, then data augmentation for "gibbs" or
+        NUTS for "mcmc", from the EM mode).
 
         Parameters
         ----------
@@ -352,14 +385,18 @@ class MixtureDA(GenerativeClassifier):
             self.bic_ = bic
         else:
             self.__dict__.pop("bic_", None)
+        # the prior of model_ and of the NUTS model: every class's component prior
+        self._prior = mixture_pymc.mixture_prior(self._class_priors, self.n_components_,
+                                                 self.weight_alpha)
         weights, params = _pad([f.weights for f in fits], [f.params for f in fits])
+        self._params = {"weights": weights, **params}
+        log_pi = classprior.log_point("map", batch.counts, self.class_alpha_, self._fixed_pi)
         if method == "map":
-            self._params = {"weights": weights, **params}
-            log_pi = classprior.log_point("map", batch.counts, self.class_alpha_,
-                                          self._fixed_pi)
             self._set_point_attributes(np.exp(log_pi), self._params, log_pi=log_pi)
-        else:
+        elif method == "gibbs":
             self._fit_gibbs(component, Z, batch, fits, rng)
+        else:
+            self._fit_mcmc(Z, batch, np.exp(log_pi))
         rows.keep_weights(self, batch.weights)
         return self
 
@@ -440,15 +477,52 @@ class MixtureDA(GenerativeClassifier):
         mean = posterior.posterior_mean(self._params, self._family.param_dims)
         self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
 
+    def _fit_mcmc(self, Z: np.ndarray, batch, pi_map: np.ndarray) -> None:
+        """NUTS on the PyMC model with the component labels marginalised
+        (:mod:`bayesgen.families.mixture.pymc`), started at the MAP; the draws relabeled
+        to the MAP's order, as ``_params``."""
+        from bayesgen.inference.model import ExtraLikelihood
+
+        point, sizes = self._params, self.n_components_
+        take = batch.weights > 0
+        Zt, yt, vt = Z[take], batch.y_index[take], batch.weights[take]
+
+        def terms(fit, pi, params):
+            return {"x_loglik": mixture_pymc.rows_loglik(params, Zt, yt, vt, sizes)}
+
+        def start(fit, model):
+            free = None if self._fixed_pi is not None else pi_map
+            return mixture_pymc.start(model, point, fit.prior, free)
+
+        self._model = None
+        log_pi, params, sample_stats, _ = mcmc.sample_posterior(
+            self, self._fitted(), ExtraLikelihood(terms, start))
+        self._hyper_draws = {}
+        relabeled = np.zeros(log_pi.shape[0], dtype=bool)
+        W, MU, COV = (np.array(params[key]) for key in ("weights", "mu", "cov"))
+        for k, M in enumerate(sizes):
+            W[:, k, :M], MU[:, k, :M], COV[:, k, :M], moved = gibbs.relabel(
+                W[:, k, :M], MU[:, k, :M], COV[:, k, :M], point["mu"][k, :M])
+            relabeled |= moved
+        self._params = {"weights": W, "mu": MU, "cov": COV}
+        self._log_pi_draws = log_pi
+        chains, draws = self._posterior_size()
+        sample_stats = {**sample_stats, "relabeled": relabeled.reshape(chains, draws)}
+        self._build_idata(sample_stats, (batch.X, batch.y_index))
+        self._warn_if_not_converged()
+        mean = posterior.posterior_mean(self._params, self._family.param_dims)
+        self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
+
     def _warn_if_not_converged(self) -> None:
         """One ``bg.ConvergenceWarning`` when R-hat or ESS of pi or the (relabeled)
-        weights look poor."""
+        weights look poor, or NUTS diverged."""
         from bayesgen.exceptions import ConvergenceWarning, warn
 
         names = [*classprior.random_names(self._fitted()), "weights"]
         problems = mcmc.convergence_report(self.idata_, names)
         if problems:
-            warn(f"MixtureDA Gibbs sampler may not have converged: {'; '.join(problems)}. "
+            how = "Gibbs sampler" if self.method_ == "gibbs" else "NUTS (method='mcmc')"
+            warn(f"MixtureDA {how} may not have converged: {'; '.join(problems)}. "
                  "Try more draws and tune, more chains, or fewer components.",
                  ConvergenceWarning)
 

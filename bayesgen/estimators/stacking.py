@@ -43,6 +43,13 @@ loop). Weights below :data:`ZERO_WEIGHT` are finally set to 0 and the rest
 renormalised, which lowers the objective by at most about ZERO_WEIGHT sum_n w_n nats.
 A member of weight 0 is not evaluated at prediction.
 
+Each member's leave-one-out table also gives its temperature (:func:`loo_temperature`,
+``loo_["temperature"]``): the T >= 1 by which dividing its log-likelihood ratios
+maximises its leave-one-out log score. T > 1 says that the member predicts with more
+confidence than its leave-one-out supports, typically with fewer rows per class than
+features; the stack reports it and predicts with the members' own posterior
+predictives (its fallback is the class-frequency member).
+
 Why the class probabilities and not the evidence: the evidence p(X | y) scores how well
 each model describes the features, and on few rows of collinear or partly constant
 features it prefers models that predict the labels poorly (see the priors guide). The
@@ -60,7 +67,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
+from scipy.optimize import minimize, minimize_scalar
 from scipy.special import log_softmax, logsumexp, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import Bunch
@@ -216,6 +223,93 @@ def stacking_weights(loo_log_proba: np.ndarray, sample_weight: np.ndarray | None
     return a / a.sum()
 
 
+#: the largest temperature :func:`loo_temperature` searches: the class prior to within
+#: 1e-4 of the log-likelihood ratios
+TEMPERATURE_MAX = 1e4
+#: the leave-one-out log score a temperature above 1 must gain (nats)
+_TEMPERATURE_GAIN = 1e-8
+
+
+def tempered(log_proba: np.ndarray, log_prior: np.ndarray, temperature: float
+             ) -> np.ndarray:
+    """Class log probabilities with the log-likelihood ratios divided by a temperature.
+
+    log p_T(y = k | x) = log softmax_k((log p(y = k | x) - log pi_k) / T + log pi_k),
+    i.e. p(x | y = k)^(1/T) pi_k normalised: T = 1 gives ``log_proba`` back, T > 1
+    flattens towards the class prior pi, T -> inf reaches it.
+
+    Parameters
+    ----------
+    log_proba : ndarray of shape (n, K)
+        log p(y = k | x_n), normalised over the classes (entries may be -inf).
+    log_prior : ndarray of shape (K,) or (n, K)
+        log pi_k, or one class prior per row (entries may be -inf: such a class keeps
+        probability 0).
+    temperature : float
+        T > 0.
+
+    Returns
+    -------
+    ndarray of shape (n, K)
+    """
+    with np.errstate(invalid="ignore"):
+        ratio = np.asarray(log_proba, dtype=np.float64) - log_prior
+    ratio[np.isnan(ratio)] = -np.inf  # a class of prior 0: probability 0 stays 0
+    return log_softmax(ratio / temperature + log_prior, axis=1)
+
+
+def loo_temperature(loo_log_proba: np.ndarray, y_index: np.ndarray,
+                    log_prior: np.ndarray, sample_weight: np.ndarray | None = None,
+                    upper: float = TEMPERATURE_MAX) -> float:
+    """The temperature T in [1, ``upper``] of the best leave-one-out log score.
+
+    T maximises sum_n w_n log p_T(y_n | x_n, D without row n) (:func:`tempered`), by a
+    bounded Brent search over log T; T = 1 is kept unless a larger T scores higher by
+    more than 1e-8 nats (so a member whose log-likelihood ratios are all ~0, such as
+    the class frequencies, keeps T = 1).
+    T > 1 says that the predictive is more confident than its leave-one-out supports
+    (with few rows per class for the number of features, the posterior predictives of
+    a model whose classes may differ are: see the priors guide, "Few rows, many
+    features"). Only T >= 1 is searched: a predictive is never made more confident
+    than its posterior.
+
+    Parameters
+    ----------
+    loo_log_proba : ndarray of shape (n, K)
+        log p(y = k | x_n, D without row n), normalised over the classes.
+    y_index : ndarray of shape (n,)
+        The class index of every row.
+    log_prior : ndarray of shape (K,) or (n, K)
+        log pi_k, the class prior the tempering keeps; for leave-one-out terms, row n's
+        own, that of the data without row n (:func:`_loo_class_log_prior`), so that
+        each term is the tempered predictive of the refit without row n.
+    sample_weight : ndarray of shape (n,), optional
+        w_n >= 0 (None: all 1).
+    upper : float
+        The largest T searched (> 1).
+
+    Returns
+    -------
+    float
+        T >= 1.
+    """
+    L = np.asarray(loo_log_proba, dtype=np.float64)
+    y_index = np.asarray(y_index)
+    w = np.ones(y_index.size) if sample_weight is None else np.asarray(sample_weight, float)
+    rows = np.arange(y_index.size)
+
+    def loss(log_t: float) -> float:
+        own = tempered(L, log_prior, np.exp(log_t))[rows, y_index]
+        with np.errstate(invalid="ignore"):  # weight 0 times -inf: no term
+            return -float(np.sum(np.where(w > 0, w * own, 0.0)))
+
+    at_one = loss(0.0)
+    found = minimize_scalar(loss, bounds=(0.0, np.log(upper)), method="bounded",
+                            options={"xatol": 1e-5})
+    gain = at_one - found.fun  # a flat score (no log-likelihood ratios) keeps T = 1
+    return float(np.exp(found.x)) if gain > _TEMPERATURE_GAIN else 1.0
+
+
 def _maximise(L: np.ndarray, P: np.ndarray, w: np.ndarray, prior: float = 0.0
               ) -> np.ndarray:
     """The stacking weights (M,) of the members of ``L`` (n, M) (``P`` = exp(L - row
@@ -263,6 +357,21 @@ def _loo_one_unit(estimator, X: Any, y: Any, sample_weight: Any
     rows = exact_loo.training_rows(estimator, X, y, sample_weight)
     return exact_loo.loo_log_joint_of(estimator.fitted_, rows,
                                       np.minimum(rows.weights, 1.0)), rows.y
+
+
+def _loo_class_log_prior(estimator, X: Any, y: Any, sample_weight: Any) -> np.ndarray:
+    """log p(y = k | the labels without one unit of row n's weight), (n, K): the class
+    prior of the refit without row n (the Dirichlet posterior mean, or the fixed
+    ``class_prior``), the reference :func:`loo_temperature` tempers around."""
+    rows = exact_loo.training_rows(estimator, X, y, sample_weight)
+    return exact_loo._label_terms(estimator.fitted_, rows.y, np.minimum(rows.weights, 1.0))
+
+
+def _class_log_prior(estimator) -> np.ndarray:
+    """log p(y = k | the training labels), (K,): the fit's exact posterior predictive
+    class frequencies (N_k + a_k) / (N + A), or the fixed ``class_prior`` (not
+    ``class_log_prior_``, which for a posterior method may be a mean over draws)."""
+    return exact_loo._label_terms(estimator.fitted_, np.zeros(1, dtype=int), np.zeros(1))[0]
 
 
 def loo_summary(loo_log_proba: np.ndarray, sample_weight: np.ndarray
@@ -332,7 +441,9 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
     loo_ : pandas.DataFrame
         One row per member (index: name): ``elpd_loo`` = sum_n w_n log
         p_m(y_n | x_n, D without row n), its standard error ``se``
-        (sqrt(n Var_n) of the pointwise values), and ``weight``.
+        (sqrt(n Var_n) of the pointwise values), ``weight``, and ``temperature``
+        (:func:`loo_temperature`: above 1 when the member is more confident than its
+        leave-one-out supports; a diagnostic, the stack does not temper).
     classes_ : ndarray of shape (K,)
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -413,7 +524,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
             for name, est in members:
                 if est._make_family().capabilities.augmentation:
                     raise ValueError(_no_exact_loo(name, est))
-        fitted, loo = [], []
+        fitted, loo, tables = [], [], []
         for name, est in members:
             with warnings.catch_warnings():
                 # a member's idata_ is not what the stack uses: fit's word that its
@@ -424,7 +535,10 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
             if not exact_loo.supports(est):
                 raise ValueError(_no_exact_loo(name, est))
             joint, y_index = _loo_one_unit(est, X, y, sample_weight)
-            loo.append(joint[np.arange(y_index.size), y_index] - logsumexp(joint, axis=1))
+            full = joint - logsumexp(joint, axis=1, keepdims=True)  # (n, K)
+            loo.append(full[np.arange(y_index.size), y_index])
+            tables.append((full, y_index,
+                           _loo_class_log_prior(est, X, y, sample_weight)))
             fitted.append(est)
         classes = fitted[0].classes_
         for (name, _), est in zip(members, fitted, strict=True):
@@ -441,6 +555,8 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = fitted[0].feature_names_in_
         self._names = [name for name, _ in members]
         self._elpd, self._elpd_se = loo_summary(L, w)
+        self._temperature = np.array([loo_temperature(full, y_index, log_prior, w)
+                                      for full, y_index, log_prior in tables])
         return self
 
     def __sklearn_tags__(self):
@@ -478,11 +594,17 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
     @property
     def loo_(self) -> pd.DataFrame:
         """Per member (index: name): ``elpd_loo`` = sum_n w_n log p_m(y_n | x_n, D
-        without row n), its standard error ``se`` = sqrt(n Var_n(w_n L_nm)), and
-        ``weight``."""
+        without row n), its standard error ``se`` = sqrt(n Var_n(w_n L_nm)),
+        ``weight``, and ``temperature``: the T >= 1 whose flattening of the member's
+        log-likelihood ratios maximises its leave-one-out log score
+        (:func:`loo_temperature`, each refit's exact class prior kept). T > 1 warns
+        that the member predicts with more confidence than its leave-one-out
+        supports; the stack reports it and does not temper (NaN for a stack saved
+        before the column existed)."""
         check_is_fitted(self)
+        temperature = getattr(self, "_temperature", np.full(len(self._names), np.nan))
         return pd.DataFrame({"elpd_loo": self._elpd, "se": self._elpd_se,
-                             "weight": self.weights_},
+                             "weight": self.weights_, "temperature": temperature},
                             index=pd.Index(self._names, name="estimator"))
 
     def save(self, path: Any):

@@ -30,8 +30,10 @@ Family hooks (see :mod:`bayesgen.families`):
 ``pymc_observed(params, X, y, *, prefix="", dims=None) -> None``
     Observed features given the class index ``y`` (a tensor, shape (n,)); NaN in ``X``
     marks a missing entry, whose factor the family drops (never imputes).
-``pymc_stats_loglik(params, stats) -> scalar tensor``
-    sum_n w_n log p(x_n | y_n, theta) up to a constant, on the statistics.
+``pymc_stats_loglik(params, stats) -> scalar tensor or None``
+    sum_n w_n log p(x_n | y_n, theta) up to a constant, on the statistics; None when
+    the likelihood is not a function of them (a mixture per class): the caller then
+    gives it per row as an :class:`ExtraLikelihood`.
 
 A caller may add log-likelihood terms of data that are no labeled statistics (the
 unlabeled rows' mixture likelihood of :mod:`bayesgen.semi.nuts`) and a start for the
@@ -111,7 +113,9 @@ def build_stats_model(fit, extra: ExtraLikelihood | None = None):
         pi = classprior.pymc_pi(fit)  # Dirichlet, or a fixed class_prior (constant)
         pm.Potential("y_loglik", classprior.pymc_loglik(fit, pi))
         params = family.pymc_params(fit.prior)
-        pm.Potential("x_loglik", family.pymc_stats_loglik(params, fit.stats))
+        x_loglik = family.pymc_stats_loglik(params, fit.stats)
+        if x_loglik is not None:  # None: per row, in ``extra`` (MixtureDA's mixture)
+            pm.Potential("x_loglik", x_loglik)
         if extra is not None:  # e.g. the unlabeled rows' mixture likelihood
             for name, term in extra.terms(fit, pi, params).items():
                 pm.Potential(name, term)

@@ -13,6 +13,8 @@ family fitted with the rows' responsibilities as weights.
   BIC.
 - :mod:`.gibbs`: data augmentation (component labels, then the conjugate update) and
   the relabeling of draws against a pivot.
+- :mod:`.pymc`: the PyMC model with the component labels marginalised (``model_``, and
+  the per-row likelihood and start of ``method="mcmc"``'s NUTS).
 
 May import: :mod:`bayesgen.families` (the component families' modules through their
 instances), :mod:`bayesgen.data`, :mod:`bayesgen.utils`.

@@ -163,19 +163,43 @@ class MixtureFamily(Configurable):
     def loo_log_predictive(self, Z, y, w, post) -> np.ndarray:
         """No exact leave-one-out: ``ValueError``."""
         raise ValueError("MixtureDA has no exact leave-one-out; use PSIS-LOO "
-                         "(az.loo on idata_ of method='gibbs').")
+                         "(az.loo on idata_ of method='gibbs' or 'mcmc').")
 
     loo_log_predictive_at = loo_log_predictive
 
     # ------------------------------------------------------------------ PyMC
-    def _no_model(self, *args: Any, **kwargs: Any):
-        raise ValueError("MixtureDA has no PyMC model yet (the NUTS model with the "
-                         "component labels marginalised, pm.Mixture, is not implemented): "
-                         "no model_, build_model or sample_prior_predictive; use "
-                         "method='gibbs' for the posterior and sample() or "
-                         "sample_posterior_predictive() for replicated data.")
+    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+        """The weights' Dirichlet and the components' conjugate priors in the current
+        PyMC model, from a mixture prior (``classes``, ``n_components``,
+        ``weight_alpha``: :func:`.pymc.mixture_prior`); variables and dims in
+        :mod:`.pymc`. ``dims`` is ignored (the mixture's dims are fixed)."""
+        from bayesgen.families.mixture import pymc
 
-    pymc_params = pymc_observed = pymc_stats_loglik = _no_model
+        self._check_mixture_prior(prior)
+        return pymc.params(self.component, prior, prefix=prefix)
+
+    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
+        """Observed rows ``x ~ pm.Mixture(weights[y], MvNormal(mu[y], cov[y]))``, dims
+        (obs, feature): the component labels marginalised."""
+        from bayesgen.families.mixture import pymc
+
+        if np.isnan(np.asarray(X, dtype=np.float64)).any():
+            raise ValueError("MixtureDA: the PyMC model takes no missing entries (NaN).")
+        pymc.observed(params, X, y, prefix=prefix)
+
+    def pymc_stats_loglik(self, params: dict, stats: dict) -> None:
+        """None: a mixture's likelihood is not a function of the class statistics (the
+        component label of every row is summed out); the caller adds the rows'
+        log-likelihood (:func:`.pymc.rows_loglik`) itself."""
+        return None
+
+    @staticmethod
+    def _check_mixture_prior(prior: dict) -> None:
+        from bayesgen.families.mixture import pymc
+
+        if not pymc.is_mixture_prior(prior):
+            raise ValueError("MixtureDA: the PyMC model needs the fitted mixture prior "
+                             "(classes, n_components, weight_alpha); refit the estimator.")
 
     # ------------------------------------------------------------ likelihood
     def component_log_lik(self, X: np.ndarray, params: dict) -> np.ndarray:
@@ -234,5 +258,11 @@ class MixtureFamily(Configurable):
         return {**params, **user}
 
     def prior_to_user(self, prior: dict) -> dict:
-        """The component prior in the units of X."""
+        """The component prior in the units of X; of a mixture prior
+        (:func:`.pymc.mixture_prior`), every class's component prior."""
+        from bayesgen.families.mixture import pymc
+
+        if pymc.is_mixture_prior(prior):
+            return {**prior, "classes": [self.component.prior_to_user(p)
+                                         for p in prior["classes"]]}
         return self.component.prior_to_user(prior)

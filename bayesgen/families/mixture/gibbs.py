@@ -92,17 +92,32 @@ def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, start_weights: np.
         params = {"mu": drawn["mu"][0], "cov": drawn["cov"][0]}
         counts = np.asarray(stats["count"]).reshape(C, M)
         weights = np.stack([_dirichlet(alpha + counts[c], rng) for c in range(C)])
-    relabeled = np.zeros((C, draws), dtype=bool)
-    if M > 1:
-        pivot = start_params["mu"]
-        for c in range(C):
-            for s in range(draws):
-                cost = ((MU[c, s][:, None, :] - pivot[None, :, :]) ** 2).sum(axis=-1)
-                _, perm = linear_sum_assignment(cost.T)  # perm[j]: the draw's match of j
-                if np.any(perm != np.arange(M)):
-                    relabeled[c, s] = True
-                    W[c, s], MU[c, s], COV[c, s] = W[c, s][perm], MU[c, s][perm], COV[c, s][perm]
-    return ClassDraws(W, {"mu": MU, "cov": COV}, LL, relabeled)
+    W, MU, COV, relabeled = relabel(W.reshape(C * draws, M), MU.reshape(C * draws, M, d),
+                                    COV.reshape(C * draws, M, d, d), start_params["mu"])
+    return ClassDraws(W.reshape(C, draws, M), {"mu": MU.reshape(C, draws, M, d),
+                                                "cov": COV.reshape(C, draws, M, d, d)},
+                      LL, relabeled.reshape(C, draws))
+
+
+def relabel(W: np.ndarray, MU: np.ndarray, COV: np.ndarray,
+            pivot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Draws of one class's M components relabeled to the pivot's order (module
+    docstring): W (S, M), MU (S, M, d), COV (S, M, d, d), pivot (M, d) the MAP means.
+    Each draw's components are permuted by the assignment that minimises the summed
+    squared distances of its means to the pivot's (Hungarian algorithm). Returns the
+    relabeled copies and ``relabeled`` (S,) of bool: the draws that were permuted."""
+    S, M = W.shape
+    W, MU, COV = W.copy(), MU.copy(), COV.copy()
+    relabeled = np.zeros(S, dtype=bool)
+    if M == 1:
+        return W, MU, COV, relabeled
+    for s in range(S):
+        cost = ((MU[s][:, None, :] - pivot[None, :, :]) ** 2).sum(axis=-1)
+        _, perm = linear_sum_assignment(cost.T)  # perm[j]: the draw's match of j
+        if np.any(perm != np.arange(M)):
+            relabeled[s] = True
+            W[s], MU[s], COV[s] = W[s][perm], MU[s][perm], COV[s][perm]
+    return W, MU, COV, relabeled
 
 
 def _dirichlet(concentration: np.ndarray, rng: np.random.Generator) -> np.ndarray:

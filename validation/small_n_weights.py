@@ -1,0 +1,201 @@
+"""Few rows, many features: how the stack's weights are estimated, by measurement.
+
+Question: in the cells of ``validation/small_n.py`` where the stack is above the best
+tuned scikit-learn model although one of its members is below it (iris: LDA 0.072
+against the stack's 0.090; breast cancer at 20 rows per class: LDA 0.132 against
+0.152), is the weight estimation at fault, and does another rule or member set do
+better?
+
+Every cell and split of ``validation/small_n.py`` (same seeds) fits each candidate
+member once and keeps its exact leave-one-out class probabilities (the stack's,
+:func:`bayesgen.estimators.stacking._loo_one_unit`) and its test class probabilities;
+each variant then re-weighs those tables (no refit), so all variants see the same fits:
+
+- ``weight_prior`` c in {0, 1 (the default), 3, 6} (Dirichlet(1 + c / M) on the weights);
+- ``class counts in``: the leave-one-out terms with the class-count factor of the full
+  data instead of the rows without row n (leaving out a row of class k lowers class
+  k's count, which penalises the class-frequency member more than confident members);
+- ``best by LOO``: all weight on the member of the best leave-one-out score;
+- member sets: the default six plus, or with ``qda`` replaced by, one of
+  QDA(cov_target="pooled", mean_strength="auto"), QDA(mean_strength="auto"),
+  LDA(cov_structure="diag", mean_strength="auto") (diagonal LDA with shrunk means),
+  GaussianNB();
+- ``tempered``: every member tempered by its leave-one-out temperature
+  (:func:`bayesgen.estimators.stacking.loo_temperature`) before stacking.
+
+Reported per variant: cells at or below the best tuned scikit-learn model of
+``validation/results_small_n.md`` (the "best sk" column, read from that page), cells
+within 1.1 times it, the largest ratio and the geometric mean ratio.
+
+Run from the repository root after ``validation/small_n.py`` (about 10 min
+single-process on a loaded machine)::
+
+    OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python validation/small_n_weights.py \\
+        --splits 3 --markdown validation/results_small_n_weights.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy.special import log_softmax, logsumexp
+
+import bayesgen as bg
+from bayesgen.estimators.stacking import (
+    _class_log_prior,
+    _loo_class_log_prior,
+    _loo_one_unit,
+    default_estimators,
+    loo_temperature,
+    stacking_weights,
+    tempered,
+)
+from validation.small_n import CLIP, cells
+
+FEW = {"draws": 20, "chains": 1, "progressbar": False}
+BASE = ["lda", "lda_shrunk_means", "qda", "qda_isotropic", "qda_spherical",
+        "class_frequencies"]
+EXTRA = {
+    "qda_pooled_shrunk": lambda: bg.QDA(cov_target="pooled", mean_strength="auto",
+                                        method="conjugate", **FEW),
+    "qda_shrunk_means": lambda: bg.QDA(mean_strength="auto", method="conjugate", **FEW),
+    "lda_diag_shrunk": lambda: bg.LDA(cov_structure="diag", mean_strength="auto",
+                                      method="conjugate", **FEW),
+    "gnb": lambda: bg.GaussianNB(method="conjugate", **FEW),
+}
+
+
+def tables(X_tr, y_tr, X_te, y_te) -> dict:
+    """Per candidate member: leave-one-out class log probabilities (n, K), test class
+    log probabilities (m, K), the class log prior; and the class indices."""
+    members = [(name, est.set_params(**FEW)) for name, est in default_estimators()]
+    members += [(name, make()) for name, make in EXTRA.items()]
+    out = {"loo": {}, "test": {}, "prior": {}, "loo prior": {}}
+    for name, est in members:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X_tr, y_tr)
+            joint, y_index = _loo_one_unit(est, X_tr, y_tr, None)
+        out["loo"][name] = joint - logsumexp(joint, axis=1, keepdims=True)
+        out["test"][name] = est.predict_log_proba(X_te)
+        out["prior"][name] = _class_log_prior(est)
+        out["loo prior"][name] = _loo_class_log_prior(est, X_tr, y_tr, None)
+    out["y"] = y_index
+    out["index"] = np.searchsorted(np.unique(y_tr), y_te)
+    return out
+
+
+def class_counts_in(loo: np.ndarray, y: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """Leave-one-out class log probabilities with the class-count factor of the full
+    data, (N_k + a) / (N + K a), instead of the one without row n (a = 1, the
+    estimators' default ``class_alpha``)."""
+    n, K = loo.shape
+    counts = np.bincount(y, minlength=K) + alpha
+    without = np.broadcast_to(counts, (n, K)).copy()
+    without[np.arange(n), y] -= 1.0
+    shift = (np.log(counts) - np.log(counts.sum())) - (np.log(without)
+                                                       - np.log(counts.sum() - 1.0))
+    return log_softmax(loo + shift, axis=1)
+
+
+def stacked(t: dict, names: list[str], rule) -> float:
+    """Held-out log loss of the stack of ``names`` under the weight rule ``rule``: a
+    ``weight_prior`` (float), "best", "counts in" or "tempered"."""
+    y, index = t["y"], t["index"]
+    rows = np.arange(y.size)
+    loo = {m: t["loo"][m] for m in names}
+    test = {m: t["test"][m] for m in names}
+    prior = 1.0
+    if rule == "counts in":
+        loo = {m: class_counts_in(v, y) for m, v in loo.items()}
+    elif rule == "tempered":
+        for m in names:
+            T = loo_temperature(loo[m], y, t["loo prior"][m])
+            loo[m], test[m] = tempered(loo[m], t["loo prior"][m], T), tempered(
+                test[m], t["prior"][m], T)
+    elif rule != "best":
+        prior = float(rule)
+    L = np.stack([loo[m][rows, y] for m in names], axis=1)
+    if rule == "best":
+        a = np.zeros(len(names))
+        a[np.argmax(L.sum(axis=0))] = 1.0
+    else:
+        a = stacking_weights(L, prior_rows=prior)
+    keep = a > 0
+    mix = logsumexp(np.log(a[keep])[:, None, None]
+                    + np.stack([test[m] for m in names])[keep], axis=0)
+    p_true = np.clip(np.exp(mix[np.arange(index.size), index]), CLIP, 1.0)
+    return float(-np.mean(np.log(p_true)))
+
+
+def variants() -> list[tuple[str, list[str], object]]:
+    """(label, members, rule) of every variant."""
+    out = [(f"weight_prior = {c:g}", BASE, c) for c in (0.0, 1.0, 3.0, 6.0)]
+    out += [("class counts in", BASE, "counts in"), ("best by LOO", BASE, "best")]
+    for name in EXTRA:
+        out.append((f"+ {name}", [*BASE, name], 1.0))
+        out.append((f"qda -> {name}", [name if m == "qda" else m for m in BASE], 1.0))
+    out.append(("tempered members", BASE, "tempered"))
+    return out
+
+
+def best_sk(page: Path) -> dict:
+    """(data, n) -> the best tuned scikit-learn model's mean log loss, read from the
+    "best sk" column of ``validation/results_small_n.md``."""
+    best = {}
+    for line in page.read_text().splitlines():
+        found = re.match(r"\| ([^|]+) \| (\d+) \|.*\| ([0-9.]+) \(sk [^)]*\) \| [0-9.]+ \|$",
+                         line)
+        if found:
+            best[found.group(1).strip(), int(found.group(2))] = float(found.group(3))
+    return best
+
+
+def main() -> None:
+    """Command line: ``--splits``, ``--seed``, ``--markdown PATH``, ``--results PATH``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--splits", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--results", default="validation/results_small_n.md")
+    parser.add_argument("--markdown", default=None)
+    args = parser.parse_args()
+    best = best_sk(Path(args.results))
+    start = time.perf_counter()
+    losses: dict = {}
+    for name, n, rep, X_tr, y_tr, X_te, y_te in cells(args.splits, args.seed):
+        t = tables(X_tr, y_tr, X_te, y_te)
+        for label, names, rule in variants():
+            losses.setdefault(label, {}).setdefault((name, n), []).append(
+                stacked(t, names, rule))
+        print(f"{name} n={n} split {rep} done", flush=True)
+    lines = ["# Few rows, many features: the stack's weights, by measurement", "",
+             "Generated by `validation/small_n_weights.py` (its docstring gives the design "
+             f"and the command); {time.perf_counter() - start:.0f} s single-process on a "
+             "loaded 2-core machine. Ratios to the best tuned scikit-learn model of "
+             "`validation/results_small_n.md`, over its "
+             f"{len(best)} cells ({args.splits} splits each).", "",
+             "| variant | cells <= best sk | cells <= 1.1 x | largest ratio (cell) | "
+             "geometric mean ratio | iris 10 | iris 20 | breast cancer 20 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for label, per_cell in losses.items():
+        ratio = {k: np.mean(v) / best[k] for k, v in per_cell.items()}
+        r = np.array(list(ratio.values()))
+        worst = max(ratio, key=ratio.get)
+        lines.append(
+            f"| {label} | {int((r <= 1).sum())} / {r.size} | {int((r <= 1.1).sum())} | "
+            f"{r.max():.2f} ({worst[0]} {worst[1]}) | {np.exp(np.mean(np.log(r))):.3f} | "
+            + " | ".join(f"{ratio.get(k, np.nan):.2f}" for k in
+                         [("iris", 10), ("iris", 20), ("breast cancer", 20)]) + " |")
+    page = "\n".join(lines) + "\n"
+    if args.markdown:
+        Path(args.markdown).write_text(page)
+    print(page)
+
+
+if __name__ == "__main__":
+    main()
