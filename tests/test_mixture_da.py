@@ -585,9 +585,11 @@ def test_sklearn_compatible(estimator, check):
         check(estimator)
 
 
-# NUTS compiles a program per data shape and the checks use many shapes (see
-# tests/test_estimator_checks_mcmc.py): marked slow
+# NUTS compiles a program per data shape, the mixture's likelihood is per row (its shape
+# grows with N) and the checks use many shapes: minutes of compilation, so .ci/run runs
+# these once as a step of their own (ci_step), not inside the README's test command
 @pytest.mark.slow
+@pytest.mark.ci_step
 @parametrize_with_checks([bg.MixtureDA(method="mcmc", max_components=2, n_init=1, draws=30,
                                        tune=30, chains=1, progressbar=False,
                                        random_state=0)],
