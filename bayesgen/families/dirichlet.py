@@ -226,6 +226,18 @@ def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
     return X.astype(np.int64)
 
 
+class FixedAlpha:
+    """The prior of BernoulliNB and MultinomialNB: ``alpha`` (d,), whatever the rows."""
+
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
+        """``{"alpha": (d,)}``, validated (finite, > 0, scalar or one per feature)."""
+        return {"alpha": check_alpha(self.alpha, stats["feature_count"].shape[1])}
+
+    def prior_uses_data(self) -> bool:
+        """False: the prior is ``alpha``, whatever the rows."""
+        return False
+
+
 class GammaRates:
     """The Gamma(alpha_j, beta_j) prior on positive rates ``rate`` (K, d) that PoissonNB
     and ExponentialNB share (``prior`` holds ``alpha`` and ``beta``, (d,)): its log
@@ -235,6 +247,19 @@ class GammaRates:
     who: str
     #: what sets the prior's scale once alpha > 1, for the message of an improper prior
     scale_hint: str
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` posterior draws ``rate`` = Gamma(a) / b, (size, K, d)."""
+        return {"rate": rng.standard_gamma(post["a"], size=(size, *post["a"].shape))
+                / post["b"]}
+
+    def natural_prior(self, prior: dict) -> dict:
+        """The Gamma(alpha, beta) prior as a posterior ``{"a", "b"}`` without data."""
+        return {"a": prior["alpha"], "b": prior["beta"]}
+
+    def attributes(self, params: dict) -> dict:
+        """``rate_`` lambda (K, d)."""
+        return {"rate_": params["rate"]}
 
     def log_prior(self, params: dict, prior: dict) -> float:
         """log p(rate) up to a constant under Gamma(alpha, beta), whose mode with the

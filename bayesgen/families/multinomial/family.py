@@ -65,7 +65,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "MultinomialNB"
 
 
-class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
+class MultinomialFamily(dr.FixedAlpha, conjugate.Hooks, UnlabeledHooks):
     """Multinomial likelihood over the feature counts with a Dirichlet prior per class.
 
     Parameters
@@ -118,14 +118,6 @@ class MultinomialFamily(conjugate.Hooks, UnlabeledHooks):
         return dr.add_stats(a, b)
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict, *, record: bool = True) -> dict:
-        """``{"alpha": (d,)}``, validated (finite, > 0, scalar or one per feature)."""
-        return {"alpha": dr.check_alpha(self.alpha, stats["feature_count"].shape[1])}
-
-    def prior_uses_data(self) -> bool:
-        """False: the prior is ``alpha``, whatever the rows."""
-        return False
-
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """theta_kj = c_kj / T_k (0 for a feature never seen in class k). Missing
