@@ -217,7 +217,7 @@ class GaussianFamily(UnlabeledHooks):
         return {"mu": stats["mean"].copy(), "var": var}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
-        """:func:`.mvn.diagonal.posterior_entries`, untied: ``m``, ``kappa``, ``a``, ``b`` (K, d)."""
+        """:func:`.mvn.diagonal.posterior_entries`, untied: ``m``, ``kappa``, ``a``, ``b``."""
         post = diagonal.posterior_entries(entries(stats), prior, tied=False,
                                           spherical=False)
         return {key: post[key] for key in ("m", "kappa", "a", "b")}
