@@ -35,7 +35,7 @@ from bayesgen.utils.heavy import import_pymc
 LOG_2PI = np.log(2.0 * np.pi)
 
 
-class GaussianFamily(UnlabeledHooks):
+class GaussianFamily(_far.RealColumns, UnlabeledHooks):
     """Factorised Gaussian likelihood with a Normal-Inverse-Gamma prior per class/feature.
 
     Parameters
@@ -84,15 +84,7 @@ class GaussianFamily(UnlabeledHooks):
         self.labels: np.ndarray | None = None
         self.frame = None  # bayesgen.data.frame.Frame of the internal coordinates, set at fit
 
-    def real_columns(self, n_features: int) -> np.ndarray:
-        """Every column is real-valued (transformed by the frame)."""
-        return np.ones(n_features, dtype=bool)
-
     # ------------------------------------------------------------------ data
-    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Real-valued features: nothing beyond finiteness (checked by the caller)."""
-        return X
-
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted per-class count, mean and centred sum of squares ``m2``, each (K, d),
         and the frame; with NaN over the observed entries (``observed`` (K, d),

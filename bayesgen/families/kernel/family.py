@@ -33,7 +33,7 @@ import numpy as np
 
 from bayesgen.data import missing
 from bayesgen.families import gaussian_stats as gstats
-from bayesgen.families.far import attach_frame
+from bayesgen.families.far import RealColumns, attach_frame
 from bayesgen.families.kernel import far as _kernel_far
 from bayesgen.families.kernel import missing as km
 from bayesgen.families.kernel.bandwidth import (  # noqa: F401 (_loo re-exported for tests)
@@ -61,7 +61,7 @@ NO_CONJUGATE = (
 )
 
 
-class KernelFamily(UnlabeledHooks):
+class KernelFamily(RealColumns, UnlabeledHooks):
     """Per-class, per-feature Gaussian KDE whose bandwidths are the parameters.
 
     Parameters
@@ -88,15 +88,7 @@ class KernelFamily(UnlabeledHooks):
         self.labels: np.ndarray | None = None
         self.frame = None  # bayesgen.data.frame.Frame of the internal coordinates, set at fit
 
-    def real_columns(self, n_features: int) -> np.ndarray:
-        """Every column is real-valued (transformed by the frame)."""
-        return np.ones(n_features, dtype=bool)
-
     # ------------------------------------------------------------------ data
-    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Real-valued features: nothing beyond finiteness (checked by the caller)."""
-        return X
-
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """The rows of positive weight: ``X`` (n, d), ``y`` (n,), ``w`` (n,), their positions
         ``row`` among the ``n_rows`` given, ``count`` (K,) and the frame."""

@@ -69,7 +69,7 @@ def mean_strength_bound(d: int) -> float:
     return d / 4.0
 
 
-class MVNFamily(conjugate.Hooks, UnlabeledHooks):
+class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
     """Multivariate normal likelihood with a Normal-Inverse-Wishart prior.
 
     Parameters
@@ -153,10 +153,6 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
     @property
     def who(self) -> str:
         return "LDA" if self.tied else "QDA"
-
-    def real_columns(self, n_features: int) -> np.ndarray:
-        """Every column is real-valued (transformed by the frame)."""
-        return np.ones(n_features, dtype=bool)
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
