@@ -110,25 +110,10 @@ _CLASS_NAMES = {"bernoulli": "Bernoulli", "poisson": "Poisson", "exponential": "
 
 
 def observed(kind: str, name: str, params: list, X, dims: tuple[str, str]) -> None:
-    """``x_nj ~ kind(params[n, j])`` observed on the entries of ``X`` (n, d) that are
-    not NaN, as one elementwise float64 ``pm.CustomDist`` named ``name`` with ``dims``,
-    drawn as ``kind`` in ``pm.model_to_graphviz`` (``x ~ Normal``).
-
-    Parameters
-    ----------
-    kind : {"bernoulli", "poisson", "exponential", "normal"}
-        The distribution of one entry (``pm.Bernoulli(p)``, ``pm.Poisson(mu)``,
-        ``pm.Exponential(lam)``, ``pm.Normal(mu, sigma)``; log-densities as PyMC's,
-        with all constants).
-    name : str
-        Model variable name (``prefix + "x"``).
-    params : list of tensors
-        The distribution's parameters, each (n, d) (e.g. ``theta[y]``).
-    X : ndarray (n, d)
-        Training rows with NaN at the missing entries.
-    dims : tuple of str
-        ``("obs", feature dim)``.
-    """
+    """``x_nj ~ kind(params[n, j])`` on the entries of ``X`` (n, d) that are not NaN, as
+    one elementwise float64 ``pm.CustomDist`` ``name`` with ``dims`` (drawn as ``kind`` in
+    ``pm.model_to_graphviz``). ``kind``: "bernoulli", "poisson", "exponential" or
+    "normal" (PyMC's log-densities); ``params``: its parameters, each (n, d)."""
     pm = import_pymc()
 
     logp, random = _KINDS[kind]
