@@ -173,8 +173,9 @@ class GaussianFamily(_far.RealColumns, UnlabeledHooks):
         return {k: chosen[k] for k in ("m0", "kappa0", "a0", "b0", "nu0", "scale", "s0")}
 
     def prior_uses_data(self) -> bool:
-        """Whether a default reads the data (``mean_prior``/``var_prior`` None, or
-        ``var_dof``/``var_scale`` "auto")."""
+        """Whether a default reads the data: ``mean_prior`` or ``var_prior`` None (the
+        grand mean, the pooled within-class variances) or ``var_dof`` / ``var_scale``
+        "auto" (the evidence)."""
         return (self.mean_prior is None or self.var_prior is None
                 or isinstance(self.var_dof, str) or isinstance(self.var_scale, str))
 

@@ -126,8 +126,8 @@ class DiagonalMVNFamily(MVNFamily):
 
     # ----------------------------------------------------------------- prior
     def _target(self, stats: dict, d: int) -> np.ndarray:
-        """s0 (d,) in the internal frame: ``cov_target`` (a vector or a diagonal matrix) or
-        the pooled within-class variances."""
+        """s0 (d,) in the internal frame: ``cov_target`` (a vector, or the diagonal of a
+        matrix) or the pooled within-class variances."""
         if self.cov_target is None:
             return gstats.default_scale(stats)
         if isinstance(self.cov_target, str) and self.cov_target == "isotropic":
