@@ -37,7 +37,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "BernoulliNB"
 
 
-class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
+class BernoulliFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, UnlabeledHooks):
     """Factorised Bernoulli likelihood with a Beta(alpha, alpha) prior per class/feature.
 
     Parameters
@@ -50,6 +50,7 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
     """
 
     name = "bernoulli"
+    who = WHO
     param_dims: ClassVar[dict[str, tuple[str, ...]]] = {"theta": ("class", "feature")}
     positive_only = True
     #: scipy.sparse X (CSR) in every method, never densified; NaN in X is a missing
@@ -64,12 +65,8 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Threshold X at ``binarize``, or require it to hold only 0 and 1.
-
-        Sparse X: the checks and the threshold apply to its stored values (duplicates
-        summed first); a negative threshold would turn every implicit zero into 1, so
-        it raises ``ValueError``.
-        """
+        """Threshold X at ``binarize``, or require it to hold only 0 and 1 (sparse X:
+        its stored values; a negative threshold would densify it: ``ValueError``)."""
         X = sparse.canonical(X)
         if self.binarize is None:
             check_nonnegative(X, who)
@@ -87,28 +84,7 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
             return sparse.with_data(X, _threshold(X.data, t))
         return _threshold(X, t)
 
-    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted class counts N_k (K,) and numbers of ones ``R^T X`` (K, d).
-
-        With missing entries (NaN) also ``observed`` N_kj (K, d), the weighted number of
-        observed entries, which replaces N_k below. Raises ``ValueError`` naming
-        ``sample_weight`` if a weighted sum overflows.
-        """
-        return masked.count_stats(X, y, w, n_classes, WHO)
-
-    def merge(self, a: dict, b: dict) -> dict:
-        """Statistics of the union of two disjoint data sets (sums)."""
-        return masked.add_count_stats(a, b)
-
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict, *, record: bool = True) -> dict:
-        """``{"alpha": (d,)}``, validated (finite, > 0, scalar or one per feature)."""
-        return {"alpha": dr.check_alpha(self.alpha, stats["feature_count"].shape[1])}
-
-    def prior_uses_data(self) -> bool:
-        """False: the prior is ``alpha``, whatever the rows."""
-        return False
-
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """theta = c / N_k (0 or 1 where a feature is constant within a class)."""
@@ -126,9 +102,8 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
 
     def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(theta) up to a constant under Beta(alpha, alpha), whose mode with the
-        likelihood :meth:`map` is: sum_kj (alpha_j - 1) (log theta_kj + log(1 - theta_kj))
-        (0 where alpha_j = 1, also at theta 0 or 1)."""
+        """sum_kj (alpha_j - 1) (log theta_kj + log(1 - theta_kj)): log p(theta) up to a
+        constant (0 where alpha_j = 1, also at theta 0 or 1)."""
         theta, a = params["theta"], prior["alpha"] - 1.0
         return float(np.sum(xlogy(a, theta) + xlogy(a, 1.0 - theta)))
 
@@ -154,26 +129,11 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """sum_j [x log theta + (1 - x) log(1 - theta)] for every row and class.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n, d) with values in {0, 1}
-        params : dict
-            ``theta`` of shape (..., K, d); leading dims are posterior draws.
-        full : bool
-            Ignored: there is no term that is equal across classes.
-
-        Returns
-        -------
-        ndarray of shape (..., n, K)
-            ``X @ (log theta - log(1 - theta)).T + sum_j log(1 - theta)``: one matrix
-            product (sparse x dense for sparse X), never forming 1 - X. A row is
-            ``-inf`` under a class with theta = 0 where x = 1 or theta = 1 where x = 0.
-            A missing x_nj (NaN) drops its term: ``X0 @ (log theta - log(1 - theta)).T
-            + O @ log(1 - theta).T`` with X0 = X with 0 for NaN and O the observed
-            indicator.
-        """
+        """sum_j [x log theta + (1 - x) log(1 - theta)], (..., n, K) for ``theta``
+        (..., K, d): ``X @ (log theta - log(1 - theta)).T + O @ log(1 - theta).T`` (O the
+        observed indicator; a missing entry drops its term), one product for dense or sparse X,
+        never forming 1 - X; ``-inf`` where theta = 0 and x = 1 or theta = 1 and x = 0.
+        ``full`` is ignored (no term is equal across classes)."""
         M = missing.mask(X)
         if M is not None:
             X = missing.filled(X)
@@ -205,21 +165,12 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
         return (rng.uniform(size=theta.shape) < theta).astype(np.float64)
 
     def attributes(self, params: dict) -> dict:
-        """``feature_log_prob_`` = log theta (K, d) (computed once and reused by sparse
-        predictions, see ``_sparse.log_t``)."""
+        """``feature_log_prob_`` = log theta (K, d)."""
         return {"feature_log_prob_": sparse.log_t(params["theta"])}
-
-    def stats_attributes(self, stats: dict) -> dict:
-        """``feature_count_`` (K, d): the weighted feature counts of the fit."""
-        return {"feature_count_": stats["feature_count"]}
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Beta prior in the current PyMC model: ``theta ~ Beta(alpha_j, alpha_j)``.
-
-        One variable ``prefix + "theta"`` with dims ``dims["theta"]`` (class, feature),
-        alpha (d,) broadcast over classes; returns ``{"theta": ...}``.
-        """
+        """``theta ~ Beta(alpha_j, alpha_j)`` (class, feature) in the current PyMC model."""
         pm = import_pymc()
 
         dims = dims or self.param_dims
@@ -228,12 +179,8 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
         return {"theta": theta}
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """Observed rows: ``x_nj ~ Bernoulli(theta[y_n, j])``, dims (obs, feature).
-
-        ``X`` is the checked (binarized) training matrix, so it holds only 0 and 1, and
-        NaN at missing entries: those are integrated out (the sum over the observed
-        entries, x float64, see :mod:`bayesgen.families.pymc_gaps`).
-        """
+        """``x_nj ~ Bernoulli(theta[y_n, j])``, dims (obs, feature); missing entries
+        integrated out (:mod:`bayesgen.families.pymc_gaps`)."""
         pm = import_pymc()
 
         from bayesgen.families import pymc_gaps
@@ -250,11 +197,7 @@ class BernoulliFamily(conjugate.Hooks, UnlabeledHooks):
         )
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kj [c_kj log theta_kj + (N_k - c_kj) log(1 - theta_kj)].
-
-        The Bernoulli log-likelihood of all (weighted) rows from N_k and the numbers of
-        ones c_kj: exact, no constant dropped.
-        """
+        """sum_kj [c_kj log theta_kj + (N_k - c_kj) log(1 - theta_kj)] (exact)."""
         import pytensor.tensor as pt
 
         c = stats["feature_count"]
@@ -270,13 +213,8 @@ def _threshold(values: np.ndarray, t: float) -> np.ndarray:
 
 
 class BetaBernoulli(conjugate.Entrywise):
-    """The Beta-Bernoulli algebra: t(x) = (x, 1 - x) added to the Beta posterior (a, b),
-    log z = log B(a, b), so that the predictive of an entry is::
-
-        step(x) = x log a + (1 - x) log b - log(a + b)
-
-    (the posterior mean's Bernoulli); tabulated at x = 0 and 1, a row's predictive is
-    ``O @ T0 + X @ (T1 - T0)``, one product for dense or sparse X."""
+    """The Beta-Bernoulli algebra: t(x) = (x, 1 - x), log z = log B(a, b); the entry's
+    predictive ``x log a + (1 - x) log b - log(a + b)``, tabulated at x = 0 and 1."""
 
     who = WHO
     tabled = True

@@ -1,29 +1,13 @@
 """Per-class weighted counts, means and centred second moments in one pass over X.
 
-The rows of each class are visited in blocks of about :data:`BLOCK_ROWS` rows,
-gathered into a small buffer that stays in cache. Within a block the statistics are
-computed in two passes over the buffer (mean, then the centred sums of squares, a BLAS
-product on the centred block), and blocks are combined with the parallel update of
-Chan, Golub & LeVeque (1979)::
-
-    n = n_a + n_b,  delta = mean_b - mean_a
-    mean = mean_a + delta n_b / n
-    M2 = M2_a + M2_b + delta delta^T n_a n_b / n
-
-So X is read from memory once, no (n, d) temporary is built (the class means
-``mean[y]``, the centred copy and the weighted copy of the former two-pass form), and
-the accuracy is that of the two-pass formula: every product is on data centred at its
-block's own mean.
-
-Each class's statistics depend only on its own rows, in their order in X (a stable
-sort by class), so relabeling the classes permutes them bit for bit; pooled sums over
-classes use :func:`._gaussian_stats.class_sum` for the same reason.
-
-With the estimator's ``n_jobs`` above 1 and X of at least 2^21 entries, runs of
-consecutive blocks are computed on that many threads
-(:func:`bayesgen.utils.threads.map_threads`) and merged in the same order, so the
-result is bit for bit that of one thread.
-"""
+The rows of each class are visited in cached blocks of about :data:`BLOCK_ROWS` rows;
+within a block the moments are two-pass (mean, then a BLAS product on the centred
+block) and blocks are combined by Chan, Golub & LeVeque's update
+(:mod:`bayesgen.families.gaussian_stats`): X is read once, no (n, d) temporary, the
+accuracy of the two-pass formula. Each class depends only on its own rows in their
+order (relabeling permutes the result bit for bit); with ``n_jobs`` > 1 and at least
+2^21 entries, runs of blocks go to threads and are merged in the same order (bit for
+bit one thread's result)."""
 
 from __future__ import annotations
 

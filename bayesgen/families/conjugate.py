@@ -1,9 +1,9 @@
 """One conjugate algebra: predictive, evidence and leave-one-out, written once.
 
 Every conjugate family here is an exponential family p(x | theta) = h(x) exp(eta . t(x)
-- A(theta)) whose conjugate prior has natural hyper-parameters tau (and a pseudo-count)
-with normaliser Z(tau). A posterior is the prior plus the weighted statistics,
-tau_post = tau_0 + sum_n w_n t(x_n), and everything else is one formula on Z::
+- A(theta)) whose conjugate prior has natural hyper-parameters tau with normaliser
+Z(tau); a posterior is tau_post = tau_0 + sum_n w_n t(x_n) and everything else is one
+formula on Z::
 
     evidence       log Z(tau_post) - log Z(tau_0) + sum_n w_n log h(x_n)
     predictive     log p(x | tau) = log Z(tau + t(x)) - log Z(tau) + log h(x)
@@ -11,50 +11,27 @@ tau_post = tau_0 + sum_n w_n t(x_n), and everything else is one formula on Z::
     LOO at others  the predictive of other rows at tau_(-n)
     merge          add
 
-A family supplies t, log h and log Z (an :class:`Entrywise` or :class:`Joint`
-algebra); the functions below do the rest: :func:`log_predictive`,
-:func:`log_evidence`, :func:`loo_log_predictive`, :func:`loo_log_predictive_at` and
-:func:`downdate`. They handle, once for every family: sample weights (a row leaves with
-its whole weight w_n), missing entries (NaN: a factorised family drops the entry's
-factor, so the entry neither adds to nor leaves the posterior and its predictive term
-is 0), scipy.sparse CSR X without densifying it, temporaries bounded by :data:`BLOCK`
-values, and non-finite results (``ValueError`` naming X, :func:`check_overflow`).
-
-Posteriors are dicts of arrays with the family's own keys; the leading axis of every
-array indexes the "classes" L of a call: the K classes of a fit, or, for the
-leave-one-out predictive at other rows, the n_b posteriors of a block of training rows
-without each of them (what the functions pass back to :func:`log_predictive`).
+A family supplies t, log h and log Z (an :class:`Entrywise` or :class:`Joint` algebra);
+the functions below handle, once for every family, sample weights, missing entries (NaN:
+a factorised family drops the entry's factor), scipy.sparse CSR X without densifying it,
+temporaries bounded by :data:`BLOCK` values, and non-finite results
+(:func:`check_overflow`). The leading axis of every ``post`` array indexes the
+"classes" L of a call: the K classes, or the n_b posteriors of a block of training rows
+without each of them (the leave-one-out at other rows).
 
 **Factorised families** (:class:`Entrywise`: Beta-Bernoulli, Gamma-Poisson,
-Gamma-exponential, Dirichlet-categorical, and the Dirichlet-multinomial, whose features
-are coupled only through the sum of the concentrations): post arrays are (L, d) per
-(class, feature) entry, or (L, d, C) for a vector-valued entry (a categorical
-feature's C levels). log Z is a sum over entries of log z(tau_lj) (plus, for
-:attr:`Entrywise.total`, a term g(sum_j tau_lj) over the observed features), so the
-predictive is a sum over entries of the increment (:meth:`Entrywise.step`)::
+Gamma-exponential, Dirichlet-categorical, Dirichlet-multinomial): post arrays are (L, d)
+(or (L, d, C) for a categorical feature); log Z is a sum over entries of log z (plus,
+for :attr:`Entrywise.total`, a coupling term g(sum_j tau_lj)), so the predictive sums
+the increments step_lj(x) = log z(tau_lj + t(x)) - log z(tau_lj). Sparse X: the zero
+entries' increments are computed once per (class, feature); finite supports tabulate
+step at every level (:meth:`Entrywise.table`).
 
-    step_lj(x) = log z(tau_lj + t(x)) - log z(tau_lj)
-
-For sparse X the zero entries' increments D0_lj = step_lj(0) are computed once per
-(class, feature) and summed over the observed features by one product; only the stored
-entries are visited (their step minus D0). Families with a finite discrete support
-(binary, categorical codes) tabulate step at every level once (:meth:`Entrywise.table`)
-and the predictive is a (sparse) one-hot product.
-
-**Joint families** (:class:`Joint`: the Gaussian families' Normal-Inverse-Gamma or
-Normal-Inverse-Wishart, or any family without the entry structure): the row's
-statistics are added to each class's whole posterior (:meth:`Joint.update`); the
-predictive, leave-one-out and leave-one-out at other rows default to the generic
-differences of :meth:`Joint.log_z`, and a family may give them in closed form with one
-factor per class (the rank-one steps of the matrix determinant lemma for a Wishart
-normaliser: :class:`bayesgen.families.mvn.niw.NIW`). Missing entries are the family's
-business there.
-
-The generic leave-one-out removes the row from its own class only: it serves families
-whose classes have independent posteriors. A parameter shared by the classes (LDA's
-covariance) is one more block of statistics that every row changes; such a family's
-algebra gives :meth:`Joint.loo` and :meth:`Joint.loo_at` (every class's column).
-"""
+**Joint families** (:class:`Joint`: the Normal-Inverse-Wishart): a row's statistics
+are added to each class's whole posterior (:meth:`Joint.update`); predictive and
+leave-one-out default to differences of :meth:`Joint.log_z`, and a family may give
+closed forms (rank-one steps: :class:`bayesgen.families.mvn.niw.NIW`), which it must
+when the classes share a block (LDA's covariance: :meth:`Joint.loo`, :meth:`Joint.loo_at`)."""
 
 from __future__ import annotations
 
@@ -77,21 +54,13 @@ BLOCK = 2**21
 class Entrywise(ABC):
     """The algebra of a factorised conjugate family: one factor per (class, feature).
 
-    Subclasses implement :meth:`log_z` and ``t(x) -> dict``, the statistics of entry
-    values x (..., d) per key of ``post`` (an array of x's shape plus the entry's
-    trailing dims; not needed when :meth:`step`, :meth:`downdate` and :meth:`loo_step`
-    are all given), and may override the defaults of
-    :meth:`step` (the increment of log z; default the difference, which loses digits
-    to cancellation for huge tau: give the closed form), :meth:`downdate`,
-    :meth:`log_h`. Flags that need more methods: :attr:`total` needs
-    ``total_log_z(total) -> g(T)``, the coupling term of log Z at the summed natural
-    statistic T (...,); :attr:`tabled` needs ``table(post)`` (:meth:`step` at every
-    level, (L, d, C)) and, unless :attr:`binary`, ``codes(X)`` (the level index of every
-    entry of dense X (n, d), int; missing entries any valid code, their weight is 0).
-    Every method is element-wise over the leading dims: ``post`` arrays
-    (..., d) (or (..., d, C) for vector entries) broadcast against entry values x
-    (..., d).
-    """
+    Subclasses give :meth:`log_z` and ``t(x) -> dict`` (the statistics of entry values x
+    (..., d) per key of ``post``; not needed when :meth:`step`, :meth:`downdate` and
+    :meth:`loo_step` are all given) and may override :meth:`step` (give the closed form:
+    the default difference cancels for huge tau), :meth:`downdate`, :meth:`log_h`.
+    :attr:`total` needs ``total_log_z(T)``; :attr:`tabled` needs ``table(post)`` ((L, d, C))
+    and, unless :attr:`binary`, ``codes(X)``. Every method is element-wise over the leading
+    dims."""
 
     #: the family's name in messages (``ValueError`` naming X)
     who: str = "model"
@@ -113,46 +82,34 @@ class Entrywise(ABC):
         ...
 
     def step(self, post: dict, x: np.ndarray) -> np.ndarray:
-        """log z(tau + t(x)) - log z(tau) per entry, (..., d): the entry's posterior
-        predictive log-density without log h. Default: the difference of
-        :meth:`log_z`."""
+        """log z(tau + t(x)) - log z(tau) per entry, (..., d), without log h."""
         return self.log_z(add(post, self.t(x))) - self.log_z(post)
 
     def downdate(self, post: dict, x: np.ndarray, w: np.ndarray) -> dict:
-        """tau - w t(x) per entry: the entries x (..., d) of weights w (..., d) removed
-        (w = 0 leaves an entry, e.g. a missing one, in place)."""
+        """tau - w t(x) per entry (w = 0 leaves an entry in place)."""
         return add(post, self.t(x), -w)
 
     def loo_step(self, post: dict, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """step(downdate(tau, x, w), x) per entry: the leave-one-out term of an entry
-        of weight w (a family may fuse the two)."""
+        """step(downdate(tau, x, w), x) per entry."""
         return self.step(self.downdate(post, x, w), x)
 
     def log_h(self, X: Any) -> np.ndarray | None:
-        """log h(x) per row, (n,), for rows X (n, d) (dense or CSR, missing entries read
-        as 0, which their h must make 0); None when h = 1."""
+        """log h(x) per row, (n,) (missing entries read as 0); None when h = 1."""
         return None
 
     def total_step(self, total: np.ndarray, x_total: np.ndarray) -> np.ndarray:
-        """g(T + s) - g(T) for a row whose entries sum to s (with :attr:`total`).
-        Default: the difference of ``total_log_z``."""
+        """g(T + s) - g(T) for a row whose entries sum to s (with :attr:`total`)."""
         return self.total_log_z(total + x_total) - self.total_log_z(total)
 
 
 class Joint(ABC):
     """The algebra of a family whose statistics do not split by feature.
 
-    Subclasses implement :meth:`log_z` and either ``t(X) -> dict`` (the statistics
-    t(x_n) of rows X (n, d) per key of ``post``, (n, ...), read by the default
-    :meth:`update`) or :meth:`update` itself (a posterior whose coordinates are not the
-    natural ones: the Normal-Inverse-Wishart's). ``post`` arrays have leading dims
-    (...); :meth:`update`, :meth:`step` and :meth:`downdate` pair ``post`` and rows
-    leading dim by leading dim. :meth:`predict`, :meth:`loo` and :meth:`loo_at` (rows
-    against classes) default to those pairings; a family may give closed forms that
-    factor each class once (the rank-one steps of the matrix determinant lemma), and
-    must when a block of ``post`` is shared by the classes (LDA's covariance: every row
-    changes every class's column).
-    """
+    Subclasses give :meth:`log_z` and either ``t(X) -> dict`` (read by the default
+    :meth:`update`) or :meth:`update` itself. :meth:`update`, :meth:`step` and
+    :meth:`downdate` pair ``post`` and rows leading dim by leading dim; :meth:`predict`,
+    :meth:`loo` and :meth:`loo_at` default to those pairings, and must be given in closed
+    form when a block of ``post`` is shared by the classes."""
 
     who: str = "model"
     needs_rows: bool = False
@@ -167,13 +124,11 @@ class Joint(ABC):
         return None
 
     def update(self, post: dict, X: np.ndarray, w: Any = 1.0) -> dict:
-        """tau_n + w_n t(x_n), ``post`` (n, ...) paired with rows X (n, d), w (n,) or a
-        scalar (w < 0 removes). Default: :func:`add` of ``t(X)``."""
+        """tau_n + w_n t(x_n), ``post`` (n, ...) paired with rows X (n, d) (w < 0 removes)."""
         return add(post, self.t(X), w)
 
     def step(self, post: dict, X: np.ndarray) -> np.ndarray:
-        """log Z(tau_n + t(x_n)) - log Z(tau_n), (n,), ``post`` (n, ...) paired with rows
-        X (n, d): the difference of :meth:`log_z`."""
+        """log Z(tau_n + t(x_n)) - log Z(tau_n), (n,), paired."""
         return self.log_z(self.update(post, X)) - self.log_z(post)
 
     def downdate(self, post: dict, X: np.ndarray, w: np.ndarray) -> dict:
@@ -181,8 +136,7 @@ class Joint(ABC):
         return self.update(post, X, -np.asarray(w, dtype=np.float64))
 
     def predict(self, post: dict, X: np.ndarray) -> np.ndarray:
-        """log Z(tau_l + t(x_n)) - log Z(tau_l), (n, L): rows against the L classes of
-        ``post``, paired in blocks of rows (b L pairs per block)."""
+        """log Z(tau_l + t(x_n)) - log Z(tau_l), (n, L), in blocks of rows."""
         n = X.shape[0]
         L = _n_classes(post)
         size = max(1, sum(v[0].size for v in post.values()))
@@ -197,8 +151,7 @@ class Joint(ABC):
         return out
 
     def loo(self, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """The step of each row x_n at its class's posterior without it, (n,), in blocks
-        of rows (without log h)."""
+        """The step of each row at its class's posterior without it, (n,) (without log h)."""
         out = np.empty(y.size)
         size = max(1, sum(v[0].size for v in post.values()))
         rows = max(1, BLOCK // size)
@@ -214,15 +167,10 @@ class Joint(ABC):
 
 
 class Hooks(ABC):
-    """The closed-form hooks of :class:`bayesgen.families.protocol.Family` for a family
-    written on an algebra: ``log_predictive``, ``log_evidence``, ``loo_log_predictive``
-    and ``loo_log_predictive_at`` (same names, signatures and meaning), each one call
-    of the functions of this module.
-
-    A family extending it supplies :meth:`algebra` and :meth:`natural_prior` (and its
-    ``posterior``); :meth:`encode` maps rows to what the algebra reads (default: the
-    rows themselves; CategoricalNB: category codes).
-    """
+    """The closed-form hooks ``log_predictive``, ``log_evidence``, ``loo_log_predictive``
+    and ``loo_log_predictive_at`` of :class:`bayesgen.families.protocol.Family`, each one call
+    of this module's functions. A family gives :meth:`algebra`, :meth:`natural_prior` and
+    ``posterior``; :meth:`encode` maps rows to what the algebra reads."""
 
     @abstractmethod
     def algebra(self, post: dict) -> Entrywise | Joint:
@@ -239,14 +187,12 @@ class Hooks(ABC):
         return X
 
     def log_predictive(self, X: Any, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x_n | y = k, data), (n, K)
-        (:func:`log_predictive`)."""
+        """:func:`log_predictive`."""
         return log_predictive(self.algebra(post), self.encode(X), post)
 
     def log_evidence(self, stats: dict, prior: dict, rows: Any, *, method: str,
                      who: str) -> float:
-        """Exact log p(X | y) (:func:`log_evidence`); the training ``rows()`` (X, w) are
-        read only when the family has an h (``ValueError`` without them)."""
+        """:func:`log_evidence`; ``rows()`` is read only when the family has an h."""
         post = self.posterior(stats, prior)
         alg = self.algebra(post)
         X, w = rows() if alg.needs_rows else (None, None)
@@ -255,20 +201,18 @@ class Hooks(ABC):
 
     def loo_log_predictive(self, Z: Any, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,) (:func:`loo_log_predictive`)."""
+        """:func:`loo_log_predictive`."""
         return loo_log_predictive(self.algebra(post), self.encode(Z), y, w, post)
 
     def loo_log_predictive_at(self, Z: Any, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test: Any = None) -> np.ndarray:
-        """The leave-one-out predictive at other rows (:func:`loo_log_predictive_at`)."""
+        """:func:`loo_log_predictive_at`."""
         test = None if Z_test is None else self.encode(Z_test)
         return loo_log_predictive_at(self.algebra(post), self.encode(Z), y, w, post, test)
 
 
 def add(post: dict, inc: dict, w: Any = 1.0) -> dict:
-    """tau + w inc per key (merge, posterior update; w < 0 removes). ``w`` has the
-    leading shape of ``inc``'s arrays (or is a scalar) and broadcasts over their
-    trailing dims; keys absent from ``inc`` are kept."""
+    """tau + w inc per key (w < 0 removes; ``w`` broadcasts over trailing dims)."""
     w = np.asarray(w, dtype=np.float64)
     out = dict(post)
     for key, value in inc.items():
@@ -279,17 +223,14 @@ def add(post: dict, inc: dict, w: Any = 1.0) -> dict:
 
 
 def gamma_log_z(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """log of the Gamma(shape a, rate b) normaliser, lgamma(a) - a log b (+inf for the
-    improper b = 0): log Z of the Gamma-Poisson and Gamma-exponential algebras."""
+    """lgamma(a) - a log b, the Gamma(a, rate b) log normaliser (+inf at b = 0)."""
     with np.errstate(divide="ignore"):
         return gammaln(a) - a * np.log(b)
 
 
 def log_rising(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """lgamma(a + x) - lgamma(a) for a > 0, x >= 0 broadcasting against each other, with
-    lgamma(a) evaluated on a's own shape (once per (class, feature), not once per row
-    it broadcasts against); :func:`bayesgen.utils.logspace.log_rising` (Stirling's
-    series, no cancellation) when some a is large."""
+    """lgamma(a + x) - lgamma(a), lgamma(a) on a's own shape; Stirling's series
+    (:func:`bayesgen.utils.logspace.log_rising`) when some a is large."""
     a = np.asarray(a, dtype=np.float64)
     if a.size and np.max(a) < 1e4:
         return gammaln(a + x) - gammaln(a)
@@ -303,22 +244,9 @@ def take(post: dict, index: Any) -> dict:
 
 # ----------------------------------------------------------------- predictive
 def log_predictive(alg: Entrywise | Joint, X: Any, post: dict) -> np.ndarray:
-    """Closed-form posterior predictive log p(x_n | tau_l), (n, L).
-
-    Parameters
-    ----------
-    alg : Entrywise or Joint
-    X : ndarray or CSR matrix of shape (n, d)
-        Rows; NaN marks a missing entry (factorised families drop its factor).
-    post : dict
-        Posteriors with leading dim L (classes).
-
-    Returns
-    -------
-    ndarray of shape (n, L)
-        log Z(tau_l + t(x_n)) - log Z(tau_l) + log h(x_n). ``ValueError`` naming X
-        when a value is not finite (:func:`check_overflow`).
-    """
+    """Posterior predictive log p(x_n | tau_l) + log h(x_n), (n, L), for rows X (n, d)
+    (dense or CSR, NaN missing) and posteriors with leading dim L; ``ValueError`` naming X
+    when a value is not finite."""
     if isinstance(alg, Joint):
         out = alg.predict(post, X)
         h = alg.log_h(X)
@@ -377,9 +305,8 @@ def _entries(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _sparse_entries(alg: Entrywise, X, M, post: dict) -> np.ndarray:
-    """The zero entries' D0 (L, d) summed once per row by a product; the stored
-    entries add step - D0 (a stored NaN, filled with 0 by the caller, adds 0), in
-    blocks of rows of at most :data:`BLOCK` / L stored entries."""
+    """The zero entries' D0 (L, d) summed once per row; stored entries add step - D0,
+    in blocks of at most :data:`BLOCK` / L entries."""
     n, d = X.shape
     D0 = alg.step(post, np.zeros(d))  # (L, d)
     out = _observed_sum(M, D0, n)
@@ -418,8 +345,7 @@ def _tabled(alg: Entrywise, X, M, post: dict) -> np.ndarray:
 
 
 def _total_terms(alg: Entrywise, X, M, tau: np.ndarray) -> np.ndarray:
-    """The coupling term g(T_l + s_n) - g(T_l), T_l the sum of tau (L, d) over the
-    row's observed features and s_n the row's total; 0 for a row with total 0."""
+    """g(T_l + s_n) - g(T_l) (T_l over the row's observed features); 0 for s_n = 0."""
     n = X.shape[0]
     s = sparse.row_sum(X)
     T = _observed_sum(M, tau, n)  # (n, L)
@@ -432,13 +358,9 @@ def _total_terms(alg: Entrywise, X, M, tau: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------- evidence
 def log_evidence(alg: Entrywise | Joint, prior: dict, post: dict, X: Any = None,
                  w: np.ndarray | None = None) -> float:
-    """log p(X | y) = sum_l [log Z(tau_post,l) - log Z(tau_0)] + sum_n w_n log h(x_n).
-
-    ``prior`` broadcasts against ``post`` (e.g. (d,) against (K, d)). The training
-    rows X (n, d) and weights w (n,) are read only when the family has an h (and
-    must then be given). ``ValueError`` when log Z of the prior is not finite (an
-    improper prior has no evidence).
-    """
+    """sum_l [log Z(tau_post,l) - log Z(tau_0)] + sum_n w_n log h(x_n); ``prior``
+    broadcasts against ``post``; the rows are read only when h is not 1; ``ValueError`` for
+    an improper prior."""
     prior = {key: np.broadcast_to(prior[key], post[key].shape) for key in post}
     z0 = alg.log_z(prior)
     if not np.all(np.isfinite(z0)):
@@ -461,8 +383,8 @@ def log_evidence(alg: Entrywise | Joint, prior: dict, post: dict, X: Any = None,
 # -------------------------------------------------------------- leave-one-out
 def downdate(alg: Entrywise | Joint, post: dict, X: Any, y: np.ndarray,
              w: np.ndarray) -> dict:
-    """The posterior of each row's class y_n (n,) without the row (weight w_n (n,)):
-    leading dim n. Dense rows X (n, d); a missing entry (NaN) stays in place."""
+    """The posterior of each row's class without the row, leading dim n (a missing
+    entry stays)."""
     own = take(post, y)
     if isinstance(alg, Joint):
         return alg.downdate(own, X, w)
@@ -473,11 +395,7 @@ def downdate(alg: Entrywise | Joint, post: dict, X: Any, y: np.ndarray,
 
 def loo_log_predictive(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndarray,
                        post: dict) -> np.ndarray:
-    """log p(x_n | y_n, D without row n), (n,): the predictive of each row at its
-    class's posterior with the row (weight w_n) subtracted.
-
-    Dense X in blocks of rows; CSR X visits only its stored entries, the zero entries'
-    terms computed once per (class, weight) (once per class when t(0) = 0)."""
+    """log p(x_n | y_n, D without row n), (n,); CSR X visits only its stored entries."""
     if isinstance(alg, Joint):
         out = alg.loo(post, X, y, w)
         h = alg.log_h(X)
@@ -508,7 +426,7 @@ def loo_log_predictive(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndar
 
 def _sparse_loo(alg: Entrywise, X, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
     """:func:`loo_log_predictive` of CSR X: zero entries per (class, weight), stored
-    entries one by one (a stored NaN is missing: it removes its zero term)."""
+    entries one by one (a stored NaN is missing)."""
     n, d = X.shape
     zero = np.zeros(d)
     free = all(not np.any(v) for v in alg.t(zero).values())  # t(0) = 0: w is irrelevant
@@ -553,14 +471,9 @@ def _sparse_loo(alg: Entrywise, X, y: np.ndarray, w: np.ndarray, post: dict) -> 
 def loo_log_predictive_at(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndarray,
                           post: dict, X_test: Any = None) -> np.ndarray:
     """log p(x_test_j | y = k, D without training row i), (n, m, K); ``X_test=None``:
-    each training row at itself, (n, K).
-
-    Only class y_i changes (its posterior without row i, :func:`downdate`); the other
-    classes' columns are the full-data predictive. Blocks of n_b training rows and m_b
-    test rows, n_b m_b width <= :data:`BLOCK`: the n_b downdated posteriors are the
-    "classes" of one :func:`log_predictive` call on the test block. Cost O(n m d)
-    plus O(m K d) for the full-data columns; memory the output plus the block.
-    """
+    (n, K) at the training rows. Classes independent: only column y_i changes, the n_b
+    downdated posteriors of a block scored as the "classes" of one :func:`log_predictive`
+    call; cost O(n m d), memory the output plus :data:`BLOCK`."""
     if isinstance(alg, Joint):
         return alg.loo_at(post, X, y, w, X_test)
     return _own_class_at(alg, X, y, w, post, X_test)
@@ -568,8 +481,7 @@ def loo_log_predictive_at(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.n
 
 def _own_class_at(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndarray,
                   post: dict, X_test: Any = None) -> np.ndarray:
-    """:func:`loo_log_predictive_at` of a family whose classes have independent
-    posteriors (only class y_i changes)."""
+    """:func:`loo_log_predictive_at` when only class y_i changes."""
     if X_test is None:
         out = np.array(log_predictive(alg, X, post), dtype=np.float64)
         out[np.arange(y.size), y] = loo_log_predictive(alg, X, y, w, post)
@@ -594,9 +506,7 @@ def _own_class_at(alg: Entrywise | Joint, X: Any, y: np.ndarray, w: np.ndarray,
 
 
 def blocks(n: int, m: int, width: int) -> tuple[int, int]:
-    """Training rows n_b and test rows m_b per block, n_b m_b width <= :data:`BLOCK`
-    (at least one of each): all test rows at once when they fit, else one training row
-    against as many test rows as fit."""
+    """Training rows n_b and test rows m_b per block, n_b m_b width <= :data:`BLOCK`."""
     width = max(1, int(width))
     m_b = min(max(m, 1), max(1, BLOCK // width))
     n_b = min(max(n, 1), max(1, BLOCK // (m_b * width)))
@@ -605,11 +515,7 @@ def blocks(n: int, m: int, width: int) -> tuple[int, int]:
 
 # ----------------------------------------------------------------- numerics
 def check_overflow(out: np.ndarray, X: Any, who: str) -> np.ndarray:
-    """Return ``out`` (a log-density without its -inf entries) if finite, else raise.
-
-    A non-finite value here comes from values of X so large that a term overflows
-    float64 (or from inf in X, reported as such).
-    """
+    """``out`` if finite, else ``ValueError``: X too large for float64 (or inf in X)."""
     if np.all(np.isfinite(out)):
         return out
     data = sparse.values(X)

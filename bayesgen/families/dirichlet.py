@@ -1,27 +1,13 @@
 """Helpers shared by the discrete families (Beta, Dirichlet and Gamma priors).
 
-The MAP rule of a Dirichlet(alpha) prior over m outcomes with counts c and total T is
-the posterior mode::
-
-    theta = (c + alpha - 1) / (T + sum(alpha - 1))      (= (c + alpha - 1) / (T + m (alpha - 1)))
-
-``alpha = 1`` gives the MLE c / T and ``alpha = 2`` Laplace smoothing; the Beta(alpha,
-alpha) prior of a Bernoulli probability is the case m = 2. The mode lies inside the
-simplex only for alpha >= 1, so MAP requires it; the conjugate posterior
-Dirichlet(c + alpha) only needs alpha > 0.
-
-Log-likelihoods of these families are linear in log-probabilities that may be
-exactly 0 for an MLE (a word never seen in a class). :func:`log_prob_parts` computes
-``X @ log(p).T`` with the convention ``0 * log(0) = 0`` and ``x * log(0) = -inf`` for
-x > 0, without NaN or numpy warnings. Every helper here takes dense or scipy.sparse
-(CSR) X (see :mod:`bayesgen.data.sparse`).
-
-Numerical limits (issue 12): statistics and log-likelihoods that overflow float64
-raise a ``ValueError`` naming ``sample_weight`` or X (:func:`check_stats`,
-:func:`check_overflow`) instead of producing inf or NaN; :func:`log_rising` computes
-``lgamma(a + x) - lgamma(a)`` without cancellation for large a (posterior predictive
-densities of huge counts); :func:`poisson` samples beyond numpy's Poisson limit.
-"""
+The MAP of a Dirichlet(alpha) over m outcomes with counts c and total T is
+theta = (c + alpha - 1) / (T + sum(alpha - 1)) (alpha = 1: the MLE; the Beta is m = 2),
+inside the simplex only for alpha >= 1; the posterior Dirichlet(c + alpha) needs
+alpha > 0. :func:`log_prob_parts` computes ``X @ log(p).T`` with 0 log 0 = 0 and
+x log 0 = -inf without NaN or warnings. Overflowing statistics and log-likelihoods
+raise ``ValueError`` naming ``sample_weight`` or X (:func:`check_stats`,
+:func:`check_overflow`); :func:`poisson` samples beyond numpy's limit. Dense or
+scipy.sparse (CSR) X throughout."""
 
 from __future__ import annotations
 
@@ -96,13 +82,9 @@ def mode(numer: np.ndarray, denom: np.ndarray, labels: np.ndarray | None, who: s
 
 
 def log_prob_parts(X, p: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """``X @ log(p).T`` split into its finite part and the impossible entries.
-
-    Returns ``(out, impossible)``: ``out`` (..., n, K) is the product with log 0
-    replaced by 0, ``impossible`` a boolean mask of the entries where some x_nj > 0 has
-    p_kj = 0 (None if p has no zeros). Callers add their other terms to ``out``, check
-    it with :func:`check_overflow` and then set ``out[impossible] = -inf``.
-    """
+    """``X @ log(p).T`` with log 0 replaced by 0, (..., n, K), and the mask of the
+    impossible entries (some x_nj > 0 at p_kj = 0; None without zeros), which callers set
+    to -inf after :func:`check_overflow`."""
     zero = p <= 0
     with np.errstate(over="ignore", invalid="ignore"):  # see check_overflow
         if not zero.any():
@@ -226,6 +208,18 @@ def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
     return X.astype(np.int64)
 
 
+class FixedAlpha:
+    """The prior of BernoulliNB and MultinomialNB: ``alpha`` (d,), whatever the rows."""
+
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
+        """``{"alpha": (d,)}``, validated (finite, > 0, scalar or one per feature)."""
+        return {"alpha": check_alpha(self.alpha, stats["feature_count"].shape[1])}
+
+    def prior_uses_data(self) -> bool:
+        """False: the prior is ``alpha``, whatever the rows."""
+        return False
+
+
 class GammaRates:
     """The Gamma(alpha_j, beta_j) prior on positive rates ``rate`` (K, d) that PoissonNB
     and ExponentialNB share (``prior`` holds ``alpha`` and ``beta``, (d,)): its log
@@ -236,6 +230,19 @@ class GammaRates:
     #: what sets the prior's scale once alpha > 1, for the message of an improper prior
     scale_hint: str
 
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` posterior draws ``rate`` = Gamma(a) / b, (size, K, d)."""
+        return {"rate": rng.standard_gamma(post["a"], size=(size, *post["a"].shape))
+                / post["b"]}
+
+    def natural_prior(self, prior: dict) -> dict:
+        """The Gamma(alpha, beta) prior as a posterior ``{"a", "b"}`` without data."""
+        return {"a": prior["alpha"], "b": prior["beta"]}
+
+    def attributes(self, params: dict) -> dict:
+        """``rate_`` lambda (K, d)."""
+        return {"rate_": params["rate"]}
+
     def log_prior(self, params: dict, prior: dict) -> float:
         """log p(rate) up to a constant under Gamma(alpha, beta), whose mode with the
         likelihood ``map`` is: sum_kj (alpha_j - 1) log rate_kj - beta_j rate_kj."""
@@ -243,13 +250,8 @@ class GammaRates:
         return float(np.sum(xlogy(prior["alpha"] - 1.0, rate) - prior["beta"] * rate))
 
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Gamma prior in the current PyMC model: ``rate ~ Gamma(alpha_j, beta_j)``.
-
-        One variable ``prefix + "rate"`` (shape alpha, rate beta) with dims
-        ``dims["rate"]`` (class, feature); returns ``{"rate": ...}``. PyMC needs a proper
-        prior: alpha = 1 gives beta = 0 (a flat, improper prior that MAP and the
-        conjugate posterior handle), which raises ``ValueError``.
-        """
+        """``rate ~ Gamma(alpha_j, beta_j)`` (class, feature) in the current PyMC model;
+        ``ValueError`` for the improper alpha = 1 (beta = 0)."""
         from bayesgen.utils.heavy import import_pymc
 
         pm = import_pymc()

@@ -5,36 +5,15 @@ Model, per class k and feature j::
     lambda_kj ~ Gamma(a0_j, b0_j)          (shape a0, rate b0)
     x_nj | y_n = k ~ Exponential(lambda_kj)     p(x) = lambda exp(-lambda x), x >= 0
 
-with a0_j = ``alpha`` and b0_j = (alpha - 1) m_j, where m_j (``mean_prior``) is a prior
-guess of the mean duration: for alpha > 1 it is both the prior mean of the mean
-duration 1 / lambda (E[1/lambda] = b0 / (a0 - 1) = m) and 1 / the prior mode of the
-rate, and alpha - 1 counts its pseudo-observations (durations of total b0). The default
-m_j is the weighted mean of the observed entries of feature j over all classes, so it
-scales with the data: rescaling feature j by c > 0 multiplies b0_j by c, divides every
-rate (MLE, MAP, posterior draws) by c and shifts every log-density by -log c per
-observed entry, the same for every class, so predicted probabilities do not change.
-A feature that is 0 wherever observed has no scale; its default m_j is then 1.
+with a0_j = ``alpha`` and b0_j = (alpha - 1) m_j: m_j (``mean_prior``) is the prior mean
+of the mean duration 1 / lambda and 1 / the prior mode of the rate. The default m_j is
+the weighted mean of the observed entries of feature j (1 where that is 0), so
+rescaling a feature shifts every class's log-density equally.
 
-Sufficient statistics per class and feature: the weighted number of observed entries
-n_kj (the class count N_k when nothing is missing) and the weighted sum
-s_kj = sum_n w_n x_nj of the observed entries.
-
-- MLE: lambda = n_kj / s_kj
-- MAP: lambda = (a0 + n_kj - 1) / (b0 + s_kj)   (alpha = 1 gives the MLE)
-- posterior: lambda_kj | data ~ Gamma(a0 + n_kj, b0 + s_kj)
-- posterior predictive (Lomax, i.e. Pareto II, with shape a and scale b)::
-
-      log p(x | y=k, data) = log a + a log b - (a + 1) log(b + x)
-                           = log a - log b - (a + 1) log1p(x / b)
-
-- evidence per (k, j): a0 log b0 - lgamma(a0) + lgamma(a) - a log b, with the
-  posterior a = a0 + n_kj, b = b0 + s_kj.
-
-alpha >= 1 is required (b0 >= 0); alpha = 1 is the improper prior Gamma(1, 0) (flat in
-lambda), which MAP and the conjugate posterior allow but the evidence and PyMC models
-do not. Missing entries (NaN) are integrated out: their terms are dropped and n_kj,
-s_kj count the observed entries only.
-"""
+Statistics: n_kj (observed weight) and s_kj = sum_n w_n x_nj. MLE n / s; MAP
+(a0 + n - 1) / (b0 + s); posterior Gamma(a0 + n, b0 + s); the predictive is Lomax
+(:class:`GammaExponential`). alpha = 1 is the improper flat prior: MAP and the
+posterior allow it, the evidence and PyMC do not. Missing entries (NaN) drop out."""
 
 from __future__ import annotations
 
@@ -106,12 +85,8 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
         return X
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted class counts ``count`` N_k (K,) and sums ``sum`` s_kj (K, d).
-
-        With missing entries (NaN) also ``observed`` n_kj (K, d), the weighted number of
-        observed entries (otherwise N_k), and ``sum`` over the observed entries. Raises
-        ``ValueError`` naming ``sample_weight`` if a weighted sum overflows.
-        """
+        """Weighted class counts ``count`` N_k (K,) and sums ``sum`` s_kj (K, d) of the
+        observed entries (with NaN also ``observed`` n_kj); ``ValueError`` on overflow."""
         M = missing.mask(X)
         X0 = X if M is None else np.where(M, 0.0, X)
         sums = dr.class_sums(X0, y, w, n_classes, WHO)
@@ -124,11 +99,7 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:
-        """Gamma shape ``alpha`` a0 (d,) and rate ``beta`` b0 = (a0 - 1) m (d,).
-
-        m_j is ``mean_prior`` or the weighted mean sum_k s_kj / sum_k n_kj of the
-        observed entries (1 where that is 0 or undefined: no scale in the data).
-        """
+        """Gamma shape ``alpha`` a0 (d,) and rate ``beta`` b0 = (a0 - 1) m (d,)."""
         s = stats["sum"]
         d = s.shape[1]
         alpha = dr.check_gamma_shape(self.alpha, d, WHO)
@@ -209,31 +180,11 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
             )
         return {"a": a, "b": b}
 
-    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws ``rate`` = Gamma(a) / b, (size, K, d)."""
-        shape = (size, *post["a"].shape)
-        return {"rate": rng.standard_gamma(post["a"], size=shape) / post["b"]}
-
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """sum_j [log lambda_kj - lambda_kj x_nj] for every row and class.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n, d), durations >= 0
-        params : dict
-            ``rate`` of shape (..., K, d); leading dims are posterior draws.
-        full : bool
-            Unused: the exponential log-density has no term free of the rates (the
-            result equals the sum of ``scipy.stats.expon.logpdf(x, scale=1/lambda)``).
-
-        Returns
-        -------
-        ndarray of shape (..., n, K)
-            ``sum_j log(lambda_kj) - X @ lambda^T``: one matrix product. A missing x_nj
-            (NaN) drops its term (x = 0 and log lambda summed over the observed
-            features only). Raises ``ValueError`` if a value overflows float64.
-        """
+        """sum_j [log lambda_kj - lambda_kj x_nj], (..., n, K) for ``rate`` (..., K, d):
+        ``O @ log(lambda).T - X @ lambda.T`` (a missing entry drops its term; ``full`` unused);
+        ``ValueError`` on overflow."""
         rate = params["rate"]
         M = missing.mask(X)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -250,28 +201,15 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
         rate = params["rate"][np.arange(y.shape[0]), y]
         return rng.standard_exponential(rate.shape) / rate
 
-    def attributes(self, params: dict) -> dict:
-        """``rate_`` lambda (K, d) (posterior mean for posterior methods)."""
-        return {"rate_": params["rate"]}
-
-    # ------------------------------------------------------- unlabeled rows
     # ------------------------------------------ predictive, evidence, LOO
     def algebra(self, post: dict) -> conjugate.Entrywise:
-        """:class:`GammaExponential` (Lomax predictive): the closed-form hooks of
-        :class:`.conjugate.Hooks` (alpha = 1, an improper prior, has no evidence)."""
+        """:class:`GammaExponential` (Lomax predictive)."""
         return ALGEBRA
-
-    def natural_prior(self, prior: dict) -> dict:
-        """The Gamma(alpha, beta) prior as a posterior ``{"a", "b"}`` without data."""
-        return {"a": prior["alpha"], "b": prior["beta"]}
 
     # ------------------------------------------------------------------ PyMC
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """Observed rows: ``x_nj ~ Exponential(rate[y_n, j])``, dims (obs, feature).
-
-        Missing entries (NaN) are integrated out: the sum over the observed entries
-        (see :mod:`bayesgen.families.pymc_gaps`).
-        """
+        """``x_nj ~ Exponential(rate[y_n, j])``, dims (obs, feature); missing entries
+        integrated out."""
         pm = import_pymc()
 
         from bayesgen.families import pymc_gaps
@@ -285,8 +223,7 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
         pm.Exponential(f"{prefix}x", lam=params["rate"][y], observed=X, dims=("obs", feature))
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kj [n_kj log rate_kj - s_kj rate_kj]: the exponential log-likelihood of all
-        (weighted) rows from the statistics (exact, no constant dropped)."""
+        """sum_kj [n_kj log rate_kj - s_kj rate_kj] (exact)."""
         import pytensor.tensor as pt
 
         rate = params["rate"]
@@ -295,12 +232,8 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
 
 
 class GammaExponential(conjugate.Entrywise):
-    """The Gamma-exponential algebra: t(x) = (1, x) added to the Gamma posterior
-    (shape a, rate b), log z = lgamma(a) - a log b, so that the predictive of an entry
-    is the Lomax::
-
-        step(x) = log a - log b - (a + 1) log1p(x / b)
-    """
+    """The Gamma-exponential algebra: t(x) = (1, x), log z = lgamma(a) - a log b; the
+    entry's predictive is the Lomax ``log a - log b - (a + 1) log1p(x / b)``."""
 
     who = WHO
 

@@ -22,6 +22,19 @@ LOG_2PI = np.log(2.0 * np.pi)
 
 
 # ------------------------------------------------------------------ frames
+class RealColumns:
+    """``real_columns`` and ``check_X`` of a family whose every column is real-valued
+    (in the frame), with nothing to check beyond finiteness (the caller's)."""
+
+    def real_columns(self, n_features: int) -> np.ndarray:
+        """Every column is real-valued (transformed by the frame)."""
+        return np.ones(n_features, dtype=bool)
+
+    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
+        """Real-valued features: nothing beyond finiteness (checked by the caller)."""
+        return X
+
+
 def attach_frame(stats: dict, frame) -> dict:
     """Label statistics with the frame of the data they were computed from."""
     if frame is not None:

@@ -6,25 +6,12 @@ Model, per class k and feature j::
     mu_kj | sigma2_kj ~ Normal(m0_j, sigma2_kj / kappa0)
     x_nj | y_n = k ~ Normal(mu_kj, sigma2_kj)
 
-with nu0 = ``var_dof``. The prior mean of sigma2_kj is ``s0_j`` (``var_prior``): this is
-the d = 1 case of the Normal-Inverse-Wishart IW(Psi0 = (nu0 - d - 1) S0, nu0) used by QDA.
-
-Sufficient statistics per class: weighted count N_k, mean xbar_k, centred sum of
-squares S_k = sum_n w_n (x_n - xbar_k)^2.
-
-Conjugate update (Murphy 2007, sec. 6)::
-
-    kappa_n = kappa0 + N,   m_n = (kappa0 m0 + N xbar) / kappa_n
-    a_n = a0 + N / 2,       b_n = b0 + S / 2 + kappa0 N (xbar - m0)^2 / (2 kappa_n)
-
-MAP is the joint mode: mu = m_n, sigma2 = b_n / (a_n + 3/2).
-
-Frame: the estimator gives this family internal coordinates z = (x - c) / s
-(:mod:`bayesgen.data.frame`) and sets :attr:`GaussianFamily.frame`; statistics, the prior,
-parameters and posteriors are then internal, user-given ``mean_prior``/``var_prior``
-are converted in :meth:`GaussianFamily.prior`, and :meth:`GaussianFamily.to_user`
-gives parameters in the units of X.
-"""
+with nu0 = ``var_dof`` and s0_j = ``var_prior`` the prior mean of sigma2_kj (the d = 1
+case of QDA's Normal-Inverse-Wishart). This is QDA's diagonal structure (VVI) with one
+group per (class, feature): posterior, mode, draws, predictive, evidence and
+leave-one-out are the functions of :mod:`bayesgen.families.mvn.diagonal`. Everything is
+in the internal frame z = (x - c) / s (``frame``); ``mean_prior``/``var_prior`` are in
+the units of X and :meth:`GaussianFamily.to_user` converts back."""
 
 from __future__ import annotations
 
@@ -48,7 +35,7 @@ from bayesgen.utils.heavy import import_pymc
 LOG_2PI = np.log(2.0 * np.pi)
 
 
-class GaussianFamily(UnlabeledHooks):
+class GaussianFamily(_far.RealColumns, UnlabeledHooks):
     """Factorised Gaussian likelihood with a Normal-Inverse-Gamma prior per class/feature.
 
     Parameters
@@ -97,31 +84,18 @@ class GaussianFamily(UnlabeledHooks):
         self.labels: np.ndarray | None = None
         self.frame = None  # bayesgen.data.frame.Frame of the internal coordinates, set at fit
 
-    def real_columns(self, n_features: int) -> np.ndarray:
-        """Every column is real-valued (transformed by the frame)."""
-        return np.ones(n_features, dtype=bool)
-
     # ------------------------------------------------------------------ data
-    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Real-valued features: nothing beyond finiteness (checked by the caller)."""
-        return X
-
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted per-class count, mean and centred sum of squares, each (K, d), the
-        rows of positive weight (K,) and the frame they are in (``loc``, ``scale``).
-
-        With missing entries (NaN) the means and sums of squares are over the observed
-        entries of each (class, feature), whose weighted number is ``observed`` (K, d)
-        (and rows ``observed_rows``), see :func:`._masked.gaussian_stats`."""
+        """Weighted per-class count, mean and centred sum of squares ``m2``, each (K, d),
+        and the frame; with NaN over the observed entries (``observed`` (K, d),
+        :func:`.masked.gaussian_stats`)."""
         M = missing.mask(X)
         if M is not None:
             return attach_frame(masked.gaussian_stats(X, M, y, w, n_classes), self.frame)
         return attach_frame(gstats.diagonal_stats(X, y, w, n_classes), self.frame)
 
     def merge(self, a: dict, b: dict) -> dict:
-        """Combine the statistics of two disjoint data sets (Chan et al.'s update),
-        whatever frames they were computed in (the result is in ``a``'s); per (class,
-        feature) with the observed counts when either side had missing entries."""
+        """Chan et al.'s pairwise update in ``a``'s frame (per entry with missing entries)."""
         if "observed" in a or "observed" in b:
             return masked.gaussian_merge(a, b)
         return gstats.merge(a, b)
@@ -211,10 +185,8 @@ class GaussianFamily(UnlabeledHooks):
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
-        """Per-class mean and variance with divisor N_k (or N_k - 1); needs N_k >= 2.
-
-        With missing entries N_kj, the weighted number of observed entries of feature j
-        in class k, replaces N_k; a pair never observed is a ``ValueError``."""
+        """Per-class mean and variance with divisor N_kj (or N_kj - 1); ``ValueError`` for
+        fewer than 2 rows, an unobserved pair or a zero variance."""
         ddof = gstats.check_divisor(self.divisor)
         gstats.require_samples(gstats.sample_rows(stats), 2, self.labels,
                                "GaussianNB method='mle'")
@@ -238,9 +210,7 @@ class GaussianFamily(UnlabeledHooks):
         return {"mu": stats["mean"].copy(), "var": var}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
-        """Normal-Inverse-Gamma posterior hyper-parameters ``m``, ``kappa``, ``a``, ``b``,
-        each (K, d), with N the observed count of each (class, feature) (the prior where
-        it is 0): :func:`bayesgen.families.mvn.diagonal.posterior_entries`, untied."""
+        """:func:`.mvn.diagonal.posterior_entries`, untied: ``m``, ``kappa``, ``a``, ``b``."""
         post = diagonal.posterior_entries(entries(stats), prior, tied=False,
                                           spherical=False)
         return {key: post[key] for key in ("m", "kappa", "a", "b")}
@@ -252,15 +222,12 @@ class GaussianFamily(UnlabeledHooks):
                 "var": diagonal.map_variances(post, tied=False, spherical=False)}
 
     def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(mu, var) up to a constant, the density whose joint mode :meth:`map` is
-        (MAP var = b_n / (a_n + 3/2)): sum_kj log InvGamma(var_kj; a0_j, b0_j)
-        + log N(mu_kj; m0_j, var_kj / kappa0)."""
+        """log p(mu, var) up to a constant (:func:`.mvn.diagonal.log_prior_entries`)."""
         return diagonal.log_prior_entries(params["mu"], params["var"], prior, tied=False,
                                           spherical=False)
 
     def likelihood_maximiser(self) -> GaussianFamily:
-        """``self``, or with ``divisor="unbiased"`` a copy with the divisor N_k, whose
-        :meth:`mle` maximises the likelihood."""
+        """``self``, or with ``divisor="unbiased"`` a copy with divisor N_k."""
         if self.divisor == "n":
             return self
         own = copy.copy(self)
@@ -268,58 +235,47 @@ class GaussianFamily(UnlabeledHooks):
         return own
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws: sigma2 = b / Gamma(a), mu ~ N(m, sigma2/kappa)."""
+        """:func:`.mvn.diagonal.draw_entries`."""
         mu, var = diagonal.draw_entries(post, size, rng, tied=False, spherical=False)
         return {"mu": mu, "var": var}
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K): per
-        feature Student-t with 2 a_n degrees of freedom, location m_n and squared scale
-        b_n (kappa_n + 1) / (a_n kappa_n); a missing x_j (NaN) drops its term
-        (:func:`bayesgen.families.mvn.diagonal.predictive`)."""
+        """Student-t per feature (:func:`.mvn.diagonal.predictive`)."""
         return diagonal.predictive(X, post, spherical=False)
 
     # ----------------------------------------------------- model comparison
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str, who: str) -> float:
-        """Exact log p(X | y) under the Normal-Inverse-Gamma prior, user units (missing
-        entries integrated out; :func:`.mvn.diagonal.log_evidence` minus the frame's
-        Jacobian). ``rows``, ``method`` and ``who`` are not needed."""
+        """:func:`.mvn.diagonal.log_evidence` in the units of X."""
         ent = entries(stats)
         return (diagonal.log_evidence(ent, prior, tied=False, spherical=False)
                 - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,): the Student-t predictive of class
-        y_n's posterior with row n (weight w) removed from every feature it observes
-        (:func:`bayesgen.families.mvn.diagonal.loo_predictive`)."""
+        """:func:`.mvn.diagonal.loo_predictive`."""
         return diagonal.loo_predictive(Z, y, w, post, spherical=False)
 
     def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test: np.ndarray | None = None) -> np.ndarray:
-        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-        (n, K) at the training rows themselves); only class y_i changes
-        (:func:`bayesgen.families.mvn.diagonal.loo_predictive_at`)."""
+        """:func:`.mvn.diagonal.loo_predictive_at`."""
         return diagonal.loo_predictive_at(Z, y, w, post, Z_test, tied=False,
                                           spherical=False)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """sum_j log N(x_nj; mu_kj, sigma2_kj) for every row and class, (..., n, K)
-        (:func:`bayesgen.families.mvn.diagonal.log_lik`); ``full`` False drops the
-        constant ``-d/2 log(2 pi)``."""
+        """:func:`.mvn.diagonal.log_lik` (``full=False`` drops -d/2 log 2pi)."""
         return diagonal.log_lik(X, params["mu"], params["var"], full=full)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Draw one x per row given class ``y`` (n,) and per-row params (n, K, d)."""
+        """One x per row, mu + sqrt(var) z."""
         rows = np.arange(y.shape[0])
         mu = params["mu"][rows, y]
         sd = np.sqrt(params["var"][rows, y])
         return mu + sd * rng.standard_normal(mu.shape)
 
     def attributes(self, params: dict) -> dict:
-        """scikit-learn's fitted attribute names: ``theta_`` (means) and ``var_``."""
+        """``theta_`` (means), ``var_`` and ``prior_search_``."""
         out = {"theta_": params["mu"], "var_": params["var"]}
         if hasattr(self, "search_"):  # var_dof or var_scale "auto"
             out["prior_search_"] = copy.deepcopy(self.search_)
@@ -334,8 +290,7 @@ class GaussianFamily(UnlabeledHooks):
         return {k: convert[k](v) if k in convert else v for k, v in params.items()}
 
     def prior_to_user(self, prior: dict) -> dict:
-        """The resolved prior in the units of X (for ``model_``): m0 -> c + s m0,
-        b0 -> s^2 b0."""
+        """The resolved prior in the units of X: m0 -> c + s m0, b0 -> s^2 b0."""
         if self.frame is None:
             return prior
         out = dict(prior, m0=self.frame.user_loc(prior["m0"]),
@@ -345,21 +300,16 @@ class GaussianFamily(UnlabeledHooks):
         return out
 
     def far_terms(self, far, params: dict):
-        """(a2, a1, a0) of far rows, each (..., m, K): log p(x | k) = t^2 a2 + t a1 + a0
-        (:mod:`bayesgen.data.frame`, :func:`._far.gaussian_terms`)."""
+        """:func:`.far.gaussian_terms`."""
         return _far.gaussian_terms(self, far, params)
 
     def far_log_predictive(self, far, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data) of far rows, (m, K)."""
+        """:func:`.far.gaussian_predictive`."""
         return _far.gaussian_predictive(far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Normal-Inverse-Gamma prior in the current PyMC model.
-
-        ``var ~ InverseGamma(a0, b0)`` and ``mu | var ~ Normal(m0, sqrt(var / kappa0))``,
-        each with dims (class, feature); returns ``{"mu": ..., "var": ...}``.
-        """
+        """``var ~ InverseGamma(a0, b0)``, ``mu | var ~ Normal(m0, sqrt(var / kappa0))``."""
         pm = import_pymc()
         import pytensor.tensor as pt
 
@@ -371,11 +321,8 @@ class GaussianFamily(UnlabeledHooks):
         return {"mu": mu, "var": var}
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """Observed rows: ``x_nj ~ Normal(mu[y_n, j], sqrt(var[y_n, j]))``, dims (obs, feature).
-
-        Missing entries (NaN) are integrated out (the sum over the observed entries, no
-        PyMC imputation variables; see :mod:`bayesgen.families.pymc_gaps`).
-        """
+        """``x_nj ~ Normal(mu[y_n, j], sqrt(var[y_n, j]))``, dims (obs, feature);
+        missing entries integrated out."""
         pm = import_pymc()
         import pytensor.tensor as pt
 
@@ -393,11 +340,7 @@ class GaussianFamily(UnlabeledHooks):
         )
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kj [-N_k/2 log var_kj - (S_kj + N_k (xbar_kj - mu_kj)^2) / (2 var_kj)].
-
-        The Gaussian log-likelihood of all rows from (N_k, xbar_k, S_k), without the
-        constant -N d/2 log(2 pi); with missing entries N_kj (observed) replaces N_k.
-        """
+        """sum_kj [-N_kj/2 log var_kj - (S_kj + N_kj (xbar_kj - mu_kj)^2) / (2 var_kj)]."""
         import pytensor.tensor as pt
 
         n = missing.observed_count(stats)

@@ -33,16 +33,9 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def _constant(X: np.ndarray, y: np.ndarray, w: np.ndarray, count: np.ndarray,
               mean: np.ndarray, m2: np.ndarray):
-    """Rows of positive weight per class (K,) and whether each feature is constant
-    (max == min) over them, (K, d) (True for an empty class).
-
-    ``m2`` (K, d) are the computed centred sums of squares (for a pooled scatter, the
-    pooled diagonal (d,)). A constant feature leaves only the rounding residue of its
-    mean: |mean - x| <= 2 n eps |x| for a weighted sum of n terms, so m2 <= N_k (2 n eps
-    mean)^2; only the (class, feature) pairs within 4 times that bound (a relative
-    spread below ~4 n eps) are checked against the data, the others are not constant.
-    This keeps the check off the common path (one pass over X less per class).
-    """
+    """Rows of positive weight per class (K,) and whether each feature is constant over
+    them, (K, d). Only pairs whose ``m2`` is within 4 times the rounding bound of a constant
+    feature (N_k (2 n eps mean)^2) are checked against the data."""
     positive = w > 0
     n_classes = count.shape[0]
     rows = np.bincount(y[positive], minlength=n_classes).astype(np.float64)
@@ -61,13 +54,8 @@ def _constant(X: np.ndarray, y: np.ndarray, w: np.ndarray, count: np.ndarray,
 
 
 def diagonal_stats(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-    """count (K,), mean (K, d), m2 (K, d) = sum_n w_n (x_n - mean_k)^2, and ``rows``
-    (K,), the number of rows of positive weight; one pass over X in cached blocks
-    centred at their own means (:func:`._class_moments.class_moments`).
-
-    A feature constant within a class gets m2 exactly 0 (a rounded mean would leave
-    a residue of order (1e-16 mean)^2).
-    """
+    """count (K,), mean (K, d), m2 (K, d) and ``rows`` (K,), one pass over X
+    (:func:`.class_moments.class_moments`); a feature constant within a class gets m2 = 0."""
     count, mean, m2 = class_moments(X, y, w, n_classes, full=False)
     rows, const = _constant(X, y, w, count, mean, m2)
     m2[const] = 0.0
@@ -77,16 +65,9 @@ def diagonal_stats(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) 
 def scatter_stats(
     X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, *, tied: bool
 ) -> dict:
-    """count (K,), mean (K, d), centred scatter (K, d, d), or (d, d) pooled if tied,
-    and ``rows`` (K,), the number of rows of positive weight.
-
-    The per-class scatter is ``S_k = sum_{y_n=k} w_n (x_n - mean_k)(x_n - mean_k)^T``
-    (one pass over X in cached blocks centred at their own means, see
-    :func:`._class_moments.class_moments`); the pooled one is ``sum_k S_k``, summed by
-    :func:`class_sum` (independent of the order of the classes). A feature constant
-    within a class has its row and column of S_k exactly 0 (pooled: when it is
-    constant within every class).
-    """
+    """count (K,), mean (K, d), centred scatter (K, d, d) or pooled (d, d) if tied
+    (:func:`class_sum`, order-independent), and ``rows`` (K,); a constant feature's row
+    and column are exactly 0."""
     count, mean, scatter = class_moments(X, y, w, n_classes, full=True)
     if tied:
         scatter = class_sum(scatter)

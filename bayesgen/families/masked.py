@@ -134,6 +134,26 @@ def count_stats(X, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> di
     return missing.with_observed(stats, M, y, w)
 
 
+class CountStats:
+    """``stats``, ``merge`` and ``stats_attributes`` of the families whose statistics
+    are the weighted class counts N_k (K,) and feature sums ``feature_count`` (K, d)
+    (BernoulliNB, PoissonNB; :func:`count_stats`); ``who`` names the estimator."""
+
+    who: str
+
+    def stats(self, X, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
+        """:func:`count_stats` (``ValueError`` naming ``sample_weight`` on overflow)."""
+        return count_stats(X, y, w, n_classes, self.who)
+
+    def merge(self, a: dict, b: dict) -> dict:
+        """Statistics of the union of two disjoint data sets (sums)."""
+        return add_count_stats(a, b)
+
+    def stats_attributes(self, stats: dict) -> dict:
+        """``feature_count_`` (K, d): the weighted feature counts of the fit."""
+        return {"feature_count_": stats["feature_count"]}
+
+
 def add_count_stats(a: dict, b: dict) -> dict:
     """Sums of two sets of count statistics, ``observed`` included when either side
     has it (the other's is its class count)."""

@@ -6,21 +6,12 @@ Model, per class k and feature j::
     x_nj | y_n = k ~ Poisson(lambda_kj)
 
 with beta_j = (alpha - 1) / r_j, which puts the prior mode at r_j (``rate_prior``;
-default the overall weighted mean of feature j, floored at 0.5 / max(N, 1) with N
-the total weight, so that an all-zero feature keeps a positive, finite prior mode).
-Sufficient statistics per class: weighted count N_k and sums S_kj = sum_n w_n x_nj.
-
-- MLE: lambda = S_kj / N_k
-- MAP: lambda = (S_kj + alpha - 1) / (N_k + beta_j)   (alpha = 1 gives the MLE)
-- posterior: lambda_kj | data ~ Gamma(S_kj + alpha, N_k + beta_j)
-
-alpha >= 1 is required (beta_j >= 0). Non-negative real values are accepted by every
-method: the Gamma posterior is defined for real x (kernel rate^x exp(-rate)), and the
-negative-binomial predictive writes x! as Gamma(x + 1) (for real x a kernel, as the
-averaged draws are); only the generative ``model_`` needs whole numbers. X may be
-scipy.sparse (CSR):
-every computation then touches only the non-zeros (``log x!`` via ``X.data``).
-"""
+default the overall weighted mean of feature j, floored at 0.5 / max(N, 1)).
+Statistics: N_k and S_kj = sum_n w_n x_nj. MLE S / N; MAP (S + alpha - 1) / (N + beta);
+posterior Gamma(S + alpha, N + beta); the predictive is negative binomial
+(:class:`GammaPoisson`). alpha >= 1. Non-negative real values are accepted (x! as
+Gamma(x + 1)); only the generative ``model_`` needs whole numbers. Sparse X (CSR):
+only the non-zeros are touched."""
 
 from __future__ import annotations
 
@@ -41,7 +32,7 @@ from bayesgen.utils.heavy import import_pymc
 WHO = "PoissonNB"
 
 
-class PoissonFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
+class PoissonFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
     """Factorised Poisson likelihood with a Gamma prior per class/feature.
 
     Parameters
@@ -73,19 +64,6 @@ class PoissonFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
         """Non-negative values; whole numbers for posterior methods (sparse X: its
         stored values, duplicates summed first)."""
         return check_counts(sparse.canonical(X), method, who)
-
-    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted class counts N_k (K,) and feature sums ``R^T X`` (K, d).
-
-        With missing entries (NaN) also ``observed`` N_kj (K, d), the weighted number of
-        observed entries, which replaces N_k below. Raises ``ValueError`` naming
-        ``sample_weight`` if a weighted sum overflows.
-        """
-        return masked.count_stats(X, y, w, n_classes, WHO)
-
-    def merge(self, a: dict, b: dict) -> dict:
-        """Statistics of the union of two disjoint data sets (sums)."""
-        return masked.add_count_stats(a, b)
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:
@@ -129,49 +107,17 @@ class PoissonFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
         b = missing.observed_count(stats) + prior["beta"]
         return {"a": s + prior["alpha"], "b": np.broadcast_to(b, s.shape).copy()}
 
-    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws ``rate`` = Gamma(a) / b, (size, K, d)."""
-        shape = (size, *post["a"].shape)
-        return {"rate": rng.standard_gamma(post["a"], size=shape) / post["b"]}
-
     # ------------------------------------------ predictive, evidence, LOO
     def algebra(self, post: dict) -> conjugate.Entrywise:
-        """:class:`GammaPoisson` (negative binomial predictive): the closed-form hooks
-        of :class:`.conjugate.Hooks` (the evidence reads the training rows for its
-        ``-sum_n w_n log x_n!``)."""
+        """:class:`GammaPoisson` (negative binomial predictive)."""
         return ALGEBRA
-
-    def natural_prior(self, prior: dict) -> dict:
-        """The Gamma(alpha, beta) prior as a posterior ``{"a", "b"}`` without data."""
-        return {"a": prior["alpha"], "b": prior["beta"]}
-
-    @staticmethod
-    def _log_factorials(X) -> np.ndarray:
-        """sum_j log(x_nj!) per row, (n,); sparse X via its non-zeros."""
-        return log_factorials(X)
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """sum_j [x log lambda - lambda - log(x!)] for every row and class.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n, d), non-negative counts
-        params : dict
-            ``rate`` of shape (..., K, d); leading dims are posterior draws.
-        full : bool
-            True includes ``-sum_j gammaln(x_nj + 1)`` (then equal to the sum of
-            ``scipy.stats.poisson.logpmf``); False drops it (equal across classes).
-
-        Returns
-        -------
-        ndarray of shape (..., n, K)
-            ``X @ log(lambda).T - sum_j lambda_kj``: one matrix product (sparse x dense
-            for sparse X). ``-inf`` where x_nj > 0 for a rate 0 (MLE); 0 log 0 counts
-            as 0. Raises ``ValueError`` if X is so large that a value overflows. A
-            missing x_nj (NaN) drops its term (x = 0 and the rate summed over the
-            observed features only).
-        """
+        """sum_j [x log lambda - lambda - log(x!)], (..., n, K) for ``rate`` (..., K, d):
+        ``X @ log(lambda).T - sum_j lambda_kj`` (one product, sparse or dense); ``full=False``
+        drops ``-sum_j log(x_nj!)``; a missing entry drops its term; ``-inf`` where x > 0 at a
+        rate 0; ``ValueError`` on overflow."""
         rate = params["rate"]
         M = missing.mask(X)
         if M is not None:
@@ -181,37 +127,22 @@ class PoissonFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
             out -= (rate.sum(axis=-1)[..., None, :] if M is None
                     else masked.observed_matmul(M, rate))
             if full:
-                out -= self._log_factorials(X)[:, None]
+                out -= log_factorials(X)[:, None]
         dr.check_overflow(out, X, WHO)
         if impossible is not None:
             out[impossible] = -np.inf
         return out
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One count vector per row given class ``y`` (n,) and per-row params (n, K, d).
-
-        Rates above numpy's Poisson limit (about 9.2e18) are sampled from the normal
-        approximation N(rate, rate), rounded (see :func:`_dirichlet.poisson`).
-        """
+        """One count vector per row (:func:`dirichlet.poisson`: normal approximation
+        above numpy's limit)."""
         rate = params["rate"][np.arange(y.shape[0]), y]
         return dr.poisson(rate, rng)
 
-    def attributes(self, params: dict) -> dict:
-        """``rate_`` lambda (K, d)."""
-        return {"rate_": params["rate"]}
-
-    def stats_attributes(self, stats: dict) -> dict:
-        """``feature_count_`` (K, d): the weighted feature counts of the fit."""
-        return {"feature_count_": stats["feature_count"]}
-
     # ------------------------------------------------------------------ PyMC
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """Observed rows: ``x_nj ~ Poisson(rate[y_n, j])``, dims (obs, feature).
-
-        Raises ``ValueError`` if X holds non-integer values (allowed for point methods).
-        Missing entries (NaN) are integrated out: the sum over the observed entries, x
-        float64 (see :mod:`bayesgen.families.pymc_gaps`).
-        """
+        """``x_nj ~ Poisson(rate[y_n, j])``, dims (obs, feature); ``ValueError`` for
+        non-integer X; missing entries integrated out (:mod:`bayesgen.families.pymc_gaps`)."""
         pm = import_pymc()
 
         from bayesgen.families import pymc_gaps
@@ -229,8 +160,7 @@ class PoissonFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
         )
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kj [S_kj log rate_kj - N_k rate_kj]: the Poisson log-likelihood of all
-        (weighted) rows from the sums, without -sum log(x!) (free of the rates)."""
+        """sum_kj [S_kj log rate_kj - N_k rate_kj] (without the rate-free -sum log x!)."""
         import pytensor.tensor as pt
 
         rate = params["rate"]
@@ -246,14 +176,9 @@ def log_factorials(X) -> np.ndarray:
 
 
 class GammaPoisson(conjugate.Entrywise):
-    """The Gamma-Poisson algebra: t(x) = (x, 1) added to the Gamma posterior (shape a,
-    rate b), log z = lgamma(a) - a log b, h(x) = 1 / x!, so that the predictive of an
-    entry is the negative binomial::
-
-        step(x) = R(a, x) - a log1p(1 / b) - x log1p(b)
-
-    with R(a, x) = lgamma(a + x) - lgamma(a) (:func:`bayesgen.utils.logspace.log_rising`,
-    accurate for huge a)."""
+    """The Gamma-Poisson algebra: t(x) = (x, 1), log z = lgamma(a) - a log b,
+    h(x) = 1 / x!; the entry's predictive is the negative binomial
+    ``R(a, x) - a log1p(1 / b) - x log1p(b)``, R the log rising factorial."""
 
     who = WHO
     needs_rows = True

@@ -1,28 +1,14 @@
 """Observed rows with missing entries (NaN in the training X) in ``model_``.
 
-For the factorised families (GaussianNB, BernoulliNB, PoissonNB, ExponentialNB,
-CategoricalNB and MixedNB's parts) ``model_`` keeps the same generative model and
-integrates every missing entry out exactly: the observed variable ``x`` (dims ``obs,
-feature``) holds the training X with its NaN, and its log-density is the sum over the
-OBSERVED entries only,
-
-    log p(x_obs | y, theta) = sum_{(n, j) observed} log p(x_nj | y_n, theta_j),
-
-since p(x_n | y_n) = prod_j p(x_nj | y_n) and the factor of a missing x_nj sums (or
-integrates) to 1. This is the observed-data likelihood that every method fits (the
-statistics model of ``method="mcmc"`` counts the observed entries per class and
-feature), and why it is chosen over PyMC's automatic imputation (NaN in ``observed``
-becomes ``x_observed`` plus free ``x_unobserved`` variables): the model has no
-latent (for the discrete families, discrete) variables, so ``model_.compile_logp()``
-takes the parameters only, ``pm.sample(model=est.model_)`` runs NUTS as without gaps,
-and no ``ImputationWarning`` is raised. The forward sampler draws complete rows, so
-``sample_prior_predictive`` and ``pm.draw`` give x with no gaps, shaped like X.
-
-The rows enter as a float64 constant with its NaN (not a NumPy array, which PyMC
-would turn into a masked array and impute): ``observed_data`` of an ``InferenceData``
-sampled from ``model_`` shows the gaps as NaN, like the estimator's ``idata_``. So a
-discrete ``x`` is float64 (whole numbers) when X has gaps, int64 otherwise.
-"""
+For the factorised families ``model_`` integrates every missing entry out exactly: the
+observed ``x`` (dims ``obs, feature``) holds X with its NaN and its log-density is
+sum_{(n, j) observed} log p(x_nj | y_n, theta_j) (a missing entry's factor integrates
+to 1), the observed-data likelihood every method fits. Unlike PyMC's automatic
+imputation there are no latent (for discrete families, discrete) variables, so
+``compile_logp()`` takes the parameters only, NUTS runs as without gaps and no
+``ImputationWarning`` is raised; the forward sampler draws complete rows. The rows are
+a float64 constant with NaN (not a NumPy array, which PyMC would impute), so a discrete
+``x`` is float64 when X has gaps, int64 otherwise."""
 
 from __future__ import annotations
 
@@ -110,25 +96,10 @@ _CLASS_NAMES = {"bernoulli": "Bernoulli", "poisson": "Poisson", "exponential": "
 
 
 def observed(kind: str, name: str, params: list, X, dims: tuple[str, str]) -> None:
-    """``x_nj ~ kind(params[n, j])`` observed on the entries of ``X`` (n, d) that are
-    not NaN, as one elementwise float64 ``pm.CustomDist`` named ``name`` with ``dims``,
-    drawn as ``kind`` in ``pm.model_to_graphviz`` (``x ~ Normal``).
-
-    Parameters
-    ----------
-    kind : {"bernoulli", "poisson", "exponential", "normal"}
-        The distribution of one entry (``pm.Bernoulli(p)``, ``pm.Poisson(mu)``,
-        ``pm.Exponential(lam)``, ``pm.Normal(mu, sigma)``; log-densities as PyMC's,
-        with all constants).
-    name : str
-        Model variable name (``prefix + "x"``).
-    params : list of tensors
-        The distribution's parameters, each (n, d) (e.g. ``theta[y]``).
-    X : ndarray (n, d)
-        Training rows with NaN at the missing entries.
-    dims : tuple of str
-        ``("obs", feature dim)``.
-    """
+    """``x_nj ~ kind(params[n, j])`` on the entries of ``X`` (n, d) that are not NaN, as
+    one elementwise float64 ``pm.CustomDist`` ``name`` with ``dims`` (drawn as ``kind`` in
+    ``pm.model_to_graphviz``). ``kind``: "bernoulli", "poisson", "exponential" or
+    "normal" (PyMC's log-densities); ``params``: its parameters, each (n, d)."""
     pm = import_pymc()
 
     logp, random = _KINDS[kind]

@@ -1,36 +1,20 @@
 """Independent categorical features (categorical naive Bayes) with Dirichlet priors.
 
-The categories of feature j are the distinct values observed in training (mapped to
-codes 0..C_j - 1 in sorted order, see :mod:`bayesgen.data.categories`), plus the
-codes 0..m_j - 1 declared by ``min_categories``; never the range 0..max(x_j), so a
-code of 1e9 is one category. Model, per class k and feature j::
+The categories of feature j are the distinct values observed in training (codes
+0..C_j - 1 in sorted order, :mod:`bayesgen.data.categories`) plus the codes
+0..m_j - 1 declared by ``min_categories``; never the range 0..max(x_j). Model, per
+class k and feature j::
 
     theta_kj ~ Dirichlet(alpha_j, ..., alpha_j)        (C_j categories)
     x_nj | y_n = k ~ Categorical(theta_kj)
 
-Declared categories never seen in training get the prior's share; a value that is not
-a category of its feature at predict time raises ``ValueError``. Sufficient
-statistics: weighted class counts N_k, the observed categories per feature
-(``categories`` (d, Cs) padded, ``n_seen`` (d,) valid entries; merged by union) and
-the category counts c_kjc = sum_n w_n [x_nj = c-th category], (K, d, Cs). With N_k the
-total of every feature in class k:
-
-- MLE: theta_kjc = c_kjc / N_k
-- MAP: theta_kjc = (c_kjc + alpha_j - 1) / (N_k + C_j (alpha_j - 1))
-- posterior: theta_kj | data ~ Dirichlet(c_kj + alpha_j) over its C_j categories
-
-Parameters are stored padded as (..., K, d, Cmax), Cmax = max_j C_j, with probability
-0 for codes c >= C_j, so that the log-likelihood is one sparse matrix product.
-Fitted attributes: ``categories_`` (list of d arrays, as scikit-learn's
-``OrdinalEncoder``; for text, boolean or categorical DataFrame columns their values,
-which reach the family as codes, see ``levels``), ``n_categories_``, and ``feature_log_prob_`` and
-``category_count_`` as lists of (K, C_j) arrays over those categories.
-
-In PyMC (``model_``, ``method="mcmc"``) the features with the same C_j share one
-Dirichlet variable ``theta_c{C_j}`` (as many model variables as distinct C_j, not one
-per feature); they are padded and put back in feature order as the deterministic
-``theta`` (K, d, Cmax). The observed values are one ``pm.CustomDist`` named ``x``.
-"""
+Declared categories never seen get the prior's share; a value that is not a category
+at predict time raises ``ValueError``. Statistics: N_k, the observed categories
+(``categories`` (d, Cs) padded, ``n_seen`` (d,); merged by union) and the counts
+c_kjc (K, d, Cs). MLE c / N_k; MAP (c + alpha - 1) / (N_k + C_j (alpha - 1));
+posterior Dirichlet(c_kj + alpha_j) (:class:`DirichletCategorical`). Parameters are
+padded to (..., K, d, Cmax) with probability 0 beyond C_j. In PyMC the features with
+equal C_j share one Dirichlet variable ``theta_c{C_j}`` (:mod:`.pymc`)."""
 
 from __future__ import annotations
 
@@ -62,13 +46,6 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
     min_categories : int, array-like of shape (d,) or None
         Declared categories: codes 0..m_j - 1 are categories of feature j in addition
         to the observed values (those never seen get the prior's share).
-
-    Notes
-    -----
-    :meth:`prior` (and the estimates) resolve ``categories_`` (list of d sorted
-    arrays) and ``n_categories_`` (d,), which :meth:`check_X` and :meth:`log_lik` use
-    to map values to codes; :meth:`stats_attributes` reports ``category_count_`` from
-    the fit's statistics.
     """
 
     name = "categorical"
@@ -108,15 +85,9 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return X
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Class counts (K,), observed categories and their counts (K, d, Cs).
-
-        ``categories`` (d, Cs) holds each feature's sorted distinct values (padded,
-        ``n_seen`` (d,) valid entries); the counts are one weighted ``bincount`` over
-        the flat index ``(y_n d + j) Cs + code_nj``. Memory O(n d + K d Cs) with Cs the
-        largest number of distinct values of a feature, whatever the values are.
-        Missing entries (NaN) count nowhere; then ``observed`` (K, d) holds the weighted
-        number of observed entries N_kj = sum_c c_kjc, which replaces N_k below.
-        """
+        """Class counts (K,), the observed categories per feature and their weighted
+        counts (K, d, Cs) by one ``bincount``; missing entries count nowhere (then
+        ``observed`` N_kj (K, d))."""
         n, d = X.shape
         M = missing.mask(X)
         found = [cats.observed(X[:, j]) for j in range(d)] if M is None else [
@@ -166,8 +137,7 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return {"alpha": alpha, "n_categories": self._resolve(stats)}
 
     def prior_uses_data(self) -> bool:
-        """False: the prior is ``alpha`` on the categories, which leave-one-out keeps at
-        those of the fit (a category seen in one row only stays a category)."""
+        """False: leave-one-out keeps the fit's categories."""
         return False
 
     def _resolve(self, stats: dict) -> np.ndarray:
@@ -183,8 +153,7 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return self.n_categories_
 
     def _min_categories(self, observed: list, n_classes: int) -> np.ndarray:
-        """m_j (d,); 0 for features with levels (their categories are their values).
-        ValueError, before anything is allocated, when the tables they imply cannot fit
+        """m_j (d,); 0 for features with levels; ``ValueError`` when the tables cannot fit
         in memory (:func:`_check_table_memory`)."""
         d = len(observed)
         if self.min_categories is None:
@@ -223,8 +192,7 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return np.where(valid, counts + add, 0.0)
 
     def mle(self, stats: dict) -> dict:
-        """theta_kjc = c_kjc / N_k (0 for categories unseen in class k); N_kj, the
-        observed count, with missing entries (never observed: ``ValueError``)."""
+        """theta_kjc = c_kjc / N_kj (``ValueError`` for a feature never observed)."""
         numer = self._padded(stats, np.zeros(1))
         if "observed" in stats:
             missing.require_observed(stats["observed"], self.labels, WHO)
@@ -241,9 +209,8 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
 
     def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(theta) up to a constant under Dirichlet(alpha_j) per class and feature,
-        whose mode with the likelihood :meth:`map` is: sum_kjc (alpha_j - 1) log
-        theta_kjc over the C_j categories of feature j (the zero padding left out)."""
+        """sum_kjc (alpha_j - 1) log theta_kjc over the C_j categories: log p(theta) up to a
+        constant."""
         theta = params["theta"]  # (K, d, Cmax), zero padding beyond C_j
         valid = np.arange(theta.shape[-1])[None, :] < np.asarray(prior["n_categories"])[:, None]
         a = np.where(valid, (prior["alpha"] - 1.0)[:, None], 0.0)
@@ -259,9 +226,7 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
     # ------------------------------------------ predictive, evidence, LOO
     def algebra(self, post: dict) -> conjugate.Entrywise:
-        """:class:`DirichletCategorical` on the category codes (:meth:`encode`): the
-        closed-form hooks of :class:`.conjugate.Hooks`; the predictive is the
-        posterior mean's categorical, one sparse one-hot product."""
+        """:class:`DirichletCategorical` on the category codes (:meth:`encode`)."""
         return DirichletCategorical(post["concentration"].shape[-1])
 
     def natural_prior(self, prior: dict) -> dict:
@@ -278,25 +243,9 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """sum_j log theta_{k, j, code(x_nj)} for every row and class.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n, d)
-            Values that passed :meth:`check_X` (categories of their feature).
-        params : dict
-            ``theta`` of shape (..., K, d, Cmax); leading dims are posterior draws.
-        full : bool
-            Ignored: there is no term that is equal across classes.
-
-        Returns
-        -------
-        ndarray of shape (..., n, K)
-            The one-hot (sparse, n x d Cmax) encoding of the codes times log theta
-            flattened to (d Cmax, ... K): one sparse matrix product for all draws, no
-            loop. ``-inf`` where a category has probability 0 in a class (MLE). A
-            missing x_nj (NaN) has weight 0 in the one-hot matrix: its term drops.
-        """
+        """sum_j log theta_{k, j, code(x_nj)}, (..., n, K) for ``theta`` (..., K, d, Cmax):
+        one sparse one-hot product for all draws (a missing entry has weight 0); ``-inf`` at a
+        category of probability 0; ``full`` is ignored."""
         theta = params["theta"]
         n, d = X.shape
         width = theta.shape[-1]
@@ -316,23 +265,15 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return np.moveaxis(out, 0, -2).reshape(*lead, n, n_classes)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One value per feature and row given class ``y`` (n,), params (n, K, d, Cmax).
-
-        Inverse-CDF sampling of the codes on the cumulative probabilities of each
-        feature, returned as the category values (``categories_``).
-        """
+        """One value per feature and row by inverse CDF, as category values."""
         theta = params["theta"][np.arange(y.shape[0]), y]  # (n, d, Cmax)
         codes = cats.inverse_cdf(theta, rng)
-        values = self._value_table(theta.shape[-1])
+        values = cats.table(self.categories_, theta.shape[-1])
         return values[np.arange(codes.shape[1]), codes].astype(np.float64)
 
-    def _value_table(self, width: int) -> np.ndarray:
-        """``categories_`` as a (d, width) table padded with each row's last value."""
-        return cats.table(self.categories_, width)
-
     def attributes(self, params: dict) -> dict:
-        """``categories_`` and ``n_categories_`` (d,), and ``feature_log_prob_`` (log
-        theta), a list of d arrays (K, C_j) over those categories like scikit-learn's."""
+        """``categories_``, ``n_categories_`` (d,) and ``feature_log_prob_``, a list of d
+        arrays (K, C_j), like scikit-learn's."""
         theta = params["theta"]
         n_cat = self.n_categories_
         with np.errstate(divide="ignore"):
@@ -345,8 +286,7 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return out
 
     def stats_attributes(self, stats: dict) -> dict:
-        """``category_count_``: the weighted counts of the fit's statistics, a list of d
-        arrays (K, C_j) over the categories ``categories_``, like scikit-learn's."""
+        """``category_count_``: a list of d arrays (K, C_j) over ``categories_``."""
         counts = self._aligned(stats)
         return {"category_count_": [counts[:, j, :c]
                                     for j, c in enumerate(self.n_categories_)]}
@@ -360,57 +300,29 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
     # ------------------------------------------------------------------ PyMC
     def coords(self, dims: dict | None = None) -> dict:
-        """Coordinates of the extra dims, known once :meth:`prior` has resolved C_j.
-
-        With ``feature, category`` the last two dims of ``dims["theta"]`` (default
-        ``"feature", "category"``): ``{category: 0..Cmax-1}`` for the padded ``theta``
-        and, for every distinct number of categories C among the features (the blocks
-        of the PyMC model), ``{f"{feature}_c{C}": positions j with C_j = C,
-        f"{category}_c{C}": 0..C-1}``. Empty before fitting.
-        """
+        """Coordinates of ``category`` and of the blocks of equal C_j
+        (:func:`.pymc.category_coords`); empty before fitting."""
         if self.n_categories_ is None:
             return {}
         return _pymc.category_coords(self.n_categories_, *(dims or self.param_dims)["theta"][1:])
 
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Dirichlet priors in the current PyMC model, in blocks of equal C_j (ragged).
-
-        The features with C_j = C share one variable ``prefix + f"theta_c{C}"`` ~
-        Dirichlet(alpha_j * ones(C)) with dims (class, ``feature_cC``, ``category_cC``):
-        one Dirichlet per class and feature, but only as many model variables as
-        distinct C_j. The blocks are padded with 0 to Cmax = max_j C_j and put back in
-        feature order as ``prefix + "theta"`` (``pm.Deterministic``, dims
-        ``dims["theta"]`` = (class, feature, category), shape (K, d, Cmax)), as the
-        conjugate parameters. Coordinates missing from the model (see :meth:`coords`)
-        are added. Returns ``{"theta": ...}``.
-        """
+        """Dirichlet priors in blocks of equal C_j, put back in feature order as the
+        deterministic ``theta`` (K, d, Cmax) (:func:`.pymc.dirichlet_blocks`)."""
         return {"theta": _pymc.dirichlet_blocks(prior, dims or self.param_dims, prefix)}
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """Observed rows: ``x_nj ~ Categorical(theta[y_n, j, :C_j])`` for every feature.
-
-        One ``pm.CustomDist`` named ``prefix + "x"`` with dims (obs, feature) over all
-        values (log-density sum_nj log theta[y_n, j, code(x_nj)], forward sampler by
-        inverse CDF), so that ``pm.sample_prior_predictive`` draws the whole of x at
-        once. When every feature's categories are 0..C_j - 1 (codes = values) x is
-        int64; otherwise the category table (d, Cmax) is an input of the distribution,
-        which maps values to codes (log-density) and codes to values (sampler).
-        """
+        """One ``pm.CustomDist`` ``x`` with dims (obs, feature) (:func:`.pymc.observed_rows`)."""
         _pymc.observed_rows(self.categories_, params["theta"], X, y, prefix,
                             (dims or self.param_dims)["theta"][1])
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
                          prefix: str = "", dims: dict | None = None):
-        """log p(z_n | y=k, theta), a PyTensor (m, K) expression; a missing entry drops
-        its term (:func:`.pymc.row_columns`: the observed value of :meth:`pymc_observed`
-        is one multivariate value, whose ``pm.logp`` is a total over the rows)."""
+        """log p(z_n | y=k, theta), a PyTensor (m, K) expression (:func:`.pymc.row_columns`)."""
         return _pymc.row_columns(self.categories_, params["theta"], Z)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kjc c_kjc log theta_kjc: the categorical log-likelihood of all (weighted)
-        rows, exact, with the counts over ``categories_``. Entries with c_kjc = 0 (the
-        padding among them) contribute 0: theta is replaced by 1 there, so that 0 log 0
-        never makes a NaN value or gradient."""
+        """sum_kjc c_kjc log theta_kjc (theta replaced by 1 where c = 0: no NaN gradient)."""
         import pytensor.tensor as pt
 
         counts = self._aligned(stats)
@@ -419,11 +331,9 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
 
 class DirichletCategorical(conjugate.Entrywise):
-    """The Dirichlet-categorical algebra on category codes c (entries of X as codes):
-    t(c) = the one-hot vector of c over the feature's C levels, added to the
-    concentration a (..., d, C) (0 on the padding beyond C_j), log z = sum_c lgamma(a_c)
-    - lgamma(sum_c a_c), so that step(c) = log a_c - log sum_c a_c; tabulated at every
-    code, the predictive is one sparse one-hot product."""
+    """The Dirichlet-categorical algebra on category codes: t(c) = one-hot of c over
+    C levels, log z = sum_c lgamma(a_c) - lgamma(sum_c a_c), step(c) = log a_c - log sum_c
+    a_c, tabulated at every code."""
 
     who = WHO
     tabled = True
@@ -471,13 +381,8 @@ def _physical_memory() -> int:
 
 
 def _check_table_memory(n_classes: int, observed: list, minimum: np.ndarray) -> None:
-    """ValueError before allocating when the category tables that ``min_categories``
-    asks for cannot fit in memory.
-
-    The fit holds, per class and feature, a row of C_max = max_j C_j values (counts,
-    then log-probabilities): 2 x K x d x C_max float64, plus the C_j category values
-    themselves. Refused when that exceeds the machine's physical memory.
-    """
+    """``ValueError`` before allocating when the tables (2 x K x d x C_max float64) that
+    ``min_categories`` asks for exceed the machine's physical memory."""
     sizes = np.maximum([o.size for o in observed], minimum).astype(float)
     if sizes.size == 0:
         return

@@ -70,23 +70,11 @@ def values_random(theta, y, table, rng=None, size=None):
 
 
 def dirichlet_blocks(prior: dict, dims: dict, prefix: str = ""):
-    """Dirichlet priors of ``theta`` in the current PyMC model, in blocks of equal C_j.
-
-    The features with C_j = C share one variable ``prefix + f"theta_c{C}"`` ~
-    Dirichlet(alpha_j * ones(C)), dims (class, ``feature_cC``, ``category_cC``); the
-    blocks are padded with 0 to Cmax and put back in feature order as the
-    deterministic ``prefix + "theta"`` of shape (K, d, Cmax), dims ``dims["theta"]``.
-    Missing coordinates (:func:`category_coords`) are added to the model.
-
-    Parameters
-    ----------
-    prior : dict
-        ``{"n_categories": (d,) int, "alpha": (d,) float}``.
-    dims : dict
-        ``dims["theta"]`` = (class, feature, category) dim names.
-    prefix : str
-        Prefix of the model variable names.
-    """
+    """Dirichlet priors of ``theta`` in blocks of equal C_j: one variable
+    ``prefix + f"theta_c{C}"`` ~ Dirichlet(alpha_j * ones(C)) per distinct C, dims (class,
+    ``feature_cC``, ``category_cC``), padded to Cmax and put back in feature order as the
+    deterministic ``prefix + "theta"`` (K, d, Cmax); ``prior`` holds ``n_categories`` and
+    ``alpha`` (d,); missing coordinates (:func:`category_coords`) are added."""
     pm = import_pymc()
     import pytensor.tensor as pt
 
@@ -119,17 +107,11 @@ def dirichlet_blocks(prior: dict, dims: dict, prefix: str = ""):
 
 
 def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> None:
-    """The observed rows ``x_nj ~ Categorical(theta[y_n, j, :C_j])`` as one
-    ``pm.CustomDist`` named ``prefix + "x"``, dims (obs, ``feature``), shown as
-    ``x ~ Categorical`` in ``pm.model_to_graphviz`` (its ``class_name``).
-
-    Codes are observed directly (int64) when every feature's categories are
-    0..C_j - 1; otherwise the category table (d, Cmax) is an input that maps values to
-    codes (:func:`values_logp`) and codes back to values (:func:`values_random`).
-    Missing entries (NaN in X): the values path (float64) with the observed entries
-    only (:func:`gaps_logp`, see :mod:`bayesgen.families.pymc_gaps`); the sampler
-    draws complete rows.
-    """
+    """``x_nj ~ Categorical(theta[y_n, j, :C_j])`` as one ``pm.CustomDist``
+    ``prefix + "x"``, dims (obs, ``feature``): codes observed directly (int64) when every
+    feature's categories are 0..C_j - 1, else the category table maps values to codes
+    (:func:`values_logp`) and back (:func:`values_random`); missing entries: the observed
+    entries only (:func:`gaps_logp`)."""
     pm = import_pymc()
 
     from bayesgen.families import pymc_gaps
@@ -158,23 +140,9 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
 
 
 def row_columns(categories: list, theta, X: np.ndarray):
-    """log p(x_n | y=k, theta) for every row and class, a PyTensor (n, K) expression:
-    sum over the observed j of log theta[k, j, code(x_nj)]; a missing entry (NaN)
-    drops its term.
-
-    The observed-rows distribution (:func:`observed_rows`) is one multivariate value,
-    so its ``pm.logp`` is the total over all rows; the mixture likelihood of unlabeled
-    rows (:mod:`bayesgen.semi.nuts`) needs the rows apart. Codes come from the sorted
-    category table (as :func:`values_logp`), computed here once, as X is data.
-
-    Parameters
-    ----------
-    categories : list of d arrays
-        The fitted categories of every feature.
-    theta : TensorVariable of shape (K, d, Cmax)
-    X : ndarray of shape (n, d)
-        Category values (NaN: missing).
-    """
+    """log p(x_n | y=k, theta), a PyTensor (n, K) expression for category values
+    ``X`` (n, d) (NaN drops its term) and ``theta`` (K, d, Cmax): the rows apart, which
+    :func:`observed_rows`' total ``pm.logp`` does not give (:mod:`bayesgen.semi.nuts`)."""
     import pytensor.tensor as pt
 
     X = np.asarray(X, dtype=np.float64)

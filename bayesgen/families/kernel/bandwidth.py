@@ -98,35 +98,44 @@ def _loo(Pt: np.ndarray, w: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def _loo_slope(Pt: np.ndarray, w: np.ndarray, t: np.ndarray):
-    """First and second derivatives of :func:`_loo` in t = log h, each (d,).
+    """First and second derivatives of :func:`_loo` in t = log h, each (d,): with
+    q_il = (x_i - x_l)^2 / h^2 under the softmax weights of row i's terms,
+    sum_i w_i E[q] - W and sum_i w_i (Var[q] - 2 E[q])."""
+    f1, f2 = _softmax_moments(Pt, Pt, w, w, t, 0.0, _left_out(w)[1])
+    return f1 - w.sum(), f2
 
-    With q_il = (x_i - x_l)^2 / h^2 and r_il the softmax weights of row i's terms,
-    dLOO/dt = sum_i w_i E_r[q] - W and d2LOO/dt2 = sum_i w_i (Var_r[q] - 2 E_r[q]).
-    """
+
+def _softmax_moments(Q: np.ndarray, P: np.ndarray, w: np.ndarray, a: np.ndarray,
+                     t: np.ndarray, shift: float, log_self: np.ndarray | None = None):
+    """sum_n a_n (E[q] - shift) and sum_n a_n (Var[q] - 2 E[q]), each (d,), with
+    q_l = (q_n - p_l)^2 / h^2 under the softmax weights w_l N(q_n; p_l, h^2) of the
+    points ``P`` (d, n) at the rows ``Q`` (d, m) (``log_self``: row n's own term is
+    its leave-one-out weight), in blocks of bounded memory."""
     from bayesgen.families.kernel.kde import _BUDGET
 
-    d, n = Pt.shape
-    _, log_self = _left_out(w)
+    d, m = Q.shape
+    n = P.shape[1]
     log_w = np.log(w)
     inv_h2 = np.exp(-2.0 * t)[:, None, None]
     f1, f2 = np.zeros(d), np.zeros(d)
-    step = max(1, min(n, _BUDGET // max(1, n * d)))
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        q = Pt[:, start:stop, None] - Pt[:, None, :]
+    step = max(1, min(m, _BUDGET // max(1, n * d)))
+    for start in range(0, m, step):
+        stop = min(m, start + step)
+        q = Q[:, start:stop, None] - P[:, None, :]
         q *= q
         q *= inv_h2  # (d, c, n)
-        a = log_w - 0.5 * q
-        idx = np.arange(start, stop)
-        a[:, idx - start, idx] = log_self[start:stop]
-        a -= a.max(axis=-1, keepdims=True)
-        r = np.exp(a)
+        g = log_w - 0.5 * q
+        if log_self is not None:
+            idx = np.arange(start, stop)
+            g[:, idx - start, idx] = log_self[start:stop]
+        g -= g.max(axis=-1, keepdims=True)
+        r = np.exp(g)
         r /= r.sum(axis=-1, keepdims=True)
         mean = (r * q).sum(-1)
         var = (r * q * q).sum(-1) - mean**2
-        f1 += mean @ w[start:stop]
-        f2 += (var - 2.0 * mean) @ w[start:stop]
-    return f1 - w.sum(), f2
+        f1 += (mean - shift) @ a[start:stop]
+        f2 += (var - 2.0 * mean) @ a[start:stop]
+    return f1, f2
 
 
 def _rows_term(U: np.ndarray, P: np.ndarray, w: np.ndarray, a: np.ndarray,
@@ -141,31 +150,8 @@ def _rows_term(U: np.ndarray, P: np.ndarray, w: np.ndarray, a: np.ndarray,
 
 def _rows_slope(U: np.ndarray, P: np.ndarray, w: np.ndarray, a: np.ndarray,
                 t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """First and second derivatives in t of :func:`_rows_term`, each (d,):
-    sum_n a_n (E[q] - 1) and sum_n a_n (Var[q] - 2 E[q]), q_l = (u_n - p_l)^2 / h^2
-    under the softmax weights of row n's kernels."""
-    from bayesgen.families.kernel.kde import _BUDGET
-
-    d, m = U.shape
-    n = P.shape[1]
-    log_w = np.log(w)
-    inv_h2 = np.exp(-2.0 * t)[:, None, None]
-    f1, f2 = np.zeros(d), np.zeros(d)
-    step = max(1, min(m, _BUDGET // max(1, n * d)))
-    for start in range(0, m, step):
-        stop = min(m, start + step)
-        q = U[:, start:stop, None] - P[:, None, :]
-        q *= q
-        q *= inv_h2  # (d, c, n)
-        g = log_w - 0.5 * q
-        g -= g.max(axis=-1, keepdims=True)
-        r = np.exp(g)
-        r /= r.sum(axis=-1, keepdims=True)
-        mean = (r * q).sum(-1)
-        var = (r * q * q).sum(-1) - mean**2
-        f1 += (mean - 1.0) @ a[start:stop]
-        f2 += (var - 2.0 * mean) @ a[start:stop]
-    return f1, f2
+    """First and second derivatives in t of :func:`_rows_term`, each (d,)."""
+    return _softmax_moments(U, P, w, a, t, 1.0)
 
 
 def _maximise(objective, centre: np.ndarray, slope=None) -> np.ndarray:

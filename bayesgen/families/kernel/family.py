@@ -5,51 +5,24 @@ Model, per class k and feature j, with the training points i of class k::
     p(x_j | y = k) = sum_i w_i N(x_j; x_ij, h_kj^2) / W_k,     W_k = sum_i w_i
 
 The bandwidths h_kj are the only parameters; the training points are fixed data.
-
 Estimation maximises, for every (k, j) at once, the weighted leave-one-out (LOO)
 log-likelihood over t = log h::
 
     LOO(h) = sum_i w_i log( sum_l v_il N(x_ij; x_lj, h^2) / (W_k - u_i) )
     v_il = w_l (l != i),   v_ii = w_i - u_i,   u_i = min(w_i, 1)
 
-Leaving out one *unit* of weight (``u_i``) rather than the whole point makes a
-sample weight of 2 the same as a duplicated row (MAP, MCMC: weights are replication
-counts); with unit weights this is the usual ``sum_{l != i}`` criterion. The MLE
-divides the weights by the smallest one first, so that only relative weights matter.
-
-Frame: X, the points and the bandwidths are in the internal coordinates z = (x - c) / s
-set by the estimator (``frame``); :meth:`KernelFamily.to_user` converts.
-
-MAP adds the log-normal prior ``log h_kj ~ Normal(log s_kj, bandwidth_sd^2)`` centred on
-Silverman's rule of thumb ``s_kj = 0.9 min(sd, IQR / 1.34) W_k^(-1/5)`` (weighted
-population sd, weighted inverted-CDF quartiles; sd alone when the IQR is 0) and
-maximises the posterior density of log h.
-
-The search runs over the bracket ``[s_kj / 1000, 10 s_kj]``: a grid of 13 points in
-log h, golden-section refinement around the best grid point, then Newton steps on the
-analytic derivative (:mod:`bayesgen.families.kernel.bandwidth`), vectorised over features
-(one loop over classes). When the LOO objective is unbounded as h -> 0
-(every value of the class has a duplicate) the answer is the lower end ``s_kj / 1000``.
-A class/feature with zero spread gets ``s_kj = 1e-3`` times the feature's overall sd
-(``1e-9`` times the largest sd over features if the feature is constant), so every
-bracket is scale-aware: rescaling a feature rescales its bandwidths and leaves the
-predictions unchanged. There is no conjugate prior, hence no closed-form posterior.
-
-MCMC (``method="mcmc"``, :mod:`bayesgen.families.kernel.pymc`) samples the posterior
-of the same model, the MAP's prior times exp(LOO(h)); ``model_`` holds the likelihood
-as ``pm.Potential("x_loglik")``. The pointwise log-likelihood of ``idata_`` is the LOO
-term of every training row (:meth:`KernelFamily.train_log_lik`), not :meth:`log_lik`.
-
-Unlabeled rows (None/NaN in y, :mod:`bayesgen.semi.unlabeled`): the kernel centres stay the
-labeled points; the unlabeled rows add their mixture likelihood, the bandwidths are
-re-chosen by EM (``"mle"``, ``"map"``, :mod:`bayesgen.semi.kernel`;
-:meth:`KernelFamily.em_m_step`) or sampled with it (``"mcmc"``, :mod:`bayesgen.semi.nuts`;
-the KDEs at the unlabeled rows: :meth:`KernelFamily.pymc_rows_loglik`).
-
-Cost: each objective evaluation is O(n_k^2 d) (all pairs of points of a class, in
-blocks of bounded memory) and a fit takes about 50 evaluations per class; prediction
-is O(n_test n_train d). Measured: 2 classes x 2000 points x 10 features fit in ~20 s.
-"""
+(one *unit* of weight left out, so a weight of 2 is a duplicated row; the MLE divides
+the weights by the smallest first). MAP adds ``log h_kj ~ Normal(log s_kj,
+bandwidth_sd^2)`` around Silverman's ``s_kj = 0.9 min(sd, IQR / 1.34) W_k^(-1/5)``.
+The search (:mod:`.bandwidth`) runs over ``[s_kj / 1000, 10 s_kj]`` (the lower end when
+LOO is unbounded as h -> 0); a zero spread gets a scale-aware floor, so rescaling a
+feature rescales its bandwidths. No conjugate prior: no closed-form posterior, evidence
+or exact LOO. MCMC (:mod:`.pymc`) samples the MAP's prior times exp(LOO(h)) as
+``pm.Potential("x_loglik")``; ``idata_``'s pointwise log-likelihood is each training
+row's LOO term (:meth:`KernelFamily.train_log_lik`). Unlabeled rows: the centres stay
+the labeled points and EM re-chooses the bandwidths (:mod:`bayesgen.semi.kernel`).
+Everything is in the internal frame z = (x - c) / s (``frame``). Cost: O(n_k^2 d) per
+objective evaluation, about 50 per class; prediction O(n_test n_train d)."""
 
 from __future__ import annotations
 
@@ -60,7 +33,7 @@ import numpy as np
 
 from bayesgen.data import missing
 from bayesgen.families import gaussian_stats as gstats
-from bayesgen.families.far import attach_frame
+from bayesgen.families.far import RealColumns, attach_frame
 from bayesgen.families.kernel import far as _kernel_far
 from bayesgen.families.kernel import missing as km
 from bayesgen.families.kernel.bandwidth import (  # noqa: F401 (_loo re-exported for tests)
@@ -88,7 +61,7 @@ NO_CONJUGATE = (
 )
 
 
-class KernelFamily(UnlabeledHooks):
+class KernelFamily(RealColumns, UnlabeledHooks):
     """Per-class, per-feature Gaussian KDE whose bandwidths are the parameters.
 
     Parameters
@@ -115,23 +88,10 @@ class KernelFamily(UnlabeledHooks):
         self.labels: np.ndarray | None = None
         self.frame = None  # bayesgen.data.frame.Frame of the internal coordinates, set at fit
 
-    def real_columns(self, n_features: int) -> np.ndarray:
-        """Every column is real-valued (transformed by the frame)."""
-        return np.ones(n_features, dtype=bool)
-
     # ------------------------------------------------------------------ data
-    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Real-valued features: nothing beyond finiteness (checked by the caller)."""
-        return X
-
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """The data themselves: ``X`` (n, d), class index ``y`` (n,), weight ``w`` (n,).
-
-        Rows of weight 0 are dropped (they add nothing to any KDE); ``row`` (n,) holds
-        the positions of the kept rows among the ``n_rows`` rows given (so that
-        :meth:`train_log_lik` can find each training row's own kernel). ``count`` (K,)
-        is the weighted class count; ``loc``, ``scale`` the frame of X.
-        """
+        """The rows of positive weight: ``X`` (n, d), ``y`` (n,), ``w`` (n,), their positions
+        ``row`` among the ``n_rows`` given, ``count`` (K,) and the frame."""
         keep = w > 0
         y = np.asarray(y, dtype=np.intp)[keep]
         w = np.asarray(w, dtype=np.float64)[keep]
@@ -145,9 +105,7 @@ class KernelFamily(UnlabeledHooks):
         }, self.frame)
 
     def merge(self, a: dict, b: dict) -> dict:
-        """Statistics of the union (the rows of ``a`` then those of ``b``): the points of
-        both sets, counts added, ``b``'s row positions shifted by ``a``'s ``n_rows``;
-        ``b``'s points are re-expressed in ``a``'s frame first (z = r z_b + o)."""
+        """The rows of ``a`` then ``b`` (``b``'s points in ``a``'s frame, rows shifted)."""
         Xb = b["X"]
         if "loc" in a and "loc" in b:
             r = b["scale"] / a["scale"]
@@ -213,11 +171,8 @@ class KernelFamily(UnlabeledHooks):
         return {"bandwidth": h, **self.fixed_params(stats)}
 
     def mle(self, stats: dict) -> dict:
-        """Bandwidths maximising the weighted LOO log-likelihood, (K, d), plus the data.
-
-        Only relative weights matter: the weights are divided by the smallest one (unit
-        weights stay 1), so each point leaves min(w_i / w_min, 1) of its weight out of
-        its own kernel and a common factor on the weights changes nothing."""
+        """Bandwidths maximising the weighted LOO log-likelihood, (K, d), plus the data
+        (weights divided by the smallest: only relative weights matter)."""
         if stats["w"].size:
             unit = stats["w"].min()
             stats = dict(stats, w=stats["w"] / unit, count=stats["count"] / unit)
@@ -228,8 +183,7 @@ class KernelFamily(UnlabeledHooks):
         return self.fit_bandwidths(stats, silverman(stats), None)
 
     def map(self, stats: dict, prior: dict) -> dict:
-        """Mode in log h of LOO(h) + log Normal(log h; log centre, sd^2), (K, d);
-        weights are replication counts (each point leaves min(w_i, 1) out)."""
+        """Mode in log h of LOO(h) + log Normal(log h; log centre, sd^2), (K, d)."""
         if km.has_gaps(stats):  # feature by feature on its observed points
             centre = iter(prior["centre"].T)
             return km.fit_features(self, stats, lambda s: next(centre)[:, None], prior["sd"])
@@ -237,27 +191,17 @@ class KernelFamily(UnlabeledHooks):
         return self.fit_bandwidths(stats, prior["centre"], prior["sd"])
 
     def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(h) up to a constant: -sum_kj (log h_kj - log c_kj)^2 / (2 sd^2), the
-        log-normal prior as a density of log h (:meth:`map` is the mode in log h)."""
+        """-sum_kj (log h_kj - log c_kj)^2 / (2 sd^2), the prior as a density of log h."""
         z = (np.log(params["bandwidth"]) - np.log(prior["centre"])) / prior["sd"]
         return float(-0.5 * np.sum(z**2))
 
     # ------------------------------------------------------- unlabeled rows
     def em_m_step(self, labeled: dict, completed: dict, Z_u: np.ndarray, A: np.ndarray,
                   prior: dict | None, params: dict) -> tuple[dict, dict]:
-        """EM's M-step with unlabeled rows (:mod:`bayesgen.semi.kernel`): bandwidths
-        (K, d) maximising, per class and feature, the criterion
-
-            Q_kj(t) = LOO_kj(t) + sum_n A_nk log p(z_nj | y=k, h = e^t)
-                      [- (t - log c_kj)^2 / (2 sd^2)   (MAP)]
-
-        on the ``labeled`` points (which stay the kernel centres; ``completed`` is not
-        used), with the unlabeled rows ``Z_u`` (m, d) weighted by ``A`` (m, K). The
-        search is the labeled fit's (grid, golden section, Newton steps on the analytic
-        derivatives), centred on the prior's centres (MAP; ``prior`` None: Silverman's);
-        the current ``params["bandwidth"]`` is kept where it found no higher Q_kj, so
-        the step never lowers the EM objective. Missing entries: per feature on the
-        observed points and rows. Returns ``(params, labeled)``."""
+        """EM's M-step (:mod:`bayesgen.semi.kernel`): per class and feature, the bandwidth
+        maximising LOO_kj(t) + sum_n A_nk log p(z_nj | y=k, h = e^t) (minus the MAP penalty) on
+        the ``labeled`` points, by the labeled fit's search; the current bandwidth is kept where
+        the search found no higher value, so EM never descends. Returns ``(params, labeled)``."""
         if prior is None:
             sd = None
             centre = (km.per_feature(silverman, labeled) if km.has_gaps(labeled)
@@ -269,8 +213,7 @@ class KernelFamily(UnlabeledHooks):
 
     def _fit_with_rows(self, stats: dict, Z_u: np.ndarray, A: np.ndarray,
                        centre: np.ndarray, sd: float | None, h_old: np.ndarray) -> dict:
-        """The bandwidths of :meth:`em_m_step` from the search ``centre`` (K, d), prior
-        sd ``sd`` (None: MLE) and the previous ``h_old`` (K, d); ``params``."""
+        """The bandwidths of :meth:`em_m_step` (per feature with missing entries)."""
         if km.has_gaps(stats) or np.isnan(Z_u).any():  # feature by feature, observed only
             h = np.empty_like(h_old)
             for j in range(Z_u.shape[1]):
@@ -309,22 +252,22 @@ class KernelFamily(UnlabeledHooks):
         return labeled, params
 
     def posterior(self, stats: dict, prior: dict) -> dict:
-        """Not available: the bandwidth prior is not conjugate (always raises ValueError)."""
+        """Not available (``ValueError``): the bandwidth prior is not conjugate."""
         raise ValueError(NO_CONJUGATE)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """Not available: there is no conjugate posterior (always raises ValueError)."""
+        """Not available (``ValueError``)."""
         raise ValueError(NO_CONJUGATE)
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Not available: there is no conjugate posterior (always raises ValueError)."""
+        """Not available (``ValueError``)."""
         raise ValueError(NO_CONJUGATE)
 
     # ----------------------------------------------------- model comparison
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str,
                      who: str) -> float:
-        """Not available: the bandwidth prior is not conjugate (always raises ValueError)."""
+        """Not available (``ValueError``)."""
         raise ValueError(
             f"{who}: KernelNB has no closed-form marginal likelihood (its bandwidth prior "
             "is not conjugate); compare it by LOO (bg.compare(..., ic='loo'))."
@@ -332,7 +275,7 @@ class KernelFamily(UnlabeledHooks):
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
-        """Not available: there is no conjugate posterior (always raises ValueError)."""
+        """Not available (``ValueError``)."""
         raise ValueError(
             "KernelNB has no exact leave-one-out predictive (no conjugate posterior); "
             "its pointwise log-likelihood is already each training row's leave-one-out "
@@ -341,7 +284,7 @@ class KernelFamily(UnlabeledHooks):
 
     def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test: np.ndarray | None = None) -> np.ndarray:
-        """Not available: there is no conjugate posterior (always raises ValueError)."""
+        """Not available (``ValueError``)."""
         raise ValueError(
             "KernelNB has no exact leave-one-out predictive (no conjugate posterior), at "
             "its training rows or elsewhere; use split conformal sets."
@@ -349,22 +292,9 @@ class KernelFamily(UnlabeledHooks):
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """sum_j log( sum_i w_i N(x_nj; x_ij, h_kj^2) / W_k ) for every row and class.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n, d)
-        params : dict
-            ``bandwidth`` (..., K, d), leading dims are posterior draws; ``points``,
-            ``point_class``, ``point_weight``: the training data (see :func:`_fixed`).
-        full : bool
-            False drops ``-d/2 log(2 pi)`` (the same for every class).
-
-        Returns
-        -------
-        ndarray of shape (..., n, K)
-            Log-sum-exps over the training points of class k (:func:`_kde_sums`).
-        """
+        """sum_j log( sum_i w_i N(x_nj; x_ij, h_kj^2) / W_k ), (..., n, K) for ``bandwidth``
+        (..., K, d) and the fixed ``points``, ``point_class``, ``point_weight``
+        (:func:`_kde_sums`); ``full=False`` drops -d/2 log 2pi; missing entries drop."""
         P, cls, w = _fixed(params)
         h = np.asarray(params["bandwidth"], dtype=np.float64)
         lead, (K, d) = h.shape[:-2], h.shape[-2:]
@@ -384,12 +314,8 @@ class KernelFamily(UnlabeledHooks):
         return out.reshape(*lead, X.shape[0], K)
 
     def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
-        """log p(x_n | y_n, h) of the training rows X (n, d), y (n,), in any order
-        (each training point is found among the rows by its values, :func:`_points_among`),
-        (..., n): each row's leave-one-out term, one unit of its own weight left out of
-        its class's KDE as in the MLE/MAP/MCMC objective (``sum_n w_n`` of them is the LOO
-        likelihood NUTS samples); rows of weight 0 get :meth:`log_lik` at their class. The
-        pointwise log-likelihood of ``idata_`` (:func:`._kernel_pymc.train_log_lik`)."""
+        """Each training row's LOO term, (..., n), the rows in any order (found by value,
+        :func:`_points_among`); the pointwise log-likelihood of ``idata_``."""
         from bayesgen.families.kernel import pymc
 
         params = _points_among(X, y, params)
@@ -398,16 +324,8 @@ class KernelFamily(UnlabeledHooks):
         return pymc.train_log_lik(X, y, params)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One x per row: per feature, a training point of class y_n (chosen with
-        probability proportional to its weight) plus N(0, h^2) noise.
-
-        With missing training entries (NaN), feature j's centre is drawn among the
-        points of class y_n that observe feature j (the points its KDE is built on, as in
-        :meth:`log_lik`), so no NaN is drawn.
-
-        ``bandwidth`` is (n, K, d) (one row per sample); the fixed data entries may be
-        broadcast to (n, ...) and only their first row is used.
-        """
+        """One x per row: per feature a training point of class y_n drawn by weight (among
+        those observing the feature) plus N(0, h^2) noise."""
         P, cls, w = _fixed(params)
         rows = np.arange(y.shape[0])
         h = np.asarray(params["bandwidth"])[rows, y]  # (n, d)
@@ -433,8 +351,7 @@ class KernelFamily(UnlabeledHooks):
 
     # ----------------------------------------------------------------- frame
     def to_user(self, params: dict) -> dict:
-        """Entries present in ``params`` in the units of X: bandwidth -> s h, the
-        training points -> c + s p."""
+        """bandwidth -> s h, points -> c + s p (entries present)."""
         if self.frame is None:
             return params
         out = dict(params)
@@ -446,25 +363,22 @@ class KernelFamily(UnlabeledHooks):
         return out
 
     def prior_to_user(self, prior: dict) -> dict:
-        """The resolved prior in the units of X (for ``model_``): centre -> s centre."""
+        """centre -> s centre."""
         if self.frame is None:
             return prior
         return dict(prior, centre=prior["centre"] * self.frame.scale)
 
     def far_terms(self, far, params: dict):
-        """(a2, a1, a0) of far rows, (..., m, K) each
-        (:func:`bayesgen.families.kernel.far.kernel_terms`)."""
+        """:func:`.far.kernel_terms`."""
         return _kernel_far.kernel_terms(far, params)
 
     def far_log_predictive(self, far, post: dict) -> np.ndarray:
-        """Not available: there is no conjugate posterior (always raises ValueError)."""
+        """Not available (``ValueError``)."""
         raise ValueError(NO_CONJUGATE)
 
     # ------------------------------------------------------------------ PyMC
     def fixed_params(self, stats: dict) -> dict:
-        """The non-random ``params`` entries, as the point fits store them: the training
-        ``points`` (n, d), ``point_class`` (n,), ``point_weight`` (n,) (rows of weight > 0)
-        and ``point_row`` (n,), their positions among the rows given to ``stats``."""
+        """The training ``points``, ``point_class``, ``point_weight`` and ``point_row``."""
         return {
             "points": stats["X"],
             "point_class": stats["y"],
@@ -473,22 +387,19 @@ class KernelFamily(UnlabeledHooks):
         }
 
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """The MAP's prior in the current PyMC model: ``log h ~ Normal(log centre, sd)``
-        (``prefix + "bandwidth_log"``) and the Deterministic ``prefix + "bandwidth"``."""
+        """``log h ~ Normal(log centre, sd)`` and the Deterministic ``bandwidth``."""
         from bayesgen.families.kernel import pymc
 
         return pymc.bandwidth_prior(prior, prefix, (dims or self.param_dims)["bandwidth"])
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """The unit-weight LOO likelihood of the rows of X as ``pm.Potential(prefix +
-        "x_loglik")``; there is no variable ``x`` (see :mod:`._kernel_pymc`)."""
+        """The unit-weight LOO likelihood as ``pm.Potential(prefix + "x_loglik")``."""
         from bayesgen.families.kernel import pymc
 
         pymc.observed(self, params, X, y, prefix, dims or self.param_dims)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """The weighted LOO log-likelihood ``sum_kj LOO_kj(h_kj)`` in PyTensor, the
-        objective of ``mle``/``map`` (:func:`._kernel_pymc.stats_loglik`)."""
+        """sum_kj LOO_kj(h_kj) in PyTensor (:func:`.pymc.stats_loglik`)."""
         from bayesgen.families.kernel import pymc
 
         if km.has_gaps(stats):  # a sum over features of their observed points
@@ -497,9 +408,7 @@ class KernelFamily(UnlabeledHooks):
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
                          prefix: str = "", dims: dict | None = None):
-        """log p(z_n | y=k, h), (m, K): the KDEs of the labeled points (``stats``) at
-        the rows, no leave-one-out (:func:`.pymc.rows_loglik`; :meth:`pymc_observed` is
-        the LOO potential of training rows, not a density of new rows)."""
+        """The labeled KDEs at rows ``Z``, (m, K), no leave-one-out (:func:`.pymc.rows_loglik`)."""
         from bayesgen.families.kernel import pymc
 
         return pymc.rows_loglik(stats, params["bandwidth"], np.asarray(Z, dtype=np.float64))

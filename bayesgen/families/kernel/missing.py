@@ -1,23 +1,12 @@
 """KernelNB with missing entries (NaN in the training points or the rows scored).
 
-The KDE of class k and feature j is built from the points of class k *observed* in
-feature j::
-
-    p(x_j | y = k) = sum_{i in k, x_ij observed} w_i N(x_j; x_ij, h_kj^2) / W_kj,
-    W_kj = sum_{i in k, x_ij observed} w_i,
-
-and a missing x_j of a scored row drops its factor. The leave-one-out objective of
-(k, j) involves feature j alone, so the bandwidths of feature j are exactly those of a
-fit on the rows where it is observed: :func:`per_feature` fits one feature at a time
-(the vectorisation over features of the complete case is given up only when the data
-have missing entries). The one approximation-free restriction: Silverman's floor for
-a feature with zero spread uses that feature's overall sd alone.
-
-``method="mcmc"`` samples the same objective, written as a sum over features of the
-complete-case PyTensor likelihood on each feature's observed points
-(:func:`stats_loglik`); the pointwise terms of ``idata_`` likewise
-(:func:`train_log_lik`).
-"""
+The KDE of class k and feature j is built from the points of class k observed in
+feature j (weights W_kj), and a missing x_j of a scored row drops its factor. The
+leave-one-out objective of (k, j) involves feature j alone, so :func:`per_feature`
+fits one feature at a time on its observed points (exactly the complete-case fit of
+that feature; Silverman's floor for a zero spread uses that feature's sd alone).
+``method="mcmc"`` and ``idata_``'s pointwise terms sum the complete-case PyTensor
+likelihood over features (:func:`stats_loglik`, :func:`train_log_lik`)."""
 
 from __future__ import annotations
 

@@ -1,32 +1,13 @@
 """MCMC hooks of :class:`bayesgen.families.kernel.family.KernelFamily` (KernelNB).
 
-``method="mcmc"`` samples the posterior of the model of the MAP: the prior
-``log h_kj ~ Normal(log s_kj, bandwidth_sd^2)`` around Silverman's bandwidths times
-exp(LOO(h)), the weighted leave-one-out likelihood of :mod:`bayesgen.families.kernel.family`,
-written here in PyTensor on per-class pairwise constants (O(n_k^2 d) memory and work
-per gradient, refused above :data:`MAX_PAIR_BYTES`).
-
-A KDE whose kernels sit on the data themselves is no distribution PyMC can observe, so
-``model_`` holds the likelihood as ``pm.Potential("x_loglik")`` and has no ``x``
-variable; predictive x are drawn with ``KernelFamily.sample`` given the bandwidth draws
-and the training points (``KernelFamily.fixed_params``).
-
-The pointwise log-likelihood of the draws (the ``log_likelihood`` group of ``idata_``,
-used by ``az.loo`` and ``bg.compare``) is :func:`train_log_lik`: every training row's
-own LOO term, whose sum is the likelihood NUTS sampled, rather than ``log_lik``, which
-would put each row under its own kernel and overrate the fit.
-
-New rows (the unlabeled rows of a semi-supervised NUTS fit, :mod:`bayesgen.semi.nuts`)
-are scored by the KDEs of the labeled points, no leave-one-out (:func:`rows_loglik`):
-
-    log p(x_n | k, h) = sum_{j observed in n} [logsumexp_l (log w_l - (x_nj - x_lj)^2
-                        / (2 h_kj^2)) - log W_kj - log h_kj - log(2 pi) / 2]
-
-over the points l of class k observed in feature j (W_kj their weight). The squared
-differences are constants (m x n_k x d per class; refused above :data:`MAX_PAIR_BYTES`);
-each log-sum-exp is shifted by its maximum without gradient, so no bandwidth underflows
-to -inf.
-"""
+``method="mcmc"`` samples the MAP's model, the log-normal prior around Silverman's
+bandwidths times exp(LOO(h)), written here in PyTensor on per-class pairwise constants
+(refused above :data:`MAX_PAIR_BYTES`). A KDE on the data is no distribution PyMC can
+observe, so ``model_`` holds ``pm.Potential("x_loglik")`` and no ``x``; predictive x
+come from ``KernelFamily.sample``. The pointwise log-likelihood of ``idata_`` is every
+training row's own LOO term (:func:`train_log_lik`), whose sum NUTS sampled. New rows
+(semi-supervised NUTS) are scored by the labeled KDEs without leave-one-out
+(:func:`rows_loglik`), each log-sum-exp shifted by its maximum without gradient."""
 
 from __future__ import annotations
 
@@ -69,15 +50,9 @@ def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
 
 
 def stats_loglik(family, params: dict, stats: dict):
-    """The weighted LOO log-likelihood ``sum_kj LOO_kj(h_kj)``, exactly the objective of
-    ``mle``/``map``, all classes and features at once (a PyTensor scalar).
-
-    Constants: per class the squared differences (x_ij - x_lj)^2 of its points, padded
-    to the largest class, (K, d, n_max, n_max), and log v_il (K, n_max, n_max). Each
-    term is a max-shifted log-sum-exp (the shift carries no gradient), so no bandwidth
-    underflows to -inf. Cost O(K n_max^2 d) per gradient, memory about 3 times the
-    constants; refuses (ValueError) when the constants would exceed :data:`MAX_PAIR_BYTES`.
-    """
+    """``sum_kj LOO_kj(h_kj)``, the objective of ``mle``/``map``, as a PyTensor scalar on
+    the padded pairwise constants (:func:`pair_constants`); O(K n_max^2 d) per gradient;
+    ``ValueError`` above :data:`MAX_PAIR_BYTES`."""
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
 
@@ -133,17 +108,9 @@ def pair_constants(stats: dict, family):
 
 
 def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
-    """The LOO term of every training row, (..., n); see ``KernelFamily.train_log_lik``.
-
-    Row n, when it is the training point i of class k = y_n (``point_row[i] == n``),
-    leaves one unit of its own weight out, as the MLE/MAP/MCMC objective does::
-
-        sum_j log( sum_l v_nl N(x_nj; x_lj, h_kj^2) / (W_k - u_n) ) ,
-        v_nl = w_l (l != i),   v_ni = w_i - u_n,   u_n = min(w_i, 1);
-
-    a row of weight 0 (no training point) has u_n = 0 and v = w: the KDE at its class.
-    Rows and draws are processed in blocks of bounded memory (:func:`_kde_sums`).
-    """
+    """The LOO term of every training row, (..., n) (``KernelFamily.train_log_lik``):
+    row n, training point i of class y_n, leaves u_n = min(w_i, 1) of its own weight out;
+    a row of weight 0 gets the KDE at its class. In blocks of bounded memory."""
     P, cls, w = _fixed(params)
     row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
     y = np.asarray(y, dtype=np.intp)

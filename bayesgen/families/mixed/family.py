@@ -100,13 +100,8 @@ class MixedFamily(Configurable):
     # ------------------------------------------------------- specification
     @property
     def capabilities(self) -> Capabilities:
-        """Those of a sum of parts: missing entries, a conjugate posterior, the evidence
-        and exact LOO when every part has them (a multinomial part has no conjugate
-        posterior with missing counts, so ``method='conjugate'`` is a ``ValueError``
-        there); the frame, far rows, fixed parameters, the training rows' own
-        log-likelihood, coordinates and levels are delegated to the parts that have
-        them. Before the specification is resolved (or when it is invalid), the parts
-        are configured from it, or assumed to have every per-part capability."""
+        """Those every part has (missing, conjugate, evidence, exact LOO) or some part
+        has (sparse, ...); the structural hooks are delegated to the parts."""
         parts = [q["family"] for q in self.parts_] if self.parts_ is not None else None
         if parts is None:
             try:
@@ -136,32 +131,25 @@ class MixedFamily(Configurable):
 
     @property
     def labels(self) -> np.ndarray | None:
-        """Class labels, for error messages (``configured(labels=...)`` gives them to
-        the parts too)."""
+        """Class labels, for messages (also given to the parts)."""
         return self._labels
 
     @property
     def levels(self) -> list | None:
-        """Levels per column (:mod:`bayesgen.data.tables`); ``configured(levels=...)``
-        gives each categorical part the levels of its columns."""
+        """Levels per column; each categorical part gets its columns'."""
         return self._levels
 
     def column_families(self, names: list[str] | None, kinds: list[str]) -> list:
-        """The part family modelling each column under this specification for a table
-        with these column ``names`` and ``kinds`` (:func:`.spec.column_families`;
-        ``ValueError`` naming the problem for an invalid specification)."""
+        """:func:`.spec.column_families`."""
         return spec.column_families(self, names, kinds)
 
     @property
     def frame(self):
-        """The frame of the internal coordinates (:mod:`bayesgen.data.frame`);
-        ``configured(frame=...)`` gives every real-valued part (Gaussian, kernel) its
-        columns' frame."""
+        """The frame; every real-valued part gets its columns'."""
         return getattr(self, "_frame", None)
 
     def _settle(self, settings: dict) -> None:
-        """The settings of this new copy, and each part's share of them on a new part
-        family (:meth:`Configurable.configured`)."""
+        """The settings of this copy, and each part's share on a new part family."""
         own = {"labels": "_labels", "levels": "_levels", "frame": "_frame"}
         for name, value in settings.items():
             setattr(self, own.get(name, name), value)
@@ -177,8 +165,7 @@ class MixedFamily(Configurable):
         return real
 
     def resolve(self, n_features: int) -> list[dict]:
-        """Validate the specification against ``n_features`` columns and build
-        ``parts_`` (once); returns the parts."""
+        """Validate the specification against ``n_features`` and build ``parts_`` (once)."""
         if self.parts_ is not None:
             return self.parts_
         self.parts_ = _configured_parts(spec.parts(self, n_features), {
@@ -193,8 +180,7 @@ class MixedFamily(Configurable):
 
     @property
     def param_dims(self) -> dict[str, tuple[str, ...]]:
-        """Namespaced dims: ``{prefix_key: ("class", "prefix_feature", ...)}`` (empty
-        before the specification is resolved)."""
+        """``{prefix_key: ("class", "prefix_feature", ...)}`` (empty before resolving)."""
         out = {}
         for part in self.parts_ or []:
             pre = part["prefix"]
@@ -208,18 +194,13 @@ class MixedFamily(Configurable):
         return [names[j] if names is not None else f"x{j}" for j in part["columns"]]
 
     def coords(self, dims: dict | None = None) -> dict[str, list]:
-        """Coordinates of the renamed dims: ``{prefix_feature: column names}`` for every
-        part, plus each part's own ``coords()`` renamed likewise (``categorical2_category``);
-        ``dims`` are the composite's (default ``param_dims``)."""
+        """``{prefix_feature: column names}`` plus the parts' own coords, renamed."""
         return pymc.coords(self, dims)
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Validate the specification (first call), then each part's checks on its columns.
-
-        Returns X with every column group transformed by its part (e.g. BernoulliNB's
-        ``binarize``), in the original column order.
-        """
+        """Resolve the specification, then each part's checks on its columns (X with each
+        column group transformed, in the original order)."""
         parts = self.resolve(X.shape[1])
         if sparse.is_sparse(X):  # the count parts keep their columns sparse
             blocks = [q["family"].check_X(_cols(X, q), method=method,
@@ -254,8 +235,7 @@ class MixedFamily(Configurable):
 
     # -------------------------------------------------------------- estimates
     def namespaced(self, per_part: list[dict]) -> dict:
-        """One dict of the parts' dicts (params, ...), each key prefixed by its part's
-        prefix (``gaussian0_mu``)."""
+        """The parts' dicts merged, each key prefixed by its part's prefix."""
         out = {}
         for part, params in zip(self.resolved_parts(), per_part, strict=True):
             out.update({f"{part['prefix']}_{key}": value for key, value in params.items()})
@@ -269,11 +249,13 @@ class MixedFamily(Configurable):
             out.append({k[len(pre) :]: v for k, v in params.items() if k.startswith(pre)})
         return out
 
+    def _over(self, *per_part: list) -> zip:
+        """The part families zipped with per-part lists."""
+        return zip([q["family"] for q in self.resolved_parts()], *per_part, strict=True)
+
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``{"parts": [resolved prior of each part]}``."""
-        parts = self.resolved_parts()
-        return {"parts": [q["family"].prior(s, record=record)
-                          for q, s in zip(parts, stats["parts"], strict=True)]}
+        return {"parts": [f.prior(s, record=record) for f, s in self._over(stats["parts"])]}
 
     def prior_uses_data(self) -> bool:
         """Whether some part's prior reads the data."""
@@ -281,23 +263,17 @@ class MixedFamily(Configurable):
 
     def mle(self, stats: dict) -> dict:
         """Namespaced MLEs of the parts."""
-        parts = zip(self.resolved_parts(), stats["parts"], strict=True)
-        return self.namespaced([q["family"].mle(s) for q, s in parts])
+        return self.namespaced([f.mle(s) for f, s in self._over(stats["parts"])])
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Namespaced MAP estimates of the parts."""
-        parts = self.resolved_parts()
-        return self.namespaced(
-            [
-                q["family"].map(s, pr)
-                for q, s, pr in zip(parts, stats["parts"], prior["parts"], strict=True)
-            ]
-        )
+        return self.namespaced([f.map(s, pr)
+                                for f, s, pr in self._over(stats["parts"], prior["parts"])])
 
     def log_prior(self, params: dict, prior: dict) -> float:
         """The sum of the parts' log prior densities (independent priors)."""
-        parts = zip(self.resolved_parts(), self.split(params), prior["parts"], strict=True)
-        return float(sum(q["family"].log_prior(p, pr) for q, p, pr in parts))
+        return float(sum(f.log_prior(p, pr)
+                         for f, p, pr in self._over(self.split(params), prior["parts"])))
 
     def _require_conjugate(self) -> None:
         others = [q for q in self.resolved_parts() if not q["family"].capabilities.conjugate]
@@ -312,28 +288,16 @@ class MixedFamily(Configurable):
     def posterior(self, stats: dict, prior: dict) -> dict:
         """``{"parts": [conjugate posterior of each part]}``; not with a kernel part."""
         self._require_conjugate()
-        parts = self.resolved_parts()
-        return {
-            "parts": [
-                q["family"].posterior(s, pr)
-                for q, s, pr in zip(parts, stats["parts"], prior["parts"], strict=True)
-            ]
-        }
+        return {"parts": [f.posterior(s, pr)
+                          for f, s, pr in self._over(stats["parts"], prior["parts"])]}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """Namespaced i.i.d. posterior draws of every part (leading dim ``size``)."""
         self._require_conjugate()
-        parts = self.resolved_parts()
-        return self.namespaced(
-            [q["family"].draw(p, size, rng) for q, p in zip(parts, post["parts"], strict=True)]
-        )
+        return self.namespaced([f.draw(p, size, rng) for f, p in self._over(post["parts"])])
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), (n, K).
-
-        The parts have independent priors, so given the class the predictive
-        factorises over parts: the sum of the parts' ``log_predictive`` on their columns.
-        """
+        """The sum of the parts' predictives on their columns (independent priors)."""
         self._require_conjugate()
         return sum(
             q["family"].log_predictive(_cols(X, q), p)
@@ -344,9 +308,8 @@ class MixedFamily(Configurable):
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str,
                      who: str) -> float:
-        """The sum of the parts' evidences on their columns (their priors are
-        independent); a part without one raises its ``ValueError``, named
-        ``"{who} part {prefix}"``."""
+        """The sum of the parts' evidences on their columns (``ValueError`` named
+        ``"{who} part {prefix}"`` from a part without one)."""
         total = 0.0
         for q, s, p in zip(self.resolved_parts(), stats["parts"], prior["parts"], strict=True):
             def sub(q=q) -> tuple:
@@ -358,18 +321,14 @@ class MixedFamily(Configurable):
         return total
 
     def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
-        """The sum of the parts' exact leave-one-out predictives on their columns (the
-        parts' posteriors are independent given the classes)."""
+        """The sum of the parts' leave-one-out predictives on their columns."""
         self._require_conjugate()
         return sum(q["family"].loo_log_predictive(_cols(Z, q), y, w, p)
                    for q, p in zip(self.resolved_parts(), post["parts"], strict=True))
 
     def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test=None) -> np.ndarray:
-        """The sum of the parts' leave-one-out predictives at other rows on their
-        columns, (n, m, K) (``Z_test=None``: (n, K) at the training rows themselves):
-        removing row i removes it from every part, whose posteriors are independent
-        given the classes."""
+        """The sum of the parts' leave-one-out predictives at other rows on their columns."""
         self._require_conjugate()
         return sum(q["family"].loo_log_predictive_at(
             _cols(Z, q), y, w, p, None if Z_test is None else _cols(Z_test, q))
@@ -382,8 +341,7 @@ class MixedFamily(Configurable):
 
     def em_m_step(self, labeled: dict, completed: dict, Z_u: np.ndarray, A: np.ndarray,
                   prior: dict | None, params: dict) -> tuple[dict, dict]:
-        """Every part's ``em_m_step`` on its columns: namespaced params, and
-        ``{"count": completed count, "parts": [statistics each part used]}``."""
+        """Every part's ``em_m_step`` on its columns."""
         parts = self.resolved_parts()
         priors = prior["parts"] if prior is not None else [None] * len(parts)
         out, used = [], []
@@ -396,8 +354,7 @@ class MixedFamily(Configurable):
 
     def em_final(self, labeled: dict, used: dict, prior: dict | None,
                  params: dict) -> tuple[dict, dict]:
-        """Every part's ``em_final``: statistics ``{**used, "parts": [...]}`` and the
-        namespaced estimates."""
+        """Every part's ``em_final``."""
         parts = self.resolved_parts()
         priors = prior["parts"] if prior is not None else [None] * len(parts)
         stats, out = [], []
@@ -410,7 +367,7 @@ class MixedFamily(Configurable):
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
-        """``{"parts": [each part's conditional_posterior]}``; not with a kernel part."""
+        """Every part's ``conditional_posterior``; not with a kernel part."""
         self._require_conjugate()
         parts = zip(self.resolved_parts(), stats["parts"], self.split(params), prior["parts"],
                     strict=True)
@@ -434,21 +391,12 @@ class MixedFamily(Configurable):
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """Sum of the parts' log-likelihoods on their columns, (..., n, K).
-
-        With ``full=False`` each part may drop its own class-independent terms, so
-        the sum is still a valid discriminant.
-        """
-        return sum(
-            q["family"].log_lik(_cols(X, q), sub, full=full)
-            for q, sub in zip(self.resolved_parts(), self.split(params), strict=True)
-        )
+        """Sum of the parts' log-likelihoods on their columns, (..., n, K)."""
+        return sum(q["family"].log_lik(_cols(X, q), sub, full=full)
+                   for q, sub in zip(self.resolved_parts(), self.split(params), strict=True))
 
     def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
-        """log p(x_n | y_n, theta) of the training rows X (n, d), y (n,), (..., n): the
-        sum over parts of their ``train_log_lik`` (a kernel part's leave-one-out terms,
-        the likelihood NUTS samples) or, for the others, their ``log_lik`` at the row's
-        class. The pointwise log-likelihood of ``idata_``."""
+        """The parts' training-row log-likelihoods, summed (:func:`.pymc.train_log_lik`)."""
         return pymc.train_log_lik(self, X, y, params)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -462,29 +410,15 @@ class MixedFamily(Configurable):
 
     def sample_inputs(self, stats: dict) -> dict:
         """Namespaced :meth:`sample` inputs of the parts that need some."""
-        return self.namespaced([q["family"].sample_inputs(s) for q, s
-                                in zip(self.resolved_parts(), stats["parts"], strict=True)])
+        return self.namespaced([f.sample_inputs(s) for f, s in self._over(stats["parts"])])
 
     def stats_attributes(self, stats: dict) -> dict:
         """Namespaced attributes of the parts' statistics (``multinomial0_feature_count_``)."""
-        return self.namespaced([q["family"].stats_attributes(s) for q, s
-                                in zip(self.resolved_parts(), stats["parts"], strict=True)])
+        return self.namespaced([f.stats_attributes(s) for f, s in self._over(stats["parts"])])
 
     def attributes(self, params: dict) -> dict:
-        """Namespaced part attributes (``gaussian0_theta_``, ...), ``families_`` and
-        ``parts_``.
-
-        ``families_`` is the specification that was fitted, ``[(name, columns), ...]``
-        with columns by name (DataFrames) or position: for ``families="auto"`` the
-        family chosen for every column; ``MixedNB(families=clf.families_)`` fits the
-        same model (a part's options are not repeated there).
-
-        ``parts_`` is a list of dicts with ``name`` (the family), ``part`` (the part's
-        stable name, :func:`.spec.part_names`: ``"gaussian"``, ``"gaussian_2"``, ...),
-        ``prefix``, ``columns`` (list of positions) and ``features`` (column names, or
-        ``x{j}`` without names, as :meth:`coords`). The estimator's ``named_parts_``
-        reads the parts by their names.
-        """
+        """Namespaced part attributes (``gaussian0_theta_``, ...), ``families_`` (the
+        fitted specification, :func:`.spec.fitted`) and ``parts_`` (module docstring)."""
         out: dict[str, Any] = {}
         for part, sub in zip(self.resolved_parts(), self.split(params), strict=True):
             attrs = part["family"].attributes(sub)
@@ -529,13 +463,11 @@ class MixedFamily(Configurable):
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Every part's prior, variables named ``{part prefix}_{name}`` (``gaussian0_mu``,
-        dims ``("class", "gaussian0_feature")``); returns the namespaced params."""
+        """Every part's prior, variables ``{prefix}_{name}`` (:func:`.pymc.pymc_params`)."""
         return pymc.pymc_params(self, prior, prefix, dims)
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """Each part observes its column slice of X given the same ``y``, under its own
-        name (``gaussian0_x``, a kernel part's ``kernel1_x_loglik``); there is no ``x``."""
+        """Each part observes its columns under its own name (``gaussian0_x``)."""
         pymc.observed(self, params, X, y, prefix, dims)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
@@ -548,9 +480,8 @@ class MixedFamily(Configurable):
 
 
 def _configured_parts(parts: list[dict], settings: dict) -> list[dict]:
-    """The parts with new part families configured with their share of ``settings``:
-    the labels, the levels of their columns (categorical parts) and the frame of their
-    columns (real-valued parts)."""
+    """The parts with families configured with their share of ``settings`` (labels,
+    their columns' levels and frame)."""
     out = []
     for part in parts:
         family, share = part["family"], {}

@@ -1,17 +1,9 @@
 """PyMC hooks, coordinates and training log-likelihood of
-:class:`bayesgen.families.mixed.family.MixedFamily` (MixedNB).
-
-Every part adds its own variables to the model under its prefix, with its dims renamed
-as in ``MixedFamily.param_dims``: ``gaussian0_mu`` with dims ``("class",
-"gaussian0_feature")``, observed ``gaussian0_x`` with dims ``("obs",
-"gaussian0_feature")``, a kernel part's ``kernel1_x_loglik`` potential. There is no
-single ``x``; predictive x are assembled in the original column order by
-``MixedFamily.sample``. The statistics log-likelihood is the sum of the parts'.
-
-The pointwise log-likelihood of ``idata_`` (:func:`train_log_lik`) is the sum of the
-parts' own: a kernel part's leave-one-out terms (the likelihood NUTS samples), the
-other parts' ``log_lik`` at each row's class.
-"""
+:class:`bayesgen.families.mixed.family.MixedFamily` (MixedNB): every part adds its
+variables under its prefix with renamed dims (``gaussian0_mu``, observed
+``gaussian0_x``, a kernel part's ``kernel1_x_loglik``); there is no single ``x``. The
+pointwise log-likelihood (:func:`train_log_lik`) sums the parts' own (a kernel part's
+leave-one-out terms, the others' ``log_lik`` at each row's class)."""
 
 from __future__ import annotations
 

@@ -1,60 +1,29 @@
 """MultinomialNB fitted on rows with missing counts (NaN): EM, data augmentation, NUTS.
 
-Model. With the counts of the features M_n missing, row n's likelihood is that of its
-observed counts x_O (total m_n = sum_{j in O} x_nj) given that they landed in the
-observed features::
-
-    p(x_O | y = k, theta) = Multinomial(x_O; m_n, theta_kO / p_kO),   p_kO = sum_{j in O} theta_kj
-
-(equivalently: independent Poisson counts with a free per-row exposure, profiled out;
-see :mod:`bayesgen.families.multinomial.family`). Up to a factor free of theta, the
-observed-data log-likelihood of all rows is::
+The likelihood of a row's observed counts is the multinomial renormalised over the
+observed features (:mod:`bayesgen.families.multinomial.family`), so up to a factor free
+of theta the observed-data log-likelihood of all rows is::
 
     l(theta) = sum_kj C_kj log theta_kj - sum_g M_g log p_g,   p_g = sum_{j in O_g} theta_{k_g j}
 
-with C (K, d) the weighted class sums of the observed counts (the complete-data
-statistic ``feature_count``, NaN read as 0) and, per group g = (class k_g, missingness
-pattern O_g), M_g the weighted sum of its rows' observed totals. A complete row has
-p = 1 (no term); a row with nothing observed, or observed total 0, has likelihood 1.
-Everything below therefore needs only C and the groups (:func:`group_stats`): its cost
-grows with the number of (class, pattern) groups, not with the rows, and the
-statistics stay sums (mergeable: ``partial_fit``, ``bg.merge``, Dask).
+with C (K, d) the class sums of the observed counts and, per group g = (class k_g,
+missingness pattern O_g), M_g the weighted sum of its rows' observed totals
+(:func:`group_stats`): the cost grows with the groups, not the rows, and the statistics
+stay sums (mergeable).
 
-The likelihood is not conjugate to the Dirichlet prior, but it has an exact
-latent-variable augmentation. Let z_n be the number of draws that landed in the
-missing features before m_n landed in observed ones::
-
-    z_n | theta, y_n = k ~ NegativeBinomial(m_n, p_kO)
-    x_nM | z_n ~ Multinomial(z_n, theta_kM / (1 - p_kO))
-
-Summing over z (sum_z C(m + z - 1, z) (1 - p)^z = p^-m) recovers prod_O (theta/p)^x, and
-the joint density is prod_j theta_kj^{x_nj} times a factor free of theta: given the
-completed counts theta_k ~ Dirichlet(alpha + completed class counts). Writing the
-negative binomial as a gamma mixture of Poissons (u ~ Gamma(m, 1), z | u ~ Poisson(u
-(1 - p)/p)) and splitting the Poisson over the missing features gives independent
-x_nj | u ~ Poisson(u theta_kj / p_kO), j in M_n. Summed over the rows of a group
-(independent gammas with one rate add up: u_g ~ Gamma(M_g, 1)) and over the groups of
-a class, the completed missing counts of class k are::
+Exact augmentation: the draws z_n that landed in the missing features are
+NegativeBinomial(m_n, p_kO), split over them as a multinomial; as a gamma mixture of
+Poissons (u_g ~ Gamma(M_g, 1) per group), the completed missing counts of class k are::
 
     X_kj ~ Poisson(theta_kj A_kj),   A_kj = sum_{g: k_g = k, j missing in g} u_g / p_g
 
-(exact for real M_g too, so fractional sample weights keep the augmentation exact).
+(exact for real M_g too), and given them theta_k ~ Dirichlet(alpha + completed counts).
 
-- ``mle`` / ``map`` (:func:`em`): EM on l (plus the log Dirichlet density for MAP).
-  E-step: E[x_nj] = m_n theta_kj / p_kO for j missing, i.e. the expected completed class
-  counts C + theta * A with u_g replaced by M_g; M-step: the closed-form MLE / MAP of
-  those counts. l never decreases (tested); it stops when an iteration raises the
-  objective by at most ``TOL * max(1, |l|)`` (:data:`TOL`), or after LDA/QDA's
-  ``MAX_ITER`` (:mod:`._mvn_em`) with a ConvergenceWarning; ``n_iter_`` and
-  ``em_objective_`` report the run, as for LDA/QDA.
-- ``conjugate`` (:func:`._multinomial_augment.augment`): data augmentation (Tanner &
-  Wong 1987) alternating the draw of X above and theta from its Dirichlet; several
-  chains, ``sample_stats`` ``lp`` (observed-data log posterior), checked like NUTS.
-  The posterior predictive is Rao-Blackwellised: the mean of the Dirichlet-multinomial
-  predictives of up to ``RB_MAX`` retained completed posteriors
-  (:func:`._multinomial_augment.log_predictive_stack`).
-- ``mcmc`` (:func:`stats_loglik`): l as a PyTensor expression of theta.
-"""
+- ``mle`` / ``map`` (:func:`em`): EM on l (plus the log Dirichlet density); the E-step is
+  C + theta * A with u_g replaced by M_g; stops at ``TOL * max(1, |l|)`` or ``MAX_ITER``.
+- ``conjugate`` (:mod:`.augment`): data augmentation (Tanner & Wong 1987), the
+  predictive Rao-Blackwellised over up to ``RB_MAX`` completed posteriors.
+- ``mcmc`` (:func:`stats_loglik`): l as a PyTensor expression of theta."""
 
 from __future__ import annotations
 
@@ -80,25 +49,10 @@ _SMALL_P = 1e-6
 
 # ------------------------------------------------------------ statistics
 def group_stats(M, totals: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict:
-    """The (class, missingness pattern) groups of the informative rows.
-
-    Parameters
-    ----------
-    M : ndarray (n, d) bool or sparse CSR (n, d)
-        Missing indicator (:func:`bayesgen.data.missing.mask`).
-    totals : ndarray (n,)
-        Observed row totals m_n (NaN read as 0).
-    y, w : ndarray (n,)
-        Class indices and sample weights.
-
-    Returns
-    -------
-    dict
-        ``missing`` CSR (G, d) float 0/1, the missing features of each group; ``cls``
-        (G,) class index; ``total`` (G,) M_g = sum of w_n m_n over its rows. Only rows
-        with w_n > 0 and m_n > 0 enter (the others have likelihood 1); complete rows form
-        the group of their class with an empty pattern.
-    """
+    """The (class, missingness pattern) groups of the rows with w_n > 0 and an observed
+    total m_n > 0 (missing indicator ``M`` (n, d), dense or CSR; ``totals`` (n,)): ``missing``
+    CSR (G, d) 0/1, ``cls`` (G,) and ``total`` (G,) M_g = sum w_n m_n; complete rows form
+    their class's group with an empty pattern."""
     keep = np.flatnonzero((w > 0) & (totals > 0))
     mass = w[keep] * totals[keep]
     if _sparse.is_sparse(M) or keep.size == 0:
@@ -289,13 +243,9 @@ def start(stats: dict) -> np.ndarray:
 
 
 def em(labels, stats: dict, prior: dict | None, who: str) -> dict:
-    """EM for ``prior`` None (MLE) or the Dirichlet ``prior`` (MAP); returns
-    ``{"theta": (K, d), "n_iter": (), "em_objective": (n_iter + 1,)}``: the estimate and
-    the record of the run (the objective after every iteration, from the start), which
-    ``attributes`` reports as ``n_iter_`` and ``em_objective_``; ``labels`` (K,) name
-    the classes in messages. Stops when an iteration raises
-    the objective by at most ``TOL * max(1, |objective|)``; after ``MAX_ITER`` with a
-    :class:`bayesgen.exceptions.ConvergenceWarning`."""
+    """EM for ``prior`` None (MLE) or Dirichlet (MAP): ``{"theta": (K, d), "n_iter",
+    "em_objective": (n_iter + 1,)}``; stops at ``TOL * max(1, |objective|)``, else after
+    ``MAX_ITER`` with a :class:`bayesgen.exceptions.ConvergenceWarning`."""
     from bayesgen.exceptions import ConvergenceWarning, warn
 
     alpha = None if prior is None else prior["alpha"]

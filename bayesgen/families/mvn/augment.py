@@ -116,18 +116,9 @@ def _base_stats(stats: dict) -> dict:
 
 def sample(family, stats: dict, prior: dict, *, chains: int, draws: int, tune: int,
            rng: np.random.Generator):
-    """Run the data-augmentation chains.
-
-    Returns
-    -------
-    params : dict
-        ``mu`` (chains * draws, K, d) and ``cov`` (chains * draws, ...), chain-major.
-    post : dict
-        The stack of conjugate posteriors for the predictive: ``m`` (T, K, d), ``Psi``
-        (T, ...), ``kappa`` (K,), ``nu``.
-    sample_stats : dict
-        ``lp`` (chains, draws): observed-data log posterior density of every draw.
-    """
+    """Run the chains: ``params`` (``mu``, ``cov``, chain-major leading dim), ``post``
+    (the stack of T conjugate posteriors for the predictive) and ``sample_stats``
+    (``lp`` (chains, draws), the observed-data log posterior)."""
     groups = stats["groups"]
     n_classes = stats["count"].size
     prep = prepare(groups)
@@ -172,35 +163,11 @@ def sample(family, stats: dict, prior: dict, *, chains: int, draws: int, tune: i
 
 def conditional_posterior(family, stats: dict, theta: dict, prior: dict,
                           rng: np.random.Generator) -> dict:
-    """The NIW posterior given statistics completed by one draw of x_mis | x_obs, theta.
-
-    The conjugate step of the label augmentation with unlabeled rows
-    (:mod:`bayesgen.semi.augmentation`), which then draws the latent quantities (z,
-    x_mis) in one block given theta = (mu, Sigma, pi): z_n | x_{n,o}, theta from the
-    Gaussian marginals of the observed coordinates (the family's ``log_lik``, grouped by
-    missingness pattern), then the missing coordinates of every row (labeled, and
-    unlabeled in its drawn class) given its class, exactly per (pattern, class) group
-    (:func:`complete`, without visiting rows), combined per class. Its stationary
-    distribution is the exact posterior given all observed entries and labels.
-
-    Parameters
-    ----------
-    family : MVNFamily
-    stats : dict
-        The family's statistics of the rows. Without ``groups`` (no missing entry) they
-        are complete already.
-    theta : dict
-        One draw: ``mu`` (K, d), ``cov`` (K, d, d) (QDA) or (d, d) (LDA).
-    prior : dict
-        The resolved prior.
-    rng : numpy Generator
-
-    Returns
-    -------
-    dict
-        ``family.posterior`` of the completed statistics, or ``family.posterior(stats,
-        prior)`` when nothing is missing (no random numbers used).
-    """
+    """The NIW posterior of ``stats`` completed by one exact draw of the missing
+    coordinates given ``theta`` (``mu``, ``cov``), per (pattern, class) group
+    (:func:`complete`): the conjugate step of the label augmentation
+    (:mod:`bayesgen.semi.augmentation`). Without ``groups``: ``family.posterior(stats,
+    prior)``, no random numbers used."""
     if "groups" not in stats:
         return family.posterior(stats, prior)
     groups = stats["groups"]

@@ -83,19 +83,10 @@ def check_nonsingular(cov: np.ndarray, tol: np.ndarray, labels, *, tied: bool) -
 
 
 def draw_niw(post: dict, size: int, rng: np.random.Generator, *, tied: bool) -> dict:
-    """``size`` i.i.d. posterior draws, vectorised.
-
-    Sigma ~ IW(Psi, nu) by the Bartlett decomposition: with Psi = C C^T and A lower
-    triangular, A_ii^2 ~ chi2(nu - i) (i = 0..d-1), A_ij ~ N(0, 1) below the
-    diagonal, Sigma^-1 = C^-T A A^T C^-1 ~ Wishart(Psi^-1, nu), so
-    Sigma = T^T T with T = A^-1 C^T. Then mu_k = m_k + T^T z_k / sqrt(kappa_k),
-    z_k ~ N(0, I), i.e. mu_k ~ N(m_k, Sigma / kappa_k).
-
-    Returns
-    -------
-    dict
-        ``mu`` (size, K, d) and ``cov`` (size, K, d, d) (QDA) or (size, d, d) (LDA).
-    """
+    """``size`` i.i.d. posterior draws by the Bartlett decomposition (Psi = C C^T,
+    A_ii^2 ~ chi2(nu - i), A_ij ~ N(0, 1) below the diagonal, Sigma = T^T T with
+    T = A^-1 C^T), then mu_k = m_k + T^T z_k / sqrt(kappa_k): ``mu`` (size, K, d), ``cov``
+    (size, K, d, d) or (size, d, d)."""
     m, Psi = post["m"], post["Psi"]
     n_classes, d = m.shape
     batch = (size, *Psi.shape[:-2])
@@ -116,27 +107,9 @@ def draw_niw(post: dict, size: int, rng: np.random.Generator, *, tied: bool) -> 
 
 
 def complete_mle(stats: dict, *, tied: bool, divisor: str, labels: Any, who: str) -> dict:
-    """The MLE on complete-data statistics: means xbar_k and covariances S_k / N_k
-    (QDA) or S / N (LDA); ``divisor="unbiased"``: S_k / (N_k - 1) or S / (N - K).
-
-    Parameters
-    ----------
-    stats : dict
-        ``count`` (K,), ``mean`` (K, d), ``scatter`` (K, d, d) or (d, d) if ``tied``.
-    tied, divisor, labels, who
-        The family's settings, its class labels and the estimator name for messages.
-
-    Returns
-    -------
-    dict
-        ``{"mu": (K, d), "cov": (K, d, d) or (d, d)}``.
-
-    Raises
-    ------
-    ValueError
-        Naming the class when a class has too few samples (QDA: N_k <= d; LDA:
-        N_k = 0 or N <= K) or a covariance is singular.
-    """
+    """Means xbar_k and covariances S_k / N_k (QDA) or S / N (LDA) (``"unbiased"``:
+    S_k / (N_k - 1), S / (N - K)); ``ValueError`` naming a class with too few rows
+    (QDA: N_k <= d; LDA: N_k = 0 or N <= K) or a singular covariance."""
     counts = stats["count"]
     rows = gstats.sample_rows(stats)
     n_classes, d = stats["mean"].shape
@@ -177,12 +150,8 @@ def complete_mle(stats: dict, *, tied: bool, divisor: str, labels: Any, who: str
 
 
 def sample_rows(params: dict, y: np.ndarray, rng: np.random.Generator, *, tied: bool) -> np.ndarray:
-    """One x per row, shape (n, d): x_n = mu_{n,y_n} + L z, L the Cholesky factor of
-    Sigma_{n,y_n} and z standard normal.
-
-    ``params`` are batched per row: mu (n, K, d), cov (n, K, d, d) (QDA) or (n, d, d)
-    (LDA, ``tied``). Broadcast (shared) covariances are factorised once.
-    """
+    """One x per row, (n, d): mu_{n,y_n} + L z, L = chol(Sigma_{n,y_n}) (shared
+    covariances factorised once)."""
     rows = np.arange(y.shape[0])
     mu = params["mu"][rows, y]
     cov = params["cov"]

@@ -56,17 +56,9 @@ SINGLE = ("full", "diag", "spherical")
 
 
 class StructureChoiceFamily(UnlabeledHooks):
-    """The estimator's three covariance structures, chosen or averaged by the evidence.
-
-    Parameters
-    ----------
-    tied : bool
-        LDA (shared covariance) or QDA.
-    average : bool
-        True: Bayesian model averaging; False: the structure of largest evidence.
-    **options
-        The prior options of :class:`.family.MVNFamily`, given to every candidate.
-    """
+    """The estimator's three covariance structures, chosen (``average=False``) or
+    averaged by the evidence; ``tied``: LDA; ``**options``: the prior options of
+    :class:`.family.MVNFamily`, given to every candidate."""
 
     name = "mvn_choice"
     positive_only = False
@@ -201,21 +193,11 @@ class StructureChoiceFamily(UnlabeledHooks):
         return np.asarray(out) - 2.0 * jac
 
     def prior(self, stats: dict, *, record: bool = True) -> dict:
-        """Every candidate's prior, their log evidences and posterior probabilities.
-
-        Sets ``search_`` (the estimator's ``prior_search_``): the chosen candidate's own
-        record (``cov_dof``, ``cov_scale``, ``mean_strength``, ``log_evidence``,
-        ``candidates``), ``structure`` (mclust's name of the chosen structure) and
-        ``structures``: one dict per candidate with ``structure``, ``cov_structure``
-        ("spherical", "diag", "full"), its ``mean_strength``, ``cov_dof``, ``cov_scale``,
-        ``log_evidence`` (units of X) and ``weight`` (posterior probability; with
-        ``method="mle"`` only BIC is known, set at :meth:`mle`).
-
-        Returns
-        -------
-        dict
-            ``members``: the candidates' priors; ``log_weights`` (3,), log w_s.
-        """
+        """Every candidate's prior, log evidence and posterior probability:
+        ``{"members": priors, "log_weights": (3,)}``. Records ``search_``: the chosen
+        candidate's own record, ``structure`` (mclust's name) and ``structures`` (one dict per
+        candidate with ``structure``, ``cov_structure``, its hyper-parameters, ``log_evidence``
+        in the units of X and ``weight``; with ``method="mle"`` set at :meth:`mle` by BIC)."""
         if self.average and "groups" in stats:
             raise ValueError(
                 f"{self.who} cov_structure='average' needs complete rows: the full "
@@ -343,15 +325,9 @@ class StructureChoiceFamily(UnlabeledHooks):
         return float(logsumexp(values) - np.log(len(values)))
 
     def _loo_weights(self, Z, y, w, post) -> tuple[list[int], np.ndarray, np.ndarray]:
-        """The live structures, log p_s(z_i | y_i, D without i) and log w_s^(-i), the
-        posterior probabilities of the structures without row i, (S, n) each.
-
-        A row of weight 1: w_s^(-i) ~ w_s / p_s(z_i | y_i, D without i) (the ratio of
-        evidences p_s(X) / p_s(X without i) is that predictive). A row of weight
-        w_i != 1 enters the evidence as p_s(z_i | ...)^(w_i) integrated over the
-        posterior, which is not the predictive of one copy: there w_s^(-i) ~
-        p_s(X without i) is computed from each structure's evidence of the statistics
-        with the row removed (O(S) evidences per such row)."""
+        """The live structures, log p_s(z_i | y_i, D without i) and log w_s^(-i), (S, n)
+        each: w_s / p_s(z_i | ...) for a row of weight 1 (module docstring); for another weight
+        p_s(X without i) from each structure's evidence of the downdated statistics."""
         live = self._live(post)
         own = np.stack([self.members[s].loo_log_predictive(Z, y, w, post["posts"][s])
                         for s in live])

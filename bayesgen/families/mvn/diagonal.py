@@ -10,41 +10,26 @@ default, so "spherical" is spherical in standardised coordinates)::
     mu_kj | Sigma ~ N(m0_j, Sigma_g,jj / kappa0)
     x_nj | y_n = k ~ N(mu_kj, Sigma_g,jj)          (independently over features)
 
-with a0 = nu0 / 2, b0 = (nu0 - 2) s / 2 (nu0 = ``cov_dof`` > 2, s = ``cov_scale``): the
-prior mean of each variance is s times the target's. These are Normal-Inverse-Gamma
-models whose variance is shared by several (class, feature) entries, so everything
-stays in closed form, with missing entries too (a missing x_nj only removes its entry
-from the sums). Per (class k, feature j) with N_kj weighted observed entries::
+with a0 = nu0 / 2, b0 = (nu0 - 2) s / 2 (nu0 = ``cov_dof`` > 2, s = ``cov_scale``).
+Normal-Inverse-Gamma models whose variance is shared by several (class, feature)
+entries: closed form, with missing entries too (a missing x_nj leaves the sums). Per
+(class k, feature j) with N_kj weighted observed entries::
 
     kappa_kj = kappa0 + N_kj,    m_kj = (kappa0 m0_j + N_kj xbar_kj) / kappa_kj
     B_kj = S_kj + kappa0 N_kj / kappa_kj (xbar_kj - m0_j)^2
     diag:       a_gj = a0 + sum_{k in g} N_kj / 2,   b_gj = b0 s0_j + sum_{k in g} B_kj / 2
     spherical:  a_g  = a0 + sum_{k in g, j} N_kj / 2, b_g = b0 + sum_{k in g, j} B_kj / (2 s0_j)
 
-The posterior predictive of class k is, for diag, a product of Student-t densities
-(2 a_gj degrees of freedom, location m_kj, squared scale b_gj (1 + 1/kappa_kj) / a_gj);
-for spherical the joint multivariate t of the observed entries, 2 a_g degrees of freedom
-and scale matrix diag(b_g s0_j (1 + 1/kappa_kj) / a_g) (the shared variance couples the
-features). The evidence is, in the target's coordinates, the Normal-Inverse-Gamma one of
-:mod:`bayesgen.families.mvn.structures` (each group's variance shared by its entries).
-Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2), M the number of class
-means sharing the variance (K for EEI, 1 for VVI, K d for EII, d for VII).
+The predictive is a product of Student-t densities (diag) or the joint multivariate t
+of the observed entries (spherical); the evidence is :mod:`.structures`'. Joint mode:
+mu = m, sigma2 = b / (a + 1 + M / 2), M the class means sharing the variance.
 
-This is also GaussianNB's model (one group per (class, feature): VVI), so the module-level
-functions below (posterior, mode, draws, log prior, likelihood, predictive, evidence,
-leave-one-out and leave-one-out at other rows) serve :class:`bayesgen.families.gaussian.
-GaussianFamily` and this family alike; only the parameters' form differs (``var``
-(K, d) there, ``cov`` here). The predictive, evidence and leave-one-out of independent
-entries are those of the conjugate algebra (:mod:`bayesgen.families.conjugate`) with the
-Normal-Inverse-Gamma entry :class:`NormalInverseGamma`; a variance shared by several
-entries (tied, spherical) is the same downdate applied to the group.
-
-Parameters are those of the full family (:class:`.family.MVNFamily`): ``mu`` (K, d) and
-``cov`` (d, d) (LDA) or (K, d, d) (QDA), here diagonal matrices, so the likelihood,
-sampling, far rows, the frame, LDA's projection and the PyMC observations are the full
-family's. NUTS samples the free variances (``cov_diag`` (group, feature) or
-``cov_volume`` (group)) and ``cov`` is their deterministic embedding.
-"""
+GaussianNB is VVI: the module-level functions serve
+:class:`bayesgen.families.gaussian.GaussianFamily` and this family alike (``var``
+(K, d) there, diagonal ``cov`` here); independent entries use the conjugate algebra
+with :class:`NormalInverseGamma`. The likelihood, sampling, frame and LDA's projection
+are the full family's (:class:`.family.MVNFamily`); NUTS samples ``cov_diag`` or
+``cov_volume`` and ``cov`` is their deterministic embedding."""
 
 from __future__ import annotations
 
@@ -116,8 +101,7 @@ class DiagonalMVNFamily(MVNFamily):
 
     @property
     def capabilities(self) -> Capabilities:
-        """As the full family, but conjugate with missing entries (no data
-        augmentation: a missing entry drops out of the per-entry sums)."""
+        """As the full family, but conjugate with missing entries (no augmentation)."""
         return Capabilities(missing=True, real_valued=True, far_rows=True,
                             linear_discriminant=self.tied, continuous=True,
                             correlated=False)
@@ -263,15 +247,13 @@ class DiagonalMVNFamily(MVNFamily):
 
     # -------------------------------------------------------------- estimates
     def _embed(self, var: np.ndarray) -> np.ndarray:
-        """Variances (..., G, d) as covariance matrices (..., d, d) (tied) or
-        (..., K, d, d)."""
+        """Variances (..., G, d) as covariance matrices (..., d, d) or (..., K, d, d)."""
         cov = var[..., :, None] * np.eye(var.shape[-1])
         return cov[..., 0, :, :] if self.tied else cov
 
     def mle(self, stats: dict) -> dict:
-        """Class means and the maximum-likelihood variances (divisor N, or N - K (LDA) /
-        N_k - 1 (QDA) with ``divisor="unbiased"``; spherical: in the target's
-        coordinates). ``ValueError`` naming the class or feature whose variance is 0."""
+        """Class means and maximum-likelihood variances (divisor N, or N - K / N_k - 1);
+        ``ValueError`` naming a zero variance."""
         ddof = gstats.check_divisor(self.divisor)
         ent = entries(stats)
         K, d = ent["n"].shape
@@ -298,9 +280,7 @@ class DiagonalMVNFamily(MVNFamily):
         return {"mu": ent["mean"].copy(), "cov": self._embed(var)}
 
     def posterior(self, stats: dict, prior: dict) -> dict:
-        """The conjugate posterior, each entry (K, d) per (class, feature): ``m``,
-        ``kappa``, ``a`` and ``b`` (of the variance of the entry's group; spherical:
-        b_g s0_j), and ``s0`` (d,) (:func:`posterior_entries`)."""
+        """:func:`posterior_entries`: ``m``, ``kappa``, ``a``, ``b`` (K, d) and ``s0`` (d,)."""
         return posterior_entries(entries(stats), prior, tied=self.tied,
                                  spherical=self.spherical)
 
@@ -322,8 +302,7 @@ class DiagonalMVNFamily(MVNFamily):
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
-        """``posterior(stats, prior)``: missing entries drop out of the sums, so the
-        posterior is conjugate whatever ``params`` are."""
+        """``posterior(stats, prior)``: conjugate whatever ``params`` are."""
         return self.posterior(stats, prior)
 
     def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
@@ -335,14 +314,13 @@ class DiagonalMVNFamily(MVNFamily):
         return False
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws (:func:`draw_entries`); ``cov`` diagonal."""
+        """:func:`draw_entries`; ``cov`` diagonal."""
         mu, var = draw_entries(post, size, rng, tied=self.tied, spherical=self.spherical)
         return {"mu": mu, "cov": self._embed(var)}
 
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """log N(x_n; mu_k, Sigma_k) for every row and class, (..., n, K): the diagonal
-        Gaussian's :func:`log_lik` (LDA's point scores with ``full`` False: the full
-        family's linear discriminant)."""
+        """The diagonal Gaussian's :func:`log_lik` (LDA's point scores with ``full`` False:
+        the full family's linear discriminant)."""
         if self.tied and not full and not missing.has_missing(X):
             return super().log_lik(X, params, full=full)
         var = np.diagonal(params["cov"], axis1=-2, axis2=-1)
@@ -351,29 +329,25 @@ class DiagonalMVNFamily(MVNFamily):
         return log_lik(X, params["mu"], var, full=full)
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y = k, data), (n, K): product of
-        Student-t densities (diag) or the joint multivariate t of the observed entries
-        (spherical), module docstring; a missing entry drops out."""
+        """:func:`predictive` (a missing entry drops out)."""
         return predictive(X, post, spherical=self.spherical)
 
     # ----------------------------------------------------- model comparison
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str, who: str) -> float:
-        """Exact log p(X | y) in the units of X (missing entries integrated out)."""
+        """:func:`log_evidence` in the units of X."""
         ent = entries(stats)
         return (log_evidence(ent, prior, tied=self.tied, spherical=self.spherical)
                 - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,): the predictive of the posterior with
-        row n's weight removed from its class's means and its group's variance(s)."""
+        """:func:`loo_predictive`."""
         return loo_predictive(Z, y, w, post, spherical=self.spherical)
 
     def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test: np.ndarray | None = None) -> np.ndarray:
-        """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-        (n, K) at the training rows themselves), :func:`loo_predictive_at`."""
+        """:func:`loo_predictive_at`."""
         return loo_predictive_at(Z, y, w, post, Z_test, tied=self.tied,
                                  spherical=self.spherical)
 
@@ -386,16 +360,15 @@ class DiagonalMVNFamily(MVNFamily):
                     s0=self.frame.user_var(prior["s0"]))
 
     def far_log_predictive(self, far, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log-density of far rows, (m, K)."""
+        """Closed-form predictive of far rows, (m, K)."""
         if not self.spherical:
             return _far.gaussian_predictive(far, post)
         return _far_spherical(far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """The Inverse-Gamma variances (``cov_diag`` (group, feature) or ``cov_volume``
-        (group); group = class for QDA, none for LDA), non-centred means
-        mu = m0 + sqrt(var / kappa0) eps, and ``cov`` their diagonal embedding."""
+        """Inverse-Gamma variances (``cov_diag`` (group, feature) or ``cov_volume``
+        (group)), non-centred means and ``cov`` their diagonal embedding."""
         pm = import_pymc()
         import pytensor.tensor as pt
 
@@ -421,9 +394,8 @@ class DiagonalMVNFamily(MVNFamily):
         return {"mu": mu, "cov": cov}
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum over entries of -N_kj log sigma2_kj / 2 - [S_kj + N_kj (xbar_kj -
-        mu_kj)^2] / (2 sigma2_kj), on the per-entry statistics (missing entries drop
-        out exactly), without the constant."""
+        """sum over entries of -N_kj log sigma2_kj / 2 - [S_kj + N_kj (xbar_kj - mu_kj)^2]
+        / (2 sigma2_kj), without the constant."""
         import pytensor.tensor as pt
 
         ent = entries(stats)
@@ -452,9 +424,8 @@ def _per_class(values: np.ndarray, K: int, tied: bool) -> np.ndarray:
 
 def variances(ent: dict, prior: dict | None, s0: np.ndarray | None = None, *, tied: bool,
               spherical: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) of each group's variance(s), (G, d) each (spherical: b_g s0_j, so b / a is
-    each feature's scale); ``prior`` None: a = N / 2, b = S / 2 (the likelihood; the
-    spherical one in the coordinates of the target ``s0``)."""
+    """(a, b) of each group's variance(s), (G, d) each (spherical: b_g s0_j);
+    ``prior`` None: a = N / 2, b = S / 2 (the likelihood)."""
     n = ent["n"]
     if prior is None:
         dev, a0, b0 = 0.0, 0.0, 0.0
@@ -477,11 +448,8 @@ def variances(ent: dict, prior: dict | None, s0: np.ndarray | None = None, *, ti
 
 
 def posterior_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> dict:
-    """The conjugate posterior per (class k, feature j), each (K, d)::
-
-        kappa = kappa0 + N,  m = (kappa0 m0 + N xbar) / kappa,  (a, b) of the entry's group
-
-    (:func:`variances`), and ``s0`` (d,)."""
+    """kappa = kappa0 + N, m = (kappa0 m0 + N xbar) / kappa and the group's (a, b)
+    (:func:`variances`), each (K, d), and ``s0`` (d,)."""
     K = ent["n"].shape[0]
     kappa = prior["kappa0"] + ent["n"]
     m = (prior["kappa0"] * prior["m0"] + ent["n"] * ent["mean"]) / kappa
@@ -491,8 +459,7 @@ def posterior_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) ->
 
 
 def map_variances(post: dict, *, tied: bool, spherical: bool) -> np.ndarray:
-    """The joint posterior mode's variances (G, d): sigma2 = b / (a + 1 + M / 2), M the
-    class means sharing one variance (K for EEI, 1 for VVI, K d for EII, d for VII)."""
+    """The joint mode's variances (G, d): b / (a + 1 + M / 2)."""
     K, d = post["m"].shape
     shared = (K if tied else 1) * (d if spherical else 1)
     var = post["b"] / (post["a"] + 1.0 + shared / 2.0)
@@ -501,8 +468,8 @@ def map_variances(post: dict, *, tied: bool, spherical: bool) -> np.ndarray:
 
 def log_prior_entries(mu: np.ndarray, var: np.ndarray, prior: dict, *, tied: bool,
                       spherical: bool) -> float:
-    """log p(mu, sigma2) up to a constant, mu (K, d) and the group variances (G, d): the
-    Inverse-Gamma densities of the variances and N(mu_kj; m0_j, sigma2_kj / kappa0)."""
+    """log p(mu, sigma2) up to a constant: Inverse-Gamma variances and
+    N(mu_kj; m0_j, sigma2_kj / kappa0)."""
     a0 = prior["nu0"] / 2.0
     b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
     if spherical:
@@ -518,9 +485,8 @@ def log_prior_entries(mu: np.ndarray, var: np.ndarray, prior: dict, *, tied: boo
 
 def draw_entries(post: dict, size: int, rng: np.random.Generator, *, tied: bool,
                  spherical: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``size`` i.i.d. posterior draws: the means (size, K, d) and group variances
-    (size, G, d); sigma2 = b / Gamma(a) (spherical: one Gamma per group, times s0),
-    mu ~ N(m, sigma2 / kappa)."""
+    """``size`` draws: means (size, K, d), group variances (size, G, d); sigma2 =
+    b / Gamma(a), mu ~ N(m, sigma2 / kappa)."""
     K, d = post["m"].shape
     a, b = (post[key][:1] if tied else post[key] for key in ("a", "b"))
     G = a.shape[0]
@@ -535,45 +501,27 @@ def draw_entries(post: dict, size: int, rng: np.random.Generator, *, tied: bool,
 
 
 class NormalInverseGamma(conjugate.Entrywise):
-    """The conjugate algebra (:mod:`bayesgen.families.conjugate`) of one Normal-Inverse-Gamma
-    entry (class k, feature j): ``post`` keys ``m``, ``kappa``, ``a``, ``b`` (sigma2 ~
-    InvGamma(a, b), mu | sigma2 ~ N(m, sigma2 / kappa)), arrays (..., d)::
+    """The algebra of one Normal-Inverse-Gamma entry: ``post`` keys ``m``, ``kappa``,
+    ``a``, ``b``, (..., d), with h(x) = (2 pi)^(-1/2) folded into log z::
 
-        log z(m, kappa, a, b) = lgamma(a) - a log b - log(kappa) / 2 - a log(2 pi)
-
-    the prior's normaliser with the base measure h(x) = (2 pi)^(-1/2) folded in (each
-    observation adds 1/2 to a), so the evidence is log z(post) - log z(prior) summed over
-    the entries, and :meth:`step` (its increment by one x) is the Student-t predictive.
-    A variance shared by several entries (LDA's tied, the spherical structures) is the
-    same bookkeeping on the group (:func:`downdated`, :func:`predictive`).
-    """
+        log z(m, kappa, a, b) = lgamma(a) - a log b - log(kappa) / 2 - a log(2 pi)"""
 
     who = "Gaussian model"
 
     def log_z(self, post: dict) -> np.ndarray:
-        """log z per entry, (..., d)."""
         a = post["a"]
         return gammaln(a) - a * np.log(post["b"]) - 0.5 * np.log(post["kappa"]) - a * LOG_2PI
 
     def step(self, post: dict, x: np.ndarray) -> np.ndarray:
-        """log z(post + t(x)) - log z(post) in closed form: the Student-t log-density
-        (2 a degrees of freedom, location m, squared scale b (1 + 1/kappa) / a)::
-
-            log Gamma(a + 1/2) - log Gamma(a) - log(2 pi b (1 + 1/kappa)) / 2
-            - (a + 1/2) log1p((x - m)^2 / (2 b (1 + 1/kappa)))
-
-        with the Gamma ratio by :func:`bayesgen.utils.logspace.log_rising` (finite for
-        a, b ~ 1e300, where the difference of :meth:`log_z` gives inf - inf)."""
+        """The Student-t log-density (2 a dof, location m, squared scale
+        b (1 + 1/kappa) / a), the Gamma ratio by :func:`log_rising` (finite for huge a, b)."""
         nu_s2 = 2.0 * post["b"] * (1.0 + 1.0 / post["kappa"])
         return (log_rising(post["a"], 0.5) - 0.5 * np.log(np.pi * nu_s2)
                 - (post["a"] + 0.5) * np.log1p((x - post["m"]) ** 2 / nu_s2))
 
     def downdate(self, post: dict, x: np.ndarray, w: np.ndarray) -> dict:
-        """The entries x of weights w removed (w = 0: in place)::
-
-            kappa' = kappa - w,  m' = (kappa m - w x) / kappa',  a' = a - w / 2,
-            b' = b - w kappa (x - m)^2 / (2 kappa')
-        """
+        """kappa' = kappa - w, m' = (kappa m - w x) / kappa', a' = a - w / 2,
+        b' = b - w kappa (x - m)^2 / (2 kappa')."""
         kappa, m = post["kappa"], post["m"]
         kappa_r = kappa - w
         return {"m": (kappa * m - w * x) / kappa_r, "kappa": kappa_r, "a": post["a"] - w / 2.0,
@@ -591,10 +539,8 @@ def _entries_of(post: dict) -> dict:
 
 
 def log_evidence(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
-    """Exact log p(Z | y) in the internal frame (missing entries integrated out).
-    Independent entries (GaussianNB, QDA's ``"diag"``): log z(post) - log z(prior) of
-    :data:`NIG` (:func:`bayesgen.families.conjugate.log_evidence`); variances shared by
-    several entries: per group (:func:`.structures.log_evidence_entries`)."""
+    """Exact log p(Z | y), internal frame: :data:`NIG`'s for independent entries,
+    :func:`.structures.log_evidence_entries` for shared variances."""
     if tied or spherical:
         return log_evidence_entries(ent, prior, tied=tied, spherical=spherical)
     tau0 = {"m": prior["m0"], "kappa": prior["kappa0"], "a": prior["nu0"] / 2.0,
@@ -605,10 +551,8 @@ def log_evidence(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> floa
 
 def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
                   spherical: bool) -> dict:
-    """Each row's own-class posterior without the row, (n, d) each
-    (:func:`bayesgen.families.conjugate.downdate` of :data:`NIG`; a missing entry stays),
-    and what its group's variance loses (``da``, ``db``): spherical, the group's a and b
-    lose the sums over the row's entries."""
+    """Each row's own-class posterior without the row, (n, d) each, and what its
+    group's variance loses (``da``, ``db``; spherical: summed over the row's entries)."""
     own = conjugate.take(post, y)
     down = conjugate.downdate(NIG, _entries_of(post), Z, y, w)
     da, db = own["a"] - down["a"], own["b"] - down["b"]
@@ -620,10 +564,8 @@ def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
 
 def downdated(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *, tied: bool,
               spherical: bool) -> dict:
-    """Each training row's posterior of every class without the row, (n, K, d) each: its
-    class's (kappa, m) and its group's (a, b) (all classes' when ``tied``: the shared
-    variance is one more block that every row changes) downdated
-    (:func:`_without_rows`)."""
+    """Each training row's posterior of every class without the row, (n, K, d) each
+    (tied: every class's variances lose the row)."""
     own = _without_rows(Z, y, w, post, spherical=spherical)
     rows = np.arange(y.size)
     n, (K, d) = y.size, post["m"].shape
@@ -640,10 +582,7 @@ def downdated(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *, tied: 
 
 def loo_predictive(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
                    spherical: bool) -> np.ndarray:
-    """log p(z_n | y_n, D without row n), (n,): the row's own class without the row
-    (the same whether the variances are tied: the own class's group loses the row
-    either way); :func:`bayesgen.families.conjugate.loo_log_predictive` of :data:`NIG`
-    for independent variances."""
+    """log p(z_n | y_n, D without row n), (n,)."""
     if not spherical:
         return conjugate.loo_log_predictive(NIG, Z, y, w, _entries_of(post))
     own = _without_rows(Z, y, w, post, spherical=spherical)
@@ -654,11 +593,8 @@ def loo_predictive(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
 def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                       Z_test: np.ndarray | None, *, tied: bool, spherical: bool
                       ) -> np.ndarray:
-    """log p(z_test_j | y = k, D without training row i), (n, m, K) (``Z_test=None``:
-    (n, K) at the training rows themselves). Untied with independent variances:
-    :func:`bayesgen.families.conjugate.loo_log_predictive_at`; removing row i changes
-    only its class. Tied (LDA), every class's variances change: the n_b K posteriors of
-    a block of rows (:func:`downdated`) are scored as classes."""
+    """log p(z_test_j | y = k, D without row i), (n, m, K) (``Z_test=None``: (n, K));
+    tied: every class's variances change, scored in blocks of rows (:func:`downdated`)."""
     if not tied and not spherical:
         return conjugate.loo_log_predictive_at(NIG, Z, y, w, _entries_of(post), Z_test)
     K, d = post["m"].shape
@@ -689,24 +625,9 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
 
 def log_lik(X: np.ndarray, mu: np.ndarray, var: np.ndarray, *, full: bool = True
             ) -> np.ndarray:
-    """sum_j log N(x_nj; mu_kj, sigma2_kj) for every row and class.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-    mu, var : ndarray of shape (..., K, d)
-        Means and variances; leading dims are posterior draws.
-    full : bool
-        False drops the constant ``-d/2 log(2 pi)`` (the same for every class).
-
-    Returns
-    -------
-    ndarray of shape (..., n, K)
-        Computed as ``-1/2 [(x-c)^2 @ (1/var)^T - 2 (x-c) @ ((mu-c)/var)^T
-        + sum (mu-c)^2/var + sum log var]`` with ``c`` the mean of the class means
-        (centring keeps the expansion accurate): two matrix products, no loop.
-        A missing x_nj (NaN) drops its term (:func:`bayesgen.families.masked.gaussian_log_lik`).
-    """
+    """sum_j log N(x_nj; mu_kj, sigma2_kj), (..., n, K) for ``mu``, ``var`` (..., K, d),
+    two products centred at the mean of the class means; ``full=False`` drops
+    -d/2 log 2pi; a missing entry drops (:func:`.masked.gaussian_log_lik`)."""
     M = missing.mask(X)
     if M is not None:
         return masked.gaussian_log_lik(X, M, {"mu": mu, "var": var}, full)
@@ -730,9 +651,8 @@ def log_lik(X: np.ndarray, mu: np.ndarray, var: np.ndarray, *, full: bool = True
 
 def predictive(X: np.ndarray, post: dict, *, spherical: bool,
                rowwise: bool = False) -> np.ndarray:
-    """log p(x | y = k, data) of rows X (m, d) under posteriors with entries
-    (..., K, d), (..., m, K); ``rowwise``: the posteriors' leading dim is X's rows (n, K, d)
-    and the result (n, K). NaN in X: a missing entry, dropped."""
+    """log p(x | y = k, data) of rows X (m, d), (..., m, K); ``rowwise``: the
+    posteriors' leading dim is X's rows. A missing entry drops."""
     X = np.asarray(X, dtype=np.float64)
     if not spherical:  # independent entries: the algebra's Student-t steps
         if not rowwise and post["m"].ndim == 2:
@@ -781,10 +701,8 @@ def _far_spherical(far, post: dict) -> np.ndarray:
 def search(ent: dict, m0: np.ndarray, s0: np.ndarray, kappa0: float | None,
            dof: float | None, scale: float | None, *, tied: bool,
            spherical: bool, start: float | None = None) -> tuple[float, float, float]:
-    """(kappa0, nu0, s) maximising the evidence over the ones given as None
-    (:func:`bayesgen.families.gaussian_evidence.search_entries` for (nu0, s), started
-    at the nu0 ``start`` when given; kappa0 by a bounded scalar search over log kappa0
-    around it)."""
+    """(kappa0, nu0, s) maximising the evidence over those given as None
+    (:func:`.gaussian_evidence.search_entries`; kappa0 by a bounded search)."""
     from scipy.optimize import minimize_scalar
 
     def inner(k: float) -> tuple[float, float, float]:

@@ -1,33 +1,14 @@
 """EM for LDA/QDA with missing entries (``method="mle"`` and ``"map"``).
 
-Little & Rubin (2002, ch. 11). The observed-data objective is
-
-    l(theta) = sum_g loglik_g(theta)            (mle)
-    l(theta) = sum_g loglik_g(theta) + log p(theta)   (map; the NIW prior density)
-
-with loglik_g the Gaussian marginal of the observed coordinates of group g
-(:func:`._mvn_patterns.loglik`). Each iteration
-
-* E-step: for every (pattern, class) group, the conditional mean and covariance of the
-  missing coordinates given the observed ones at the current (mu, Sigma), i.e. the
-  expected complete-data statistics (:func:`._mvn_patterns.expected`):
-  E[x_m | x_o] = mu_m + B (x_o - mu_o), Cov = C, B = Sigma_mo Sigma_oo^-1,
-  C = Sigma_mm - B Sigma_om, combined per class;
-* M-step: the closed-form complete-data estimate on those statistics (the family's own
-  MLE, or its joint NIW posterior mode for MAP), which maximises the expected
-  complete-data log-likelihood (plus log prior), since both are linear in the
-  statistics.
-
-The objective never decreases (EM's monotonicity; tested). It starts from the observed
-entries' class means and diagonal variances (:func:`._mvn_patterns.available_case`)
-and stops when one iteration raises it by at most ``TOL * max(1, |l|)``; after
-``MAX_ITER`` iterations it stops with a :class:`bayesgen.exceptions.ConvergenceWarning`.
-The API fixes the estimators' parameters, so these are module constants.
-
-``divisor="unbiased"`` (MLE): EM maximises the likelihood (divisor N_k / N), then the
-covariance is multiplied by N_k / (N_k - 1) (QDA) or N / (N - K) (LDA), the counts
-being those of the rows with an observed entry.
-"""
+Little & Rubin (2002, ch. 11): the objective is the sum over (pattern, class) groups of
+the Gaussian marginal of the observed coordinates (:func:`.patterns.loglik`), plus the
+NIW log density for MAP. E-step: the expected complete-data statistics given the
+observed coordinates (:func:`.patterns.expected`); M-step: the family's closed-form
+MLE or joint NIW mode of them. The objective never decreases (tested); it starts from
+the available-case moments (:func:`.patterns.available_case`) and stops at
+``TOL * max(1, |l|)``, or after ``MAX_ITER`` with a ConvergenceWarning.
+``divisor="unbiased"``: the likelihood maximiser's covariance times N_k / (N_k - 1)
+(QDA) or N / (N - K) (LDA)."""
 
 from __future__ import annotations
 
@@ -104,14 +85,9 @@ def start(stats: dict, tied: bool) -> dict:
 
 def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
         for_auto_dof: bool = False) -> dict:
-    """Run EM; ``prior`` None: MLE, else MAP under that NIW prior.
-
-    Returns the parameters ``mu`` (K, d), ``cov`` and, when ``record``, the run's
-    ``em_n_iter`` (int) and ``em_objective`` (the objective after every iteration,
-    starting at the initial point), which ``attributes`` reports. ``for_auto_dof``: this
-    EM serves the empirical-Bayes ``cov_dof="auto"`` (:func:`evidence_stats`), which its
-    ConvergenceWarning says (it runs for every method, and not the EM of ``n_iter_``).
-    """
+    """Run EM; ``prior`` None: MLE, else MAP. Returns ``mu`` (K, d), ``cov`` and, when
+    ``record``, ``em_n_iter`` and ``em_objective``. ``for_auto_dof``: the EM serves
+    ``cov_dof="auto"`` (:func:`evidence_stats`), which its ConvergenceWarning says."""
     from bayesgen.exceptions import ConvergenceWarning, warn
 
     groups = stats["groups"]
@@ -183,25 +159,14 @@ def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.nd
 
 
 def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray) -> float:
-    """The empirical-Bayes ``cov_dof="auto"`` (:func:`._niw_evidence.evidence_dof`).
+    """The empirical-Bayes ``cov_dof="auto"`` (:func:`.niw_evidence.evidence_dof`).
 
     Complete data: the evidence maximiser. Missing entries: the fixed point of
-    nu0 <- argmax evidence(expected complete-data statistics at the EM MAP under nu0),
-    started at nu0 = d + 2, stopped when nu0 changes by at most ``DOF_TOL`` relative or
-    after ``DOF_ROUNDS`` rounds. Statistics completed at a weak prior's MAP come out
-    too correlated (the MAP covariances over-fit the observed pairs, and the
-    conditional means follow them), which a single round reads as evidence for a weak
-    prior; each round completes the data under the last choice instead.
-
-    This is a heuristic, not EM on the observed-data evidence (the NIW evidence is not
-    linear in the statistics): data completed under a strong prior conform to it, so
-    the fixed point leans high. Measured (``validation/cov_dof_missing.py``): on wine
-    with 30% of entries missing it is close to the complete-data choice, with 50% it
-    runs to the upper end of :data:`._niw_evidence.C_BOUNDS` (covariances ~ S0), and
-    held-out log loss improves on the single round in all four cases; on 4-d data with
-    150 rows per class and 25% missing it is ~1.3 x the complete-data choice (the single
-    round ~1.01 x). Each round is one EM run (fits take a few times longer).
-    """
+    nu0 <- argmax evidence(statistics completed at the EM MAP under nu0), from d + 2, to
+    ``DOF_TOL`` relative or ``DOF_ROUNDS`` rounds (one round alone reads the over-fitted
+    completions of a weak prior as evidence for it). A heuristic that leans high
+    (``validation/cov_dof_missing.py``: close to the complete-data choice at 30% missing on
+    wine, the upper bound at 50%; held-out log loss better than one round in all cases)."""
     from bayesgen.families.mvn.niw_evidence import evidence_dof
 
     nu0 = evidence_dof(evidence_stats(family, stats, m0, kappa0, S0), m0, kappa0, S0,
@@ -221,24 +186,16 @@ def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray)
 def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np.ndarray, *,
                dof: float | None, scale: float | None, record: bool = True,
                start: float | None = None) -> dict:
-    """The hyper-parameters of ``mean_strength`` / ``cov_dof`` / ``cov_scale`` ("auto" =
-    None here) and the evidence of the candidate priors (``MVNFamily.search_``).
+    """The hyper-parameters given as None ("auto") and the evidences of the candidate
+    priors (``MVNFamily.search_``).
 
-    Complete data: :func:`._niw_evidence.evidence_search` (or, with ``kappa0`` None,
-    :func:`._niw_evidence.evidence_search_kappa`) of the statistics. ``candidates``
-    holds, each at its own optimum: the fixed prior (kappa0 = ``kappa0`` or 0.01, nu0 =
-    ``dof`` or d + 2, s = ``scale`` or 1); when any is "auto", nu0 by the evidence (the
-    others fixed); when kappa0 or s is "auto", nu0 and s by the evidence; and the chosen
-    combination if it is none of these. Missing entries: the fixed point of the choice over
-    EM-completed statistics as :func:`auto_dof` (every chosen value moves each round),
-    the evidence being that of the completed statistics; with nothing "auto" no EM runs
-    and ``log_evidence`` is None. ``record=False``: the chosen values only (its
-    ``candidates`` then hold the chosen one alone, and with complete data and a known
-    kappa0 every ``log_evidence`` is None). ``start``: a nu0 near the choice
-    (e.g. the one on all rows, for statistics without one row), where the complete-data
-    searches of nu0 start (:func:`._niw_evidence.evidence_dof`; the same answer to
-    rounding, found faster).
-    """
+    Complete data: :func:`.niw_evidence.evidence_search` (``kappa0`` None:
+    :func:`.niw_evidence.evidence_search_kappa`). ``candidates``, each at its own optimum:
+    the fixed prior (0.01, d + 2, 1 for the "auto" values), nu0 by the evidence, nu0 and s
+    by the evidence (when kappa0 or s is "auto"), and the chosen combination. Missing
+    entries: the fixed point over EM-completed statistics as :func:`auto_dof`.
+    ``record=False``: the chosen values only; ``start``: a nu0 near the choice, where the
+    searches start (same answer to rounding)."""
     from bayesgen.families.mvn.niw_evidence import evidence_search, evidence_search_kappa
 
     d = S0.shape[0]

@@ -5,32 +5,17 @@ Model (QDA, ``tied=False``), independently per class k::
     Sigma_k ~ IW(Psi0, nu0),   mu_k | Sigma_k ~ N(m0, Sigma_k / kappa0)
     x_n | y_n = k ~ N(mu_k, Sigma_k)
 
-LDA (``tied=True``) shares one covariance: Sigma ~ IW(Psi0, nu0) and
-mu_k | Sigma ~ N(m0, Sigma / kappa0) independently per class.
+LDA (``tied=True``) shares one Sigma ~ IW(Psi0, nu0), mu_k | Sigma ~ N(m0, Sigma / kappa0).
 
 Defaults (of the family; the estimators default to ``cov_dof="auto"``): m0 = overall
 mean, kappa0 = ``mean_strength`` = 0.01, nu0 = ``cov_dof`` = d + 2 and
 Psi0 = (nu0 - d - 1) S0, so that E[Sigma] = S0 = ``cov_target`` (default: diagonal of the
-pooled within-class variances); these follow mclust's default prior (Fraley & Raftery
-2007). ``cov_dof="auto"`` picks nu0 by maximising the evidence (empirical Bayes; with
-missing entries, of EM-completed statistics, :func:`._mvn_em.auto_dof`). All
-defaults rescale with the features, so MAP and posterior predictions are equivariant
-under feature rescaling.
-
-Sufficient statistics: weighted counts N_k, means xbar_k and centred scatter matrices
-S_k = sum_{y_n=k} w_n (x_n - xbar_k)(x_n - xbar_k)^T (pooled S = sum_k S_k if tied).
-
-The conjugate update, predictive, evidence and leave-one-out are those of the
-Normal-Inverse-Wishart algebra (:mod:`.niw`, Murphy 2007, sec. 9) on
-:mod:`bayesgen.families.conjugate`; LDA's shared covariance is one more block.
-
-Joint posterior modes: QDA Sigma_k = Psi_k / (nu_k + d + 2); LDA Sigma = Psi / (nu + d + 1
-+ K) (each of the K class means adds a factor |Sigma|^-1/2); mu_k = m_k in both.
-
-Frame: as the Gaussian family (:mod:`bayesgen.families.gaussian`), everything here is
-in the internal coordinates z = (x - c) / s set by the estimator (``frame``);
-``mean_prior`` and ``cov_target`` are given in the units of X and converted.
-"""
+pooled within-class variances), as mclust's default prior (Fraley & Raftery 2007); all
+rescale with the features. Statistics: N_k, xbar_k and the centred scatter S_k (pooled
+if tied). Posterior, predictive, evidence and leave-one-out: :mod:`.niw` on
+:mod:`bayesgen.families.conjugate`. Joint modes: QDA Sigma_k = Psi_k / (nu_k + d + 2);
+LDA Sigma = Psi / (nu + d + 1 + K); mu_k = m_k. Everything is in the internal frame
+z = (x - c) / s (``frame``); ``mean_prior`` and ``cov_target`` are in the units of X."""
 
 from __future__ import annotations
 
@@ -76,32 +61,15 @@ _DEGENERATE = 1e3 * np.finfo(np.float64).eps
 def mean_strength_bound(d: int) -> float:
     """The largest kappa0 that ``mean_strength="auto"`` takes: d / 4.
 
-    Under mu_k | Sigma ~ N(m0, Sigma / kappa0) the expected squared Mahalanobis distance
-    of a class mean from m0 is E[(mu_k - m0)^T Sigma^-1 (mu_k - m0)] = d / kappa0, so
-    kappa0 <= d / 4 keeps it at least 4: the prior always lets a class mean lie about two
-    standard deviations from the overall mean, in any dimension. Beyond the bound the
-    evidence merges the class means into one (its range ends at kappa0 = 1e4), which it
-    does with fewer rows per class than features even where the labels are predictable:
-    under a target S0 that misses the features' correlations, a mean difference along
-    directions of small variance looks like noise. Held-out log loss of LDA at 10 rows
-    per class, 60 features, 2 Gaussian classes 3 standard deviations apart
-    (``validation/small_n_cause.py``): 1.29 at kappa0 = 0.01, 0.69 (the class
-    frequencies) at the evidence's kappa0 = 1e4, 0.53 at the bound d / 4 = 15.
-
-    Parameters
-    ----------
-    d : int
-        Number of features.
-
-    Returns
-    -------
-    float
-        d / 4.
-    """
+    E[(mu_k - m0)^T Sigma^-1 (mu_k - m0)] = d / kappa0 under the prior, so kappa0 <= d / 4
+    keeps a class mean free to lie two standard deviations from m0 in any dimension;
+    beyond it the evidence merges the class means when rows per class are fewer than
+    features (``validation/small_n_cause.py``: LDA, 10 rows per class, 60 features,
+    held-out log loss 1.29 at kappa0 = 0.01, 0.69 at the evidence's 1e4, 0.53 at d / 4)."""
     return d / 4.0
 
 
-class MVNFamily(conjugate.Hooks, UnlabeledHooks):
+class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
     """Multivariate normal likelihood with a Normal-Inverse-Wishart prior.
 
     Parameters
@@ -145,12 +113,6 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
         Prior of the PyMC models (``model_``, ``method="mcmc"``): the conjugate NIW above
         (Bartlett decomposition) or PyMC's LKJ prior, which is not conjugate (see
         :mod:`bayesgen.families.mvn.pymc`). Checked in :meth:`prior`.
-
-    Attributes
-    ----------
-    param_dims : dict
-        ``mu`` ("class", "feature"); ``cov`` ("class", "feature", "feature_bis") for
-        QDA or ("feature", "feature_bis") for LDA.
     """
 
     name = "mvn"
@@ -183,8 +145,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
 
     @property
     def capabilities(self) -> Capabilities:
-        """NaN in X is a missing entry, integrated out (:mod:`bayesgen.families.mvn.missing`,
-        EM, data augmentation, pattern-grouped NUTS); LDA's discriminant is linear."""
+        """Missing entries integrated out (:mod:`.missing`); LDA's discriminant is linear."""
         return Capabilities(missing=True, real_valued=True, far_rows=True,
                             augmentation=True, linear_discriminant=self.tied,
                             continuous=True, correlated=True)
@@ -192,10 +153,6 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
     @property
     def who(self) -> str:
         return "LDA" if self.tied else "QDA"
-
-    def real_columns(self, n_features: int) -> np.ndarray:
-        """Every column is real-valued (transformed by the frame)."""
-        return np.ones(n_features, dtype=bool)
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -217,9 +174,8 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
                 if isinstance(getattr(self, name), str) and getattr(self, name) == "sample"]
 
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """count (K,), mean (K, d), scatter (K, d, d), or (d, d) pooled when tied, rows
-        of positive weight (K,) and the frame (``loc``, ``scale``); with NaN in X the
-        pattern-grouped statistics of :func:`._mvn_missing.stats`."""
+        """count (K,), mean (K, d), scatter (K, d, d) ((d, d) when tied) and the frame;
+        with NaN the pattern-grouped statistics of :func:`.missing.stats`."""
         if missing.has_missing(X):
             return _mvn_missing.stats(self, X, y, w, n_classes)
         return attach_frame(gstats.scatter_stats(X, y, w, n_classes, tied=self.tied),
@@ -387,10 +343,8 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
                                                     self.cov_scale, self.mean_strength)))
 
     def _pooled_target(self, stats: dict, m0: np.ndarray, kappa0: float | None) -> np.ndarray:
-        """S0 of ``cov_target="pooled"`` (QDA only): the pooled covariance of
-        :func:`.niw_evidence.pooled_target`, from the class statistics (with missing
-        entries, the expected complete-data statistics at the EM MAP under the default
-        diagonal prior, :func:`.em.evidence_stats`)."""
+        """S0 of ``cov_target="pooled"`` (QDA only): :func:`.niw_evidence.pooled_target` of
+        the (EM-completed, :func:`.em.evidence_stats`) class statistics."""
         from bayesgen.families.mvn.niw_evidence import pooled_target
 
         if self.cov_target != "pooled":
@@ -410,13 +364,8 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
-        """Class means and covariance: S_k / N_k (QDA) or S / N (LDA), or unbiased.
-
-        Raises ``ValueError`` naming the class when a class has too few samples
-        (QDA: N_k <= d; LDA: N_k = 0 or N <= K) or the covariance is singular.
-        With missing entries: EM (:mod:`._mvn_em`), ``ValueError`` naming a class and
-        feature never observed together.
-        """
+        """Class means and S_k / N_k (QDA) or S / N (LDA) (or unbiased); ``ValueError``
+        naming a class with too few rows; missing entries: EM (:mod:`.em`)."""
         if "groups" in stats:
             _mvn_missing.check_mle(self, stats)
             return em.fit(self, stats, None)
@@ -424,25 +373,14 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
                             who=self.who)
 
     def posterior(self, stats: dict, prior: dict) -> dict:
-        """Normal-Inverse-Wishart posterior hyper-parameters.
-
-        ``prior`` as returned by :meth:`prior`; its entries may also be per class
-        (m0 (K, d), kappa0 (K,), and for QDA Psi0 (K, d, d), nu0 (K,)), so that a
-        posterior can serve as the prior of a sequential update.
-
-        Returns
-        -------
-        dict
-            ``m`` (K, d), ``kappa`` (K,), ``Psi`` (K, d, d) and ``nu`` (K,) for QDA,
-            or ``Psi`` (d, d) and ``nu`` float for LDA.
-        """
+        """Normal-Inverse-Wishart posterior ``m``, ``kappa``, ``Psi``, ``nu``
+        (:func:`.niw.posterior`; the prior's entries may be per class)."""
         post = niw.posterior(stats, prior, tied=self.tied)
         self._check_float64_definite(post["Psi"])
         return post
 
     def algebra(self, post: dict) -> niw.NIW:
-        """The Normal-Inverse-Wishart algebra (:class:`.niw.NIW`) of the predictive,
-        evidence and leave-one-out hooks."""
+        """:class:`.niw.NIW`."""
         return niw.NIW(tied=self.tied, who=self.who)
 
     def natural_prior(self, prior: dict) -> dict:
@@ -450,18 +388,9 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
         return niw.natural_prior(prior)
 
     def _check_float64_definite(self, Psi: np.ndarray) -> None:
-        """ValueError if a posterior scale Psi = Psi0 + S (positive definite in exact
-        arithmetic, as Psi0 is) is singular to float64 precision: the smallest eigenvalue
-        of its correlation form D^-1/2 Psi D^-1/2 (D = diag Psi; a scale-free measure, so
-        a feature constant within classes, whose Psi_jj is tiny, is no concern) below
-        1000 eps ~ 2.2e-13, where Cholesky factors (of Psi, and of the MAP covariance
-        Psi / (nu + ...) at prediction) lose all their digits or fail.
-
-        That needs the scatter S to be ~1e12 times Psi0 or more in some directions and
-        0 in others: the rows carrying all but a ~1e-12 share of a class's weight span
-        fewer dimensions than the features (``sample_weight`` mixing, e.g., 1e300 and 1),
-        so the posterior is degenerate to float64 precision.
-        """
+        """``ValueError`` if a posterior scale Psi is singular to float64: the smallest
+        eigenvalue of its correlation form below :data:`_DEGENERATE` (rows carrying all but a
+        1e-12 share of the weight span fewer dimensions than the features)."""
         stack = Psi[None] if self.tied else Psi
         for k, P in enumerate(stack):
             root = np.sqrt(np.diagonal(P))
@@ -479,8 +408,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
                 )
 
     def map(self, stats: dict, prior: dict) -> dict:
-        """Joint posterior mode: mu_k = m_k; Sigma_k = Psi_k / (nu_k + d + 2) (QDA) or
-        Sigma = Psi / (nu + d + 1 + K) (LDA). With missing entries: EM (:mod:`._mvn_em`)."""
+        """Joint posterior mode (module docstring); missing entries: EM (:mod:`.em`)."""
         if "groups" in stats:
             return em.fit(self, stats, prior)
         post = self.posterior(stats, prior)
@@ -492,13 +420,11 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
         return {"mu": post["m"], "cov": cov}
 
     def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(mu, Sigma) up to a constant: the Normal-Inverse-Wishart density whose
-        joint mode with the likelihood :meth:`map` is (:func:`.em.log_niw`)."""
+        """log p(mu, Sigma) up to a constant (:func:`.em.log_niw`)."""
         return em.log_niw(params["mu"], params["cov"], prior, self.tied)
 
     def likelihood_maximiser(self) -> MVNFamily:
-        """``self``, or with ``divisor="unbiased"`` a copy with the divisor N_k (QDA) /
-        N (LDA), whose :meth:`mle` maximises the likelihood."""
+        """``self``, or with ``divisor="unbiased"`` a copy with divisor N_k / N."""
         if self.divisor == "n":
             return self
         own = copy.copy(self)
@@ -507,8 +433,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
-        """The NIW posterior of the statistics, their missing entries completed by one
-        draw given ``params`` (:func:`.augment.conditional_posterior`)."""
+        """:func:`.augment.conditional_posterior`."""
         from bayesgen.families.mvn import augment as _mvn_augment
 
         return _mvn_augment.conditional_posterior(self, stats, params, prior, rng)
@@ -518,23 +443,18 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
         return "groups" in stats
 
     def augment(self, stats: dict, prior: dict, **kwargs):
-        """Data-augmentation posterior draws (:func:`._mvn_augment.sample`)."""
+        """Data-augmentation posterior draws (:func:`.augment.sample`)."""
         from bayesgen.families.mvn import augment as _mvn_augment
 
         return _mvn_augment.sample(self, stats, prior, **kwargs)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws by the Bartlett decomposition
-        (:func:`._mvn_checks.draw_niw`): ``mu`` (size, K, d) and ``cov``
-        (size, K, d, d) (QDA) or (size, d, d) (LDA)."""
+        """Posterior draws by the Bartlett decomposition (:func:`.checks.draw_niw`)."""
         return draw_niw(post, size, rng, tied=self.tied)
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Closed-form posterior predictive log p(x | y=k, data), shape (n, K): the
-        multivariate Student-t of the algebra (:meth:`.niw.NIW.predict`; LDA with the
-        shared Psi and nu). NaN in X or a data-augmentation stack:
-        :func:`._mvn_missing.log_predictive`.
-        """
+        """The multivariate Student-t (:meth:`.niw.NIW.predict`); NaN in X or a
+        data-augmentation stack: :func:`.missing.log_predictive`."""
         if post["m"].ndim == 3 or missing.has_missing(X):
             return _mvn_missing.log_predictive(self, X, post)
         return super().log_predictive(X, post)
@@ -543,11 +463,8 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str,
                      who: str) -> float:
-        """Exact log p(X | y) under the Normal-Inverse-Wishart prior: log Z(posterior) -
-        log Z(prior) of the algebra (:class:`.niw.NIW`; one Gamma_d / determinant ratio
-        per class for QDA, one shared for LDA), in the units of X (minus N log|S| for the
-        frame's scales S). ``ValueError`` for an LKJ prior sampled by NUTS (not
-        conjugate) and for statistics with missing entries (no closed form)."""
+        """log Z(posterior) - log Z(prior) of :class:`.niw.NIW` in the units of X;
+        ``ValueError`` for sampled hyper-parameters, an LKJ prior or missing entries."""
         if method == "mcmc" and self._sampled_hyper():
             raise ValueError(
                 f"{who} sampled its hyper-parameters ({', '.join(self._sampled_hyper())} = "
@@ -573,27 +490,11 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
-        """log N(x_n; mu_k, Sigma_k) for every row and class.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n, d)
-        params : dict
-            ``mu`` (..., K, d) and ``cov`` (..., K, d, d) (QDA) or (..., d, d) (LDA);
-            leading dims are posterior draws.
-        full : bool
-            True: the complete log-density. False (point estimates): QDA drops the
-            ``-d/2 log 2pi`` constant; LDA gives the linear discriminant
-            ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 = x^T W - ||mu_k^T A||^2 / 2``
-            with ``W = A (mu A)^T`` (d, K), one (n, d) x (d, K) product.
-
-        Returns
-        -------
-        ndarray of shape (..., n, K)
-            ``-1/2 [(x - mu_k)^T Sigma_k^-1 (x - mu_k) + log|Sigma_k| + d log 2pi]``,
-            see :func:`._mvn_linalg.mahalanobis`. NaN in X: the marginal of the
-            observed coordinates (:func:`._mvn_missing.log_lik`).
-        """
+        """log N(x_n; mu_k, Sigma_k), (..., n, K) for ``mu`` (..., K, d), ``cov``
+        (..., K, d, d) or (..., d, d) (:func:`.linalg.mahalanobis`). ``full=False``: QDA
+        drops -d/2 log 2pi; LDA gives the linear discriminant ``x^T Sigma^-1 mu_k -
+        mu_k^T Sigma^-1 mu_k / 2`` (:func:`.linalg.linear_scores`). NaN in X: the marginal of
+        the observed coordinates (:func:`.missing.log_lik`)."""
         if missing.has_missing(X):
             return _mvn_missing.log_lik(self, X, params, full)
         mu, cov = params["mu"], params["cov"]
@@ -608,15 +509,12 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
         return out
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One x per row: x_n = mu_{n,y_n} + L z, L the Cholesky factor of Sigma_{n,y_n}.
-
-        ``params`` are batched per row: mu (n, K, d), cov (n, K, d, d) or (n, d, d).
-        Broadcast (shared) covariances are factorised once.
-        """
+        """One x per row, mu + L z (:func:`.checks.sample_rows`)."""
         return sample_rows(params, y, rng, tied=self.tied)
 
     def attributes(self, params: dict) -> dict:
-        """``means_`` (K, d); ``covariance_``: list of K (d, d) (QDA) or (d, d) (LDA)."""
+        """``means_`` (K, d), ``covariance_`` (list of K (d, d), or (d, d) for LDA),
+        ``prior_search_``, and after EM ``n_iter_`` and ``em_objective_``."""
         cov = params["cov"]
         out = {"means_": params["mu"], "covariance_": cov if self.tied else list(cov)}
         if hasattr(self, "search_"):
@@ -634,8 +532,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
         return {k: convert[k](v) if k in convert else v for k, v in params.items()}
 
     def prior_to_user(self, prior: dict) -> dict:
-        """The resolved prior in the units of X (for ``model_``): m0 -> c + s m0,
-        Psi0 -> S Psi0 S."""
+        """The resolved prior in the units of X: m0 -> c + s m0, Psi0 -> S Psi0 S."""
         if self.frame is None:
             return prior
         return dict(prior, m0=self.frame.user_loc(prior["m0"]),
@@ -643,13 +540,9 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
 
     def user_discriminant(self, scores: np.ndarray, Z: np.ndarray,
                           params: dict) -> np.ndarray:
-        """LDA's point scores (n, K) as the documented discriminant in the units of X.
-
-        The linear ``x^T Sigma^-1 mu_k - mu_k^T Sigma^-1 mu_k / 2 + log pi_k`` differs
-        from its internal form by ``z^T P g + g^T P g / 2`` (g = c / s, P the internal
-        precision), a term equal for every class; for a row with missing entries, whose
-        scores are the discriminants of its observed coordinates, the missing z_j count
-        as 0 (still a term equal for every class)."""
+        """LDA's point scores (n, K) in the units of X: the internal ones plus
+        ``z^T P g + g^T P g / 2`` (g = c / s, P the internal precision), equal for every class
+        (missing z_j count as 0)."""
         from scipy import linalg as sla
 
         if self.frame is None:
@@ -675,14 +568,8 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """The covariance prior in the current PyMC model (see
-        :mod:`bayesgen.families.mvn.pymc`).
-
-        ``cov_prior_form="niw"``: the conjugate NIW prior through the Bartlett
-        decomposition of Sigma^-1 and non-centred means; ``"lkj"``: LKJ correlations with
-        half-normal scales and normal means (not conjugate). Either way ``mu`` (class,
-        feature) and ``cov`` (``param_dims["cov"]``) are model variables.
-        """
+        """The NIW (Bartlett) or LKJ prior in the current PyMC model
+        (:mod:`bayesgen.families.mvn.pymc`)."""
         from bayesgen.families.mvn import pymc
 
         dims = dims or self.param_dims
@@ -697,7 +584,7 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_k [N_k log|U_k| - tr(U_k^T (S_k + N_k (xbar_k - mu_k)(xbar_k - mu_k)^T) U_k) / 2]
-        with Sigma_k^-1 = U_k U_k^T: the rows' log-likelihood without its constant."""
+        with Sigma_k^-1 = U_k U_k^T (missing entries: :func:`.pymc_missing.stats_loglik`)."""
         from bayesgen.families.mvn import pymc, pymc_missing
 
         if "groups" in stats:  # missing entries: per (pattern, class) group
@@ -706,10 +593,8 @@ class MVNFamily(conjugate.Hooks, UnlabeledHooks):
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
                          prefix: str = "", dims: dict | None = None):
-        """log p(z_n | y=k, theta), (m, K): with missing entries the Gaussian marginal
-        of each row's observed coordinates, per missingness pattern
-        (:func:`.pymc_missing.rows_loglik`); else ``observed`` (``pm.logp`` of
-        :meth:`pymc_observed` row by row)."""
+        """log p(z_n | y=k, theta), (m, K): ``observed`` row by row, or with NaN
+        :func:`.pymc_missing.rows_loglik`."""
         Z = np.asarray(Z, dtype=np.float64)
         if np.isnan(Z).any():
             from bayesgen.families.mvn import pymc_missing

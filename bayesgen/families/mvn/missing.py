@@ -1,27 +1,13 @@
 """Missing entries (NaN) in LDA/QDA: statistics at fit, marginal densities at predict.
 
-Missingness is ignorable, so a row's likelihood is the Gaussian marginal of its
-observed coordinates o:
-
-    p(x_o | y=k, theta) = N(x_o; mu_{k,o}, Sigma_{k,oo})
-
-(point methods and every MCMC draw), and the conjugate posterior predictive is the
-marginal of the multivariate Student-t, which keeps its degrees of freedom:
-
-    p(x_o | y=k, data) = t_{nu_k - d + 1}(x_o; m_{k,o},
-                         Psi_{k,oo} (kappa_k + 1) / (kappa_k (nu_k - d + 1)))
-
-with d the full dimension (obtained from the family's own Student-t on the columns o
-with nu_k lowered by d - |o|). A row with nothing observed has p = 1, so its joint is
-the class prior. Rows are grouped by missingness pattern: one set of Cholesky factors
-per pattern (and class, and draw), computed by the family's complete-data code on the
-observed columns. Far rows (:func:`bayesgen.data.frame.split`) are handled the same way.
-
-With a posterior from data augmentation (:mod:`._mvn_augment`) ``post`` holds a stack of
-T conjugate posteriors, one per retained iteration (leading dim of ``m`` and ``Psi``);
-the predictive is then their Rao-Blackwellised average
-log mean_t p(x_o | y=k, completed data_t).
-"""
+Missingness is ignorable: a row's likelihood is the Gaussian marginal
+N(x_o; mu_{k,o}, Sigma_{k,oo}) of its observed coordinates o, and the conjugate
+predictive the marginal of the Student-t, which keeps its degrees of freedom
+(the family's Student-t on the columns o with nu_k lowered by d - |o|). A row with
+nothing observed has p = 1. Rows are grouped by pattern: one set of Cholesky factors
+per pattern, class and draw; far rows likewise. With a data-augmentation posterior
+(:mod:`.augment`) ``post`` stacks T conjugate posteriors and the predictive is their
+Rao-Blackwellised average."""
 
 from __future__ import annotations
 

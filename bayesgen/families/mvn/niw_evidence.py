@@ -78,43 +78,21 @@ def _group_scatter(stats: dict, m0: np.ndarray, kappa0: float, tied: bool
 
 
 def log_marginal_likelihood(stats: dict, prior: dict, *, tied: bool) -> float:
-    """log p(X | y) under the NIW prior ``prior`` (``m0``, ``kappa0``, ``nu0``, ``Psi0``).
-
-    Parameters
-    ----------
-    stats : dict
-        ``count`` (K,), ``mean`` (K, d), ``scatter`` (K, d, d), or (d, d) if ``tied``.
-    prior : dict
-        NIW hyper-parameters as returned by ``MVNFamily.prior``.
-    tied : bool
-        One covariance shared by the classes (LDA) or one per class (QDA).
-
-    Returns
-    -------
-    float
-        The log evidence of the features given the labels (weighted counts as counts).
-    """
+    """log p(X | y) under the NIW ``prior`` (``m0``, ``kappa0``, ``nu0``, ``Psi0``) of the
+    statistics ``count`` (K,), ``mean`` (K, d), ``scatter`` (K, d, d) or (d, d) if ``tied``
+    (:class:`.niw.NIW`'s log Z difference)."""
     return conjugate.log_evidence(NIW(tied=tied), natural_prior(prior),
                                   posterior(stats, prior, tied=tied))
 
 
 def evidence_dof(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
                  tied: bool, start: float | None = None) -> float:
-    """The nu0 maximising the evidence with Psi0 = (nu0 - d - 1) S0 (``cov_dof="auto"``).
-
-    The root of the evidence's slope in c = nu0 - d - 1 (:func:`_newton_polish` of a
-    bounded search), or the bound of :data:`C_BOUNDS` the evidence rises towards.
-    ``start``: a nu0 near the answer (e.g. the choice on all rows, for the statistics
-    without one row): Newton's method on the slope from there (:func:`_newton_root`)
-    replaces the bounded search when it converges to machine precision inside
-    :data:`C_BOUNDS` on a concave evidence, which is the root the search and its polish
-    reach (to rounding); else the bounded search runs as without ``start``.
-
-    Returns
-    -------
-    float
-        nu0 = d + 1 + c with c in :data:`C_BOUNDS`.
-    """
+    """The nu0 = d + 1 + c maximising the evidence with Psi0 = (nu0 - d - 1) S0
+    (``cov_dof="auto"``), c in :data:`C_BOUNDS`: the root of the slope in c
+    (:func:`_newton_polish` of a bounded search), or the bound the evidence rises towards.
+    ``start``: a nu0 near the answer (the choice on all rows, for the statistics without a
+    row): Newton from there (:func:`_newton_root`) when it converges inside the bounds on a
+    concave evidence, which is the root the search reaches, to rounding."""
     d = m0.size
     eigen, sizes_arr = whitened_eigen(stats, m0, kappa0, S0, tied=tied)
 
@@ -136,12 +114,8 @@ def evidence_dof(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
 
 
 def _at_bound(d: int, eigen: list[np.ndarray], sizes: np.ndarray) -> float | None:
-    """The bound of :data:`C_BOUNDS` itself when the evidence still rises towards it
-    (slope > 0 at the upper bound, < 0 at the lower one), else None.
-
-    The bounded search stops within its tolerance of such a bound, at a point that moves
-    with the rounding of the statistics (summation order, weights as repeated rows);
-    the bound is the exact answer of the bounded problem."""
+    """The bound of :data:`C_BOUNDS` the evidence still rises towards, else None (the
+    bounded search would stop at a point that moves with rounding)."""
     hi, lo = C_BOUNDS[1], C_BOUNDS[0]
     if _evidence_slope(hi, d, eigen, sizes)[0] >= 0:
         return hi
@@ -179,10 +153,9 @@ def _evidence_slope(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray
 
 
 def _newton_polish(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray) -> float:
-    """Newton steps on the derivative from the bounded search's c (whose comparisons of
-    function values locate the mode only to ~1e-8 relative): the mode to machine
-    precision, so that cov_dof="auto" is the same in any units of the features. Steps
-    that leave C_BOUNDS or meet a non-concave evidence are not taken."""
+    """Newton steps on the slope from the bounded search's c: the mode to machine
+    precision (the same in any units); steps leaving the bounds or a non-concave evidence
+    are not taken."""
     for _ in range(6):
         f1, f2 = _evidence_slope(c, d, eigen, sizes)
         if not f2 < 0:
@@ -204,15 +177,10 @@ NEWTON_TOL = 1e-12
 
 def _newton_root(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray
                  ) -> float | None:
-    """Newton's method on the slope of the evidence in c from a warm start ``c``: the
-    root to the rounding of the slope, or None when a step meets a non-concave evidence
-    (F'' >= 0), leaves :data:`C_BOUNDS` or :data:`NEWTON_STEPS` steps do not converge
-    (the caller then runs the bounded search).
-
-    It stops after a step of at most :data:`NEWTON_TOL` relative: convergence being
-    quadratic, the step before was ~1e-6 relative and the point returned is within the
-    band (~1e-13 relative, measured) where the rounding of the slope's sums moves the
-    iterates, the band :func:`_newton_polish`'s answer is in too."""
+    """Newton's method on the slope from a warm ``c``: the root once a step is at most
+    :data:`NEWTON_TOL` relative (quadratic convergence: within the rounding band of the
+    slope, as :func:`_newton_polish`'s), or None (non-concave, out of bounds, or no
+    convergence in :data:`NEWTON_STEPS`)."""
     if not (np.isfinite(c) and C_BOUNDS[0] < c < C_BOUNDS[1]):
         return None
     for _ in range(NEWTON_STEPS):
@@ -230,11 +198,8 @@ def _newton_root(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray
 
 def whitened_eigen(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
                    tied: bool) -> tuple[list[np.ndarray], np.ndarray]:
-    """Eigenvalues (>= 0) of S0^(-1/2) B_g S0^(-T/2) per covariance group, and N_g.
-
-    One Cholesky factor of S0 and one symmetric eigen-decomposition per group
-    (O(G d^3)); everything :func:`evidence_search` evaluates is O(G d) from these.
-    """
+    """Eigenvalues (>= 0) of S0^(-1/2) B_g S0^(-T/2) per covariance group, and N_g:
+    O(G d^3) once, every evaluation of the searches O(G d) after."""
     groups, sizes = _group_scatter(stats, m0, kappa0, tied)
     chol = np.linalg.cholesky(S0)
     eigen = []
@@ -245,18 +210,14 @@ def whitened_eigen(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *
 
 
 def _mvgammaln(a: float, half: np.ndarray) -> float:
-    """log Gamma_d(a) without its constant d (d - 1) / 4 log(pi) (which cancels in every
-    ratio used here): sum_i lgamma(a - i / 2), ``half`` = arange(d) / 2; faster than
-    scipy's multigammaln in the searches' inner loops."""
+    """log Gamma_d(a) without its constant (which cancels in every ratio here)."""
     return float(gammaln(a - half).sum())
 
 
 def profile_evidence(c: float, t: float, d: int, eigen: list[np.ndarray],
                      sizes: np.ndarray) -> tuple[float, float, float]:
     """The (c, t)-dependent part F of the log evidence with nu0 = d + 1 + c and
-    Psi0 = t S0, and its derivatives dF/dc and dF/dlog(t) (formulas in the module
-    docstring); F plus the constant of :func:`log_marginal_likelihood` is the log
-    evidence."""
+    Psi0 = t S0, and dF/dc and dF/dlog(t) (module docstring)."""
     nu0 = d + 1.0 + c
     half = np.arange(d) / 2.0
     value = dc = dlogt = 0.0
@@ -276,34 +237,11 @@ def evidence_search(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, 
                     tied: bool, dof: float | None = None,
                     scale: float | None = None, start: float | None = None,
                     evidence: bool = True) -> dict:
-    """Type-II maximum likelihood of the strength nu0 and/or the scale s of the prior
-    Psi0 = (nu0 - d - 1) s S0 (prior mean of Sigma: s S0).
+    """Type-II maximum likelihood of nu0 and/or s in Psi0 = (nu0 - d - 1) s S0.
 
-    Parameters
-    ----------
-    stats : dict
-        Complete-data statistics (``count``, ``mean``, ``scatter``).
-    m0, kappa0 : ndarray of shape (d,), float
-        Prior of the class means.
-    S0 : ndarray of shape (d, d)
-        The structured target (symmetric positive definite).
-    tied : bool
-        LDA (one pooled group) or QDA (one group per class).
-    dof, scale : float or None
-        A fixed nu0 (> d + 1) or s (> 0); None: chosen by the evidence.
-    start : float, optional
-        A nu0 near the evidence's choice at s (the ``start`` of :func:`evidence_dof`,
-        which gives the same answer to rounding), e.g. the choice on all rows when these
-        statistics leave one row out.
-    evidence : bool
-        False: ``log_evidence`` is None (callers that need the chosen values only).
-
-    Returns
-    -------
-    dict
-        ``nu0``, ``scale`` (the chosen or fixed values) and ``log_evidence`` (the exact
-        log marginal likelihood of :func:`log_marginal_likelihood` there).
-    """
+    ``dof`` / ``scale``: fixed values, or None to choose them; ``start``: a nu0 near the
+    choice (:func:`evidence_dof`); ``evidence=False`` skips the log evidence. Returns
+    ``nu0``, ``scale`` and ``log_evidence`` (:func:`log_marginal_likelihood` there)."""
     d = m0.size
     if scale is None and dof is not None:
         s = _search_scale(d, float(dof) - d - 1.0, *whitened_eigen(stats, m0, kappa0, S0,
@@ -325,8 +263,7 @@ def evidence_search(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, 
 
 
 def _search_scale(d: int, c: float, eigen: list[np.ndarray], sizes: np.ndarray) -> float:
-    """argmax over s in :data:`S_BOUNDS` of the evidence at fixed c (t = c s): the root
-    of dF/dlog(t), which decreases in t (bisection-safe Brent search on log s)."""
+    """argmax over s in :data:`S_BOUNDS` at fixed c: the root of dF/dlog(t) (Brent)."""
     def slope(log_s: float) -> float:
         return profile_evidence(c, c * np.exp(log_s), d, eigen, sizes)[2]
 
@@ -335,9 +272,8 @@ def _search_scale(d: int, c: float, eigen: list[np.ndarray], sizes: np.ndarray) 
 
 def _search_both(d: int, eigen: list[np.ndarray], sizes: np.ndarray,
                  nu0_start: float) -> tuple[float, float]:
-    """argmax over (log c, log s) in :data:`C_BOUNDS` x :data:`S_BOUNDS` by L-BFGS-B,
-    started at s = 1 and the cov_dof="auto" choice there, and finished by the exact 1-d
-    optimum in s at the chosen c."""
+    """argmax over (log c, log s) by L-BFGS-B from s = 1 and the ``cov_dof="auto"``
+    choice, finished by :func:`_polish_both` and the exact optimum in s."""
     from scipy.optimize import minimize
 
     def objective(p: np.ndarray) -> tuple[float, np.ndarray]:
@@ -346,28 +282,18 @@ def _search_both(d: int, eigen: list[np.ndarray], sizes: np.ndarray,
         return -value, -np.array([c * dc + dlogt, dlogt])
 
     bounds = [tuple(np.log(C_BOUNDS)), tuple(np.log(S_BOUNDS))]
-    starts = [(np.log(nu0_start - d - 1.0), 0.0)]
-    best = None
-    for start in starts:
-        result = minimize(objective, np.array(start), jac=True, method="L-BFGS-B",
-                          bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-8,
-                                                  "maxiter": 200})
-        if best is None or result.fun < best.fun:
-            best = result
+    best = minimize(objective, np.array([np.log(nu0_start - d - 1.0), 0.0]), jac=True,
+                    method="L-BFGS-B", bounds=bounds,
+                    options={"ftol": 1e-13, "gtol": 1e-8, "maxiter": 200})
     c = _polish_both(float(np.exp(best.x[0])), d, eigen, sizes)
     return c, _search_scale(d, c, eigen, sizes)
 
 
 def _polish_both(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray) -> float:
-    """The root in log c of the profile slope c dF/dc at s = the exact optimum in s
-    (dF/dlog(t) = 0 there, so this is the derivative of the profile evidence in log c),
-    found near the L-BFGS-B answer ``c`` (:func:`bayesgen.utils.search.polish_root`).
-
-    L-BFGS-B stops on a flat evidence at a point that moves with the rounding of the
-    statistics (the order of floating-point sums: one fit against ``partial_fit`` and a
-    merge) by ~1e-7 relative; the root of the slope moves by rounding only, so equal
-    statistics give equal priors to ~1e-12. The bound of :data:`C_BOUNDS` the profile
-    rises towards is returned when no sign change is found inside."""
+    """The root in log c of the profile slope (s at its optimum) near ``c``
+    (:func:`bayesgen.utils.search.polish_root`): L-BFGS-B stops on a flat evidence at a
+    point that moves with summation order by ~1e-7, the root only by rounding (~1e-12);
+    the bound the profile rises towards when there is no sign change."""
     def slope(log_c: float) -> float:
         c_ = float(np.exp(log_c))
         s = _search_scale(d, c_, eigen, sizes)
@@ -381,14 +307,11 @@ K_BOUNDS = (1e-4, 1e4)
 
 
 def kappa_parts(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: bool) -> list[tuple]:
-    """Per covariance group: eigenvalues lam (d,) of the whitened within-class scatter
-    S0^(-1/2) S_g S0^(-T/2), the whitened class-mean offsets rotated into its eigenbasis
-    U (d, K_g) (columns V^T S0^(-1/2) (xbar_k - m0)), the class counts n (K_g,) and N_g.
-
-    With w_k = kappa0 n_k / (kappa0 + n_k), the matrix determinant lemma gives
+    """Per covariance group: eigenvalues lam (d,) of the whitened scatter, the whitened
+    class-mean offsets in its eigenbasis U (d, K_g), the counts n (K_g,) and N_g. With
+    w_k = kappa0 n_k / (kappa0 + n_k) the determinant lemma gives
     log|t I + S0^(-1/2) B_g S0^(-T/2)| = sum_i log(t + lam_i)
-    + log|I + W^(1/2) U^T diag(1 / (t + lam)) U W^(1/2)| (W = diag(w)), a K_g x K_g
-    determinant: O(d K_g^2) per evaluation for any kappa0, after one decomposition."""
+    + log|I + W^(1/2) U^T diag(1 / (t + lam)) U W^(1/2)|: O(d K_g^2) for any kappa0."""
     chol = np.linalg.cholesky(S0)
     count, mean = stats["count"], stats["mean"]
     offsets = np.linalg.solve(chol, (mean - m0).T)  # (d, K)
@@ -404,10 +327,8 @@ def kappa_parts(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: bool) -> l
 
 
 def profile_kappa(c: float, t: float, kappa0: float, d: int, parts: list[tuple]) -> float:
-    """The log evidence with nu0 = d + 1 + c, Psi0 = t S0 and mean strength kappa0, up to
-    a constant in (c, t, kappa0): :func:`profile_evidence` plus
-    d / 2 sum_k log(kappa0 / (kappa0 + n_k)), the between-class scatter entering through
-    :func:`kappa_parts`'s determinant lemma."""
+    """The log evidence at (c, t, kappa0) up to a constant: :func:`profile_evidence`
+    plus d / 2 sum_k log(kappa0 / (kappa0 + n_k)), via :func:`kappa_parts`."""
     nu0 = d + 1.0 + c
     half = np.arange(d) / 2.0
     value = 0.0
@@ -427,19 +348,10 @@ def profile_kappa(c: float, t: float, kappa0: float, d: int, parts: list[tuple])
 def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: bool,
                           dof: float | None = None, scale: float | None = None,
                           start_kappa0: float = 1.0) -> dict:
-    """Type-II maximum likelihood of the mean strength kappa0 (``mean_strength="auto"``)
-    together with nu0 and/or s when they are None (fixed otherwise).
-
-    L-BFGS-B over the logs of the free values in :data:`K_BOUNDS`, :data:`C_BOUNDS`,
-    :data:`S_BOUNDS` on :func:`profile_kappa` (O(d K^2) per evaluation, numerical
-    gradient), from two starts; then, at the chosen kappa0, the exact searches of
-    :func:`evidence_search` polish nu0 and s.
-
-    Returns
-    -------
-    dict
-        ``kappa0``, ``nu0``, ``scale`` and ``log_evidence`` (exact, internal frame).
-    """
+    """Type-II maximum likelihood of kappa0 (``mean_strength="auto"``) with nu0 and/or
+    s when None: L-BFGS-B on :func:`profile_kappa` from two starts, kappa0 polished by
+    Brent, then :func:`evidence_search` at that kappa0. Returns ``kappa0``, ``nu0``,
+    ``scale``, ``log_evidence``."""
     from scipy.optimize import minimize
 
     d = m0.size
@@ -481,35 +393,15 @@ def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: 
 
 
 def pooled_target(stats: dict, m0: np.ndarray, kappa0: float, D: np.ndarray) -> np.ndarray:
-    """The pooled covariance that QDA's ``cov_target="pooled"`` centres every class on.
-
-    The posterior mean of the shared covariance of LDA's model on the same statistics,
-    under its own evidence-chosen prior around the diagonal target ``D``::
+    """The pooled covariance (d, d) that QDA's ``cov_target="pooled"`` centres every
+    class on: LDA's posterior mean of the shared covariance under its evidence-chosen prior
+    around the diagonal target ``D``::
 
         S_pool = (c D + sum_k B_k) / (c + N),   c = argmax_c p(X | y; LDA, c)
 
-    (:func:`evidence_dof` with ``tied=True``; B_k as in :func:`log_marginal_likelihood`,
-    N = sum_k N_k). It is positive definite whatever N and d, so QDA's prior
-    Psi0 = (nu0 - d - 1) s S_pool with ``cov_dof="auto"`` lets the evidence choose how
-    strongly the class covariances are pooled: nu0 -> d + 1 leaves each class its own
-    covariance, nu0 -> infinity makes them all S_pool (LDA's covariance with QDA's
-    means), the Bayesian counterpart of Friedman's regularised discriminant analysis
-    (RDA's lambda). It is empirical Bayes: the target is estimated from the same rows.
-
-    Parameters
-    ----------
-    stats : dict
-        Complete-data class statistics: ``count`` (K,), ``mean`` (K, d), ``scatter``
-        (K, d, d) or (d, d).
-    m0 : ndarray of shape (d,)
-    kappa0 : float
-    D : ndarray of shape (d, d)
-        Positive definite target of the pooled covariance (the diagonal default).
-
-    Returns
-    -------
-    ndarray of shape (d, d)
-    """
+    positive definite for any N and d. With ``cov_dof="auto"`` the evidence then chooses
+    how strongly the class covariances are pooled (nu0 -> d + 1: their own; nu0 -> inf:
+    S_pool), the Bayesian counterpart of Friedman's RDA."""
     scatter = stats["scatter"]
     tied = dict(stats, scatter=class_sum(scatter) if scatter.ndim == 3 else scatter)
     d = m0.size

@@ -46,25 +46,9 @@ def _swap(a: np.ndarray) -> np.ndarray:
 
 
 def group_stats(Z: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-    """Statistics per (pattern, class) group of the rows with an observed entry.
-
-    Parameters
-    ----------
-    Z : ndarray (n, d)
-        Rows in the internal frame, NaN where missing.
-    y : ndarray (n,) of int
-        Class index per row.
-    w : ndarray (n,)
-        Sample weights.
-    n_classes : int
-
-    Returns
-    -------
-    dict
-        ``obs`` (G, d) bool, ``cls`` (G,) int, ``count`` (G,) n_g, ``rows`` (G,) rows of
-        positive weight, ``mean`` (G, d) and ``scatter`` (G, d, d), padded with zeros at
-        the missing coordinates. Groups of zero weight are dropped.
-    """
+    """Statistics per (pattern, class) group of the rows ``Z`` (n, d, NaN missing) with
+    an observed entry: ``obs`` (G, d) bool, ``cls`` (G,), ``count`` (G,) n_g, ``rows`` (G,),
+    ``mean`` (G, d) and ``scatter`` (G, d, d) padded with zeros; empty groups dropped."""
     n, d = Z.shape
     observed = ~np.isnan(Z)
     keep = observed.any(axis=1) & (w > 0)
@@ -167,22 +151,9 @@ def class_covariances(cov: np.ndarray, groups: dict, tied: bool) -> np.ndarray:
 
 
 def condition(obs: np.ndarray, mu_g: np.ndarray, cov_g: np.ndarray) -> dict:
-    """The padded Gaussian algebra of every group (module docstring), batched.
-
-    Parameters
-    ----------
-    obs : ndarray (G, d) bool
-    mu_g : ndarray (..., G, d)
-        The mean of each group's class.
-    cov_g : ndarray (..., G, d, d)
-        The covariance of each group's class.
-
-    Returns
-    -------
-    dict
-        ``P`` (..., G, d, d) = Sigma_oo^-1 padded; ``B`` regression (rows m, cols o);
-        ``C`` residual covariance (m block); ``logdet`` (..., G) = log|Sigma_oo|.
-    """
+    """The padded Gaussian algebra of every group (module docstring), batched over
+    ``mu_g`` (..., G, d), ``cov_g`` (..., G, d, d): ``P`` (..., G, d, d), ``B``, ``C`` and
+    ``logdet`` (..., G) = log|Sigma_oo|."""
     D = obs.astype(np.float64)
     d = obs.shape[-1]
     eye = np.eye(d)

@@ -1,65 +1,31 @@
 """PyMC hooks of :class:`bayesgen.families.mvn.family.MVNFamily` (LDA, QDA).
 
-NIW prior (``cov_prior_form="niw"``), through the Bartlett decomposition
----------------------------------------------------------------------------
-Sigma ~ IW(Psi0, nu0) is the same as Lambda = Sigma^-1 ~ Wishart(V, nu0), V = Psi0^-1.
-With L_V = chol(V) and A lower triangular with::
+NIW prior (``cov_prior_form="niw"``), by the Bartlett decomposition: Sigma ~ IW(Psi0, nu0)
+is Lambda = Sigma^-1 ~ Wishart(V, nu0), V = Psi0^-1; with L_V = chol(V) and A lower
+triangular, A_ii = sqrt(c_i), c_i ~ ChiSquared(nu0 - i), A_ij ~ N(0, 1) (i > j),
+Lambda = U U^T with U = L_V A, a bijection that pushes the chi-square and normal
+densities forward to IW(Psi0, nu0) exactly. U is linear in v = (sqrt(c), A_offdiag)
+(one product ``v @ Q``, :func:`bartlett_map`) and log|det U| = sum_i log (L_V)_ii
++ sum_i log(c_i) / 2. Free variables ``cov_bartlett_diag_sq`` (the c_i) and
+``cov_bartlett_lower`` (dims ``feature_pair``); ``cov`` = U^-T U^-1 is a Deterministic.
 
-    A_ii = sqrt(c_i),  c_i ~ ChiSquared(nu0 - i)  (i = 0..d-1),   A_ij ~ N(0, 1)  (i > j)
+The class means are centred, ``mu_k ~ N(m0, Sigma / kappa0)``, with log-density
+d/2 log(kappa0 / 2 pi) + log|det U| - kappa0/2 ||U^T (mu_k - m0)||^2 from U alone. The
+non-centred form pins z_k to a narrow ridge at the default kappa0 = 0.01 (mean
+leapfrog steps, numpyro, non-centred -> centred: iris QDA 122 -> 15, simulated d = 10
+QDA 63 -> 31, LDA 31 -> 15; ``benchmarks/bench_mcmc.py``).
 
-the precision is Lambda = U U^T with U = L_V A (lower triangular; Bartlett 1933), so
-Sigma = (U U^T)^-1 = U^-T U^-1. The map (c, A_offdiag) -> Sigma is a bijection, so the
-chi-square and normal densities of (c, A_offdiag) push forward exactly to IW(Psi0, nu0).
-U is linear in v = (sqrt(c), A_offdiag): it is computed as one product ``v @ Q`` with the
-constant Q = (the placement of v in A, multiplied by L_V), and
-log|det U| = sum_i log (L_V)_ii + sum_i log(c_i) / 2 needs no matrix operation.
+LKJ prior (``cov_prior_form="lkj"``, not conjugate): Sigma_k = L_k L_k^T,
+``L_k ~ LKJCholeskyCov(eta=2, sd_dist=HalfNormal(2.5 sqrt(diag S0)))`` (free
+``cov_chol`` or ``cov_chol_<k>``, dim ``feature_tril``) and
+``mu_k ~ Normal(m0, 10 sqrt(diag S0))``, S0 = Psi0 / (nu0 - d - 1).
 
-The class means are *centred*: ``mu_k ~ N(m0, Sigma / kappa0)`` given Sigma, a
-multivariate normal with precision kappa0 U U^T, whose log-density is evaluated from U
-alone (no inverse, no solve)::
+Likelihood on the statistics, with Sigma_k^-1 = U_k U_k^T (LKJ: U_k = L_k^-T), without
+the constant -N_k d/2 log(2 pi)::
 
-    d/2 log(kappa0 / 2 pi) + log|det U| - kappa0/2 ||U^T (mu_k - m0)||^2
+    N_k log|det U_k| - 1/2 sum(U_k * (S_k U_k)) - N_k/2 ||U_k^T (xbar_k - mu_k)||^2
 
-(forward sampling: mu_k = m0 + U^-T z_k / sqrt(kappa0), z_k ~ N(0, I)). QDA has one factor
-U_k per class (batched), LDA one shared factor. Free variables:
-``cov_bartlett_diag_sq`` (the c_i = A_ii^2, dims (class,) feature; log-transformed by
-PyMC), ``cov_bartlett_lower`` (the strictly lower entries A_ij of A, row-major, dims
-(class,) feature_pair with coordinates "x_i,x_j") and ``mu`` (class, feature; a
-``MvNormal`` in the model graph, written as a CustomDist on U); ``cov`` is a
-Deterministic with the standard dims, Sigma = U^-T U^-1 by a triangular solve.
-
-Why centred: the default kappa0 = 0.01 makes the prior of mu 10 sds wide, so every class
-mean is data-dominated. The non-centred form mu_k = m0 + U^-T z_k / sqrt(kappa0),
-z_k ~ N(0, I), then pins z_k ~= sqrt(kappa0) U^T (xbar_k - m0) to a narrow ridge that moves
-with U, and NUTS needs long trajectories. Measured with numpyro, 4 chains x (1000 + 1000),
-mean leapfrog steps per draw, non-centred -> centred: iris QDA 122 -> 15, simulated
-d = 10 QDA 63 -> 31, d = 10 LDA 31 -> 15 (iris LDA, centred: 14). Both forms converged (no
-divergences, R-hat <= 1.006, bulk ESS > 2,800 of 4,000), also with a class of only 6
-rows; ``benchmarks/bench_mcmc.py`` reproduces the centred figures.
-
-LKJ prior (``cov_prior_form="lkj"``)
---------------------------------------
-PyMC's usual choice, *not* the conjugate prior, so ``method="mcmc"`` does not reproduce
-``"conjugate"`` exactly: Sigma_k = L_k L_k^T with
-``L_k ~ LKJCholeskyCov(eta=2, sd_dist=HalfNormal(2.5 sqrt(diag S0)))`` (one per class for
-QDA, as ``LKJCholeskyCov`` cannot be batched, then stacked; one for LDA) and
-``mu_k ~ Normal(m0, 10 sqrt(diag S0))`` per feature, where S0 = Psi0 / (nu0 - d - 1) is the
-NIW prior mean of Sigma: both scales follow the features. Free variables
-``cov_chol`` (LDA) or ``cov_chol_<k>`` (QDA, one per class index k), the packed lower
-triangle of the Cholesky factor (dim ``feature_tril``, coordinates "x_i,x_j", i >= j,
-row-major as PyMC packs it), and ``mu``.
-
-Likelihood on the statistics
-----------------------------
-With Sigma_k^-1 = U_k U_k^T (any square factor) and M_k = S_k + N_k (xbar_k - mu_k)
-(xbar_k - mu_k)^T, the weighted Gaussian log-likelihood of the rows of class k is,
-without the constant -N_k d/2 log(2 pi)::
-
-    N_k log|det U_k| - 1/2 tr(U_k^T M_k U_k)
-      = N_k log|det U_k| - 1/2 sum(U_k * (S_k U_k)) - N_k/2 ||U_k^T (xbar_k - mu_k)||^2
-
-(LDA: one U, the pooled S = sum_k S_k and the K mean terms). For LKJ, U_k = L_k^-T.
-"""
+(LDA: one U, the pooled S and the K mean terms)."""
 
 from __future__ import annotations
 
@@ -135,14 +101,10 @@ def _precision_factor(name: str, prior: dict, batch: tuple[int, ...], c_dims: tu
 
 
 def _hyper_parameters(name: str, prior: dict, d: int):
-    """nu0 and log((c s)^-1/2) with c = nu0 - d - 1 and s sampled (``"sample"``).
-
-    Log-uniform hyper-priors over the ranges of the type-II ML search
-    (:data:`.niw_evidence.C_BOUNDS`, :data:`.niw_evidence.S_BOUNDS`), free variables
-    ``{name}_log_strength`` = log c and ``{name}_log_scale`` = log s; the
-    Deterministics ``{name}_dof`` (nu0) and ``{name}_scale`` (s) report them. A value not
-    sampled is fixed at the fit's (``prior["nu0"]``, and s = 1 after the caller's S0).
-    """
+    """nu0 and log((c s)^-1/2) (c = nu0 - d - 1) with the values given as "sample" drawn
+    from log-uniform hyper-priors over :data:`.niw_evidence.C_BOUNDS` /
+    :data:`.niw_evidence.S_BOUNDS` (free ``{name}_log_strength``, ``{name}_log_scale``;
+    Deterministics ``{name}_dof``, ``{name}_scale``); the others fixed at the fit's."""
     pm = import_pymc()
     import pytensor.tensor as pt
 
@@ -164,10 +126,8 @@ def _hyper_parameters(name: str, prior: dict, d: int):
 
 
 def _pair_dim(feature_dim: str, d: int) -> str:
-    """The dim of the strictly lower entries (i, j), i > j, of the Bartlett factor A, in
-    its row-major order, registered on the current model with coordinates "x_i,x_j"
-    (feature names): ``{feature_dim}_pair``, so that ``pm.model_to_graphviz`` draws a
-    named plate."""
+    """The dim ``{feature_dim}_pair`` of the strictly lower entries of A (row-major),
+    coordinates "x_i,x_j", registered on the current model."""
     pm = import_pymc()
 
     model = pm.modelcontext(None)
@@ -278,10 +238,8 @@ def _lkj(name: str, d: int, sd: np.ndarray, dim: str):
 
 
 def _tril_dim(feature_dim: str, d: int) -> str:
-    """The dim of the entries (i, j), i >= j, of a lower triangular matrix in PyMC's
-    packed (row-major) order, as ``LKJCholeskyCov`` stores its factor: ``{feature_dim}
-    _tril`` with coordinates "x_i,x_j" (feature names), registered on the current
-    model."""
+    """The dim ``{feature_dim}_tril`` of a packed lower triangle (PyMC's order),
+    coordinates "x_i,x_j", registered on the current model."""
     pm = import_pymc()
 
     model = pm.modelcontext(None)
@@ -295,14 +253,8 @@ def _tril_dim(feature_dim: str, d: int) -> str:
 
 
 def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
-    """``x ~ MvNormal(mu[y], chol=L[y])`` (QDA) or ``chol=L`` (LDA), dims (obs, feature).
-
-    Missing entries (NaN in X) become PyMC's imputation variables
-    (``x_unobserved``, continuous, so NUTS can sample them): the rows' Gaussian is not
-    elementwise, so its observed coordinates cannot simply be summed over. PyMC's
-    ``ImputationWarning`` announcing this is expected here and not shown. Their dims
-    are named ``x_missing_entry`` and ``x_observed_entry`` (:func:`_name_imputation_dims`).
-    """
+    """``x ~ MvNormal(mu[y], chol=L[y])`` (QDA) or ``chol=L`` (LDA), dims (obs, feature);
+    missing entries become PyMC's imputation variables (:func:`_name_imputation_dims`)."""
     import warnings
 
     pm = import_pymc()
@@ -321,11 +273,8 @@ def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
 
 
 def _name_imputation_dims(name: str, X, feature_dim: str) -> None:
-    """Dims of PyMC's imputation split of ``name`` (rows X with NaN): ``<name>_observed``
-    (the observed entries) and ``<name>_unobserved`` (the missing ones), flat in row-major
-    order, get the dims ``<name>_observed_entry`` and ``<name>_missing_entry`` with
-    coordinates "row,feature" (row: position in ``obs``), so that the model graph has
-    no unnamed plate. Nothing without missing entries."""
+    """Name the dims of PyMC's imputation split of ``name``: ``<name>_observed_entry``
+    and ``<name>_missing_entry``, coordinates "row,feature"."""
     pm = import_pymc()
 
     model = pm.modelcontext(None)

@@ -151,29 +151,12 @@ def log_evidence_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool)
 
 def structure_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
                        tied: bool, full: dict | None = None) -> list[dict]:
-    """Each structure at its evidence-maximising strength and scale.
-
-    Parameters
-    ----------
-    stats : dict
-        Complete-data statistics in the internal frame; ``scatter`` (d, d) when
-        ``tied`` (then only :data:`SHARED` structures), else (K, d, d).
-    m0, kappa0 : ndarray of shape (d,), float
-        Prior of the class means.
-    s0 : ndarray of shape (d,)
-        The diagonal target S0.
-    tied : bool
-        Whether ``stats`` are pooled (LDA).
-    full : dict or None
-        The already searched full structure of the estimator (EEE for LDA, VVV for QDA),
-        as :func:`.niw_evidence.evidence_search` returns it, reused instead of searched.
-
-    Returns
-    -------
-    list of dict
-        ``structure``, ``dof`` (nu0 of the Inverse-Wishart, or 2 a0 of the
-        Inverse-Gammas), ``scale`` (s) and ``log_evidence`` (internal frame).
-    """
+    """Each structure at its evidence-maximising strength and scale, for complete-data
+    statistics (``scatter`` (d, d) when ``tied``: only :data:`SHARED` structures), the mean
+    prior ``m0`` (d,), ``kappa0`` and the diagonal target ``s0`` (d,). ``full``: the
+    estimator's already searched full structure (:func:`.niw_evidence.evidence_search`),
+    reused. Returns one dict per structure: ``structure``, ``dof``, ``scale`` and
+    ``log_evidence`` (internal frame)."""
     out = []
     for name in SHARED if tied else ALL:
         if name in ("EEE", "VVV"):
