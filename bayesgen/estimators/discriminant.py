@@ -2,26 +2,8 @@
 classifier shares: thin scikit-learn classes over one family each (the naive Bayes ones
 are in :mod:`bayesgen.estimators.naive_bayes`).
 
-Every constructor only stores its keyword-only parameters. The shared ones are
-documented on :class:`bayesgen.estimators.base.GenerativeClassifier`:
-
-method : {"mle", "map", "conjugate", "mcmc"}, default "map"
-class_alpha : float or array (K,), default 1.0
-    Dirichlet concentration of the class prior; MAP of pi is
-    ``(N_k + a_k - 1) / (N + sum(a) - K)``.
-class_prior : array (K,) or None, default None
-    Fixed class probabilities (order of ``classes_``); pi is then known, not
-    estimated or sampled, and ``class_alpha`` is not used.
-draws, tune, chains : int, default 1000, 1000, 4
-sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default "auto"
-chain_method : {"sequential", "vectorized", "parallel"}, default "sequential"
-    How the ``"mcmc"`` chains run (``bayesgen.inference.jax_nuts``).
-random_state : int, numpy.random.Generator, numpy.random.RandomState or None
-loss : array (K, K) or None
-    ``loss[i, j]`` = cost of predicting class j when the truth is class i;
-    ``predict`` then minimises the posterior expected loss.
-n_jobs : int or None, default None
-    Threads for the passes over large arrays (scikit-learn's semantics).
+Every constructor only stores its keyword-only parameters; the shared ones are
+documented once, in ``_SHARED_DOC`` (composed into every class docstring).
 """
 
 from __future__ import annotations
@@ -120,22 +102,13 @@ _SHARED_DOC = """
 
 
 class _Common(GenerativeClassifier):
-    """Stores the shared keyword parameters (one level below the base class)."""
+    """Stores the constructor's keyword parameters (one level below the base class)."""
 
-    def _init_common(self, method, class_alpha, class_prior, draws, tune, chains, sampler,
-                     random_state, loss, unlabeled=None, unlabeled_weight=1.0, n_jobs=None):
-        self.method = method
-        self.n_jobs = n_jobs
-        self.unlabeled = unlabeled
-        self.unlabeled_weight = unlabeled_weight
-        self.class_alpha = class_alpha
-        self.class_prior = class_prior
-        self.draws = draws
-        self.tune = tune
-        self.chains = chains
-        self.sampler = sampler
-        self.random_state = random_state
-        self.loss = loss
+    def _store(self, params: dict) -> None:
+        """Set every constructor argument in ``params`` (its ``locals()``) unchanged."""
+        for name, value in params.items():
+            if name != "self":
+                setattr(self, name, value)
 
 
 class _MVNClassifier(_Common):
@@ -173,21 +146,7 @@ class _MVNClassifier(_Common):
         cov_prior: Any = "deprecated",
         covariance_prior: Any = "deprecated",
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.mean_prior = mean_prior
-        self.mean_strength = mean_strength
-        self.cov_target = cov_target
-        self.cov_dof = cov_dof
-        self.cov_scale = cov_scale
-        self.divisor = divisor
-        self.cov_prior_form = cov_prior_form
-        self.cov_structure = cov_structure
-        self.cov_prior = cov_prior  # deprecated name of cov_target, until 0.3
-        self.covariance_prior = covariance_prior  # deprecated name of cov_prior_form
+        self._store(locals())
 
     #: the deprecated names (0.2, removed in 0.3): new name and its default, for each
     _RENAMED: ClassVar[dict] = {"cov_prior": ("cov_target", None),  # deprecated
@@ -402,18 +361,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         cov_prior: Any = "deprecated",
         covariance_prior: Any = "deprecated",
     ) -> None:
-        super().__init__(
-            method=method, class_alpha=class_alpha, class_prior=class_prior,
-            mean_prior=mean_prior, mean_strength=mean_strength, cov_target=cov_target,
-            cov_dof=cov_dof, cov_scale=cov_scale, divisor=divisor,
-            cov_prior_form=cov_prior_form, cov_structure=cov_structure,
-            draws=draws, tune=tune, chains=chains, sampler=sampler,
-            chain_method=chain_method, target_accept=target_accept, progressbar=progressbar,
-            random_state=random_state, loss=loss, unlabeled=unlabeled,
-            unlabeled_weight=unlabeled_weight, n_jobs=n_jobs,
-            cov_prior=cov_prior, covariance_prior=covariance_prior,  # deprecated names
-        )
-        self.n_components = n_components
+        self._store(locals())
 
     def _after_fit(self) -> None:
         """coef_, intercept_ and the Fisher projection (:mod:`.lda_projection`)."""
