@@ -1,34 +1,16 @@
 """The unlabeled rows in the NUTS model (``method="mcmc"``).
 
-The statistics model (:func:`bayesgen.inference.model.build_stats_model`) keeps the
-labeled rows on their sufficient statistics and gets one more potential, supplied as an
-:class:`bayesgen.inference.model.ExtraLikelihood` (:func:`extra_likelihood`)::
+The statistics model (:func:`bayesgen.inference.model.build_stats_model`) gets one more
+potential, an :class:`bayesgen.inference.model.ExtraLikelihood` (:func:`extra_likelihood`)::
 
     unlabeled_loglik = lambda sum_{n in U} w_n logsumexp_k [log pi_k + log p(x_n | y=k, theta)]
 
-the unlabeled rows' mixture log-likelihood (lambda = ``unlabeled_weight``; lambda < 1
-is a power, i.e. tempered, likelihood of those rows). log p(x_n | y=k, theta) comes from
-the family's ``pymc_rows_loglik`` (:func:`class_log_lik`), whose default is the family's
-own observed-data distribution (``pymc_observed``) evaluated row by row with
-``pm.logp`` (:func:`_observed_log_lik`): the distribution is built once per class k in
-a detached scratch model (which contributes nothing itself), so every family with PyMC
-hooks works unchanged and the cost per gradient is O(m K d) for m unlabeled rows. The
-rows enter as float constants, so the compile-once JAX path lifts them into inputs
-like the statistics.
-
-The chains start near the mode the labeled rows anchor (:func:`start_point`): from
-the prior's centre they could settle in a label-swapped mode of the mixture likelihood
-(3 labeled rows per class and ~300 unlabeled ones: R-hat 1.8 for LDA).
-
-The families' own row log-likelihoods: KernelNB and MixedNB's kernel parts take the KDEs
-of the labeled points at the unlabeled rows (the family's ``pymc_observed`` is a LOO
-potential of training rows, not a distribution of new rows); LDA/QDA integrate missing
-entries out in closed form (the Gaussian marginal of the observed coordinates per
-missingness pattern); CategoricalNB's observed value is one multivariate value whose
-``pm.logp`` is a total, so it reads its rows apart. Missing entries of the other
-families drop their term: their observed distributions with gaps (``pymc_observed``)
-sum over the observed entries only (:mod:`bayesgen.families.pymc_gaps`; MultinomialNB
-renormalises theta over each row's observed words).
+(lambda = ``unlabeled_weight``; lambda < 1 tempers those rows). log p(x_n | y=k, theta)
+is the family's ``pymc_rows_loglik`` (:func:`class_log_lik`), by default its
+``pymc_observed`` evaluated row by row with ``pm.logp`` in a detached scratch model
+(:func:`_observed_log_lik`), O(m K d) per gradient. The chains start near the mode the
+labeled rows anchor (:func:`start_point`): from the prior's centre they could settle in
+a label-swapped mode (3 labeled rows per class, ~300 unlabeled: R-hat 1.8 for LDA).
 """
 
 from __future__ import annotations
