@@ -1,28 +1,14 @@
 """Missing values: NaN in the float64 matrix, integrated out exactly.
 
-A missing entry is NaN in the validated float64 X (the table readers of
-:mod:`bayesgen.data.tables` write NaN for None, ``pd.NA`` and polars null in every column,
-category codes included; an explicit NaN stored in a scipy.sparse matrix is missing
-too, its implicit zeros are observed zeros). Infinity stays a ``ValueError``.
-
-Semantics: missingness is *ignorable* (missing completely at random, or at random
-given the observed values and the labels), so the likelihood of a row is its
-marginal over the missing entries. For a factorised family
-``p(x | y=k) = prod_j p(x_j | y=k)`` the marginal drops the missing factors; fitting
-then uses, per class and feature, the statistics of the observed entries only
-(``observed`` (K, d): the weighted number of observed entries, where a complete fit
-uses the class count ``count[:, None]``), which keeps MLE, MAP, the conjugate posterior
-and NUTS exact and the statistics additive.
-
-Families that handle missing entries declare ``capabilities.missing`` (today every
-family does); any other gets a ``ValueError`` naming the estimator from
-:func:`check_supported`, at fit and at predict: the one guard.
-
-This module holds the family-independent pieces: detection (:func:`mask`), zero
-filling (:func:`filled`), the per-class observed counts (:func:`class_observed`,
-:func:`observed_count`), the checks (all-missing columns, never-observed
-(class, feature) pairs for the MLE) and the masked reductions used by the predictive
-checks.
+A missing entry is NaN in the validated X (None, ``pd.NA`` and polars null are written
+as NaN by :mod:`bayesgen.data.tables`; a stored NaN of a sparse matrix is missing, its
+implicit zeros are observed); infinity stays a ``ValueError``. Missingness is taken as
+ignorable, so a row's likelihood is its marginal over the missing entries: a factorised
+family drops the missing factors and fits on the statistics of the observed entries
+(``observed`` (K, d), where a complete fit uses ``count[:, None]``). A family without
+``capabilities.missing`` gets a ``ValueError`` from :func:`check_supported`. Here:
+detection (:func:`mask`), zero filling (:func:`filled`), observed counts
+(:func:`class_observed`, :func:`observed_count`), the checks and masked reductions.
 """
 
 from __future__ import annotations

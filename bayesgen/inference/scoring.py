@@ -1,20 +1,12 @@
 """The fit's side of the affine frame (:mod:`bayesgen.data.frame`).
 
-At fit, :func:`fit_frame` chooses the frame of the real-valued columns and returns the
-internal coordinates z = (x - c) / s: the family then computes its statistics, prior,
-estimates and posterior (conjugate or NUTS) in z, and the statistics, prior,
-parameters and posterior of a :class:`bayesgen.inference.fitted.Fit` are internal. The
-functions here take that value (``fit``). Everything the user sees is converted
-here: fitted attributes and ``idata_``'s posterior (:func:`user_params`), joint
-log-densities (minus the Jacobian sum_j log s_j), samples (:func:`to_user_rows`) and
-``model_``'s prior (:func:`user_prior`).
-
-Rows far from the training data (some |z_j| > 2^52) are scored in the split form of
-:func:`bayesgen.data.frame.split` by the family's ``far_terms`` / ``far_log_predictive``,
-so a row at 1e300 gets the class the model implies instead of an overflow.
-
-Fits whose family does not declare ``capabilities.real_valued`` (the discrete ones;
-:mod:`bayesgen.families.protocol`) have ``frame = None`` and go through unchanged.
+:func:`fit_frame` chooses the frame at fit and returns z = (x - c) / s, in which the
+family computes everything, so a :class:`bayesgen.inference.fitted.Fit` is internal.
+What the user sees is converted here: fitted attributes and ``idata_``'s posterior
+(:func:`user_params`), joint log-densities (minus sum_j log s_j), samples
+(:func:`to_user_rows`) and ``model_``'s prior (:func:`user_prior`). Far rows go
+through the family's ``far_terms`` / ``far_log_predictive``. Families without
+``capabilities.real_valued`` have ``frame = None``.
 """
 
 from __future__ import annotations

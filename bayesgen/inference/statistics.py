@@ -1,15 +1,9 @@
 """From training rows to sufficient statistics: the first half of every fit.
 
-``fit`` is two steps, so that every way of obtaining statistics shares the second:
-
-1. :func:`read_batch` validates a batch of rows (X, y, sample_weight), encodes the
-   labels, chooses the affine frame of the real-valued columns (first batch only) and
-   returns the family's weighted per-class sufficient statistics;
-2. the estimator layer turns statistics into the fitted model (prior, MLE/MAP,
-   conjugate posterior or NUTS), the same step for every way of obtaining them.
-
-``partial_fit``, ``bg.merge``, Dask's tree reduction, missing values and EM differ
-only in how they obtain (or combine, with the family's ``merge``) the statistics.
+:func:`read_batch` validates a batch (X, y, sample_weight), encodes the labels, chooses
+the frame (first batch only) and returns the family's weighted per-class statistics;
+the estimator layer then fits from statistics, the same step for ``fit``,
+``partial_fit``, ``bg.merge``, Dask and EM.
 """
 
 from __future__ import annotations
