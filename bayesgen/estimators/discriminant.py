@@ -37,43 +37,27 @@ _SHARED_DOC = """
     class_alpha : float or array-like of shape (K,), default=1.0
         Dirichlet concentration of the class prior (1 = MLE of pi, 2 = Laplace).
     class_prior : array-like of shape (K,) or None, default=None
-        Fixed class probabilities pi, in the order of ``classes_`` (sorted labels),
-        summing to 1. pi is then known: not estimated, smoothed or sampled by any
-        method (``class_prior_`` equals it, posterior draws of pi are constant, and
-        ``model_`` holds it as data); ``class_alpha`` is not used. scikit-learn's
-        ``priors=p`` (LDA, QDA, GaussianNB) and ``class_prior=p`` (discrete naive
-        Bayes) are ``class_prior=p``; its ``fit_prior=False`` is the uniform
-        ``class_prior=np.full(K, 1 / K)``; None (default) estimates pi under
-        Dirichlet(class_alpha) (``class_alpha=1`` with "mle"/"map": N_k / N, as
-        ``fit_prior=True``).
+        Fixed class probabilities pi, in the order of ``classes_``, summing to 1: not
+        estimated, smoothed or sampled by any method; ``class_alpha`` is then unused.
+        scikit-learn's ``priors=p`` / ``class_prior=p`` are ``class_prior=p``, its
+        ``fit_prior=False`` is ``class_prior=np.full(K, 1 / K)``.
     draws, tune, chains : int, default=1000, 1000, 4
         Posterior size for ``"conjugate"`` and ``"mcmc"``.
     sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default="auto"
         NUTS implementation for ``"mcmc"``; "auto" takes the fastest installed
         (numpyro, then nutpie, blackjax, PyMC's own).
     chain_method : {"sequential", "vectorized", "parallel"}, default="sequential"
-        How the ``"mcmc"`` chains run (numpyro's names; what each sampler does with
-        them: ``bayesgen.inference.mcmc``). "sequential": one after the other in one
-        compiled program, on one core. "vectorized": all at once in one batched
-        program on one core; each step then costs the longest trajectory among the
-        chains. "parallel": one chain per XLA device, so on separate cores; it needs as
-        many devices as chains, which JAX has only when told before it starts
-        (``XLA_FLAGS=--xla_force_host_platform_device_count=4`` in the environment, or
-        ``numpyro.set_host_device_count(4)`` first thing), else ``ValueError``.
-        bayesgen never changes that setting: the default does not depend on it, nor on
-        the order of imports. Trade-off measured on QDA, iris, 4 chains x 2000 steps
-        (``benchmarks/README.md``): "sequential" compiles cheapest, and compiling is
-        most of a first fit (about 22 s CPU against 38 s vectorized); "vectorized"
-        then samples faster (3.0 against 4.8 s CPU per refit of the same shapes).
+        How the ``"mcmc"`` chains run (numpyro's names; ``bayesgen.inference.mcmc``):
+        one after the other in one compiled program; all at once in one batched
+        program (slower to compile, faster refits of the same shapes); or one chain per
+        XLA device, which needs as many JAX devices as chains
+        (``XLA_FLAGS=--xla_force_host_platform_device_count=4`` before JAX starts),
+        else ``ValueError``. Measured in ``benchmarks/README.md``.
     target_accept : float, default=0.8
         NUTS target acceptance rate (raise it, e.g. to 0.95, after divergences).
     progressbar : bool or "auto", default="auto"
-        Progress bars while sampling (``"mcmc"`` with ``sampler`` "nutpie", "blackjax"
-        or "pymc", which run ``pm.sample``; the numpyro program, what "auto" picks when
-        installed, runs as one compiled call and draws none). "auto" shows them only in
-        an interactive terminal (standard error is a TTY) or a Jupyter notebook, so
-        redirected output (CI logs, batch jobs) stays clean; True shows them anywhere;
-        False never.
+        Progress bars of ``pm.sample`` (samplers "nutpie", "blackjax", "pymc"; numpyro
+        draws none). "auto": only in an interactive terminal or a Jupyter notebook.
     random_state : int, Generator, RandomState or None, default=None
         Seed (an int in [0, 2**32 - 1]); the same seed and data give identical
         results. A Generator or RandomState is used (and advanced) as given.
@@ -91,13 +75,9 @@ _SHARED_DOC = """
         power (tempered) likelihood; ``"conjugate"`` accepts 0 or 1 only.
     n_jobs : int or None, default=None
         Threads that split the passes over large arrays (at least 2**21 entries) by
-        rows: the class statistics of GaussianNB, LDA and QDA, the scores of LDA and
-        QDA, the normalisation of ``predict_proba``. None means 1 unless a
-        ``joblib.parallel_config(n_jobs=...)`` context says otherwise; -1 means all
-        cores (``joblib.effective_n_jobs``). The threads live for one pass only. Point
-        fits and predictions ("mle", "map") use one BLAS thread (threadpoolctl) and
-        give the same results bit for bit whatever ``n_jobs``; posterior predictions
-        of QDA to rounding (about 1e-15). See ``bayesgen.utils.threads``.
+        rows (scikit-learn's semantics: None is 1 unless a ``joblib.parallel_config``
+        says otherwise, -1 all cores). Point fits and predictions give the same results
+        bit for bit whatever ``n_jobs``. See ``bayesgen.utils.threads``.
 """
 
 
