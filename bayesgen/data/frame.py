@@ -170,14 +170,11 @@ def _order_stats(V: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 def _by_partition(V: np.ndarray) -> np.ndarray:
     """:func:`_order_stats` of a finite V (m, p) with equal weights, (5, p).
 
-    The inverted-CDF q-quantile is the value at position ``ceil(q m) - 1`` in sorted
-    order (the first i with (i + 1) / m >= q; exact in float64 for these q), found by
-    partitions of a transposed copy (one contiguous row per column; never a view of
-    the caller's V): the median, then the lower quartile among the values below it and
-    the upper among those above. Three single-kth partitions in place instead of
-    ``np.quantile``'s one partition with several kth: on the 30,000 x 30 sample of a
-    300,000-row fit 9 ms of CPU against 27 to 43 ms, a fifth of a GaussianNB or LDA
-    fit (``benchmarks/README.md``, "Simpler speed machinery")."""
+    The inverted-CDF q-quantile is the value at position ``ceil(q m) - 1`` in sorted order,
+    found by three single-kth partitions of a transposed copy (median, then the quartiles
+    on either side): 9 ms of CPU against ``np.quantile``'s 27 to 43 ms on a 30,000 x 30
+    sample (``benchmarks/README.md``).
+    """
     m = V.shape[0]
     rows = np.array(V.T, dtype=np.float64, order="C")  # a copy, whatever V's layout
     i1, i2, i3 = (max(int(np.ceil(q * m)) - 1, 0) for q in _QUARTILES)

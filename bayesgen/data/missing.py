@@ -37,19 +37,10 @@ _SCANNED: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
 @contextlib.contextmanager
 def scan_scope() -> Iterator[None]:
     """Remember, until the block ends, the maximum and minimum of every array that
-    :func:`extremes` scans, so that the later checks of the same array (object) cost
-    no pass over it.
-
-    A fit or a prediction checks its X for infinity, for missing values (the
-    estimator's guard, the families' :func:`mask`) and for far rows (the frame's
-    :func:`bayesgen.data.frame.within`, on X itself or on its internal coordinates
-    Z); each of these is a full pass over memory, and all of them follow from the
-    NaN-propagating maximum and minimum. The estimators open a scope around each fit
-    (:func:`bayesgen.inference.statistics.read_batch`) and each public prediction
-    method (its first lines); nested scopes share the outer one, and
-    the scope is local to the thread or task (``contextvars``). Only code that does
-    not write into the scanned arrays may run inside (bayesgen's own fit and scoring
-    paths, which build new arrays).
+    :func:`extremes` scans, so later checks of the same array (infinity, missing values,
+    far rows) cost no pass over it. Opened around each fit and public prediction; nested
+    scopes share the outer one; local to the thread or task (``contextvars``). Only code
+    that does not write into the scanned arrays may run inside.
     """
     if _SCANNED.get() is not None:
         yield

@@ -109,18 +109,12 @@ def class_sums(X: Any, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarr
 
 
 def matmul_t(X: Any, B: np.ndarray) -> np.ndarray:
-    """``X @ B^T`` over the last axis, (n, d) x (..., K, d) -> (..., n, K), X dense or
-    sparse.
+    """``X @ B^T`` over the last axis, (n, d) x (..., K, d) -> (..., n, K), X dense or sparse.
 
-    Dense X: computed as ``(B @ X^T)^T``; with K much smaller than n, OpenBLAS runs the
-    wide product B X^T about twice as fast as the tall-skinny X B^T, on one BLAS thread
-    (memory-bound: a second thread gains little and stalls when busy). Returns a
-    transposed view (fine for the element-wise and reduction steps that follow).
-
-    Sparse X: one sparse x dense product ``X @ B'`` with B' the (d, S K) matrix of all
-    leading (draw) dims and classes, then a reshape: O(nnz S K) operations. B' is used
-    as is when it is C-contiguous (B given as the transpose of a (d, K) array, see
-    :func:`log_t`), else copied once.
+    Dense X: ``(B @ X^T)^T`` (OpenBLAS runs the wide product about twice as fast as the
+    tall-skinny one), a transposed view. Sparse X: one product ``X @ B'`` with B' the
+    (d, S K) matrix of all draws and classes (used as is when C-contiguous, see
+    :func:`log_t`), then a reshape: O(nnz S K).
     """
     if not sparse.issparse(X):
         with one_blas_thread():

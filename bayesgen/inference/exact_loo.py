@@ -141,23 +141,14 @@ def loo_posteriors(estimator, rows):
 
 
 def loo_log_joint_at(estimator, rows, X_test, posteriors=None) -> np.ndarray:
-    """log p(x_j, y=k | D without training row i), (n, m, K), user units: the test rows
-    ``X_test`` (validated, (m, d)) scored by the posterior without each training row
-    i (:class:`bayesgen.inference.rows.Rows`, from :func:`training_rows`), every class.
+    """log p(x_j, y=k | D without training row i), (n, m, K), user units, for the validated
+    test rows ``X_test`` (m, d) and the training ``rows`` (:func:`training_rows`).
 
-    The family's ``loo_log_predictive_at`` plus the leave-one-out label term of
-    :func:`loo_log_joint`, minus the frame's Jacobian of each test row. What
-    jackknife+ conformal sets score test rows with (:mod:`bayesgen.decide.conformal`);
-    memory n m K values plus the family's blocks (callers chunk the test rows).
-
-    Test rows beyond the float range of the fit's frame (some |z_j| > 2^52 robust
-    spreads from the data, :func:`bayesgen.data.frame.split`), whose densities only the
-    split form of the full-data predictive evaluates, get the full-data
-    log p(x_j, y=k | D) for every i (``predict_joint_log_proba``'s value): the row left
-    out changes nothing that float64 resolves at such a distance.
-
-    ``posteriors``: :func:`loo_posteriors` of the same ``rows``, to reuse over chunks
-    of test rows (computed here when None).
+    The family's ``loo_log_predictive_at`` plus the label term of :func:`loo_log_joint`,
+    minus each test row's Jacobian (for jackknife+, :mod:`bayesgen.decide.conformal`;
+    callers chunk the test rows). Test rows beyond the frame's float range get the
+    full-data log p(x_j, y=k | D) for every i. ``posteriors``: :func:`loo_posteriors` of
+    the same ``rows``, reused over chunks (computed when None).
     """
     _check_supported(estimator)
     fit = estimator.fitted_

@@ -61,18 +61,11 @@ def _draw_classes(pi: np.ndarray, n_obs: int, rng: np.random.Generator) -> np.nd
 
 def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: Any = None,
                          sample_weight: Any = None):
-    """Add ``posterior_predictive`` to ``estimator.idata_``; return it.
+    """Add ``posterior_predictive`` to ``estimator.idata_`` (module docstring); return it.
 
-    Variables (see the module docstring): ``y`` (chain, draw, obs), ``x`` (chain, draw,
-    obs, feature), and for the per-class variables of ``observed_data``
-    (:mod:`bayesgen.inference.class_layout`) ``x_class_<label>`` (chain, draw,
-    obs_class_<label>, feature): x ~ p(x | y = k, theta_s) for each row of class k.
-
-    The replicates are shaped like the training rows: ``X``, ``y`` (``sample_weight``)
-    when given (then added to ``idata_`` as ``observed_data`` if it has none, for
-    ArviZ's checks), else those kept in ``idata_`` (:mod:`bayesgen.inference.rows`).
-    Every posterior draw is replicated: ``chain`` and ``draw`` are the posterior's
-    (those of ``log_likelihood`` too).
+    The replicates are shaped like ``X``, ``y`` (``sample_weight``) when given (then added
+    as ``observed_data`` if ``idata_`` has none), else like the rows kept in ``idata_``
+    (:mod:`bayesgen.inference.rows`); every posterior draw is replicated.
     """
     import xarray as xr
 

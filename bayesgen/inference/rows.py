@@ -166,29 +166,14 @@ def _check_training(estimator, rows: Rows, what: str) -> None:
 
 
 def check_statistics(estimator, rows: Rows, what: str) -> None:
-    """``ValueError`` unless the family's sufficient statistics of ``rows`` (in the fit's
-    frame, by the code the fit uses) are the fitted ones, ``fitted_.stats``, to rounding.
+    """``ValueError`` unless the family's statistics of ``rows`` (in the fit's frame, by the
+    code the fit uses) equal ``fitted_.stats`` to rounding, in any row order.
 
-    Every statistic is a sum over rows (counts, means, centred sums of squares and
-    scatters, category counts, ...), so it does not depend on the order of the rows
-    but through rounding; the rows themselves (KernelNB) are compared as a set, sorted.
-    An entry ``a`` of the recomputed statistics passes against the fitted ``b`` when::
-
-        |a - b| <= rtol * scale,   rtol = max(STATS_RTOL, 4 n eps),
-
-    ``scale`` the largest magnitude of that statistic within the entry's class (the
-    whole array for statistics not per class: LDA's pooled scatter) or, where that is
-    smaller, of the same statistic of the rows' absolute values (a sum of terms of
-    either sign rounds relative to the sum of their magnitudes: a class mean near 0).
-    The statistics are computed in the fit's frame z = (x - c) / s, so an offset
-    (x around 1e9) or a unit (1e-12, 1e12) moves neither side nor the tolerance.
-    A row moved by a relative 1e-6 is caught while 1e-6 / n_k exceeds ``rtol`` (a
-    change of one row among n_k of its class).
-
-    Missing entries (NaN) must be missing in the same places (their statistics are
-    those of the observed entries); sample weights enter as at fit. Not checked after
-    a semi-supervised fit (its statistics include the unlabeled rows'
-    responsibilities), see :func:`training_rows`.
+    An entry ``a`` passes against the fitted ``b`` when ``|a - b| <= rtol * scale`` with
+    ``rtol = max(STATS_RTOL, 4 n eps)`` and ``scale`` the largest magnitude of that statistic
+    within the class (or, where smaller, of the same statistic of the rows' absolute
+    values); KernelNB's rows are compared as a sorted set. Missing entries must be missing
+    in the same places. Not checked after a semi-supervised fit.
 
     Raises
     ------

@@ -32,18 +32,11 @@ FRAME_ROWS = 2**15
 
 def fit_frame(family, X: np.ndarray, w: np.ndarray, sample: int | None = None,
               who: str = "the estimator") -> tuple[np.ndarray, Frame | None]:
-    """Choose the frame of X and return ``(Z, frame)``: the internal coordinates Z and
-    the frame (None for a family without real-valued columns, then Z is X); the caller
-    configures the family with it (``family.configured(frame=frame)``). ValueError
-    naming the columns whose values are too far apart for float64 statistics.
-
-    ``sample``: choose the frame from at most about that many evenly spaced rows
-    (default :data:`FRAME_ROWS`; ``partial_fit`` batches and Dask chunks pass theirs).
-    The quantiles of every row would cost more than the statistics, and any frame near
-    the data keeps full precision: the frame is a power-of-two scale and a location
-    rounded to a multiple of it, the statistics are exact in it, and results differ
-    from those in another frame near the data by rounding only. Fits of up to
-    ``sample`` rows use every row.
+    """Choose the frame of X and return ``(Z, frame)`` (frame None for a family without
+    real-valued columns, then Z is X); ``ValueError`` naming the columns whose values are
+    too far apart for float64 statistics. ``sample``: choose the frame from about that many
+    evenly spaced rows (default :data:`FRAME_ROWS`): any frame near the data keeps full
+    precision, so results differ from another such frame by rounding only.
     """
     real = family.real_columns(X.shape[1]) if family.capabilities.real_valued else None
     if real is None or not np.any(real):

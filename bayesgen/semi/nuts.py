@@ -93,30 +93,19 @@ def _mixture(log_lik, pi, w: np.ndarray, lam: float):
 
 
 def start_point(fit, model) -> dict | None:
-    """Where the NUTS chains of a semi-supervised fit start (issue 17).
+    """Where the NUTS chains of a semi-supervised fit start.
 
-    Started at the prior's support point, the chains can settle in a label-swapped mode
-    of the unlabeled rows' mixture likelihood (the few labeled rows pull weakly
-    against hundreds of unlabeled ones). Instead they start at a local mode of the
-    posterior that the labeled rows anchor, found by two ascents of the log density
-    (unconstrained space, Jacobian included, L-BFGS):
-
-    1. the labeled-only model (``fit``'s statistics model without
-       ``unlabeled_loglik``) from the prior's support point: its posterior is the
-       conjugate-like one of a few labeled rows, with one mode whose class k is the
-       labeled class k;
-    2. ``model`` itself from that point: like EM started at the labeled-only fit, it
-       climbs into the mode whose components keep their labeled rows.
-
-    Working on the model's own value variables needs no map from the family's
-    parameters to its parametrisation (transforms, LDA/QDA's Bartlett factors).
+    From the prior's support point the chains can settle in a label-swapped mode of the
+    unlabeled rows' mixture likelihood. Two L-BFGS ascents of the log density
+    (unconstrained, Jacobian included) find the mode the labeled rows anchor: the
+    labeled-only model from the support point, then ``model`` itself from there (like EM
+    from the labeled-only fit).
 
     Returns
     -------
     dict or None
         ``value variable name -> unconstrained value`` of every value variable of
-        ``model``; None when ``model`` has no ``unlabeled_loglik`` (no unlabeled rows,
-        or lambda = 0), when JAX (which compiles the ascent) is not installed, or when
+        ``model``; None without ``unlabeled_loglik`` (or lambda = 0), without JAX, or when
         no finite point was found (the chains then start as before).
     """
     fit = as_fit(fit)
