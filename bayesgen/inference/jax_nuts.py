@@ -280,12 +280,6 @@ def _program(key, build):
     return program
 
 
-def clear_programs() -> None:
-    """Drop every compiled NUTS program of this module (they are rebuilt on demand)."""
-    with _LOCK:
-        _PROGRAMS.clear()
-
-
 def _start_expressions(model) -> list:
     """PyTensor expressions of PyMC's initial point (unconstrained, no jitter)."""
     from pymc.initial_point import make_initial_point_expression
