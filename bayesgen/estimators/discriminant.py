@@ -173,10 +173,8 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
     mean_strength : float or "auto", default=0.01
         kappa0: mu_k | Sigma ~ N(m0, Sigma / kappa0). "auto": chosen with the other
         "auto" values by type-II maximum likelihood of the exact marginal likelihood
-        (O(d K^2) per evaluation through the matrix determinant lemma; see
-        ``bayesgen.families.mvn.niw_evidence.evidence_search_kappa``). It shrinks the
-        class means towards m0; on some data the evidence prefers equal class means (see
-        the user guide's priors page).
+        (``bayesgen.families.mvn.niw_evidence.evidence_search_kappa``); it shrinks the
+        class means towards m0 (see the user guide's priors page).
     cov_target : array-like (d,) or (d, d), "pooled", "isotropic" or None
         Prior mean of the covariance (default: diagonal of pooled within-class
         variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_target.
@@ -199,23 +197,19 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         d + 2, the weakest prior with a finite mean (mclust's default).
         {dof_why}
     cov_scale : float, None, "auto" or "sample", default=None
-        s > 0 in E[Sigma] = s cov_target, i.e. Psi0 = (nu0 - d - 1) s cov_target: the
-        scale of the shrinkage target (None: 1). "auto": chosen together with
-        ``cov_dof`` by type-II maximum likelihood of the exact marginal likelihood,
-        computed on the sufficient statistics only (one eigen-decomposition, then
-        O(d) per evaluation; see ``bayesgen.families.mvn.niw_evidence``). "sample"
-        (``method="mcmc"`` only): sampled under a log-uniform hyper-prior on
+        s > 0 in E[Sigma] = s cov_target, i.e. Psi0 = (nu0 - d - 1) s cov_target (None:
+        1). "auto": chosen together with ``cov_dof`` by type-II maximum likelihood of
+        the exact marginal likelihood (``bayesgen.families.mvn.niw_evidence``).
+        "sample" (``method="mcmc"`` only): sampled under a log-uniform hyper-prior on
         [0.001, 1000] (posterior variable ``cov_scale``).
     divisor : {{"n", "unbiased"}}, default="n"
         MLE covariance divisor: n (scikit-learn) or the unbiased one
         ({div_unbiased}, as R's MASS).
     cov_prior_form : {{"niw", "lkj"}}, default="niw"
-        Covariance prior of ``model_`` and ``method="mcmc"``: "niw" is the conjugate
-        Normal-Inverse-Wishart above (sampled through its Bartlett decomposition), so
-        MCMC and the conjugate posterior agree; "lkj" is PyMC's usual LKJ correlation
-        prior (eta=2) with half-normal scales (sd = 2.5 prior sds) and
-        mu_k ~ N(m0, 10 prior sds), for users who want it. MLE/MAP/conjugate always
-        use the NIW prior.
+        Covariance prior of ``model_`` and ``method="mcmc"``: "niw", the conjugate prior
+        above (so MCMC and the conjugate posterior agree), or "lkj", PyMC's LKJ
+        correlation prior (eta=2) with half-normal scales (sd = 2.5 prior sds) and
+        mu_k ~ N(m0, 10 prior sds). MLE/MAP/conjugate always use the NIW prior.
     cov_structure : {{"full", "diag", "spherical", "auto", "average"}}, default="full"
         Form of the covariance (mclust's names: LDA EEE / EEI / EII, QDA VVV / VVI /
         VII): "full" Sigma with the NIW prior; "diag" diag(sigma2_1..d) and "spherical"
