@@ -564,25 +564,19 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def add_log_likelihood(self, X: Any = None, y: Any = None, sample_weight: Any = None):
         """Add the ``log_likelihood`` group to ``idata_`` when fit left it out.
 
-        The group holds log p(x_n, y_n | theta_s) of every training row, dims
-        ``(chain, draw, obs)``, with the posterior's chains and draws. Fit stores it
-        when chains x draws x rows is at most
-        ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES`` (4,000,000) and otherwise warns
-        that it left it out, naming this method (as PyMC's ``compute_log_likelihood``,
-        it is opt-in where it is large). A fit by ``fit(X, y)`` keeps its rows, so no
-        argument is needed then.
+        The group holds log p(x_n, y_n | theta_s) of every training row, dims ``(chain, draw,
+        obs)``. Fit stores it up to ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES`` (4,000,000)
+        values and otherwise warns, naming this method (opt-in where large, as PyMC's
+        ``compute_log_likelihood``).
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n, d), optional
         y : array-like of shape (n,), optional
-            The training rows; needed only when the fit did not keep them (fits from
-            statistics: ``partial_fit``, ``bayesgen.merge``, Dask input; a
-            ``ValueError`` says so). Rows other than the fit's (other weighted class
-            counts) are a ``ValueError``.
+            The training rows; needed only when the fit did not keep them (``partial_fit``,
+            ``bayesgen.merge``, Dask input). Other rows than the fit's are a ``ValueError``.
         sample_weight : array-like of shape (n,), optional
-            The fit's weights, if it had any (only to recognise the training rows:
-            the pointwise log-likelihood is per row, unweighted).
+            The fit's weights, if it had any (only to recognise the training rows).
 
         Returns
         -------
