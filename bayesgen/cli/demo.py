@@ -1,26 +1,14 @@
 """``python -m bayesgen demo``: bayesgen's methods against scikit-learn, on held-out splits.
 
-The demo is driven by a list of (data set, bayesgen classifiers, scikit-learn peers)
-triples, :data:`DEMO` by default (:func:`plan` gives the others). Each bayesgen
-classifier is a :class:`Classifier` = (name, estimator factory, methods); each peer a
-:class:`~bayesgen.cli.peers.Peer`. Every model is fitted on the training part of
-``n_splits`` stratified splits (seeds ``seed, seed + 1, ...``; one by default) and
-scored on the held-out rows: accuracy, log loss, expected calibration error
-(:func:`expected_calibration_error`) and the wall time of ``fit`` + ``predict_proba``.
-A fit that raises ``ValueError`` (for example QDA's MLE with fewer rows per class than
-features, where the class covariance is singular) becomes a row with a note instead of
-stopping the demo. :func:`summarise` gives the mean and standard deviation over the splits;
-:func:`headlines` states, per data set, the best bayesgen model against the best peer.
-
-Where the time goes: the point and conjugate fits take milliseconds to a second each, the
-cross-validated peers about a second; a first NUTS fit compiles a JAX program for its
-model's shape, about 10 s of the demo's time on 2 cores, and LDA's and QDA's NUTS fits on
-wine take 5-20 s each on top. So by default NUTS samples one model on one data set
-(GaussianNB on wine: :data:`NUTS_SCOPES`), which the printed table says; ``nuts="all"``
-samples LDA, QDA and GaussianNB on wine as the five-split benchmark does.
-
-Adding a method is adding it to the ``methods`` tuples; adding a classifier, a peer or a
-data set is adding one entry.
+:data:`DEMO` (or another :func:`plan`) lists (data set, bayesgen classifiers,
+scikit-learn peers); each :class:`Classifier` is (name, estimator factory, methods),
+each peer a :class:`~bayesgen.cli.peers.Peer`. Every model is fitted on ``n_splits``
+stratified splits (seeds ``seed, seed + 1, ...``) and scored on the held-out rows:
+accuracy, log loss, :func:`expected_calibration_error` and the wall time of ``fit`` +
+``predict_proba``; a fit that raises ``ValueError`` becomes a row with a note.
+:func:`summarise` averages the splits, :func:`headlines` states the best of each side.
+NUTS samples GaussianNB on wine only by default (:data:`NUTS_SCOPES`: a first NUTS fit
+compiles for about 10 s on 2 cores); ``nuts="all"`` also samples LDA and QDA.
 """
 
 from __future__ import annotations

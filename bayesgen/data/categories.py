@@ -1,27 +1,14 @@
 """Category tables of CategoricalNB: observed values <-> codes, per feature.
 
-The categories of feature j are the sorted distinct values observed in training
-(plus any declared ones, e.g. ``min_categories``), never the range 0..max(x_j): a
-code of 1e9 makes one category, not a billion. Codes are positions in that sorted
-list, so the per-feature counts and parameters have C_j = (number of categories)
-entries.
-
-Everything here works on any 1-D array that ``np.unique`` and ``np.searchsorted`` can
-sort: numbers, strings, booleans or the values of a pandas categorical column.
-
-Columns of strings, booleans or pandas categoricals (DataFrames, see
-:mod:`bayesgen.data.tables`) reach the family as *codes*: their category values are the
-column's *levels*, the sorted distinct values observed in training (:func:`levels`),
-and a value enters the numeric matrix as its position among them (:func:`lookup`).
-The family then sees the codes 0..C_j - 1 (its categories, :func:`is_identity`) and
-reports the levels as ``categories_``. Levels met in a later training batch are
-appended (:func:`lookup` with ``grow``), so codes already in the statistics keep
-their meaning, until the batch's statistics are merged with the earlier ones, which
-re-codes both to the sorted union of the levels (:mod:`bayesgen.scale.piece_levels`).
-
-Statistics store the categories as a padded table (d, Cs) plus the number of valid
-entries per feature (``n_seen``), so that they stay a dict of arrays (additive with
-:func:`union` and :func:`reindex`, savable, mergeable across batches).
+The categories of feature j are the sorted distinct values seen in training plus any
+declared ones (``min_categories``), never 0..max(x_j); codes are positions in that
+list (anything ``np.unique`` and ``np.searchsorted`` sort: numbers, strings, booleans).
+Text, boolean and categorical DataFrame columns reach the family as codes of their
+levels (:func:`levels`, :func:`lookup`), reported as ``categories_``; a later batch's
+new levels are appended (``grow``) until merging re-codes to the sorted union
+(:mod:`bayesgen.scale.piece_levels`). Statistics store the categories as a padded
+table (d, Cs) plus ``n_seen`` per feature, additive with :func:`union` and
+:func:`reindex`.
 """
 
 from __future__ import annotations

@@ -1,40 +1,22 @@
 """The per-feature affine frame of the real-valued families.
 
-Every Gaussian, multivariate normal and kernel computation (statistics, priors,
-MLE/MAP, conjugate update, predictive, log-likelihood, NUTS) runs in internal
-coordinates ::
+Every Gaussian, multivariate normal and kernel computation runs in internal coordinates
+``z_j = (x_j - c_j) / s_j`` chosen at fit (:func:`choose`), so results are invariant
+under x -> a x + b per feature and NUTS sees unit-scale parameters. For a real column
+with median m and robust spread r (IQR / 1.349; the range where that is 0; |m| or 1 for
+a constant column):
 
-    z_j = (x_j - c_j) / s_j
-
-with a location ``c_j`` and a scale ``s_j > 0`` chosen at fit from the training data
-(:func:`choose`). This makes every result invariant under x -> a x + b per feature
-(up to rounding): an offset of 1e9 or a scale of 1e-150 never reaches the arithmetic,
-and NUTS always sees unit-scale parameters.
-
-Choices (:func:`choose`), for a real column with median m and robust spread r (the
-interquartile range / 1.349; the range where that is 0; |m| or 1 for a constant column):
-
-- ``s`` is r rounded to a power of two, so ``z = (x - c) / s`` divides exactly and the
-  back-transforms ``c + s z``, ``s^2 var`` are exact up to one rounding;
-- ``c`` is m rounded to a multiple of s, so ``x - c`` is exact for the data near c;
-- a column already well scaled (2^-4 <= r <= 2^4) keeps ``s = 1``, and one whose median
-  lies within 16 s of 0 keeps ``c = 0``: ordinary data are used exactly as given;
-- a constant column (one row, or all values equal) has ``c = m`` itself, whatever s:
-  its values are then exactly 0, and rows merged later (``partial_fit``, ``bg.merge``,
-  Dask chunks, whose statistics are re-expressed in this frame) keep full precision
-  however far from 0 the column lies (with ``c = 0`` their spread would be a 1e-16
-  fraction of |m|);
+- ``s`` is r rounded to a power of two (exact division and back-transforms);
+- ``c`` is m rounded to a multiple of s;
+- a well-scaled column (2^-4 <= r <= 2^4) keeps ``s = 1``, one whose median lies within
+  16 s of 0 keeps ``c = 0``;
+- a constant column has ``c = m`` exactly, so rows merged later keep full precision;
 - discrete columns (MixedNB's count/binary/categorical parts) keep ``c = 0, s = 1``.
 
-Scores of the joint density in user units subtract sum_j log s_j (the Jacobian), so
-``predict_joint_log_proba`` and the ``log_likelihood`` group stay densities of x.
-
-Far rows. A row with some |z_j| > 2^52 (:data:`FAR`) is split as ``z = t u + z_N``:
-``z_N`` keeps the moderate entries, ``u`` the far ones scaled by ``t = 2^E`` (exactly,
-with ``ldexp``; ``|u| < 1``), so that a Gaussian log-density is the polynomial
-``t^2 a2 + t a1 + a0`` in t with moderate coefficients (:func:`far_scores`), whatever
-the size of x (up to +-1.8e308 in any frame): the class whose spread is widest in the
-direction of the row wins, as the model says, with no overflow.
+Joint densities in user units subtract sum_j log s_j. Far rows (some |z_j| > :data:`FAR`
+= 2^52) are split as ``z = t u + z_N`` with ``t = 2^E`` and ``|u| < 1``, so a Gaussian
+log-density is ``t^2 a2 + t a1 + a0`` with moderate coefficients (:func:`far_scores`),
+with no overflow up to +-1.8e308.
 """
 
 from __future__ import annotations
@@ -188,14 +170,11 @@ def _order_stats(V: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 def _by_partition(V: np.ndarray) -> np.ndarray:
     """:func:`_order_stats` of a finite V (m, p) with equal weights, (5, p).
 
-    The inverted-CDF q-quantile is the value at position ``ceil(q m) - 1`` in sorted
-    order (the first i with (i + 1) / m >= q; exact in float64 for these q), found by
-    partitions of a transposed copy (one contiguous row per column; never a view of
-    the caller's V): the median, then the lower quartile among the values below it and
-    the upper among those above. Three single-kth partitions in place instead of
-    ``np.quantile``'s one partition with several kth: on the 30,000 x 30 sample of a
-    300,000-row fit 9 ms of CPU against 27 to 43 ms, a fifth of a GaussianNB or LDA
-    fit (``benchmarks/README.md``, "Simpler speed machinery")."""
+    The inverted-CDF q-quantile is the value at position ``ceil(q m) - 1`` in sorted order,
+    found by three single-kth partitions of a transposed copy (median, then the quartiles
+    on either side): 9 ms of CPU against ``np.quantile``'s 27 to 43 ms on a 30,000 x 30
+    sample (``benchmarks/README.md``).
+    """
     m = V.shape[0]
     rows = np.array(V.T, dtype=np.float64, order="C")  # a copy, whatever V's layout
     i1, i2, i3 = (max(int(np.ceil(q * m)) - 1, 0) for q in _QUARTILES)

@@ -1,14 +1,9 @@
 """Unlabeled rows in y: which entries have no label, and the rows split off.
 
-An entry of y that is None, NaN or ``pd.NA`` marks an unlabeled row, and so does the
-estimator's ``unlabeled`` value when it is set (``unlabeled=-1``: scikit-learn's
-``semi_supervised`` convention; not the default, since -1 is a common real label).
-:func:`split_labels` finds them before scikit-learn's label checks (filling them with a
-labeled value so that those checks pass), :func:`split_rows` separates the labeled
-rows from the :class:`Unlabeled` ones after the rows are validated, and
-:func:`reject_streaming` refuses them where only labeled rows can be summarised
-(``partial_fit``, ``bg.merge``, Dask). What a fit does with the unlabeled rows is
-:mod:`bayesgen.semi`'s.
+None, NaN, ``pd.NA`` or the estimator's ``unlabeled`` value mark an unlabeled row.
+:func:`split_labels` finds them before scikit-learn's label checks, :func:`split_rows`
+separates the :class:`Unlabeled` rows after validation, and :func:`reject_streaming`
+refuses them in ``partial_fit``, ``bg.merge`` and Dask fits (:mod:`bayesgen.semi`).
 """
 
 from __future__ import annotations

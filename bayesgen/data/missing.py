@@ -1,28 +1,14 @@
 """Missing values: NaN in the float64 matrix, integrated out exactly.
 
-A missing entry is NaN in the validated float64 X (the table readers of
-:mod:`bayesgen.data.tables` write NaN for None, ``pd.NA`` and polars null in every column,
-category codes included; an explicit NaN stored in a scipy.sparse matrix is missing
-too, its implicit zeros are observed zeros). Infinity stays a ``ValueError``.
-
-Semantics: missingness is *ignorable* (missing completely at random, or at random
-given the observed values and the labels), so the likelihood of a row is its
-marginal over the missing entries. For a factorised family
-``p(x | y=k) = prod_j p(x_j | y=k)`` the marginal drops the missing factors; fitting
-then uses, per class and feature, the statistics of the observed entries only
-(``observed`` (K, d): the weighted number of observed entries, where a complete fit
-uses the class count ``count[:, None]``), which keeps MLE, MAP, the conjugate posterior
-and NUTS exact and the statistics additive.
-
-Families that handle missing entries declare ``capabilities.missing`` (today every
-family does); any other gets a ``ValueError`` naming the estimator from
-:func:`check_supported`, at fit and at predict: the one guard.
-
-This module holds the family-independent pieces: detection (:func:`mask`), zero
-filling (:func:`filled`), the per-class observed counts (:func:`class_observed`,
-:func:`observed_count`), the checks (all-missing columns, never-observed
-(class, feature) pairs for the MLE) and the masked reductions used by the predictive
-checks.
+A missing entry is NaN in the validated X (None, ``pd.NA`` and polars null are written
+as NaN by :mod:`bayesgen.data.tables`; a stored NaN of a sparse matrix is missing, its
+implicit zeros are observed); infinity stays a ``ValueError``. Missingness is taken as
+ignorable, so a row's likelihood is its marginal over the missing entries: a factorised
+family drops the missing factors and fits on the statistics of the observed entries
+(``observed`` (K, d), where a complete fit uses ``count[:, None]``). A family without
+``capabilities.missing`` gets a ``ValueError`` from :func:`check_supported`. Here:
+detection (:func:`mask`), zero filling (:func:`filled`), observed counts
+(:func:`class_observed`, :func:`observed_count`), the checks and masked reductions.
 """
 
 from __future__ import annotations
@@ -51,19 +37,10 @@ _SCANNED: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
 @contextlib.contextmanager
 def scan_scope() -> Iterator[None]:
     """Remember, until the block ends, the maximum and minimum of every array that
-    :func:`extremes` scans, so that the later checks of the same array (object) cost
-    no pass over it.
-
-    A fit or a prediction checks its X for infinity, for missing values (the
-    estimator's guard, the families' :func:`mask`) and for far rows (the frame's
-    :func:`bayesgen.data.frame.within`, on X itself or on its internal coordinates
-    Z); each of these is a full pass over memory, and all of them follow from the
-    NaN-propagating maximum and minimum. The estimators open a scope around each fit
-    (:func:`bayesgen.inference.statistics.read_batch`) and each public prediction
-    method (its first lines); nested scopes share the outer one, and
-    the scope is local to the thread or task (``contextvars``). Only code that does
-    not write into the scanned arrays may run inside (bayesgen's own fit and scoring
-    paths, which build new arrays).
+    :func:`extremes` scans, so later checks of the same array (infinity, missing values,
+    far rows) cost no pass over it. Opened around each fit and public prediction; nested
+    scopes share the outer one; local to the thread or task (``contextvars``). Only code
+    that does not write into the scanned arrays may run inside.
     """
     if _SCANNED.get() is not None:
         yield

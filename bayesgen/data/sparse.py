@@ -1,22 +1,13 @@
 """scipy.sparse input for the count families (MultinomialNB, BernoulliNB, PoissonNB).
 
-A family declares ``capabilities.sparse`` to take sparse X. The estimator then
-validates X with ``accept_sparse="csr"`` (CSC, COO, DOK, ... matrices and arrays are
-converted once to CSR: a copy of the non-zeros, never a dense matrix), and the family
-computes on the non-zeros only:
-
-- statistics ``R^T X`` (R the weighted class indicators) by one weighted bincount
-  over the stored values (:func:`class_sums`): O(nnz) time, O(nnz + K d) memory;
-- the joint log-likelihood ``X @ log(theta)^T`` (sparse x dense, :func:`matmul_t`):
-  O(nnz K), with terms such as ``sum_j log x_nj!`` summed over ``X.data``
-  (:func:`row_sum_of`);
-- support checks (negative, non-integer, non-binary values) on ``X.data``.
-
-Every other family raises a ``ValueError`` for sparse X that suggests ``X.toarray()``
-(:func:`validate_kwargs`). Where a dense copy is unavoidable (the observed rows of the
-PyMC ``model_``, ``observed_data`` in ``idata_``) X is densified only below
-:data:`DENSE_LIMIT` values: above it ``model_`` raises a ``ValueError`` and
-``observed_data`` stores the non-zeros (:func:`observed_x`).
+A family with ``capabilities.sparse`` takes X validated with ``accept_sparse="csr"``
+(other formats converted once) and computes on the non-zeros: statistics ``R^T X`` by
+one weighted bincount (:func:`class_sums`, O(nnz)), the joint log-likelihood
+``X @ log(theta)^T`` (:func:`matmul_t`, O(nnz K)), row sums over ``X.data``
+(:func:`row_sum_of`) and support checks on ``X.data``. Other families raise a
+``ValueError`` that suggests ``X.toarray()`` (:func:`validate_kwargs`). Dense copies
+(``model_``'s rows, ``observed_data``) are made only below :data:`DENSE_LIMIT` values
+(:func:`observed_x`).
 """
 
 from __future__ import annotations
@@ -118,18 +109,12 @@ def class_sums(X: Any, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarr
 
 
 def matmul_t(X: Any, B: np.ndarray) -> np.ndarray:
-    """``X @ B^T`` over the last axis, (n, d) x (..., K, d) -> (..., n, K), X dense or
-    sparse.
+    """``X @ B^T`` over the last axis, (n, d) x (..., K, d) -> (..., n, K), X dense or sparse.
 
-    Dense X: computed as ``(B @ X^T)^T``; with K much smaller than n, OpenBLAS runs the
-    wide product B X^T about twice as fast as the tall-skinny X B^T, on one BLAS thread
-    (memory-bound: a second thread gains little and stalls when busy). Returns a
-    transposed view (fine for the element-wise and reduction steps that follow).
-
-    Sparse X: one sparse x dense product ``X @ B'`` with B' the (d, S K) matrix of all
-    leading (draw) dims and classes, then a reshape: O(nnz S K) operations. B' is used
-    as is when it is C-contiguous (B given as the transpose of a (d, K) array, see
-    :func:`log_t`), else copied once.
+    Dense X: ``(B @ X^T)^T`` (OpenBLAS runs the wide product about twice as fast as the
+    tall-skinny one), a transposed view. Sparse X: one product ``X @ B'`` with B' the
+    (d, S K) matrix of all draws and classes (used as is when C-contiguous, see
+    :func:`log_t`), then a reshape: O(nnz S K).
     """
     if not sparse.issparse(X):
         with one_blas_thread():

@@ -1,48 +1,26 @@
 """DataFrames as they come: column kinds, conversion to the numeric matrix, levels.
 
-Every estimator computes on a float64 matrix (scikit-learn's ``validate_data``). This
-module turns a pandas or polars DataFrame into that matrix column by column, and
-remembers at fit what each column was (:class:`Columns`, returned to the estimator,
-which keeps it with its fit and gives it back to read later rows):
+A pandas or polars DataFrame becomes the float64 matrix column by column, and what each
+column was is kept at fit (:class:`Columns`, given back to read later rows):
 
 kind of a column
-    ``"float"``: float dtypes (NumPy, pandas ``Float32``/``Float64``, pyarrow,
-    polars); ``"int"``: integer dtypes (NumPy, nullable ``Int8``..``UInt64``,
-    pyarrow, polars); ``"bool"``: ``bool``, ``"boolean"``, ``bool[pyarrow]``, polars
-    ``Boolean``; ``"category"``: text and categories (``object`` columns of strings,
-    ``string`` with python or pyarrow storage, ``category``, pyarrow strings and
-    dictionaries, polars ``String``/``Categorical``/``Enum``). An ``object`` column is
-    classified by its values (numbers, booleans or strings). Dates, times, complex
-    numbers and intervals raise ``ValueError`` naming the column.
+    ``"float"``, ``"int"`` (nullable and pyarrow dtypes included), ``"bool"`` or
+    ``"category"`` (text, ``string``, ``category``, pyarrow strings and dictionaries,
+    polars ``String``/``Categorical``/``Enum``); an ``object`` column by its values.
+    Dates, times, complex numbers and intervals raise ``ValueError`` naming the column.
 family of a column
-    The likelihood family that models it: the estimator's family, or for a composite
-    one (MixedNB, ``capabilities.composite``) its ``column_families(names, kinds)``; its
-    name is recorded.
+    The estimator's family, or a composite family's ``column_families(names, kinds)``.
 levels of a column
-    A column of kind ``"category"`` or ``"bool"`` whose family reads category values
-    (``capabilities.levels``: CategoricalNB, a MixedNB categorical part) enters the
-    matrix as *codes*: the position of each value among the column's levels, the sorted
-    distinct values observed in training (:func:`bayesgen.data.categories.levels`). The family
-    reports the levels as ``categories_``. At predict a value that is not a level is a
-    ``ValueError`` naming the column (CategoricalNB's unseen-category rule); a later
-    training batch (``grow=True``) appends its new values to the levels; when the
-    statistics of pieces read apart (``partial_fit`` batches, Dask partitions, estimators
-    merged by ``bg.merge``) are merged, :mod:`bayesgen.scale.piece_levels` re-codes them to
-    the sorted union of their levels (as one fit on all the rows has).
+    A ``"category"`` or ``"bool"`` column whose family reads category values
+    (``capabilities.levels``) enters as codes, positions among the sorted values seen
+    in training (:func:`bayesgen.data.categories.levels`); an unseen value at predict is
+    a ``ValueError`` naming the column, a later batch (``grow=True``) appends its new
+    values, and merged pieces are re-coded by :mod:`bayesgen.scale.piece_levels`.
 
-Every other column becomes float64: numbers as they are, booleans as 0/1, a
-categorical column of numbers as its values. Text in such a column (e.g. strings in
-a Gaussian column) is a ``ValueError`` naming the column and the family.
-
-Missing values (None, NaN, ``pd.NA``, polars null) are found per column as a mask and
-written as NaN into the matrix (category codes too), where the families integrate them
-out (:mod:`bayesgen.data.missing`); at fit, a column with no observed value is a
-``ValueError`` naming it (:func:`_check_missing`).
-
-Plain arrays (NumPy, sparse, Dask, lists) pass through untouched (only their dtype's
-kind is recorded at fit), except object/string NumPy arrays given to an estimator with
-categorical columns, which are read column by column like a DataFrame. polars is
-imported only when X is a polars DataFrame.
+Every other column becomes float64 (booleans 0/1; text there is a ``ValueError`` naming
+the column and the family). Missing values (None, NaN, ``pd.NA``, polars null) become
+NaN; a column with no observed value at fit is a ``ValueError``. Plain arrays pass
+through, except object/string arrays given to an estimator with categorical columns.
 """
 
 from __future__ import annotations

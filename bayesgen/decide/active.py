@@ -2,83 +2,51 @@ r"""Active learning: which unlabeled rows to label next.
 
 Acquisition scores (higher: label first) of pool rows x under a fitted classifier:
 
-- ``"bald"`` (Bayesian active learning by disagreement, Houlsby et al. 2011): the
-  mutual information I(y; theta | x, D) between the row's label and the parameters,
-  the epistemic part of :mod:`bayesgen.decide.uncertainty`; large where the posterior
-  draws disagree, i.e. where a label would teach the model most. Needs a posterior.
-  Pools are ranked with the weighted estimate of every fit (the fit's draws weighted
-  by p(x | theta_s), one pass over the draws for the whole pool, as BatchBALD's steps
-  are), also for a conjugate fit, whose ``predict_uncertainty`` draws the posterior
-  given each row exactly at a cost per row and class: the two agree where the
-  weights' effective sample size is large, and rows far from the data (few effective
-  draws) are ranked on those few draws.
+- ``"bald"`` (Houlsby et al. 2011): the mutual information I(y; theta | x, D), the
+  epistemic part of :mod:`bayesgen.decide.uncertainty`. Needs a posterior. Pools are
+  ranked with the fit's draws weighted by p(x | theta_s) (one pass over the draws for
+  the whole pool), also for a conjugate fit.
 - ``"entropy"``: the total predictive entropy H[y | x, D] (uncertainty sampling);
 - ``"margin"``: minus the gap between the two largest class probabilities;
 - ``"random"``: uniform scores (the baseline).
 
 Entropy and margin work for every method (point methods use the plug-in
-probabilities); they cannot tell noise (aleatoric: a label would not help) from
-ignorance (epistemic), which BALD can.
+probabilities); they cannot tell noise from ignorance, which BALD can.
 
-Batch selection (:func:`select_queries`), two ways of not spending a batch on
-near-duplicates:
+Batch selection (:func:`select_queries`):
 
 - a greedy diversity rule, for every strategy: walk the pool in decreasing score and
   take a row unless it lies within ``min_distance`` of a row already taken, in the
-  pool's standardised feature space (each column centred and divided by its standard
-  deviation over the pool; missing entries at the centre). BALD's top rows are often
-  near-duplicates (the same unexplored region), whose labels teach the same thing; the
-  radius keeps one of each cluster. When fewer than ``n_queries`` rows are far enough
-  apart, the best skipped rows fill the batch. ``min_distance="auto"`` is a tenth of
-  the median distance between pool rows (from at most 1,000 sampled rows); 0 disables
-  the rule (plain top-n).
-- ``strategy="batchbald"`` (Kirsch, van Amersfoort and Gal 2019, "BatchBALD"): the
-  batch that (greedily) maximises the *joint* mutual information between its labels
-  and the parameters, so that two rows whose labels would teach the same thing are
-  not both taken, with no distance or radius. Greedy step i adds the pool row x that
-  maximises
+  pool's standardised feature space (missing entries at the centre); the best skipped
+  rows fill the batch when too few are far enough apart. ``"auto"``: a tenth of the
+  median distance between pool rows (from at most 1,000 sampled rows); 0 disables it.
+- ``strategy="batchbald"`` (Kirsch, van Amersfoort and Gal 2019): greedy step i adds
+  the pool row x that maximises
 
   .. math::
 
       I(y_1..y_{i-1}, y; \theta \mid x_1..x_{i-1}, x, D)
         = H[y_1..y_{i-1}, y] - E_{\theta} \textstyle\sum_j H[y_j \mid x_j, \theta],
 
-  both terms under the posterior given the rows, i.e. over the draws theta_s weighted
-  by w_s ∝ p(x_1 | theta_s) ... p(x_{i-1} | theta_s) p(x | theta_s) (the rows are
-  evidence about theta, as in :mod:`bayesgen.decide.uncertainty`; with one row this is
-  BALD's weighting, and the first pick is BALD's best row exactly). Given theta the
-  labels are independent, so the second term is exact:
-  sum_s w_s (sum_j H(p(y_j | x_j, theta_s)) + H(p(y | x, theta_s))). The joint entropy
-  needs the joint predictive of the labels,
-  p(c, y) = sum_s w_s P_s(c) p(y | x, theta_s) with P_s(c) = prod_j p(c_j | x_j, theta_s)
-  for a configuration c of the chosen rows' labels: summed exactly over the K^i
-  configurations while K^(i+1) <= ``n_configurations``, else estimated from sampled
-  configurations (as the authors' implementation does), stratified by draw:
-  ceil(``n_configurations`` / S) configurations c_m from each draw's P_s, the new label
-  summed exactly,
+  over the draws weighted by w_s ∝ p(x_1 | theta_s) ... p(x_{i-1} | theta_s)
+  p(x | theta_s) (the first pick is BALD's best row). The second term is exact; the
+  joint entropy needs p(c, y) = sum_s w_s P_s(c) p(y | x, theta_s), P_s(c) =
+  prod_j p(c_j | x_j, theta_s), summed over the K^i label configurations c while
+  K^(i+1) <= ``n_configurations``, else estimated without bias from
+  ceil(``n_configurations`` / S) configurations sampled from each draw's P_s:
 
   .. math::
 
       H \approx \textstyle\sum_s w_s \, \mathrm{mean}_{m: s(m)=s}
-          \sum_y p(y \mid x, \theta_s) \, (-\log p(c_m, y)),
+          \sum_y p(y \mid x, \theta_s) \, (-\log p(c_m, y)).
 
-  an unbiased estimate whatever the weights w_s of the candidate row (they change
-  with it; the configurations do not). One greedy step costs O(pool x S x K x C) for C
-  configurations (a matrix product) plus the per-draw densities of the pool, which
-  are kept between steps when they fit in memory (about
-  3 x :data:`bayesgen.inference.posterior.CHUNK_BUDGET` doubles), else recomputed.
-  ``min_distance`` is not used. Caveat: the weights are self-normalised importance
-  weights from p(theta | D) to p(theta | x_1..x_b, D); with few labels and several
-  features they concentrate on a few draws (GaussianNB from 2 labels per class, 200
-  draws: median effective sample size of one pool row's weights 33, 1.4 and 1.1 on
-  iris, wine and breast cancer; of a BatchBALD batch of 5, 7, 2 and 3); the mutual
-  information then reflects those few draws, and the greedy batch can be worse than
-  BALD's top rows (``validation/results_active_learning.md``).
+  One step costs O(pool x S x K x C); the pool's per-draw densities are kept between
+  steps up to about 3 x :data:`bayesgen.inference.posterior.CHUNK_BUDGET` doubles.
+  With few labels the self-normalised weights concentrate on a few draws and the
+  batch can be worse than BALD's top rows (``validation/results_active_learning.md``).
 
-The labeling loop: ``idx = select_queries(clf, X_pool, n)``, obtain ``y`` for
-``X_pool[idx]``, ``clf.partial_fit(X_pool[idx], y)``, drop the rows from the pool;
-every estimator and method supports it. The rows left unlabeled can also enter a
-semi-supervised fit (labels ``None``/NaN) of any estimator.
+The labeling loop: ``idx = select_queries(clf, X_pool, n)``, label ``X_pool[idx]``,
+``clf.partial_fit(X_pool[idx], y)``, drop the rows from the pool.
 """
 
 from __future__ import annotations

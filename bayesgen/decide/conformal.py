@@ -1,82 +1,45 @@
-r"""Conformal prediction sets of a fitted classifier.
+"""Conformal prediction sets of a fitted classifier.
 
-A prediction set C(x) is a set of classes with finite-sample marginal coverage
-P(y in C(x)) >= 1 - alpha over exchangeable calibration and test rows, whatever the
-model; ``predict_set``'s ``confidence_level`` is 1 - alpha (MAPIE's name). Each (row,
-class) gets a nonconformity score from the predictive probabilities p = ``predict_proba``:
+A prediction set C(x) has finite-sample marginal coverage P(y in C(x)) >= 1 - alpha
+over exchangeable calibration and test rows; ``confidence_level`` is 1 - alpha
+(MAPIE's name). Nonconformity scores from p = ``predict_proba``:
 
-- ``"lac"`` (least ambiguous set-valued classifier, Sadinle et al. 2019):
-  s(x, k) = 1 - p_k(x); smallest average sets at a given coverage;
-- ``"aps"`` (adaptive prediction sets, Romano et al. 2020, non-randomised):
-  s(x, k) = sum of p_j(x) over the classes j with p_j(x) >= p_k(x) (k included): the
-  probability mass needed to reach class k, sets adapt to each row's difficulty.
+- ``"lac"`` (Sadinle et al. 2019): s(x, k) = 1 - p_k(x);
+- ``"aps"`` (Romano et al. 2020, non-randomised): s(x, k) = sum of p_j(x) over the
+  classes j with p_j(x) >= p_k(x) (k included).
 
-With calibration scores s_1..s_n of rows with known labels, the threshold is the
-conformal quantile q = the ceil((n + 1)(1 - alpha))-th smallest s_i (+inf when that
-rank exceeds n: every class), and C(x) = {k : s(x, k) <= q}. The scores are computed
-as increasing functions of these in log space (:func:`nonconformity`), which gives the
-same sets without the rounding of 1 - p near 1.
-
-``randomize=True`` uses smoothed conformal p-values instead (Vovk et al. 2005, as
-crepes does by default): with U ~ Uniform(0, 1) drawn per (row, class),
+With calibration scores s_1..s_n the threshold q is the ceil((n + 1)(1 - alpha))-th
+smallest s_i (+inf past n), and C(x) = {k : s(x, k) <= q}; scores are computed in log
+space (:func:`nonconformity`). ``randomize=True`` uses smoothed p-values (Vovk et al.
+2005), U ~ Uniform(0, 1) per (row, class)::
 
     p(x, k) = (#{i : s_i > s(x, k)} + U (#{i : s_i = s(x, k)} + 1)) / (n + 1),
 
-and C(x) = {k : p(x, k) > alpha}. Coverage is then exactly 1 - alpha in expectation
-over the calibration rows, the test row and U (not only at least 1 - alpha), so the
-sets are smaller by up to 1/(n + 1) in coverage, at the price of a random element: the
-same row can get different sets under different ``random_state``. Class-conditional
-(Mondrian) sets take one threshold per class from the calibration rows of that class,
-so that P(y in C(x) | y = k) >= 1 - alpha for every k.
+C(x) = {k : p(x, k) > alpha}: coverage exactly 1 - alpha in expectation. Mondrian sets
+take one threshold per class, so the coverage holds within every class.
 
-Calibration scores come from one of:
+Calibration scores:
 
-- ``calibration="split"`` (split conformal, Vovk et al. 2005; Lei et al. 2018): rows
-  held out of the fit. Coverage >= 1 - alpha holds exactly in finite samples (and is
-  below 1 - alpha + 1/(n + 1) without ties). Every estimator and method.
-- ``calibration="loo"`` (no split): the training rows themselves, scored by the exact
-  closed-form leave-one-out predictive p(y | x_n, D without row n) of a conjugate
-  posterior (:func:`bayesgen.inference.exact_loo.loo_log_joint`; no refit), while a
-  test row is scored by the predictive of all n rows. This is the jackknife conformal
-  set of Barber et al. (2021): each training score comes from a model fitted on n - 1
-  rows and the test score from one on n rows, so the guarantee of split conformal
-  holds up to the change one row makes to the posterior predictive (exactly, it is
-  the full-conformal set whose calibration models omit the test row; for a stable
-  fit, such as a conjugate posterior, the difference vanishes as n grows and the
-  coverage is 1 - alpha up to O(1/n)). Measured coverage is in ``validation/``. It
-  uses every labeled row for both the fit and the calibration, so its sets are
-  smaller than split conformal's at small n. Needs ``method="conjugate"`` and a
-  family with an exact leave-one-out (:func:`bayesgen.inference.exact_loo.supports`).
-- ``calibration="jackknife+"`` (no split, with a guarantee): the jackknife+ of Barber
-  et al. (2021) for classification, the n-fold CV+ set of Romano, Sesia and Candes
-  (2020, "Classification with valid and adaptive coverage", sec. 3 on CV+). Every
-  training row i is scored by the posterior without it, R_i = s_i(x_i, y_i), AND so is
-  every test row: s_i(x, k) is the score of class k at x under the posterior of
-  D without row i (:func:`bayesgen.inference.exact_loo.loo_log_joint_at`, closed form,
-  no refit, a data-dependent default prior recomputed without row i, so that the
-  posterior without row i is the refit's, as the guarantee assumes; above
-  :data:`bayesgen.inference.loo_refit.REFIT_MAX_ROWS` training rows such a prior is held
-  at the full-data one). Then::
+- ``"split"`` (Lei et al. 2018): rows held out of the fit; coverage >= 1 - alpha in
+  finite samples. Every estimator and method.
+- ``"loo"``: the training rows scored by the exact leave-one-out predictive of a
+  conjugate posterior (:func:`bayesgen.inference.exact_loo.loo_log_joint`), the test
+  rows by the full posterior: the jackknife set of Barber et al. (2021), coverage
+  1 - alpha up to O(1/n) for a stable fit. Needs ``method="conjugate"`` and a family
+  with an exact leave-one-out.
+- ``"jackknife+"`` (Barber et al. 2021; Romano, Sesia and Candes 2020, CV+): every
+  training row i and every test row are scored by the posterior without row i
+  (:func:`bayesgen.inference.exact_loo.loo_log_joint_at`, the refit's posterior)::
 
       k in C(x)  iff  #{i : R_i < s_i(x, k)} < (1 - alpha)(n + 1)
 
-  whose coverage is >= 1 - 2 alpha in finite samples for exchangeable rows, whatever
-  the model (Barber et al. 2021, thm. 1; Romano et al. 2020, thm. 2), and about
-  1 - alpha in practice (measured in ``validation/``). With a model that does not
-  depend on the row left out it is the split set of the same scores. The comparison
-  count is in the conformal p-value form p(x, k) = (#{i : R_i >= s_i(x, k)} + 1) /
-  (n + 1) > alpha; ``randomize=True`` smooths it as above,
-  (#{R_i > s_i} + U (#{R_i = s_i} + 1)) / (n + 1) > alpha (the 1 - 2 alpha bound is
-  proven for the non-randomised set; the smoothed one is measured). ``mondrian=True``
-  compares class k's score with the training rows of class k only (n_k for n), the
-  same bound within every class. Sample weights of the fit: row i leaves the
-  posterior with its whole weight (as the exact LOO), each row counts once. Cost: the
-  family's hook, O(n m d) for naive Bayes families (the downdated class of every
-  training row at every test row; O(n m K d) for LDA, whose classes share the
-  covariance), plus O(n m K log K) for the scores: no refit, against n refits of
-  O(n d) (+ O(d^3) for LDA/QDA) each. Memory: test rows in chunks of at most
-  :data:`JACKKNIFE_BLOCK` / (n K) rows, so n x chunk x K scores at a time. Needs what
-  ``"loo"`` needs.
+  with R_i = s_i(x_i, y_i): coverage >= 1 - 2 alpha in finite samples (Barber et al.
+  2021, thm. 1), about 1 - alpha in practice (``validation/``). ``randomize=True``
+  smooths the count as above; ``mondrian=True`` compares with class k's rows only.
+  Cost: the family's hook, O(n m d) for naive Bayes (O(n m K d) for LDA), test rows in
+  chunks of at most :data:`JACKKNIFE_BLOCK` / (n K) rows. Needs what ``"loo"`` needs.
+
+A weighted row leaves the posterior with its whole weight and counts once.
 """
 
 from __future__ import annotations

@@ -1,62 +1,34 @@
-r"""Uncertainty decomposition: total = aleatoric + epistemic, per row.
+"""Uncertainty decomposition: total = aleatoric + epistemic, per row.
 
-For a fitted posterior (``method="conjugate"`` or ``"mcmc"``) and a row x, the label y
-and the parameters theta are jointly distributed as p(y, theta | x, D) ∝
-p(x, y | theta) p(theta | D): in a generative classifier the row x itself is evidence
-about theta. The decomposition of the predictive entropy is that of this joint
-(Houlsby et al. 2011, "Bayesian active learning by disagreement")::
+For a fitted posterior and a row x, y and theta are jointly distributed as
+p(y, theta | x, D) ∝ p(x, y | theta) p(theta | D) (the row is evidence about theta);
+the decomposition of the predictive entropy (Houlsby et al. 2011), in nats::
 
     total      H[y | x, D]                        = H( p(y | x, D) )
     aleatoric  E_{theta | x, D} H[y | x, theta]
     epistemic  I(y; theta | x, D)                 = total - aleatoric
 
-``total`` is the entropy of ``predict_proba`` (the posterior predictive p(y | x, D)).
-Entropies are in nats (at most log K). How the aleatoric expectation over
-p(theta | x, D) is computed depends on the fit:
-
-**Conjugate fits: exact draws, no weights.** The posterior given the row is a mixture
-of K conjugate posteriors, one per label the row may have::
-
-    p(theta | x, D) = sum_k p(y=k | x, D) p(theta | D, (x, y=k)),
-
-each the fit's posterior updated with the row (x, k) (its statistics merged with the
-fit's, at the fit's prior; the label's Dirichlet count + 1), and the mixture weights
-are the closed-form ``predict_proba``. So::
+**Conjugate fits: exact draws, no weights.** p(theta | x, D) = sum_k p(y=k | x, D)
+p(theta | D, (x, y=k)), each term the fit's posterior updated with the row (x, k)::
 
     aleatoric = sum_k p(y=k | x, D) mean_s H( p(y | x, theta_s^(k)) ),
     theta_s^(k) i.i.d. from p(theta | D, (x, y=k)),  s = 1..S',
 
-with S' = min(draws of the fit, :data:`EXACT_DRAWS`) (or ``max_draws``), the same
-random numbers for every row (common random numbers: smooth in x). No draw is weighted,
-so nothing collapses far from the data: the Monte Carlo error of the aleatoric term is
-at most sd(H) / sqrt(S') per row whatever the row (a class whose predictive
-probability is below 1e-12 is left out: its term is below 1e-12 log K). The cost is
-one conjugate update and S' draws per row and class. ``ess`` reports S' for these
-rows. epistemic = total - aleatoric carries that Monte Carlo error and can be slightly
-negative where it is near 0; it is not clipped, so that total = aleatoric + epistemic
-holds to rounding in every row.
+S' = min(draws of the fit, :data:`EXACT_DRAWS`) (or ``max_draws``), with common random
+numbers for every row; ``ess`` reports S'. Classes below 1e-12 probability are left
+out. epistemic is not clipped (it can be slightly negative near 0), so total =
+aleatoric + epistemic to rounding.
 
-**Where weights remain.** ``method="mcmc"``, conjugate fits by data augmentation
-(LDA/QDA/MultinomialNB with missing entries, unlabeled rows), rows whose own missing
-entries need augmentation, and rows beyond the float range of the frame (far rows)
-have no exact sampler of p(theta | x, D); their draws theta_s of p(theta | D) are
-weighted by self-normalised importance weights w_s ∝ p(x | theta_s) = sum_k
-p(x, y=k | theta_s)::
+**Where weights remain** (``method="mcmc"``, fits by data augmentation, rows whose
+missing entries need augmentation, rows beyond the frame's float range), the draws of
+p(theta | D) get self-normalised weights w_s ∝ p(x | theta_s)::
 
     aleatoric = sum_s w_s H( p(y | x, theta_s) ),
 
-and for MCMC ``total`` is the entropy of the weighted mean sum_s w_s p(y | x, theta_s),
-which is what ``predict_proba`` returns there (then epistemic >= 0 exactly, by the
-concavity of the entropy). Far from the data the weights concentrate on a few draws
-(GaussianNB, 4,000 draws: one effective draw at 6 standard deviations). Their Kish
-effective sample size per row, ``ess`` = (sum_s w_s)^2 / sum_s w_s^2, is returned, and
-a :class:`bayesgen.DataWarning` is issued when it is below :data:`ESS_WARN` (or a
-tenth of the draws, when there are fewer than 1,000) for some row: the aleatoric and
-epistemic parts of those rows rest on a few draws (the Kish size ignores the
-autocorrelation of MCMC draws: the effective number is lower still).
-
-Point methods (``"mle"``, ``"map"``) have no posterior: their epistemic part is not
-defined, and :func:`decompose_uncertainty` raises ``ValueError``.
+and for MCMC ``total`` is the entropy of sum_s w_s p(y | x, theta_s) (``predict_proba``
+there). The Kish size ``ess`` = (sum_s w_s)^2 / sum_s w_s^2 is returned, and a
+:class:`bayesgen.DataWarning` is issued when it is below :data:`ESS_WARN` (or a tenth
+of the draws, below 1,000 draws) for some row. Point methods raise ``ValueError``.
 """
 
 from __future__ import annotations

@@ -114,24 +114,23 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None):
         """Update the model with one batch of rows (scikit-learn's ``partial_fit``).
 
-        The batch's sufficient statistics are added to those of the batches before it (or
-        of the earlier ``fit``) and the model is refitted from the sum: after any sequence
-        of batches the estimator equals one ``fit`` on their concatenation (up to rounding;
-        the conjugate posterior with the same draws for the same ``random_state``;
-        ``method="mcmc"`` samples the same posterior, re-running NUTS after every batch, so
-        each call costs a full MCMC run: stream with a point method or "conjugate", then
-        ``set_params(method="mcmc")`` before the last batch). Memory is that of the statistics,
-        independent of the number of rows, except KernelNB, which keeps every point.
+        The batch's statistics are added to the earlier ones and the model is refitted
+        from the sum, so any sequence of batches equals one ``fit`` on their
+        concatenation (to rounding; ``"mcmc"`` re-runs NUTS after every batch: stream
+        with a point method or "conjugate" and set ``method="mcmc"`` before the last
+        batch). Memory is that of the statistics (KernelNB keeps every point). The model
+        keeps no rows (:mod:`bayesgen.estimators.streaming`). Until statistics allow a
+        fit (``"mle"`` or KernelNB with a class not seen yet, QDA's MLE with fewer than
+        d + 1 rows in a class) they are kept with a ``DataWarning`` and the estimator
+        stays unfitted.
 
         Parameters
         ----------
         X : array-like, DataFrame, or Dask array / DataFrame of shape (n, d)
-            The batch (a Dask collection is reduced chunk by chunk, see ``fit``).
         y : array-like of shape (n,)
             Labels, each one of ``classes``; a batch may hold any subset of them.
         classes : array-like of shape (K,), optional
-            Every label of the stream. Required on the first call (when the estimator has
-            no statistics yet); on later calls None or the same labels.
+            Every label of the stream; required on the first call, later None or the same.
         sample_weight : array-like of shape (n,), optional
             As in ``fit``.
 
@@ -142,34 +141,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            ``classes`` missing on the first call or different from the first call's, a
-            label not among ``classes``, a batch with another number (or other names) of
-            features or a column read as another dtype (e.g. numbers where earlier batches
-            had text), or any invalid row; the estimator is then left unchanged. New values
-            of a text column are fine: the levels are re-coded to the sorted union.
-
-        Notes
-        -----
-        The model keeps no rows: ``model_``, the ``observed_data`` and ``log_likelihood``
-        groups and the posterior predictive replicates take the training rows as arguments
-        (``build_model(X, y)``, ``add_log_likelihood(X, y)``, ...; see
-        :mod:`bayesgen.inference.rows`). Until the model has been fitted
-        once, statistics it cannot be fitted from while a class has fewer than d + 2
-        samples (``method="mle"`` or KernelNB with a class not seen yet, QDA's MLE with
-        fewer than d + 1 rows in a class) are kept with a ``DataWarning`` quoting the
-        reason, and the estimator stays unfitted (``NotFittedError``) until a batch
-        completes them; the default ``method="map"`` needs no sample in any class.
+            ``classes`` missing or changed, an unknown label, other features or column
+            dtypes than earlier batches, or an invalid row; the estimator is unchanged.
         """
         return streaming.partial_fit(self, X, y, classes, sample_weight)
 
     def _fit_batch(self, method: str, family, batch) -> None:
-        """The second half of ``fit``: :meth:`_fit_statistics` for a fully labeled batch,
-        a semi-supervised fit when the batch has unlabeled rows
-        (:mod:`bayesgen.semi.unlabeled`): the labeled-only fit under the prior resolved
-        from all rows, then EM (:mod:`bayesgen.semi.em`, :mod:`bayesgen.semi.kernel`) or
-        data augmentation (:mod:`bayesgen.semi.augmentation`) from it, whose results
-        replace its estimates; NUTS samples the unlabeled rows' mixture likelihood
-        (:mod:`bayesgen.semi.nuts`)."""
+        """The second half of ``fit``: :meth:`_fit_statistics`, or a semi-supervised fit
+        when the batch has unlabeled rows (:mod:`bayesgen.semi.unlabeled`)."""
         unl = batch.unlabeled
         for stale in ("n_iter_", "em_objective_", "unlabeled_X_", "n_unlabeled_"):
             self.__dict__.pop(stale, None)  # from an earlier fit
@@ -241,17 +220,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                         prior: dict | None = None) -> None:
         """Fit from sufficient statistics: prior, then MLE/MAP, conjugate draws or NUTS.
 
-        The second half of every fit (see :mod:`bayesgen.inference.statistics`), which
-        sets ``method_``. ``train`` is ``(X, y_index)`` of the training rows when they
-        are at hand, or None when only statistics are (streamed, merged or Dask fits).
-        The rows are not kept, except by a posterior fit in the ``observed_data`` group
-        of ``idata_`` (always: :mod:`bayesgen.inference.rows`). ``extra``
-        (``method="mcmc"``): log-likelihood terms beyond the statistics and the chains'
-        start
-        (:class:`bayesgen.inference.model.ExtraLikelihood`; the unlabeled rows of
-        :mod:`bayesgen.semi.nuts`), or None. ``prior``: the resolved prior to use
-        instead of ``family.prior(stats)`` (a semi-supervised fit's, resolved from all
-        rows: :func:`bayesgen.semi.em.resolve_prior`), or None.
+        ``train``: ``(X, y_index)`` of the training rows, or None (streamed, merged or
+        Dask fits). ``extra``: an :class:`bayesgen.inference.model.ExtraLikelihood` for
+        ``"mcmc"``, or None. ``prior``: a resolved prior to use instead of
+        ``family.prior(stats)`` (:func:`bayesgen.semi.em.resolve_prior`), or None.
         """
         n_classes = classes.size
         class_alpha = check_concentration(self.class_alpha, n_classes, "class_alpha", "class")
@@ -338,15 +310,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         return [f"x{j}" for j in range(self.n_features_in_)]
 
     def _build_idata(self, sample_stats, train: tuple | None = None) -> None:
-        """``idata_`` of the posterior draws ``_params``, ``_log_pi_draws``.
-
-        ``train``: ``(X, y_index)`` of the training rows, or None: the rows kept in the
-        current ``idata_``, if any (a rebuild after the draws changed). The rows are
-        always stored (``observed_data``); their pointwise log-likelihood when chains x
-        draws x rows is at most :data:`bayesgen.inference.loglik.AT_FIT_MAX_VALUES`,
-        else a warning names ``add_log_likelihood()`` (:mod:`bayesgen.inference.loglik`).
-        ``posterior_predictive`` is added on request (``sample_posterior_predictive``).
-        """
+        """``idata_`` of the posterior draws, with the rows ``train`` ``(X, y_index)`` or
+        those kept (:mod:`bayesgen.inference.rows`, :mod:`bayesgen.inference.loglik`)."""
         if train is None:
             kept = rows.kept(self)
             train = None if kept is None else (kept.X, kept.y)
@@ -599,25 +564,19 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def add_log_likelihood(self, X: Any = None, y: Any = None, sample_weight: Any = None):
         """Add the ``log_likelihood`` group to ``idata_`` when fit left it out.
 
-        The group holds log p(x_n, y_n | theta_s) of every training row, dims
-        ``(chain, draw, obs)``, with the posterior's chains and draws. Fit stores it
-        when chains x draws x rows is at most
-        ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES`` (4,000,000) and otherwise warns
-        that it left it out, naming this method (as PyMC's ``compute_log_likelihood``,
-        it is opt-in where it is large). A fit by ``fit(X, y)`` keeps its rows, so no
-        argument is needed then.
+        The group holds log p(x_n, y_n | theta_s) of every training row, dims ``(chain, draw,
+        obs)``. Fit stores it up to ``bayesgen.inference.loglik.AT_FIT_MAX_VALUES`` (4,000,000)
+        values and otherwise warns, naming this method (opt-in where large, as PyMC's
+        ``compute_log_likelihood``).
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n, d), optional
         y : array-like of shape (n,), optional
-            The training rows; needed only when the fit did not keep them (fits from
-            statistics: ``partial_fit``, ``bayesgen.merge``, Dask input; a
-            ``ValueError`` says so). Rows other than the fit's (other weighted class
-            counts) are a ``ValueError``.
+            The training rows; needed only when the fit did not keep them (``partial_fit``,
+            ``bayesgen.merge``, Dask input). Other rows than the fit's are a ``ValueError``.
         sample_weight : array-like of shape (n,), optional
-            The fit's weights, if it had any (only to recognise the training rows:
-            the pointwise log-likelihood is per row, unweighted).
+            The fit's weights, if it had any (only to recognise the training rows).
 
         Returns
         -------
@@ -677,18 +636,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """The PyMC generative model of this classifier with the training rows it kept.
 
         As :meth:`build_model`, with the rows a posterior fit keeps in
-        ``idata_.observed_data``; built on first access and cached. A fit that kept no
-        rows (point methods, fits from statistics: ``partial_fit``, ``bayesgen.merge``,
-        Dask input), or whose rows PyMC cannot observe (large sparse X, non-integer
-        counts), has no ``model_``: ``hasattr(est, "model_")`` is False and access
-        raises ``AttributeError`` whose message says what to do instead (call
-        ``build_model(X, y)`` with the training rows). Unfitted: ``NotFittedError``
-        (an ``AttributeError`` too).
+        ``idata_.observed_data``; built on first access and cached.
 
         Raises
         ------
         AttributeError
-            When the model is absent (see above), with the reason and the remedy.
+            When the fit kept no rows (point methods, ``partial_fit``, ``bayesgen.merge``,
+            Dask input) or PyMC cannot observe them, with the remedy
+            (``build_model(X, y)``); ``NotFittedError`` before ``fit``.
         """
         check_is_fitted(self, "_params")
         if getattr(self, "_model", None) is None:
@@ -788,21 +743,11 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def sample_posterior_predictive(self, random_state: Any = None, *, X: Any = None,
                                     y: Any = None, sample_weight: Any = None):
         """Replicate the training data once per posterior draw: adds group
-        ``posterior_predictive`` with ``y`` (chain, draw, obs) and ``x`` (chain, draw,
-        obs, feature), shaped like ``observed_data``, and per class k with training
-        rows ``x_class_<label>`` (chain, draw, obs_class_<label>, feature): for each
-        row of class k, x ~ p(x | y = k, theta_s), so that
-        ``az.plot_ppc(idata_, var_names=["x_class_<label>"],
-        flatten=["obs_class_<label>"])`` draws the class's features one panel each
-        (:mod:`bayesgen.inference.class_layout`: names, and which data get them).
-
-        As in PyMC, the group is added on request (never at fit) and replicates every
-        posterior draw, so it has the posterior's chains and draws, as
-        ``log_likelihood`` has: ``az.loo_pit(idata_, y="y")``, ``az.plot_loo_pit`` and
-        ``az.plot_ppc`` work on ``idata_`` (with every draw, pass
-        ``num_pp_samples=100`` to ``az.plot_ppc`` for a quick plot). Replicates of
-        more than 500,000,000 values are a ``ValueError`` (refit with fewer draws or
-        chains).
+        ``posterior_predictive`` with ``y`` (chain, draw, obs), ``x`` (chain, draw, obs,
+        feature) and per class ``x_class_<label>`` (x ~ p(x | y = k, theta_s) for each
+        row of class k; :mod:`bayesgen.inference.class_layout`), over every posterior
+        draw, so ``az.loo_pit(idata_, y="y")`` and ``az.plot_ppc`` work on ``idata_``.
+        More than 500,000,000 values is a ``ValueError``.
 
         Parameters
         ----------

@@ -2,26 +2,8 @@
 classifier shares: thin scikit-learn classes over one family each (the naive Bayes ones
 are in :mod:`bayesgen.estimators.naive_bayes`).
 
-Every constructor only stores its keyword-only parameters. The shared ones are
-documented on :class:`bayesgen.estimators.base.GenerativeClassifier`:
-
-method : {"mle", "map", "conjugate", "mcmc"}, default "map"
-class_alpha : float or array (K,), default 1.0
-    Dirichlet concentration of the class prior; MAP of pi is
-    ``(N_k + a_k - 1) / (N + sum(a) - K)``.
-class_prior : array (K,) or None, default None
-    Fixed class probabilities (order of ``classes_``); pi is then known, not
-    estimated or sampled, and ``class_alpha`` is not used.
-draws, tune, chains : int, default 1000, 1000, 4
-sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default "auto"
-chain_method : {"sequential", "vectorized", "parallel"}, default "sequential"
-    How the ``"mcmc"`` chains run (``bayesgen.inference.jax_nuts``).
-random_state : int, numpy.random.Generator, numpy.random.RandomState or None
-loss : array (K, K) or None
-    ``loss[i, j]`` = cost of predicting class j when the truth is class i;
-    ``predict`` then minimises the posterior expected loss.
-n_jobs : int or None, default None
-    Threads for the passes over large arrays (scikit-learn's semantics).
+Every constructor only stores its keyword-only parameters; the shared ones are
+documented once, in ``_SHARED_DOC`` (composed into every class docstring).
 """
 
 from __future__ import annotations
@@ -55,43 +37,27 @@ _SHARED_DOC = """
     class_alpha : float or array-like of shape (K,), default=1.0
         Dirichlet concentration of the class prior (1 = MLE of pi, 2 = Laplace).
     class_prior : array-like of shape (K,) or None, default=None
-        Fixed class probabilities pi, in the order of ``classes_`` (sorted labels),
-        summing to 1. pi is then known: not estimated, smoothed or sampled by any
-        method (``class_prior_`` equals it, posterior draws of pi are constant, and
-        ``model_`` holds it as data); ``class_alpha`` is not used. scikit-learn's
-        ``priors=p`` (LDA, QDA, GaussianNB) and ``class_prior=p`` (discrete naive
-        Bayes) are ``class_prior=p``; its ``fit_prior=False`` is the uniform
-        ``class_prior=np.full(K, 1 / K)``; None (default) estimates pi under
-        Dirichlet(class_alpha) (``class_alpha=1`` with "mle"/"map": N_k / N, as
-        ``fit_prior=True``).
+        Fixed class probabilities pi, in the order of ``classes_``, summing to 1: not
+        estimated, smoothed or sampled by any method; ``class_alpha`` is then unused.
+        scikit-learn's ``priors=p`` / ``class_prior=p`` are ``class_prior=p``, its
+        ``fit_prior=False`` is ``class_prior=np.full(K, 1 / K)``.
     draws, tune, chains : int, default=1000, 1000, 4
         Posterior size for ``"conjugate"`` and ``"mcmc"``.
     sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default="auto"
         NUTS implementation for ``"mcmc"``; "auto" takes the fastest installed
         (numpyro, then nutpie, blackjax, PyMC's own).
     chain_method : {"sequential", "vectorized", "parallel"}, default="sequential"
-        How the ``"mcmc"`` chains run (numpyro's names; what each sampler does with
-        them: ``bayesgen.inference.mcmc``). "sequential": one after the other in one
-        compiled program, on one core. "vectorized": all at once in one batched
-        program on one core; each step then costs the longest trajectory among the
-        chains. "parallel": one chain per XLA device, so on separate cores; it needs as
-        many devices as chains, which JAX has only when told before it starts
-        (``XLA_FLAGS=--xla_force_host_platform_device_count=4`` in the environment, or
-        ``numpyro.set_host_device_count(4)`` first thing), else ``ValueError``.
-        bayesgen never changes that setting: the default does not depend on it, nor on
-        the order of imports. Trade-off measured on QDA, iris, 4 chains x 2000 steps
-        (``benchmarks/README.md``): "sequential" compiles cheapest, and compiling is
-        most of a first fit (about 22 s CPU against 38 s vectorized); "vectorized"
-        then samples faster (3.0 against 4.8 s CPU per refit of the same shapes).
+        How the ``"mcmc"`` chains run (numpyro's names; ``bayesgen.inference.mcmc``):
+        one after the other in one compiled program; all at once in one batched
+        program (slower to compile, faster refits of the same shapes); or one chain per
+        XLA device, which needs as many JAX devices as chains
+        (``XLA_FLAGS=--xla_force_host_platform_device_count=4`` before JAX starts),
+        else ``ValueError``. Measured in ``benchmarks/README.md``.
     target_accept : float, default=0.8
         NUTS target acceptance rate (raise it, e.g. to 0.95, after divergences).
     progressbar : bool or "auto", default="auto"
-        Progress bars while sampling (``"mcmc"`` with ``sampler`` "nutpie", "blackjax"
-        or "pymc", which run ``pm.sample``; the numpyro program, what "auto" picks when
-        installed, runs as one compiled call and draws none). "auto" shows them only in
-        an interactive terminal (standard error is a TTY) or a Jupyter notebook, so
-        redirected output (CI logs, batch jobs) stays clean; True shows them anywhere;
-        False never.
+        Progress bars of ``pm.sample`` (samplers "nutpie", "blackjax", "pymc"; numpyro
+        draws none). "auto": only in an interactive terminal or a Jupyter notebook.
     random_state : int, Generator, RandomState or None, default=None
         Seed (an int in [0, 2**32 - 1]); the same seed and data give identical
         results. A Generator or RandomState is used (and advanced) as given.
@@ -109,33 +75,20 @@ _SHARED_DOC = """
         power (tempered) likelihood; ``"conjugate"`` accepts 0 or 1 only.
     n_jobs : int or None, default=None
         Threads that split the passes over large arrays (at least 2**21 entries) by
-        rows: the class statistics of GaussianNB, LDA and QDA, the scores of LDA and
-        QDA, the normalisation of ``predict_proba``. None means 1 unless a
-        ``joblib.parallel_config(n_jobs=...)`` context says otherwise; -1 means all
-        cores (``joblib.effective_n_jobs``). The threads live for one pass only. Point
-        fits and predictions ("mle", "map") use one BLAS thread (threadpoolctl) and
-        give the same results bit for bit whatever ``n_jobs``; posterior predictions
-        of QDA to rounding (about 1e-15). See ``bayesgen.utils.threads``.
+        rows (scikit-learn's semantics: None is 1 unless a ``joblib.parallel_config``
+        says otherwise, -1 all cores). Point fits and predictions give the same results
+        bit for bit whatever ``n_jobs``. See ``bayesgen.utils.threads``.
 """
 
 
 class _Common(GenerativeClassifier):
-    """Stores the shared keyword parameters (one level below the base class)."""
+    """Stores the constructor's keyword parameters (one level below the base class)."""
 
-    def _init_common(self, method, class_alpha, class_prior, draws, tune, chains, sampler,
-                     random_state, loss, unlabeled=None, unlabeled_weight=1.0, n_jobs=None):
-        self.method = method
-        self.n_jobs = n_jobs
-        self.unlabeled = unlabeled
-        self.unlabeled_weight = unlabeled_weight
-        self.class_alpha = class_alpha
-        self.class_prior = class_prior
-        self.draws = draws
-        self.tune = tune
-        self.chains = chains
-        self.sampler = sampler
-        self.random_state = random_state
-        self.loss = loss
+    def _store(self, params: dict) -> None:
+        """Set every constructor argument in ``params`` (its ``locals()``) unchanged."""
+        for name, value in params.items():
+            if name != "self":
+                setattr(self, name, value)
 
 
 class _MVNClassifier(_Common):
@@ -173,21 +126,7 @@ class _MVNClassifier(_Common):
         cov_prior: Any = "deprecated",
         covariance_prior: Any = "deprecated",
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.mean_prior = mean_prior
-        self.mean_strength = mean_strength
-        self.cov_target = cov_target
-        self.cov_dof = cov_dof
-        self.cov_scale = cov_scale
-        self.divisor = divisor
-        self.cov_prior_form = cov_prior_form
-        self.cov_structure = cov_structure
-        self.cov_prior = cov_prior  # deprecated name of cov_target, until 0.3
-        self.covariance_prior = covariance_prior  # deprecated name of cov_prior_form
+        self._store(locals())
 
     #: the deprecated names (0.2, removed in 0.3): new name and its default, for each
     _RENAMED: ClassVar[dict] = {"cov_prior": ("cov_target", None),  # deprecated
@@ -234,10 +173,8 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
     mean_strength : float or "auto", default=0.01
         kappa0: mu_k | Sigma ~ N(m0, Sigma / kappa0). "auto": chosen with the other
         "auto" values by type-II maximum likelihood of the exact marginal likelihood
-        (O(d K^2) per evaluation through the matrix determinant lemma; see
-        ``bayesgen.families.mvn.niw_evidence.evidence_search_kappa``). It shrinks the
-        class means towards m0; on some data the evidence prefers equal class means (see
-        the user guide's priors page).
+        (``bayesgen.families.mvn.niw_evidence.evidence_search_kappa``); it shrinks the
+        class means towards m0 (see the user guide's priors page).
     cov_target : array-like (d,) or (d, d), "pooled", "isotropic" or None
         Prior mean of the covariance (default: diagonal of pooled within-class
         variances); the Inverse-Wishart scale is Psi0 = (nu0 - d - 1) cov_target.
@@ -260,23 +197,19 @@ _MVN_DOC = """    mean_prior : array-like (d,) or None
         d + 2, the weakest prior with a finite mean (mclust's default).
         {dof_why}
     cov_scale : float, None, "auto" or "sample", default=None
-        s > 0 in E[Sigma] = s cov_target, i.e. Psi0 = (nu0 - d - 1) s cov_target: the
-        scale of the shrinkage target (None: 1). "auto": chosen together with
-        ``cov_dof`` by type-II maximum likelihood of the exact marginal likelihood,
-        computed on the sufficient statistics only (one eigen-decomposition, then
-        O(d) per evaluation; see ``bayesgen.families.mvn.niw_evidence``). "sample"
-        (``method="mcmc"`` only): sampled under a log-uniform hyper-prior on
+        s > 0 in E[Sigma] = s cov_target, i.e. Psi0 = (nu0 - d - 1) s cov_target (None:
+        1). "auto": chosen together with ``cov_dof`` by type-II maximum likelihood of
+        the exact marginal likelihood (``bayesgen.families.mvn.niw_evidence``).
+        "sample" (``method="mcmc"`` only): sampled under a log-uniform hyper-prior on
         [0.001, 1000] (posterior variable ``cov_scale``).
     divisor : {{"n", "unbiased"}}, default="n"
         MLE covariance divisor: n (scikit-learn) or the unbiased one
         ({div_unbiased}, as R's MASS).
     cov_prior_form : {{"niw", "lkj"}}, default="niw"
-        Covariance prior of ``model_`` and ``method="mcmc"``: "niw" is the conjugate
-        Normal-Inverse-Wishart above (sampled through its Bartlett decomposition), so
-        MCMC and the conjugate posterior agree; "lkj" is PyMC's usual LKJ correlation
-        prior (eta=2) with half-normal scales (sd = 2.5 prior sds) and
-        mu_k ~ N(m0, 10 prior sds), for users who want it. MLE/MAP/conjugate always
-        use the NIW prior.
+        Covariance prior of ``model_`` and ``method="mcmc"``: "niw", the conjugate prior
+        above (so MCMC and the conjugate posterior agree), or "lkj", PyMC's LKJ
+        correlation prior (eta=2) with half-normal scales (sd = 2.5 prior sds) and
+        mu_k ~ N(m0, 10 prior sds). MLE/MAP/conjugate always use the NIW prior.
     cov_structure : {{"full", "diag", "spherical", "auto", "average"}}, default="full"
         Form of the covariance (mclust's names: LDA EEE / EEI / EII, QDA VVV / VVI /
         VII): "full" Sigma with the NIW prior; "diag" diag(sigma2_1..d) and "spherical"
@@ -402,18 +335,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         cov_prior: Any = "deprecated",
         covariance_prior: Any = "deprecated",
     ) -> None:
-        super().__init__(
-            method=method, class_alpha=class_alpha, class_prior=class_prior,
-            mean_prior=mean_prior, mean_strength=mean_strength, cov_target=cov_target,
-            cov_dof=cov_dof, cov_scale=cov_scale, divisor=divisor,
-            cov_prior_form=cov_prior_form, cov_structure=cov_structure,
-            draws=draws, tune=tune, chains=chains, sampler=sampler,
-            chain_method=chain_method, target_accept=target_accept, progressbar=progressbar,
-            random_state=random_state, loss=loss, unlabeled=unlabeled,
-            unlabeled_weight=unlabeled_weight, n_jobs=n_jobs,
-            cov_prior=cov_prior, covariance_prior=covariance_prior,  # deprecated names
-        )
-        self.n_components = n_components
+        self._store(locals())
 
     def _after_fit(self) -> None:
         """coef_, intercept_ and the Fisher projection (:mod:`.lda_projection`)."""

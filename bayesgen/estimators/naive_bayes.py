@@ -80,17 +80,7 @@ class GaussianNB(_Common):
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.mean_prior = mean_prior
-        self.mean_strength = mean_strength
-        self.var_prior = var_prior
-        self.var_dof = var_dof
-        self.var_scale = var_scale
-        self.divisor = divisor
+        self._store(locals())
 
     def _make_family(self, columns=None):
         return get_family("gaussian")(
@@ -128,12 +118,7 @@ class _DiscreteClassifier(_Common):
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.alpha = alpha
+        self._store(locals())
 
     def _make_family(self, columns=None):
         return get_family(self._family_name)(alpha=self.alpha)
@@ -202,13 +187,7 @@ class BernoulliNB(_DiscreteClassifier):
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.alpha = alpha
-        self.binarize = binarize
+        self._store(locals())
 
     def _make_family(self, columns=None):
         return get_family("bernoulli")(alpha=self.alpha, binarize=self.binarize)
@@ -265,13 +244,7 @@ class CategoricalNB(_DiscreteClassifier):
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.alpha = alpha
-        self.min_categories = min_categories
+        self._store(locals())
 
     def _make_family(self, columns=None):
         family = get_family("categorical")(alpha=self.alpha, min_categories=self.min_categories)
@@ -320,13 +293,7 @@ class PoissonNB(_Common):
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.alpha = alpha
-        self.rate_prior = rate_prior
+        self._store(locals())
 
     def _make_family(self, columns=None):
         return get_family("poisson")(alpha=self.alpha, rate_prior=self.rate_prior)
@@ -398,13 +365,7 @@ class ExponentialNB(_Common):
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.alpha = alpha
-        self.mean_prior = mean_prior
+        self._store(locals())
 
     def _make_family(self, columns=None):
         family = get_family("exponential")(alpha=self.alpha, mean_prior=self.mean_prior)
@@ -459,12 +420,7 @@ class KernelNB(_Common):
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.bandwidth_sd = bandwidth_sd
+        self._store(locals())
 
     def _make_family(self, columns=None):
         return get_family("kernel")(bandwidth_sd=self.bandwidth_sd)
@@ -555,14 +511,7 @@ class MixedNB(_Common):
         unlabeled_weight: float = 1.0,
         n_jobs: int | None = None,
     ) -> None:
-        self._init_common(method, class_alpha, class_prior, draws, tune, chains, sampler,
-                          random_state, loss, unlabeled, unlabeled_weight, n_jobs)
-        self.target_accept = target_accept
-        self.chain_method = chain_method
-        self.progressbar = progressbar
-        self.families = families
-        self.overrides = overrides
-        self.alpha = alpha
+        self._store(locals())
 
     @property
     def named_parts_(self) -> Bunch:

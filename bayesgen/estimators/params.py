@@ -1,15 +1,9 @@
 """Constructor parameters: their constraints and their validation at fit.
 
-Every estimator declares ``_parameter_constraints`` (scikit-learn's machinery, see
-``sklearn.utils._param_validation``) built from the tables below, and
-:func:`check_params` validates all of them at the start of ``fit`` whatever the method,
-so that a misspelt ``divisor`` fails with ``method="map"`` as well as with "mle". Its
-``InvalidParameterError`` is a ``ValueError`` whose message names the parameter, the
-accepted values and the value given. Checks that need the data (``class_alpha`` of
-length K, ``loss`` of shape K x K, ``cov_dof > d + 1``, prior vectors of length d) stay
-where the data are known; only the type and range are checked here.
-
-Random states are turned into generators by :mod:`bayesgen.utils.random`.
+Every estimator declares ``_parameter_constraints`` (scikit-learn's machinery) from the
+tables below, and :func:`check_params` validates them all at the start of ``fit``,
+whatever the method (``InvalidParameterError``, a ``ValueError`` naming the parameter).
+Checks that need the data (lengths K or d, ``cov_dof > d + 1``) stay where the data are.
 """
 
 from __future__ import annotations

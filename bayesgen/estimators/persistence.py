@@ -1,27 +1,15 @@
-"""Save and load fitted estimators as one netCDF file.
+"""Save and load fitted estimators as one netCDF file (HDF5-based netCDF4, h5netcdf).
 
-Layout of the file (HDF5-based netCDF4, written with h5netcdf):
-
-- the groups of ``idata_`` (``posterior``, ``log_likelihood``, ``observed_data``, ...)
-  at their usual places, so ``arviz.from_netcdf`` can read the posterior directly
-  (estimators nested in the state, the members of a ``StackedClassifier``, are saved
-  without their ``idata_``: their predictions use the closed-form state, which is kept);
-- a group ``bayesgen_state`` holding every array of the estimator's state (constructor
-  parameters, fitted attributes, family parameters, sufficient statistics) as variables
-  ``v0, v1, ...``; its attributes are ``schema`` (a JSON description of how they nest),
-  ``root`` (the estimator's class), ``bayesgen_format`` (the file format version,
-  :data:`FORMAT_VERSION`), ``bayesgen_version`` and ``checksum``.
-
-``checksum`` is ``"sha256:<hex>"`` over the format version, the schema, the class, every
-state array and every variable (values and coordinates) of every ``idata_`` group, each
-with its name, dims, dtype and shape (NaN payloads and string storage normalised, see
-:func:`_digest`). :func:`load` recomputes it, so a file modified or damaged after it was
-written is refused.
-
-Only bayesgen's own classes are rebuilt on load; nothing is unpickled. A file that is
-missing, truncated, corrupt, not a bayesgen model, or written in a newer format makes
-:func:`load` raise ``ValueError`` (``FileNotFoundError`` for a missing file) naming the
-file and the problem.
+The groups of ``idata_`` stay at their usual places (``arviz.from_netcdf`` reads them;
+nested estimators, e.g. a stack's members, are saved without their ``idata_``). The
+group ``bayesgen_state`` holds every array of the state as ``v0, v1, ...`` with the
+attributes ``schema`` (JSON: how they nest), ``root`` (the class), ``bayesgen_format``
+(:data:`FORMAT_VERSION`), ``bayesgen_version`` and ``checksum``: ``"sha256:<hex>"`` over
+the format, schema, class, every state array and every ``idata_`` variable with its
+name, dims, dtype and shape (:func:`_digest`), recomputed by :func:`load`. Only
+bayesgen's own classes are rebuilt and nothing is unpickled; a missing, truncated,
+corrupt, foreign, modified or newer-format file is a ``ValueError`` naming the file
+and the problem (``FileNotFoundError`` when missing).
 """
 
 from __future__ import annotations

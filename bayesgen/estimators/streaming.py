@@ -1,33 +1,13 @@
 """Fitting from statistics that arrive in pieces: ``partial_fit`` and ``bg.merge``.
 
-A generative classifier is a function of its per-class sufficient statistics, and
-statistics of disjoint data sets combine exactly with the family's ``merge`` (sums for
-the count families, Chan et al.'s centred update for the Gaussian ones, the union of
-the category sets for CategoricalNB, the concatenation of the points for KernelNB).
-So every way of seeing the data in pieces ends in the same fitted model:
-
-- ``partial_fit``: the statistics of each batch are merged into those of the batches
-  before it, and the model is refitted from the sum (:meth:`_fit_statistics
-  <bayesgen.estimators.base.GenerativeClassifier._fit_statistics>`);
-- :func:`merge`: the statistics of estimators fitted on different shards are summed;
-- Dask input (:mod:`bayesgen.scale.dask_input`): the statistics of the chunks are summed by a
-  tree reduction.
-
-Each piece of data is a :class:`bayesgen.scale.pieces.Piece`: its classes, statistics,
-class counts and the affine frame its real-valued statistics are expressed in
-(:mod:`bayesgen.data.frame`; each batch chooses its own, from about 2**14 of its rows, and
-``merge`` re-expresses exactly). After any sequence of pieces the fitted model equals
-one ``fit`` on their concatenation up to rounding (tested to 1e-10): the same
-statistics, hence the same MLE/MAP, the same conjugate posterior (and the same draws
-for the same ``random_state``) and the same posterior for NUTS to sample (not the same
-chains: NUTS runs in the internal frame, which depends on how the data were cut).
-
-A model fitted from statistics keeps no rows, like a point fit of any kind: what needs
-the training rows (``model_``, ``idata_``'s ``observed_data`` and ``log_likelihood``
-groups, so ``az.loo`` and ``bg.compare``, the predictive samples and checks, exact
-LOO) takes them as arguments (``build_model(X, y)``, ``add_log_likelihood(X, y)``,
-``sample_posterior_predictive(X=X, y=y)``, ``bg.compare(models, X=X, y=y)``, ...) and
-raises a ``ValueError`` saying so without them (:mod:`bayesgen.inference.rows`).
+Statistics of disjoint data combine exactly with the family's ``merge``, so
+``partial_fit`` (each batch merged into the earlier ones, then refitted from the sum),
+:func:`merge` (estimators fitted on shards) and Dask input (a tree reduction,
+:mod:`bayesgen.scale.dask_input`) all end in the fit on the concatenated rows, to
+rounding (tested to 1e-10; NUTS samples the same posterior, not the same chains). Each
+piece is a :class:`bayesgen.scale.pieces.Piece` in its own frame, re-expressed exactly
+on merging. A model fitted from statistics keeps no rows; what needs them takes them as
+arguments (:mod:`bayesgen.inference.rows`).
 """
 
 from __future__ import annotations

@@ -1,37 +1,14 @@
 """The per-class layout of ``idata_``'s observed and predictive groups, for ArviZ's plots.
 
-``observed_data`` keeps the training rows as ``y`` (obs) and ``x`` (obs, feature), and
-the predictive groups replicate them alike: every other capability reads these. ArviZ's
-``az.plot_ppc`` draws one density per variable and flattens the dims it is told to, so
-``x`` gives one density of every feature and class pooled. The per-class layout adds,
-for every class k with training rows:
-
-- ``x_class_<label>`` (dims ``obs_class_<label>``, ``feature``) in ``observed_data``: the
-  training rows of class k (the ``obs_class_<label>`` coordinate holds their positions
-  in ``obs``);
-- the same variable in ``posterior_predictive`` (and ``prior_predictive``), dims
-  ``chain, draw, obs_class_<label>, feature``: for every draw s and each of those rows,
-  one x ~ p(x | y = k, theta_s), i.e. conditional on the *observed* label, so rows match
-  one to one and the replicates of a class are compared with that class's data.
-
-Then ``az.plot_ppc(idata, var_names=["x_class_<label>"],
-flatten=["obs_class_<label>"])`` draws one panel per feature of that class (several
-classes: list their variables and row dims).
-
-Names: ``<label>`` is ``str(label)`` with every character other than a letter, digit or
-underscore replaced by ``_`` (netCDF names cannot hold ``/``; ArviZ reads a leading
-``~`` as negation); labels that collide after this get ``_<class index>`` appended.
-
-Values: a variable whose values are all whole numbers (count, binary and categorical
-features without missing entries) is stored as int64, so ``az.plot_ppc`` draws
-histograms for it; others are float64. Missing entries (NaN in X) stay NaN in the
-observed variable and are NaN in its replicates too, so both compare the entries
-observed in the data (as :func:`bayesgen.diagnostics.ppc_pvalues` does).
-
-When: the layout is written for dense X with at most :data:`MAX_FEATURES` features. A
-sparse X (counts, mostly zeros, stored as they come) and wider data get ``x`` and ``y``
-only: per-feature densities of thousands of features are not read one by one, and the
-layout doubles the values stored.
+For every class k with training rows: ``x_class_<label>`` (dims ``obs_class_<label>``,
+``feature``) in ``observed_data`` holds the rows of class k, and the same variable in
+``posterior_predictive`` / ``prior_predictive`` (dims ``chain, draw, obs_class_<label>,
+feature``) one x ~ p(x | y = k, theta_s) per draw and row, conditional on the observed
+label. ``az.plot_ppc(idata, var_names=["x_class_<label>"], flatten=["obs_class_<label>"])``
+then draws one panel per feature of that class. ``<label>`` is ``str(label)`` with every
+character other than a letter, digit or underscore replaced by ``_`` (``_<class index>``
+appended on collisions). Whole-number variables are int64 (histograms); NaN entries stay
+NaN in the replicates. Written for dense X with at most :data:`MAX_FEATURES` features.
 """
 
 from __future__ import annotations

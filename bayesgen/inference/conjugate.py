@@ -61,19 +61,14 @@ def exact_given_row(fit, capability: str = "conjugate") -> bool:
 
 
 def draws_given_row(fit, z, k: int, size: int, seed: int):
-    """``size`` i.i.d. draws of (log pi, parameters) from the exact posterior of the fit
-    with one more row ``z`` (internal frame, (1, d), dense or sparse) of class ``k``,
-    weight 1, at the fit's
-    prior (the resolved ``_prior``, held fixed):
+    """``size`` i.i.d. draws of (log pi, parameters) from the exact posterior of the fit with
+    one more row ``z`` (internal frame, (1, d)) of class ``k``, weight 1, at the fit's prior::
 
         p(theta, pi | D, (x, y=k)) ∝ p(x | theta_k) p(theta, pi | D) pi_k,
 
-    the conjugate update of the fitted statistics merged with the row's (LDA's shared
-    covariance changes for every class), pi ~ Dirichlet(N + a + e_k) (a fixed
-    ``class_prior``: constant). ``seed`` seeds the draws (one seed for every row and
-    class gives common random numbers). Returns ``(log_pi (size, K), params)``, or None
-    when the row's statistics need data augmentation (missing entries of LDA/QDA or
-    MultinomialNB: no closed form).
+    (the fitted statistics merged with the row's; pi ~ Dirichlet(N + a + e_k)). ``seed``
+    seeds the draws (one seed for every row and class: common random numbers). Returns
+    ``(log_pi (size, K), params)``, or None when the row needs data augmentation.
     """
     import copy
 

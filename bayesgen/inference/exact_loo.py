@@ -1,60 +1,22 @@
 """Exact leave-one-out predictive densities of the conjugate posteriors.
 
-For ``method="conjugate"`` the leave-one-out predictive of a training row::
+For ``method="conjugate"``, with no refit and no importance sampling::
 
     log p(x_n, y_n | D without row n)
         = log p(y_n | y without n) + log p(x_n | y_n, D without row n)
 
-is available in closed form: removing row n from the data removes its contribution
-from the conjugate posterior of its own class (and from the parameters the classes
-share: LDA's covariance), and the predictive is then the family's closed-form posterior
-predictive (Student-t, Beta-Bernoulli, Dirichlet-multinomial, Dirichlet-categorical,
-negative binomial, Lomax). All rows at once, no refit, no importance sampling, so no
-Pareto-k diagnostic: :func:`elpd` returns an ArviZ ``ELPDData`` that ``az.compare``
-accepts next to PSIS-LOO ones (``bg.compare`` does this for conjugate estimators).
-
-Removing a row of weight w from the posterior of its class k (the conjugate update run
-backwards) is the family's ``loo_log_predictive`` hook (:mod:`bayesgen.families.protocol`;
-each family's docstring gives its downdate: Normal-Inverse-Gamma, Normal-Inverse-Wishart
-by the matrix determinant lemma and Sherman-Morrison, Beta, Dirichlet, Gamma); the label
-term is ``p(y_n = k | rest) = (N_k - w + a_k) / (N - w + A)`` (fixed ``class_prior``:
-pi_k). Every class of a row (:func:`loo_log_joint`, the leave-one-out class
-probabilities) and other rows under the posterior without each training row
-(:func:`loo_log_joint_at`, what jackknife+ conformal sets need) come from the family's
-``loo_log_predictive_at`` hook: for k != y_n the full-data predictive only when no
-parameter is shared across classes (not LDA's). These downdates hold the prior fixed;
-a prior that reads the data goes through :mod:`bayesgen.inference.loo_refit` instead
-(below), where every class's posterior moves.
-
-Sample weights: row n is removed with its whole weight w_n (a row of weight 2 is left
-out as a pair), and each row counts once in the sum (as in ``az.loo`` of the
-``log_likelihood`` group). Missing entries of the factorised families: the row's
-observed entries are removed from the observed-entry statistics, exact. Densities are
-in the user's units (the frame's Jacobian over each row's observed features is
-subtracted).
-
-The prior: leave-one-out means refitting the same constructor without the row. A
-default prior that reads the data (the grand mean, the pooled within-class variances,
-an OAS or evidence-chosen strength, an evidence-chosen structure, the mean rate or
-duration of the count and duration families: the family's ``prior_uses_data``) is a
-function of the statistics, and the posterior without row n uses that function of the
-statistics without row n (:mod:`bayesgen.inference.loo_refit`), for every class (the
-prior is shared, so every class's predictive moves). That is what ``elpd_loo`` means
-here and what jackknife+ assumes; it equals a brute-force refit to rounding
-(``tests/test_loo_refit.py``). A prior with every hyper-parameter fixed is the same
-for every subset of the rows, and the family's closed-form downdates above are the
-refit. With more than :data:`bayesgen.inference.loo_refit.REFIT_MAX_ROWS` training
-rows the data-dependent hyper-parameters are held at their full-data values (they move
-by O(1/N) of themselves when one of N rows leaves) and the downdates are used.
-
-Not available (``supports`` is False, callers fall back to PSIS-LOO): other methods,
-families without ``capabilities.exact_loo`` (KernelNB, MixedNB with a kernel part), and
-statistics that need data augmentation (LDA/QDA or MultinomialNB fitted with missing
-entries: no closed form).
-
-The training rows (and their weights) are those kept in ``idata_`` (a conjugate fit by
-``fit(X, y)``) or given
-(``bg.compare(models, X=X, y=y, sample_weight=w)``); see :mod:`bayesgen.inference.rows`.
+The feature term removes row n (with its whole weight w_n) from its class's conjugate
+posterior, the family's ``loo_log_predictive`` hook (each family's docstring gives its
+downdate); the label term is ``(N_k - w + a_k) / (N - w + A)`` (fixed ``class_prior``:
+pi_k). Every class of a row (:func:`loo_log_joint`) and other rows under the posterior
+without each training row (:func:`loo_log_joint_at`, for jackknife+) use the
+``loo_log_predictive_at`` hook. A prior that reads the data is re-resolved without the
+row (:mod:`bayesgen.inference.loo_refit`), so this equals a refit without the row
+(``tests/test_loo_refit.py``). :func:`elpd` returns an ArviZ ``ELPDData`` that
+``az.compare`` accepts. Not available (``supports`` is False; callers fall back to
+PSIS-LOO): other methods, families without ``capabilities.exact_loo`` and fits whose
+statistics need data augmentation (LDA/QDA or MultinomialNB with missing entries). The
+training rows are those kept in ``idata_`` or given (:mod:`bayesgen.inference.rows`).
 """
 
 from __future__ import annotations
@@ -179,23 +141,14 @@ def loo_posteriors(estimator, rows):
 
 
 def loo_log_joint_at(estimator, rows, X_test, posteriors=None) -> np.ndarray:
-    """log p(x_j, y=k | D without training row i), (n, m, K), user units: the test rows
-    ``X_test`` (validated, (m, d)) scored by the posterior without each training row
-    i (:class:`bayesgen.inference.rows.Rows`, from :func:`training_rows`), every class.
+    """log p(x_j, y=k | D without training row i), (n, m, K), user units, for the validated
+    test rows ``X_test`` (m, d) and the training ``rows`` (:func:`training_rows`).
 
-    The family's ``loo_log_predictive_at`` plus the leave-one-out label term of
-    :func:`loo_log_joint`, minus the frame's Jacobian of each test row. What
-    jackknife+ conformal sets score test rows with (:mod:`bayesgen.decide.conformal`);
-    memory n m K values plus the family's blocks (callers chunk the test rows).
-
-    Test rows beyond the float range of the fit's frame (some |z_j| > 2^52 robust
-    spreads from the data, :func:`bayesgen.data.frame.split`), whose densities only the
-    split form of the full-data predictive evaluates, get the full-data
-    log p(x_j, y=k | D) for every i (``predict_joint_log_proba``'s value): the row left
-    out changes nothing that float64 resolves at such a distance.
-
-    ``posteriors``: :func:`loo_posteriors` of the same ``rows``, to reuse over chunks
-    of test rows (computed here when None).
+    The family's ``loo_log_predictive_at`` plus the label term of :func:`loo_log_joint`,
+    minus each test row's Jacobian (for jackknife+, :mod:`bayesgen.decide.conformal`;
+    callers chunk the test rows). Test rows beyond the frame's float range get the
+    full-data log p(x_j, y=k | D) for every i. ``posteriors``: :func:`loo_posteriors` of
+    the same ``rows``, reused over chunks (computed when None).
     """
     _check_supported(estimator)
     fit = estimator.fitted_

@@ -1,20 +1,11 @@
 """Turn the numbers baked into a PyTensor graph into inputs, and key the graph by structure.
 
-A PyMC model built from a fitted estimator holds its sufficient statistics and prior
-hyper-parameters as float constants (``pt.as_tensor(stats["scatter"])``, the NIW
-``Psi0``, ...). Compiled as they are, every new data set would be a new program. Here
-every float constant of the graph becomes an explicit input variable ("lifted"), so
-one compiled program serves all data of the same shapes: :func:`lift_constants`
-returns the rewritten outputs, the new input variables, their current values and a
-*structure key*, equal for two graphs exactly when they differ at most in the values
-of their float constants (same ops, same wiring, same shapes, same non-float
-constants such as shapes and indices, which JAX needs to know when compiling).
-
-Only floating-point constants are lifted: integer and boolean constants can be
-shapes, axes or indices (static in JAX), so they stay constants and their values are
-part of the key (a different value is a different program, never a wrong one).
-Shared variables (PyMC's dim lengths) are replaced by constants first, as PyMC's own
-JAX samplers do.
+Every float constant of the graph (statistics, prior hyper-parameters) becomes an
+explicit input ("lifted"), so one compiled program serves all data of the same shapes:
+:func:`lift_constants` returns the rewritten outputs, the new inputs, their values and
+a structure key, equal exactly when two graphs differ at most in their float
+constants. Integer and boolean constants (shapes, axes, indices, static in JAX) stay
+constants and are part of the key; shared variables are replaced by constants first.
 """
 
 from __future__ import annotations

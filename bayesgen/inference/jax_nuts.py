@@ -1,79 +1,33 @@
 """numpyro's NUTS on the statistics model, compiled once per model structure and shape.
 
-``pm.sample(nuts_sampler="numpyro")`` bakes the model's numbers (here the sufficient
-statistics and the prior) into the jitted program, so every fit compiles anew (several
-seconds, and JAX kept every such program in memory). Here the log-density graph of
-the statistics model is rewritten with its float constants as explicit inputs
-(:mod:`bayesgen.inference.graph_inputs`), converted to JAX with PyTensor's JAX backend, and the
-whole run (jittered start, warm-up, draws, the map back to the constrained model
-variables) is one jitted program (the search for the mode a second, smaller one),
-kept in an in-process cache under the graph's structure key plus ``(chains, tune,
-draws, target_accept, chain method)``. A refit on
-new data of the same shapes (cross-validation, bootstrap, a re-run notebook) reuses it
-and only samples; JAX's persistent compilation cache, when the user turns it on, serves
-a new process (:mod:`bayesgen.inference.jax_scope`, which also keeps JAX's global
-settings as the user left them).
+The log-density graph of the statistics model is rewritten with its float constants
+as explicit inputs (:mod:`bayesgen.inference.graph_inputs`), converted to JAX, and the
+whole run (start, warm-up, draws, the map back to the model variables) is one jitted
+program, cached in process under the graph's structure key plus ``(chains, tune, draws,
+target_accept, chain method)``: a refit of the same shapes only samples
+(:mod:`bayesgen.inference.jax_scope` keeps JAX's settings as the user left them).
 
-The sampler is numpyro's NUTS kernel (``numpyro.infer.hmc.hmc``) with PyMC's settings
-for it (``target_accept``, maximum tree depth 10), run on whitened coordinates so that
-the geometry it sees does not change with N:
+NUTS (``numpyro.infer.hmc.hmc``, PyMC's ``target_accept``, tree depth 10) runs on
+whitened coordinates, so the geometry does not change with N:
 
-1. **The mode.** Newton's method on the log density (unconstrained, Jacobian included)
-   finds the posterior mode, from PyMC's initial point (the prior's support point) or
-   a caller's start (``ExtraLikelihood.start`` of :mod:`bayesgen.inference.model`: a
-   semi-supervised fit's anchored mode), with the Hessian as central differences of
-   the compiled gradient (:mod:`bayesgen.inference.laplace`, on the host; the log
-   density and gradient at a batch of points are one compiled program, kept with the
-   NUTS programs). The same works for every model, conjugate or not (LKJ covariance
-   prior, sampled prior strengths, KernelNB's bandwidths, the unlabeled rows'
-   mixture).
-2. **The whitening.** With W W^T the Laplace covariance there (the inverse of the
-   negative Hessian), NUTS samples x with z = mode + W x. The posterior's scale shrinks
-   like 1/sqrt(N); in x it is 1 at every N, so the step size and the number of
-   leapfrog steps per draw stay the same, and a leapfrog step costs the same because
-   the likelihood is on the statistics (``benchmarks/bench_flat_in_n.py``).
-3. **The start.** Each chain starts at x = uniform(-1, 1) per coordinate
-   (:data:`JITTER`, in posterior standard deviations), or at the mode when that point
-   has a non-finite density. Models of more than :data:`MAX_WHITENED` unconstrained
-   dimensions (MultinomialNB over a vocabulary, say) are not whitened (W = I, the
-   mode is the start): a dense Hessian would cost D^2 memory and D^3 time.
+1. **The mode**: Newton's method on the unconstrained log density, from PyMC's initial
+   point or a caller's start (``ExtraLikelihood.start``), Hessian by central
+   differences of the compiled gradient (:mod:`bayesgen.inference.laplace`).
+2. **The whitening**: z = mode + W x with W W^T the Laplace covariance; the posterior
+   has unit scale in x at every N (``benchmarks/bench_flat_in_n.py``). Models of more
+   than :data:`MAX_WHITENED` unconstrained dimensions are not whitened (W = I).
+3. **The start**: x = uniform(-1, 1) per coordinate (:data:`JITTER`), or the mode
+   where that point has a non-finite density.
 4. **The warm-up**: ``tune`` iterations of numpyro's windowed adaptation of the step
-   size and a diagonal mass matrix on x. Where the Laplace approximation is exact the
-   adapted mass matrix stays near the identity; where it is not (a skewed posterior of
-   few rows, the LKJ prior, a mixture), it corrects the scales. The warm-up is the
-   same program whatever the data: a refit of the same shapes never compiles anew
-   (a warm-up chosen from the data, e.g. shorter where the Laplace approximation is
-   exact, would be a second program). With the whitening a shorter ``tune`` (200)
-   converges at every N in ``benchmarks/bench_flat_in_n.py``; the user chooses it.
+   size and a diagonal mass matrix on x, the same program whatever the data.
 
-After the warm-up each draw's step size is the adapted one times uniform(0.8, 1.2)
-(:data:`STEP_JITTER`): on an isotropic posterior a fixed step makes the trajectories
-resonate (x -> -x, x^2 unchanged) and the tails mix slowly; iris QDA, 4 x (500 +
-500), seeds 1-4: max R-hat 1.011, 1.006, 1.008, 1.012 without, 1.007, 1.007, 1.007,
-1.005 with.
-
-``sample_stats`` report ``step_size`` in the whitened coordinates and ``lp`` as the log
-density at z (the whitening's constant Jacobian left out).
-
-How the chains run is the estimators' ``chain_method`` (numpyro's names), one compiled
-program either way:
-
-- ``"sequential"`` (the default): one chain after the other (``jax.lax.map``) on one
-  device. Each chain runs its own trajectories, so no chain waits for another; the
-  time is the sum of the chains'. The cheapest program to compile, and compiling is
-  most of a first fit.
-- ``"vectorized"``: all chains in one batched program (``jax.vmap``) on one device.
-  Every NUTS step costs the longest trajectory among the chains, on one core. Its
-  program takes longer to compile, and then samples small models faster (the batch
-  shares the loop's overhead): it pays off for refits of the same shapes
-  (cross-validation, bootstraps), which reuse the compiled program.
-- ``"parallel"``: one chain per XLA device (``jax.pmap``), so on a CPU the chains run
-  on separate cores. JAX has one CPU device unless told otherwise before it starts:
-  set ``XLA_FLAGS=--xla_force_host_platform_device_count=<chains>`` in the environment
-  (or call ``numpyro.set_host_device_count(chains)``) before JAX's first use; with
-  fewer devices than chains the fit raises ``ValueError``. bayesgen never sets it:
-  the number of devices is the user's choice, not an effect of the order of imports.
-  Measured in ``benchmarks/README.md``.
+Each draw's step size is the adapted one times uniform(0.8, 1.2) (:data:`STEP_JITTER`):
+a fixed step resonates on an isotropic posterior (iris QDA, 4 x (500 + 500), seeds 1-4:
+max R-hat 1.011, 1.006, 1.008, 1.012 without, 1.007, 1.007, 1.007, 1.005 with).
+``sample_stats``' ``step_size`` is in the whitened coordinates and ``lp`` the log
+density at z. ``chain_method`` (numpyro's names, documented on the estimators):
+"sequential" (``jax.lax.map``), "vectorized" (``jax.vmap``), "parallel" (``jax.pmap``,
+one chain per XLA device; fewer devices than chains is a ``ValueError``).
 """
 
 from __future__ import annotations
@@ -324,12 +278,6 @@ def _program(key, build):
         while len(_PROGRAMS) > MAX_PROGRAMS:
             _PROGRAMS.popitem(last=False)
     return program
-
-
-def clear_programs() -> None:
-    """Drop every compiled NUTS program of this module (they are rebuilt on demand)."""
-    with _LOCK:
-        _PROGRAMS.clear()
 
 
 def _start_expressions(model) -> list:

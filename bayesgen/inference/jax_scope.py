@@ -1,36 +1,13 @@
 """bayesgen's JAX work, leaving the user's JAX as it found it.
 
-``method="mcmc"`` runs JAX programs compiled from PyTensor graphs (numpyro's NUTS,
-:mod:`bayesgen.inference.jax_nuts`; the L-BFGS start of semi-supervised NUTS; PyMC's
-blackjax sampler). Two imports they need change process-wide settings when first
-imported:
-
-- PyTensor's JAX backend (``pytensor.link.jax.dispatch``) sets JAX's global
-  ``jax_enable_x64`` (to match PyTensor's ``floatX``), which changes the dtypes, and
-  the compiled programs, of every other JAX program in the process;
-- PyMC's JAX module (``pymc.sampling.jax``, which registers JAX versions of PyMC's
-  Assert ops) sets the environment variable ``XLA_FLAGS`` to 100 host devices, so the
-  number of devices JAX starts with, hence whether chains could run on devices of
-  their own, depended on whether the user's JAX had started before that import.
-
-:func:`imports` imports both once and puts back what they changed (the variable as it
-was, JAX's setting with ``jax.config.update``, the one call that writes JAX's
-configuration here, and only to restore the user's value), and :func:`scope` runs
-bayesgen's JAX work in float64 through JAX's thread-local ``jax.enable_x64(True)``.
-So a fit leaves ``jax.config.values`` and ``os.environ`` as it found them, and clears
-no cache: bayesgen keeps its compiled programs in its own bounded cache
-(:data:`bayesgen.inference.jax_nuts.MAX_PROGRAMS`), so a user's jitted functions keep
-theirs.
-
-How chains run is the estimators' ``chain_method`` parameter (see
-:mod:`bayesgen.inference.jax_nuts`), never the order of imports.
-
-Persistent compilation cache: bayesgen turns none on. JAX's own cache, when the user
-turns it on (the environment variable ``JAX_COMPILATION_CACHE_DIR=/some/folder``
-before Python starts, or ``jax.config.update("jax_compilation_cache_dir", folder)``
-before fitting), stores the NUTS programs too (those compiling in over a second, JAX's
-default threshold), so a new process fitting models of the same shapes skips most of
-the compilation.
+PyTensor's JAX backend sets JAX's global ``jax_enable_x64`` and PyMC's JAX module sets
+``XLA_FLAGS`` when first imported. :func:`imports` imports both once and puts back what
+they changed (``jax.config.update`` only to restore the user's value), and
+:func:`scope` runs bayesgen's JAX work in float64 through the thread-local
+``jax.enable_x64(True)``. A fit leaves ``jax.config.values`` and ``os.environ`` as it
+found them and clears no cache (bayesgen's programs live in its own bounded cache,
+:data:`bayesgen.inference.jax_nuts.MAX_PROGRAMS`). bayesgen turns on no persistent
+compilation cache; JAX's own (``JAX_COMPILATION_CACHE_DIR``) stores the NUTS programs too.
 """
 
 from __future__ import annotations

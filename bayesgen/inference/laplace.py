@@ -1,34 +1,22 @@
 """The posterior mode and the Laplace approximation in the unconstrained space.
 
-NUTS (:mod:`bayesgen.inference.jax_nuts`) starts its chains at the mode of the log
-density (unconstrained, Jacobian included) and samples the whitened coordinates
-x = W^-1 (z - mode), where W W^T is the Laplace covariance: the inverse of the negative
-Hessian at the mode. In x the posterior has unit scale and no correlation up to its
-departure from a Gaussian, whatever N: the statistics make a leapfrog step cost the
-same at every N, the whitening makes the number of steps per draw the same.
-
-Everything here is NumPy on the host, given the log density and its gradient as a
-function of the flattened unconstrained vector (compiled once per model structure by
-the caller): the Hessian is the central difference of the exact gradient, so no
-second-order program has to be compiled (a JAX Hessian of the model took longer to
-compile than the whole NUTS program).
+NUTS (:mod:`bayesgen.inference.jax_nuts`) starts at the mode and samples
+x = W^-1 (z - mode), W W^T the inverse of the negative Hessian there. NumPy on the
+host, given the compiled log density and gradient of the flattened unconstrained
+vector; the Hessian is the central difference of the exact gradient (no second-order
+program to compile).
 
 Newton's method (:func:`newton_mode`)
-    Each step solves with the negative Hessian A whose eigenvalues are replaced by
-    their absolute values (floored at :data:`EIGEN_FLOOR` times the largest), so the
-    step goes uphill even where the log density is not concave, then halves it until
-    the log density rises by at least 1e-4 of the step's predicted gain g^T A^-1 g
-    (Armijo). It stops when that gain (the squared Newton decrement, unchanged by a
-    linear change of coordinates, hence the same rule at every N) falls below
-    :data:`NEWTON_TOL`, when no step raises the log density, or after
+    Steps solve with the negative Hessian A, its eigenvalues replaced by their absolute
+    values (floored at :data:`EIGEN_FLOOR` times the largest), halved until the log
+    density rises by at least 1e-4 of the predicted gain g^T A^-1 g (Armijo); stops
+    when that gain falls below :data:`NEWTON_TOL`, no step rises, or after
     :data:`NEWTON_MAX_ITER` steps.
 
 Difference steps
-    The Hessian's column j is (g(z + h_j e_j) - g(z - h_j e_j)) / (2 h_j), symmetrised
-    (the 2 D gradients in one batched call),
-    with h_j = :data:`FD_REL` times the current posterior standard deviation of z_j
-    (:data:`FD_FIRST` before one is known): at the posterior's own scale the
-    truncation error is about FD_REL^2 of the curvature at every N.
+    Column j is (g(z + h_j e_j) - g(z - h_j e_j)) / (2 h_j), symmetrised (2 D gradients
+    in one batched call), h_j = :data:`FD_REL` times the posterior sd of z_j
+    (:data:`FD_FIRST` before one is known).
 """
 
 from __future__ import annotations

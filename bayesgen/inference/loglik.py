@@ -1,27 +1,13 @@
 """The pointwise log-likelihood group of ``idata_``: at fit within a bound, else on request.
 
-``az.loo`` and :func:`bayesgen.diagnostics.compare` need log p(x_n, y_n | theta_s) for every draw s
-and training row n: chains x draws x n values, and as many evaluations of the family's
-log-density. That is the only part of a posterior fit whose cost grows with draws x
-rows (NUTS works on the sufficient statistics), so, as PyMC makes it opt-in
-(``pm.compute_log_likelihood``), the rule is:
-
-- the training rows are always kept: a posterior fit by ``fit(X, y)`` stores them in
-  ``idata_.observed_data`` at every n (:mod:`bayesgen.inference.rows`);
-- the group is computed at fit when chains x draws x rows <= :data:`AT_FIT_MAX_VALUES`
-  (4,000,000 values, 32 MB: e.g. 4,000 draws of 1,000 rows);
-- above, fit leaves it out and says so: a :class:`bayesgen.exceptions.DataWarning`
-  names ``add_log_likelihood()``, which adds it from the kept rows (rows are processed
-  in blocks, ``posterior``'s chunking, so memory beyond the group itself stays
-  bounded); ``bg.compare`` adds it itself;
-- above :data:`bayesgen.inference.posterior.LOG_LIK_MAX_VALUES` (about 2 GB) it cannot
-  be stored: fit warns that the group will not be available, ``add_log_likelihood``
-  raises (refit with fewer draws or chains).
-
-Whatever n, the group holds every posterior draw (the posterior's ``chain`` and
-``draw``), as ``posterior_predictive`` does
-(:func:`bayesgen.inference.predictive.posterior_predictive`), so ArviZ's functions that
-combine the groups (``az.loo_pit``, ``az.plot_loo_pit``) work.
+log p(x_n, y_n | theta_s) for every draw and training row is the only part of a
+posterior fit whose cost grows with draws x rows, so, as PyMC's
+``pm.compute_log_likelihood``, it is computed at fit only up to :data:`AT_FIT_MAX_VALUES`
+(chains x draws x rows, 4,000,000); above, fit warns (``DataWarning``) and
+``add_log_likelihood()`` adds it from the kept rows in blocks (``bg.compare`` does it
+itself); above :data:`bayesgen.inference.posterior.LOG_LIK_MAX_VALUES` it cannot be
+stored. The group holds every posterior draw, so ``az.loo_pit`` can pair it with
+``posterior_predictive``.
 """
 
 from __future__ import annotations

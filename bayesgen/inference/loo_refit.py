@@ -1,51 +1,22 @@
 """Leave-one-out predictives with the prior re-resolved without the row (refit semantics).
 
-A default prior that reads the data (the prior mean at the grand mean, the pooled
-within-class variances as the covariance target, a strength chosen by the evidence or by
-OAS, the data's mean rate or duration, a structure chosen by the evidence) is a function
-prior(stats) of the weighted sufficient statistics. The fit calls it on the statistics
-of all rows; refitting the same constructor without row i calls it on the statistics
-without row i. This module computes, for every training row i::
+A default prior that reads the data is a function prior(stats) of the weighted
+statistics; for every training row i::
 
     stats_-i = stats(rows without i)            the family's ``stats`` hook
     prior_-i = prior(stats_-i)                  the family's ``prior`` hook
     post_-i  = posterior(stats_-i, prior_-i)    the family's ``posterior`` hook
     out[i]   = log_predictive(z, post_-i)       at z_i itself, or at test rows
 
-which is the conjugate part of ``predict_joint_log_proba`` of the refit without row i,
-in the fit's frame (the default priors are affine-equivariant, so the frame a refit
-would choose changes nothing but rounding: ``tests/test_loo_refit.py`` checks it
-against brute-force refits). Every class's posterior moves (the prior is shared), so
-the leave-one-out predictive of a class other than the row's own is not the full-data
-one here.
-
-Cost: one ``prior``, ``posterior`` and ``log_predictive`` call per training row, plus
-the statistics without the row, so it is used up to :data:`REFIT_MAX_ROWS` training
-rows. Beyond that the data-dependent hyper-parameters are held at their full-data values
-and the family's closed-form downdates are used (:mod:`bayesgen.inference.exact_loo`):
-removing one of N > 1,000 rows moves such a hyper-parameter by O(1/N) of itself.
-
-Three things keep the per-row cost down for the Gaussian families (:data:`PURE`, whose
-``prior(record=False)`` and ``posterior`` change nothing on the family), each giving the
-refit's answer:
-
-* the statistics without row i are the full statistics with the row subtracted
-  (Chan et al.'s update with weight -w_i, :func:`downdated`, O(K d^2) instead of a pass
-  over the N rows) where that is exact up to rounding: complete dense rows, and a class
-  that keeps at least two distinct values of every feature without the row (so no
-  feature becomes constant, which the statistics mark with exact zeros); else they are
-  recomputed from the other rows;
-* one copy of the family serves every row (other families are copied per row: their
-  ``prior`` may keep what it resolved, e.g. learned categories);
-* the evidence search of ``cov_dof`` / ``var_dof`` starts at the choice on all rows
-  (``prior(start=...)``): for the full covariance, Newton's method on the evidence's
-  slope converges to the root the cold search reaches, to the slope's rounding, and the
-  cold search runs when it does not; for the diagonal one, the root of the slope is
-  bracketed from there instead of from a bounded search (Brent's tolerance).
-
-The family is deep-copied once per call: ``prior`` records its search (``search_``) and
-the structure it chose on the family it is called on, and the fitted family must not
-change.
+the conjugate part of ``predict_joint_log_proba`` of the refit without row i, in the
+fit's frame (the default priors are affine-equivariant). Every class's posterior moves.
+Up to :data:`REFIT_MAX_ROWS` training rows; beyond, the hyper-parameters are held at
+their full-data values (they move by O(1/N)) and the downdates of
+:mod:`bayesgen.inference.exact_loo` are used. For the Gaussian families (:data:`PURE`)
+the statistics without row i are the full ones downdated (:func:`downdated`) where that
+is exact to rounding, one copy of the family serves every row, and the evidence search
+starts at the full-data choice. The family is deep-copied once per call, so the fitted
+family never changes.
 """
 
 from __future__ import annotations

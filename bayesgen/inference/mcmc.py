@@ -1,25 +1,14 @@
 """method="mcmc": NUTS on the statistics model, convergence checks, and the result as
 the same posterior draws the conjugate path produces.
 
-With numpyro (``sampler="numpyro"``, what ``"auto"`` picks when it is installed) the
-NUTS program is compiled once per model structure and shape and reused by later fits
-on other data (:mod:`bayesgen.inference.jax_nuts`); nutpie, blackjax and PyMC's own sampler run
-through ``pm.sample``. JAX's global settings and caches are left as the user has them
-(:mod:`bayesgen.inference.jax_scope`).
-
-``chain_method`` (an estimator parameter, numpyro's names) says how the chains run:
-for numpyro see :mod:`bayesgen.inference.jax_nuts`; blackjax takes "parallel" (one
-device per chain, as numpyro) or "vectorized" ("sequential" runs as "vectorized", the
-closest it has); PyMC's own sampler runs the chains one after the other for
-"sequential" (``cores=1``) and in parallel processes otherwise; nutpie runs them in
-threads of its own whatever the value.
-
-blackjax through ``pm.sample`` compiles anew at every fit (PyMC bakes the data into
-its program), and JAX keeps what it compiled: many blackjax fits in one process use
-more and more memory (about 110 fits exhausted the kernel's memory maps in the
-simulation-based calibration runs); numpyro, which "auto" prefers, keeps at most
-:data:`bayesgen.inference.jax_nuts.MAX_PROGRAMS` programs and reuses them. bayesgen
-does not clear JAX's caches for it (that would drop the user's compiled functions).
+numpyro (what ``"auto"`` picks when installed) runs the compile-once program of
+:mod:`bayesgen.inference.jax_nuts`; nutpie, blackjax and PyMC's sampler run through
+``pm.sample``. ``chain_method``: blackjax takes "parallel" or "vectorized"
+("sequential" runs as "vectorized"); PyMC runs the chains one after the other for
+"sequential" (``cores=1``) and in processes otherwise; nutpie uses its own threads.
+blackjax through ``pm.sample`` compiles anew at every fit and JAX keeps each program
+(about 110 fits exhausted the memory maps in the calibration runs); numpyro keeps at
+most :data:`bayesgen.inference.jax_nuts.MAX_PROGRAMS`. JAX's caches are never cleared.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Posterior draws -> predictions and ``arviz.InferenceData``.
 
-One code path serves every posterior (exact conjugate draws now, MCMC draws later):
-draws of the family parameters with a leading dim S = chains x draws, plus draws of
-log pi (S, K). From them
-
-- the posterior predictive joint  log p(x, y=k | data) ~= log mean_s p(x, y=k | theta_s)
-  (log-mean-exp over draws; the API's ``predict_proba`` normalises this over classes),
-- per-draw class probabilities  p(y=k | x, theta_s)  (``predict_proba_draws``),
-- the pointwise joint log-likelihood  log p(x_n, y_n | theta_s)  (``log_likelihood``
-  group, so that ``az.loo`` works without ``var_name``).
-
-Rows of X are processed in chunks so that memory stays bounded for large X x many draws.
+One path for every posterior: draws of the family parameters with a leading dim
+S = chains x draws, and of log pi (S, K). From them the predictive joint
+log p(x, y=k | data) ~= log mean_s p(x, y=k | theta_s), the per-draw p(y=k | x, theta_s)
+(``predict_proba_draws``) and the pointwise log p(x_n, y_n | theta_s) (the
+``log_likelihood`` group), over rows in chunks so memory stays bounded.
 """
 
 from __future__ import annotations

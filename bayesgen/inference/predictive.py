@@ -1,26 +1,14 @@
 """Prior and posterior predictive samples of the generative model, as ArviZ groups.
 
-Both replicate the training data set: ``y`` (class indices, dims ``obs``) and ``x``
-(dims ``obs, feature``), shaped like ``observed_data``; and, where ``observed_data``
-has the per-class layout of :mod:`bayesgen.inference.class_layout`, ``x_class_<label>``
-(dims ``obs_class_<label>, feature``): for every row of class k, x drawn given its
-observed class, x ~ p(x | y = k, theta_s), so that ``az.plot_ppc`` compares each class
-with its own replicates.
-
-- Prior predictive: PyMC's forward sampling of ``model_`` (``pm.sample_prior_predictive``)
-  gives the prior draws of pi and the parameters, ``y`` and, where the family writes
-  ``x`` as one observed variable, ``x``; otherwise (KernelNB's potential, MixedNB's
-  per-part variables) ``x`` is drawn given those prior draws with the family's own
-  sampler.
-- Posterior predictive: for every posterior draw s, ``y_rep ~ Categorical(pi_s)`` and
-  ``x_rep ~ p(x | y_rep, theta_s)`` with the family's sampler (the same one behind
-  ``sample``), so it works identically for conjugate and MCMC draws. As in PyMC
-  (``pm.sample_posterior_predictive``) it is added on request,
-  ``sample_posterior_predictive()``, never at fit, and always replicates every
-  posterior draw: the group has the posterior's chains and draws, as
-  ``log_likelihood`` has, so ArviZ's functions that combine the two (``az.loo_pit``,
-  ``az.plot_loo_pit``) work. Too large a replicate set (above :data:`MAX_VALUES`) is a
-  ``ValueError`` that suggests fewer draws or chains, never a silent thinning.
+Both replicate the training set: ``y`` (dims ``obs``) and ``x`` (``obs, feature``),
+plus the per-class ``x_class_<label>`` of :mod:`bayesgen.inference.class_layout`
+(x drawn given the row's observed class). Prior predictive: PyMC's forward sampling of
+``model_``, with ``x`` drawn by the family's sampler where the model has no single
+observed ``x`` (KernelNB, MixedNB). Posterior predictive: for every posterior draw s,
+``y_rep ~ Categorical(pi_s)`` and ``x_rep ~ p(x | y_rep, theta_s)`` (the sampler behind
+``sample``), on request only and over every draw, so ``az.loo_pit`` can pair it with
+``log_likelihood``; above :data:`MAX_VALUES` values a ``ValueError`` suggests fewer
+draws or chains.
 """
 
 from __future__ import annotations
@@ -73,18 +61,11 @@ def _draw_classes(pi: np.ndarray, n_obs: int, rng: np.random.Generator) -> np.nd
 
 def posterior_predictive(estimator, random_state: Any = None, X: Any = None, y: Any = None,
                          sample_weight: Any = None):
-    """Add ``posterior_predictive`` to ``estimator.idata_``; return it.
+    """Add ``posterior_predictive`` to ``estimator.idata_`` (module docstring); return it.
 
-    Variables (see the module docstring): ``y`` (chain, draw, obs), ``x`` (chain, draw,
-    obs, feature), and for the per-class variables of ``observed_data``
-    (:mod:`bayesgen.inference.class_layout`) ``x_class_<label>`` (chain, draw,
-    obs_class_<label>, feature): x ~ p(x | y = k, theta_s) for each row of class k.
-
-    The replicates are shaped like the training rows: ``X``, ``y`` (``sample_weight``)
-    when given (then added to ``idata_`` as ``observed_data`` if it has none, for
-    ArviZ's checks), else those kept in ``idata_`` (:mod:`bayesgen.inference.rows`).
-    Every posterior draw is replicated: ``chain`` and ``draw`` are the posterior's
-    (those of ``log_likelihood`` too).
+    The replicates are shaped like ``X``, ``y`` (``sample_weight``) when given (then added
+    as ``observed_data`` if ``idata_`` has none), else like the rows kept in ``idata_``
+    (:mod:`bayesgen.inference.rows`); every posterior draw is replicated.
     """
     import xarray as xr
 

@@ -1,44 +1,19 @@
 """The training rows that a capability needs after ``fit``: kept, given, or an error.
 
-A fitted estimator holds what the fit produced (parameters, sufficient statistics, the
-posterior), not its training X. A few capabilities are about the training rows
-themselves and need them again:
+A fit holds statistics and the posterior, not its training X. ``model_``
+(``build_model(X, y)``), ``sample_prior_predictive``, ``sample_posterior_predictive``
+and the predictive checks, ``add_log_likelihood``, exact LOO (``bg.compare(models,
+X=X, y=y)``) and the evidence of count features need the rows again. In this order:
 
-========================================  ===========================================
-capability                                 how to pass the rows
-========================================  ===========================================
-``model_`` (PyMC model, observed rows)     ``build_model(X, y)``
-``sample_prior_predictive``                ``sample_prior_predictive(X=X, y=y)``
-``sample_posterior_predictive`` and the    ``sample_posterior_predictive(X=X, y=y)``,
-posterior predictive checks                ``ppc_pvalues(est, X=X, y=y)``, ...
-``add_log_likelihood``                     ``add_log_likelihood(X, y)``
-exact LOO of conjugate fits                ``bg.compare(models, X=X, y=y)``
-``log_marginal_likelihood`` with count     ``log_marginal_likelihood(X, y)``
-features (the multinomial coefficient,
-log x! of MultinomialNB, PoissonNB)
-========================================  ===========================================
-
-Where the rows come from, in this order:
-
-1. **Given** (``X``, ``y`` and, for a weighted fit, ``sample_weight``): read as at fit
-   (DataFrame columns, labels encoded against ``classes_``, the family's support
-   checks; rows whose label is missing, i.e. unlabeled, are left out as fit leaves
-   them out of the labeled likelihood). Where the result is about the training data
-   (log-likelihood, LOO, ``calibration="loo"``/``"jackknife+"``, evidence, posterior
-   predictive replicates) the rows must be the training rows: their weighted class
-   counts must equal ``class_count_`` and the family's sufficient statistics of the
-   rows, recomputed in the fit's frame by the code the fit uses, must equal the fitted
-   ones to rounding, in any row order (:func:`check_statistics`); else a ``ValueError``
-   naming the statistic and the class that differ. Not checked after a
-   semi-supervised fit, whose statistics include the unlabeled rows'
-   responsibilities; nor by ``build_model(X, y)`` and ``sample_prior_predictive``,
-   whose models of other rows are meaningful.
-2. **Kept**: a posterior fit (``method_`` "conjugate" or "mcmc") by ``fit(X, y)`` keeps
-   its rows where ArviZ needs them, the ``observed_data`` group of ``idata_`` (and the
-   weights of a weighted fit in ``constant_data``, ``sample_weight``), always, at every
-   n (the pointwise log-likelihood has its own bound, :mod:`bayesgen.inference.loglik`).
-   Point fits and fits from statistics alone (``partial_fit``, ``bayesgen.merge``, Dask
-   input) keep none.
+1. **Given** (``X``, ``y``, ``sample_weight``): read as at fit (unlabeled rows left
+   out). Where the result is about the training data, the weighted class counts and
+   the family's statistics recomputed from the rows in the fit's frame must equal the
+   fitted ones to rounding, in any row order (:func:`check_statistics`), else a
+   ``ValueError`` naming the statistic and class; not checked after a semi-supervised
+   fit, nor by ``build_model`` and ``sample_prior_predictive``.
+2. **Kept**: a posterior fit by ``fit(X, y)`` keeps its rows in ``idata_``'s
+   ``observed_data`` (weights in ``constant_data``); point fits and fits from statistics
+   (``partial_fit``, ``bayesgen.merge``, Dask) keep none.
 3. Neither: a ``ValueError`` that says what to pass (:func:`missing_message`).
 """
 
@@ -191,29 +166,14 @@ def _check_training(estimator, rows: Rows, what: str) -> None:
 
 
 def check_statistics(estimator, rows: Rows, what: str) -> None:
-    """``ValueError`` unless the family's sufficient statistics of ``rows`` (in the fit's
-    frame, by the code the fit uses) are the fitted ones, ``fitted_.stats``, to rounding.
+    """``ValueError`` unless the family's statistics of ``rows`` (in the fit's frame, by the
+    code the fit uses) equal ``fitted_.stats`` to rounding, in any row order.
 
-    Every statistic is a sum over rows (counts, means, centred sums of squares and
-    scatters, category counts, ...), so it does not depend on the order of the rows
-    but through rounding; the rows themselves (KernelNB) are compared as a set, sorted.
-    An entry ``a`` of the recomputed statistics passes against the fitted ``b`` when::
-
-        |a - b| <= rtol * scale,   rtol = max(STATS_RTOL, 4 n eps),
-
-    ``scale`` the largest magnitude of that statistic within the entry's class (the
-    whole array for statistics not per class: LDA's pooled scatter) or, where that is
-    smaller, of the same statistic of the rows' absolute values (a sum of terms of
-    either sign rounds relative to the sum of their magnitudes: a class mean near 0).
-    The statistics are computed in the fit's frame z = (x - c) / s, so an offset
-    (x around 1e9) or a unit (1e-12, 1e12) moves neither side nor the tolerance.
-    A row moved by a relative 1e-6 is caught while 1e-6 / n_k exceeds ``rtol`` (a
-    change of one row among n_k of its class).
-
-    Missing entries (NaN) must be missing in the same places (their statistics are
-    those of the observed entries); sample weights enter as at fit. Not checked after
-    a semi-supervised fit (its statistics include the unlabeled rows'
-    responsibilities), see :func:`training_rows`.
+    An entry ``a`` passes against the fitted ``b`` when ``|a - b| <= rtol * scale`` with
+    ``rtol = max(STATS_RTOL, 4 n eps)`` and ``scale`` the largest magnitude of that statistic
+    within the class (or, where smaller, of the same statistic of the rows' absolute
+    values); KernelNB's rows are compared as a sorted set. Missing entries must be missing
+    in the same places. Not checked after a semi-supervised fit.
 
     Raises
     ------

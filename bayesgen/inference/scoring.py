@@ -1,20 +1,12 @@
 """The fit's side of the affine frame (:mod:`bayesgen.data.frame`).
 
-At fit, :func:`fit_frame` chooses the frame of the real-valued columns and returns the
-internal coordinates z = (x - c) / s: the family then computes its statistics, prior,
-estimates and posterior (conjugate or NUTS) in z, and the statistics, prior,
-parameters and posterior of a :class:`bayesgen.inference.fitted.Fit` are internal. The
-functions here take that value (``fit``). Everything the user sees is converted
-here: fitted attributes and ``idata_``'s posterior (:func:`user_params`), joint
-log-densities (minus the Jacobian sum_j log s_j), samples (:func:`to_user_rows`) and
-``model_``'s prior (:func:`user_prior`).
-
-Rows far from the training data (some |z_j| > 2^52) are scored in the split form of
-:func:`bayesgen.data.frame.split` by the family's ``far_terms`` / ``far_log_predictive``,
-so a row at 1e300 gets the class the model implies instead of an overflow.
-
-Fits whose family does not declare ``capabilities.real_valued`` (the discrete ones;
-:mod:`bayesgen.families.protocol`) have ``frame = None`` and go through unchanged.
+:func:`fit_frame` chooses the frame at fit and returns z = (x - c) / s, in which the
+family computes everything, so a :class:`bayesgen.inference.fitted.Fit` is internal.
+What the user sees is converted here: fitted attributes and ``idata_``'s posterior
+(:func:`user_params`), joint log-densities (minus sum_j log s_j), samples
+(:func:`to_user_rows`) and ``model_``'s prior (:func:`user_prior`). Far rows go
+through the family's ``far_terms`` / ``far_log_predictive``. Families without
+``capabilities.real_valued`` have ``frame = None``.
 """
 
 from __future__ import annotations
@@ -40,18 +32,11 @@ FRAME_ROWS = 2**15
 
 def fit_frame(family, X: np.ndarray, w: np.ndarray, sample: int | None = None,
               who: str = "the estimator") -> tuple[np.ndarray, Frame | None]:
-    """Choose the frame of X and return ``(Z, frame)``: the internal coordinates Z and
-    the frame (None for a family without real-valued columns, then Z is X); the caller
-    configures the family with it (``family.configured(frame=frame)``). ValueError
-    naming the columns whose values are too far apart for float64 statistics.
-
-    ``sample``: choose the frame from at most about that many evenly spaced rows
-    (default :data:`FRAME_ROWS`; ``partial_fit`` batches and Dask chunks pass theirs).
-    The quantiles of every row would cost more than the statistics, and any frame near
-    the data keeps full precision: the frame is a power-of-two scale and a location
-    rounded to a multiple of it, the statistics are exact in it, and results differ
-    from those in another frame near the data by rounding only. Fits of up to
-    ``sample`` rows use every row.
+    """Choose the frame of X and return ``(Z, frame)`` (frame None for a family without
+    real-valued columns, then Z is X); ``ValueError`` naming the columns whose values are
+    too far apart for float64 statistics. ``sample``: choose the frame from about that many
+    evenly spaced rows (default :data:`FRAME_ROWS`): any frame near the data keeps full
+    precision, so results differ from another such frame by rounding only.
     """
     real = family.real_columns(X.shape[1]) if family.capabilities.real_valued else None
     if real is None or not np.any(real):

@@ -1,15 +1,9 @@
 """From training rows to sufficient statistics: the first half of every fit.
 
-``fit`` is two steps, so that every way of obtaining statistics shares the second:
-
-1. :func:`read_batch` validates a batch of rows (X, y, sample_weight), encodes the
-   labels, chooses the affine frame of the real-valued columns (first batch only) and
-   returns the family's weighted per-class sufficient statistics;
-2. the estimator layer turns statistics into the fitted model (prior, MLE/MAP,
-   conjugate posterior or NUTS), the same step for every way of obtaining them.
-
-``partial_fit``, ``bg.merge``, Dask's tree reduction, missing values and EM differ
-only in how they obtain (or combine, with the family's ``merge``) the statistics.
+:func:`read_batch` validates a batch (X, y, sample_weight), encodes the labels, chooses
+the frame (first batch only) and returns the family's weighted per-class statistics;
+the estimator layer then fits from statistics, the same step for ``fit``,
+``partial_fit``, ``bg.merge``, Dask and EM.
 """
 
 from __future__ import annotations
@@ -152,27 +146,18 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
                make_family: MakeFamily, columns: Any = None,
                classes: np.ndarray | None = None, reset: bool = True,
                frame_rows: int | None = None, whole: bool = True):
-    """Validate a batch and compute its statistics.
+    """Validate a batch and compute its statistics: returns ``(family, batch)``.
 
-    Creates the family (``make_family(estimator, columns)``, :data:`MakeFamily`) and
-    chooses the frame of this batch (the family configured with its labels and frame);
-    returns ``(family, batch)``. ``columns``: the record of the training columns the
-    rows are read with (``reset=False``; None at a fit, which records them in
-    ``batch.columns``). ``estimator`` is the one scikit-learn's ``validate_data`` sets
-    (``reset``) or checks ``n_features_in_`` / ``feature_names_in_`` of.
-    ``classes`` None: the labels of the batch are the classes (at least two).
-    Otherwise the sorted labels the batch's are encoded against (a batch of one
-    class is fine; a label not among them is a ``ValueError``): ``partial_fit`` and
-    Dask chunks. ``reset=False`` checks the columns against the estimator's
-    ``n_features_in_`` / ``feature_names_in_``.
-    ``frame_rows``: choose the frame from about that many rows (see
-    :func:`bayesgen.inference.scoring.fit_frame`). ``whole=False``: the rows are one chunk of the
-    training set (Dask), whose columns with no observed value are checked on the total.
-
-    Unlabeled rows (None, NaN, pd.NA or the estimator's ``unlabeled`` value in y, see
-    :mod:`bayesgen.data.labels`): the classes are those of the labeled rows, the statistics
-    are the labeled rows', and the others are returned in ``batch.unlabeled``; with
-    ``classes`` given (``partial_fit``, Dask) they are a ``ValueError``.
+    Creates the family (``make_family(estimator, columns)``) configured with the batch's
+    labels and frame (chosen from about ``frame_rows`` rows,
+    :func:`bayesgen.inference.scoring.fit_frame`). ``columns``: the record of the training
+    columns (None at a fit, which records them in ``batch.columns``); ``reset`` as
+    scikit-learn's ``validate_data``. ``classes`` None: the batch's labels are the classes
+    (at least two); else the sorted labels the batch is encoded against (``partial_fit``,
+    Dask; an unknown label or an unlabeled row is a ``ValueError``). ``whole=False``: one
+    Dask chunk, whose all-missing columns are checked on the total. Unlabeled rows
+    (:mod:`bayesgen.data.labels`) are returned in ``batch.unlabeled``; the statistics are
+    the labeled rows'.
     """
     # the estimator's n_jobs threads, one BLAS thread (bayesgen.utils.threads); X and Z
     # are scanned once (bayesgen.data.missing.scan_scope)

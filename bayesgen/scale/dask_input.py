@@ -1,29 +1,14 @@
 """Dask input: fit by a tree reduction of per-chunk statistics, lazy predictions.
 
-Needs the optional extra ``bayesgen[dask]``; Dask is imported only when a Dask
-collection is passed (:func:`is_dask` looks at the type's module, without importing
-Dask).
-
-Fit (``fit`` and ``partial_fit`` with a ``dask.array`` or ``dask.dataframe`` X, y or
-``sample_weight``): every row chunk (array block or DataFrame partition) becomes one
-task that validates it exactly as in-memory input (the same
-:func:`bayesgen.inference.statistics.read_batch`; pandas partitions keep their column names) and
-returns its statistics as a :class:`bayesgen.scale.pieces.Piece`, with the chunk's own
-classes and affine frame. The pieces are combined pairwise-exactly by the family's
-``merge`` in a tree of fan-in :data:`SPLIT_EVERY` (classes united, frames re-expressed):
-only statistics travel, X is never gathered, and the graph runs on whatever scheduler
-is active (threads, processes, or a ``dask.distributed`` cluster). The client then fits
-the model from the total, as ``partial_fit`` does: MLE/MAP, the conjugate posterior
-and NUTS need only the statistics, so the cost beyond the reduction does not depend
-on the number of rows. KernelNB's statistics are its points: they are gathered on the
-client (memory O(N)).
-
-Predictions: every predict method (``predict``, ``predict_proba``,
-``predict_log_proba``, ``predict_joint_log_proba``, ``decision_function``, LDA's
-``transform``, ``predict_proba_draws``, ``predict_proba_interval``) given a Dask X
-returns a lazy Dask array (a ``map_blocks`` of the NumPy method over row chunks; a
-Dask-backed ``xarray.DataArray`` for the last two), computed with ``.compute()``;
-``score`` is computed chunk by chunk and returns a number.
+Needs ``bayesgen[dask]``; Dask is imported only when a Dask collection is passed
+(:func:`is_dask` looks at the type's module). Fit: every row chunk becomes one task that
+reads it as in-memory input (:func:`bayesgen.inference.statistics.read_batch`) and
+returns a :class:`bayesgen.scale.pieces.Piece`; the pieces are merged by the family's
+``merge`` in a tree of fan-in :data:`SPLIT_EVERY`, on whatever scheduler is active, and
+the client fits from the total (KernelNB's points are gathered: O(N) memory).
+Predictions: every predict method given a Dask X returns a lazy Dask array (a
+``map_blocks`` of the NumPy method; a Dask-backed ``xarray.DataArray`` for
+``predict_proba_draws`` and ``predict_proba_interval``); ``score`` returns a number.
 """
 
 from __future__ import annotations

@@ -1,43 +1,21 @@
 """Data augmentation with unlabeled rows (``method="conjugate"``).
 
-Tanner & Wong (1987) on (theta, pi, z), z the classes of the unlabeled rows. Every
-chain alternates
+Tanner & Wong (1987) on (theta, pi, z), z the unlabeled rows' classes; every chain
+alternates
 
-1. z_n | x_n, theta, pi ~ Categorical(r_n), r_nk proportional to pi_k p(x_n | y=k, theta),
-   independently per unlabeled row;
-2. theta | data, z from the family's exact conjugate posterior of the completed
-   statistics (labeled rows plus every unlabeled row in its drawn class, weight w_n,
-   by the family's own ``stats``: missing entries, sparse X and categories as in a
-   labeled fit; the family's ``conditional_posterior``), and
+1. z_n | x_n, theta, pi ~ Categorical(r_n), r_nk proportional to pi_k p(x_n | y=k, theta);
+2. theta | data, z from the family's conjugate posterior of the completed statistics
+   (``conditional_posterior``; LDA/QDA also draw missing coordinates there), and
    pi | data, z ~ Dirichlet(N_k + n_k(z) + a_k) (or the fixed ``class_prior``).
 
-Its stationary distribution is the exact posterior given the labeled and the
-unlabeled rows (``unlabeled_weight`` 1; 0 is the labeled-only posterior, i.i.d.).
-Chains start from independent draws of the labeled-only posterior, run ``tune``
-iterations of burn-in and keep ``draws``; ``sample_stats`` holds ``lp``, the
-observed-data log posterior density of every draw (up to a constant), and the chains are
-checked like NUTS's (R-hat, ESS: :func:`bayesgen.inference.mcmc.warn_if_not_converged`).
-
-Posterior predictive (Rao-Blackwellised): the conjugate posterior of the completed
-statistics and the Dirichlet posterior mean of pi are kept at up to :data:`RB_MAX`
-evenly spaced retained iterations, and
-
-    p(x, y=k | data) ~= mean_t E[pi_k | data, z_t] p(x | y=k, data, z_t),
-
-the mean of closed-form predictive densities (``_posterior`` is their mixture,
-:func:`bayesgen.inference.posterior.mixture`), which has a far smaller Monte Carlo
-error than the mean of p(x, y=k | theta_s) over draws.
-
-LDA/QDA with missing entries *and* unlabeled rows: step 2 also draws the missing
-coordinates of every row given its (drawn) class before the conjugate posterior (the
-family's ``conditional_posterior``: the gap augmentation's exact completion of the
-(pattern, class) statistics, :func:`bayesgen.families.mvn.augment.
-conditional_posterior`); step 1's r_nk use the Gaussian marginal of each row's
-observed coordinates. A family that cannot complete its missing entries inside this
-loop (``can_augment_labels`` False: MultinomialNB with missing counts, whose
-completion would need the negative-binomial augmentation of
-:mod:`bayesgen.families.multinomial.augment`) is refused with a ``ValueError`` that
-points to "map" or "mle", whose EM handles both.
+Its stationary distribution is the exact posterior given all rows. Chains start from
+labeled-only posterior draws, run ``tune`` burn-in iterations and keep ``draws``;
+``sample_stats.lp`` is the observed-data log posterior, and the chains are checked as
+NUTS's (:func:`bayesgen.inference.mcmc.warn_if_not_converged`). The predictive is
+Rao-Blackwellised: ``p(x, y=k | data) ~= mean_t E[pi_k | data, z_t] p(x | y=k, data, z_t)``
+over up to :data:`RB_MAX` retained iterations. Families that cannot complete their
+missing entries here (``can_augment_labels`` False) are refused with a ``ValueError``
+that points to "map" or "mle".
 """
 
 from __future__ import annotations

@@ -1,32 +1,19 @@
 """EM with unlabeled rows for ``method="mle"`` and ``"map"`` (every parametric family).
 
-Nigam, McCallum, Thrun & Mitchell (2000), for any family. The observed-data objective,
-with lambda = ``unlabeled_weight``, is
+Nigam, McCallum, Thrun & Mitchell (2000). With lambda = ``unlabeled_weight``::
 
     l(theta, pi) = sum_{n in L} w_n [log pi_{y_n} + log p(x_n | y_n, theta)]
                    + lambda sum_{n in U} w_n log sum_k pi_k p(x_n | y=k, theta)
                    [+ log p(theta) + sum_k (a_k - 1) log pi_k   for "map"]
 
-(the family's ``log_prior`` for log p(theta); a fixed ``class_prior`` has no term).
-Each iteration
-
-* E-step: responsibilities r_nk = p(y=k | x_n, theta, pi) of the unlabeled rows
-  (log-sum-exp; a row impossible under every class gets r = pi);
-* M-step: the family's ``em_m_step``, its closed-form ``mle`` / ``map`` on the
-  statistics of the labeled rows plus every unlabeled row in every class k with
-  weight ``lambda w_n r_nk`` (the family's own ``stats``, so missing entries, sparse X
-  and categories work as in a labeled fit), and pi from the counts
-  ``N_k + lambda sum_n w_n r_nk``.
-
-Both are the exact maximisers of the expected complete-data objective, which is linear
-in those statistics, so l never decreases (tested; ``em_objective_`` holds it after
-every iteration, starting at the labeled-only fit, the starting point; for "mle",
-the labeled-only MAP when the labeled rows are too few for an MLE). For LDA/QDA
-with missing entries the M-step is itself EM over the missing coordinates
-(:mod:`bayesgen.families.mvn.em`), run to convergence: a generalised EM, still
-monotone. ``divisor="unbiased"`` (MLE): EM maximises the likelihood with the divisor
-N_k (the family's ``likelihood_maximiser``), and the family's own estimate (with
-N_k - 1) is computed once on the final statistics (``em_final``). EM stops when an
+E-step: r_nk = p(y=k | x_n, theta, pi) of the unlabeled rows (a row impossible under
+every class gets r = pi). M-step: the family's ``em_m_step``, its closed-form estimate
+on the labeled statistics plus every unlabeled row in class k with weight
+``lambda w_n r_nk``, and pi from ``N_k + lambda sum_n w_n r_nk``. Both maximise the
+expected complete-data objective, so l never decreases (``em_objective_``, starting at
+the labeled-only fit; LDA/QDA with missing entries: a generalised EM,
+:mod:`bayesgen.families.mvn.em`). ``divisor="unbiased"``: EM runs with divisor N_k and
+the family's estimate is taken once at the end (``em_final``). EM stops when an
 iteration raises l by at most ``TOL * max(1, |l|)``, or after ``MAX_ITER`` iterations
 with a :class:`bayesgen.ConvergenceWarning`.
 """

@@ -1,64 +1,28 @@
 """Unlabeled rows in KernelNB and in MixedNB's kernel parts (``"mle"``, ``"map"``).
 
-The model
----------
-A kernel part's class densities are the KDEs of the *labeled* points,
-p(x_j | y=k, h) = sum_{i in L_k} w_i N(x_j; x_ij, h_kj^2) / W_k, and its bandwidths are
-chosen, as in a labeled fit, by the weighted leave-one-out (LOO) likelihood of those
-points. Unlabeled rows enter through their mixture likelihood, exactly as for the
-parametric families. With lambda = ``unlabeled_weight`` the objective is
+The class densities stay the KDEs of the *labeled* points, with bandwidths h_kj; the
+unlabeled rows enter through their mixture likelihood (lambda = ``unlabeled_weight``)::
 
     l(h, theta, pi) = sum_{n in L} w_n [log pi_{y_n} + log p_{-n}(x_n | y_n)]
                       + lambda sum_{n in U} w_n log sum_k pi_k p(x_n | y=k)
                       [+ log p(h) + log p(theta) + sum_k (a_k - 1) log pi_k  for "map"]
 
-with p_{-n} the labeled row's LOO term (``train_log_lik``: one unit of its own weight
-left out of its class's KDE; for a MixedNB the parametric parts' ordinary log-density is
-added) and p(x_n | k) the full KDE at an unlabeled row (the product over the parts).
-It is the log-density that ``method="mcmc"`` samples (:mod:`bayesgen.semi.nuts` adds the
-unlabeled rows' term to KernelNB's LOO potential, with the KDE of the labeled points
-at each row: the family's ``pymc_rows_loglik``), so the EM estimate is that
-posterior's mode, as for every other family.
+p_{-n} the labeled row's leave-one-out KDE term (``train_log_lik``). This is the
+log-density ``method="mcmc"`` samples, so EM finds its mode. Unlabeled rows are not made
+kernel centres: with their own kernel every row would reinforce its starting class (the
+likelihood is unbounded as h -> 0) and the iteration would ascend no objective.
 
-Why the unlabeled rows are not kernel centres. Making row n a point of every class's
-KDE with weight lambda w_n r_nk (its responsibility) would let the densities learn their
-shape from the unlabeled rows, but then (a) the E-step must use leave-one-out class
-densities: with its own kernel in class k, p(x_n | k) carries a term
-lambda w_n r_nk N(0; 0, h^2) that grows as h -> 0 and as r_nk grows, so every row
-reinforces whatever class it started in (and the likelihood is unbounded in h); and
-(b) even with LOO, the class densities depend on the responsibilities themselves, so
-the iteration is a fixed point, not the ascent of any objective, and no likelihood
-exists for NUTS to sample. Keeping the centres labeled gives a real likelihood whose
-EM is monotone and whose posterior NUTS samples; the unlabeled rows then inform the
-bandwidths and the class prior (and, in a MixedNB, the parametric parts), not the
-location of the kernels.
+EM: E-step r_nk = p(y=k | x_n) from ``log_lik``; M-step (the family's ``em_m_step``) pi
+from N_k + lambda sum_n w_n r_nk, MixedNB's parametric parts from statistics weighted
+lambda w_n r_nk, and each h_kj re-chosen by the labeled fit's search
+(:func:`bayesgen.families.kernel.bandwidth._maximise`) on
 
-EM
---
-* E-step: r_nk = p(y=k | x_n) from the family's ``log_lik`` at the unlabeled rows
-  (they are no training points, so no LOO is needed there).
-* M-step (the family's ``em_m_step``; a MixedNB's parts each their own): pi from
-  N_k + lambda sum_n w_n r_nk; a MixedNB's parametric parts from their statistics with
-  the unlabeled rows weighted lambda w_n r_nk (as :mod:`bayesgen.semi.em`); each
-  kernel bandwidth h_kj re-chosen by the weighted criterion (one-dimensional and
-  separate per class and feature; ``KernelFamily.em_m_step``)
+    Q_kj(t) = LOO_kj(t) + lambda sum_n w_n r_nk log p(x_nj | y=k, h = e^t)
+              [- (t - log c_kj)^2 / (2 sd^2)  for "map"],
 
-      Q_kj(t) = LOO_kj(t) + lambda sum_n w_n r_nk log p(x_nj | y=k, h = e^t)
-                [- (t - log c_kj)^2 / (2 sd^2)  for "map"],
-
-  by the labeled fit's search (grid, golden section, Newton steps on the analytic
-  derivatives; :func:`bayesgen.families.kernel.bandwidth._maximise`), keeping the previous
-  h_kj where the search found no higher Q_kj. Every M-step therefore raises the
-  expected complete-data objective, and l never decreases (a generalised EM; tested,
-  ``em_objective_``). Missing entries: per feature on the observed points and rows
-  (:mod:`bayesgen.families.kernel.missing`).
-
-The bandwidths are re-chosen rather than kept at the labeled-only fit because the
-labeled rows are few in a semi-supervised fit: their LOO criterion alone determines
-h poorly, and the unlabeled rows' likelihood is information about it. ``"mle"`` works
-with the weights divided by the smallest labeled weight, as KernelNB's MLE does (only
-relative weights matter); ``"map"`` keeps them (replication counts). lambda = 0 is the
-labeled-only fit. Stopping rule and ``ConvergenceWarning`` as :mod:`bayesgen.semi.em`.
+keeping the previous h_kj where no higher Q_kj is found, so l never decreases (a
+generalised EM; ``em_objective_``). ``"mle"`` divides the weights by the smallest labeled
+weight, as KernelNB's MLE does. Stopping rule and warnings: :mod:`bayesgen.semi.em`.
 """
 
 from __future__ import annotations

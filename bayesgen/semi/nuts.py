@@ -1,34 +1,16 @@
 """The unlabeled rows in the NUTS model (``method="mcmc"``).
 
-The statistics model (:func:`bayesgen.inference.model.build_stats_model`) keeps the
-labeled rows on their sufficient statistics and gets one more potential, supplied as an
-:class:`bayesgen.inference.model.ExtraLikelihood` (:func:`extra_likelihood`)::
+The statistics model (:func:`bayesgen.inference.model.build_stats_model`) gets one more
+potential, an :class:`bayesgen.inference.model.ExtraLikelihood` (:func:`extra_likelihood`)::
 
     unlabeled_loglik = lambda sum_{n in U} w_n logsumexp_k [log pi_k + log p(x_n | y=k, theta)]
 
-the unlabeled rows' mixture log-likelihood (lambda = ``unlabeled_weight``; lambda < 1
-is a power, i.e. tempered, likelihood of those rows). log p(x_n | y=k, theta) comes from
-the family's ``pymc_rows_loglik`` (:func:`class_log_lik`), whose default is the family's
-own observed-data distribution (``pymc_observed``) evaluated row by row with
-``pm.logp`` (:func:`_observed_log_lik`): the distribution is built once per class k in
-a detached scratch model (which contributes nothing itself), so every family with PyMC
-hooks works unchanged and the cost per gradient is O(m K d) for m unlabeled rows. The
-rows enter as float constants, so the compile-once JAX path lifts them into inputs
-like the statistics.
-
-The chains start near the mode the labeled rows anchor (:func:`start_point`): from
-the prior's centre they could settle in a label-swapped mode of the mixture likelihood
-(3 labeled rows per class and ~300 unlabeled ones: R-hat 1.8 for LDA).
-
-The families' own row log-likelihoods: KernelNB and MixedNB's kernel parts take the KDEs
-of the labeled points at the unlabeled rows (the family's ``pymc_observed`` is a LOO
-potential of training rows, not a distribution of new rows); LDA/QDA integrate missing
-entries out in closed form (the Gaussian marginal of the observed coordinates per
-missingness pattern); CategoricalNB's observed value is one multivariate value whose
-``pm.logp`` is a total, so it reads its rows apart. Missing entries of the other
-families drop their term: their observed distributions with gaps (``pymc_observed``)
-sum over the observed entries only (:mod:`bayesgen.families.pymc_gaps`; MultinomialNB
-renormalises theta over each row's observed words).
+(lambda = ``unlabeled_weight``; lambda < 1 tempers those rows). log p(x_n | y=k, theta)
+is the family's ``pymc_rows_loglik`` (:func:`class_log_lik`), by default its
+``pymc_observed`` evaluated row by row with ``pm.logp`` in a detached scratch model
+(:func:`_observed_log_lik`), O(m K d) per gradient. The chains start near the mode the
+labeled rows anchor (:func:`start_point`): from the prior's centre they could settle in
+a label-swapped mode (3 labeled rows per class, ~300 unlabeled: R-hat 1.8 for LDA).
 """
 
 from __future__ import annotations
@@ -111,30 +93,19 @@ def _mixture(log_lik, pi, w: np.ndarray, lam: float):
 
 
 def start_point(fit, model) -> dict | None:
-    """Where the NUTS chains of a semi-supervised fit start (issue 17).
+    """Where the NUTS chains of a semi-supervised fit start.
 
-    Started at the prior's support point, the chains can settle in a label-swapped mode
-    of the unlabeled rows' mixture likelihood (the few labeled rows pull weakly
-    against hundreds of unlabeled ones). Instead they start at a local mode of the
-    posterior that the labeled rows anchor, found by two ascents of the log density
-    (unconstrained space, Jacobian included, L-BFGS):
-
-    1. the labeled-only model (``fit``'s statistics model without
-       ``unlabeled_loglik``) from the prior's support point: its posterior is the
-       conjugate-like one of a few labeled rows, with one mode whose class k is the
-       labeled class k;
-    2. ``model`` itself from that point: like EM started at the labeled-only fit, it
-       climbs into the mode whose components keep their labeled rows.
-
-    Working on the model's own value variables needs no map from the family's
-    parameters to its parametrisation (transforms, LDA/QDA's Bartlett factors).
+    From the prior's support point the chains can settle in a label-swapped mode of the
+    unlabeled rows' mixture likelihood. Two L-BFGS ascents of the log density
+    (unconstrained, Jacobian included) find the mode the labeled rows anchor: the
+    labeled-only model from the support point, then ``model`` itself from there (like EM
+    from the labeled-only fit).
 
     Returns
     -------
     dict or None
         ``value variable name -> unconstrained value`` of every value variable of
-        ``model``; None when ``model`` has no ``unlabeled_loglik`` (no unlabeled rows,
-        or lambda = 0), when JAX (which compiles the ascent) is not installed, or when
+        ``model``; None without ``unlabeled_loglik`` (or lambda = 0), without JAX, or when
         no finite point was found (the chains then start as before).
     """
     fit = as_fit(fit)

@@ -1,13 +1,8 @@
 """Renamed parameters: the old name accepted for one release, with a ``FutureWarning``.
 
-scikit-learn's way of deprecating a constructor parameter: the old name stays in the
-signature with the default ``"deprecated"``, so that ``get_params``, ``set_params`` and
-``clone`` keep working; the constructor only stores it, and ``fit`` resolves it
-(:func:`renamed`). A method's keyword argument is resolved the same way when the method
-is called. Setting both the old and the new name is a ``ValueError``; the old one alone
-works as the new one did, with a ``FutureWarning`` that names the new parameter.
-
-Renamed in 0.2, the old names removed in 0.3: ``predict_set``'s ``alpha`` (now
+As scikit-learn: the old name stays in the signature with the default ``"deprecated"``
+and ``fit`` (or the method) resolves it (:func:`renamed`); both names set is a
+``ValueError``. Renamed in 0.2, removed in 0.3: ``predict_set``'s ``alpha`` (now
 ``confidence_level = 1 - alpha``), LDA's and QDA's ``cov_prior`` (now ``cov_target``)
 and ``covariance_prior`` (now ``cov_prior_form``).
 """

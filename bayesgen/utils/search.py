@@ -36,21 +36,16 @@ def log_bounded_argmax(slope: Callable[[float], float], bounds: tuple[float, flo
 
 def polish_root(slope: Callable[[float], float], x0: float,
                 bounds: tuple[float, float], step: float = 1e-3) -> float:
-    """The root of a function's derivative ``slope`` near a search's answer ``x0``:
-    a sign change (+ to -, a maximum) bracketed around x0 by steps growing 4-fold from
-    ``step``, then Brent's method to xtol 1e-14; the bound the function rises towards
-    when no sign change lies inside ``bounds`` (x0 itself if it falls at both ends).
-
-    Optimisers that compare function values (bounded scalar searches, L-BFGS-B's ftol)
-    stop on a flat maximum at a point that moves with the rounding of the inputs (the
-    order of floating-point sums) by up to ~sqrt(eps) relative; the root of the slope
-    moves with rounding only, so that equal statistics give equal hyper-parameters to
-    ~1e-12 whatever the order in which they were summed.
+    """The root of a derivative ``slope`` near a search's answer ``x0``: a sign change (+ to -)
+    bracketed around x0 by steps growing 4-fold from ``step``, then Brent's method to xtol
+    1e-14; the bound the function rises towards when no sign change lies inside ``bounds``.
+    Unlike a search on function values (which stops on a flat maximum at a point that moves
+    with summation order by ~sqrt(eps)), equal statistics give equal answers to ~1e-12.
 
     Parameters
     ----------
     slope : callable
-        Derivative of the maximised function in x (any smooth parameterisation).
+        Derivative of the maximised function in x.
     x0 : float
         The search's answer, inside ``bounds``.
     bounds : (float, float)

@@ -1,33 +1,17 @@
 """Threads: the estimators' ``n_jobs``, and one BLAS thread for point fits and predictions.
 
-``n_jobs`` (every estimator; scikit-learn's semantics) is the number of threads that
-split a pass over a large array (at least :data:`PARALLEL_MIN_SIZE` entries) by rows:
-the class statistics of the Gaussian families, the scores of LDA and QDA, the
-normalisation of ``predict_proba``. ``None`` means 1 unless a
-``joblib.parallel_config(n_jobs=...)`` context says otherwise, ``-1`` all cores
-(:func:`joblib.effective_n_jobs`). An estimator whose ``n_jobs`` is not None runs its
-fit and its predictions inside ``joblib.parallel_config(n_jobs=n_jobs)`` (:func:`jobs`),
-and the passes read the number of threads from there (:func:`n_threads`), so the
-family code between the two needs no parameter for it.
+``n_jobs`` (scikit-learn's semantics, documented on the estimators) splits a pass over
+an array of at least :data:`PARALLEL_MIN_SIZE` entries by rows. An estimator whose
+``n_jobs`` is not None runs inside ``joblib.parallel_config(n_jobs=n_jobs)``
+(:func:`jobs`) and the passes read the number of threads from there (:func:`n_threads`).
+Each pass starts its own ``ThreadPoolExecutor`` and shuts it down before returning, so
+no thread outlives the call (safe to fork); NumPy releases the GIL in these passes.
 
-Each parallel pass starts its own :class:`concurrent.futures.ThreadPoolExecutor` and
-shuts it down before returning (about 0.1 ms, against 5 ms or more for a pass over
-2^21 entries): no thread outlives the call, so a process forked afterwards (e.g. by
-``multiprocessing``) has no pool to wait for. NumPy releases the GIL in these passes
-(gathers, reductions, products on row blocks), so the threads run in parallel.
-
-BLAS. Point fits and predictions (``method="mle"`` or ``"map"``) run with one BLAS
-thread (:func:`no_spin`, threadpoolctl; the user's setting is restored on return),
-and so do the loops of small products elsewhere (:func:`one_blas_thread`). A threaded
-BLAS call synchronises its threads, which for the (d, d) algebra of a fit (priors,
-Cholesky factors, eigenvalues) and for the products on row blocks costs more than it
-saves, and after each call OpenBLAS's threads busy-wait for the next one; on a machine
-whose cores are busy with other processes a descheduled BLAS thread stalls every call.
-Measured with ``benchmarks/bench_point_split.py`` (300,000 x 30, five classes, load
-average 14 on two cores): without it, a QDA fit took 181 ms of CPU instead of 97 (a
-``numpy.linalg.eigh`` of five 30 x 30 matrices took 75 ms) and QDA's fit and
-predict_proba 2.4 s instead of 1.7 s. Parallelism comes from ``n_jobs`` instead, and
-results do not depend on it.
+Point fits and predictions run with one BLAS thread (:func:`no_spin`, threadpoolctl,
+the user's setting restored on return; :func:`one_blas_thread` for loops of small
+products): threaded BLAS on (d, d) algebra costs more than it saves, and busy-waiting
+threads stall on a loaded machine (``benchmarks/bench_point_split.py``, 300,000 x 30,
+five classes, load 14 on two cores: QDA fit 181 ms of CPU without, 97 with).
 """
 
 from __future__ import annotations
