@@ -132,7 +132,8 @@ CI_STEP_FIXTURES = frozenset({"demo_run"})
 def pytest_addoption(parser):
     parser.addoption(
         "--ci-steps", action="store_true", default=False,
-        help="run only the tests marked ci_step (the docs build, the notebooks, the demo), "
+        help="run only the tests marked ci_step (the docs build, the notebooks, the demo, "
+             "MixtureDA's NUTS estimator checks), "
              "which the default run deselects; .ci/run runs them as steps of their own",
     )
 
@@ -140,7 +141,8 @@ def pytest_addoption(parser):
 def pytest_report_header(config):
     if config.getoption("--ci-steps"):
         return "ci_step tests only (--ci-steps)"
-    return ("tests marked ci_step (docs build, notebooks, demo) deselected: "
+    return ("tests marked ci_step (docs build, notebooks, demo, MixtureDA NUTS checks) "
+            "deselected: "
             "`pytest --ci-steps FILE` runs them (.ci/run does)")
 
 
