@@ -372,10 +372,25 @@ def test_allow_lists_are_tight():
     assert not loose, f"allow-list entries to lower (allowed, found): {loose}"
 
 
-def test_foreign_state_rule_catches_examples():
-    """The rule itself: each pattern it forbids is found, each it allows is not."""
+def _rule_on(rule, source: str):
+    """``rule`` applied to ``source`` written as a module ``bayesgen/example.py`` of a
+    temporary tree (ROOT pointed at it for the call)."""
     import tempfile
 
+    global ROOT
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bayesgen" / "example.py"
+        path.parent.mkdir()
+        path.write_text(source)
+        root, ROOT = ROOT, Path(tmp) / "bayesgen"
+        try:
+            return rule(path)
+        finally:
+            ROOT = root
+
+
+def test_foreign_state_rule_catches_examples():
+    """The rule itself: each pattern it forbids is found, each it allows is not."""
     source = (
         "import numpy as np\n"
         "import copy\n"
@@ -395,16 +410,7 @@ def test_foreign_state_rule_catches_examples():
         "        self._x = new._y\n"           # a private of the fresh copy: allowed
         "        return new\n"
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bayesgen" / "example.py"
-        path.parent.mkdir()
-        path.write_text(source)
-        global ROOT
-        root, ROOT = ROOT, Path(tmp) / "bayesgen"
-        try:
-            reads, writes = _foreign_state(path)
-        finally:
-            ROOT = root
+    reads, writes = _rule_on(_foreign_state, source)
     assert [r.split(":")[1] for r in reads] == ["4", "5", "6", "7", "10"]
     assert [w.split(":")[1] for w in writes] == ["5", "8", "9", "10"]
 
@@ -482,8 +488,6 @@ def test_family_hooks_keep_no_state():
 
 def test_hook_state_rule_catches_examples():
     """The rule itself: state set by a hook is found, construction is not."""
-    import tempfile
-
     source = (
         "class F:\n"
         "    def __init__(self, a):\n"
@@ -496,14 +500,5 @@ def test_hook_state_rule_catches_examples():
         "        other.c = 2\n"                   # not the family's own (other rule)
         "        return {}\n"
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bayesgen" / "example.py"
-        path.parent.mkdir()
-        path.write_text(source)
-        global ROOT
-        root, ROOT = ROOT, Path(tmp) / "bayesgen"
-        try:
-            hits = _hook_state(path)
-        finally:
-            ROOT = root
+    hits = _rule_on(_hook_state, source)
     assert [h.split(":")[1] for h in hits] == ["5", "6", "7", "8"]
