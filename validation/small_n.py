@@ -278,29 +278,19 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
         where = ", ".join(f"{d} n={k} ({v:.2f})" for (d, k), v in over.items()) or "none"
         lines.append(f"- {model}: cells worse than the class frequencies by more than 5%: "
                      f"{len(over)} / {cells_n} ({where}).")
-    lines += ["", "## Log loss", "",
-              "| data | n | " + " | ".join(order) + " | best sk | stack / best |",
-              "|---|---|" + "---|" * (len(order) + 2)]
-    for key in mean.index:
-        cells_text = [f"{mean.loc[key, m]:.3f} ± {sd.loc[key, m]:.3f}" for m in order]
-        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(cells_text)
-                     + f" | {best.loc[key]:.3f} ({best_name.loc[key]}) | "
-                       f"{ratio.loc[key]:.2f} |")
-    lines += ["", "## Ratio to the class frequencies", "",
-              "| data | n | " + " | ".join(BG_DEFAULTS) + " |",
-              "|---|---|" + "---|" * len(BG_DEFAULTS)]
-    for key in freq.index:
-        lines.append(f"| {key[0]} | {key[1]} | "
-                     + " | ".join(f"{v:.2f}" for v in freq.loc[key]) + " |")
+    lines += _table(
+        [*order, "best sk", "stack / best"],
+        [(key, [f"{mean.loc[key, m]:.3f} ± {sd.loc[key, m]:.3f}" for m in order]
+          + [f"{best.loc[key]:.3f} ({best_name.loc[key]})", f"{ratio.loc[key]:.2f}"])
+         for key in mean.index], title="Log loss")
+    lines += _table(BG_DEFAULTS, [(key, [f"{v:.2f}" for v in freq.loc[key]])
+                                  for key in freq.index],
+                    title="Ratio to the class frequencies")
     if len(weights):
         members = [c for c in weights.columns if c not in ("data", "n", "split")]
         w = weights.groupby(["data", "n"], sort=False)[members].mean()
-        lines += ["", "## Stacking weights (mean over the splits)", "",
-                  "| data | n | " + " | ".join(members) + " |",
-                  "|---|---|" + "---|" * len(members)]
-        for key in w.index:
-            lines.append(f"| {key[0]} | {key[1]} | "
-                         + " | ".join(f"{v:.2f}" for v in w.loc[key]) + " |")
+        lines += _table(members, [(key, [f"{v:.2f}" for v in w.loc[key]]) for key in w.index],
+                        title="Stacking weights (mean over the splits)")
     if len(study):
         lines += temperature_section(study, mean, best)
     failed = results[results["error"].notna()]
@@ -311,6 +301,15 @@ def markdown(results: pd.DataFrame, weights: pd.DataFrame, splits: int,
     lines += ["", "Seconds per model over all fits: "
               + ", ".join(f"{m} {s:.0f}" for m, s in secs.items()) + "."]
     return "\n".join(lines) + "\n"
+
+
+def _table(columns: list[str], rows: list[tuple], title: str | None = None) -> list[str]:
+    """Markdown lines of a table with columns data, n, ``columns`` (under a "## title"
+    heading when given); ``rows``: ``((data, n), cells)``, the cells already formatted."""
+    head = [] if title is None else ["", f"## {title}", ""]
+    return [*head, "| data | n | " + " | ".join(columns) + " |",
+            "|---|---|" + "---|" * len(columns),
+            *(f"| {key[0]} | {key[1]} | " + " | ".join(cells) + " |" for key, cells in rows)]
 
 
 def temperature_section(study: pd.DataFrame, mean: pd.DataFrame, best: pd.Series
@@ -339,8 +338,7 @@ def temperature_section(study: pd.DataFrame, mean: pd.DataFrame, best: pd.Series
              "(median T):", ""]
     models = [m for m in BG_DEFAULTS if f"{TEMPERED}{m}" in t_mean.columns]
     over = {m: int((t_mean[f"{TEMPERED}{m}"] / freq > 1.05).sum()) for m in models}
-    lines += ["| data | n | " + " | ".join(models) + " | tempered stack / best sk |",
-              "|---|---|" + "---|" * (len(models) + 1)]
+    rows = []
     for key in t_mean.index:
         parts = []
         for m in models:
@@ -348,8 +346,8 @@ def temperature_section(study: pd.DataFrame, mean: pd.DataFrame, best: pd.Series
             parts.append(f"{mean.loc[key, m] / freq.loc[key]:.2f} -> "
                          f"{t_mean.loc[key, TEMPERED + m] / freq.loc[key]:.2f}"
                          + ("" if np.isnan(T) else f" ({T:.3g})"))
-        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(parts)
-                     + f" | {ratio.loc[key]:.2f} |")
+        rows.append((key, [*parts, f"{ratio.loc[key]:.2f}"]))
+    lines += _table([*models, "tempered stack / best sk"], rows)
     lines += ["", "Cells where the tempered predictive is worse than the class frequencies "
               "by more than 5%: " + ", ".join(f"{m} {k}" for m, k in over.items()) + "."]
     return lines
