@@ -65,14 +65,13 @@ from sklearn.preprocessing import StandardScaler
 
 import bayesgen as bg
 from bayesgen.estimators.stacking import (
-    _class_log_prior,
-    _loo_class_log_prior,
+    class_log_prior,
     default_estimators,
+    loo_one_unit,
     loo_temperature,
     stacking_weights,
     tempered,
 )
-from bayesgen.inference import exact_loo
 
 #: (data set, n per class)
 CELLS = [(name, n) for name in ("iris", "wine", "breast cancer", "digits 0-4",
@@ -96,13 +95,12 @@ def loo_tempered(est, X_tr: np.ndarray, y_tr: np.ndarray, X_te: np.ndarray
     log probability of every training row's class (n,), its tempered test class log
     probabilities (m, K) and T. The class prior kept is each refit's in the
     leave-one-out terms and the fit's on the test rows (exact: (N_k + 1) / (N + K))."""
-    joint, y_index = exact_loo.loo_log_joint(est, X_tr, y_tr)
+    joint, y_index, loo_prior = loo_one_unit(est, X_tr, y_tr, None)  # each refit's prior
     loo = joint - logsumexp(joint, axis=1, keepdims=True)
-    loo_prior = _loo_class_log_prior(est, X_tr, y_tr, None)  # each refit's class prior
     T = loo_temperature(loo, y_index, loo_prior)
     rows = np.arange(y_index.size)
     return (tempered(loo, loo_prior, T)[rows, y_index],
-            tempered(est.predict_log_proba(X_te), _class_log_prior(est), T), T)
+            tempered(est.predict_log_proba(X_te), class_log_prior(est), T), T)
 
 
 def generated(name: str, counts: list[int], rng: np.random.Generator

@@ -8,7 +8,7 @@ better?
 
 Every cell and split of ``validation/small_n.py`` (same seeds) fits each candidate
 member once and keeps its exact leave-one-out class probabilities (the stack's,
-:func:`bayesgen.estimators.stacking._loo_one_unit`) and its test class probabilities;
+:func:`bayesgen.estimators.stacking.loo_one_unit`) and its test class probabilities;
 each variant then re-weighs those tables (no refit), so all variants see the same fits:
 
 - ``weight_prior`` c in {0, 1 (the default), 3, 6} (Dirichlet(1 + c / M) on the weights);
@@ -47,10 +47,9 @@ from scipy.special import log_softmax, logsumexp
 
 import bayesgen as bg
 from bayesgen.estimators.stacking import (
-    _class_log_prior,
-    _loo_class_log_prior,
-    _loo_one_unit,
+    class_log_prior,
     default_estimators,
+    loo_one_unit,
     loo_temperature,
     stacking_weights,
     tempered,
@@ -80,11 +79,11 @@ def tables(X_tr, y_tr, X_te, y_te) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(X_tr, y_tr)
-            joint, y_index = _loo_one_unit(est, X_tr, y_tr, None)
+            joint, y_index, loo_prior = loo_one_unit(est, X_tr, y_tr, None)
         out["loo"][name] = joint - logsumexp(joint, axis=1, keepdims=True)
         out["test"][name] = est.predict_log_proba(X_te)
-        out["prior"][name] = _class_log_prior(est)
-        out["loo prior"][name] = _loo_class_log_prior(est, X_tr, y_tr, None)
+        out["prior"][name] = class_log_prior(est)
+        out["loo prior"][name] = loo_prior
     out["y"] = y_index
     out["index"] = np.searchsorted(np.unique(y_tr), y_te)
     return out

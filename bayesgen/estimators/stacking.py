@@ -16,7 +16,7 @@ p_m(y_n | x_n, D without row n)::
 
 A sample weight w_n is a replication count (the members' convention), so "without row
 n" removes one of its copies: one unit of its weight, all of it when w_n < 1
-(:func:`_loo_one_unit`); integer weights then give exactly the stack of the repeated
+(:func:`loo_one_unit`); integer weights then give exactly the stack of the repeated
 rows.
 
 The leave-one-out class probabilities are exact for conjugate posteriors
@@ -281,7 +281,7 @@ def loo_temperature(loo_log_proba: np.ndarray, y_index: np.ndarray,
         The class index of every row.
     log_prior : ndarray of shape (K,) or (n, K)
         log pi_k, the class prior the tempering keeps; for leave-one-out terms, row n's
-        own, that of the data without row n (:func:`_loo_class_log_prior`), so that
+        own, that of the data without row n (:func:`loo_one_unit`), so that
         each term is the tempered predictive of the refit without row n.
     sample_weight : ndarray of shape (n,), optional
         w_n >= 0 (None: all 1).
@@ -342,36 +342,41 @@ def _maximise(L: np.ndarray, P: np.ndarray, w: np.ndarray, prior: float = 0.0
     return a
 
 
-def _loo_one_unit(estimator, X: Any, y: Any, sample_weight: Any
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """log p(x_n, y = k | D without one unit of row n's weight), (n, K), and the class
-    index of every row (:func:`bayesgen.inference.exact_loo.loo_log_joint`).
+def loo_one_unit(estimator, X: Any, y: Any, sample_weight: Any
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A fitted member's leave-one-out terms, from one check of the training rows.
 
     A weight is a replication count (``fit``'s convention: weight 2 is a duplicated
     row), so row n is left out as one of its w_n copies: the conjugate downdate removes
     min(w_n, 1) of its weight (all of it when w_n < 1), and the objective counts the
     term w_n times. With integer weights this is exactly the stack of the repeated
     rows (scikit-learn's sample-weight equivalence); with unit weights it is plain
-    leave-one-out."""
+    leave-one-out.
 
+    Returns
+    -------
+    joint : ndarray of shape (n, K)
+        log p(x_n, y = k | D without one unit of row n's weight)
+        (:func:`bayesgen.inference.exact_loo.loo_log_joint_of`).
+    y_index : ndarray of shape (n,)
+        The class index of every row.
+    class_log_prior : ndarray of shape (n, K)
+        log p(y = k | the labels without that unit): the class prior of each refit (the
+        Dirichlet posterior mean, or the fixed ``class_prior``), the reference
+        :func:`loo_temperature` tempers around.
+    """
     rows = exact_loo.training_rows(estimator, X, y, sample_weight)
-    return exact_loo.loo_log_joint_of(estimator.fitted_, rows,
-                                      np.minimum(rows.weights, 1.0)), rows.y
+    w = np.minimum(rows.weights, 1.0)
+    return (exact_loo.loo_log_joint_of(estimator.fitted_, rows, w), rows.y,
+            exact_loo.label_log_prior(estimator.fitted_, rows.y, w))
 
 
-def _loo_class_log_prior(estimator, X: Any, y: Any, sample_weight: Any) -> np.ndarray:
-    """log p(y = k | the labels without one unit of row n's weight), (n, K): the class
-    prior of the refit without row n (the Dirichlet posterior mean, or the fixed
-    ``class_prior``), the reference :func:`loo_temperature` tempers around."""
-    rows = exact_loo.training_rows(estimator, X, y, sample_weight)
-    return exact_loo._label_terms(estimator.fitted_, rows.y, np.minimum(rows.weights, 1.0))
-
-
-def _class_log_prior(estimator) -> np.ndarray:
-    """log p(y = k | the training labels), (K,): the fit's exact posterior predictive
-    class frequencies (N_k + a_k) / (N + A), or the fixed ``class_prior`` (not
-    ``class_log_prior_``, which for a posterior method may be a mean over draws)."""
-    return exact_loo._label_terms(estimator.fitted_, np.zeros(1, dtype=int), np.zeros(1))[0]
+def class_log_prior(estimator) -> np.ndarray:
+    """log p(y = k | the training labels), (K,): a fitted member's exact posterior
+    predictive class frequencies (N_k + a_k) / (N + A), or the fixed ``class_prior``
+    (not ``class_log_prior_``, which for a posterior method is a mean over draws)."""
+    return exact_loo.label_log_prior(estimator.fitted_, np.zeros(1, dtype=int),
+                                     np.zeros(1))[0]
 
 
 def loo_summary(loo_log_proba: np.ndarray, sample_weight: np.ndarray
@@ -534,11 +539,10 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                 est = clone(est).fit(X, y, sample_weight=sample_weight)
             if not exact_loo.supports(est):
                 raise ValueError(_no_exact_loo(name, est))
-            joint, y_index = _loo_one_unit(est, X, y, sample_weight)
+            joint, y_index, loo_prior = loo_one_unit(est, X, y, sample_weight)
             full = joint - logsumexp(joint, axis=1, keepdims=True)  # (n, K)
             loo.append(full[np.arange(y_index.size), y_index])
-            tables.append((full, y_index,
-                           _loo_class_log_prior(est, X, y, sample_weight)))
+            tables.append((full, y_index, loo_prior))
             fitted.append(est)
         classes = fitted[0].classes_
         for (name, _), est in zip(members, fitted, strict=True):

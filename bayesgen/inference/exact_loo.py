@@ -73,7 +73,7 @@ def _pointwise(fit, rows) -> np.ndarray:
     for the fit ``fit`` (:class:`bayesgen.inference.fitted.Fit`)."""
     X, y, w = rows.X, rows.y, rows.weights
     Z = scoring.internal(fit, X)
-    label = _label_terms(fit, y, w)[np.arange(y.size), y]  # log p(y_n | the other labels)
+    label = label_log_prior(fit, y, w)[np.arange(y.size), y]  # log p(y_n | the other labels)
     return label + _own_class(fit, Z, y, w) - scoring.per_row(scoring.jacobian(fit, Z))
 
 
@@ -121,7 +121,7 @@ def loo_log_joint_of(fit, rows, leave: np.ndarray | None = None) -> np.ndarray:
     Z = scoring.internal(fit, rows.X)
     out = rows.weights if leave is None else np.asarray(leave, dtype=float)
     joint = _every_class(fit, Z, rows.y, rows.weights, out)
-    joint += _label_terms(fit, rows.y, out)
+    joint += label_log_prior(fit, rows.y, out)
     jac = scoring.jacobian(fit, Z)
     return joint - jac
 
@@ -167,7 +167,7 @@ def loo_log_joint_at(estimator, rows, X_test, posteriors=None) -> np.ndarray:
     else:
         joint = fit.family.loo_log_predictive_at(
             scoring.internal(fit, rows.X), rows.y, rows.weights, fit.posterior, Z_test)
-    joint += _label_terms(fit, rows.y, rows.weights)[:, None, :]
+    joint += label_log_prior(fit, rows.y, rows.weights)[:, None, :]
     return joint - scoring.jacobian(fit, Z_test)  # (m, 1) per test row, or a float
 
 
@@ -223,7 +223,7 @@ def _every_class(fit, Z, y: np.ndarray, w: np.ndarray, leave: np.ndarray) -> np.
     return fit.family.loo_log_predictive_at(Z, y, leave, fit.posterior)
 
 
-def _label_terms(fit, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+def label_log_prior(fit, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(y = k | the labels without row n), (n, K): the Dirichlet posterior mean
     (N_k - w_n [k = y_n] + a_k) / (N - w_n + A), or the fixed ``class_prior``."""
     fixed = classprior.fixed_of(fit)
