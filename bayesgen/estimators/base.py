@@ -9,7 +9,9 @@ fitted generative model. Subclasses only say which family they use.
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
@@ -46,6 +48,26 @@ from bayesgen.utils.deprecation import DEFAULT_CONFIDENCE_LEVEL, DEPRECATED
 from bayesgen.utils.heavy import import_arviz
 from bayesgen.utils.logspace import decide, normalise, normalised_proba
 from bayesgen.utils.threads import jobs, no_spin
+
+
+def predicting(kind: str, **dask_options: Callable[[Any], Any]) -> Callable:
+    """Decorate a predict method ``method(self, X, *args)``: Dask X gives the lazy Dask
+    result (:func:`bayesgen.scale.dask_input.predict_lazily` of kind ``kind``, with
+    ``dask_options`` computed from the estimator); in-memory X runs the method with the
+    estimator's ``n_jobs`` threads (:func:`bayesgen.utils.threads.jobs`), X scanned once
+    (:func:`bayesgen.data.missing.scan_scope`)."""
+    def decorate(method: Callable) -> Callable:
+        @functools.wraps(method)
+        def run(self, X: Any, *args: Any, **kwargs: Any):
+            if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
+                check_is_fitted(self, "_params")
+                return dask_input.predict_lazily(
+                    self, method.__name__, X, kind, args, kwargs,
+                    **{k: option(self) for k, option in dask_options.items()})
+            with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
+                return method(self, X, *args, **kwargs)
+        return run
+    return decorate
 
 
 class GenerativeClassifier(ClassifierMixin, BaseEstimator):
@@ -344,6 +366,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         posterior methods: the posterior predictive joint (:func:`.scoring.scores`)."""
         return scoring.scores(self._fitted(), X, full)
 
+    @predicting("proba")
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:
         """log p(x, y=k) for every row and class, shape (n, K).
 
@@ -351,12 +374,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         posterior predictive log p(x, y=k | data), in closed form for
         ``method="conjugate"`` and estimated with log-mean-exp over draws for "mcmc".
         """
-        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
-            return dask_input.predict_lazily(self, "predict_joint_log_proba", X, "proba")
-        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
-        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-            return self._scores(self._check_X_predict(X), full=True)
+        return self._scores(self._check_X_predict(X), full=True)
 
+    @predicting("decision")
     def decision_function(self, X: Any) -> np.ndarray:
         """Discriminant functions delta_k(x): log p(x, y=k) up to terms equal across classes.
 
@@ -365,20 +385,17 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         posterior methods the posterior predictive log p(x, y=k | data).
         Returns (n, K), or (n,) = delta_1 - delta_0 for two classes (as scikit-learn).
         """
-        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
-            return dask_input.predict_lazily(self, "decision_function", X, "decision")
-        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
-        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-            X = self._check_X_predict(X)
-            scores = self._scores(X, full=False)
-            if scores.shape[1] == 2:
-                impossible = np.isneginf(scores).all(axis=1)  # as predict_proba: the prior
-                with np.errstate(invalid="ignore"):
-                    diff = scores[:, 1] - scores[:, 0]
-                diff[impossible] = self.class_log_prior_[1] - self.class_log_prior_[0]
-                return diff
-            return scoring.user_discriminant(self._fitted(), X, scores)
+        X = self._check_X_predict(X)
+        scores = self._scores(X, full=False)
+        if scores.shape[1] == 2:
+            impossible = np.isneginf(scores).all(axis=1)  # as predict_proba: the prior
+            with np.errstate(invalid="ignore"):
+                diff = scores[:, 1] - scores[:, 0]
+            diff[impossible] = self.class_log_prior_[1] - self.class_log_prior_[0]
+            return diff
+        return scoring.user_discriminant(self._fitted(), X, scores)
 
+    @predicting("proba")
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """log p(y=k | x), (n, K), normalised with log-sum-exp. Never NaN.
 
@@ -386,23 +403,16 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         joint p(x, y=k | theta) normalised over classes (not a mean of per-draw
         conditionals); exact for ``method="conjugate"``.
         """
-        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
-            return dask_input.predict_lazily(self, "predict_log_proba", X, "proba")
-        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
-        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-            scores = self._scores(self._check_X_predict(X), full=False)
-            return normalise(scores, self.class_log_prior_, type(self).__name__,
-                             advice=self._zero_likelihood_advice())
+        scores = self._scores(self._check_X_predict(X), full=False)
+        return normalise(scores, self.class_log_prior_, type(self).__name__,
+                         advice=self._zero_likelihood_advice())
 
+    @predicting("proba")
     def predict_proba(self, X: Any) -> np.ndarray:
         """p(y=k | x), (n, K); rows sum to 1, columns in the order of ``classes_``."""
-        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
-            return dask_input.predict_lazily(self, "predict_proba", X, "proba")
-        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
-        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-            scores = self._scores(self._check_X_predict(X), full=False)
-            return normalised_proba(scores, self.class_log_prior_, type(self).__name__,
-                                    overwrite=True, advice=self._zero_likelihood_advice())
+        scores = self._scores(self._check_X_predict(X), full=False)
+        return normalised_proba(scores, self.class_log_prior_, type(self).__name__,
+                                overwrite=True, advice=self._zero_likelihood_advice())
 
     def _zero_likelihood_advice(self) -> str | None:
         """What removes zero fitted probabilities for this fit
@@ -411,15 +421,12 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     score = dask_input.score
 
+    @predicting("score")
     def score_samples(self, X: Any) -> np.ndarray:
         """log p(x) = log sum_k p(x, y=k), (n,): the density of x (posterior predictive
         for posterior methods; missing entries integrated out), for novelty detection
         (see :mod:`bayesgen.inference.density`)."""
-        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
-            return dask_input.predict_lazily(self, "score_samples", X, "score")
-        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
-        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-            return density.log_marginal(self._scores(self._check_X_predict(X), full=True))
+        return density.log_marginal(self._scores(self._check_X_predict(X), full=True))
 
     def log_marginal_likelihood(self, X: Any = None, y: Any = None,
                                 sample_weight: Any = None) -> float:
@@ -435,14 +442,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         return evidence.log_marginal_likelihood(self, X, y, sample_weight)
 
+    @predicting("label")
     def _predict_labels(self, X: Any) -> np.ndarray:
         """``predict`` without a reject option (Dask X: a lazy array)."""
-        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
-            return dask_input.predict_lazily(self, "_predict_labels", X, "label")
-        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
-        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-            proba = self.predict_proba(X)
-            return self.classes_[decide(proba, self._loss)]
+        return self.classes_[decide(self.predict_proba(X), self._loss)]
 
     def predict(self, X: Any, *, reject_cost: float | None = None,
                 coverage: float | None = None, reject_label: Any = None) -> np.ndarray:
@@ -541,6 +544,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _check_posterior(self, what: str) -> None:
         posterior.check_posterior(self, what)
 
+    @predicting("draws", posterior_size=lambda self: self._posterior_size())
     def predict_proba_draws(self, X: Any):
         """p(y=k | x, theta_s) for every posterior draw.
 
@@ -550,16 +554,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             Dims ``("chain", "draw", "obs", "class")``, ``class`` coordinate =
             ``classes_``. Memory is chains x draws x n x K doubles.
         """
-        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
-            return dask_input.predict_lazily(self, "predict_proba_draws", X, "draws",
-                                             posterior_size=self._posterior_size())
-        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
-        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-            self._check_posterior("predict_proba_draws")
-            X = self._check_X_predict(X)
-            values = scoring.proba_draws(self._fitted(), X)
-            chains, draws = self._posterior_size()
-            return posterior.as_dataarray(values, chains, draws, self.classes_)
+        self._check_posterior("predict_proba_draws")
+        values = scoring.proba_draws(self._fitted(), self._check_X_predict(X))
+        chains, draws = self._posterior_size()
+        return posterior.as_dataarray(values, chains, draws, self.classes_)
 
     def add_log_likelihood(self, X: Any = None, y: Any = None, sample_weight: Any = None):
         """Add the ``log_likelihood`` group to ``idata_`` when fit left it out.
@@ -586,6 +584,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self._check_posterior("add_log_likelihood")
         return loglik.add(self, self._fitted(), X, y, sample_weight)
 
+    @predicting("interval")
     def predict_proba_interval(self, X: Any, hdi_prob: float = 0.94):
         """Highest-density credible intervals of p(y=k | x, theta) (``az.hdi``).
 
@@ -594,17 +593,10 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         xarray.DataArray
             Dims ``("obs", "class", "hdi")`` with ``hdi`` = ``["lower", "higher"]``.
         """
-        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
-            return dask_input.predict_lazily(self, "predict_proba_interval", X, "interval",
-                                             (hdi_prob,))
-        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
-        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-            az = import_arviz()
-
-            if not 0 < hdi_prob < 1:
-                raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
-            draws = self.predict_proba_draws(X)
-            return az.hdi(draws.to_dataset(name="p"), hdi_prob=hdi_prob)["p"]
+        if not 0 < hdi_prob < 1:
+            raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
+        draws = self.predict_proba_draws(X)
+        return import_arviz().hdi(draws.to_dataset(name="p"), hdi_prob=hdi_prob)["p"]
 
     # -------------------------------------------------------------- sampling
     def sample(self, n: int, classes: Any = None, random_state: Any = None):

@@ -16,14 +16,11 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from bayesgen.data import missing
 from bayesgen.estimators import lda_projection
-from bayesgen.estimators.base import GenerativeClassifier
+from bayesgen.estimators.base import GenerativeClassifier, predicting
 from bayesgen.estimators.params import constraints
 from bayesgen.families import get_family
-from bayesgen.scale import dask_input
 from bayesgen.utils.deprecation import DEPRECATED, renamed
-from bayesgen.utils.threads import jobs
 
 _SHARED_DOC = """
 
@@ -346,6 +343,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         """Number of discriminant directions returned by ``transform`` (K - 1 at most)."""
         return self._n_components
 
+    @predicting("transform", width=lambda self: self._n_features_out)
     def transform(self, X: Any) -> np.ndarray:
         """Project onto the first ``n_components`` Fisher discriminant directions.
 
@@ -358,19 +356,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _MVNClassifier):
         E[x | x_o] = sum_k p(k | x_o) E[x | x_o, k] (the Gaussian conditional mean of
         the missing coordinates given the observed ones).
         """
-
-        check_is_fitted(self, "scalings_")
-        if dask_input.is_dask(X):  # a lazy Dask array, computed chunk by chunk
-            return dask_input.predict_lazily(self, "transform", X, "transform",
-                                             width=self._n_features_out)
-        # the estimator's n_jobs threads; X is scanned once (missing.scan_scope)
-        with jobs(getattr(self, "n_jobs", None)), missing.scan_scope():
-            return self._transform(X)
-
-    def _transform(self, X: Any) -> np.ndarray:
-        """``transform`` of in-memory X."""
         from bayesgen.inference import scoring
 
+        check_is_fitted(self, "scalings_")
         X = self._check_X_predict(X)
         if not hasattr(self, "_scalings"):  # fitted before the frame existed
             return (X - self.xbar_) @ self.scalings_[:, : self._n_components]

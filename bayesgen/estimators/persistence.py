@@ -260,16 +260,13 @@ def _read(path: Path):
 
 def _upgrade(estimator) -> None:
     """State of a file written by an earlier version, as this version has it: the
-    training rows it kept (``_train``, ``_train_weights``) dropped, ``method_`` (the
-    fit's method) from its ``method``, constructor parameters added since at their
-    defaults."""
+    training rows it kept (``_train``, ``_train_weights``) dropped, constructor
+    parameters added since at their defaults (``method_``: :func:`_renamed`)."""
     import inspect
 
     state = vars(estimator)
     for legacy in ("_train", "_train_weights"):
         state.pop(legacy, None)
-    if "_params" in state and "method_" not in state and "method" in state:
-        state["method_"] = state["method"]
     signature = inspect.signature(type(estimator).__init__)
     for name in estimator._get_param_names():
         default = signature.parameters[name].default

@@ -226,18 +226,12 @@ def probability_forest(estimator, X_points: Any, *, hdi_prob: float = 0.94, ax=N
     """
     check_is_fitted(estimator, "classes_")
     posterior.check_posterior(estimator, "probability_forest")
-    if not 0 < hdi_prob < 1:
-        raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
     X_points = np.asarray(X_points, dtype=float)
     X_points = X_points[None, :] if X_points.ndim == 1 else X_points
-    draws = estimator.predict_proba_draws(X_points).values
-    draws = draws.reshape(-1, *draws.shape[2:])  # (S, m, K)
-    mean = draws.mean(axis=0)
-    s = np.sort(draws, axis=0)
-    n_in = int(np.floor(hdi_prob * s.shape[0]))
-    start = np.argmin(s[n_in:] - s[: s.shape[0] - n_in], axis=0)
-    lower = np.take_along_axis(s, start[None], 0)[0]
-    upper = np.take_along_axis(s, (start + n_in)[None], 0)[0]
+    # the HDI of az.hdi (predict_proba_interval), which also checks hdi_prob
+    lower, upper = np.moveaxis(estimator.predict_proba_interval(X_points, hdi_prob).values,
+                               -1, 0)
+    mean = estimator.predict_proba_draws(X_points).mean(("chain", "draw")).values
     m, K = mean.shape
     colors = _class_colors(K)
     ax = _axes(ax)

@@ -45,15 +45,7 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     who = type(tmpl).__name__
     if reset:
         _check_shape(tmpl, X)
-    if is_dask(X):
-        x_blocks, lengths = _row_blocks(X)
-        rows = _Lengths(X, lengths)
-    else:  # in-memory X, Dask y or sample_weight: X is cut into their chunks
-        ref = y if is_dask(y) else sample_weight
-        rows = _Lengths(ref, _row_blocks(ref)[1])
-        x_blocks = _aligned(X, rows, len(rows.get()))
-    y_blocks = _aligned(y, rows, len(x_blocks))
-    w_blocks = _aligned(sample_weight, rows, len(x_blocks))
+    x_blocks, y_blocks, w_blocks = _blocks(X, y, sample_weight)
     shared = dask.delayed(tmpl, pure=False)  # one copy in the graph, not one per task
     leaves = [
         dask.delayed(_chunk_piece, pure=True)(shared, xb, yb, wb, method, classes, reset,
@@ -183,6 +175,20 @@ def _compute_lengths(X: Any) -> tuple[int, ...]:
     return tuple(int(c) for c in X.compute_chunk_sizes().chunks[0])
 
 
+def _blocks(X: Any, y: Any, sample_weight: Any) -> tuple[list, list, list]:
+    """The row blocks of X, y and sample_weight, aligned on the chunks of X (or, for
+    in-memory X, of the Dask y or sample_weight: X is cut into their chunks)."""
+    if is_dask(X):
+        x_blocks, lengths = _row_blocks(X)
+        rows = _Lengths(X, lengths)
+    else:
+        ref = y if is_dask(y) else sample_weight
+        rows = _Lengths(ref, _row_blocks(ref)[1])
+        x_blocks = _aligned(X, rows, len(rows.get()))
+    return (x_blocks, _aligned(y, rows, len(x_blocks)),
+            _aligned(sample_weight, rows, len(x_blocks)))
+
+
 def _aligned(values: Any, rows: _Lengths, n_blocks: int) -> list:
     """``values`` (X, y or sample_weight: Dask, NumPy, pandas, list or None) split into
     the row chunks ``rows``."""
@@ -228,15 +234,7 @@ def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         return ClassifierMixin.score(self, X, y, sample_weight=sample_weight)
     import dask
 
-    if is_dask(X):
-        x_blocks, lengths = _row_blocks(X)
-        rows = _Lengths(X, lengths)
-    else:
-        ref = y if is_dask(y) else sample_weight
-        rows = _Lengths(ref, _row_blocks(ref)[1])
-        x_blocks = _aligned(X, rows, len(rows.get()))
-    y_blocks = _aligned(y, rows, len(x_blocks))
-    w_blocks = _aligned(sample_weight, rows, len(x_blocks))
+    x_blocks, y_blocks, w_blocks = _blocks(X, y, sample_weight)
     shared = dask.delayed(self, pure=False)
     parts = [dask.delayed(_chunk_score, pure=True)(shared, xb, yb, wb)
              for xb, yb, wb in zip(x_blocks, y_blocks, w_blocks, strict=True)]
