@@ -228,8 +228,7 @@ def label_log_prior(fit, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     (N_k - w_n [k = y_n] + a_k) / (N - w_n + A), or the fixed ``class_prior``."""
     fixed = classprior.fixed_of(fit)
     if fixed is not None:
-        with np.errstate(divide="ignore"):
-            return np.broadcast_to(np.log(fixed), (y.size, np.size(fixed))).copy()
+        return classprior.log_constant(fixed, y.size)
     conc = classprior.posterior(fit.class_count, fit.class_alpha)
     counts = np.broadcast_to(conc, (y.size, conc.size)).copy()
     counts[np.arange(y.size), y] -= w
