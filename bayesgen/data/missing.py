@@ -22,11 +22,6 @@ import numpy as np
 
 from bayesgen.data import sparse
 
-
-def _values(X: Any) -> np.ndarray:
-    return sparse.values(X)
-
-
 #: the maxima and minima found inside the current :func:`scan_scope`:
 #: id(array) -> (array, (max, min)); an entry keeps its array alive, so no id is reused
 _SCANNED: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
@@ -77,7 +72,7 @@ def _max_min(values: np.ndarray) -> tuple[float, float]:
 def has_missing(X: Any) -> bool:
     """Whether X (dense, or the stored values of sparse X) holds NaN (:func:`extremes`,
     no pass for an array already scanned inside the current :func:`scan_scope`)."""
-    values = _values(X)
+    values = sparse.values(X)
     if values.size == 0 or values.dtype.kind != "f":
         return False
     return bool(np.isnan(extremes(values)[0]))
@@ -218,7 +213,7 @@ def check_infinite(X: Any, who: str) -> None:
     """
     from bayesgen.data.validation import check_finite
 
-    values = _values(X)
+    values = sparse.values(X)
     if values.size == 0 or values.dtype.kind != "f":
         return
     high, low = extremes(values)

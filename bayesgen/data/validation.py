@@ -287,14 +287,6 @@ def check_finite(X: np.ndarray, estimator_name: str) -> bool:
     return False
 
 
-def _stored_values(X: Any) -> np.ndarray:
-    """X itself, or ``X.data`` for scipy.sparse X (the implicit zeros pass every
-    support check)."""
-    from bayesgen.data.sparse import values
-
-    return values(X)
-
-
 def _nanmin_ok(X: np.ndarray) -> bool:
     """After a minimum that is not >= 0: True when that came only from NaN (missing
     values) and the observed values are >= 0 (a second pass, only with missing
@@ -310,7 +302,9 @@ def check_nonnegative(X: Any, estimator_name: str) -> None:
 
     X may be scipy.sparse: then only its stored values ``X.data`` are checked.
     """
-    X = _stored_values(X)
+    from bayesgen.data.sparse import values
+
+    X = values(X)  # X.data of sparse X: the implicit zeros pass every support check
     if X.size and not X.min() >= 0 and not _nanmin_ok(X):  # NaN propagates
         check_finite(X, estimator_name)
         raise ValueError(
@@ -335,7 +329,9 @@ def check_counts(X: Any, method: str, estimator_name: str) -> Any:
 
 def check_binary(X: Any, estimator_name: str) -> None:
     """Raise ``ValueError`` unless X (or the stored values of sparse X) holds only 0 and 1."""
-    X = _stored_values(X)
+    from bayesgen.data.sparse import values
+
+    X = values(X)
     if X.size and not np.all((X == 0) | (X == 1) | np.isnan(X)):
         raise ValueError(
             f"{estimator_name} with binarize=None needs X to hold only 0 and 1; found "

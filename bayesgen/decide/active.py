@@ -182,10 +182,7 @@ def select_queries(estimator, X_pool: Any, n_queries: int = 1, strategy: str = "
         posterior.check_posterior(estimator, f"select_queries(strategy={strategy!r})")
     scores = _scores(estimator, table, "bald" if batch else strategy, max_draws, rng)
     n = scores.size
-    if int(n_queries) != n_queries or not 1 <= n_queries <= n:
-        raise ValueError(f"n_queries must be an integer in [1, {n}] (the pool's rows); "
-                         f"got {n_queries!r}.")
-    n_queries = int(n_queries)
+    n_queries = _check_n_queries(n_queries, n)
     # decreasing score, ties broken at random (a tied pool is not taken in row order)
     order = np.lexsort((rng.uniform(size=n), -scores))
     if batch:
@@ -224,6 +221,13 @@ def select_queries(estimator, X_pool: Any, n_queries: int = 1, strategy: str = "
                 return np.asarray(chosen)
     return np.asarray(chosen + skipped[: n_queries - len(chosen)])
 
+
+def _check_n_queries(n_queries: Any, n: int) -> int:
+    """``n_queries`` as an int in [1, n] (the pool's rows), else ``ValueError``."""
+    if int(n_queries) != n_queries or not 1 <= n_queries <= n:
+        raise ValueError(f"n_queries must be an integer in [1, {n}] (the pool's rows); "
+                         f"got {n_queries!r}.")
+    return int(n_queries)
 
 def _pool_terms(estimator, Xv: Any, draws: np.ndarray | None, log_pi: np.ndarray):
     """Yield ``(rows, p (K, S, m), H (S, m), log_w (S, m))`` chunk by chunk (see
@@ -281,9 +285,7 @@ def batchbald(estimator, Xv: Any, n_queries: int, first_scores: np.ndarray | Non
         first_scores = decompose_rows(estimator, Xv, max_draws, exact=False,
                                       warn_ess=False).epistemic
     n = first_scores.size
-    if int(n_queries) != n_queries or not 1 <= n_queries <= n:
-        raise ValueError(f"n_queries must be an integer in [1, {n}] (the pool's rows); "
-                         f"got {n_queries!r}.")
+    _check_n_queries(n_queries, n)
     if order is None:
         order = np.argsort(-first_scores, kind="stable")
     rank = np.empty(n, dtype=np.int64)

@@ -222,14 +222,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _store_augmentation(self, result) -> None:
         """The posterior of data augmentation (:class:`bayesgen.semi.augmentation.Result`)
         in place of the labeled-only one: draws, ``idata_`` and the point attributes."""
-        from bayesgen.inference import mcmc
-
-        self._params, self._log_pi_draws = result.params, result.log_pi
         self._posterior, self.class_count_ = result.posterior, result.counts
-        self._build_idata({"lp": result.lp})
-        mcmc.warn_if_not_converged(self.idata_, self._var_names(), type(self).__name__)
-        mean = posterior.posterior_mean(result.params, self._family.param_dims)
-        self._set_point_attributes(classprior.mean(result.log_pi, self._fixed_pi), mean)
+        self._store_draws(result.log_pi, result.params, {"lp": result.lp})
         self._after_fit()
 
     def _check_params(self) -> str:
@@ -302,8 +296,14 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
             log_pi, params, sample_stats, self._hyper_draws = mcmc.sample_posterior(
                 self, self._fitted(), extra)
-        self._params = params
-        self._log_pi_draws = log_pi
+        self._store_draws(log_pi, params, sample_stats, train)
+
+    def _store_draws(self, log_pi: np.ndarray, params: dict, sample_stats,
+                     train: tuple | None = None) -> None:
+        """The posterior draws as ``_log_pi_draws``, ``_params``, ``idata_`` (Markov chains,
+        ``sample_stats`` not None: checked for convergence) and the point attributes (the
+        posterior means)."""
+        self._params, self._log_pi_draws = params, log_pi
         self._build_idata(sample_stats, train)
         if sample_stats is not None:  # NUTS or data augmentation: Markov chains
             from bayesgen.inference import mcmc

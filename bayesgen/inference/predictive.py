@@ -13,8 +13,6 @@ draws or chains.
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import warnings
 from typing import Any
 
@@ -22,6 +20,7 @@ import numpy as np
 
 from bayesgen.inference import scoring
 from bayesgen.utils.heavy import import_arviz, import_pymc
+from bayesgen.utils.progress import quiet_logger
 from bayesgen.utils.random import legacy_rng
 
 #: refuse to build replicated data sets larger than this many values (~4 GB)
@@ -167,7 +166,7 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
     hyper = list((fit.prior or {}).get("hyper", {}).get("names", ()))
     names = ["pi", *fit.family.param_dims, *hyper]
     observed = {"y"} | ({"x"} if "x" in model.named_vars else set())
-    with warnings.catch_warnings(), _quiet_logger("pymc.sampling.forward"):
+    with warnings.catch_warnings(), quiet_logger("pymc.sampling.forward"):
         # KernelNB's likelihood is a Potential with no forward sampler: x is drawn below
         warnings.filterwarnings("ignore", message=".*Potentials.*")
         # forward sampling compiles with PyTensor's C backend, whose BLAS notice is about
@@ -199,15 +198,3 @@ def prior_predictive(estimator, draws: int = 500, random_state: Any = None, X: A
         groups.extend(observed)
     return groups, new
 
-
-@contextlib.contextmanager
-def _quiet_logger(name: str):
-    """Raise logger ``name`` to WARNING for the block: PyMC logs "Sampling: [...]" at
-    INFO on every forward sampling call, which says nothing to a bayesgen user."""
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TextIO
 
 #: the values ``progressbar`` accepts besides booleans
@@ -56,21 +56,23 @@ def show_progress(progressbar: Any) -> bool:
 
 
 @contextmanager
-def quiet_pymc_log(show: bool) -> Iterator[None]:
-    """While ``pm.sample`` runs without bars (``show`` False), hide PyMC's INFO lines
-    ("Initializing NUTS ...", "Sequential sampling ...", "Sampling ... took N seconds"):
-    they are progress reports too. Its warnings still pass; with ``show`` True nothing
-    changes."""
-    if show:
-        yield
-        return
-    logger = logging.getLogger("pymc")
+def quiet_logger(name: str) -> Iterator[None]:
+    """Raise logger ``name`` to at least WARNING for the block: PyMC reports progress at
+    INFO ("Sampling: [...]", "Initializing NUTS ..."); its warnings still pass."""
+    logger = logging.getLogger(name)
     level = logger.level
     logger.setLevel(max(level, logging.WARNING))
     try:
         yield
     finally:
         logger.setLevel(level)
+
+
+def quiet_pymc_log(show: bool) -> AbstractContextManager:
+    """While ``pm.sample`` runs without bars (``show`` False), hide PyMC's INFO lines
+    (:func:`quiet_logger`): they are progress reports too; with ``show`` True nothing
+    changes."""
+    return nullcontext() if show else quiet_logger("pymc")
 
 
 class ProgressBar:
