@@ -89,11 +89,18 @@ def validate_rows(estimator, X: Any, y: Any, *, family, columns, reset: bool,
     return X, y, columns
 
 
-def _numeric(fit, X: Any) -> Any:
-    """Rows for a fitted model read as its training columns were (``fit.columns``)."""
+def _validate_fitted(estimator, fit, X: Any, *y: Any):
+    """X (and y, if given: :func:`check_label_sequence`) of a fitted model: read as its
+    training columns were (``fit.columns``), scikit-learn's ``validate_data`` (float64,
+    NaN allowed), infinity refused (:func:`_check_infinite`); returns what
+    ``validate_data`` does."""
     X, _ = tables.to_numeric(X, family=fit.family, table=fit.columns, who=fit.who,
                              reset=False)
-    return X
+    y = tuple(map(check_label_sequence, y))
+    out = validate_data(estimator, X, *y, reset=False, dtype=np.float64,
+                        ensure_all_finite=False, **sparse.validate_kwargs(fit.family, X, fit.who))
+    _check_infinite(fit.family, out[0] if y else out, fit.who)
+    return out
 
 
 def _check_infinite(family, X: Any, who: str) -> None:
@@ -110,11 +117,8 @@ def validate_predict(estimator, X: Any) -> Any:
     value, see :mod:`bayesgen.data.missing`), the missing-value guard and the family's
     support checks."""
     fit = estimator.fitted_
-    X = _numeric(fit, X)
-    X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
-                      **sparse.validate_kwargs(fit.family, X, fit.who))
-    _check_infinite(fit.family, X, fit.who)
-    return missing.check_X(estimator, fit.family, X, fit.method)
+    return missing.check_X(estimator, fit.family, _validate_fitted(estimator, fit, X),
+                           fit.method)
 
 
 def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
@@ -126,12 +130,7 @@ def read_rows(estimator, X: Any, y: Any, sample_weight: Any = None):
     with missing.scan_scope(), no_spin():
         y, unlabeled = labels.split_labels(y, getattr(estimator, "unlabeled", None))
         fit = estimator.fitted_
-        X = _numeric(fit, X)
-        y = check_label_sequence(y)
-        X, y = validate_data(estimator, X, y, reset=False, dtype=np.float64,
-                             ensure_all_finite=False,
-                             **sparse.validate_kwargs(fit.family, X, fit.who))
-        _check_infinite(fit.family, X, fit.who)
+        X, y = _validate_fitted(estimator, fit, X, y)
         weights = check_sample_weight(sample_weight, X.shape[0], fit.method)
         if unlabeled is not None:
             keep = np.flatnonzero(~unlabeled)
