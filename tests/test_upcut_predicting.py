@@ -121,3 +121,10 @@ def test_quiet_logger_raises_to_warning_and_restores():
     with quiet_pymc_log(False):
         assert pymc_logger.level == max(level, logging.WARNING)
     assert pymc_logger.level == level
+
+
+@pytest.mark.parametrize("name", ["predict", "predict_proba", "decision_function",
+                                  "score_samples", "predict_joint_log_proba"])
+def test_unfitted_in_memory_calls_are_not_fitted_errors(name, data):
+    with pytest.raises(NotFittedError):
+        getattr(bg.GaussianNB(), name)(data[2])

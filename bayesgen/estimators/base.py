@@ -445,7 +445,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     @predicting("label")
     def _predict_labels(self, X: Any) -> np.ndarray:
         """``predict`` without a reject option (Dask X: a lazy array)."""
-        return self.classes_[decide(self.predict_proba(X), self._loss)]
+        proba = self.predict_proba(X)  # first: NotFittedError before fit
+        return self.classes_[decide(proba, self._loss)]
 
     def predict(self, X: Any, *, reject_cost: float | None = None,
                 coverage: float | None = None, reject_label: Any = None) -> np.ndarray:

@@ -226,9 +226,11 @@ def probability_forest(estimator, X_points: Any, *, hdi_prob: float = 0.94, ax=N
     """
     check_is_fitted(estimator, "classes_")
     posterior.check_posterior(estimator, "probability_forest")
+    if not 0 < hdi_prob < 1:
+        raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}.")
     X_points = np.asarray(X_points, dtype=float)
     X_points = X_points[None, :] if X_points.ndim == 1 else X_points
-    # the HDI of az.hdi (predict_proba_interval), which also checks hdi_prob
+    # the HDI of az.hdi (predict_proba_interval)
     lower, upper = np.moveaxis(estimator.predict_proba_interval(X_points, hdi_prob).values,
                                -1, 0)
     mean = estimator.predict_proba_draws(X_points).mean(("chain", "draw")).values
