@@ -39,6 +39,8 @@ _MVN = FAMILIES["mvn"]
 METHODS = ("map", "gibbs", "mcmc")
 #: folds of the cross-validated predictive of ``method="map"`` (:meth:`MixtureDA.loo_log_joint`)
 LOO_FOLDS = 10
+#: folds of the held-out check of ``n_components="auto"`` (:meth:`MixtureDA._check_by_log_loss`)
+CV_FOLDS = 5
 #: Pareto k above which a PSIS-LOO term is unreliable (Vehtari et al. 2024)
 PARETO_K_WARN = 0.7
 
@@ -362,7 +364,7 @@ class MixtureDA(GenerativeClassifier):
         rng = rng_from(self.random_state)
         component = family.component
         diagonal = self.cov_structure == "diag"
-        fits, bic = [], np.full((K, self.max_components), np.nan)
+        fits, bic, singles = [], np.full((K, self.max_components), np.nan), []
         for k in range(K):
             take = (batch.y_index == k) & (batch.weights > 0)
             Zk, vk = Z[take], batch.weights[take]
@@ -380,6 +382,7 @@ class MixtureDA(GenerativeClassifier):
                 for M, (f, _) in zip(candidates, found, strict=True):
                     bic[k, M - 1] = f.bic
                 fits.append(max(found, key=lambda f: f[0].bic))
+                singles.append(found[0])
             else:
                 if sizes[k] > distinct:
                     raise ValueError(
@@ -388,6 +391,11 @@ class MixtureDA(GenerativeClassifier):
                         "use n_components='auto'.")
                 fits.append(self._fit_class(component, Zk, vk, sizes[k], prior_of, batch.frame,
                                             kw))
+        cv_loss = None
+        if sizes is None and any(f.weights.shape[0] > 1 for f, _ in fits):
+            keep, cv_loss = self._check_by_log_loss(component, Z, batch, fits, prior_of(1),
+                                                    rng)
+            fits = [f if keep[k] else singles[k] for k, f in enumerate(fits)]
         fits, self._class_priors = [f for f, _ in fits], [p for _, p in fits]
         self._set_fit_state(method, family, batch, prior)
         self.n_components_ = np.array([f.weights.shape[0] for f in fits])
@@ -396,8 +404,10 @@ class MixtureDA(GenerativeClassifier):
         self.component_prior_ = [family.prior_to_user(p) for p in self._class_priors]
         if sizes is None:
             self.bic_ = bic
+            self.cv_log_loss_ = np.full(2, np.nan) if cv_loss is None else cv_loss
         else:
             self.__dict__.pop("bic_", None)
+            self.__dict__.pop("cv_log_loss_", None)
         # the prior of model_ and of the NUTS model: every class's component prior
         self._prior = mixture_pymc.mixture_prior(self._class_priors, self.n_components_,
                                                  self.weight_alpha)
@@ -431,6 +441,78 @@ class MixtureDA(GenerativeClassifier):
         except ValueError:  # e.g. a component without rows: keep the first prior
             return first, prior_of(M)
         return em.run(component, Z, v, refined, M, start=labels, **kw), refined
+
+    def _check_by_log_loss(self, component, Z: np.ndarray, batch, fits: list,
+                           prior_one: dict, rng) -> tuple[np.ndarray, np.ndarray]:
+        """Which classes keep BIC's M > 1: the held-out log loss of the labels decides.
+
+        ``CV_FOLDS``-fold stratified cross-validation over the rows of positive weight
+        (shuffled with the fit's generator): in each fold every class is refitted on the
+        other folds twice, with one component (QDA's closed-form MAP) and with BIC's M
+        components (one EM run under the class's resolved prior, started from the
+        full-data mixture's partition of those rows), giving the held-out
+        log p(x_n | y = k) of every row under both. A class keeps its M components only
+        if that lowers the cross-validated log loss -sum_n w_n log p(y_n | x_n) of the
+        labels (the classes' choices together; greedy: classes revert to one component
+        while a reversion lowers it, largest gain first). BIC scores each class's
+        density alone and can prefer components that sharpen p(x | y) without helping,
+        or while hurting, p(y | x) (the plug-in mixture of a few rows per component is
+        overconfident). Returns ``keep`` (K,) of bool and the cross-validated log loss
+        per row (BIC's choice, the kept choice). With a class of fewer than 2 rows the
+        check is skipped (BIC's choice kept, NaN losses)."""
+        K = batch.classes.size
+        sizes = np.array([f.weights.shape[0] for f, _ in fits])
+        keep = sizes > 1
+        take = batch.weights > 0
+        Zt, yt, vt = Z[take], batch.y_index[take], batch.weights[take]
+        counts = np.bincount(yt, minlength=K)
+        if counts.min() < 2:
+            return keep, np.full(2, np.nan)
+        seed = int(rng.integers(2**31 - 1))
+        folds = StratifiedKFold(n_splits=min(CV_FOLDS, int(counts.min())), shuffle=True,
+                                random_state=seed).split(Zt, yt)
+        one, mix = np.empty((yt.size, K)), np.empty((yt.size, K))
+        kw = {"alpha": float(self.weight_alpha), "n_init": 1, "max_iter": self.max_iter,
+              "tol": float(self.tol), "rng": rng,
+              "diagonal": self.cov_structure == "diag"}
+        for train, test in folds:
+            for k in range(K):
+                rows = train[yt[train] == k]
+                Zk, vk = Zt[rows], vt[rows]
+                single = em.run(component, Zk, vk, prior_one, 1, **kw)
+                one[test, k] = _mixture_log_lik(component, Zt[test], single)
+                if not keep[k]:
+                    mix[test, k] = one[test, k]
+                    continue
+                fit, prior = fits[k]
+                start = em.hard_labels(component, Zk, fit)
+                refit = em.run(component, Zk, vk, prior, sizes[k], start=start, **kw)
+                mix[test, k] = _mixture_log_lik(component, Zt[test], refit)
+
+        share = vt / vt.sum()
+
+        def row_loss(choice: np.ndarray) -> np.ndarray:
+            L = np.where(choice[None, :], mix, one)
+            return logsumexp(L, axis=1) - L[np.arange(yt.size), yt]
+
+        def excess(trial: np.ndarray, current: np.ndarray) -> float:
+            """The mean loss a reversion adds, in standard errors of that mean."""
+            diff = trial - current
+            mean = float(share @ diff)
+            se = float(np.sqrt(share @ (diff - mean) ** 2 / max(yt.size - 1, 1)))
+            return mean / se if se > 0 else (0.0 if mean == 0 else np.sign(mean) * np.inf)
+
+        current = row_loss(keep)
+        start_loss = float(share @ current)
+        while keep.any():
+            trials = {k: row_loss(np.where(np.arange(K) == k, False, keep))
+                      for k in np.flatnonzero(keep)}
+            scores = {k: excess(t, current) for k, t in trials.items()}
+            k_best = min(scores, key=scores.get)
+            if not scores[k_best] < 1.0:  # the components pay by more than one se
+                break
+            keep[k_best], current = False, trials[k_best]
+        return keep, np.array([start_loss, float(share @ current)])
 
     def _requested_components(self, K: int) -> list[int] | None:
         """n_components as one int per class, or None for "auto"."""
@@ -667,6 +749,13 @@ class MixtureDA(GenerativeClassifier):
             warn(f"MixtureDA {how} may not have converged: {'; '.join(problems)}. "
                  "Try more draws and tune, more chains, or fewer components.",
                  ConvergenceWarning)
+
+
+def _mixture_log_lik(component, Z: np.ndarray, fit) -> np.ndarray:
+    """log sum_m w_m f(z_n | theta_m) of rows Z (n, d) under one class's EM fit, (n,)."""
+    with np.errstate(divide="ignore"):
+        L = component.log_lik(Z, fit.params, full=True) + np.log(fit.weights)
+    return logsumexp(L, axis=1)
 
 
 def _pad(weights: list, params: list, lead: int = 0) -> tuple[np.ndarray, dict]:
