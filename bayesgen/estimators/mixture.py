@@ -39,6 +39,9 @@ _MVN = FAMILIES["mvn"]
 METHODS = ("map", "gibbs", "mcmc")
 #: folds of the cross-validated predictive of ``method="map"`` (:meth:`MixtureDA.loo_log_joint`)
 LOO_FOLDS = 10
+#: the error of the posterior methods on missing entries
+_NO_GAPS = ("MixtureDA(method={method!r}) does not support missing entries (NaN in X) "
+            "yet; use method='map' (EM over the missing entries) or impute them.")
 #: folds of the held-out check of ``n_components="auto"`` (:meth:`MixtureDA._check_by_log_loss`)
 CV_FOLDS = 5
 #: Pareto k above which a PSIS-LOO term is unreliable (Vehtari et al. 2024)
@@ -200,8 +203,12 @@ class MixtureDA(GenerativeClassifier):
     order; parameter summaries do, and the draws of "gibbs" and "mcmc" are relabeled
     to the MAP's order (:func:`bayesgen.families.mixture.gibbs.relabel`; NUTS started
     at the MAP rarely switches labels when the components are separated, and the
-    ``relabeled`` sample statistic says when it did). Missing entries and unlabeled
-    rows are not supported yet (``ValueError``), nor ``partial_fit``.
+    ``relabeled`` sample statistic says when it did). Missing entries (NaN in X):
+    ``method="map"`` runs EM over the component labels and the missing coordinates
+    together (:mod:`bayesgen.families.mixture.em`), and every prediction integrates
+    missing entries out (the Gaussian marginal of the observed coordinates); "gibbs"
+    and "mcmc" refuse them in fit and predict (``ValueError``). Unlabeled rows and
+    ``partial_fit`` are not supported.
 
     ``bg.StackedClassifier`` takes MixtureDA members, weighed by estimated
     leave-one-out terms (:meth:`loo_log_joint`; a mixture has no exact one): PSIS-LOO
@@ -318,6 +325,19 @@ class MixtureDA(GenerativeClassifier):
     def _make_family(self, columns=None) -> MixtureFamily:
         return MixtureFamily(self._component_family())
 
+    def __sklearn_tags__(self):
+        """The base class's tags; ``allow_nan`` only for ``method="map"`` (EM over the
+        missing entries; the posterior methods refuse them in fit and predict)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = bool(tags.input_tags.allow_nan and self.method == "map")
+        return tags
+
+    def _check_X_predict(self, X: Any) -> np.ndarray:
+        X = super()._check_X_predict(X)
+        if self.method_ != "map" and np.isnan(np.asarray(X, dtype=np.float64)).any():
+            raise ValueError(_NO_GAPS.format(method=self.method_))
+        return X
+
     def _check_params(self) -> str:
         self._validate_params()
         if self.method not in METHODS:  # unreachable after the constraints; kept explicit
@@ -358,6 +378,8 @@ class MixtureDA(GenerativeClassifier):
                              "bg.QDA.")
         classes, K = batch.classes, batch.classes.size
         Z = scoring.to_internal(batch.frame, batch.X)
+        if method != "map" and np.isnan(Z).any():
+            raise ValueError(_NO_GAPS.format(method=method))
         sizes = self._requested_components(K)
         prior = family.prior(batch.stats)  # QDA's: of the one-component classes
         priors = {1: prior}
@@ -447,8 +469,11 @@ class MixtureDA(GenerativeClassifier):
         labels = em.hard_labels(component, Z, first)
         own = self._component_family(1, Z.shape[1]).configured(labels=np.arange(M),
                                                                 frame=frame)
+        stats = component.stats(Z, labels, v, M)
+        if "groups" in stats:  # missing entries: the partition's completed statistics
+            stats = em.completed(component, stats, first.params)
         try:
-            refined = own.prior(component.stats(Z, labels, v, M), record=False)
+            refined = own.prior(stats, record=False)
         except ValueError:  # e.g. a component without rows: keep the first prior
             return first, prior_of(M)
         return em.run(component, Z, v, refined, M, start=labels, **kw), refined
