@@ -328,9 +328,11 @@ class MixtureDA(GenerativeClassifier):
     def __sklearn_tags__(self):
         """The base class's tags; ``allow_nan`` only for ``method="map"`` (EM over the
         missing entries; the posterior methods refuse them in fit and predict)."""
+        from dataclasses import replace
+
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = bool(tags.input_tags.allow_nan and self.method == "map")
-        return tags
+        allow = bool(tags.input_tags.allow_nan and self.method == "map")
+        return replace(tags, input_tags=replace(tags.input_tags, allow_nan=allow))
 
     def _check_X_predict(self, X: Any) -> np.ndarray:
         X = super()._check_X_predict(X)
