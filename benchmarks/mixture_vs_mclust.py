@@ -14,14 +14,18 @@ Data sets (stratified 70/30 splits, one per seed):
 
 Classifiers:
 
-- ``MixtureDA``: ``bg.MixtureDA()`` at its defaults (EM MAP, components per class by
-  BIC in 1..5, plug-in Gaussian mixtures);
+- ``MixtureDA``: ``bg.MixtureDA()`` at its defaults (EM MAP, components per class
+  proposed by BIC in 1..5 and checked by the cross-validated log loss of the labels,
+  plug-in Gaussian mixtures);
 - ``MixtureDA gibbs``: ``method="gibbs"``, 2 chains x (100 warm-up + 200 kept)
   sweeps (posterior predictive);
 - ``MixtureDA mcmc`` (only with ``--methods ...,mcmc``): ``method="mcmc"``, NUTS
   (numpyro), 2 chains x (200 warm-up + 200 kept) iterations from the EM mode; its
   time includes compiling the NUTS program (each split's fit has other shapes);
 - ``QDA``: ``bg.QDA()``; ``stack``: ``bg.StackedClassifier()`` (its default members);
+- ``stack + MixtureDA`` (only with ``--methods ...,stack-mixture``): the stack's
+  default members and ``bg.MixtureDA()``, weighed by its 10-fold cross-validated
+  terms;
 - ``sklearn GMM``: one ``sklearn.mixture.GaussianMixture`` per class (full covariances,
   components in 1..5 by its BIC, 3 k-means starts, ``reg_covar`` 1e-6), class prior
   N_k / N, plug-in Bayes rule;
@@ -39,6 +43,7 @@ Run::
     python benchmarks/mixture_vs_mclust.py --seeds 5 --only digits
     python benchmarks/mixture_vs_mclust.py --no-gibbs --no-stack
     python benchmarks/mixture_vs_mclust.py --only-mixture --methods map,gibbs,mcmc
+    python benchmarks/mixture_vs_mclust.py --only-mixture --methods stack-mixture
     python benchmarks/mixture_vs_mclust.py --criteria      # BIC vs fixed M vs sparse prior
     python benchmarks/mixture_vs_mclust.py --timing --only mixture5d --only interleaved
 
@@ -195,6 +200,10 @@ def classifiers(seed: int, methods: list[str], stack: bool, others: bool = True)
         out["MixtureDA mcmc"] = lambda: bg.MixtureDA(method="mcmc", draws=200, tune=200,
                                                      chains=2, progressbar=False,
                                                      random_state=seed)
+    if "stack-mixture" in methods:  # the stack's default members and a MixtureDA
+        out["stack + MixtureDA"] = lambda: bg.StackedClassifier(
+            [*bg.estimators.stacking.default_estimators(),
+             ("mixture", bg.MixtureDA(random_state=seed))])
     if not others:
         return out
     out["QDA"] = lambda: bg.QDA()
@@ -345,7 +354,8 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--no-gibbs", action="store_true")
     parser.add_argument("--methods", default=None,
-                        help="MixtureDA methods to run, comma-separated (map, gibbs, mcmc; "
+                        help="MixtureDA methods to run, comma-separated (map, gibbs, mcmc, "
+                             "stack-mixture: the default stack with a MixtureDA member; "
                              "default map,gibbs); with --timing: time these back to back")
     parser.add_argument("--no-stack", action="store_true")
     parser.add_argument("--no-mclust", action="store_true")

@@ -15,8 +15,13 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy.special import logsumexp
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
 
 from bayesgen.data.validation import check_concentration, check_loss
 from bayesgen.estimators import streaming
@@ -32,6 +37,15 @@ from bayesgen.utils.random import rng_from
 _MVN = FAMILIES["mvn"]
 #: the methods of MixtureDA
 METHODS = ("map", "gibbs", "mcmc")
+#: folds of the cross-validated predictive of ``method="map"`` (:meth:`MixtureDA.loo_log_joint`)
+LOO_FOLDS = 10
+#: the error of the posterior methods on missing entries
+_NO_GAPS = ("MixtureDA(method={method!r}) does not support missing entries (NaN in X) "
+            "yet; use method='map' (EM over the missing entries) or impute them.")
+#: folds of the held-out check of ``n_components="auto"`` (:meth:`MixtureDA._check_by_log_loss`)
+CV_FOLDS = 5
+#: Pareto k above which a PSIS-LOO term is unreliable (Vehtari et al. 2024)
+PARETO_K_WARN = 0.7
 
 
 def _never(self) -> bool:
@@ -78,12 +92,19 @@ class MixtureDA(GenerativeClassifier):
     ----------
     n_components : int, list of int or "auto", default="auto"
         Components per class: one number for every class, one per class (order of
-        ``classes_``), or "auto": per class, the number in 1..``max_components`` with
-        the largest BIC = 2 log p(X_k | MAP) - p log N_k (mclust's criterion, p the free
-        parameters; the log-likelihood at the posterior mode, as mclust with a prior).
-        Candidates above the number of distinct rows of a class are skipped. BIC was
-        chosen on held-out data against fixed numbers, a sparse Dirichlet prior on the
-        weights and the closed-form ICL (``benchmarks/results_mixture.md``).
+        ``classes_``), or "auto": per class, BIC proposes the number in
+        1..``max_components`` with the largest BIC = 2 log p(X_k | MAP) - p log N_k
+        (mclust's criterion, p the free parameters; the log-likelihood at the posterior
+        mode, as mclust with a prior); candidates above the number of distinct rows of a
+        class are skipped. When some class gets more than one, 5-fold cross-validated
+        log loss of the labels checks the proposal: a class keeps its components only
+        if reverting it to one component would raise the cross-validated log loss by
+        more than one standard error (one more EM run per class and fold; see
+        ``cv_log_loss_``). BIC scores each class's density alone, and on real data
+        (digits, breast cancer) it adds components that sharpen p(x | y) but make the
+        plug-in p(y | x) overconfident: there the check keeps one component, i.e. QDA.
+        BIC was chosen on held-out data against fixed numbers, a sparse Dirichlet prior
+        on the weights and the closed-form ICL (``benchmarks/results_mixture.md``).
     max_components : int, default=5
         Largest candidate of "auto" (MclustDA's default range is 1..5).
     method : {"map", "gibbs", "mcmc"}, default="map"
@@ -152,6 +173,10 @@ class MixtureDA(GenerativeClassifier):
         classes.
     bic_ : ndarray (K, max_components)
         With "auto": the BIC of each candidate per class (NaN where skipped).
+    cv_log_loss_ : ndarray (2,)
+        With "auto": the 5-fold cross-validated log loss per row of the labels with
+        BIC's numbers of components, then with the numbers kept (NaN, NaN when BIC
+        gives every class one component, or a class has fewer than 2 rows).
     n_iter_ : ndarray (K,) of int
         EM iterations of the chosen start per class.
     converged_ : ndarray (K,) of bool
@@ -178,9 +203,17 @@ class MixtureDA(GenerativeClassifier):
     order; parameter summaries do, and the draws of "gibbs" and "mcmc" are relabeled
     to the MAP's order (:func:`bayesgen.families.mixture.gibbs.relabel`; NUTS started
     at the MAP rarely switches labels when the components are separated, and the
-    ``relabeled`` sample statistic says when it did). Missing entries and unlabeled
-    rows are not supported yet (``ValueError``), nor ``partial_fit``, nor membership
-    of ``bg.StackedClassifier`` (it needs an exact leave-one-out predictive).
+    ``relabeled`` sample statistic says when it did). Missing entries (NaN in X):
+    ``method="map"`` runs EM over the component labels and the missing coordinates
+    together (:mod:`bayesgen.families.mixture.em`), and every prediction integrates
+    missing entries out (the Gaussian marginal of the observed coordinates); "gibbs"
+    and "mcmc" refuse them in fit and predict (``ValueError``). Unlabeled rows and
+    ``partial_fit`` are not supported.
+
+    ``bg.StackedClassifier`` takes MixtureDA members, weighed by estimated
+    leave-one-out terms (:meth:`loo_log_joint`; a mixture has no exact one): PSIS-LOO
+    from the draws of "gibbs" and "mcmc" (Pareto k reported, a warning above 0.7),
+    10-fold cross-validated refits of the whole fit for "map" (10 more fits).
     """
 
     _methods: tuple[str, ...] = METHODS
@@ -292,6 +325,21 @@ class MixtureDA(GenerativeClassifier):
     def _make_family(self, columns=None) -> MixtureFamily:
         return MixtureFamily(self._component_family())
 
+    def __sklearn_tags__(self):
+        """The base class's tags; ``allow_nan`` only for ``method="map"`` (EM over the
+        missing entries; the posterior methods refuse them in fit and predict)."""
+        from dataclasses import replace
+
+        tags = super().__sklearn_tags__()
+        allow = bool(tags.input_tags.allow_nan and self.method == "map")
+        return replace(tags, input_tags=replace(tags.input_tags, allow_nan=allow))
+
+    def _check_X_predict(self, X: Any) -> np.ndarray:
+        X = super()._check_X_predict(X)
+        if self.method_ != "map" and np.isnan(np.asarray(X, dtype=np.float64)).any():
+            raise ValueError(_NO_GAPS.format(method=self.method_))
+        return X
+
     def _check_params(self) -> str:
         self._validate_params()
         if self.method not in METHODS:  # unreachable after the constraints; kept explicit
@@ -332,6 +380,8 @@ class MixtureDA(GenerativeClassifier):
                              "bg.QDA.")
         classes, K = batch.classes, batch.classes.size
         Z = scoring.to_internal(batch.frame, batch.X)
+        if method != "map" and np.isnan(Z).any():
+            raise ValueError(_NO_GAPS.format(method=method))
         sizes = self._requested_components(K)
         prior = family.prior(batch.stats)  # QDA's: of the one-component classes
         priors = {1: prior}
@@ -349,7 +399,7 @@ class MixtureDA(GenerativeClassifier):
         rng = rng_from(self.random_state)
         component = family.component
         diagonal = self.cov_structure == "diag"
-        fits, bic = [], np.full((K, self.max_components), np.nan)
+        fits, bic, singles = [], np.full((K, self.max_components), np.nan), []
         for k in range(K):
             take = (batch.y_index == k) & (batch.weights > 0)
             Zk, vk = Z[take], batch.weights[take]
@@ -367,6 +417,7 @@ class MixtureDA(GenerativeClassifier):
                 for M, (f, _) in zip(candidates, found, strict=True):
                     bic[k, M - 1] = f.bic
                 fits.append(max(found, key=lambda f: f[0].bic))
+                singles.append(found[0])
             else:
                 if sizes[k] > distinct:
                     raise ValueError(
@@ -375,6 +426,11 @@ class MixtureDA(GenerativeClassifier):
                         "use n_components='auto'.")
                 fits.append(self._fit_class(component, Zk, vk, sizes[k], prior_of, batch.frame,
                                             kw))
+        cv_loss = None
+        if sizes is None and any(f.weights.shape[0] > 1 for f, _ in fits):
+            keep, cv_loss = self._check_by_log_loss(component, Z, batch, fits, prior_of(1),
+                                                    rng)
+            fits = [f if keep[k] else singles[k] for k, f in enumerate(fits)]
         fits, self._class_priors = [f for f, _ in fits], [p for _, p in fits]
         self._set_fit_state(method, family, batch, prior)
         self.n_components_ = np.array([f.weights.shape[0] for f in fits])
@@ -383,8 +439,10 @@ class MixtureDA(GenerativeClassifier):
         self.component_prior_ = [family.prior_to_user(p) for p in self._class_priors]
         if sizes is None:
             self.bic_ = bic
+            self.cv_log_loss_ = np.full(2, np.nan) if cv_loss is None else cv_loss
         else:
             self.__dict__.pop("bic_", None)
+            self.__dict__.pop("cv_log_loss_", None)
         # the prior of model_ and of the NUTS model: every class's component prior
         self._prior = mixture_pymc.mixture_prior(self._class_priors, self.n_components_,
                                                  self.weight_alpha)
@@ -413,11 +471,86 @@ class MixtureDA(GenerativeClassifier):
         labels = em.hard_labels(component, Z, first)
         own = self._component_family(1, Z.shape[1]).configured(labels=np.arange(M),
                                                                 frame=frame)
+        stats = component.stats(Z, labels, v, M)
+        if "groups" in stats:  # missing entries: the partition's completed statistics
+            stats = em.completed(component, stats, first.params)
         try:
-            refined = own.prior(component.stats(Z, labels, v, M), record=False)
+            refined = own.prior(stats, record=False)
         except ValueError:  # e.g. a component without rows: keep the first prior
             return first, prior_of(M)
         return em.run(component, Z, v, refined, M, start=labels, **kw), refined
+
+    def _check_by_log_loss(self, component, Z: np.ndarray, batch, fits: list,
+                           prior_one: dict, rng) -> tuple[np.ndarray, np.ndarray]:
+        """Which classes keep BIC's M > 1: the held-out log loss of the labels decides.
+
+        ``CV_FOLDS``-fold stratified cross-validation over the rows of positive weight
+        (shuffled with the fit's generator): in each fold every class is refitted on the
+        other folds twice, with one component (QDA's closed-form MAP) and with BIC's M
+        components (one EM run under the class's resolved prior, started from the
+        full-data mixture's partition of those rows), giving the held-out
+        log p(x_n | y = k) of every row under both. A class keeps its M components only
+        if that lowers the cross-validated log loss -sum_n w_n log p(y_n | x_n) of the
+        labels (the classes' choices together; greedy: classes revert to one component
+        while a reversion lowers it, largest gain first). BIC scores each class's
+        density alone and can prefer components that sharpen p(x | y) without helping,
+        or while hurting, p(y | x) (the plug-in mixture of a few rows per component is
+        overconfident). Returns ``keep`` (K,) of bool and the cross-validated log loss
+        per row (BIC's choice, the kept choice). With a class of fewer than 2 rows the
+        check is skipped (BIC's choice kept, NaN losses)."""
+        K = batch.classes.size
+        sizes = np.array([f.weights.shape[0] for f, _ in fits])
+        keep = sizes > 1
+        take = batch.weights > 0
+        Zt, yt, vt = Z[take], batch.y_index[take], batch.weights[take]
+        counts = np.bincount(yt, minlength=K)
+        if counts.min() < 2:
+            return keep, np.full(2, np.nan)
+        seed = int(rng.integers(2**31 - 1))
+        folds = StratifiedKFold(n_splits=min(CV_FOLDS, int(counts.min())), shuffle=True,
+                                random_state=seed).split(Zt, yt)
+        one, mix = np.empty((yt.size, K)), np.empty((yt.size, K))
+        kw = {"alpha": float(self.weight_alpha), "n_init": 1, "max_iter": self.max_iter,
+              "tol": float(self.tol), "rng": rng,
+              "diagonal": self.cov_structure == "diag"}
+        for train, test in folds:
+            for k in range(K):
+                rows = train[yt[train] == k]
+                Zk, vk = Zt[rows], vt[rows]
+                single = em.run(component, Zk, vk, prior_one, 1, **kw)
+                one[test, k] = _mixture_log_lik(component, Zt[test], single)
+                if not keep[k]:
+                    mix[test, k] = one[test, k]
+                    continue
+                fit, prior = fits[k]
+                start = em.hard_labels(component, Zk, fit)
+                refit = em.run(component, Zk, vk, prior, sizes[k], start=start, **kw)
+                mix[test, k] = _mixture_log_lik(component, Zt[test], refit)
+
+        share = vt / vt.sum()
+
+        def row_loss(choice: np.ndarray) -> np.ndarray:
+            L = np.where(choice[None, :], mix, one)
+            return logsumexp(L, axis=1) - L[np.arange(yt.size), yt]
+
+        def excess(trial: np.ndarray, current: np.ndarray) -> float:
+            """The mean loss a reversion adds, in standard errors of that mean."""
+            diff = trial - current
+            mean = float(share @ diff)
+            se = float(np.sqrt(share @ (diff - mean) ** 2 / max(yt.size - 1, 1)))
+            return mean / se if se > 0 else (0.0 if mean == 0 else np.sign(mean) * np.inf)
+
+        current = row_loss(keep)
+        start_loss = float(share @ current)
+        while keep.any():
+            trials = {k: row_loss(np.where(np.arange(K) == k, False, keep))
+                      for k in np.flatnonzero(keep)}
+            scores = {k: excess(t, current) for k, t in trials.items()}
+            k_best = min(scores, key=scores.get)
+            if not scores[k_best] < 1.0:  # the components pay by more than one se
+                break
+            keep[k_best], current = False, trials[k_best]
+        return keep, np.array([start_loss, float(share @ current)])
 
     def _requested_components(self, K: int) -> list[int] | None:
         """n_components as one int per class, or None for "auto"."""
@@ -513,6 +646,135 @@ class MixtureDA(GenerativeClassifier):
         mean = posterior.posterior_mean(self._params, self._family.param_dims)
         self._set_point_attributes(classprior.mean(log_pi, self._fixed_pi), mean)
 
+    # ------------------------------------------------------ leave-one-out
+    def loo_log_joint(self, X: Any, y: Any, sample_weight: Any = None, *,
+                      n_folds: int = LOO_FOLDS) -> Bunch:
+        """Out-of-sample log p(x_n, y = k | D without row n) of every training row and
+        class: what ``bg.StackedClassifier`` weighs a MixtureDA member by. Not exact (a
+        mixture has no closed-form leave-one-out):
+
+        - ``method="gibbs"`` / ``"mcmc"``: PSIS-LOO (Vehtari, Gelman and Gabry 2017;
+          Vehtari et al. 2024). The draws theta_s (components, weights and pi) get the
+          importance ratios 1 / p(x_n, y_n | theta_s)^u_n, u_n = min(w_n, 1) (one copy
+          of row n leaves), Pareto-smoothed (``arviz.psislw``, relative efficiency
+          from the posterior's mean ESS as ``az.loo``), and
+          p(x_n, y = k | D without n) = sum_s w~_ns p(x_n, y = k | theta_s) for every
+          class k. A Pareto k above 0.7 flags an unreliable term (one
+          ``bg.DataWarning``): more draws, or ``method="map"``'s refits. The
+          components' data-dependent prior is not re-resolved without the row.
+        - ``method="map"``: cross-validated refits. The rows are split into
+          ``n_folds`` stratified folds (shuffled with ``random_state``); the whole
+          fit (``n_components="auto"`` included) is repeated on the other folds and
+          each held-out row gets that refit's plug-in log p(x_n, y = k). The rows of
+          a fold leave with all their weight. ``n_folds`` >= n is brute-force
+          leave-one-out (n refits).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+        sample_weight : array-like of shape (n,), optional
+            The training rows and weights of this fit (checked against its statistics).
+        n_folds : int, default=10
+            Folds of ``method="map"`` (ignored by the posterior methods).
+
+        Returns
+        -------
+        sklearn.utils.Bunch
+            ``log_joint`` (n, K); ``y_index`` (n,), the class index of every row;
+            ``class_log_prior`` (n, K), the class prior of the fit without row n (exact
+            Dirichlet downdate for PSIS; the fold refit's for "map"); ``pareto_k``
+            (n,), NaN for "map" and for rows of weight 0; ``kind``: "psis" or
+            "{n_folds}-fold" ("loo" for brute-force leave-one-out).
+
+        Raises
+        ------
+        ValueError
+            When the rows are not the training rows, a class has a single row ("map":
+            the refit without it has no such class), or ``n_folds`` < 2.
+        """
+        from bayesgen.inference import exact_loo
+
+        check_is_fitted(self, "_params")
+        found = exact_loo.training_rows(self, X, y, sample_weight)
+        if self.method_ == "map":
+            return self._cv_log_joint(found, int(n_folds))
+        return self._psis_log_joint(found)
+
+    def _cv_log_joint(self, found, n_folds: int) -> Bunch:
+        """:meth:`loo_log_joint` of ``method="map"``: stratified K-fold refits."""
+        if n_folds < 2:
+            raise ValueError(f"MixtureDA.loo_log_joint: n_folds must be >= 2; got {n_folds}.")
+        X, y_index, w = found.X, found.y, found.weights
+        n, K = y_index.size, self.classes_.size
+        counts = np.bincount(y_index, minlength=K)
+        if counts.min() < 2:
+            raise ValueError(
+                f"MixtureDA: class {self.classes_[np.argmin(counts)]!r} has "
+                f"{counts.min()} row(s); a cross-validated predictive needs at least 2 "
+                "rows per class (the refit without a class's only row has no such class).")
+        if n_folds >= n:
+            folds, kind = KFold(n_splits=n).split(X), "loo"
+        else:
+            seed = int(rng_from(self.random_state).integers(2**31 - 1))
+            folds = StratifiedKFold(n_splits=min(n_folds, int(counts.max())), shuffle=True,
+                                    random_state=seed).split(X, y_index)
+            kind = f"{n_folds}-fold"
+        joint, log_prior = np.empty((n, K)), np.empty((n, K))
+        labels = self.classes_[y_index]
+        for train, test in folds:
+            refit = clone(self).fit(X[train], labels[train], sample_weight=w[train])
+            if not np.array_equal(refit.classes_, self.classes_):
+                raise ValueError("MixtureDA.loo_log_joint: a fold's refit lacks a class; "
+                                 "use fewer folds.")
+            joint[test] = refit.predict_joint_log_proba(X[test])
+            log_prior[test] = refit.class_log_prior_
+        return Bunch(log_joint=joint, y_index=y_index, class_log_prior=log_prior,
+                     pareto_k=np.full(n, np.nan), kind=kind)
+
+    def _psis_log_joint(self, found) -> Bunch:
+        """:meth:`loo_log_joint` of the posterior methods: PSIS-LOO."""
+        import arviz as az
+
+        from bayesgen.exceptions import DataWarning, warn
+        from bayesgen.inference import exact_loo
+
+        fit = self.fitted_
+        X, y_index, w = found.X, found.y, found.weights
+        n, K = y_index.size, self.classes_.size
+        leave = np.minimum(w, 1.0)
+        S = int(np.prod(self._posterior_size()))
+        reff = 1.0
+        if getattr(self, "idata_", None) is not None:
+            ess = az.ess(self.idata_.posterior, method="mean")
+            values = np.hstack([np.ravel(ess[v].values) for v in ess.data_vars])
+            values = values[np.isfinite(values)]
+            if values.size:
+                reff = float(np.clip(values.mean() / S, 1e-3, 1.0))
+        joint = np.empty((n, K))
+        k_hat = np.full(n, np.nan)
+        for index, lj in scoring.iter_log_joint_draws(fit, X):
+            idx = np.arange(n)[index]
+            lj = np.moveaxis(lj, 0, 1)  # (m, S, K)
+            own = lj[np.arange(idx.size), :, y_index[idx]]  # (m, S)
+            log_w = np.full(own.shape, -np.log(S))
+            moved = leave[idx] > 0
+            if moved.any():
+                smoothed, k = az.psislw(-leave[idx][moved, None] * own[moved], reff)
+                log_w[moved] = smoothed
+                k_hat[idx[moved]] = k
+            joint[idx] = logsumexp(log_w[:, :, None] + lj, axis=1)
+        joint -= scoring.jacobian(fit, scoring.internal(fit, X))  # a float or (n, 1)
+        bad = np.flatnonzero(k_hat > PARETO_K_WARN)
+        if bad.size:
+            warn(f"MixtureDA: {bad.size} of {n} PSIS-LOO terms have Pareto k > "
+                 f"{PARETO_K_WARN} (largest {np.nanmax(k_hat):.2f}): their leave-one-out "
+                 "estimates are unreliable; try more draws, or method='map' (whose "
+                 "stack terms are refits).", DataWarning)
+        return Bunch(log_joint=joint, y_index=y_index,
+                     class_log_prior=exact_loo.label_log_prior(fit, y_index, leave),
+                     pareto_k=k_hat, kind="psis")
+
     def _warn_if_not_converged(self) -> None:
         """One ``bg.ConvergenceWarning`` when R-hat or ESS of pi or the (relabeled)
         weights look poor, or NUTS diverged."""
@@ -525,6 +787,13 @@ class MixtureDA(GenerativeClassifier):
             warn(f"MixtureDA {how} may not have converged: {'; '.join(problems)}. "
                  "Try more draws and tune, more chains, or fewer components.",
                  ConvergenceWarning)
+
+
+def _mixture_log_lik(component, Z: np.ndarray, fit) -> np.ndarray:
+    """log sum_m w_m f(z_n | theta_m) of rows Z (n, d) under one class's EM fit, (n,)."""
+    with np.errstate(divide="ignore"):
+        L = component.log_lik(Z, fit.params, full=True) + np.log(fit.weights)
+    return logsumexp(L, axis=1)
 
 
 def _pad(weights: list, params: list, lead: int = 0) -> tuple[np.ndarray, dict]:

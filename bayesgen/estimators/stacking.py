@@ -19,6 +19,14 @@ n" removes one of its copies: one unit of its weight, all of it when w_n < 1
 (:func:`loo_one_unit`); integer weights then give exactly the stack of the repeated
 rows.
 
+A ``bg.MixtureDA`` member has no exact leave-one-out (its component labels are
+latent) and brings its own estimate (its ``loo_log_joint``): PSIS-LOO from the
+posterior draws of ``method="gibbs"`` / ``"mcmc"`` (Pareto k in ``pareto_k_``; a
+``DataWarning`` when some k > 0.7), or, for ``method="map"``, 10-fold cross-validated
+refits of the whole fit (``n_components="auto"`` included), whose terms are held-out
+predictions of refits on 90% of the rows, not leave-one-out: they are slightly
+pessimistic for that member. ``loo_kind_`` names the estimate of every member.
+
 The leave-one-out class probabilities are exact for conjugate posteriors
 (:func:`bayesgen.inference.exact_loo.loo_log_joint`: the posterior of the refit
 without row n, its data-dependent default prior recomputed without the row, every
@@ -420,7 +428,9 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         The members: unfitted bayesgen classifiers with ``method="conjugate"`` and an
         exact leave-one-out predictive (LDA, QDA, GaussianNB, BernoulliNB,
         MultinomialNB, CategoricalNB, PoissonNB, ExponentialNB; not with missing
-        entries in LDA/QDA, nor unlabeled rows). Names are unique. None: LDA, LDA
+        entries in LDA/QDA, nor unlabeled rows), or ``bg.MixtureDA`` of any method,
+        weighed by estimated leave-one-out terms (module docstring; ``loo_kind_``).
+        Names are unique. None: LDA, LDA
         with ``mean_strength="auto"``, QDA, QDA with ``cov_target="isotropic"``, QDA
         with ``cov_structure="spherical"`` and the class frequencies, all
         ``method="conjugate"``, keeping 2 chains of 250 draws
@@ -449,6 +459,13 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         (sqrt(n Var_n) of the pointwise values), ``weight``, and ``temperature``
         (:func:`loo_temperature`: above 1 when the member is more confident than its
         leave-one-out supports; a diagnostic, the stack does not temper).
+    loo_kind_ : dict of str
+        By member name, the leave-one-out terms it is weighed by: "exact" (conjugate
+        members), "psis" (a MixtureDA posterior), "10-fold" (a MixtureDA posterior
+        mode: cross-validated refits).
+    pareto_k_ : dict of ndarray (n,)
+        By the name of each MixtureDA member: the Pareto k of its PSIS-LOO terms
+        (NaN for cross-validated terms and rows of weight 0).
     classes_ : ndarray of shape (K,)
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -484,7 +501,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"estimator {name!r} is a {type(est).__name__}, not a "
                                  "bayesgen classifier: the stack needs each member's exact "
                                  "leave-one-out predictive.")
-            if est.method != "conjugate":
+            if est.method != "conjugate" and not _estimated_loo(est):
                 raise ValueError(f"estimator {name!r} has method={est.method!r}; the stack "
                                  "needs method='conjugate' (the leave-one-out class "
                                  "probabilities are exact only for conjugate posteriors).")
@@ -529,7 +546,7 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
             for name, est in members:
                 if est._make_family().capabilities.augmentation:
                     raise ValueError(_no_exact_loo(name, est))
-        fitted, loo, tables = [], [], []
+        fitted, loo, tables, kinds, pareto = [], [], [], [], {}
         for name, est in members:
             with warnings.catch_warnings():
                 # a member's idata_ is not what the stack uses: fit's word that its
@@ -537,9 +554,17 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
                 warnings.filterwarnings("ignore", message=".*add_log_likelihood",
                                         category=DataWarning)
                 est = clone(est).fit(X, y, sample_weight=sample_weight)
-            if not exact_loo.supports(est):
+            if exact_loo.supports(est):
+                joint, y_index, loo_prior = loo_one_unit(est, X, y, sample_weight)
+                kinds.append("exact")
+            elif _estimated_loo(est):  # a mixture: PSIS-LOO or cross-validated refits
+                terms = est.loo_log_joint(X, y, sample_weight)
+                joint, y_index, loo_prior = (terms.log_joint, terms.y_index,
+                                             terms.class_log_prior)
+                kinds.append(terms.kind)
+                pareto[name] = terms.pareto_k
+            else:
                 raise ValueError(_no_exact_loo(name, est))
-            joint, y_index, loo_prior = loo_one_unit(est, X, y, sample_weight)
             full = joint - logsumexp(joint, axis=1, keepdims=True)  # (n, K)
             loo.append(full[np.arange(y_index.size), y_index])
             tables.append((full, y_index, loo_prior))
@@ -558,6 +583,8 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         if hasattr(fitted[0], "feature_names_in_"):
             self.feature_names_in_ = fitted[0].feature_names_in_
         self._names = [name for name, _ in members]
+        self.loo_kind_ = dict(zip(self._names, kinds, strict=True))
+        self.pareto_k_ = pareto
         self._elpd, self._elpd_se = loo_summary(L, w)
         self._temperature = np.array([loo_temperature(full, y_index, log_prior, w)
                                       for full, y_index, log_prior in tables])
@@ -642,6 +669,13 @@ class StackedClassifier(ClassifierMixin, BaseEstimator):
         """The class of largest stacked probability, (m,)."""
         log_proba = self.predict_log_proba(X)  # checks the fit before classes_ is read
         return self.classes_[np.argmax(log_proba, axis=1)]
+
+
+def _estimated_loo(est: Any) -> bool:
+    """Whether a member has no exact leave-one-out but estimates its own
+    (``loo_log_joint``: ``bg.MixtureDA``, PSIS-LOO from its draws or cross-validated
+    refits of its posterior mode)."""
+    return callable(getattr(est, "loo_log_joint", None))
 
 
 def _no_exact_loo(name: str, est: Any) -> str:

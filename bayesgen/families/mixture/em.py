@@ -20,6 +20,15 @@ after ``max_iter`` iterations.
 The conjugate prior keeps every covariance positive definite, so no component can
 collapse onto a point (the MLE's singularity).
 
+Missing entries (NaN in Z): the E-step also fills in each row's missing coordinates
+given its observed ones under each component (Little and Rubin 2002, ch. 11): the
+responsibilities use the Gaussian marginal of the observed coordinates (the component
+family's ``log_lik``), and the M-step takes the expected complete-data statistics of
+every (missing pattern, component) group at the current parameters (:func:`completed`,
+the MVN family's E-step; the first from the available-case moments of the start's
+partition; the k-means starts impute the observed column means). The
+objective is then the observed-data log posterior, and it still never decreases.
+
 Starts: M = 1 needs none (r = 1). Otherwise each of ``n_init`` starts takes the hard
 partition of weighted k-means (k-means++ seeding, one seeding per start, then Lloyd
 steps: :func:`_kmeans_labels`) as its first responsibilities; the start with the largest
@@ -138,6 +147,9 @@ def _kmeans_labels(Z: np.ndarray, v: np.ndarray, M: int, rng: np.random.Generato
     times the squared distance to the nearest centre so far), then at most ``n_steps``
     weighted Lloyd steps. A centre left without rows keeps its place."""
     n = Z.shape[0]
+    if np.isnan(Z).any():  # missing entries: the starts only see the observed means
+        Z = np.where(np.isnan(Z), np.nanmean(Z, axis=0), Z)
+        Z = np.nan_to_num(Z)  # a column with nothing observed
     p = v / v.sum()
     centres = np.empty((M, Z.shape[1]))
     centres[0] = Z[rng.choice(n, p=p)]
@@ -163,13 +175,41 @@ def _kmeans_labels(Z: np.ndarray, v: np.ndarray, M: int, rng: np.random.Generato
     return labels
 
 
+def completed(component, stats: dict, params: dict) -> dict:
+    """The expected complete-data statistics of pattern-grouped statistics (rows with
+    missing entries) at the component parameters ``params``: E[z_mis | z_obs, m] and
+    its conditional covariance filled in per (pattern, component) group (the MVN
+    family's E-step, :func:`bayesgen.families.mvn.em.completed_stats`)."""
+    from bayesgen.families.mvn.em import completed_stats
+
+    out = completed_stats(component, stats, params)
+    out.update({key: stats[key] for key in ("loc", "scale") if key in stats})
+    return out
+
+
+def _m_step(component, stats: dict, prior: dict, params: dict | None) -> dict:
+    """The components' posterior mode given the responsibility-weighted statistics;
+    with missing entries ("groups"), at the E-step's completed statistics under the
+    current ``params`` (None on the first iteration: the available-case moments of
+    each component's rows)."""
+    if "groups" in stats:
+        if params is None:  # the available-case moments of the start's partition
+            from bayesgen.families.mvn.em import start
+
+            params = start(stats, False)
+        stats = completed(component, stats, params)
+    found = component.map(stats, prior)
+    return {key: found[key] for key in ("mu", "cov")}
+
+
 def _em(component, Z, v, prior, R, alpha, max_iter, tol):
     previous = -np.inf
     converged = False
     n_iter = 0
+    params = None
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
         stats = component_stats(component, Z, R, v)
-        params = component.map(stats, prior)
+        params = _m_step(component, stats, prior, params)
         weights = map_weights(stats["count"], alpha)
         with np.errstate(divide="ignore"):
             L = component.log_lik(Z, params, full=True) + np.log(weights)

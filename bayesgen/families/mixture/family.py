@@ -93,6 +93,7 @@ class MixtureFamily(Configurable):
         entries (yet)."""
         return Capabilities(conjugate=False, evidence=False, exact_loo=False,
                             real_valued=True, continuous=True,
+                            missing=self.component.capabilities.missing,
                             correlated=self.component.capabilities.correlated)
 
     def _settle(self, settings: dict) -> None:
