@@ -200,9 +200,6 @@ class Family(Protocol):
     def log_prior(self, params: dict, prior: dict) -> float:
         """log p(theta) up to a constant, whose mode ``map`` computes (EM's objective)."""
 
-    def likelihood_maximiser(self) -> Any:
-        """A family whose ``mle`` maximises the weighted likelihood."""
-
     def em_m_step(self, labeled: dict, completed: dict, Z_u: Any, A: np.ndarray,
                   prior: dict | None, params: dict) -> tuple[dict, dict]:
         """EM's M-step given the unlabeled rows' weights ``A`` (m, K)."""
