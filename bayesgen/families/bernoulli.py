@@ -179,22 +179,8 @@ class BernoulliFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlabel
         return {"theta": theta}
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """``x_nj ~ Bernoulli(theta[y_n, j])``, dims (obs, feature); missing entries
-        integrated out (:mod:`bayesgen.families.pymc_gaps`)."""
-        pm = import_pymc()
-
-        from bayesgen.families import pymc_gaps
-
-        feature = (dims or self.param_dims)["theta"][1]
-        X = sparse.dense_for_pymc(X, WHO)
-        if pymc_gaps.has_gaps(X):
-            pymc_gaps.observed("bernoulli", f"{prefix}x", [params["theta"][y]], X,
-                                ("obs", feature))
-            return
-        pm.Bernoulli(
-            f"{prefix}x", p=params["theta"][y], observed=np.asarray(X, dtype=np.int64),
-            dims=("obs", feature),
-        )
+        """``x_nj ~ Bernoulli(theta[y_n, j])`` (:func:`.dirichlet.observe_entries`)."""
+        dr.observe_entries(self, "Bernoulli", "theta", params, X, y, prefix, dims)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kj [c_kj log theta_kj + (N_k - c_kj) log(1 - theta_kj)] (exact)."""

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp, xlogy
 
-from bayesgen.data import sparse
+from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_concentration, check_finite
 from bayesgen.families.conjugate import check_overflow as check_overflow  # re-exported
 from bayesgen.families.gaussian_stats import label, one_hot
@@ -208,6 +208,28 @@ def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
     return X.astype(np.int64)
 
 
+def observe_entries(family, dist: str, key: str, params: dict, X, y, prefix: str,
+                    dims: dict | None) -> None:
+    """``x_nj ~ dist(params[key][y_n, j])`` (``dist`` "Bernoulli", "Poisson" or
+    "Exponential"), dims (obs, feature); a missing entry is integrated out
+    (:mod:`bayesgen.families.pymc_gaps`); counts must be whole numbers (``ValueError``)."""
+    from bayesgen.families import pymc_gaps
+    from bayesgen.utils.heavy import import_pymc
+
+    pm = import_pymc()
+    feature = (dims or family.param_dims)[key][1]
+    X = np.asarray(sparse.dense_for_pymc(X, family.who), dtype=np.float64)
+    value, counts = params[key][y], dist != "Exponential"
+    if pymc_gaps.has_gaps(X):
+        if counts:
+            pymc_gaps.check_whole(X, family.who)
+        pymc_gaps.observed(dist.lower(), f"{prefix}x", [value], X, ("obs", feature))
+        return
+    observed = observed_counts(X, family.who) if counts else X
+    first = {"Bernoulli": "p", "Poisson": "mu", "Exponential": "lam"}[dist]
+    getattr(pm, dist)(f"{prefix}x", **{first: value}, observed=observed, dims=("obs", feature))
+
+
 class FixedAlpha:
     """The prior of BernoulliNB and MultinomialNB: ``alpha`` (d,), whatever the rows."""
 
@@ -222,13 +244,49 @@ class FixedAlpha:
 
 class GammaRates:
     """The Gamma(alpha_j, beta_j) prior on positive rates ``rate`` (K, d) that PoissonNB
-    and ExponentialNB share (``prior`` holds ``alpha`` and ``beta``, (d,)): its log
-    density, EM's MAP objective, and its PyMC variable."""
+    and ExponentialNB share (``prior`` holds ``alpha`` and ``beta``, (d,)).
+
+    The likelihood of the rate of (k, j) is rate^a exp(-rate b) with the statistics
+    ``(a, b) = gamma_stats(stats)`` (Poisson: the sum of counts and the observed weight;
+    exponential: the observed weight and the sum of durations), so MLE a / b, MAP
+    (a + alpha - 1) / (b + beta), posterior Gamma(a + alpha, b + beta) and the PyMC
+    statistics log-likelihood sum a log rate - b rate are written once here; a family
+    gives ``gamma_stats`` and ``_rate(numer, denom, method)`` (numer / denom with its
+    messages)."""
 
     #: the estimator's name, for messages
     who: str
     #: what sets the prior's scale once alpha > 1, for the message of an improper prior
     scale_hint: str
+
+    def mle(self, stats: dict) -> dict:
+        """rate = a / b (``ValueError`` for a feature never observed in a class)."""
+        a, b = self.gamma_stats(stats)
+        missing.require_observed(np.broadcast_to(missing.observed_count(stats), a.shape),
+                                 self.labels, self.who,
+                                 names=getattr(self, "feature_names", None))
+        return {"rate": self._rate(a, b, "mle")}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """rate = (a + alpha - 1) / (b + beta), the mode of the posterior Gamma."""
+        a, b = self.gamma_stats(stats)
+        return {"rate": self._rate(a + (prior["alpha"] - 1.0), b + prior["beta"], "map")}
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Gamma posterior shape ``a + alpha`` and rate ``b + beta``, each (K, d)."""
+        a, b = self.gamma_stats(stats)
+        return self._proper({"a": a + prior["alpha"], "b": b + prior["beta"]})
+
+    def _proper(self, post: dict) -> dict:
+        """``post`` (a family may refuse an improper posterior)."""
+        return post
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_kj [a_kj log rate_kj - b_kj rate_kj] (without terms free of the rates)."""
+        import pytensor.tensor as pt
+
+        a, b = self.gamma_stats(stats)
+        return pt.sum(a * pt.log(params["rate"]) - b * params["rate"])
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` posterior draws ``rate`` = Gamma(a) / b, (size, K, d)."""

@@ -27,7 +27,6 @@ from bayesgen.families import dirichlet as dr
 from bayesgen.families.gaussian_stats import label, resolve_vector
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
-from bayesgen.utils.heavy import import_pymc
 
 WHO = "ExponentialNB"
 
@@ -153,23 +152,15 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
             )
         return rate
 
-    def mle(self, stats: dict) -> dict:
-        """lambda = n_kj / s_kj (observed entries only)."""
-        n = np.broadcast_to(missing.observed_count(stats), stats["sum"].shape)
-        missing.require_observed(n, self.labels, WHO, names=self.feature_names)
-        return {"rate": self._rate(n, stats["sum"], "mle")}
-
-    def map(self, stats: dict, prior: dict) -> dict:
-        """lambda = (a0 + n_kj - 1) / (b0 + s_kj), the mode of the posterior Gamma."""
-        numer = missing.observed_count(stats) + (prior["alpha"] - 1.0)
-        return {"rate": self._rate(numer, stats["sum"] + prior["beta"], "map")}
-
-    def posterior(self, stats: dict, prior: dict) -> dict:
-        """Gamma posterior shape ``a = a0 + n`` and rate ``b = b0 + s``, each (K, d)."""
+    def gamma_stats(self, stats: dict) -> tuple[np.ndarray, np.ndarray]:
+        """(n, s): the observed weights n_kj and duration sums s_kj (K, d) (exponential
+        likelihood rate^n exp(-s rate))."""
         s = stats["sum"]
-        a = np.broadcast_to(missing.observed_count(stats) + prior["alpha"], s.shape).copy()
-        b = s + prior["beta"]
-        bad = ~(b > 0)
+        return np.broadcast_to(missing.observed_count(stats), s.shape), s
+
+    def _proper(self, post: dict) -> dict:
+        """``ValueError`` when a posterior rate b is not > 0 (alpha = 1, no positive duration)."""
+        bad = ~(post["b"] > 0)
         if bad.any():
             k, j = (int(i) for i in np.argwhere(bad)[0])
             raise ValueError(
@@ -178,7 +169,7 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
                 f"{label(self.labels, k)} is improper (no positive observed duration). "
                 "Use alpha > 1."
             )
-        return {"a": a, "b": b}
+        return post
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -208,27 +199,8 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
 
     # ------------------------------------------------------------------ PyMC
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """``x_nj ~ Exponential(rate[y_n, j])``, dims (obs, feature); missing entries
-        integrated out."""
-        pm = import_pymc()
-
-        from bayesgen.families import pymc_gaps
-
-        feature = (dims or self.param_dims)["rate"][1]
-        X = np.asarray(X, dtype=np.float64)
-        if pymc_gaps.has_gaps(X):
-            pymc_gaps.observed("exponential", f"{prefix}x", [params["rate"][y]], X,
-                               ("obs", feature))
-            return
-        pm.Exponential(f"{prefix}x", lam=params["rate"][y], observed=X, dims=("obs", feature))
-
-    def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kj [n_kj log rate_kj - s_kj rate_kj] (exact)."""
-        import pytensor.tensor as pt
-
-        rate = params["rate"]
-        n = missing.observed_count(stats)
-        return pt.sum(n * pt.log(rate) - stats["sum"] * rate)
+        """``x_nj ~ Exponential(rate[y_n, j])`` (:func:`.dirichlet.observe_entries`)."""
+        dr.observe_entries(self, "Exponential", "rate", params, X, y, prefix, dims)
 
 
 class GammaExponential(conjugate.Entrywise):
