@@ -42,25 +42,15 @@ def rows_random(theta, y, rng=None, size=None):
 
 def values_logp(value, theta, y, table):
     """:func:`rows_logp` for observed category values: the code of x_nj is the number
-    of entries of its (sorted, last-value padded) table row below it."""
+    of entries of its (sorted, last-value padded) table row below it; a missing entry
+    (NaN) looks up code 0 (a real category, theta > 0) and is then dropped, so neither
+    the value nor the gradient is NaN."""
     import pytensor.tensor as pt
 
-    codes = pt.sum(pt.lt(table[None, :, :], value[:, :, None]), axis=-1)
-    return rows_logp(codes, theta, y)
-
-
-def gaps_logp(value, theta, y, table):
-    """:func:`values_logp` with missing entries (NaN in ``value``) integrated out:
-    sum over the observed (n, j) of log theta[y_n, j, code(x_nj)]. A missing entry
-    looks up code 0 (a real category, theta > 0) and is then dropped, so neither the
-    value nor the gradient is NaN."""
-    import pytensor.tensor as pt
-
-    missing = pt.isnan(value)
     codes = pt.sum(pt.lt(table[None, :, :], value[:, :, None]), axis=-1)  # NaN: code 0
     features = pt.arange(theta.shape[-2])
     terms = pt.log(theta[y[:, None], features[None, :], codes])
-    return pt.sum(pt.switch(missing, 0.0, terms))
+    return pt.sum(pt.switch(pt.isnan(value), 0.0, terms))
 
 
 def values_random(theta, y, table, rng=None, size=None):
@@ -110,21 +100,13 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
     """``x_nj ~ Categorical(theta[y_n, j, :C_j])`` as one ``pm.CustomDist``
     ``prefix + "x"``, dims (obs, ``feature``): codes observed directly (int64) when every
     feature's categories are 0..C_j - 1, else the category table maps values to codes
-    (:func:`values_logp`) and back (:func:`values_random`); missing entries: the observed
-    entries only (:func:`gaps_logp`)."""
+    (:func:`values_logp`, which drops missing entries) and back (:func:`values_random`)."""
     pm = import_pymc()
 
     from bayesgen.families import pymc_gaps
 
-    if pymc_gaps.has_gaps(X):
-        pm.CustomDist(
-            f"{prefix}x", theta, y, cats.table(categories),
-            logp=gaps_logp, random=values_random,
-            signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64", class_name="Categorical",
-            observed=pymc_gaps.observed_constant(X), dims=("obs", feature),
-        )
-        return
-    if all(cats.is_identity(c) for c in categories):
+    gaps = pymc_gaps.has_gaps(X)
+    if not gaps and all(cats.is_identity(c) for c in categories):
         pm.CustomDist(
             f"{prefix}x", theta, y, logp=rows_logp, random=rows_random,
             signature="(k,d,c),(n)->(n,d)", dtype="int64", class_name="Categorical",
@@ -135,7 +117,8 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
         f"{prefix}x", theta, y, cats.table(categories),
         logp=values_logp, random=values_random,
         signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64", class_name="Categorical",
-        observed=np.asarray(X, dtype=np.float64), dims=("obs", feature),
+        observed=pymc_gaps.observed_constant(X) if gaps else np.asarray(X, dtype=np.float64),
+        dims=("obs", feature),
     )
 
 

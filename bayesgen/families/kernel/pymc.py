@@ -108,20 +108,14 @@ def pair_constants(stats: dict, family):
 
 
 def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
-    """The LOO term of every training row, (..., n) (``KernelFamily.train_log_lik``):
-    row n, training point i of class y_n, leaves u_n = min(w_i, 1) of its own weight out;
-    a row of weight 0 gets the KDE at its class. In blocks of bounded memory."""
+    """The LOO term of every training row, (..., n) (``KernelFamily.train_log_lik``, which
+    pairs the points with the rows: ``point_row``): row n, training point i of class y_n,
+    leaves u_n = min(w_i, 1) of its own weight out; a row of weight 0 gets the KDE at its
+    class. In blocks of bounded memory."""
     P, cls, w = _fixed(params)
     row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
     y = np.asarray(y, dtype=np.intp)
     n = X.shape[0]
-    if row.size and (
-        row.max() >= n or not np.array_equal(X[row], P) or not np.array_equal(y[row], cls)
-    ):
-        raise ValueError(
-            "train_log_lik needs the training rows X, y in the order given to fit (the "
-            "fitted points are not rows of this X); use log_lik for other data."
-        )
     h = np.asarray(params["bandwidth"], dtype=np.float64)
     lead, (K, d) = h.shape[:-2], h.shape[-2:]
     H = h.reshape(-1, K, d)
