@@ -10,9 +10,9 @@ of the mean duration 1 / lambda and 1 / the prior mode of the rate. The default 
 the weighted mean of the observed entries of feature j (1 where that is 0), so
 rescaling a feature shifts every class's log-density equally.
 
-Statistics: n_kj (observed weight) and s_kj = sum_n w_n x_nj. MLE n / s; MAP
-(a0 + n - 1) / (b0 + s); posterior Gamma(a0 + n, b0 + s); the predictive is Lomax
-(:class:`GammaExponential`). alpha = 1 is the improper flat prior: MAP and the
+Statistics: n_kj (observed weight) and s_kj = sum_n w_n x_nj (``feature_count``). MLE
+n / s; MAP (a0 + n - 1) / (b0 + s); posterior Gamma(a0 + n, b0 + s); the predictive is
+Lomax (:class:`GammaExponential`). alpha = 1 is the improper flat prior: MAP and the
 posterior allow it, the evidence and PyMC do not. Missing entries (NaN) drop out."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from bayesgen.families.semi_hooks import UnlabeledHooks
 WHO = "ExponentialNB"
 
 
-class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
+class ExponentialFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
     """Factorised exponential likelihood with a Gamma prior per class and feature.
 
     Parameters
@@ -83,23 +83,14 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
             )
         return X
 
-    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted class counts ``count`` N_k (K,) and sums ``sum`` s_kj (K, d) of the
-        observed entries (with NaN also ``observed`` n_kj); ``ValueError`` on overflow."""
-        M = missing.mask(X)
-        X0 = X if M is None else np.where(M, 0.0, X)
-        sums = dr.class_sums(X0, y, w, n_classes, WHO)
-        stats = {"count": sums["count"], "sum": sums["feature_count"]}
-        return missing.with_observed(stats, M, y, w)
-
-    def merge(self, a: dict, b: dict) -> dict:
-        """Statistics of the union of two disjoint data sets (sums)."""
-        return masked.add_count_stats(a, b)
+    def stats_attributes(self, stats: dict) -> dict:
+        """None: the duration sums are no scikit-learn attribute."""
+        return {}
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Gamma shape ``alpha`` a0 (d,) and rate ``beta`` b0 = (a0 - 1) m (d,)."""
-        s = stats["sum"]
+        s = stats["feature_count"]
         d = s.shape[1]
         alpha = dr.check_gamma_shape(self.alpha, d, WHO)
         seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
@@ -155,7 +146,7 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
     def gamma_stats(self, stats: dict) -> tuple[np.ndarray, np.ndarray]:
         """(n, s): the observed weights n_kj and duration sums s_kj (K, d) (exponential
         likelihood rate^n exp(-s rate))."""
-        s = stats["sum"]
+        s = stats["feature_count"]
         return np.broadcast_to(missing.observed_count(stats), s.shape), s
 
     def _proper(self, post: dict) -> dict:
