@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import sparse
 from scipy.special import gammaln, xlogy
 
 from bayesgen.data import categories as cats
@@ -247,21 +246,11 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         one sparse one-hot product for all draws (a missing entry has weight 0); ``-inf`` at a
         category of probability 0; ``full`` is ignored."""
         theta = params["theta"]
-        n, d = X.shape
-        width = theta.shape[-1]
-        lead = theta.shape[:-3]
-        n_classes = theta.shape[-3]
-        cols = (np.arange(d) * width + cats.encode(X, self.categories_, WHO)).ravel()
-        M = missing.mask(X)
-        ones = np.ones(n * d) if M is None else (~M).ravel().astype(np.float64)
-        onehot = sparse.csr_matrix(
-            (ones, cols, np.arange(0, n * d + 1, d)), shape=(n, d * width)
-        )
+        n, lead, n_classes = X.shape[0], theta.shape[:-3], theta.shape[-3]
         with np.errstate(divide="ignore"):
             log_theta = np.log(theta)
-        flat = np.moveaxis(log_theta.reshape(-1, n_classes, d * width), -1, 0)
-        out = onehot @ flat.reshape(d * width, -1)  # (n, lead * K)
-        out = np.asarray(out).reshape(n, -1, n_classes)
+        out = conjugate.onehot_matmul(cats.encode(X, self.categories_, WHO), missing.mask(X),
+                                      log_theta).reshape(n, -1, n_classes)
         return np.moveaxis(out, 0, -2).reshape(*lead, n, n_classes)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
