@@ -84,7 +84,6 @@ class BernoulliFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlabel
             return sparse.with_data(X, _threshold(X.data, t))
         return _threshold(X, t)
 
-    # ----------------------------------------------------------------- prior
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """theta = c / N_k (0 or 1 where a feature is constant within a class)."""

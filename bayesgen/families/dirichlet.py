@@ -29,7 +29,6 @@ from bayesgen.utils.threads import one_blas_thread
 POISSON_EXACT_MAX = 1e12
 
 
-
 def check_alpha(alpha: Any, d: int) -> np.ndarray:
     """``alpha`` as a finite, positive vector of shape (d,) (scalar or one per feature)."""
     return check_concentration(alpha, d, "alpha", "feature")
@@ -198,13 +197,10 @@ def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
     Raises ``ValueError`` if X holds non-integer values (term weights, which the point
     methods accept): a multinomial or Poisson likelihood is only defined on counts.
     """
+    from bayesgen.families.pymc_gaps import check_whole
+
     X = np.asarray(sparse.dense_for_pymc(X, who), dtype=np.float64)
-    if X.size and not np.array_equal(X, np.floor(X)):
-        raise ValueError(
-            f"{who}.model_ is the generative model of whole-number counts, but this fit's "
-            "X has non-integer values (term weights, accepted by method='mle'/'map'). "
-            "Round X to counts and refit to build model_."
-        )
+    check_whole(X, who)
     return X.astype(np.int64)
 
 
@@ -220,12 +216,12 @@ def observe_entries(family, dist: str, key: str, params: dict, X, y, prefix: str
     feature = (dims or family.param_dims)[key][1]
     X = np.asarray(sparse.dense_for_pymc(X, family.who), dtype=np.float64)
     value, counts = params[key][y], dist != "Exponential"
+    if counts:
+        pymc_gaps.check_whole(X, family.who)
     if pymc_gaps.has_gaps(X):
-        if counts:
-            pymc_gaps.check_whole(X, family.who)
         pymc_gaps.observed(dist.lower(), f"{prefix}x", [value], X, ("obs", feature))
         return
-    observed = observed_counts(X, family.who) if counts else X
+    observed = X.astype(np.int64) if counts else X
     first = {"Bernoulli": "p", "Poisson": "mu", "Exponential": "lam"}[dist]
     getattr(pm, dist)(f"{prefix}x", **{first: value}, observed=observed, dims=("obs", feature))
 

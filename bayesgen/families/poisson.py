@@ -21,7 +21,6 @@ import numpy as np
 from scipy.special import gammaln
 
 from bayesgen.data import missing, sparse
-from bayesgen.data.validation import check_counts
 from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
 from bayesgen.families.gaussian_stats import resolve_vector
@@ -57,12 +56,6 @@ class PoissonFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, Unlabeled
         self.alpha = alpha
         self.rate_prior = rate_prior
         self.labels: np.ndarray | None = None
-
-    # ------------------------------------------------------------------ data
-    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Non-negative values; whole numbers for posterior methods (sparse X: its
-        stored values, duplicates summed first)."""
-        return check_counts(sparse.canonical(X), method, who)
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:

@@ -33,7 +33,6 @@ import numpy as np
 from scipy.special import gammaln, xlogy
 
 from bayesgen.data import missing, sparse
-from bayesgen.data.validation import check_counts
 from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
 from bayesgen.families.multinomial import missing as mm
@@ -68,11 +67,6 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         self.labels: np.ndarray | None = None
 
     # ------------------------------------------------------------------ data
-    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Non-negative values; whole numbers for posterior methods (sparse X: its
-        stored values, duplicates summed first)."""
-        return check_counts(sparse.canonical(X), method, who)
-
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted class counts N_k (K,) and feature counts ``R^T X`` (K, d); missing
         counts: also ``observed`` and the (class, pattern) ``groups`` (:func:`.missing.stats`)."""
@@ -86,7 +80,6 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
             return mm.merge(a, b)
         return dr.add_stats(a, b)
 
-    # ----------------------------------------------------------------- prior
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """theta_kj = c_kj / T_k (0 for a feature never seen in class k). Missing
