@@ -114,8 +114,10 @@ class BernoulliFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlabel
         return {"a": c + alpha, "b": b}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws ``theta`` (size, K, d)."""
-        return {"theta": dr.draw_beta(post["a"], post["b"], size, rng)}
+        """``size`` i.i.d. posterior draws ``theta`` (size, K, d): Beta(a, b) as a
+        two-outcome Dirichlet."""
+        log_theta = dr.log_dirichlet(np.stack([post["a"], post["b"]], axis=-1), size, rng)
+        return {"theta": np.exp(log_theta[..., 0])}
 
     # ------------------------------------------ predictive, evidence, LOO
     def algebra(self, post: dict) -> conjugate.Entrywise:

@@ -94,12 +94,6 @@ def log_prob_parts(X, p: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         return sparse.matmul_t(X, logp), sparse.matmul_t(X, zero.astype(np.float64)) > 0
 
 
-def _raise_if_nonfinite(data: np.ndarray, who: str) -> None:
-    """Report NaN or inf in X (stored values for sparse X) as such."""
-    if not np.all(np.isfinite(data)):
-        check_finite(data, who)
-
-
 def poisson(mean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Poisson draws (float64) of any finite mean.
 
@@ -142,12 +136,6 @@ def log_dirichlet(conc: np.ndarray, size: int, rng: np.random.Generator) -> np.n
     return log_g - logsumexp(log_g, axis=-1, keepdims=True)
 
 
-def draw_beta(a: np.ndarray, b: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` i.i.d. Beta(a, b) draws, (size, *a.shape), as a two-outcome Dirichlet."""
-    log_theta = log_dirichlet(np.stack([a, b], axis=-1), size, rng)
-    return np.exp(log_theta[..., 0])
-
-
 def class_sums(X, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> dict:
     """Weighted class counts N_k (K,) and per-class feature sums ``R^T X`` (K, d), with
     R (n, K) the weighted class indicators: the statistics of the Bernoulli,
@@ -178,17 +166,14 @@ def check_stats(stats: dict, X, who: str) -> dict:
         total = np.sum(stats["count"])  # N, the total weight (class prior)
     if np.isfinite(total) and all(np.all(np.isfinite(v)) for v in stats.values()):
         return stats
-    _raise_if_nonfinite(sparse.values(X), who)
+    data = sparse.values(X)
+    if not np.all(np.isfinite(data)):  # NaN or inf in X, reported as such
+        check_finite(data, who)
     raise ValueError(
         f"{who}: the weighted statistics (sums of sample_weight and of sample_weight "
         "x X per class) overflow float64 (> 1.8e308). Rescale sample_weight (e.g. divide "
         "it by its maximum: a common factor leaves the MLE unchanged) or X."
     )
-
-
-def add_stats(a: dict, b: dict) -> dict:
-    """Element-wise sum of two dicts of additive statistics with equal shapes."""
-    return {key: a[key] + b[key] for key in a}
 
 
 def observed_counts(X: np.ndarray, who: str) -> np.ndarray:

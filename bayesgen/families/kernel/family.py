@@ -35,6 +35,7 @@ from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import RealColumns, attach_frame
 from bayesgen.families.kernel import far as _kernel_far
 from bayesgen.families.kernel import missing as km
+from bayesgen.families.kernel import pymc
 from bayesgen.families.kernel.bandwidth import (  # noqa: F401 (_loo re-exported for tests)
     _loo,
     _loo_slope,
@@ -286,8 +287,6 @@ class KernelFamily(RealColumns, UnlabeledHooks):
     def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
         """Each training row's LOO term, (..., n), the rows in any order (found by value,
         :func:`_points_among`); the pointwise log-likelihood of ``idata_``."""
-        from bayesgen.families.kernel import pymc
-
         params = _points_among(X, y, params)
         if np.isnan(X).any():
             return km.train_log_lik(X, y, params)
@@ -352,22 +351,11 @@ class KernelFamily(RealColumns, UnlabeledHooks):
             "point_row": stats["row"],
         }
 
-    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """``log h ~ Normal(log centre, sd)`` and the Deterministic ``bandwidth``."""
-        from bayesgen.families.kernel import pymc
-
-        return pymc.bandwidth_prior(prior, prefix, (dims or self.param_dims)["bandwidth"])
-
-    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """The unit-weight LOO likelihood as ``pm.Potential(prefix + "x_loglik")``."""
-        from bayesgen.families.kernel import pymc
-
-        pymc.observed(self, params, X, y, prefix, dims or self.param_dims)
+    pymc_params = pymc.pymc_params
+    pymc_observed = pymc.observed
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kj LOO_kj(h_kj) in PyTensor (:func:`.pymc.stats_loglik`)."""
-        from bayesgen.families.kernel import pymc
-
         if km.has_gaps(stats):  # a sum over features of their observed points
             return km.stats_loglik(self, params, stats)
         return pymc.stats_loglik(self, params, stats)
@@ -375,8 +363,6 @@ class KernelFamily(RealColumns, UnlabeledHooks):
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
                          prefix: str = "", dims: dict | None = None):
         """The labeled KDEs at rows ``Z``, (m, K), no leave-one-out (:func:`.pymc.rows_loglik`)."""
-        from bayesgen.families.kernel import pymc
-
         return pymc.rows_loglik(stats, params["bandwidth"], np.asarray(Z, dtype=np.float64))
 
 

@@ -21,24 +21,27 @@ MAX_PAIR_BYTES = 200_000_000
 _LOG_ZERO = -1e30  # log 0 as a finite constant: exp underflows to 0, no NaN gradient
 
 
-def bandwidth_prior(prior: dict, prefix: str, dim: tuple[str, ...]) -> dict:
+def pymc_params(family, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
     """``log h ~ Normal(log centre, sd)`` (variable ``prefix + "bandwidth_log"``, dims
-    ``dim``) and the Deterministic ``prefix + "bandwidth"`` = exp(log h); returns
-    ``{"bandwidth": h}``."""
+    ``dims["bandwidth"]``) and the Deterministic ``prefix + "bandwidth"`` = exp(log h);
+    returns ``{"bandwidth": h}`` (``KernelFamily.pymc_params``)."""
     pm = import_pymc()
     import pytensor.tensor as pt
 
+    dim = (dims or family.param_dims)["bandwidth"]
     log_h = pm.Normal(
         f"{prefix}bandwidth_log", mu=np.log(prior["centre"]), sigma=prior["sd"], dims=dim
     )
     return {"bandwidth": pm.Deterministic(f"{prefix}bandwidth", pt.exp(log_h), dims=dim)}
 
 
-def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
+def observed(family, params: dict, X, y, *, prefix: str = "", dims: dict | None = None) -> None:
     """``pm.Potential(prefix + "x_loglik")``: the unit-weight LOO likelihood of the rows of
-    X (:func:`stats_loglik` on their unit-weight statistics). ``y`` is the observed class
-    variable (its data are used) or an integer array."""
+    X (:func:`stats_loglik` on their unit-weight statistics; ``KernelFamily.pymc_observed``).
+    ``y`` is the observed class variable (its data are used) or an integer array."""
     pm = import_pymc()
+
+    dims = dims or family.param_dims
 
     model = pm.modelcontext(None)
     value = model.rvs_to_values.get(y, y)

@@ -78,7 +78,7 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         """Statistics of the union of two disjoint data sets (sums; groups by key)."""
         if "groups" in a or "groups" in b:
             return mm.merge(a, b)
-        return dr.add_stats(a, b)
+        return masked.add_count_stats(a, b)
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
