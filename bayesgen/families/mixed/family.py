@@ -109,17 +109,12 @@ class MixedFamily(Configurable):
             except (ValueError, TypeError):
                 parts = []
 
-        def every(flag: str) -> bool:
-            return all(getattr(q.capabilities, flag) for q in parts)
-
-        return Capabilities(missing=every("missing"), conjugate=every("conjugate"),
-                            sparse=any(q.capabilities.sparse for q in parts),
-                            evidence=every("evidence"), exact_loo=every("exact_loo"),
-                            real_valued=True, far_rows=True, fixed_params=True,
-                            train_log_lik=True, coords=True, levels=True, composite=True,
-                            learns_categories=any(q.capabilities.learns_categories
-                                                  for q in parts),
-                            kernel_density=any(q.capabilities.kernel_density for q in parts))
+        flags = {f: all(getattr(q.capabilities, f) for q in parts)
+                 for f in ("missing", "conjugate", "evidence", "exact_loo")}
+        flags |= {f: any(getattr(q.capabilities, f) for q in parts)
+                  for f in ("sparse", "learns_categories", "kernel_density")}
+        return Capabilities(**flags, real_valued=True, far_rows=True, fixed_params=True,
+                            train_log_lik=True, coords=True, levels=True, composite=True)
 
     @property
     def positive_only(self) -> bool:

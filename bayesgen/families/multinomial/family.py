@@ -35,6 +35,7 @@ from scipy.special import gammaln, xlogy
 from bayesgen.data import missing, sparse
 from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
+from bayesgen.families.multinomial import augment as _augment
 from bayesgen.families.multinomial import missing as mm
 from bayesgen.families.poisson import log_factorials
 from bayesgen.families.protocol import Capabilities
@@ -127,11 +128,7 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         need the negative-binomial augmentation (:mod:`.augment`) in that loop."""
         return not (self.needs_augmentation(stats) or missing.has_missing(Z_u))
 
-    def augment(self, stats: dict, prior: dict, **kwargs):
-        """Data-augmentation posterior draws (:func:`._multinomial_augment.augment`)."""
-        from bayesgen.families.multinomial import augment as _multinomial_augment
-
-        return _multinomial_augment.augment(self, stats, prior, **kwargs)
+    augment = _augment.augment
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. posterior draws ``theta`` (size, K, d) (no exact zeros)."""
@@ -141,9 +138,7 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         """:func:`.conjugate.log_predictive`; a data-augmentation stack (T, K, d): the
         mean of its T predictives."""
         if post["concentration"].ndim == 3:
-            from bayesgen.families.multinomial.augment import log_predictive_stack
-
-            return log_predictive_stack(self, X, post)
+            return _augment.log_predictive_stack(self, X, post)
         return conjugate.log_predictive(ALGEBRA, X, post)
 
     def algebra(self, post: dict) -> conjugate.Entrywise:
@@ -227,14 +222,9 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         )
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kj c_kj log theta_kj (without the coefficients); missing counts:
-        :func:`.missing.stats_loglik`."""
-        import pytensor.tensor as pt
-
-        if "groups" in stats:
-            return mm.stats_loglik(params, stats)
-
-        return pt.sum(stats["feature_count"] * pt.log(params["theta"]))
+        """sum_kj c_kj log theta_kj (without the coefficients), less the missing counts'
+        renormalisation (:func:`.missing.stats_loglik`)."""
+        return mm.stats_loglik(params, stats)
 
 
 class DirichletMultinomial(conjugate.Entrywise):
