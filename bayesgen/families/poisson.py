@@ -152,9 +152,6 @@ class GammaPoisson(conjugate.Entrywise):
         a, b = post["a"], post["b"]
         return conjugate.log_rising(a, x) - a * np.log1p(1.0 / b) - x * np.log1p(b)
 
-    def loo_step(self, post: dict, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return self.step({"a": post["a"] - w * x, "b": post["b"] - w}, x)
-
     def log_h(self, X) -> np.ndarray:
         return -log_factorials(X)
 

@@ -295,20 +295,9 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
             return {}
         return _pymc.category_coords(self.n_categories_, *(dims or self.param_dims)["theta"][1:])
 
-    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Dirichlet priors in blocks of equal C_j, put back in feature order as the
-        deterministic ``theta`` (K, d, Cmax) (:func:`.pymc.dirichlet_blocks`)."""
-        return {"theta": _pymc.dirichlet_blocks(prior, dims or self.param_dims, prefix)}
-
-    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """One ``pm.CustomDist`` ``x`` with dims (obs, feature) (:func:`.pymc.observed_rows`)."""
-        _pymc.observed_rows(self.categories_, params["theta"], X, y, prefix,
-                            (dims or self.param_dims)["theta"][1])
-
-    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
-                         prefix: str = "", dims: dict | None = None):
-        """log p(z_n | y=k, theta), a PyTensor (m, K) expression (:func:`.pymc.row_columns`)."""
-        return _pymc.row_columns(self.categories_, params["theta"], Z)
+    pymc_params = _pymc.pymc_params
+    pymc_observed = _pymc.observed
+    pymc_rows_loglik = _pymc.rows_loglik
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kjc c_kjc log theta_kjc (theta replaced by 1 where c = 0: no NaN gradient)."""

@@ -59,15 +59,17 @@ def values_random(theta, y, table, rng=None, size=None):
     return table[np.arange(table.shape[0]), codes].astype(np.float64)
 
 
-def dirichlet_blocks(prior: dict, dims: dict, prefix: str = ""):
-    """Dirichlet priors of ``theta`` in blocks of equal C_j: one variable
-    ``prefix + f"theta_c{C}"`` ~ Dirichlet(alpha_j * ones(C)) per distinct C, dims (class,
-    ``feature_cC``, ``category_cC``), padded to Cmax and put back in feature order as the
-    deterministic ``prefix + "theta"`` (K, d, Cmax); ``prior`` holds ``n_categories`` and
-    ``alpha`` (d,); missing coordinates (:func:`category_coords`) are added."""
+def pymc_params(family, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+    """``CategoricalFamily.pymc_params``: Dirichlet priors of ``theta`` in blocks of equal
+    C_j, one variable ``prefix + f"theta_c{C}"`` ~ Dirichlet(alpha_j * ones(C)) per
+    distinct C, dims (class, ``feature_cC``, ``category_cC``), padded to Cmax and put back
+    in feature order as the deterministic ``prefix + "theta"`` (K, d, Cmax); ``prior``
+    holds ``n_categories`` and ``alpha`` (d,); missing coordinates
+    (:func:`category_coords`) are added."""
     pm = import_pymc()
     import pytensor.tensor as pt
 
+    dims = dims or family.param_dims
     class_dim, feature, category = dims["theta"]
     n_cat, alpha = prior["n_categories"], prior["alpha"]
     model = pm.modelcontext(None)
@@ -93,11 +95,13 @@ def dirichlet_blocks(prior: dict, dims: dict, prefix: str = ""):
     inverse = np.argsort(np.concatenate(order))
     if np.any(inverse != np.arange(inverse.size)):
         stacked = stacked[:, inverse, :]
-    return pm.Deterministic(f"{prefix}theta", stacked, dims=dims["theta"])
+    return {"theta": pm.Deterministic(f"{prefix}theta", stacked, dims=dims["theta"])}
 
 
-def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> None:
-    """``x_nj ~ Categorical(theta[y_n, j, :C_j])`` as one ``pm.CustomDist``
+def observed(family, params: dict, X, y, *, prefix: str = "",
+             dims: dict | None = None) -> None:
+    """``CategoricalFamily.pymc_observed``: ``x_nj ~ Categorical(theta[y_n, j, :C_j])``
+    over the family's ``categories_`` as one ``pm.CustomDist``
     ``prefix + "x"``, dims (obs, ``feature``): codes observed directly (int64) when every
     feature's categories are 0..C_j - 1, else the category table maps values to codes
     (:func:`values_logp`, which drops missing entries) and back (:func:`values_random`)."""
@@ -105,6 +109,8 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
 
     from bayesgen.families import pymc_gaps
 
+    categories, theta = family.categories_, params["theta"]
+    feature = (dims or family.param_dims)["theta"][1]
     gaps = pymc_gaps.has_gaps(X)
     if not gaps and all(cats.is_identity(c) for c in categories):
         pm.CustomDist(
@@ -122,15 +128,17 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
     )
 
 
-def row_columns(categories: list, theta, X: np.ndarray):
-    """log p(x_n | y=k, theta), a PyTensor (n, K) expression for category values
-    ``X`` (n, d) (NaN drops its term) and ``theta`` (K, d, Cmax): the rows apart, which
-    :func:`observed_rows`' total ``pm.logp`` does not give (:mod:`bayesgen.semi.nuts`)."""
+def rows_loglik(family, params: dict, X: np.ndarray, **_):
+    """``CategoricalFamily.pymc_rows_loglik``: log p(x_n | y=k, theta), a PyTensor (n, K)
+    expression for category values ``X`` (n, d) (NaN drops its term) and ``theta``
+    (K, d, Cmax): the rows apart, which :func:`observed`'s total ``pm.logp`` does not
+    give (:mod:`bayesgen.semi.nuts`)."""
     import pytensor.tensor as pt
 
+    theta = params["theta"]
     X = np.asarray(X, dtype=np.float64)
     missing = np.isnan(X)
-    table = cats.table(categories)  # (d, Cmax), padded with the last value
+    table = cats.table(family.categories_)  # (d, Cmax), padded with the last value
     codes = np.sum(table[None, :, :] < np.where(missing, -np.inf, X)[:, :, None], axis=-1)
     features = np.arange(X.shape[1])[None, :]
     terms = pt.log(theta[:, features, codes])  # (K, n, d); a missing entry reads code 0
