@@ -360,10 +360,7 @@ class KernelFamily(RealColumns, UnlabeledHooks):
             return km.stats_loglik(self, params, stats)
         return pymc.stats_loglik(self, params, stats)
 
-    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
-                         prefix: str = "", dims: dict | None = None):
-        """The labeled KDEs at rows ``Z``, (m, K), no leave-one-out (:func:`.pymc.rows_loglik`)."""
-        return pymc.rows_loglik(stats, params["bandwidth"], np.asarray(Z, dtype=np.float64))
+    pymc_rows_loglik = pymc.rows_loglik
 
 
 def _points_among(X: np.ndarray, y: np.ndarray, params: dict) -> dict:

@@ -147,12 +147,15 @@ def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
     return (out - 0.5 * d * LOG_2PI).reshape(*lead, n)
 
 
-def rows_loglik(stats: dict, h, Z: np.ndarray):
-    """log p(z_n | y=k, h) of every row and class, a PyTensor (m, K) expression (module
-    docstring); ``stats`` the labeled points' kernel statistics, ``h`` the (K, d)
+def rows_loglik(family, params: dict, Z: np.ndarray, *, stats: dict, **_):
+    """``KernelFamily.pymc_rows_loglik``: log p(z_n | y=k, h) of every row and class under
+    the labeled KDEs, no leave-one-out, a PyTensor (m, K) expression (module docstring);
+    ``stats`` the labeled points' kernel statistics, ``params["bandwidth"]`` the (K, d)
     bandwidth tensor, ``Z`` (m, d) the rows (NaN: missing, its factor dropped)."""
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
+
+    h, Z = params["bandwidth"], np.asarray(Z, dtype=np.float64)
 
     X, y, w = stats["X"], stats["y"], stats["w"]
     K = stats["count"].shape[0]
