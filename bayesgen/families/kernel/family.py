@@ -64,9 +64,9 @@ NO_CONJUGATE = (
 def _refused(message: str):
     """A hook that raises ``ValueError(message)`` (``{who}`` filled from its keyword)."""
     def hook(self, *args, who: str = "KernelNB", **kwargs):
+        """Not available: ``ValueError`` (no conjugate prior, see the message)."""
         raise ValueError(message.format(who=who))
 
-    hook.__doc__ = f"Not available (``ValueError``): {message}"
     return hook
 
 
