@@ -36,22 +36,15 @@ from bayesgen.families.far import RealColumns, attach_frame
 from bayesgen.families.kernel import far as _kernel_far
 from bayesgen.families.kernel import missing as km
 from bayesgen.families.kernel import pymc
-from bayesgen.families.kernel.bandwidth import (  # noqa: F401 (_loo re-exported for tests)
+from bayesgen.families.kernel.bandwidth import (
     _loo,
     _loo_slope,
     _maximise,
     _rows_slope,
     _rows_term,
-    _weighted_sd,
     silverman,
 )
-from bayesgen.families.kernel.kde import (  # noqa: F401 (re-exported)
-    _BUDGET,
-    LOG_2PI,
-    _fixed,
-    _kde_sums,
-    _logsumexp_last,
-)
+from bayesgen.families.kernel.kde import _BUDGET, LOG_2PI, _fixed, _kde_sums  # noqa: F401 (_BUDGET for tests)
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
 
@@ -369,8 +362,6 @@ def _points_among(X: np.ndarray, y: np.ndarray, params: dict) -> dict:
     order of the fit, else found by the values (rows and points sorted by class and
     values, NaN equal to NaN, and paired in order; identical rows are interchangeable).
     ``ValueError`` when some point is not among the rows."""
-    from bayesgen.families.kernel.kde import _fixed
-
     P, cls, _ = _fixed(params)
     y = np.asarray(y, dtype=np.intp)
     stored = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
