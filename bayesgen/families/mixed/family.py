@@ -92,9 +92,11 @@ class MixedFamily(Configurable):
         self.n_features = n_features
         self.overrides = overrides
         self.kinds = kinds
-        self._levels = levels
-        self._labels: np.ndarray | None = None
-        self._frame = None
+        #: class labels (messages), levels per column and the frame, each given to the
+        #: parts (their columns' levels and frame) by :meth:`configured`
+        self.levels = levels
+        self.labels: np.ndarray | None = None
+        self.frame = None
         self.parts_: list[dict] | None = None
 
     # ------------------------------------------------------- specification
@@ -124,30 +126,13 @@ class MixedFamily(Configurable):
         except (ValueError, TypeError):
             return False
 
-    @property
-    def labels(self) -> np.ndarray | None:
-        """Class labels, for messages (also given to the parts)."""
-        return self._labels
-
-    @property
-    def levels(self) -> list | None:
-        """Levels per column; each categorical part gets its columns'."""
-        return self._levels
-
     def column_families(self, names: list[str] | None, kinds: list[str]) -> list:
         """:func:`.spec.column_families`."""
         return spec.column_families(self, names, kinds)
 
-    @property
-    def frame(self):
-        """The frame; every real-valued part gets its columns'."""
-        return getattr(self, "_frame", None)
-
     def _settle(self, settings: dict) -> None:
         """The settings of this copy, and each part's share on a new part family."""
-        own = {"labels": "_labels", "levels": "_levels", "frame": "_frame"}
-        for name, value in settings.items():
-            setattr(self, own.get(name, name), value)
+        super()._settle(settings)
         if self.parts_ is not None:
             self.parts_ = _configured_parts(self.parts_, settings)
 
@@ -164,7 +149,7 @@ class MixedFamily(Configurable):
         if self.parts_ is not None:
             return self.parts_
         self.parts_ = _configured_parts(spec.parts(self, n_features), {
-            "labels": self._labels, "levels": self._levels, "frame": self.frame})
+            "labels": self.labels, "levels": self.levels, "frame": self.frame})
         return self.parts_
 
     def resolved_parts(self) -> list[dict]:
