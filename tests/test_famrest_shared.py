@@ -134,3 +134,28 @@ def test_mixed_dispatch_sums_the_parts():
     ref = sum(p.predict_joint_log_proba(X[:5, [j]]) - prior for j, p in enumerate(parts))
     np.testing.assert_allclose(mixed.predict_joint_log_proba(X[:5]) - prior, ref,
                                rtol=1e-10)
+
+
+def test_kernel_model_with_missing_entries_is_the_leave_one_out_likelihood():
+    """KernelNB's ``build_model`` on rows with NaN: its ``x_loglik`` potential is the
+    unit-weight leave-one-out log-likelihood of each feature's observed points (brute
+    force; it was NaN before the per-feature path was used there)."""
+    from scipy import stats as st
+
+    rng = np.random.default_rng(8)
+    y = np.repeat(np.arange(2), 10)
+    X = rng.normal(size=(20, 2)) + y[:, None]
+    X[[1, 5, 12], [0, 1, 1]] = np.nan
+    model = bg.KernelNB(method="map").fit(X, y).build_model(X, y)
+    point = model.initial_point()
+    potential = model.replace_rvs_by_values([model["x_loglik"]])[0]
+    got = model.compile_fn(potential, inputs=model.value_vars, on_unused_input="ignore")(point)
+    h = np.exp(point["bandwidth_log"])
+    ref = 0.0
+    for j in range(2):
+        for k in range(2):
+            p = X[(y == k) & ~np.isnan(X[:, j]), j]
+            for i in range(p.size):
+                dens = st.norm.pdf(p[i], np.delete(p, i), h[k, j]).sum() / (p.size - 1)
+                ref += np.log(dens)
+    np.testing.assert_allclose(got, ref, rtol=1e-10)

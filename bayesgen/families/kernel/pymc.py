@@ -37,7 +37,8 @@ def pymc_params(family, prior: dict, *, prefix: str = "", dims: dict | None = No
 
 def observed(family, params: dict, X, y, *, prefix: str = "", dims: dict | None = None) -> None:
     """``pm.Potential(prefix + "x_loglik")``: the unit-weight LOO likelihood of the rows of
-    X (:func:`stats_loglik` on their unit-weight statistics; ``KernelFamily.pymc_observed``).
+    X (``pymc_stats_loglik`` of their unit-weight statistics, per feature with missing
+    entries; ``KernelFamily.pymc_observed``).
     ``y`` is the observed class variable (its data are used) or an integer array."""
     pm = import_pymc()
 
@@ -49,7 +50,7 @@ def observed(family, params: dict, X, y, *, prefix: str = "", dims: dict | None 
     n_classes = len(model.coords[dims["bandwidth"][0]])
     stats = family.stats(np.asarray(X, dtype=np.float64), y_index, np.ones(y_index.size),
                          n_classes)
-    pm.Potential(f"{prefix}x_loglik", stats_loglik(family, params, stats))
+    pm.Potential(f"{prefix}x_loglik", family.pymc_stats_loglik(params, stats))
 
 
 def stats_loglik(family, params: dict, stats: dict):
