@@ -19,8 +19,8 @@ is the composite of other families on column groups.
 Shared pieces: :mod:`.gaussian_stats` and :mod:`.class_moments` (centred statistics),
 :mod:`.dirichlet` (Beta/Dirichlet/Gamma helpers), :mod:`.masked` (missing entries of the
 factorised families), :mod:`.far` (frame helpers and far rows), :mod:`.pymc_gaps`
-(missing entries in PyMC models), :mod:`.unlabeled` (the hooks of fits with
-unlabeled rows and their defaults, :class:`.unlabeled.UnlabeledHooks`).
+(missing entries in PyMC models), :mod:`.semi_hooks` (the defaults of the
+hooks of fits with unlabeled rows, :class:`.semi_hooks.UnlabeledHooks`).
 
 May import: :mod:`bayesgen.data`, :mod:`bayesgen.utils`, :mod:`bayesgen.exceptions`.
 """

@@ -84,7 +84,6 @@ class BernoulliFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlabel
             return sparse.with_data(X, _threshold(X.data, t))
         return _threshold(X, t)
 
-    # ----------------------------------------------------------------- prior
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """theta = c / N_k (0 or 1 where a feature is constant within a class)."""
@@ -115,8 +114,10 @@ class BernoulliFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlabel
         return {"a": c + alpha, "b": b}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws ``theta`` (size, K, d)."""
-        return {"theta": dr.draw_beta(post["a"], post["b"], size, rng)}
+        """``size`` i.i.d. posterior draws ``theta`` (size, K, d): Beta(a, b) as a
+        two-outcome Dirichlet."""
+        log_theta = dr.log_dirichlet(np.stack([post["a"], post["b"]], axis=-1), size, rng)
+        return {"theta": np.exp(log_theta[..., 0])}
 
     # ------------------------------------------ predictive, evidence, LOO
     def algebra(self, post: dict) -> conjugate.Entrywise:
@@ -179,22 +180,8 @@ class BernoulliFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlabel
         return {"theta": theta}
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """``x_nj ~ Bernoulli(theta[y_n, j])``, dims (obs, feature); missing entries
-        integrated out (:mod:`bayesgen.families.pymc_gaps`)."""
-        pm = import_pymc()
-
-        from bayesgen.families import pymc_gaps
-
-        feature = (dims or self.param_dims)["theta"][1]
-        X = sparse.dense_for_pymc(X, WHO)
-        if pymc_gaps.has_gaps(X):
-            pymc_gaps.observed("bernoulli", f"{prefix}x", [params["theta"][y]], X,
-                                ("obs", feature))
-            return
-        pm.Bernoulli(
-            f"{prefix}x", p=params["theta"][y], observed=np.asarray(X, dtype=np.int64),
-            dims=("obs", feature),
-        )
+        """``x_nj ~ Bernoulli(theta[y_n, j])`` (:func:`.dirichlet.observe_entries`)."""
+        dr.observe_entries(self, "Bernoulli", "theta", params, X, y, prefix, dims)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kj [c_kj log theta_kj + (N_k - c_kj) log(1 - theta_kj)] (exact)."""

@@ -333,15 +333,23 @@ def _sparse_entries(alg: Entrywise, X, M, post: dict) -> np.ndarray:
 def _tabled(alg: Entrywise, X, M, post: dict) -> np.ndarray:
     """One-hot products with the table of steps (L, d, C)."""
     T = alg.table(post)
-    n, d = X.shape
+    n = X.shape[0]
     if alg.binary:  # levels 0 and 1: O @ T0 + X @ (T1 - T0)
         T0, T1 = T[..., 0], T[..., 1]
         return _observed_sum(M, T0, n) + sparse.matmul_t(X, T1 - T0)
-    L, _, C = T.shape
-    cols = (np.arange(d) * C + alg.codes(X)).ravel()
+    return onehot_matmul(alg.codes(X), M, T)
+
+
+def onehot_matmul(codes: np.ndarray, M, T: np.ndarray) -> np.ndarray:
+    """sum over the observed j of T[l, j, code_nj], (n, L), for integer ``codes`` (n, d),
+    missing mask ``M`` (n, d) or None and tables ``T`` (..., d, C) (L = the leading dims
+    flattened): one sparse one-hot product."""
+    n, d = codes.shape
+    C = T.shape[-1]
+    cols = (np.arange(d) * C + codes).ravel()
     ones = np.ones(n * d) if M is None else (~M).ravel().astype(np.float64)
     onehot = sp.csr_array((ones, cols, np.arange(0, n * d + 1, d)), shape=(n, d * C))
-    return np.asarray(onehot @ T.reshape(L, d * C).T)
+    return np.asarray(onehot @ T.reshape(-1, d * C).T)
 
 
 def _total_terms(alg: Entrywise, X, M, tau: np.ndarray) -> np.ndarray:

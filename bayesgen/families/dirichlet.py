@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp, xlogy
 
-from bayesgen.data import sparse
+from bayesgen.data import missing, sparse
 from bayesgen.data.validation import check_concentration, check_finite
 from bayesgen.families.conjugate import check_overflow as check_overflow  # re-exported
 from bayesgen.families.gaussian_stats import label, one_hot
@@ -27,7 +27,6 @@ from bayesgen.utils.threads import one_blas_thread
 #: above (numpy refuses means above about 9.2e18, and its draws are already too
 #: dispersed from about 1e15: measured variance / mean 1.05 at 1e15, 1.4 at 1e16)
 POISSON_EXACT_MAX = 1e12
-
 
 
 def check_alpha(alpha: Any, d: int) -> np.ndarray:
@@ -95,12 +94,6 @@ def log_prob_parts(X, p: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         return sparse.matmul_t(X, logp), sparse.matmul_t(X, zero.astype(np.float64)) > 0
 
 
-def _raise_if_nonfinite(data: np.ndarray, who: str) -> None:
-    """Report NaN or inf in X (stored values for sparse X) as such."""
-    if not np.all(np.isfinite(data)):
-        check_finite(data, who)
-
-
 def poisson(mean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Poisson draws (float64) of any finite mean.
 
@@ -143,12 +136,6 @@ def log_dirichlet(conc: np.ndarray, size: int, rng: np.random.Generator) -> np.n
     return log_g - logsumexp(log_g, axis=-1, keepdims=True)
 
 
-def draw_beta(a: np.ndarray, b: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` i.i.d. Beta(a, b) draws, (size, *a.shape), as a two-outcome Dirichlet."""
-    log_theta = log_dirichlet(np.stack([a, b], axis=-1), size, rng)
-    return np.exp(log_theta[..., 0])
-
-
 def class_sums(X, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> dict:
     """Weighted class counts N_k (K,) and per-class feature sums ``R^T X`` (K, d), with
     R (n, K) the weighted class indicators: the statistics of the Bernoulli,
@@ -179,17 +166,14 @@ def check_stats(stats: dict, X, who: str) -> dict:
         total = np.sum(stats["count"])  # N, the total weight (class prior)
     if np.isfinite(total) and all(np.all(np.isfinite(v)) for v in stats.values()):
         return stats
-    _raise_if_nonfinite(sparse.values(X), who)
+    data = sparse.values(X)
+    if not np.all(np.isfinite(data)):  # NaN or inf in X, reported as such
+        check_finite(data, who)
     raise ValueError(
         f"{who}: the weighted statistics (sums of sample_weight and of sample_weight "
         "x X per class) overflow float64 (> 1.8e308). Rescale sample_weight (e.g. divide "
         "it by its maximum: a common factor leaves the MLE unchanged) or X."
     )
-
-
-def add_stats(a: dict, b: dict) -> dict:
-    """Element-wise sum of two dicts of additive statistics with equal shapes."""
-    return {key: a[key] + b[key] for key in a}
 
 
 def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
@@ -198,14 +182,33 @@ def observed_counts(X: np.ndarray, who: str) -> np.ndarray:
     Raises ``ValueError`` if X holds non-integer values (term weights, which the point
     methods accept): a multinomial or Poisson likelihood is only defined on counts.
     """
+    from bayesgen.families.pymc_gaps import check_whole
+
     X = np.asarray(sparse.dense_for_pymc(X, who), dtype=np.float64)
-    if X.size and not np.array_equal(X, np.floor(X)):
-        raise ValueError(
-            f"{who}.model_ is the generative model of whole-number counts, but this fit's "
-            "X has non-integer values (term weights, accepted by method='mle'/'map'). "
-            "Round X to counts and refit to build model_."
-        )
+    check_whole(X, who)
     return X.astype(np.int64)
+
+
+def observe_entries(family, dist: str, key: str, params: dict, X, y, prefix: str,
+                    dims: dict | None) -> None:
+    """``x_nj ~ dist(params[key][y_n, j])`` (``dist`` "Bernoulli", "Poisson" or
+    "Exponential"), dims (obs, feature); a missing entry is integrated out
+    (:mod:`bayesgen.families.pymc_gaps`); counts must be whole numbers (``ValueError``)."""
+    from bayesgen.families import pymc_gaps
+    from bayesgen.utils.heavy import import_pymc
+
+    pm = import_pymc()
+    feature = (dims or family.param_dims)[key][1]
+    X = np.asarray(sparse.dense_for_pymc(X, family.who), dtype=np.float64)
+    value, counts = params[key][y], dist != "Exponential"
+    if counts:
+        pymc_gaps.check_whole(X, family.who)
+    if pymc_gaps.has_gaps(X):
+        pymc_gaps.observed(dist.lower(), f"{prefix}x", [value], X, ("obs", feature))
+        return
+    observed = X.astype(np.int64) if counts else X
+    first = {"Bernoulli": "p", "Poisson": "mu", "Exponential": "lam"}[dist]
+    getattr(pm, dist)(f"{prefix}x", **{first: value}, observed=observed, dims=("obs", feature))
 
 
 class FixedAlpha:
@@ -222,13 +225,49 @@ class FixedAlpha:
 
 class GammaRates:
     """The Gamma(alpha_j, beta_j) prior on positive rates ``rate`` (K, d) that PoissonNB
-    and ExponentialNB share (``prior`` holds ``alpha`` and ``beta``, (d,)): its log
-    density, EM's MAP objective, and its PyMC variable."""
+    and ExponentialNB share (``prior`` holds ``alpha`` and ``beta``, (d,)).
+
+    The likelihood of the rate of (k, j) is rate^a exp(-rate b) with the statistics
+    ``(a, b) = gamma_stats(stats)`` (Poisson: the sum of counts and the observed weight;
+    exponential: the observed weight and the sum of durations), so MLE a / b, MAP
+    (a + alpha - 1) / (b + beta), posterior Gamma(a + alpha, b + beta) and the PyMC
+    statistics log-likelihood sum a log rate - b rate are written once here; a family
+    gives ``gamma_stats`` and ``_rate(numer, denom, method)`` (numer / denom with its
+    messages)."""
 
     #: the estimator's name, for messages
     who: str
     #: what sets the prior's scale once alpha > 1, for the message of an improper prior
     scale_hint: str
+
+    def mle(self, stats: dict) -> dict:
+        """rate = a / b (``ValueError`` for a feature never observed in a class)."""
+        a, b = self.gamma_stats(stats)
+        missing.require_observed(np.broadcast_to(missing.observed_count(stats), a.shape),
+                                 self.labels, self.who,
+                                 names=getattr(self, "feature_names", None))
+        return {"rate": self._rate(a, b, "mle")}
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """rate = (a + alpha - 1) / (b + beta), the mode of the posterior Gamma."""
+        a, b = self.gamma_stats(stats)
+        return {"rate": self._rate(a + (prior["alpha"] - 1.0), b + prior["beta"], "map")}
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Gamma posterior shape ``a + alpha`` and rate ``b + beta``, each (K, d)."""
+        a, b = self.gamma_stats(stats)
+        return self._proper({"a": a + prior["alpha"], "b": b + prior["beta"]})
+
+    def _proper(self, post: dict) -> dict:
+        """``post`` (a family may refuse an improper posterior)."""
+        return post
+
+    def pymc_stats_loglik(self, params: dict, stats: dict):
+        """sum_kj [a_kj log rate_kj - b_kj rate_kj] (without terms free of the rates)."""
+        import pytensor.tensor as pt
+
+        a, b = self.gamma_stats(stats)
+        return pt.sum(a * pt.log(params["rate"]) - b * params["rate"])
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` posterior draws ``rate`` = Gamma(a) / b, (size, K, d)."""

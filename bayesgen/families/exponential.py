@@ -10,9 +10,9 @@ of the mean duration 1 / lambda and 1 / the prior mode of the rate. The default 
 the weighted mean of the observed entries of feature j (1 where that is 0), so
 rescaling a feature shifts every class's log-density equally.
 
-Statistics: n_kj (observed weight) and s_kj = sum_n w_n x_nj. MLE n / s; MAP
-(a0 + n - 1) / (b0 + s); posterior Gamma(a0 + n, b0 + s); the predictive is Lomax
-(:class:`GammaExponential`). alpha = 1 is the improper flat prior: MAP and the
+Statistics: n_kj (observed weight) and s_kj = sum_n w_n x_nj (``feature_count``). MLE
+n / s; MAP (a0 + n - 1) / (b0 + s); posterior Gamma(a0 + n, b0 + s); the predictive is
+Lomax (:class:`GammaExponential`). alpha = 1 is the improper flat prior: MAP and the
 posterior allow it, the evidence and PyMC do not. Missing entries (NaN) drop out."""
 
 from __future__ import annotations
@@ -27,12 +27,11 @@ from bayesgen.families import dirichlet as dr
 from bayesgen.families.gaussian_stats import label, resolve_vector
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
-from bayesgen.utils.heavy import import_pymc
 
 WHO = "ExponentialNB"
 
 
-class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
+class ExponentialFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
     """Factorised exponential likelihood with a Gamma prior per class and feature.
 
     Parameters
@@ -84,23 +83,14 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
             )
         return X
 
-    def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
-        """Weighted class counts ``count`` N_k (K,) and sums ``sum`` s_kj (K, d) of the
-        observed entries (with NaN also ``observed`` n_kj); ``ValueError`` on overflow."""
-        M = missing.mask(X)
-        X0 = X if M is None else np.where(M, 0.0, X)
-        sums = dr.class_sums(X0, y, w, n_classes, WHO)
-        stats = {"count": sums["count"], "sum": sums["feature_count"]}
-        return missing.with_observed(stats, M, y, w)
-
-    def merge(self, a: dict, b: dict) -> dict:
-        """Statistics of the union of two disjoint data sets (sums)."""
-        return masked.add_count_stats(a, b)
+    def stats_attributes(self, stats: dict) -> dict:
+        """None: the duration sums are no scikit-learn attribute."""
+        return {}
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Gamma shape ``alpha`` a0 (d,) and rate ``beta`` b0 = (a0 - 1) m (d,)."""
-        s = stats["sum"]
+        s = stats["feature_count"]
         d = s.shape[1]
         alpha = dr.check_gamma_shape(self.alpha, d, WHO)
         seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
@@ -153,23 +143,15 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
             )
         return rate
 
-    def mle(self, stats: dict) -> dict:
-        """lambda = n_kj / s_kj (observed entries only)."""
-        n = np.broadcast_to(missing.observed_count(stats), stats["sum"].shape)
-        missing.require_observed(n, self.labels, WHO, names=self.feature_names)
-        return {"rate": self._rate(n, stats["sum"], "mle")}
+    def gamma_stats(self, stats: dict) -> tuple[np.ndarray, np.ndarray]:
+        """(n, s): the observed weights n_kj and duration sums s_kj (K, d) (exponential
+        likelihood rate^n exp(-s rate))."""
+        s = stats["feature_count"]
+        return np.broadcast_to(missing.observed_count(stats), s.shape), s
 
-    def map(self, stats: dict, prior: dict) -> dict:
-        """lambda = (a0 + n_kj - 1) / (b0 + s_kj), the mode of the posterior Gamma."""
-        numer = missing.observed_count(stats) + (prior["alpha"] - 1.0)
-        return {"rate": self._rate(numer, stats["sum"] + prior["beta"], "map")}
-
-    def posterior(self, stats: dict, prior: dict) -> dict:
-        """Gamma posterior shape ``a = a0 + n`` and rate ``b = b0 + s``, each (K, d)."""
-        s = stats["sum"]
-        a = np.broadcast_to(missing.observed_count(stats) + prior["alpha"], s.shape).copy()
-        b = s + prior["beta"]
-        bad = ~(b > 0)
+    def _proper(self, post: dict) -> dict:
+        """``ValueError`` when a posterior rate b is not > 0 (alpha = 1, no positive duration)."""
+        bad = ~(post["b"] > 0)
         if bad.any():
             k, j = (int(i) for i in np.argwhere(bad)[0])
             raise ValueError(
@@ -178,7 +160,7 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
                 f"{label(self.labels, k)} is improper (no positive observed duration). "
                 "Use alpha > 1."
             )
-        return {"a": a, "b": b}
+        return post
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -208,27 +190,8 @@ class ExponentialFamily(dr.GammaRates, conjugate.Hooks, UnlabeledHooks):
 
     # ------------------------------------------------------------------ PyMC
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """``x_nj ~ Exponential(rate[y_n, j])``, dims (obs, feature); missing entries
-        integrated out."""
-        pm = import_pymc()
-
-        from bayesgen.families import pymc_gaps
-
-        feature = (dims or self.param_dims)["rate"][1]
-        X = np.asarray(X, dtype=np.float64)
-        if pymc_gaps.has_gaps(X):
-            pymc_gaps.observed("exponential", f"{prefix}x", [params["rate"][y]], X,
-                               ("obs", feature))
-            return
-        pm.Exponential(f"{prefix}x", lam=params["rate"][y], observed=X, dims=("obs", feature))
-
-    def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kj [n_kj log rate_kj - s_kj rate_kj] (exact)."""
-        import pytensor.tensor as pt
-
-        rate = params["rate"]
-        n = missing.observed_count(stats)
-        return pt.sum(n * pt.log(rate) - stats["sum"] * rate)
+        """``x_nj ~ Exponential(rate[y_n, j])`` (:func:`.dirichlet.observe_entries`)."""
+        dr.observe_entries(self, "Exponential", "rate", params, X, y, prefix, dims)
 
 
 class GammaExponential(conjugate.Entrywise):

@@ -135,11 +135,20 @@ def count_stats(X, y: np.ndarray, w: np.ndarray, n_classes: int, who: str) -> di
 
 
 class CountStats:
-    """``stats``, ``merge`` and ``stats_attributes`` of the families whose statistics
-    are the weighted class counts N_k (K,) and feature sums ``feature_count`` (K, d)
-    (BernoulliNB, PoissonNB; :func:`count_stats`); ``who`` names the estimator."""
+    """``check_X`` (counts), ``stats``, ``merge`` and ``stats_attributes`` of the families
+    whose statistics are the weighted class counts N_k (K,) and feature sums
+    ``feature_count`` (K, d) (:func:`count_stats`): PoissonNB, MultinomialNB, and
+    BernoulliNB and ExponentialNB with their own ``check_X``; ``who`` names the estimator."""
 
     who: str
+
+    def check_X(self, X, *, method: str, who: str):
+        """Non-negative values; whole numbers for posterior methods (sparse X: its
+        stored values, duplicates summed first)."""
+        from bayesgen.data import sparse
+        from bayesgen.data.validation import check_counts
+
+        return check_counts(sparse.canonical(X), method, who)
 
     def stats(self, X, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """:func:`count_stats` (``ValueError`` naming ``sample_weight`` on overflow)."""

@@ -21,13 +21,11 @@ import numpy as np
 from scipy.special import gammaln
 
 from bayesgen.data import missing, sparse
-from bayesgen.data.validation import check_counts
 from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
 from bayesgen.families.gaussian_stats import resolve_vector
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
-from bayesgen.utils.heavy import import_pymc
 
 WHO = "PoissonNB"
 
@@ -59,12 +57,6 @@ class PoissonFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, Unlabeled
         self.rate_prior = rate_prior
         self.labels: np.ndarray | None = None
 
-    # ------------------------------------------------------------------ data
-    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Non-negative values; whole numbers for posterior methods (sparse X: its
-        stored values, duplicates summed first)."""
-        return check_counts(sparse.canonical(X), method, who)
-
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """Gamma shape ``alpha`` (d,) and rate ``beta`` = (alpha - 1) / r (d,).
@@ -87,25 +79,15 @@ class PoissonFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, Unlabeled
         return self.rate_prior is None
 
     # -------------------------------------------------------------- estimates
-    def mle(self, stats: dict) -> dict:
-        """lambda = S_kj / N_k (0 for a feature that is always 0 in class k); N_kj, the
-        observed count, with missing entries."""
-        n = missing.observed_count(stats)
-        missing.require_observed(np.broadcast_to(n, stats["feature_count"].shape),
-                                 self.labels, WHO)
-        return {"rate": dr.mode(stats["feature_count"], n, self.labels, WHO)}
-
-    def map(self, stats: dict, prior: dict) -> dict:
-        """lambda = (S_kj + alpha - 1) / (N_k + beta_j)."""
-        numer = stats["feature_count"] + (prior["alpha"] - 1.0)
-        denom = missing.observed_count(stats) + prior["beta"]
-        return {"rate": dr.mode(numer, denom, self.labels, WHO)}
-
-    def posterior(self, stats: dict, prior: dict) -> dict:
-        """Gamma posterior shape ``a = S + alpha`` and rate ``b = N_k + beta``, (K, d)."""
+    def gamma_stats(self, stats: dict) -> tuple[np.ndarray, np.ndarray]:
+        """(S, N): the feature sums S_kj and observed weights N_kj (K, d) (Poisson
+        likelihood rate^S exp(-N rate))."""
         s = stats["feature_count"]
-        b = missing.observed_count(stats) + prior["beta"]
-        return {"a": s + prior["alpha"], "b": np.broadcast_to(b, s.shape).copy()}
+        return s, np.broadcast_to(missing.observed_count(stats), s.shape)
+
+    def _rate(self, numer: np.ndarray, denom: np.ndarray, method: str) -> np.ndarray:
+        """:func:`.dirichlet.mode`."""
+        return dr.mode(numer, denom, self.labels, WHO)
 
     # ------------------------------------------ predictive, evidence, LOO
     def algebra(self, post: dict) -> conjugate.Entrywise:
@@ -141,31 +123,8 @@ class PoissonFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, Unlabeled
 
     # ------------------------------------------------------------------ PyMC
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """``x_nj ~ Poisson(rate[y_n, j])``, dims (obs, feature); ``ValueError`` for
-        non-integer X; missing entries integrated out (:mod:`bayesgen.families.pymc_gaps`)."""
-        pm = import_pymc()
-
-        from bayesgen.families import pymc_gaps
-
-        feature = (dims or self.param_dims)["rate"][1]
-        dense = sparse.dense_for_pymc(X, WHO)
-        if pymc_gaps.has_gaps(dense):
-            pymc_gaps.check_whole(np.asarray(dense, dtype=np.float64), WHO)
-            pymc_gaps.observed("poisson", f"{prefix}x", [params["rate"][y]], dense,
-                                ("obs", feature))
-            return
-        pm.Poisson(
-            f"{prefix}x", mu=params["rate"][y], observed=dr.observed_counts(X, WHO),
-            dims=("obs", feature),
-        )
-
-    def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kj [S_kj log rate_kj - N_k rate_kj] (without the rate-free -sum log x!)."""
-        import pytensor.tensor as pt
-
-        rate = params["rate"]
-        n = missing.observed_count(stats)
-        return pt.sum(stats["feature_count"] * pt.log(rate) - n * rate)
+        """``x_nj ~ Poisson(rate[y_n, j])`` (:func:`.dirichlet.observe_entries`)."""
+        dr.observe_entries(self, "Poisson", "rate", params, X, y, prefix, dims)
 
 
 def log_factorials(X) -> np.ndarray:
@@ -192,9 +151,6 @@ class GammaPoisson(conjugate.Entrywise):
     def step(self, post: dict, x: np.ndarray) -> np.ndarray:
         a, b = post["a"], post["b"]
         return conjugate.log_rising(a, x) - a * np.log1p(1.0 / b) - x * np.log1p(b)
-
-    def loo_step(self, post: dict, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return self.step({"a": post["a"] - w * x, "b": post["b"] - w}, x)
 
     def log_h(self, X) -> np.ndarray:
         return -log_factorials(X)

@@ -198,29 +198,42 @@ class Family(Protocol):
     # :class:`bayesgen.families.semi_hooks.UnlabeledHooks`, which every family extends;
     # the semi-supervised fits of :mod:`bayesgen.semi` reach a family only through these)
     def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(theta) up to a constant, whose mode ``map`` computes (EM's objective)."""
-
-    def likelihood_maximiser(self) -> Any:
-        """A family whose ``mle`` maximises the weighted likelihood."""
+        """log p(theta) up to a constant, in the parameterisation whose mode ``map``
+        computes (the MAP objective of EM)."""
 
     def em_m_step(self, labeled: dict, completed: dict, Z_u: Any, A: np.ndarray,
                   prior: dict | None, params: dict) -> tuple[dict, dict]:
-        """EM's M-step given the unlabeled rows' weights ``A`` (m, K)."""
+        """EM's M-step given the unlabeled rows' weights ``A`` (m, K), A_nk = lambda w_n
+        r_nk: the parameters maximising the expected complete-data objective and the
+        statistics they were estimated from. ``labeled``: the labeled rows' statistics;
+        ``completed``: those plus every unlabeled row in every class k with weight A_nk;
+        ``Z_u`` (m, d) the unlabeled rows (internal frame); ``prior`` None for the MLE;
+        ``params`` the current estimate."""
 
     def em_final(self, labeled: dict, used: dict, prior: dict | None,
                  params: dict) -> tuple[dict, dict]:
-        """The fitted statistics and estimate once EM has converged."""
+        """``(stats, params)`` once EM has converged from ``em_m_step``'s ``(params,
+        used)``: the family's own estimator where it differs from the likelihood's
+        maximiser (``divisor="unbiased"``), a kernel family's labeled points with
+        ``labeled``'s weights."""
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
-        """The conjugate posterior of statistics completed by one draw given ``params``."""
+        """The conjugate posterior of theta given statistics whose missing entries, if the
+        posterior needs them, are completed by one draw given ``params`` (data
+        augmentation's conjugate step, :mod:`bayesgen.semi.augmentation`)."""
 
     def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
-        """Whether data augmentation can take these statistics and unlabeled rows."""
+        """Whether that augmentation can take the labeled rows' ``stats`` and the
+        unlabeled rows ``Z_u``."""
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed: Any,
                          prefix: str = "", dims: dict | None = None) -> Any:
-        """log p(z_n | y = k, theta) of rows ``Z`` (m, d), a PyTensor (m, K) expression."""
+        """log p(z_n | y = k, theta) of rows ``Z`` (m, d), a PyTensor (m, K) expression of
+        the PyMC ``params`` (the unlabeled rows' mixture likelihood in the NUTS model,
+        :mod:`bayesgen.semi.nuts`); ``stats`` the labeled statistics;
+        ``observed(family, params, Z, prefix, dims)`` gives it from ``pymc_observed``
+        row by row."""
 
 
 # ------------------------------------------------------- optional abilities

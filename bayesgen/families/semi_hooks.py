@@ -1,47 +1,12 @@
-"""The family hooks that fits with unlabeled rows use (:mod:`bayesgen.semi`), and their
-defaults for a family whose statistics are weighted sums over rows.
+"""Defaults of the hooks that fits with unlabeled rows use (:mod:`bayesgen.semi`; the
+hooks are documented on :class:`bayesgen.families.protocol.Family`), for a family whose
+statistics are weighted sums over rows. A family overrides what differs; the
+capabilities ``learns_categories`` and ``kernel_density`` say how a family's unlabeled
+rows are fitted.
 
-A semi-supervised fit reaches a family only through these hooks (plus the ordinary
-ones: ``stats``, ``mle``, ``map``, ``posterior``, ``draw``, ``log_lik``, the PyMC
-hooks). :class:`UnlabeledHooks` gives every default; a family overrides what differs
-and ``MixedFamily`` delegates each hook to its parts.
-
-The capabilities ``learns_categories`` and ``kernel_density``
-(:class:`bayesgen.families.protocol.Capabilities`) say how a family's unlabeled rows
-are fitted.
-``log_prior(params, prior) -> float``
-    log p(theta) up to a constant, in the parameterisation whose mode ``map``
-    computes (the MAP objective of EM). No default: every family has its own.
-``likelihood_maximiser() -> family``
-    A family whose ``mle`` maximises the weighted likelihood (divisor N_k): ``self``,
-    or a copy where the family's own MLE uses N_k - 1 (``divisor="unbiased"``).
-``em_m_step(labeled, completed, Z_u, A, prior, params) -> (params, stats)``
-    EM's M-step given the unlabeled rows' weights ``A`` (m, K), ``A_nk = lambda w_n
-    r_nk``: the parameters maximising the expected complete-data objective and the
-    statistics they were estimated from. ``labeled``: the labeled rows' statistics;
-    ``completed``: those of the labeled rows plus every unlabeled row in every class
-    k with weight ``A_nk``; ``Z_u`` (m, d) the unlabeled rows (internal frame);
-    ``prior`` the resolved prior, None for the MLE; ``params`` the current estimate.
-``em_final(labeled, used, prior, params) -> (stats, params)``
-    The fitted statistics and estimate once EM has converged from ``em_m_step``'s
-    ``(params, used)``: the family's own estimator where it differs from the
-    likelihood's maximiser (``divisor="unbiased"``), a kernel family's labeled points
-    with ``labeled``'s weights (the weights as given).
-``conditional_posterior(stats, params, prior, rng) -> post``
-    The conjugate posterior of theta given statistics whose missing entries, if the
-    posterior needs them, are completed by one draw given ``params`` (data
-    augmentation's conjugate step, :mod:`bayesgen.semi.augmentation`).
-``can_augment_labels(stats, Z_u) -> bool``
-    Whether that augmentation can take the labeled rows' ``stats`` and the unlabeled
-    rows ``Z_u`` (MultinomialNB with missing counts cannot).
-``pymc_rows_loglik(params, Z, *, stats, observed, prefix="", dims=None) -> (m, K)``
-    log p(z_n | y=k, theta) of new rows ``Z`` (m, d) for every class, a PyTensor
-    expression of the PyMC parameters ``params`` (the unlabeled rows' mixture
-    likelihood in the NUTS model, :mod:`bayesgen.semi.nuts`). ``stats``: the fit's
-    labeled statistics. ``observed(family, params, Z, prefix, dims)`` gives it from
-    the family's ``pymc_observed``, row by row (the default); a family whose observed
-    value is not a density of separate rows, or that has a faster closed form,
-    computes it itself.
+``likelihood_maximiser() -> family`` (used by the defaults here): a family whose ``mle``
+maximises the weighted likelihood (divisor N_k): ``self``, or a copy whose own MLE
+uses N_k - 1 (``divisor="unbiased"``).
 """
 
 from __future__ import annotations

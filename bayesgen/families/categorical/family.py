@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import sparse
 from scipy.special import gammaln, xlogy
 
 from bayesgen.data import categories as cats
@@ -247,21 +246,11 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         one sparse one-hot product for all draws (a missing entry has weight 0); ``-inf`` at a
         category of probability 0; ``full`` is ignored."""
         theta = params["theta"]
-        n, d = X.shape
-        width = theta.shape[-1]
-        lead = theta.shape[:-3]
-        n_classes = theta.shape[-3]
-        cols = (np.arange(d) * width + cats.encode(X, self.categories_, WHO)).ravel()
-        M = missing.mask(X)
-        ones = np.ones(n * d) if M is None else (~M).ravel().astype(np.float64)
-        onehot = sparse.csr_matrix(
-            (ones, cols, np.arange(0, n * d + 1, d)), shape=(n, d * width)
-        )
+        n, lead, n_classes = X.shape[0], theta.shape[:-3], theta.shape[-3]
         with np.errstate(divide="ignore"):
             log_theta = np.log(theta)
-        flat = np.moveaxis(log_theta.reshape(-1, n_classes, d * width), -1, 0)
-        out = onehot @ flat.reshape(d * width, -1)  # (n, lead * K)
-        out = np.asarray(out).reshape(n, -1, n_classes)
+        out = conjugate.onehot_matmul(cats.encode(X, self.categories_, WHO), missing.mask(X),
+                                      log_theta).reshape(n, -1, n_classes)
         return np.moveaxis(out, 0, -2).reshape(*lead, n, n_classes)
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -306,20 +295,9 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
             return {}
         return _pymc.category_coords(self.n_categories_, *(dims or self.param_dims)["theta"][1:])
 
-    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Dirichlet priors in blocks of equal C_j, put back in feature order as the
-        deterministic ``theta`` (K, d, Cmax) (:func:`.pymc.dirichlet_blocks`)."""
-        return {"theta": _pymc.dirichlet_blocks(prior, dims or self.param_dims, prefix)}
-
-    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """One ``pm.CustomDist`` ``x`` with dims (obs, feature) (:func:`.pymc.observed_rows`)."""
-        _pymc.observed_rows(self.categories_, params["theta"], X, y, prefix,
-                            (dims or self.param_dims)["theta"][1])
-
-    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
-                         prefix: str = "", dims: dict | None = None):
-        """log p(z_n | y=k, theta), a PyTensor (m, K) expression (:func:`.pymc.row_columns`)."""
-        return _pymc.row_columns(self.categories_, params["theta"], Z)
+    pymc_params = _pymc.pymc_params
+    pymc_observed = _pymc.observed
+    pymc_rows_loglik = _pymc.rows_loglik
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kjc c_kjc log theta_kjc (theta replaced by 1 where c = 0: no NaN gradient)."""

@@ -42,25 +42,15 @@ def rows_random(theta, y, rng=None, size=None):
 
 def values_logp(value, theta, y, table):
     """:func:`rows_logp` for observed category values: the code of x_nj is the number
-    of entries of its (sorted, last-value padded) table row below it."""
+    of entries of its (sorted, last-value padded) table row below it; a missing entry
+    (NaN) looks up code 0 (a real category, theta > 0) and is then dropped, so neither
+    the value nor the gradient is NaN."""
     import pytensor.tensor as pt
 
-    codes = pt.sum(pt.lt(table[None, :, :], value[:, :, None]), axis=-1)
-    return rows_logp(codes, theta, y)
-
-
-def gaps_logp(value, theta, y, table):
-    """:func:`values_logp` with missing entries (NaN in ``value``) integrated out:
-    sum over the observed (n, j) of log theta[y_n, j, code(x_nj)]. A missing entry
-    looks up code 0 (a real category, theta > 0) and is then dropped, so neither the
-    value nor the gradient is NaN."""
-    import pytensor.tensor as pt
-
-    missing = pt.isnan(value)
     codes = pt.sum(pt.lt(table[None, :, :], value[:, :, None]), axis=-1)  # NaN: code 0
     features = pt.arange(theta.shape[-2])
     terms = pt.log(theta[y[:, None], features[None, :], codes])
-    return pt.sum(pt.switch(missing, 0.0, terms))
+    return pt.sum(pt.switch(pt.isnan(value), 0.0, terms))
 
 
 def values_random(theta, y, table, rng=None, size=None):
@@ -69,15 +59,17 @@ def values_random(theta, y, table, rng=None, size=None):
     return table[np.arange(table.shape[0]), codes].astype(np.float64)
 
 
-def dirichlet_blocks(prior: dict, dims: dict, prefix: str = ""):
-    """Dirichlet priors of ``theta`` in blocks of equal C_j: one variable
-    ``prefix + f"theta_c{C}"`` ~ Dirichlet(alpha_j * ones(C)) per distinct C, dims (class,
-    ``feature_cC``, ``category_cC``), padded to Cmax and put back in feature order as the
-    deterministic ``prefix + "theta"`` (K, d, Cmax); ``prior`` holds ``n_categories`` and
-    ``alpha`` (d,); missing coordinates (:func:`category_coords`) are added."""
+def pymc_params(family, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
+    """``CategoricalFamily.pymc_params``: Dirichlet priors of ``theta`` in blocks of equal
+    C_j, one variable ``prefix + f"theta_c{C}"`` ~ Dirichlet(alpha_j * ones(C)) per
+    distinct C, dims (class, ``feature_cC``, ``category_cC``), padded to Cmax and put back
+    in feature order as the deterministic ``prefix + "theta"`` (K, d, Cmax); ``prior``
+    holds ``n_categories`` and ``alpha`` (d,); missing coordinates
+    (:func:`category_coords`) are added."""
     pm = import_pymc()
     import pytensor.tensor as pt
 
+    dims = dims or family.param_dims
     class_dim, feature, category = dims["theta"]
     n_cat, alpha = prior["n_categories"], prior["alpha"]
     model = pm.modelcontext(None)
@@ -103,28 +95,24 @@ def dirichlet_blocks(prior: dict, dims: dict, prefix: str = ""):
     inverse = np.argsort(np.concatenate(order))
     if np.any(inverse != np.arange(inverse.size)):
         stacked = stacked[:, inverse, :]
-    return pm.Deterministic(f"{prefix}theta", stacked, dims=dims["theta"])
+    return {"theta": pm.Deterministic(f"{prefix}theta", stacked, dims=dims["theta"])}
 
 
-def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> None:
-    """``x_nj ~ Categorical(theta[y_n, j, :C_j])`` as one ``pm.CustomDist``
+def observed(family, params: dict, X, y, *, prefix: str = "",
+             dims: dict | None = None) -> None:
+    """``CategoricalFamily.pymc_observed``: ``x_nj ~ Categorical(theta[y_n, j, :C_j])``
+    over the family's ``categories_`` as one ``pm.CustomDist``
     ``prefix + "x"``, dims (obs, ``feature``): codes observed directly (int64) when every
     feature's categories are 0..C_j - 1, else the category table maps values to codes
-    (:func:`values_logp`) and back (:func:`values_random`); missing entries: the observed
-    entries only (:func:`gaps_logp`)."""
+    (:func:`values_logp`, which drops missing entries) and back (:func:`values_random`)."""
     pm = import_pymc()
 
     from bayesgen.families import pymc_gaps
 
-    if pymc_gaps.has_gaps(X):
-        pm.CustomDist(
-            f"{prefix}x", theta, y, cats.table(categories),
-            logp=gaps_logp, random=values_random,
-            signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64", class_name="Categorical",
-            observed=pymc_gaps.observed_constant(X), dims=("obs", feature),
-        )
-        return
-    if all(cats.is_identity(c) for c in categories):
+    categories, theta = family.categories_, params["theta"]
+    feature = (dims or family.param_dims)["theta"][1]
+    gaps = pymc_gaps.has_gaps(X)
+    if not gaps and all(cats.is_identity(c) for c in categories):
         pm.CustomDist(
             f"{prefix}x", theta, y, logp=rows_logp, random=rows_random,
             signature="(k,d,c),(n)->(n,d)", dtype="int64", class_name="Categorical",
@@ -135,19 +123,22 @@ def observed_rows(categories: list, theta, X, y, prefix: str, feature: str) -> N
         f"{prefix}x", theta, y, cats.table(categories),
         logp=values_logp, random=values_random,
         signature="(k,d,c),(n),(d,c)->(n,d)", dtype="float64", class_name="Categorical",
-        observed=np.asarray(X, dtype=np.float64), dims=("obs", feature),
+        observed=pymc_gaps.observed_constant(X) if gaps else np.asarray(X, dtype=np.float64),
+        dims=("obs", feature),
     )
 
 
-def row_columns(categories: list, theta, X: np.ndarray):
-    """log p(x_n | y=k, theta), a PyTensor (n, K) expression for category values
-    ``X`` (n, d) (NaN drops its term) and ``theta`` (K, d, Cmax): the rows apart, which
-    :func:`observed_rows`' total ``pm.logp`` does not give (:mod:`bayesgen.semi.nuts`)."""
+def rows_loglik(family, params: dict, X: np.ndarray, **_):
+    """``CategoricalFamily.pymc_rows_loglik``: log p(x_n | y=k, theta), a PyTensor (n, K)
+    expression for category values ``X`` (n, d) (NaN drops its term) and ``theta``
+    (K, d, Cmax): the rows apart, which :func:`observed`'s total ``pm.logp`` does not
+    give (:mod:`bayesgen.semi.nuts`)."""
     import pytensor.tensor as pt
 
+    theta = params["theta"]
     X = np.asarray(X, dtype=np.float64)
     missing = np.isnan(X)
-    table = cats.table(categories)  # (d, Cmax), padded with the last value
+    table = cats.table(family.categories_)  # (d, Cmax), padded with the last value
     codes = np.sum(table[None, :, :] < np.where(missing, -np.inf, X)[:, :, None], axis=-1)
     features = np.arange(X.shape[1])[None, :]
     terms = pt.log(theta[:, features, codes])  # (K, n, d); a missing entry reads code 0

@@ -26,7 +26,6 @@ objective evaluation, about 50 per class; prediction O(n_test n_train d)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -36,22 +35,16 @@ from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import RealColumns, attach_frame
 from bayesgen.families.kernel import far as _kernel_far
 from bayesgen.families.kernel import missing as km
-from bayesgen.families.kernel.bandwidth import (  # noqa: F401 (_loo re-exported for tests)
+from bayesgen.families.kernel import pymc
+from bayesgen.families.kernel.bandwidth import (
     _loo,
     _loo_slope,
     _maximise,
     _rows_slope,
     _rows_term,
-    _weighted_sd,
     silverman,
 )
-from bayesgen.families.kernel.kde import (  # noqa: F401 (re-exported)
-    _BUDGET,
-    LOG_2PI,
-    _fixed,
-    _kde_sums,
-    _logsumexp_last,
-)
+from bayesgen.families.kernel.kde import _BUDGET, LOG_2PI, _fixed, _kde_sums  # noqa: F401 (_BUDGET for tests)
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
 
@@ -59,6 +52,21 @@ NO_CONJUGATE = (
     "KernelNB has no conjugate prior; use method='mcmc' for posterior inference on the "
     "bandwidths (or method='mle'/'map' for point estimates)."
 )
+
+
+def _refused(message: str):
+    """A hook that raises ``ValueError(message)`` (``{who}`` filled from its keyword)."""
+    def hook(self, *args, who: str = "KernelNB", **kwargs):
+        """Not available: ``ValueError`` (no conjugate prior, see the message)."""
+        raise ValueError(message.format(who=who))
+
+    return hook
+
+
+def _silverman(stats: dict) -> np.ndarray:
+    """Silverman's bandwidths (K, d); with missing entries, each feature's from its
+    observed points (:func:`.missing.per_feature`)."""
+    return km.per_feature(silverman, stats) if km.has_gaps(stats) else silverman(stats)
 
 
 class KernelFamily(RealColumns, UnlabeledHooks):
@@ -134,8 +142,7 @@ class KernelFamily(RealColumns, UnlabeledHooks):
             )
         if km.has_gaps(stats):
             km.check_observed(stats, self.labels)
-            return {"centre": km.per_feature(silverman, stats), "sd": sd}
-        return {"centre": silverman(stats), "sd": sd}
+        return {"centre": _silverman(stats), "sd": sd}
 
     # -------------------------------------------------------------- estimates
     def require_points(self, stats: dict, what: str) -> None:
@@ -150,24 +157,52 @@ class KernelFamily(RealColumns, UnlabeledHooks):
                     f"{gstats.label(self.labels, k)} has {total:g}."
                 )
 
-    def fit_bandwidths(self, stats: dict, centre: np.ndarray, sd: float | None) -> dict:
-        """Per class, h maximising LOO(h) (``sd`` None) or LOO(h) + log prior (MAP)."""
+    def fit_bandwidths(self, stats: dict, centre: np.ndarray, sd: float | None,
+                       rows: tuple | None = None) -> dict:
+        """Per class k, h maximising LOO(h) (``sd`` None) or LOO(h) + log prior (MAP), around
+        ``centre`` (K, d). ``rows = (Z_u, A, h_old)``: plus sum_n A_nk log p(z_nj | y=k, h)
+        of other rows (EM's M-step, :meth:`em_m_step`), keeping ``h_old`` where the search
+        found no higher value. With missing entries, feature by feature on its observed
+        points and rows (exact: the objective of (k, j) involves feature j only)."""
+        Z_u, A, h_old = rows if rows is not None else (None, None, None)
+        if km.has_gaps(stats) or (Z_u is not None and np.isnan(Z_u).any()):
+            h = np.empty_like(centre)
+            for j in range(centre.shape[1]):
+                part = None
+                if rows is not None:
+                    seen = ~np.isnan(Z_u[:, j])
+                    part = (Z_u[seen, j:j + 1], A[seen], h_old[:, j:j + 1])
+                h[:, j:j + 1] = self.fit_bandwidths(km.feature_stats(stats, j),
+                                                    centre[:, j:j + 1], sd, part)["bandwidth"]
+            return {"bandwidth": h, **self.fixed_params(stats)}
+        self.require_points(stats, "KernelNB")
         X, y, w = stats["X"], stats["y"], stats["w"]
+        U = None if Z_u is None else np.ascontiguousarray(Z_u.T)
         h = np.empty_like(centre)
         for k in range(centre.shape[0]):
             P, wk, log_c = np.ascontiguousarray(X[y == k].T), w[y == k], np.log(centre[k])
+            a = None if A is None else A[:, k]
 
-            def objective(t, P=P, wk=wk, log_c=log_c):
-                penalty = 0.0 if sd is None else 0.5 * ((t - log_c) / sd) ** 2
-                return _loo(P, wk, t) - penalty
+            def objective(t, P=P, wk=wk, a=a, log_c=log_c):
+                value = _loo(P, wk, t)
+                if U is not None:
+                    value = value + _rows_term(U, P, wk, a, t)
+                return value - (0.0 if sd is None else 0.5 * ((t - log_c) / sd) ** 2)
 
-            def slope(t, P=P, wk=wk, log_c=log_c):
+            def slope(t, P=P, wk=wk, a=a, log_c=log_c):
                 f1, f2 = _loo_slope(P, wk, t)
+                if U is not None:
+                    g1, g2 = _rows_slope(U, P, wk, a, t)
+                    f1, f2 = f1 + g1, f2 + g2
                 if sd is None:
                     return f1, f2
                 return f1 - (t - log_c) / sd**2, f2 - 1.0 / sd**2
 
-            h[k] = np.exp(_maximise(objective, centre[k], slope))
+            t_new = _maximise(objective, centre[k], slope)
+            if h_old is not None:
+                t_old = np.log(h_old[k])
+                t_new = np.where(objective(t_new) >= objective(t_old), t_new, t_old)
+            h[k] = np.exp(t_new)
         return {"bandwidth": h, **self.fixed_params(stats)}
 
     def mle(self, stats: dict) -> dict:
@@ -176,18 +211,12 @@ class KernelFamily(RealColumns, UnlabeledHooks):
         if stats["w"].size:
             unit = stats["w"].min()
             stats = dict(stats, w=stats["w"] / unit, count=stats["count"] / unit)
-        if km.has_gaps(stats):  # feature by feature on its observed points
+        if km.has_gaps(stats):
             km.check_observed(stats, self.labels)
-            return km.fit_features(self, stats, silverman, None)
-        self.require_points(stats, "KernelNB")
-        return self.fit_bandwidths(stats, silverman(stats), None)
+        return self.fit_bandwidths(stats, _silverman(stats), None)
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Mode in log h of LOO(h) + log Normal(log h; log centre, sd^2), (K, d)."""
-        if km.has_gaps(stats):  # feature by feature on its observed points
-            centre = iter(prior["centre"].T)
-            return km.fit_features(self, stats, lambda s: next(centre)[:, None], prior["sd"])
-        self.require_points(stats, "KernelNB")
         return self.fit_bandwidths(stats, prior["centre"], prior["sd"])
 
     def log_prior(self, params: dict, prior: dict) -> float:
@@ -202,93 +231,28 @@ class KernelFamily(RealColumns, UnlabeledHooks):
         maximising LOO_kj(t) + sum_n A_nk log p(z_nj | y=k, h = e^t) (minus the MAP penalty) on
         the ``labeled`` points, by the labeled fit's search; the current bandwidth is kept where
         the search found no higher value, so EM never descends. Returns ``(params, labeled)``."""
-        if prior is None:
-            sd = None
-            centre = (km.per_feature(silverman, labeled) if km.has_gaps(labeled)
-                      else silverman(labeled))
-        else:
-            centre, sd = prior["centre"], prior["sd"]
-        Z_u = np.asarray(Z_u, dtype=np.float64)
-        return self._fit_with_rows(labeled, Z_u, A, centre, sd, params["bandwidth"]), labeled
-
-    def _fit_with_rows(self, stats: dict, Z_u: np.ndarray, A: np.ndarray,
-                       centre: np.ndarray, sd: float | None, h_old: np.ndarray) -> dict:
-        """The bandwidths of :meth:`em_m_step` (per feature with missing entries)."""
-        if km.has_gaps(stats) or np.isnan(Z_u).any():  # feature by feature, observed only
-            h = np.empty_like(h_old)
-            for j in range(Z_u.shape[1]):
-                sub = km.feature_stats(stats, j)
-                rows = ~np.isnan(Z_u[:, j])
-                h[:, j:j + 1] = self._fit_with_rows(
-                    sub, Z_u[rows, j:j + 1], A[rows], centre[:, j:j + 1], sd,
-                    h_old[:, j:j + 1])["bandwidth"]
-            return {"bandwidth": h, **self.fixed_params(stats)}
-        self.require_points(stats, "KernelNB")
-        X, y, w = stats["X"], stats["y"], stats["w"]
-        U = np.ascontiguousarray(Z_u.T)
-        h = np.empty_like(h_old)
-        for k in range(h_old.shape[0]):
-            P, wk, a = np.ascontiguousarray(X[y == k].T), w[y == k], A[:, k]
-            log_c = np.log(centre[k])
-
-            def q(t, P=P, wk=wk, a=a, log_c=log_c):
-                penalty = 0.0 if sd is None else 0.5 * ((t - log_c) / sd) ** 2
-                return _loo(P, wk, t) + _rows_term(U, P, wk, a, t) - penalty
-
-            def slope(t, P=P, wk=wk, a=a, log_c=log_c):
-                f1, f2 = _loo_slope(P, wk, t)
-                g1, g2 = _rows_slope(U, P, wk, a, t)
-                if sd is None:
-                    return f1 + g1, f2 + g2
-                return f1 + g1 - (t - log_c) / sd**2, f2 + g2 - 1.0 / sd**2
-
-            t_new, t_old = _maximise(q, centre[k], slope), np.log(h_old[k])
-            h[k] = np.exp(np.where(q(t_new) >= q(t_old), t_new, t_old))
-        return {"bandwidth": h, **self.fixed_params(stats)}
+        centre, sd = (_silverman(labeled), None) if prior is None else (prior["centre"],
+                                                                           prior["sd"])
+        rows = (np.asarray(Z_u, dtype=np.float64), A, params["bandwidth"])
+        return self.fit_bandwidths(labeled, centre, sd, rows), labeled
 
     def em_final(self, labeled: dict, used: dict, prior: dict | None,
                  params: dict) -> tuple[dict, dict]:
         """The ``labeled`` points with their weights as given, and ``params``."""
         return labeled, params
 
-    def posterior(self, stats: dict, prior: dict) -> dict:
-        """Not available (``ValueError``): the bandwidth prior is not conjugate."""
-        raise ValueError(NO_CONJUGATE)
-
-    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """Not available (``ValueError``)."""
-        raise ValueError(NO_CONJUGATE)
-
-    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Not available (``ValueError``)."""
-        raise ValueError(NO_CONJUGATE)
-
-    # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str,
-                     who: str) -> float:
-        """Not available (``ValueError``)."""
-        raise ValueError(
-            f"{who}: KernelNB has no closed-form marginal likelihood (its bandwidth prior "
-            "is not conjugate); compare it by LOO (bg.compare(..., ic='loo'))."
-        )
-
-    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
-                           post: dict) -> np.ndarray:
-        """Not available (``ValueError``)."""
-        raise ValueError(
-            "KernelNB has no exact leave-one-out predictive (no conjugate posterior); "
-            "its pointwise log-likelihood is already each training row's leave-one-out "
-            "term, and bg.compare uses PSIS-LOO."
-        )
-
-    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test: np.ndarray | None = None) -> np.ndarray:
-        """Not available (``ValueError``)."""
-        raise ValueError(
-            "KernelNB has no exact leave-one-out predictive (no conjugate posterior), at "
-            "its training rows or elsewhere; use split conformal sets."
-        )
+    # no conjugate prior: these hooks raise ``ValueError`` saying why
+    posterior = draw = log_predictive = far_log_predictive = _refused(NO_CONJUGATE)
+    log_evidence = _refused(
+        "{who}: KernelNB has no closed-form marginal likelihood (its bandwidth prior is not "
+        "conjugate); compare it by LOO (bg.compare(..., ic='loo')).")
+    loo_log_predictive = _refused(
+        "KernelNB has no exact leave-one-out predictive (no conjugate posterior); its "
+        "pointwise log-likelihood is already each training row's leave-one-out term, and "
+        "bg.compare uses PSIS-LOO.")
+    loo_log_predictive_at = _refused(
+        "KernelNB has no exact leave-one-out predictive (no conjugate posterior), at its "
+        "training rows or elsewhere; use split conformal sets.")
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -316,8 +280,6 @@ class KernelFamily(RealColumns, UnlabeledHooks):
     def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
         """Each training row's LOO term, (..., n), the rows in any order (found by value,
         :func:`_points_among`); the pointwise log-likelihood of ``idata_``."""
-        from bayesgen.families.kernel import pymc
-
         params = _points_among(X, y, params)
         if np.isnan(X).any():
             return km.train_log_lik(X, y, params)
@@ -372,10 +334,6 @@ class KernelFamily(RealColumns, UnlabeledHooks):
         """:func:`.far.kernel_terms`."""
         return _kernel_far.kernel_terms(far, params)
 
-    def far_log_predictive(self, far, post: dict) -> np.ndarray:
-        """Not available (``ValueError``)."""
-        raise ValueError(NO_CONJUGATE)
-
     # ------------------------------------------------------------------ PyMC
     def fixed_params(self, stats: dict) -> dict:
         """The training ``points``, ``point_class``, ``point_weight`` and ``point_row``."""
@@ -386,32 +344,16 @@ class KernelFamily(RealColumns, UnlabeledHooks):
             "point_row": stats["row"],
         }
 
-    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """``log h ~ Normal(log centre, sd)`` and the Deterministic ``bandwidth``."""
-        from bayesgen.families.kernel import pymc
-
-        return pymc.bandwidth_prior(prior, prefix, (dims or self.param_dims)["bandwidth"])
-
-    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """The unit-weight LOO likelihood as ``pm.Potential(prefix + "x_loglik")``."""
-        from bayesgen.families.kernel import pymc
-
-        pymc.observed(self, params, X, y, prefix, dims or self.param_dims)
+    pymc_params = pymc.pymc_params
+    pymc_observed = pymc.observed
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_kj LOO_kj(h_kj) in PyTensor (:func:`.pymc.stats_loglik`)."""
-        from bayesgen.families.kernel import pymc
-
         if km.has_gaps(stats):  # a sum over features of their observed points
             return km.stats_loglik(self, params, stats)
         return pymc.stats_loglik(self, params, stats)
 
-    def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
-                         prefix: str = "", dims: dict | None = None):
-        """The labeled KDEs at rows ``Z``, (m, K), no leave-one-out (:func:`.pymc.rows_loglik`)."""
-        from bayesgen.families.kernel import pymc
-
-        return pymc.rows_loglik(stats, params["bandwidth"], np.asarray(Z, dtype=np.float64))
+    pymc_rows_loglik = pymc.rows_loglik
 
 
 def _points_among(X: np.ndarray, y: np.ndarray, params: dict) -> dict:
@@ -420,8 +362,6 @@ def _points_among(X: np.ndarray, y: np.ndarray, params: dict) -> dict:
     order of the fit, else found by the values (rows and points sorted by class and
     values, NaN equal to NaN, and paired in order; identical rows are interchangeable).
     ``ValueError`` when some point is not among the rows."""
-    from bayesgen.families.kernel.kde import _fixed
-
     P, cls, _ = _fixed(params)
     y = np.asarray(y, dtype=np.intp)
     stored = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)

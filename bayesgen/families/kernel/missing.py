@@ -82,17 +82,6 @@ def log_lik(X: np.ndarray, P: np.ndarray, cls: np.ndarray, w: np.ndarray, H: np.
     return out
 
 
-def fit_features(family, stats: dict, centre, sd: float | None) -> dict:
-    """Bandwidths (K, d) feature by feature from each feature's observed points alone
-    (``centre(stats_j)`` -> (K, 1) the search centre), which is exact: the LOO
-    objective of (k, j) involves feature j only. Returns ``params`` with the data."""
-    def one(sub: dict) -> np.ndarray:
-        family.require_points(sub, "KernelNB")
-        return family.fit_bandwidths(sub, centre(sub), sd)["bandwidth"]
-
-    return {"bandwidth": per_feature(one, stats), **family.fixed_params(stats)}
-
-
 def stats_loglik(family, params: dict, stats: dict):
     """The weighted LOO log-likelihood of training points with missing entries (PyTensor
     scalar): the sum over features j of the complete-case objective of feature j alone on

@@ -21,24 +21,28 @@ MAX_PAIR_BYTES = 200_000_000
 _LOG_ZERO = -1e30  # log 0 as a finite constant: exp underflows to 0, no NaN gradient
 
 
-def bandwidth_prior(prior: dict, prefix: str, dim: tuple[str, ...]) -> dict:
+def pymc_params(family, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
     """``log h ~ Normal(log centre, sd)`` (variable ``prefix + "bandwidth_log"``, dims
-    ``dim``) and the Deterministic ``prefix + "bandwidth"`` = exp(log h); returns
-    ``{"bandwidth": h}``."""
+    ``dims["bandwidth"]``) and the Deterministic ``prefix + "bandwidth"`` = exp(log h);
+    returns ``{"bandwidth": h}`` (``KernelFamily.pymc_params``)."""
     pm = import_pymc()
     import pytensor.tensor as pt
 
+    dim = (dims or family.param_dims)["bandwidth"]
     log_h = pm.Normal(
         f"{prefix}bandwidth_log", mu=np.log(prior["centre"]), sigma=prior["sd"], dims=dim
     )
     return {"bandwidth": pm.Deterministic(f"{prefix}bandwidth", pt.exp(log_h), dims=dim)}
 
 
-def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
+def observed(family, params: dict, X, y, *, prefix: str = "", dims: dict | None = None) -> None:
     """``pm.Potential(prefix + "x_loglik")``: the unit-weight LOO likelihood of the rows of
-    X (:func:`stats_loglik` on their unit-weight statistics). ``y`` is the observed class
-    variable (its data are used) or an integer array."""
+    X (``pymc_stats_loglik`` of their unit-weight statistics, per feature with missing
+    entries; ``KernelFamily.pymc_observed``).
+    ``y`` is the observed class variable (its data are used) or an integer array."""
     pm = import_pymc()
+
+    dims = dims or family.param_dims
 
     model = pm.modelcontext(None)
     value = model.rvs_to_values.get(y, y)
@@ -46,7 +50,7 @@ def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:
     n_classes = len(model.coords[dims["bandwidth"][0]])
     stats = family.stats(np.asarray(X, dtype=np.float64), y_index, np.ones(y_index.size),
                          n_classes)
-    pm.Potential(f"{prefix}x_loglik", stats_loglik(family, params, stats))
+    pm.Potential(f"{prefix}x_loglik", family.pymc_stats_loglik(params, stats))
 
 
 def stats_loglik(family, params: dict, stats: dict):
@@ -108,20 +112,14 @@ def pair_constants(stats: dict, family):
 
 
 def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
-    """The LOO term of every training row, (..., n) (``KernelFamily.train_log_lik``):
-    row n, training point i of class y_n, leaves u_n = min(w_i, 1) of its own weight out;
-    a row of weight 0 gets the KDE at its class. In blocks of bounded memory."""
+    """The LOO term of every training row, (..., n) (``KernelFamily.train_log_lik``, which
+    pairs the points with the rows: ``point_row``): row n, training point i of class y_n,
+    leaves u_n = min(w_i, 1) of its own weight out; a row of weight 0 gets the KDE at its
+    class. In blocks of bounded memory."""
     P, cls, w = _fixed(params)
     row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
     y = np.asarray(y, dtype=np.intp)
     n = X.shape[0]
-    if row.size and (
-        row.max() >= n or not np.array_equal(X[row], P) or not np.array_equal(y[row], cls)
-    ):
-        raise ValueError(
-            "train_log_lik needs the training rows X, y in the order given to fit (the "
-            "fitted points are not rows of this X); use log_lik for other data."
-        )
     h = np.asarray(params["bandwidth"], dtype=np.float64)
     lead, (K, d) = h.shape[:-2], h.shape[-2:]
     H = h.reshape(-1, K, d)
@@ -150,12 +148,15 @@ def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
     return (out - 0.5 * d * LOG_2PI).reshape(*lead, n)
 
 
-def rows_loglik(stats: dict, h, Z: np.ndarray):
-    """log p(z_n | y=k, h) of every row and class, a PyTensor (m, K) expression (module
-    docstring); ``stats`` the labeled points' kernel statistics, ``h`` the (K, d)
+def rows_loglik(family, params: dict, Z: np.ndarray, *, stats: dict, **_):
+    """``KernelFamily.pymc_rows_loglik``: log p(z_n | y=k, h) of every row and class under
+    the labeled KDEs, no leave-one-out, a PyTensor (m, K) expression (module docstring);
+    ``stats`` the labeled points' kernel statistics, ``params["bandwidth"]`` the (K, d)
     bandwidth tensor, ``Z`` (m, d) the rows (NaN: missing, its factor dropped)."""
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
+
+    h, Z = params["bandwidth"], np.asarray(Z, dtype=np.float64)
 
     X, y, w = stats["X"], stats["y"], stats["w"]
     K = stats["count"].shape[0]

@@ -92,9 +92,11 @@ class MixedFamily(Configurable):
         self.n_features = n_features
         self.overrides = overrides
         self.kinds = kinds
-        self._levels = levels
-        self._labels: np.ndarray | None = None
-        self._frame = None
+        #: class labels (messages), levels per column and the frame, each given to the
+        #: parts (their columns' levels and frame) by :meth:`configured`
+        self.levels = levels
+        self.labels: np.ndarray | None = None
+        self.frame = None
         self.parts_: list[dict] | None = None
 
     # ------------------------------------------------------- specification
@@ -109,17 +111,12 @@ class MixedFamily(Configurable):
             except (ValueError, TypeError):
                 parts = []
 
-        def every(flag: str) -> bool:
-            return all(getattr(q.capabilities, flag) for q in parts)
-
-        return Capabilities(missing=every("missing"), conjugate=every("conjugate"),
-                            sparse=any(q.capabilities.sparse for q in parts),
-                            evidence=every("evidence"), exact_loo=every("exact_loo"),
-                            real_valued=True, far_rows=True, fixed_params=True,
-                            train_log_lik=True, coords=True, levels=True, composite=True,
-                            learns_categories=any(q.capabilities.learns_categories
-                                                  for q in parts),
-                            kernel_density=any(q.capabilities.kernel_density for q in parts))
+        flags = {f: all(getattr(q.capabilities, f) for q in parts)
+                 for f in ("missing", "conjugate", "evidence", "exact_loo")}
+        flags |= {f: any(getattr(q.capabilities, f) for q in parts)
+                  for f in ("sparse", "learns_categories", "kernel_density")}
+        return Capabilities(**flags, real_valued=True, far_rows=True, fixed_params=True,
+                            train_log_lik=True, coords=True, levels=True, composite=True)
 
     @property
     def positive_only(self) -> bool:
@@ -129,30 +126,13 @@ class MixedFamily(Configurable):
         except (ValueError, TypeError):
             return False
 
-    @property
-    def labels(self) -> np.ndarray | None:
-        """Class labels, for messages (also given to the parts)."""
-        return self._labels
-
-    @property
-    def levels(self) -> list | None:
-        """Levels per column; each categorical part gets its columns'."""
-        return self._levels
-
     def column_families(self, names: list[str] | None, kinds: list[str]) -> list:
         """:func:`.spec.column_families`."""
         return spec.column_families(self, names, kinds)
 
-    @property
-    def frame(self):
-        """The frame; every real-valued part gets its columns'."""
-        return getattr(self, "_frame", None)
-
     def _settle(self, settings: dict) -> None:
         """The settings of this copy, and each part's share on a new part family."""
-        own = {"labels": "_labels", "levels": "_levels", "frame": "_frame"}
-        for name, value in settings.items():
-            setattr(self, own.get(name, name), value)
+        super()._settle(settings)
         if self.parts_ is not None:
             self.parts_ = _configured_parts(self.parts_, settings)
 
@@ -169,7 +149,7 @@ class MixedFamily(Configurable):
         if self.parts_ is not None:
             return self.parts_
         self.parts_ = _configured_parts(spec.parts(self, n_features), {
-            "labels": self._labels, "levels": self._levels, "frame": self.frame})
+            "labels": self.labels, "levels": self.levels, "frame": self.frame})
         return self.parts_
 
     def resolved_parts(self) -> list[dict]:
@@ -192,10 +172,6 @@ class MixedFamily(Configurable):
         """Column names of one part: the DataFrame's, or ``x{j}`` for plain arrays."""
         names = self.feature_names
         return [names[j] if names is not None else f"x{j}" for j in part["columns"]]
-
-    def coords(self, dims: dict | None = None) -> dict[str, list]:
-        """``{prefix_feature: column names}`` plus the parts' own coords, renamed."""
-        return pymc.coords(self, dims)
 
     # ------------------------------------------------------------------ data
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
@@ -249,13 +225,15 @@ class MixedFamily(Configurable):
             out.append({k[len(pre) :]: v for k, v in params.items() if k.startswith(pre)})
         return out
 
-    def _over(self, *per_part: list) -> zip:
-        """The part families zipped with per-part lists."""
-        return zip([q["family"] for q in self.resolved_parts()], *per_part, strict=True)
+    def _each(self, call: Callable, *per_part: list) -> list:
+        """``call(family, cols, *entries)`` for every part: its family, ``cols(Z)`` its
+        columns of rows Z (None stays None) and its entries of the per-part lists."""
+        return [call(q["family"], lambda Z, q=q: None if Z is None else _cols(Z, q), *entries)
+                for q, *entries in zip(self.resolved_parts(), *per_part, strict=True)]
 
     def prior(self, stats: dict, *, record: bool = True) -> dict:
         """``{"parts": [resolved prior of each part]}``."""
-        return {"parts": [f.prior(s, record=record) for f, s in self._over(stats["parts"])]}
+        return {"parts": self._each(lambda f, _, s: f.prior(s, record=record), stats["parts"])}
 
     def prior_uses_data(self) -> bool:
         """Whether some part's prior reads the data."""
@@ -263,17 +241,17 @@ class MixedFamily(Configurable):
 
     def mle(self, stats: dict) -> dict:
         """Namespaced MLEs of the parts."""
-        return self.namespaced([f.mle(s) for f, s in self._over(stats["parts"])])
+        return self.namespaced(self._each(lambda f, _, s: f.mle(s), stats["parts"]))
 
     def map(self, stats: dict, prior: dict) -> dict:
         """Namespaced MAP estimates of the parts."""
-        return self.namespaced([f.map(s, pr)
-                                for f, s, pr in self._over(stats["parts"], prior["parts"])])
+        return self.namespaced(self._each(lambda f, _, s, pr: f.map(s, pr), stats["parts"],
+                                          prior["parts"]))
 
     def log_prior(self, params: dict, prior: dict) -> float:
         """The sum of the parts' log prior densities (independent priors)."""
-        return float(sum(f.log_prior(p, pr)
-                         for f, p, pr in self._over(self.split(params), prior["parts"])))
+        return float(sum(self._each(lambda f, _, p, pr: f.log_prior(p, pr), self.split(params),
+                                    prior["parts"])))
 
     def _require_conjugate(self) -> None:
         others = [q for q in self.resolved_parts() if not q["family"].capabilities.conjugate]
@@ -288,21 +266,18 @@ class MixedFamily(Configurable):
     def posterior(self, stats: dict, prior: dict) -> dict:
         """``{"parts": [conjugate posterior of each part]}``; not with a kernel part."""
         self._require_conjugate()
-        return {"parts": [f.posterior(s, pr)
-                          for f, s, pr in self._over(stats["parts"], prior["parts"])]}
+        return {"parts": self._each(lambda f, _, s, pr: f.posterior(s, pr), stats["parts"],
+                                    prior["parts"])}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """Namespaced i.i.d. posterior draws of every part (leading dim ``size``)."""
         self._require_conjugate()
-        return self.namespaced([f.draw(p, size, rng) for f, p in self._over(post["parts"])])
+        return self.namespaced(self._each(lambda f, _, p: f.draw(p, size, rng), post["parts"]))
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
         """The sum of the parts' predictives on their columns (independent priors)."""
         self._require_conjugate()
-        return sum(
-            q["family"].log_predictive(_cols(X, q), p)
-            for q, p in zip(self.resolved_parts(), post["parts"], strict=True)
-        )
+        return sum(self._each(lambda f, cols, p: f.log_predictive(cols(X), p), post["parts"]))
 
     # ----------------------------------------------------- model comparison
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
@@ -310,74 +285,63 @@ class MixedFamily(Configurable):
                      who: str) -> float:
         """The sum of the parts' evidences on their columns (``ValueError`` named
         ``"{who} part {prefix}"`` from a part without one)."""
-        total = 0.0
-        for q, s, p in zip(self.resolved_parts(), stats["parts"], prior["parts"], strict=True):
-            def sub(q=q) -> tuple:
+        def part(f, cols, s, p, prefix) -> float:
+            def sub() -> tuple:
                 X, w = rows()
-                return _cols(X, q), w
+                return cols(X), w
 
-            total += q["family"].log_evidence(s, p, sub, method=method,
-                                              who=f"{who} part {q['prefix']}")
-        return total
+            return f.log_evidence(s, p, sub, method=method, who=f"{who} part {prefix}")
+
+        prefixes = [q["prefix"] for q in self.resolved_parts()]
+        return sum(self._each(part, stats["parts"], prior["parts"], prefixes), 0.0)
 
     def loo_log_predictive(self, Z, y: np.ndarray, w: np.ndarray, post: dict) -> np.ndarray:
         """The sum of the parts' leave-one-out predictives on their columns."""
         self._require_conjugate()
-        return sum(q["family"].loo_log_predictive(_cols(Z, q), y, w, p)
-                   for q, p in zip(self.resolved_parts(), post["parts"], strict=True))
+        return sum(self._each(lambda f, cols, p: f.loo_log_predictive(cols(Z), y, w, p),
+                              post["parts"]))
 
     def loo_log_predictive_at(self, Z, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test=None) -> np.ndarray:
         """The sum of the parts' leave-one-out predictives at other rows on their columns."""
         self._require_conjugate()
-        return sum(q["family"].loo_log_predictive_at(
-            _cols(Z, q), y, w, p, None if Z_test is None else _cols(Z_test, q))
-            for q, p in zip(self.resolved_parts(), post["parts"], strict=True))
+        return sum(self._each(lambda f, cols, p: f.loo_log_predictive_at(
+            cols(Z), y, w, p, cols(Z_test)), post["parts"]))
 
     # ------------------------------------------------------- unlabeled rows
-    def likelihood_maximiser(self) -> MixedFamily:
-        """``self``: each part's own maximiser is used by its ``em_m_step``."""
-        return self
-
     def em_m_step(self, labeled: dict, completed: dict, Z_u: np.ndarray, A: np.ndarray,
                   prior: dict | None, params: dict) -> tuple[dict, dict]:
         """Every part's ``em_m_step`` on its columns."""
-        parts = self.resolved_parts()
-        priors = prior["parts"] if prior is not None else [None] * len(parts)
-        out, used = [], []
-        for q, s_l, s_c, pr, sub in zip(parts, labeled["parts"], completed["parts"], priors,
-                                        self.split(params), strict=True):
-            est, s = q["family"].em_m_step(s_l, s_c, _cols(Z_u, q), A, pr, sub)
-            out.append(est)
-            used.append(s)
-        return self.namespaced(out), {"count": completed["count"], "parts": used}
+        out, used = zip(*self._each(
+            lambda f, cols, s_l, s_c, pr, sub: f.em_m_step(s_l, s_c, cols(Z_u), A, pr, sub),
+            labeled["parts"], completed["parts"], self._priors(prior), self.split(params)),
+            strict=True)
+        return self.namespaced(out), {"count": completed["count"], "parts": list(used)}
 
     def em_final(self, labeled: dict, used: dict, prior: dict | None,
                  params: dict) -> tuple[dict, dict]:
         """Every part's ``em_final``."""
-        parts = self.resolved_parts()
-        priors = prior["parts"] if prior is not None else [None] * len(parts)
-        stats, out = [], []
-        for q, s_l, s_u, pr, sub in zip(parts, labeled["parts"], used["parts"], priors,
-                                        self.split(params), strict=True):
-            s, est = q["family"].em_final(s_l, s_u, pr, sub)
-            stats.append(s)
-            out.append(est)
-        return dict(used, parts=stats), self.namespaced(out)
+        stats, out = zip(*self._each(
+            lambda f, _, s_l, s_u, pr, sub: f.em_final(s_l, s_u, pr, sub),
+            labeled["parts"], used["parts"], self._priors(prior), self.split(params)), strict=True)
+        return dict(used, parts=list(stats)), self.namespaced(out)
+
+    def _priors(self, prior: dict | None) -> list:
+        """The parts' priors, or None for each (the MLE)."""
+        return prior["parts"] if prior is not None else [None] * len(self.resolved_parts())
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
         """Every part's ``conditional_posterior``; not with a kernel part."""
         self._require_conjugate()
-        parts = zip(self.resolved_parts(), stats["parts"], self.split(params), prior["parts"],
-                    strict=True)
-        return {"parts": [q["family"].conditional_posterior(s, sub, pr, rng)
-                          for q, s, sub, pr in parts]}
+        return {"parts": self._each(
+            lambda f, _, s, sub, pr: f.conditional_posterior(s, sub, pr, rng),
+            stats["parts"], self.split(params), prior["parts"])}
 
     def can_augment_labels(self, stats: dict, Z_u) -> bool:
         """Whether every part can, on its columns of ``Z_u``."""
-        return all(q["family"].can_augment_labels(s, _cols(Z_u, q))
-                   for q, s in zip(self.resolved_parts(), stats["parts"], strict=True))
+        return all(self._each(lambda f, cols, s: f.can_augment_labels(s, cols(Z_u)),
+                              stats["parts"]))
 
     def pymc_rows_loglik(self, params: dict, Z: np.ndarray, *, stats: dict, observed,
                          prefix: str = "", dims: dict | None = None):
@@ -392,12 +356,8 @@ class MixedFamily(Configurable):
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """Sum of the parts' log-likelihoods on their columns, (..., n, K)."""
-        return sum(q["family"].log_lik(_cols(X, q), sub, full=full)
-                   for q, sub in zip(self.resolved_parts(), self.split(params), strict=True))
-
-    def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
-        """The parts' training-row log-likelihoods, summed (:func:`.pymc.train_log_lik`)."""
-        return pymc.train_log_lik(self, X, y, params)
+        return sum(self._each(lambda f, cols, sub: f.log_lik(cols(X), sub, full=full),
+                              self.split(params)))
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One x per row, each part filling its columns (original column order)."""
@@ -410,19 +370,18 @@ class MixedFamily(Configurable):
 
     def sample_inputs(self, stats: dict) -> dict:
         """Namespaced :meth:`sample` inputs of the parts that need some."""
-        return self.namespaced([f.sample_inputs(s) for f, s in self._over(stats["parts"])])
+        return self.namespaced(self._each(lambda f, _, s: f.sample_inputs(s), stats["parts"]))
 
     def stats_attributes(self, stats: dict) -> dict:
         """Namespaced attributes of the parts' statistics (``multinomial0_feature_count_``)."""
-        return self.namespaced([f.stats_attributes(s) for f, s in self._over(stats["parts"])])
+        return self.namespaced(self._each(lambda f, _, s: f.stats_attributes(s),
+                                          stats["parts"]))
 
     def attributes(self, params: dict) -> dict:
         """Namespaced part attributes (``gaussian0_theta_``, ...), ``families_`` (the
         fitted specification, :func:`.spec.fitted`) and ``parts_`` (module docstring)."""
-        out: dict[str, Any] = {}
-        for part, sub in zip(self.resolved_parts(), self.split(params), strict=True):
-            attrs = part["family"].attributes(sub)
-            out.update({f"{part['prefix']}_{key}": value for key, value in attrs.items()})
+        out: dict[str, Any] = self.namespaced(
+            self._each(lambda f, _, sub: f.attributes(sub), self.split(params)))
         out["families_"] = spec.fitted(self)
         out["parts_"] = [
             {
@@ -440,17 +399,15 @@ class MixedFamily(Configurable):
     # ----------------------------------------------------------------- frame
     def to_user(self, params: dict) -> dict:
         """The parameters present in ``params`` in the units of X, part by part."""
-        return self.namespaced([
-            q["family"].to_user(sub) if q["family"].capabilities.real_valued else sub
-            for q, sub in zip(self.resolved_parts(), self.split(params), strict=True)
-        ])
+        return self.namespaced(self._each(
+            lambda f, _, sub: f.to_user(sub) if f.capabilities.real_valued else sub,
+            self.split(params)))
 
     def prior_to_user(self, prior: dict) -> dict:
         """The resolved priors of the parts in the units of X (for ``model_``)."""
-        return {"parts": [
-            q["family"].prior_to_user(pr) if q["family"].capabilities.real_valued else pr
-            for q, pr in zip(self.resolved_parts(), prior["parts"], strict=True)
-        ]}
+        return {"parts": self._each(
+            lambda f, _, pr: f.prior_to_user(pr) if f.capabilities.real_valued else pr,
+            prior["parts"])}
 
     def far_terms(self, far, params: dict):
         """(a2, a1, a0) of far rows, summed over the parts (:func:`._far.mixed_terms`)."""
@@ -462,21 +419,12 @@ class MixedFamily(Configurable):
         return _far.mixed_predictive(self, far, post)
 
     # ------------------------------------------------------------------ PyMC
-    def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
-        """Every part's prior, variables ``{prefix}_{name}`` (:func:`.pymc.pymc_params`)."""
-        return pymc.pymc_params(self, prior, prefix, dims)
-
-    def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """Each part observes its columns under its own name (``gaussian0_x``)."""
-        pymc.observed(self, params, X, y, prefix, dims)
-
-    def pymc_stats_loglik(self, params: dict, stats: dict):
-        """Sum of the parts' statistics log-likelihoods."""
-        return pymc.stats_loglik(self, params, stats)
-
-    def fixed_params(self, stats: dict) -> dict:
-        """Namespaced non-random params of the parts that have them (kernel parts)."""
-        return pymc.fixed_params(self, stats)
+    pymc_params = pymc.pymc_params
+    pymc_observed = pymc.observed
+    pymc_stats_loglik = pymc.stats_loglik
+    fixed_params = pymc.fixed_params
+    coords = pymc.coords
+    train_log_lik = pymc.train_log_lik
 
 
 def _configured_parts(parts: list[dict], settings: dict) -> list[dict]:

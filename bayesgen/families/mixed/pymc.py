@@ -37,7 +37,7 @@ def part_hooks(family, params: dict | None = None, dims: dict | None = None,
         yield part, sub, f"{prefix}{pre}_", part_dims
 
 
-def pymc_params(family, prior: dict, prefix: str = "", dims: dict | None = None) -> dict:
+def pymc_params(family, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
     """Every part's prior in the current model, variables named ``{part prefix}_{name}``
     (``gaussian0_mu``, dims ``("class", "gaussian0_feature")``); returns the namespaced
     params."""
@@ -51,7 +51,8 @@ def pymc_params(family, prior: dict, prefix: str = "", dims: dict | None = None)
     )
 
 
-def observed(family, params: dict, X, y, prefix: str = "", dims: dict | None = None) -> None:
+def observed(family, params: dict, X, y, *, prefix: str = "",
+             dims: dict | None = None) -> None:
     """Each part observes its column slice of X given the same ``y``, under its own name
     (``gaussian0_x``, a kernel part's ``kernel1_x_loglik`` potential)."""
     X = np.asarray(X)

@@ -141,6 +141,7 @@ def column(family, c: Any, p: int | str, n_features: int) -> int:
 
 
 def describe(family, positions) -> list:
+    """Columns by name (X had string column names) or position."""
     names = family.feature_names
     return [names[j] if names is not None else int(j) for j in positions]
 
@@ -174,9 +175,7 @@ def part_names(names: list[str]) -> list[str]:
 def fitted(family) -> list[tuple[str, list]]:
     """``families_``: ``[(name, columns), ...]`` of the resolved parts, columns by name
     (X had string column names) or position."""
-    names = family.feature_names
-    return [(q["name"], [names[j] if names is not None else int(j) for j in q["columns"]])
-            for q in family.parts_]
+    return [(q["name"], describe(family, q["columns"])) for q in family.parts_]
 
 
 def parts(mixed, n_features: int) -> list[dict]:

@@ -33,9 +33,9 @@ import numpy as np
 from scipy.special import gammaln, xlogy
 
 from bayesgen.data import missing, sparse
-from bayesgen.data.validation import check_counts
 from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
+from bayesgen.families.multinomial import augment as _augment
 from bayesgen.families.multinomial import missing as mm
 from bayesgen.families.poisson import log_factorials
 from bayesgen.families.protocol import Capabilities
@@ -68,11 +68,6 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         self.labels: np.ndarray | None = None
 
     # ------------------------------------------------------------------ data
-    def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
-        """Non-negative values; whole numbers for posterior methods (sparse X: its
-        stored values, duplicates summed first)."""
-        return check_counts(sparse.canonical(X), method, who)
-
     def stats(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
         """Weighted class counts N_k (K,) and feature counts ``R^T X`` (K, d); missing
         counts: also ``observed`` and the (class, pattern) ``groups`` (:func:`.missing.stats`)."""
@@ -84,9 +79,8 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         """Statistics of the union of two disjoint data sets (sums; groups by key)."""
         if "groups" in a or "groups" in b:
             return mm.merge(a, b)
-        return dr.add_stats(a, b)
+        return masked.add_count_stats(a, b)
 
-    # ----------------------------------------------------------------- prior
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
         """theta_kj = c_kj / T_k (0 for a feature never seen in class k). Missing
@@ -134,11 +128,7 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         need the negative-binomial augmentation (:mod:`.augment`) in that loop."""
         return not (self.needs_augmentation(stats) or missing.has_missing(Z_u))
 
-    def augment(self, stats: dict, prior: dict, **kwargs):
-        """Data-augmentation posterior draws (:func:`._multinomial_augment.augment`)."""
-        from bayesgen.families.multinomial import augment as _multinomial_augment
-
-        return _multinomial_augment.augment(self, stats, prior, **kwargs)
+    augment = _augment.augment
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. posterior draws ``theta`` (size, K, d) (no exact zeros)."""
@@ -148,9 +138,7 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         """:func:`.conjugate.log_predictive`; a data-augmentation stack (T, K, d): the
         mean of its T predictives."""
         if post["concentration"].ndim == 3:
-            from bayesgen.families.multinomial.augment import log_predictive_stack
-
-            return log_predictive_stack(self, X, post)
+            return _augment.log_predictive_stack(self, X, post)
         return conjugate.log_predictive(ALGEBRA, X, post)
 
     def algebra(self, post: dict) -> conjugate.Entrywise:
@@ -234,14 +222,9 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
         )
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
-        """sum_kj c_kj log theta_kj (without the coefficients); missing counts:
-        :func:`.missing.stats_loglik`."""
-        import pytensor.tensor as pt
-
-        if "groups" in stats:
-            return mm.stats_loglik(params, stats)
-
-        return pt.sum(stats["feature_count"] * pt.log(params["theta"]))
+        """sum_kj c_kj log theta_kj (without the coefficients), less the missing counts'
+        renormalisation (:func:`.missing.stats_loglik`)."""
+        return mm.stats_loglik(params, stats)
 
 
 class DirichletMultinomial(conjugate.Entrywise):

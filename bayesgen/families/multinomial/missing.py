@@ -286,7 +286,7 @@ def stats_loglik(params: dict, stats: dict):
 
     theta = params["theta"]
     value = pt.sum(stats["feature_count"] * pt.log(theta))
-    g = stats["groups"]
+    g = _as_groups(stats)
     has = np.flatnonzero(np.diff(g["missing"].indptr) > 0)
     if has.size == 0:
         return value
