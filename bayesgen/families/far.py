@@ -23,8 +23,13 @@ LOG_2PI = np.log(2.0 * np.pi)
 
 # ------------------------------------------------------------------ frames
 class RealColumns:
-    """``real_columns`` and ``check_X`` of a family whose every column is real-valued
-    (in the frame), with nothing to check beyond finiteness (the caller's)."""
+    """``real_columns``, ``check_X``, ``to_user``, ``prior_to_user`` and
+    ``likelihood_maximiser`` of a family whose every column is real-valued (in the frame),
+    with nothing to check beyond finiteness (the caller's)."""
+
+    #: the frame's conversion ("loc", "var" or "cov", :meth:`Frame.user_loc` ...) of each
+    #: entry of the parameters and of the resolved prior
+    units: dict = {}
 
     def real_columns(self, n_features: int) -> np.ndarray:
         """Every column is real-valued (transformed by the frame)."""
@@ -33,6 +38,22 @@ class RealColumns:
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
         """Real-valued features: nothing beyond finiteness (checked by the caller)."""
         return X
+
+    def to_user(self, params: dict) -> dict:
+        """The entries of ``params`` (any leading dims) named in :attr:`units` in the units
+        of X: a location mu -> c + s mu, variances -> s^2 var, covariances -> S cov S."""
+        if self.frame is None:
+            return params
+        return {k: getattr(self.frame, "user_" + self.units[k])(v) if k in self.units else v
+                for k, v in params.items()}
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved prior in the units of X (:meth:`to_user`)."""
+        return self.to_user(prior)
+
+    def likelihood_maximiser(self):
+        """``self``, or with ``divisor="unbiased"`` a copy with divisor N_k."""
+        return self if getattr(self, "divisor", "n") == "n" else self.configured(divisor="n")
 
 
 def attach_frame(stats: dict, frame) -> dict:
@@ -57,14 +78,7 @@ def user_to_internal(family, kind: str, value: np.ndarray) -> np.ndarray:
 
     ``kind``: "loc" (a mean, (d,)), "var" (variances, (d,)) or "cov" ((d, d)).
     """
-    frame = family.frame
-    if frame is None:
-        return value
-    if kind == "loc":
-        return frame.internal_loc(value)
-    if kind == "var":
-        return frame.internal_var(value)
-    return frame.internal_cov(value)
+    return value if family.frame is None else getattr(family.frame, "internal_" + kind)(value)
 
 
 # ----------------------------------------------------------------- Gaussian

@@ -62,7 +62,82 @@ MCLUST = {("diag", True): "EEI", ("diag", False): "VVI",
 KAPPA_BOUNDS = (1e-4, 1e4)
 
 
-class DiagonalMVNFamily(MVNFamily):
+class EntryHooks:
+    """The hooks of Normal-Inverse-Gamma entries with variance groups (module functions
+    below), shared by GaussianNB (VVI, parameters ``mu`` and ``var`` (K, d)) and
+    :class:`DiagonalMVNFamily` (``mu`` and a diagonal ``cov``): a family gives ``tied``,
+    ``spherical``, ``frame``, :attr:`var_key` and :meth:`_embed` / :meth:`_group_variances`
+    between group variances (..., G, d) and its variance parameter."""
+
+    #: the name of the variance parameter
+    var_key = "cov"
+
+    def _embed(self, var: np.ndarray) -> np.ndarray:
+        return var
+
+    def _group_variances(self, var: np.ndarray) -> np.ndarray:
+        return var
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """:func:`posterior_entries`: ``m``, ``kappa``, ``a``, ``b`` (K, d) and ``s0`` (d,)."""
+        return posterior_entries(entries(stats), prior, tied=self.tied,
+                                 spherical=self.spherical)
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2)."""
+        post = self.posterior(stats, prior)
+        var = map_variances(post, tied=self.tied, spherical=self.spherical)
+        return {"mu": post["m"], self.var_key: self._embed(var)}
+
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is)."""
+        return log_prior_entries(params["mu"], self._group_variances(params[self.var_key]),
+                                 prior, tied=self.tied, spherical=self.spherical)
+
+    def conditional_posterior(self, stats: dict, params: dict, prior: dict,
+                              rng: np.random.Generator) -> dict:
+        """``posterior(stats, prior)``: conjugate whatever ``params`` are."""
+        return self.posterior(stats, prior)
+
+    def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
+        """True: the conjugate steps take missing entries as they come."""
+        return True
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """:func:`draw_entries`."""
+        mu, var = draw_entries(post, size, rng, tied=self.tied, spherical=self.spherical)
+        return {"mu": mu, self.var_key: self._embed(var)}
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """:func:`predictive` (a missing entry drops out)."""
+        return predictive(X, post, spherical=self.spherical)
+
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str, who: str) -> float:
+        """:func:`log_evidence` in the units of X."""
+        ent = entries(stats)
+        return (log_evidence(ent, prior, tied=self.tied, spherical=self.spherical)
+                - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
+
+    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """:func:`loo_predictive`."""
+        return loo_predictive(Z, y, w, post, spherical=self.spherical)
+
+    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: np.ndarray | None = None) -> np.ndarray:
+        """:func:`loo_predictive_at`."""
+        return loo_predictive_at(Z, y, w, post, Z_test, tied=self.tied,
+                                 spherical=self.spherical)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form predictive of far rows, (m, K)."""
+        if not self.spherical:
+            return _far.gaussian_predictive(far, post)
+        return _far_spherical(far, post)
+
+
+class DiagonalMVNFamily(EntryHooks, MVNFamily):
     """LDA/QDA with a diagonal or spherical covariance (module docstring).
 
     Parameters
@@ -84,6 +159,7 @@ class DiagonalMVNFamily(MVNFamily):
     """
 
     name = "mvn_diagonal"
+    units = {"mu": "loc", "cov": "cov", "m0": "loc", "s0": "var"}
 
     def __init__(self, *, tied: bool, spherical: bool = False, mean_prior: Any = None,
                  mean_strength: Any = 0.01, cov_target: Any = None, cov_dof: Any = None,
@@ -181,37 +257,16 @@ class DiagonalMVNFamily(MVNFamily):
             nu0_full, oas = shrinkage.oas_dof(completed, np.diag(s0), tied=self.tied)
             dof = 2.0 + (nu0_full - d - 1.0)
         ent = entries(stats)
-        jac = _far.log_jacobian(self.frame, ent["n"].sum(axis=0))
-
-        def found(option_kappa, option_dof, option_scale, warm=None) -> dict:
-            k, nu0, s = search(ent, m0, s0, option_kappa, option_dof, option_scale,
-                               tied=self.tied, spherical=self.spherical, start=warm)
-            prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
-            return dict(prior, log_evidence=log_evidence(
-                ent, prior, tied=self.tied, spherical=self.spherical) - jac)
-
-        chosen = found(kappa0, dof, scale, None if start is None else float(start["nu0"]))
-        if not record:
-            return {k: chosen[k] for k in ("m0", "kappa0", "nu0", "scale", "s0")}
-        fixed = (em.DEFAULT_KAPPA0 if kappa0 is None else kappa0,
-                 3.0 if dof is None else dof, 1.0 if scale is None else scale)
-        options = [fixed, (fixed[0], None, fixed[2]), (fixed[0], None, None)]
-        if (kappa0, dof, scale) not in options:
-            options.append((kappa0, dof, scale))
-        candidates = []
-        for option in options:
-            row = chosen if option == (kappa0, dof, scale) else found(*option)
-            candidates.append({
-                "mean_strength": row["kappa0"],
-                "cov_dof": "auto" if option[1] is None else row["nu0"],
-                "cov_scale": "auto" if option[2] is None else row["scale"],
-                "chosen_cov_dof": row["nu0"], "chosen_cov_scale": row["scale"],
-                "log_evidence": row["log_evidence"]})
-        self.search_ = {"structure": self.structure, "mean_strength": chosen["kappa0"],
-                        "cov_dof": chosen["nu0"], "cov_scale": chosen["scale"],
-                        "log_evidence": chosen["log_evidence"], "candidates": candidates}
-        if oas is not None:
-            self.search_["oas_shrinkage"] = oas
+        chosen, candidates = searched_prior(
+            ent, m0, s0, _far.log_jacobian(self.frame, ent["n"].sum(axis=0)),
+            (kappa0, dof, scale), "cov", tied=self.tied, spherical=self.spherical,
+            record=record, start=None if start is None else float(start["nu0"]))
+        if record:
+            self.search_ = {"structure": self.structure, "mean_strength": chosen["kappa0"],
+                            "cov_dof": chosen["nu0"], "cov_scale": chosen["scale"],
+                            "log_evidence": chosen["log_evidence"], "candidates": candidates}
+            if oas is not None:
+                self.search_["oas_shrinkage"] = oas
         return {k: chosen[k] for k in ("m0", "kappa0", "nu0", "scale", "s0")}
 
     def _kappa_option(self) -> float | None:
@@ -279,44 +334,14 @@ class DiagonalMVNFamily(MVNFamily):
                              "> 0.")
         return {"mu": ent["mean"].copy(), "cov": self._embed(var)}
 
-    def posterior(self, stats: dict, prior: dict) -> dict:
-        """:func:`posterior_entries`: ``m``, ``kappa``, ``a``, ``b`` (K, d) and ``s0`` (d,)."""
-        return posterior_entries(entries(stats), prior, tied=self.tied,
-                                 spherical=self.spherical)
-
-    def map(self, stats: dict, prior: dict) -> dict:
-        """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2)."""
-        post = self.posterior(stats, prior)
-        var = map_variances(post, tied=self.tied, spherical=self.spherical)
-        return {"mu": post["m"], "cov": self._embed(var)}
-
-    def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is)."""
-        return log_prior_entries(params["mu"], self._group_variances(params["cov"]), prior,
-                                 tied=self.tied, spherical=self.spherical)
-
     def _group_variances(self, cov: np.ndarray) -> np.ndarray:
         """The diagonals (..., G, d) of covariance matrices (..., d, d) or (..., K, d, d)."""
         diag = np.diagonal(cov, axis1=-2, axis2=-1)
         return diag[..., None, :] if self.tied else diag
 
-    def conditional_posterior(self, stats: dict, params: dict, prior: dict,
-                              rng: np.random.Generator) -> dict:
-        """``posterior(stats, prior)``: conjugate whatever ``params`` are."""
-        return self.posterior(stats, prior)
-
-    def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
-        """True: the conjugate steps take missing entries as they come."""
-        return True
-
     def needs_augmentation(self, stats: dict) -> bool:
         """Never: conjugate with missing entries too."""
         return False
-
-    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """:func:`draw_entries`; ``cov`` diagonal."""
-        mu, var = draw_entries(post, size, rng, tied=self.tied, spherical=self.spherical)
-        return {"mu": mu, "cov": self._embed(var)}
 
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """The diagonal Gaussian's :func:`log_lik` (LDA's point scores with ``full`` False:
@@ -327,43 +352,6 @@ class DiagonalMVNFamily(MVNFamily):
         if self.tied:
             var = np.broadcast_to(var[..., None, :], params["mu"].shape)
         return log_lik(X, params["mu"], var, full=full)
-
-    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """:func:`predictive` (a missing entry drops out)."""
-        return predictive(X, post, spherical=self.spherical)
-
-    # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str, who: str) -> float:
-        """:func:`log_evidence` in the units of X."""
-        ent = entries(stats)
-        return (log_evidence(ent, prior, tied=self.tied, spherical=self.spherical)
-                - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
-
-    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
-                           post: dict) -> np.ndarray:
-        """:func:`loo_predictive`."""
-        return loo_predictive(Z, y, w, post, spherical=self.spherical)
-
-    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test: np.ndarray | None = None) -> np.ndarray:
-        """:func:`loo_predictive_at`."""
-        return loo_predictive_at(Z, y, w, post, Z_test, tied=self.tied,
-                                 spherical=self.spherical)
-
-    # ----------------------------------------------------------------- frame
-    def prior_to_user(self, prior: dict) -> dict:
-        """The resolved prior in the units of X: m0 -> c + s m0, s0 -> s^2 s0."""
-        if self.frame is None:
-            return prior
-        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
-                    s0=self.frame.user_var(prior["s0"]))
-
-    def far_log_predictive(self, far, post: dict) -> np.ndarray:
-        """Closed-form predictive of far rows, (m, K)."""
-        if not self.spherical:
-            return _far.gaussian_predictive(far, post)
-        return _far_spherical(far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
@@ -533,7 +521,7 @@ NIG = NormalInverseGamma()
 _KEYS = ("m", "kappa", "a", "b")
 
 
-def _entries_of(post: dict) -> dict:
+def entries_of(post: dict) -> dict:
     """The algebra's keys of a posterior (without ``s0``)."""
     return {key: post[key] for key in _KEYS}
 
@@ -546,7 +534,7 @@ def log_evidence(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> floa
     tau0 = {"m": prior["m0"], "kappa": prior["kappa0"], "a": prior["nu0"] / 2.0,
             "b": (prior["nu0"] - 2.0) * prior["scale"] * prior["s0"] / 2.0}
     post = posterior_entries(ent, prior, tied=False, spherical=False)
-    return conjugate.log_evidence(NIG, tau0, _entries_of(post))
+    return conjugate.log_evidence(NIG, tau0, entries_of(post))
 
 
 def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
@@ -554,7 +542,7 @@ def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
     """Each row's own-class posterior without the row, (n, d) each, and what its
     group's variance loses (``da``, ``db``; spherical: summed over the row's entries)."""
     own = conjugate.take(post, y)
-    down = conjugate.downdate(NIG, _entries_of(post), Z, y, w)
+    down = conjugate.downdate(NIG, entries_of(post), Z, y, w)
     da, db = own["a"] - down["a"], own["b"] - down["b"]
     if spherical:
         db = (db / post["s0"]).sum(axis=1, keepdims=True) * post["s0"]
@@ -584,7 +572,7 @@ def loo_predictive(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
                    spherical: bool) -> np.ndarray:
     """log p(z_n | y_n, D without row n), (n,)."""
     if not spherical:
-        return conjugate.loo_log_predictive(NIG, Z, y, w, _entries_of(post))
+        return conjugate.loo_log_predictive(NIG, Z, y, w, entries_of(post))
     own = _without_rows(Z, y, w, post, spherical=spherical)
     own = {key: own[key][:, None] for key in _KEYS}
     return predictive(Z, own, spherical=spherical, rowwise=True)[:, 0]
@@ -596,7 +584,7 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
     """log p(z_test_j | y = k, D without row i), (n, m, K) (``Z_test=None``: (n, K));
     tied: every class's variances change, scored in blocks of rows (:func:`downdated`)."""
     if not tied and not spherical:
-        return conjugate.loo_log_predictive_at(NIG, Z, y, w, _entries_of(post), Z_test)
+        return conjugate.loo_log_predictive_at(NIG, Z, y, w, entries_of(post), Z_test)
     K, d = post["m"].shape
     if Z_test is None:
         if not tied:
@@ -656,7 +644,7 @@ def predictive(X: np.ndarray, post: dict, *, spherical: bool,
     X = np.asarray(X, dtype=np.float64)
     if not spherical:  # independent entries: the algebra's Student-t steps
         if not rowwise and post["m"].ndim == 2:
-            return conjugate.log_predictive(NIG, X, _entries_of(post))
+            return conjugate.log_predictive(NIG, X, entries_of(post))
         M = np.isnan(X)
         lead = {key: post[key] if rowwise else post[key][..., None, :, :] for key in _KEYS}
         terms = NIG.step(lead, np.where(M, 0.0, X)[:, None, :])
@@ -696,6 +684,40 @@ def _far_spherical(far, post: dict) -> np.ndarray:
     a_g = a[:, 0]
     return (log_rising(a_g, d / 2.0) - 0.5 * np.log(np.pi * nu_s2).sum(axis=-1)
             - (a_g + d / 2.0) * logsumexp(stacked, axis=-1))
+
+
+def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option: tuple,
+                   prefix: str, *, tied: bool, spherical: bool, record: bool = True,
+                   start: float | None = None) -> tuple[dict, list[dict]]:
+    """The prior at ``option`` = (kappa0, nu0, s), those None chosen by the evidence
+    (:func:`search`, from ``start``), with its ``log_evidence`` in the units of X (less
+    ``jac``); with ``record`` also the candidates' rows (the fixed or default values,
+    ``{prefix}_dof="auto"``, both "auto", and ``option``), each at its own optimum."""
+    def found(opt: tuple, warm: float | None = None) -> dict:
+        k, nu0, s = search(ent, m0, s0, *opt, tied=tied, spherical=spherical, start=warm)
+        prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
+        return dict(prior, log_evidence=log_evidence(ent, prior, tied=tied,
+                                                     spherical=spherical) - jac)
+
+    chosen = found(option, start)
+    if not record:
+        return chosen, []
+    kappa0, dof, scale = option
+    fixed = (em.DEFAULT_KAPPA0 if kappa0 is None else kappa0,
+             3.0 if dof is None else dof, 1.0 if scale is None else scale)
+    options = [fixed, (fixed[0], None, fixed[2]), (fixed[0], None, None)]
+    if option not in options:
+        options.append(option)
+    rows = []
+    for opt in options:
+        row = chosen if opt == option else found(opt)
+        rows.append({**({"mean_strength": row["kappa0"]} if prefix == "cov" else {}),
+                     f"{prefix}_dof": "auto" if opt[1] is None else row["nu0"],
+                     f"{prefix}_scale": "auto" if opt[2] is None else row["scale"],
+                     f"chosen_{prefix}_dof": row["nu0"],
+                     f"chosen_{prefix}_scale": row["scale"],
+                     "log_evidence": row["log_evidence"]})
+    return chosen, rows
 
 
 def search(ent: dict, m0: np.ndarray, s0: np.ndarray, kappa0: float | None,

@@ -117,6 +117,7 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
 
     name = "mvn"
     positive_only = False
+    units = {"mu": "loc", "cov": "cov", "m0": "loc", "Psi0": "cov"}
 
     def __init__(
         self,
@@ -423,14 +424,6 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
         """log p(mu, Sigma) up to a constant (:func:`.em.log_niw`)."""
         return em.log_niw(params["mu"], params["cov"], prior, self.tied)
 
-    def likelihood_maximiser(self) -> MVNFamily:
-        """``self``, or with ``divisor="unbiased"`` a copy with divisor N_k / N."""
-        if self.divisor == "n":
-            return self
-        own = copy.copy(self)
-        own.divisor = "n"
-        return own
-
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
         """:func:`.augment.conditional_posterior`."""
@@ -524,20 +517,6 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
         return out
 
     # ----------------------------------------------------------------- frame
-    def to_user(self, params: dict) -> dict:
-        """Parameters in the units of X: mu -> c + s mu, cov -> S cov S (S = diag s)."""
-        if self.frame is None:
-            return params
-        convert = {"mu": self.frame.user_loc, "cov": self.frame.user_cov}
-        return {k: convert[k](v) if k in convert else v for k, v in params.items()}
-
-    def prior_to_user(self, prior: dict) -> dict:
-        """The resolved prior in the units of X: m0 -> c + s m0, Psi0 -> S Psi0 S."""
-        if self.frame is None:
-            return prior
-        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
-                    Psi0=self.frame.user_cov(prior["Psi0"]))
-
     def user_discriminant(self, scores: np.ndarray, Z: np.ndarray,
                           params: dict) -> np.ndarray:
         """LDA's point scores (n, K) in the units of X: the internal ones plus
