@@ -97,24 +97,29 @@ def _log1p_far(log_q: np.ndarray) -> np.ndarray:
     return np.logaddexp(0.0, log_q)
 
 
-def gaussian_predictive(far, post: dict) -> np.ndarray:
-    """Product of the per-feature Student-t predictive densities for far rows, (m, K).
+def gaussian_predictive(far, post: dict, spherical: bool = False) -> np.ndarray:
+    """The Normal-Inverse-Gamma predictive (:func:`.mvn.diagonal.predictive`) of far rows,
+    (m, K): log(1 + q) of each entry (diagonal) or of the sum of the entries' q
+    (spherical), with log q = 2 (log t + log|u - m/t|) - log(nu scale2) at a far entry
+    z = t u."""
+    from scipy.special import logsumexp
 
-    Moderate entries as in ``GaussianFamily.log_predictive``; a far entry z = t u has
-    log z2 = 2 (log t + log|u - m/t|) - log(nu scale2).
-    """
     from bayesgen.utils.logspace import log_rising
 
     a, b = post["a"], post["b"]
     nu_s2 = 2.0 * b * (1.0 + 1.0 / post["kappa"])  # nu scale2, without a * kappa overflowing
-    near = (far.ZN[:, None, :] - post["m"]) ** 2 / nu_s2
     m_t = far.inv_t(np.broadcast_to(post["m"], (far.rows.size, *post["m"].shape)))
     with np.errstate(divide="ignore"):
+        near = np.log((far.ZN[:, None, :] - post["m"]) ** 2 / nu_s2)
         log_dist = far.log_t[:, None, None] + np.log(np.abs(far.U[:, None, :] - m_t))
-    log_q = 2.0 * log_dist - np.log(nu_s2)
-    tail = np.where(far.far[:, None, :], _log1p_far(log_q), np.log1p(near))
+    log_q = np.where(far.far[:, None, :], 2.0 * log_dist - np.log(nu_s2), near)
+    if spherical:
+        d = post["m"].shape[1]
+        stacked = np.concatenate([np.zeros((*log_q.shape[:2], 1)), log_q], axis=-1)
+        return (log_rising(a[:, 0], d / 2.0) - 0.5 * np.log(np.pi * nu_s2).sum(axis=-1)
+                - (a[:, 0] + d / 2.0) * logsumexp(stacked, axis=-1))
     terms = (log_rising(a, 0.5) - 0.5 * (np.log(2.0 * np.pi * b) + np.log1p(1.0 / post["kappa"]))
-             - (a + 0.5) * tail)
+             - (a + 0.5) * _log1p_far(log_q))
     return terms.sum(axis=-1)
 
 

@@ -132,9 +132,7 @@ class EntryHooks:
 
     def far_log_predictive(self, far, post: dict) -> np.ndarray:
         """Closed-form predictive of far rows, (m, K)."""
-        if not self.spherical:
-            return _far.gaussian_predictive(far, post)
-        return _far_spherical(far, post)
+        return _far.gaussian_predictive(far, post, self.spherical)
 
 
 class DiagonalMVNFamily(EntryHooks, MVNFamily):
@@ -268,18 +266,6 @@ class DiagonalMVNFamily(EntryHooks, MVNFamily):
             if oas is not None:
                 self.search_["oas_shrinkage"] = oas
         return {k: chosen[k] for k in ("m0", "kappa0", "nu0", "scale", "s0")}
-
-    def _kappa_option(self) -> float | None:
-        if isinstance(self.mean_strength, str):
-            if self.mean_strength != "auto":
-                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
-                                 f"{self.mean_strength!r}.")
-            return None
-        value = float(self.mean_strength)
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
-                             f"{self.mean_strength!r}.")
-        return value
 
     def _dof_option(self) -> float | None:
         if isinstance(self.cov_dof, str):
@@ -665,25 +651,6 @@ def predictive(X: np.ndarray, post: dict, *, spherical: bool,
         q, log_norm = np.where(obs, q, 0.0), np.where(obs, log_norm, 0.0)
     return (log_rising(a_g, p / 2.0) + log_norm.sum(axis=-1)
             - (a_g + p / 2.0) * np.log1p(q.sum(axis=-1)))
-
-
-def _far_spherical(far, post: dict) -> np.ndarray:
-    """The spherical predictive of far rows z = t u + z_N, (m, K): as
-    :func:`predictive` with log(1 + sum_j q_j) from the entries' log q_j."""
-    from scipy.special import logsumexp
-
-    a, b = post["a"], post["b"]
-    nu_s2 = 2.0 * b * (1.0 + 1.0 / post["kappa"])
-    with np.errstate(divide="ignore"):
-        near = np.log((far.ZN[:, None, :] - post["m"]) ** 2 / nu_s2)
-        m_t = far.inv_t(np.broadcast_to(post["m"], (far.rows.size, *post["m"].shape)))
-        log_dist = far.log_t[:, None, None] + np.log(np.abs(far.U[:, None, :] - m_t))
-    log_q = np.where(far.far[:, None, :], 2.0 * log_dist - np.log(nu_s2), near)
-    d = post["m"].shape[1]
-    stacked = np.concatenate([np.zeros((*log_q.shape[:2], 1)), log_q], axis=-1)
-    a_g = a[:, 0]
-    return (log_rising(a_g, d / 2.0) - 0.5 * np.log(np.pi * nu_s2).sum(axis=-1)
-            - (a_g + d / 2.0) * logsumexp(stacked, axis=-1))
 
 
 def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option: tuple,

@@ -221,16 +221,7 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
                 f"{self.cov_prior_form!r}."
             )
         d = stats["mean"].shape[1]
-        if isinstance(self.mean_strength, str):
-            if self.mean_strength != "auto":
-                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
-                                 f"{self.mean_strength!r}.")
-            kappa0 = None
-        else:
-            kappa0 = _scalar(self.mean_strength)
-            if not kappa0 > 0:
-                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
-                                 f"{self.mean_strength!r}.")
+        kappa0 = self._kappa_option()
         auto = isinstance(self.cov_dof, str)
         if auto and self.cov_dof not in ("auto", "oas", "sample"):
             raise ValueError(f"cov_dof must be a number > d + 1, None, 'auto', 'oas' or "
@@ -333,6 +324,17 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
                          else "auto", "cov_scale": scale if scale is not None else "auto",
                          **chosen})
         return dict(bounded, candidates=rows)
+
+    def _kappa_option(self) -> float | None:
+        """``mean_strength`` as a float > 0, or None for "auto"; ``ValueError`` else."""
+        text = isinstance(self.mean_strength, str)
+        if text and self.mean_strength == "auto":
+            return None
+        kappa0 = np.nan if text else _scalar(self.mean_strength)
+        if not kappa0 > 0:
+            raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
+                             f"{self.mean_strength!r}.")
+        return kappa0
 
     def prior_uses_data(self) -> bool:
         """Whether a default reads the data: ``mean_prior`` None (the grand mean),
