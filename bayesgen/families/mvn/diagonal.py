@@ -573,10 +573,6 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
         return conjugate.loo_log_predictive_at(NIG, Z, y, w, entries_of(post), Z_test)
     K, d = post["m"].shape
     if Z_test is None:
-        if not tied:
-            full = predictive(Z, post, spherical=spherical)
-            full[np.arange(y.size), y] = loo_predictive(Z, y, w, post, spherical=spherical)
-            return full
         full = np.empty((y.size, K))
         step = max(1, conjugate.BLOCK // (K * d))
         for start in range(0, y.size, step):

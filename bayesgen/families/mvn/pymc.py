@@ -31,13 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.families.mvn.linalg import _swap
 from bayesgen.utils.heavy import import_pymc
 
 LOG_2PI = np.log(2.0 * np.pi)
 
-
-def _swap(a: np.ndarray) -> np.ndarray:
-    return np.swapaxes(a, -1, -2)
 
 
 def precision_scale_factor(Psi0: np.ndarray) -> np.ndarray:

@@ -36,7 +36,7 @@ from scipy.special import gammaln
 
 from bayesgen.data import missing
 from bayesgen.families import gaussian_evidence as gev
-from bayesgen.families.gaussian_stats import class_sum
+from bayesgen.families.gaussian_stats import class_sum, one_hot
 from bayesgen.families.mvn.niw_evidence import evidence_search
 
 LOG_2PI = np.log(2.0 * np.pi)
@@ -53,14 +53,6 @@ def _pooled(stats: dict) -> dict:
     if stats["scatter"].ndim == 2:
         return stats
     return dict(stats, scatter=class_sum(stats["scatter"]))
-
-
-def _ig_entries(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray,
-                name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(beta, n) of the Inverse-Gamma structure ``name``: scaled sums of squares and
-    counts, one row per covariance group (:func:`group_entries`)."""
-    return group_entries(entries(stats), m0, kappa0, s0, tied=name[0] == "E",
-                         spherical=name[1:] == "II")
 
 
 def ig_log_evidence(beta: np.ndarray, n: np.ndarray, nu0: float, scale: float) -> float:
@@ -108,15 +100,14 @@ def entries(stats: dict) -> dict:
     groups = stats["groups"]
     K = stats["count"].size
     d = groups["mean"].shape[1]
-    one_hot = np.zeros((groups["cls"].size, K))
-    one_hot[np.arange(groups["cls"].size), groups["cls"]] = 1.0
+    onehot = one_hot(groups["cls"], 1.0, K)
     weight = groups["count"][:, None] * groups["obs"]  # (G, d)
-    n = one_hot.T @ weight
-    mean = np.divide(one_hot.T @ (weight * groups["mean"]), n, out=np.zeros((K, d)),
+    n = onehot.T @ weight
+    mean = np.divide(onehot.T @ (weight * groups["mean"]), n, out=np.zeros((K, d)),
                      where=n > 0)
     inner = np.diagonal(groups["scatter"], axis1=1, axis2=2) * groups["obs"]
     spread = weight * (groups["mean"] - mean[groups["cls"]]) ** 2
-    m2 = np.clip(one_hot.T @ (inner + spread), 0.0, None)
+    m2 = np.clip(onehot.T @ (inner + spread), 0.0, None)
     return {"n": n, "mean": mean, "m2": m2, "m2_pooled": m2.sum(axis=0)}
 
 
@@ -167,8 +158,9 @@ def structure_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarra
                         "log_evidence": found["log_evidence"]})
             continue
         # informative only (the fit does not use them): a looser tolerance
-        nu0, scale = gev.search_entries(*_ig_entries(stats, m0, kappa0, s0, name),
-                                        ftol=STRUCTURE_FTOL)
+        found = group_entries(entries(stats), m0, kappa0, s0, tied=name[0] == "E",
+                              spherical=name[1:] == "II")
+        nu0, scale = gev.search_entries(*found, ftol=STRUCTURE_FTOL)
         out.append({"structure": name, "dof": nu0, "scale": scale,
                     "log_evidence": structure_log_evidence(stats, m0, kappa0, s0, name, nu0,
                                                            scale)})
