@@ -47,7 +47,6 @@ from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.class_moments import diagonal_quadratic
 from bayesgen.families.far import user_to_internal
 from bayesgen.families.mvn import em, shrinkage
-from bayesgen.families.mvn.checks import isotropic_target
 from bayesgen.families.mvn.family import MVNFamily
 from bayesgen.families.mvn.structures import entries, group_entries, log_evidence_entries
 from bayesgen.families.protocol import Capabilities
@@ -199,30 +198,19 @@ class DiagonalMVNFamily(EntryHooks, MVNFamily):
         return X
 
     # ----------------------------------------------------------------- prior
-    def _target(self, stats: dict, d: int) -> np.ndarray:
-        """s0 (d,) in the internal frame: ``cov_target`` (a vector, or the diagonal of a
-        matrix) or the pooled within-class variances."""
-        if self.cov_target is None:
-            return gstats.default_scale(stats)
-        if isinstance(self.cov_target, str) and self.cov_target == "isotropic":
-            return isotropic_target(stats, self.frame)
-        value = np.asarray(self.cov_target, dtype=np.float64)
-        if value.ndim == 2:
-            if value.shape != (d, d) or np.any(value - np.diag(np.diagonal(value))):
-                raise ValueError(
-                    f"cov_target for a diagonal or spherical covariance is a vector of {d} "
-                    "variances (or a diagonal matrix); got a matrix with off-diagonal "
-                    "entries or of the wrong shape.")
-            value = np.diagonal(value).copy()
-        s0 = gstats.resolve_vector(value, d, "cov_target", None)
-        if not np.all(np.isfinite(s0) & (s0 > 0)):
-            raise ValueError("cov_target must be finite and > 0 for every feature.")
-        s0 = user_to_internal(self, "var", s0)
-        if not np.all(np.isfinite(s0) & (s0 > 0)):
+    def _target(self, stats: dict, m0: Any = None, kappa0: Any = None) -> np.ndarray:
+        """s0 (d,) in the internal frame: the diagonal of the full family's target S0 (a
+        ``cov_target`` matrix must be diagonal)."""
+        d = stats["mean"].shape[1]
+        value = self.cov_target
+        value = None if value is None or isinstance(value, str) else np.asarray(value)
+        if value is not None and value.ndim == 2 and (
+                value.shape != (d, d) or np.any(value - np.diag(np.diagonal(value)))):
             raise ValueError(
-                "cov_target is out of the float64 range once expressed in the scale of the "
-                "data; give prior variances of the order of the data's.")
-        return s0
+                f"cov_target for a diagonal or spherical covariance is a vector of {d} "
+                "variances (or a diagonal matrix); got a matrix with off-diagonal "
+                "entries or of the wrong shape.")
+        return np.diagonal(super()._target(stats, m0, kappa0)).copy()
 
     def prior(self, stats: dict, *, record: bool = True, start: dict | None = None) -> dict:
         """Resolve (m0, kappa0, nu0, s, s0) and record ``search_``.
@@ -247,7 +235,7 @@ class DiagonalMVNFamily(EntryHooks, MVNFamily):
         scale = self._resolved_scale()
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
-        s0 = self._target(stats, d)
+        s0 = self._target(stats)
         oas = None
         if self.cov_dof == "oas":
             completed = em.evidence_stats(self._full(), stats, m0, em.DEFAULT_KAPPA0
@@ -302,7 +290,7 @@ class DiagonalMVNFamily(EntryHooks, MVNFamily):
                                f"{self.who} method='mle'")
         # a = N / 2, b = S / 2 per group (and feature; spherical: summed in the target's
         # coordinates, times s0)
-        a, b = variances(ent, None, self._target(stats, d) if self.spherical else None,
+        a, b = variances(ent, None, self._target(stats) if self.spherical else None,
                          tied=self.tied, spherical=self.spherical)
         removed = (K if self.tied else 1) * ddof * (d if self.spherical else 1)
         count = 2.0 * a - removed

@@ -234,22 +234,7 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
             )
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
-        if isinstance(self.cov_target, str) and self.cov_target == "isotropic":
-            S0 = np.diag(isotropic_target(stats, self.frame))
-        elif isinstance(self.cov_target, str):
-            S0 = self._pooled_target(stats, m0, kappa0)
-        else:
-            S0 = resolve_cov_target(self.cov_target, stats, d)
-        if self.cov_target is not None and not isinstance(self.cov_target, str):
-            S0 = user_to_internal(self, "cov", S0)
-            diag = np.diagonal(S0)
-            if not (np.all(np.isfinite(S0)) and np.all(diag > 0)):
-                raise ValueError(
-                    "cov_target is out of the float64 range once expressed in the scale of "
-                    f"the data (features {np.flatnonzero(~(diag > 0)).tolist()}); give "
-                    "prior variances of the order of the data's."
-                )
-            _cholesky(S0, "cov_target", "give a positive definite matrix or a vector of variances")
+        S0 = self._target(stats, m0, kappa0)
         scale = self._resolved_scale()
         oas = None
         if self.cov_dof == "oas":  # a fixed strength from the statistics, not a search
@@ -299,6 +284,28 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
                               "scale": "cov_scale" in sampled, "fixed_scale": scale,
                               "names": sampled}
         return prior
+
+    def _target(self, stats: dict, m0: np.ndarray | None, kappa0: float | None) -> np.ndarray:
+        """S0 (d, d) in the internal frame: ``cov_target`` (a vector of variances or a
+        positive definite matrix, in the units of X), "isotropic", "pooled" or the
+        diagonal of the pooled within-class variances."""
+        d = stats["mean"].shape[1]
+        if isinstance(self.cov_target, str) and self.cov_target == "isotropic":
+            return np.diag(isotropic_target(stats, self.frame))
+        if isinstance(self.cov_target, str):
+            return self._pooled_target(stats, m0, kappa0)
+        S0 = resolve_cov_target(self.cov_target, stats, d)
+        if self.cov_target is not None:
+            S0 = user_to_internal(self, "cov", S0)
+            diag = np.diagonal(S0)
+            if not (np.all(np.isfinite(S0)) and np.all(diag > 0)):
+                raise ValueError(
+                    "cov_target is out of the float64 range once expressed in the scale of "
+                    f"the data (features {np.flatnonzero(~(diag > 0)).tolist()}); give "
+                    "prior variances of the order of the data's."
+                )
+            _cholesky(S0, "cov_target", "give a positive definite matrix or a vector of variances")
+        return S0
 
     def _bounded_kappa(self, found: dict, stats: dict, m0: np.ndarray, S0: np.ndarray, *,
                        dof: float | None, scale: float | None, record: bool,
