@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.families.mvn.linalg import _whiten, student_t_const
+from bayesgen.utils.logspace import log_rising
+
 LOG_2PI = np.log(2.0 * np.pi)
 
 
@@ -104,8 +107,6 @@ def gaussian_predictive(far, post: dict, spherical: bool = False) -> np.ndarray:
     z = t u."""
     from scipy.special import logsumexp
 
-    from bayesgen.utils.logspace import log_rising
-
     a, b = post["a"], post["b"]
     nu_s2 = 2.0 * b * (1.0 + 1.0 / post["kappa"])  # nu scale2, without a * kappa overflowing
     m_t = far.inv_t(np.broadcast_to(post["m"], (far.rows.size, *post["m"].shape)))
@@ -127,8 +128,6 @@ def gaussian_predictive(far, post: dict, spherical: bool = False) -> np.ndarray:
 def _whitened(far, mu: np.ndarray, cov: np.ndarray, tied: bool):
     """u^T A_k (..., m, K, d), (z_N - mu_k)^T A_k (..., m, K, d) and log|Sigma_k| (..., K)
     with Sigma_k^-1 = A_k A_k^T."""
-    from bayesgen.families.mvn.linalg import _whiten
-
     A, logdet = _whiten(cov)
     if tied:
         A = np.broadcast_to(A[..., None, :, :], (*mu.shape, mu.shape[-1]))
@@ -153,8 +152,6 @@ def mvn_terms(family, far, params: dict):
 def mvn_predictive(family, far, post: dict) -> np.ndarray:
     """Multivariate Student-t predictive log-density of far rows, (m, K): the
     Mahalanobis distance q = t^2 |u^T A + (z_N - m)^T A / t|^2 enters as log q."""
-    from bayesgen.families.mvn.linalg import student_t_const
-
     d = post["m"].shape[-1]
     UA, B, logdet = _whitened(far, post["m"], post["Psi"], family.tied)
     Bt = far.inv_t(B)

@@ -23,7 +23,7 @@ import numpy as np
 from bayesgen.data import missing
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
-from bayesgen.families import masked
+from bayesgen.families import masked, pymc_gaps
 from bayesgen.families.far import attach_frame, user_to_internal
 from bayesgen.families.mvn import diagonal
 from bayesgen.families.mvn.structures import entries
@@ -235,8 +235,6 @@ class GaussianFamily(diagonal.EntryHooks, _far.RealColumns, UnlabeledHooks):
         missing entries integrated out."""
         pm = import_pymc()
         import pytensor.tensor as pt
-
-        from bayesgen.families import pymc_gaps
 
         feature = (dims or self.param_dims)["mu"][1]
         if pymc_gaps.has_gaps(X):

@@ -560,24 +560,20 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
     if not tied and not spherical:
         return conjugate.loo_log_predictive_at(NIG, Z, y, w, entries_of(post), Z_test)
     K, d = post["m"].shape
-    if Z_test is None:
-        full = np.empty((y.size, K))
-        step = max(1, conjugate.BLOCK // (K * d))
-        for start in range(0, y.size, step):
-            part = slice(start, start + step)
-            down = downdated(Z[part], y[part], w[part], post, tied=tied, spherical=spherical)
-            full[part] = predictive(Z[part], down, spherical=spherical, rowwise=True)
-        return full
-    Z_test = np.asarray(Z_test, dtype=np.float64)
+    pairs = Z_test is None  # each training row at its own downdated posteriors
+    Z_test = Z if pairs else np.asarray(Z_test, dtype=np.float64)
     n, m = y.size, Z_test.shape[0]
-    out = np.empty((n, m, K))
-    n_b, m_b = conjugate.blocks(n, m, K * d)
+    out = np.empty((n, K) if pairs else (n, m, K))
+    n_b, m_b = conjugate.blocks(n, 1 if pairs else m, K * d)
     for i0 in range(0, n, n_b):
-        down = downdated(Z[i0:i0 + n_b], y[i0:i0 + n_b], w[i0:i0 + n_b], post, tied=tied,
-                         spherical=spherical)
+        rows = slice(i0, i0 + n_b)
+        down = downdated(Z[rows], y[rows], w[rows], post, tied=tied, spherical=spherical)
+        if pairs:
+            out[rows] = predictive(Z[rows], down, spherical=spherical, rowwise=True)
+            continue
         for j0 in range(0, m, m_b):
-            out[i0:i0 + n_b, j0:j0 + m_b] = predictive(Z_test[j0:j0 + m_b], down,
-                                                       spherical=spherical)
+            out[rows, j0:j0 + m_b] = predictive(Z_test[j0:j0 + m_b], down,
+                                                spherical=spherical)
     return out
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import multigammaln
 
+from bayesgen.exceptions import ConvergenceWarning, warn
 from bayesgen.families.mvn import patterns as pat
+from bayesgen.families.mvn.niw_evidence import evidence_dof, evidence_search, evidence_search_kappa
 
 #: relative tolerance on the increase of the objective per iteration
 TOL = 1e-10
@@ -88,8 +90,6 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
     """Run EM; ``prior`` None: MLE, else MAP. Returns ``mu`` (K, d), ``cov`` and, when
     ``record``, ``em_n_iter`` and ``em_objective``. ``for_auto_dof``: the EM serves
     ``cov_dof="auto"`` (:func:`evidence_stats`), which its ConvergenceWarning says."""
-    from bayesgen.exceptions import ConvergenceWarning, warn
-
     groups = stats["groups"]
     n_classes = stats["count"].size
     mle = prior is None
@@ -167,8 +167,6 @@ def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray)
     completions of a weak prior as evidence for it). A heuristic that leans high
     (``validation/cov_dof_missing.py``: close to the complete-data choice at 30% missing on
     wine, the upper bound at 50%; held-out log loss better than one round in all cases)."""
-    from bayesgen.families.mvn.niw_evidence import evidence_dof
-
     nu0 = evidence_dof(evidence_stats(family, stats, m0, kappa0, S0), m0, kappa0, S0,
                        tied=family.tied)
     if "groups" not in stats:
@@ -196,8 +194,6 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
     entries: the fixed point over EM-completed statistics as :func:`auto_dof`.
     ``record=False``: the chosen values only; ``start``: a nu0 near the choice, where the
     searches start (same answer to rounding)."""
-    from bayesgen.families.mvn.niw_evidence import evidence_search, evidence_search_kappa
-
     d = S0.shape[0]
     tied = family.tied
 

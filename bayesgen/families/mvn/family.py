@@ -30,7 +30,8 @@ from bayesgen.families import conjugate
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import attach_frame, user_to_internal
-from bayesgen.families.mvn import em, niw, shrinkage
+from bayesgen.families.mvn import augment as _mvn_augment
+from bayesgen.families.mvn import em, niw, pymc, pymc_missing, shrinkage
 from bayesgen.families.mvn import missing as _mvn_missing
 from bayesgen.families.mvn.checks import (
     complete_mle,
@@ -45,6 +46,7 @@ from bayesgen.families.mvn.linalg import (
     linear_scores,
     mahalanobis,
 )
+from bayesgen.families.mvn.niw_evidence import pooled_target
 from bayesgen.families.mvn.structures import structure_evidence
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
@@ -355,8 +357,6 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
     def _pooled_target(self, stats: dict, m0: np.ndarray, kappa0: float | None) -> np.ndarray:
         """S0 of ``cov_target="pooled"`` (QDA only): :func:`.niw_evidence.pooled_target` of
         the (EM-completed, :func:`.em.evidence_stats`) class statistics."""
-        from bayesgen.families.mvn.niw_evidence import pooled_target
-
         if self.cov_target != "pooled":
             raise ValueError(f"cov_target must be None, 'pooled', 'isotropic', a vector of "
                              f"variances or a covariance matrix; got {self.cov_target!r}.")
@@ -436,8 +436,6 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
         """:func:`.augment.conditional_posterior`."""
-        from bayesgen.families.mvn import augment as _mvn_augment
-
         return _mvn_augment.conditional_posterior(self, stats, params, prior, rng)
 
     def needs_augmentation(self, stats: dict) -> bool:
@@ -446,8 +444,6 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
 
     def augment(self, stats: dict, prior: dict, **kwargs):
         """Data-augmentation posterior draws (:func:`.augment.sample`)."""
-        from bayesgen.families.mvn import augment as _mvn_augment
-
         return _mvn_augment.sample(self, stats, prior, **kwargs)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
@@ -558,23 +554,17 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
         """The NIW (Bartlett) or LKJ prior in the current PyMC model
         (:mod:`bayesgen.families.mvn.pymc`)."""
-        from bayesgen.families.mvn import pymc
-
         dims = dims or self.param_dims
         build = pymc.lkj_params if self.cov_prior_form == "lkj" else pymc.niw_params
         return build(self, prior, prefix, dims)
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Observed rows ``x_n ~ MvNormal(mu[y_n], Sigma[y_n])``, dims (obs, feature)."""
-        from bayesgen.families.mvn import pymc
-
         pymc.observed(self, params, X, y, prefix, dims or self.param_dims)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_k [N_k log|U_k| - tr(U_k^T (S_k + N_k (xbar_k - mu_k)(xbar_k - mu_k)^T) U_k) / 2]
         with Sigma_k^-1 = U_k U_k^T (missing entries: :func:`.pymc_missing.stats_loglik`)."""
-        from bayesgen.families.mvn import pymc, pymc_missing
-
         if "groups" in stats:  # missing entries: per (pattern, class) group
             return pymc_missing.stats_loglik(self, params, stats)
         return pymc.stats_loglik(self, params, stats)
@@ -585,7 +575,5 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
         :func:`.pymc_missing.rows_loglik`."""
         Z = np.asarray(Z, dtype=np.float64)
         if np.isnan(Z).any():
-            from bayesgen.families.mvn import pymc_missing
-
             return pymc_missing.rows_loglik(self, params, Z, stats["count"].size)
         return observed(self, params, Z, prefix, dims)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.data.missing import require_observed
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import attach_frame
@@ -94,8 +95,6 @@ def merge(family, a: dict, b: dict) -> dict:
 
 def check_mle(family, stats: dict) -> None:
     """MLE: ``ValueError`` naming the class and feature never observed there."""
-    from bayesgen.data.missing import require_observed
-
     require_observed(stats["observed"], family.labels, family.who)
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen.families.mvn.linalg import _swap
+from bayesgen.families.mvn.niw_evidence import C_BOUNDS, S_BOUNDS
 from bayesgen.utils.heavy import import_pymc
 
 LOG_2PI = np.log(2.0 * np.pi)
@@ -105,8 +106,6 @@ def _hyper_parameters(name: str, prior: dict, d: int):
     Deterministics ``{name}_dof``, ``{name}_scale``); the others fixed at the fit's."""
     pm = import_pymc()
     import pytensor.tensor as pt
-
-    from bayesgen.families.mvn.niw_evidence import C_BOUNDS, S_BOUNDS
 
     hyper = prior["hyper"]
     if hyper["dof"]:

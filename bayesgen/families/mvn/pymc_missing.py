@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen.families.gaussian_stats import one_hot
+from bayesgen.families.mvn.missing import patterns
 
 LOG_2PI = np.log(2.0 * np.pi)
 
@@ -71,8 +72,6 @@ def rows_loglik(family, params: dict, Z: np.ndarray, n_classes: int):
     """
     import pytensor.tensor as pt
     from pytensor.tensor.linalg import cholesky, solve_triangular
-
-    from bayesgen.families.mvn.missing import patterns
 
     Z = np.asarray(Z, dtype=np.float64)
     mu, cov = params["mu"], params["cov"]
