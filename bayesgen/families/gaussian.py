@@ -122,7 +122,7 @@ class GaussianFamily(diagonal.EntryHooks, _far.RealColumns, UnlabeledHooks):
             raise ValueError(
                 f"var_dof must be > 2 (finite prior mean of the variance); got {self.var_dof!r}."
             )
-        scale = self._resolved_scale()
+        scale = gstats.resolve_scale(self.var_scale, "var_scale")
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
         s0 = gstats.resolve_vector(self.var_prior, d, "var_prior", None)
@@ -159,10 +159,6 @@ class GaussianFamily(diagonal.EntryHooks, _far.RealColumns, UnlabeledHooks):
         "auto" (the evidence)."""
         return (self.mean_prior is None or self.var_prior is None
                 or isinstance(self.var_dof, str) or isinstance(self.var_scale, str))
-
-    def _resolved_scale(self) -> float | None:
-        """``var_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""
-        return gstats.resolve_scale(self.var_scale, "var_scale")
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:

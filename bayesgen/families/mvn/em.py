@@ -134,15 +134,6 @@ def _max_iter_message(who: str, change: float, for_auto_dof: bool) -> str:
             "cov_dof).")
 
 
-def completed_stats(family, stats: dict, params: dict) -> dict:
-    """The expected complete-data class statistics at ``params`` (EM's E-step), e.g.
-    for the empirical-Bayes choice of ``cov_dof="auto"``."""
-    _, cond = objective(family, stats["groups"], params, None)
-    mean_g, scatter_g = pat.expected(stats["groups"], cond)
-    return pat.class_stats(stats["groups"], mean_g, scatter_g, stats["count"].size,
-                           family.tied)
-
-
 def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray,
                    nu0: float | None = None) -> dict:
     """Expected complete-data statistics at the EM MAP under NIW(m0, kappa0, nu0,
@@ -154,8 +145,11 @@ def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.nd
     d = S0.shape[0]
     nu0 = d + 2.0 if nu0 is None else nu0
     prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1.0) * S0}
-    params = fit(family, stats, prior, record=False, for_auto_dof=True)
-    return completed_stats(family, stats, params)
+    _, cond = objective(family, stats["groups"], fit(family, stats, prior, record=False,
+                                                     for_auto_dof=True), None)
+    mean_g, scatter_g = pat.expected(stats["groups"], cond)
+    return pat.class_stats(stats["groups"], mean_g, scatter_g, stats["count"].size,
+                           family.tied)
 
 
 def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray) -> float:

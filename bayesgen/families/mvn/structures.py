@@ -55,17 +55,6 @@ def _pooled(stats: dict) -> dict:
     return dict(stats, scatter=class_sum(stats["scatter"]))
 
 
-def ig_log_evidence(beta: np.ndarray, n: np.ndarray, nu0: float, scale: float) -> float:
-    """sum over entries of lgamma(a0 + n / 2) - lgamma(a0) + a0 log(t / 2)
-    - (a0 + n / 2) log((t + beta) / 2), a0 = nu0 / 2, t = (nu0 - 2) scale: the
-    Inverse-Gamma part of the log evidence in coordinates scaled by the target."""
-    a0 = nu0 / 2.0
-    t = (nu0 - 2.0) * scale
-    a_n = a0 + n / 2.0
-    return float(np.sum(gammaln(a_n) - gammaln(a0) + a0 * np.log(t / 2.0)
-                        - a_n * np.log((t + beta) / 2.0)))
-
-
 def structure_log_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray,
                            name: str, nu0: float, scale: float) -> float:
     """Exact log p(Z | y) (internal frame) of one Inverse-Gamma structure (EII, VII,
@@ -129,15 +118,23 @@ def group_entries(ent: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
 
 
 def log_evidence_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
-    """Exact log p(Z | y) in the internal frame: the Inverse-Gamma part per variance
-    (:func:`bayesgen.families.mvn.structures.ig_log_evidence`), the means' factors
-    (kappa0 / kappa_kj)^(1/2) and the target's Jacobian -N_kj log(s0_j) / 2."""
+    """Exact log p(Z | y) in the internal frame: the Inverse-Gamma part, summed over the
+    variances (beta, N of :func:`group_entries`, a0 = nu0 / 2, t = (nu0 - 2) s)::
+
+        lgamma(a0 + N / 2) - lgamma(a0) + a0 log(t / 2) - (a0 + N / 2) log((t + beta) / 2)
+
+    the means' factors (kappa0 / kappa_kj)^(1/2) and the target's Jacobian
+    -N_kj log(s0_j) / 2."""
     beta, count = group_entries(ent, prior["m0"], prior["kappa0"], prior["s0"], tied=tied,
                                  spherical=spherical)
     n = ent["n"]
     base = np.sum(0.5 * np.log(prior["kappa0"] / (prior["kappa0"] + n)) - 0.5 * n * LOG_2PI
                   - 0.5 * n * np.log(prior["s0"]))
-    return ig_log_evidence(beta, count, prior["nu0"], prior["scale"]) + float(base)
+    a0, t = prior["nu0"] / 2.0, (prior["nu0"] - 2.0) * prior["scale"]
+    a_n = a0 + count / 2.0
+    inverse_gamma = float(np.sum(gammaln(a_n) - gammaln(a0) + a0 * np.log(t / 2.0)
+                                 - a_n * np.log((t + beta) / 2.0)))
+    return inverse_gamma + float(base)
 
 
 def structure_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
