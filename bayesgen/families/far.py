@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.families.mvn.linalg import _whiten, student_t_const
+from bayesgen.utils.logspace import log_rising
+
 LOG_2PI = np.log(2.0 * np.pi)
 
 
 # ------------------------------------------------------------------ frames
 class RealColumns:
-    """``real_columns`` and ``check_X`` of a family whose every column is real-valued
-    (in the frame), with nothing to check beyond finiteness (the caller's)."""
+    """``real_columns``, ``check_X``, ``to_user``, ``prior_to_user`` and
+    ``likelihood_maximiser`` of a family whose every column is real-valued (in the frame),
+    with nothing to check beyond finiteness (the caller's)."""
+
+    #: the frame's conversion ("loc", "var" or "cov", :meth:`Frame.user_loc` ...) of each
+    #: entry of the parameters and of the resolved prior
+    units: dict = {}
 
     def real_columns(self, n_features: int) -> np.ndarray:
         """Every column is real-valued (transformed by the frame)."""
@@ -33,6 +41,22 @@ class RealColumns:
     def check_X(self, X: np.ndarray, *, method: str, who: str) -> np.ndarray:
         """Real-valued features: nothing beyond finiteness (checked by the caller)."""
         return X
+
+    def to_user(self, params: dict) -> dict:
+        """The entries of ``params`` (any leading dims) named in :attr:`units` in the units
+        of X: a location mu -> c + s mu, variances -> s^2 var, covariances -> S cov S."""
+        if self.frame is None:
+            return params
+        return {k: getattr(self.frame, "user_" + self.units[k])(v) if k in self.units else v
+                for k, v in params.items()}
+
+    def prior_to_user(self, prior: dict) -> dict:
+        """The resolved prior in the units of X (:meth:`to_user`)."""
+        return self.to_user(prior)
+
+    def likelihood_maximiser(self):
+        """``self``, or with ``divisor="unbiased"`` a copy with divisor N_k."""
+        return self if getattr(self, "divisor", "n") == "n" else self.configured(divisor="n")
 
 
 def attach_frame(stats: dict, frame) -> dict:
@@ -57,14 +81,7 @@ def user_to_internal(family, kind: str, value: np.ndarray) -> np.ndarray:
 
     ``kind``: "loc" (a mean, (d,)), "var" (variances, (d,)) or "cov" ((d, d)).
     """
-    frame = family.frame
-    if frame is None:
-        return value
-    if kind == "loc":
-        return frame.internal_loc(value)
-    if kind == "var":
-        return frame.internal_var(value)
-    return frame.internal_cov(value)
+    return value if family.frame is None else getattr(family.frame, "internal_" + kind)(value)
 
 
 # ----------------------------------------------------------------- Gaussian
@@ -83,24 +100,27 @@ def _log1p_far(log_q: np.ndarray) -> np.ndarray:
     return np.logaddexp(0.0, log_q)
 
 
-def gaussian_predictive(far, post: dict) -> np.ndarray:
-    """Product of the per-feature Student-t predictive densities for far rows, (m, K).
-
-    Moderate entries as in ``GaussianFamily.log_predictive``; a far entry z = t u has
-    log z2 = 2 (log t + log|u - m/t|) - log(nu scale2).
-    """
-    from bayesgen.utils.logspace import log_rising
+def gaussian_predictive(far, post: dict, spherical: bool = False) -> np.ndarray:
+    """The Normal-Inverse-Gamma predictive (:func:`.mvn.diagonal.predictive`) of far rows,
+    (m, K): log(1 + q) of each entry (diagonal) or of the sum of the entries' q
+    (spherical), with log q = 2 (log t + log|u - m/t|) - log(nu scale2) at a far entry
+    z = t u."""
+    from scipy.special import logsumexp
 
     a, b = post["a"], post["b"]
     nu_s2 = 2.0 * b * (1.0 + 1.0 / post["kappa"])  # nu scale2, without a * kappa overflowing
-    near = (far.ZN[:, None, :] - post["m"]) ** 2 / nu_s2
     m_t = far.inv_t(np.broadcast_to(post["m"], (far.rows.size, *post["m"].shape)))
     with np.errstate(divide="ignore"):
+        near = np.log((far.ZN[:, None, :] - post["m"]) ** 2 / nu_s2)
         log_dist = far.log_t[:, None, None] + np.log(np.abs(far.U[:, None, :] - m_t))
-    log_q = 2.0 * log_dist - np.log(nu_s2)
-    tail = np.where(far.far[:, None, :], _log1p_far(log_q), np.log1p(near))
+    log_q = np.where(far.far[:, None, :], 2.0 * log_dist - np.log(nu_s2), near)
+    if spherical:
+        d = post["m"].shape[1]
+        stacked = np.concatenate([np.zeros((*log_q.shape[:2], 1)), log_q], axis=-1)
+        return (log_rising(a[:, 0], d / 2.0) - 0.5 * np.log(np.pi * nu_s2).sum(axis=-1)
+                - (a[:, 0] + d / 2.0) * logsumexp(stacked, axis=-1))
     terms = (log_rising(a, 0.5) - 0.5 * (np.log(2.0 * np.pi * b) + np.log1p(1.0 / post["kappa"]))
-             - (a + 0.5) * tail)
+             - (a + 0.5) * _log1p_far(log_q))
     return terms.sum(axis=-1)
 
 
@@ -108,8 +128,6 @@ def gaussian_predictive(far, post: dict) -> np.ndarray:
 def _whitened(far, mu: np.ndarray, cov: np.ndarray, tied: bool):
     """u^T A_k (..., m, K, d), (z_N - mu_k)^T A_k (..., m, K, d) and log|Sigma_k| (..., K)
     with Sigma_k^-1 = A_k A_k^T."""
-    from bayesgen.families.mvn.linalg import _whiten
-
     A, logdet = _whiten(cov)
     if tied:
         A = np.broadcast_to(A[..., None, :, :], (*mu.shape, mu.shape[-1]))
@@ -134,8 +152,6 @@ def mvn_terms(family, far, params: dict):
 def mvn_predictive(family, far, post: dict) -> np.ndarray:
     """Multivariate Student-t predictive log-density of far rows, (m, K): the
     Mahalanobis distance q = t^2 |u^T A + (z_N - m)^T A / t|^2 enters as log q."""
-    from bayesgen.families.mvn.linalg import student_t_const
-
     d = post["m"].shape[-1]
     UA, B, logdet = _whitened(far, post["m"], post["Psi"], family.tied)
     Bt = far.inv_t(B)

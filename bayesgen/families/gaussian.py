@@ -16,7 +16,6 @@ the units of X and :meth:`GaussianFamily.to_user` converts back."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,7 +23,7 @@ import numpy as np
 from bayesgen.data import missing
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
-from bayesgen.families import masked
+from bayesgen.families import masked, pymc_gaps
 from bayesgen.families.far import attach_frame, user_to_internal
 from bayesgen.families.mvn import diagonal
 from bayesgen.families.mvn.structures import entries
@@ -35,7 +34,7 @@ from bayesgen.utils.heavy import import_pymc
 LOG_2PI = np.log(2.0 * np.pi)
 
 
-class GaussianFamily(_far.RealColumns, UnlabeledHooks):
+class GaussianFamily(diagonal.EntryHooks, _far.RealColumns, UnlabeledHooks):
     """Factorised Gaussian likelihood with a Normal-Inverse-Gamma prior per class/feature.
 
     Parameters
@@ -59,6 +58,9 @@ class GaussianFamily(_far.RealColumns, UnlabeledHooks):
     """
 
     name = "gaussian"
+    tied = spherical = False  # QDA's diagonal structure, one variance per entry
+    var_key = "var"
+    units = {"mu": "loc", "var": "var", "m0": "loc", "b0": "var", "s0": "var"}
     param_dims: ClassVar[dict] = {"mu": ("class", "feature"), "var": ("class", "feature")}
     positive_only = False
     #: NaN in X is a missing value, integrated out (:mod:`bayesgen.families.masked`)
@@ -120,7 +122,7 @@ class GaussianFamily(_far.RealColumns, UnlabeledHooks):
             raise ValueError(
                 f"var_dof must be > 2 (finite prior mean of the variance); got {self.var_dof!r}."
             )
-        scale = self._resolved_scale()
+        scale = gstats.resolve_scale(self.var_scale, "var_scale")
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
         s0 = gstats.resolve_vector(self.var_prior, d, "var_prior", None)
@@ -133,44 +135,23 @@ class GaussianFamily(_far.RealColumns, UnlabeledHooks):
                 f"data (features {np.flatnonzero(~((s0 > 0) & np.isfinite(s0))).tolist()}); "
                 "give prior variances of the order of the data's."
             )
-        kappa0 = float(self.mean_strength)
         dof = None if dof_auto else float(self.var_dof)
         ent = entries(stats)
-        jac = _far.log_jacobian(self.frame, ent["n"].sum(axis=0))
-        cache: dict = {}
-
-        def resolved(option_dof, option_scale) -> dict:
-            if (option_dof, option_scale) not in cache:
-                _, nu0, s = diagonal.search(ent, m0, s0, kappa0, option_dof, option_scale,
-                                            tied=False, spherical=False)
-                prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "scale": s, "s0": s0,
-                         "a0": np.full(d, nu0 / 2.0), "b0": (nu0 - 2.0) * s * s0 / 2.0}
-                cache[option_dof, option_scale] = dict(prior, log_evidence=(
-                    diagonal.log_evidence(ent, prior, tied=False, spherical=False) - jac))
-            return cache[option_dof, option_scale]
-
-        chosen = resolved(dof, scale)
-        if not record:
-            pass
-        elif dof_auto or scale is None:
-            options = [(3.0 if dof is None else dof, 1.0 if scale is None else scale),
-                       (None, 1.0 if scale is None else scale), (None, None)]
-            if (dof, scale) not in options:
-                options.append((dof, scale))
-            candidates = []
-            for option_dof, option_scale in options:
-                found = resolved(option_dof, option_scale)
-                candidates.append({
-                    "var_dof": "auto" if option_dof is None else found["nu0"],
-                    "var_scale": "auto" if option_scale is None else found["scale"],
-                    "chosen_var_dof": found["nu0"], "chosen_var_scale": found["scale"],
-                    "log_evidence": found["log_evidence"]})
+        searched = record and (dof_auto or scale is None)
+        chosen, candidates = diagonal.searched_prior(
+            ent, m0, s0, _far.log_jacobian(self.frame, ent["n"].sum(axis=0)),
+            (float(self.mean_strength), dof, scale), "var", tied=False, spherical=False,
+            record=searched)
+        if searched:
             self.search_ = {"var_dof": chosen["nu0"], "var_scale": chosen["scale"],
                             "log_evidence": chosen["log_evidence"],
                             "candidates": candidates}
-        else:
+        elif record:
             self.__dict__.pop("search_", None)
-        return {k: chosen[k] for k in ("m0", "kappa0", "a0", "b0", "nu0", "scale", "s0")}
+        nu0 = chosen["nu0"]
+        return dict({k: chosen[k] for k in ("m0", "kappa0")}, a0=np.full(d, nu0 / 2.0),
+                    b0=(nu0 - 2.0) * chosen["scale"] * s0 / 2.0, nu0=nu0,
+                    scale=chosen["scale"], s0=s0)
 
     def prior_uses_data(self) -> bool:
         """Whether a default reads the data: ``mean_prior`` or ``var_prior`` None (the
@@ -178,10 +159,6 @@ class GaussianFamily(_far.RealColumns, UnlabeledHooks):
         "auto" (the evidence)."""
         return (self.mean_prior is None or self.var_prior is None
                 or isinstance(self.var_dof, str) or isinstance(self.var_scale, str))
-
-    def _resolved_scale(self) -> float | None:
-        """``var_scale`` as a float, or None for "auto"; ``ValueError`` if invalid."""
-        return gstats.resolve_scale(self.var_scale, "var_scale")
 
     # -------------------------------------------------------------- estimates
     def mle(self, stats: dict) -> dict:
@@ -211,56 +188,7 @@ class GaussianFamily(_far.RealColumns, UnlabeledHooks):
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """:func:`.mvn.diagonal.posterior_entries`, untied: ``m``, ``kappa``, ``a``, ``b``."""
-        post = diagonal.posterior_entries(entries(stats), prior, tied=False,
-                                          spherical=False)
-        return {key: post[key] for key in ("m", "kappa", "a", "b")}
-
-    def map(self, stats: dict, prior: dict) -> dict:
-        """Joint posterior mode: mu = m_n, sigma2 = b_n / (a_n + 3/2)."""
-        post = self.posterior(stats, prior)
-        return {"mu": post["m"],
-                "var": diagonal.map_variances(post, tied=False, spherical=False)}
-
-    def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(mu, var) up to a constant (:func:`.mvn.diagonal.log_prior_entries`)."""
-        return diagonal.log_prior_entries(params["mu"], params["var"], prior, tied=False,
-                                          spherical=False)
-
-    def likelihood_maximiser(self) -> GaussianFamily:
-        """``self``, or with ``divisor="unbiased"`` a copy with divisor N_k."""
-        if self.divisor == "n":
-            return self
-        own = copy.copy(self)
-        own.divisor = "n"
-        return own
-
-    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """:func:`.mvn.diagonal.draw_entries`."""
-        mu, var = diagonal.draw_entries(post, size, rng, tied=False, spherical=False)
-        return {"mu": mu, "var": var}
-
-    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """Student-t per feature (:func:`.mvn.diagonal.predictive`)."""
-        return diagonal.predictive(X, post, spherical=False)
-
-    # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str, who: str) -> float:
-        """:func:`.mvn.diagonal.log_evidence` in the units of X."""
-        ent = entries(stats)
-        return (diagonal.log_evidence(ent, prior, tied=False, spherical=False)
-                - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
-
-    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
-                           post: dict) -> np.ndarray:
-        """:func:`.mvn.diagonal.loo_predictive`."""
-        return diagonal.loo_predictive(Z, y, w, post, spherical=False)
-
-    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test: np.ndarray | None = None) -> np.ndarray:
-        """:func:`.mvn.diagonal.loo_predictive_at`."""
-        return diagonal.loo_predictive_at(Z, y, w, post, Z_test, tied=False,
-                                          spherical=False)
+        return diagonal.entries_of(super().posterior(stats, prior))
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
@@ -281,31 +209,9 @@ class GaussianFamily(_far.RealColumns, UnlabeledHooks):
             out["prior_search_"] = copy.deepcopy(self.search_)
         return out
 
-    # ----------------------------------------------------------------- frame
-    def to_user(self, params: dict) -> dict:
-        """Parameters (..., K, d) in the units of X: mu -> c + s mu, var -> s^2 var."""
-        if self.frame is None:
-            return params
-        convert = {"mu": self.frame.user_loc, "var": self.frame.user_var}
-        return {k: convert[k](v) if k in convert else v for k, v in params.items()}
-
-    def prior_to_user(self, prior: dict) -> dict:
-        """The resolved prior in the units of X: m0 -> c + s m0, b0 -> s^2 b0."""
-        if self.frame is None:
-            return prior
-        out = dict(prior, m0=self.frame.user_loc(prior["m0"]),
-                   b0=self.frame.user_var(prior["b0"]))
-        if "s0" in prior:
-            out["s0"] = self.frame.user_var(prior["s0"])
-        return out
-
     def far_terms(self, far, params: dict):
         """:func:`.far.gaussian_terms`."""
         return _far.gaussian_terms(self, far, params)
-
-    def far_log_predictive(self, far, post: dict) -> np.ndarray:
-        """:func:`.far.gaussian_predictive`."""
-        return _far.gaussian_predictive(far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
@@ -325,8 +231,6 @@ class GaussianFamily(_far.RealColumns, UnlabeledHooks):
         missing entries integrated out."""
         pm = import_pymc()
         import pytensor.tensor as pt
-
-        from bayesgen.families import pymc_gaps
 
         feature = (dims or self.param_dims)["mu"][1]
         if pymc_gaps.has_gaps(X):

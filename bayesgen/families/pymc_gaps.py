@@ -42,57 +42,18 @@ def masked(value, logp_of: Callable):
     return pt.switch(missing, 0.0, logp_of(pt.switch(missing, 0.0, value)))
 
 
-def _bernoulli_logp(value, p):
-    pm = import_pymc()
-
-    return masked(value, lambda v: pm.logp(pm.Bernoulli.dist(p=p), v))
-
-
-def _bernoulli_random(p, rng=None, size=None):
-    return rng.binomial(1, p, size=size).astype(np.float64)
-
-
-def _poisson_logp(value, mu):
-    pm = import_pymc()
-
-    return masked(value, lambda v: pm.logp(pm.Poisson.dist(mu=mu), v))
-
-
-def _poisson_random(mu, rng=None, size=None):
-    return rng.poisson(mu, size=size).astype(np.float64)
-
-
-def _exponential_logp(value, lam):
-    pm = import_pymc()
-
-    return masked(value, lambda v: pm.logp(pm.Exponential.dist(lam=lam), v))
-
-
-def _exponential_random(lam, rng=None, size=None):
-    return rng.exponential(1.0 / lam, size=size)
-
-
-def _normal_logp(value, mu, sigma):
-    pm = import_pymc()
-
-    return masked(value, lambda v: pm.logp(pm.Normal.dist(mu=mu, sigma=sigma), v))
-
-
-def _normal_random(mu, sigma, rng=None, size=None):
-    return rng.normal(mu, sigma, size=size)
-
-
+#: kind: the PyMC distribution (its name in the model graph: ``x ~ Normal``), its
+#: parameters' names and a NumPy draw (float64) given the parameters
 _KINDS = {
-    "bernoulli": (_bernoulli_logp, _bernoulli_random),
-    "poisson": (_poisson_logp, _poisson_random),
-    "exponential": (_exponential_logp, _exponential_random),
-    "normal": (_normal_logp, _normal_random),
+    "bernoulli": ("Bernoulli", ("p",),
+                  lambda rng, p, size: rng.binomial(1, p, size=size).astype(np.float64)),
+    "poisson": ("Poisson", ("mu",),
+                lambda rng, mu, size: rng.poisson(mu, size=size).astype(np.float64)),
+    "exponential": ("Exponential", ("lam",),
+                    lambda rng, lam, size: rng.exponential(1.0 / lam, size=size)),
+    "normal": ("Normal", ("mu", "sigma"),
+               lambda rng, mu, sigma, size: rng.normal(mu, sigma, size=size)),
 }
-
-
-#: the distribution's name in the model graph (``x ~ Normal``, not ``x ~ CustomDist_x``)
-_CLASS_NAMES = {"bernoulli": "Bernoulli", "poisson": "Poisson", "exponential": "Exponential",
-                "normal": "Normal"}
 
 
 def observed(kind: str, name: str, params: list, X, dims: tuple[str, str]) -> None:
@@ -102,9 +63,17 @@ def observed(kind: str, name: str, params: list, X, dims: tuple[str, str]) -> No
     "normal" (PyMC's log-densities); ``params``: its parameters, each (n, d)."""
     pm = import_pymc()
 
-    logp, random = _KINDS[kind]
+    dist, names, draw = _KINDS[kind]
+
+    def logp(value, *theta):
+        return masked(value, lambda v: pm.logp(
+            getattr(pm, dist).dist(**dict(zip(names, theta, strict=True))), v))
+
+    def random(*theta, rng=None, size=None):
+        return draw(rng, *theta, size=size)
+
     pm.CustomDist(name, *params, logp=logp, random=random, dtype="float64",
-                  observed=observed_constant(X), dims=dims, class_name=_CLASS_NAMES[kind])
+                  observed=observed_constant(X), dims=dims, class_name=dist)
 
 
 def check_whole(X: np.ndarray, who: str) -> None:

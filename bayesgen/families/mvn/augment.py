@@ -43,13 +43,11 @@ import numpy as np
 
 from bayesgen.families.mvn import em
 from bayesgen.families.mvn import patterns as pat
+from bayesgen.families.mvn.linalg import _swap
 
 #: conjugate posteriors kept for the Rao-Blackwellised posterior predictive
 RB_MAX = 100
 
-
-def _swap(a: np.ndarray) -> np.ndarray:
-    return np.swapaxes(a, -1, -2)
 
 
 def prepare(groups: dict) -> dict:

@@ -47,7 +47,6 @@ from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.class_moments import diagonal_quadratic
 from bayesgen.families.far import user_to_internal
 from bayesgen.families.mvn import em, shrinkage
-from bayesgen.families.mvn.checks import isotropic_target
 from bayesgen.families.mvn.family import MVNFamily
 from bayesgen.families.mvn.structures import entries, group_entries, log_evidence_entries
 from bayesgen.families.protocol import Capabilities
@@ -62,7 +61,80 @@ MCLUST = {("diag", True): "EEI", ("diag", False): "VVI",
 KAPPA_BOUNDS = (1e-4, 1e4)
 
 
-class DiagonalMVNFamily(MVNFamily):
+class EntryHooks:
+    """The hooks of Normal-Inverse-Gamma entries with variance groups (module functions
+    below), shared by GaussianNB (VVI, parameters ``mu`` and ``var`` (K, d)) and
+    :class:`DiagonalMVNFamily` (``mu`` and a diagonal ``cov``): a family gives ``tied``,
+    ``spherical``, ``frame``, :attr:`var_key` and :meth:`_embed` / :meth:`_group_variances`
+    between group variances (..., G, d) and its variance parameter."""
+
+    #: the name of the variance parameter
+    var_key = "cov"
+
+    def _embed(self, var: np.ndarray) -> np.ndarray:
+        return var
+
+    def _group_variances(self, var: np.ndarray) -> np.ndarray:
+        return var
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """:func:`posterior_entries`: ``m``, ``kappa``, ``a``, ``b`` (K, d) and ``s0`` (d,)."""
+        return posterior_entries(entries(stats), prior, tied=self.tied,
+                                 spherical=self.spherical)
+
+    def map(self, stats: dict, prior: dict) -> dict:
+        """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2)."""
+        post = self.posterior(stats, prior)
+        var = map_variances(post, tied=self.tied, spherical=self.spherical)
+        return {"mu": post["m"], self.var_key: self._embed(var)}
+
+    def log_prior(self, params: dict, prior: dict) -> float:
+        """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is)."""
+        return log_prior_entries(params["mu"], self._group_variances(params[self.var_key]),
+                                 prior, tied=self.tied, spherical=self.spherical)
+
+    def conditional_posterior(self, stats: dict, params: dict, prior: dict,
+                              rng: np.random.Generator) -> dict:
+        """``posterior(stats, prior)``: conjugate whatever ``params`` are."""
+        return self.posterior(stats, prior)
+
+    def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
+        """True: the conjugate steps take missing entries as they come."""
+        return True
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """:func:`draw_entries`."""
+        mu, var = draw_entries(post, size, rng, tied=self.tied, spherical=self.spherical)
+        return {"mu": mu, self.var_key: self._embed(var)}
+
+    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
+        """:func:`predictive` (a missing entry drops out)."""
+        return predictive(X, post, spherical=self.spherical)
+
+    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
+                     method: str, who: str) -> float:
+        """:func:`log_evidence` in the units of X."""
+        ent = entries(stats)
+        return (log_evidence(ent, prior, tied=self.tied, spherical=self.spherical)
+                - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
+
+    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """:func:`loo_predictive`."""
+        return loo_predictive(Z, y, w, post, spherical=self.spherical)
+
+    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: np.ndarray | None = None) -> np.ndarray:
+        """:func:`loo_predictive_at`."""
+        return loo_predictive_at(Z, y, w, post, Z_test, tied=self.tied,
+                                 spherical=self.spherical)
+
+    def far_log_predictive(self, far, post: dict) -> np.ndarray:
+        """Closed-form predictive of far rows, (m, K)."""
+        return _far.gaussian_predictive(far, post, self.spherical)
+
+
+class DiagonalMVNFamily(EntryHooks, MVNFamily):
     """LDA/QDA with a diagonal or spherical covariance (module docstring).
 
     Parameters
@@ -84,6 +156,7 @@ class DiagonalMVNFamily(MVNFamily):
     """
 
     name = "mvn_diagonal"
+    units = {"mu": "loc", "cov": "cov", "m0": "loc", "s0": "var"}
 
     def __init__(self, *, tied: bool, spherical: bool = False, mean_prior: Any = None,
                  mean_strength: Any = 0.01, cov_target: Any = None, cov_dof: Any = None,
@@ -125,30 +198,19 @@ class DiagonalMVNFamily(MVNFamily):
         return X
 
     # ----------------------------------------------------------------- prior
-    def _target(self, stats: dict, d: int) -> np.ndarray:
-        """s0 (d,) in the internal frame: ``cov_target`` (a vector, or the diagonal of a
-        matrix) or the pooled within-class variances."""
-        if self.cov_target is None:
-            return gstats.default_scale(stats)
-        if isinstance(self.cov_target, str) and self.cov_target == "isotropic":
-            return isotropic_target(stats, self.frame)
-        value = np.asarray(self.cov_target, dtype=np.float64)
-        if value.ndim == 2:
-            if value.shape != (d, d) or np.any(value - np.diag(np.diagonal(value))):
-                raise ValueError(
-                    f"cov_target for a diagonal or spherical covariance is a vector of {d} "
-                    "variances (or a diagonal matrix); got a matrix with off-diagonal "
-                    "entries or of the wrong shape.")
-            value = np.diagonal(value).copy()
-        s0 = gstats.resolve_vector(value, d, "cov_target", None)
-        if not np.all(np.isfinite(s0) & (s0 > 0)):
-            raise ValueError("cov_target must be finite and > 0 for every feature.")
-        s0 = user_to_internal(self, "var", s0)
-        if not np.all(np.isfinite(s0) & (s0 > 0)):
+    def _target(self, stats: dict, m0: Any = None, kappa0: Any = None) -> np.ndarray:
+        """s0 (d,) in the internal frame: the diagonal of the full family's target S0 (a
+        ``cov_target`` matrix must be diagonal)."""
+        d = stats["mean"].shape[1]
+        value = self.cov_target
+        value = None if value is None or isinstance(value, str) else np.asarray(value)
+        if value is not None and value.ndim == 2 and (
+                value.shape != (d, d) or np.any(value - np.diag(np.diagonal(value)))):
             raise ValueError(
-                "cov_target is out of the float64 range once expressed in the scale of the "
-                "data; give prior variances of the order of the data's.")
-        return s0
+                f"cov_target for a diagonal or spherical covariance is a vector of {d} "
+                "variances (or a diagonal matrix); got a matrix with off-diagonal "
+                "entries or of the wrong shape.")
+        return np.diagonal(super()._target(stats, m0, kappa0)).copy()
 
     def prior(self, stats: dict, *, record: bool = True, start: dict | None = None) -> dict:
         """Resolve (m0, kappa0, nu0, s, s0) and record ``search_``.
@@ -173,7 +235,7 @@ class DiagonalMVNFamily(MVNFamily):
         scale = self._resolved_scale()
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
-        s0 = self._target(stats, d)
+        s0 = self._target(stats)
         oas = None
         if self.cov_dof == "oas":
             completed = em.evidence_stats(self._full(), stats, m0, em.DEFAULT_KAPPA0
@@ -181,50 +243,17 @@ class DiagonalMVNFamily(MVNFamily):
             nu0_full, oas = shrinkage.oas_dof(completed, np.diag(s0), tied=self.tied)
             dof = 2.0 + (nu0_full - d - 1.0)
         ent = entries(stats)
-        jac = _far.log_jacobian(self.frame, ent["n"].sum(axis=0))
-
-        def found(option_kappa, option_dof, option_scale, warm=None) -> dict:
-            k, nu0, s = search(ent, m0, s0, option_kappa, option_dof, option_scale,
-                               tied=self.tied, spherical=self.spherical, start=warm)
-            prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
-            return dict(prior, log_evidence=log_evidence(
-                ent, prior, tied=self.tied, spherical=self.spherical) - jac)
-
-        chosen = found(kappa0, dof, scale, None if start is None else float(start["nu0"]))
-        if not record:
-            return {k: chosen[k] for k in ("m0", "kappa0", "nu0", "scale", "s0")}
-        fixed = (em.DEFAULT_KAPPA0 if kappa0 is None else kappa0,
-                 3.0 if dof is None else dof, 1.0 if scale is None else scale)
-        options = [fixed, (fixed[0], None, fixed[2]), (fixed[0], None, None)]
-        if (kappa0, dof, scale) not in options:
-            options.append((kappa0, dof, scale))
-        candidates = []
-        for option in options:
-            row = chosen if option == (kappa0, dof, scale) else found(*option)
-            candidates.append({
-                "mean_strength": row["kappa0"],
-                "cov_dof": "auto" if option[1] is None else row["nu0"],
-                "cov_scale": "auto" if option[2] is None else row["scale"],
-                "chosen_cov_dof": row["nu0"], "chosen_cov_scale": row["scale"],
-                "log_evidence": row["log_evidence"]})
-        self.search_ = {"structure": self.structure, "mean_strength": chosen["kappa0"],
-                        "cov_dof": chosen["nu0"], "cov_scale": chosen["scale"],
-                        "log_evidence": chosen["log_evidence"], "candidates": candidates}
-        if oas is not None:
-            self.search_["oas_shrinkage"] = oas
+        chosen, candidates = searched_prior(
+            ent, m0, s0, _far.log_jacobian(self.frame, ent["n"].sum(axis=0)),
+            (kappa0, dof, scale), "cov", tied=self.tied, spherical=self.spherical,
+            record=record, start=None if start is None else float(start["nu0"]))
+        if record:
+            self.search_ = {"structure": self.structure, "mean_strength": chosen["kappa0"],
+                            "cov_dof": chosen["nu0"], "cov_scale": chosen["scale"],
+                            "log_evidence": chosen["log_evidence"], "candidates": candidates}
+            if oas is not None:
+                self.search_["oas_shrinkage"] = oas
         return {k: chosen[k] for k in ("m0", "kappa0", "nu0", "scale", "s0")}
-
-    def _kappa_option(self) -> float | None:
-        if isinstance(self.mean_strength, str):
-            if self.mean_strength != "auto":
-                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
-                                 f"{self.mean_strength!r}.")
-            return None
-        value = float(self.mean_strength)
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
-                             f"{self.mean_strength!r}.")
-        return value
 
     def _dof_option(self) -> float | None:
         if isinstance(self.cov_dof, str):
@@ -261,7 +290,7 @@ class DiagonalMVNFamily(MVNFamily):
                                f"{self.who} method='mle'")
         # a = N / 2, b = S / 2 per group (and feature; spherical: summed in the target's
         # coordinates, times s0)
-        a, b = variances(ent, None, self._target(stats, d) if self.spherical else None,
+        a, b = variances(ent, None, self._target(stats) if self.spherical else None,
                          tied=self.tied, spherical=self.spherical)
         removed = (K if self.tied else 1) * ddof * (d if self.spherical else 1)
         count = 2.0 * a - removed
@@ -279,44 +308,14 @@ class DiagonalMVNFamily(MVNFamily):
                              "> 0.")
         return {"mu": ent["mean"].copy(), "cov": self._embed(var)}
 
-    def posterior(self, stats: dict, prior: dict) -> dict:
-        """:func:`posterior_entries`: ``m``, ``kappa``, ``a``, ``b`` (K, d) and ``s0`` (d,)."""
-        return posterior_entries(entries(stats), prior, tied=self.tied,
-                                 spherical=self.spherical)
-
-    def map(self, stats: dict, prior: dict) -> dict:
-        """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2)."""
-        post = self.posterior(stats, prior)
-        var = map_variances(post, tied=self.tied, spherical=self.spherical)
-        return {"mu": post["m"], "cov": self._embed(var)}
-
-    def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is)."""
-        return log_prior_entries(params["mu"], self._group_variances(params["cov"]), prior,
-                                 tied=self.tied, spherical=self.spherical)
-
     def _group_variances(self, cov: np.ndarray) -> np.ndarray:
         """The diagonals (..., G, d) of covariance matrices (..., d, d) or (..., K, d, d)."""
         diag = np.diagonal(cov, axis1=-2, axis2=-1)
         return diag[..., None, :] if self.tied else diag
 
-    def conditional_posterior(self, stats: dict, params: dict, prior: dict,
-                              rng: np.random.Generator) -> dict:
-        """``posterior(stats, prior)``: conjugate whatever ``params`` are."""
-        return self.posterior(stats, prior)
-
-    def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
-        """True: the conjugate steps take missing entries as they come."""
-        return True
-
     def needs_augmentation(self, stats: dict) -> bool:
         """Never: conjugate with missing entries too."""
         return False
-
-    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """:func:`draw_entries`; ``cov`` diagonal."""
-        mu, var = draw_entries(post, size, rng, tied=self.tied, spherical=self.spherical)
-        return {"mu": mu, "cov": self._embed(var)}
 
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """The diagonal Gaussian's :func:`log_lik` (LDA's point scores with ``full`` False:
@@ -327,43 +326,6 @@ class DiagonalMVNFamily(MVNFamily):
         if self.tied:
             var = np.broadcast_to(var[..., None, :], params["mu"].shape)
         return log_lik(X, params["mu"], var, full=full)
-
-    def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """:func:`predictive` (a missing entry drops out)."""
-        return predictive(X, post, spherical=self.spherical)
-
-    # ----------------------------------------------------- model comparison
-    def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
-                     method: str, who: str) -> float:
-        """:func:`log_evidence` in the units of X."""
-        ent = entries(stats)
-        return (log_evidence(ent, prior, tied=self.tied, spherical=self.spherical)
-                - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
-
-    def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
-                           post: dict) -> np.ndarray:
-        """:func:`loo_predictive`."""
-        return loo_predictive(Z, y, w, post, spherical=self.spherical)
-
-    def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test: np.ndarray | None = None) -> np.ndarray:
-        """:func:`loo_predictive_at`."""
-        return loo_predictive_at(Z, y, w, post, Z_test, tied=self.tied,
-                                 spherical=self.spherical)
-
-    # ----------------------------------------------------------------- frame
-    def prior_to_user(self, prior: dict) -> dict:
-        """The resolved prior in the units of X: m0 -> c + s m0, s0 -> s^2 s0."""
-        if self.frame is None:
-            return prior
-        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
-                    s0=self.frame.user_var(prior["s0"]))
-
-    def far_log_predictive(self, far, post: dict) -> np.ndarray:
-        """Closed-form predictive of far rows, (m, K)."""
-        if not self.spherical:
-            return _far.gaussian_predictive(far, post)
-        return _far_spherical(far, post)
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
@@ -533,7 +495,7 @@ NIG = NormalInverseGamma()
 _KEYS = ("m", "kappa", "a", "b")
 
 
-def _entries_of(post: dict) -> dict:
+def entries_of(post: dict) -> dict:
     """The algebra's keys of a posterior (without ``s0``)."""
     return {key: post[key] for key in _KEYS}
 
@@ -546,7 +508,7 @@ def log_evidence(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> floa
     tau0 = {"m": prior["m0"], "kappa": prior["kappa0"], "a": prior["nu0"] / 2.0,
             "b": (prior["nu0"] - 2.0) * prior["scale"] * prior["s0"] / 2.0}
     post = posterior_entries(ent, prior, tied=False, spherical=False)
-    return conjugate.log_evidence(NIG, tau0, _entries_of(post))
+    return conjugate.log_evidence(NIG, tau0, entries_of(post))
 
 
 def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
@@ -554,7 +516,7 @@ def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
     """Each row's own-class posterior without the row, (n, d) each, and what its
     group's variance loses (``da``, ``db``; spherical: summed over the row's entries)."""
     own = conjugate.take(post, y)
-    down = conjugate.downdate(NIG, _entries_of(post), Z, y, w)
+    down = conjugate.downdate(NIG, entries_of(post), Z, y, w)
     da, db = own["a"] - down["a"], own["b"] - down["b"]
     if spherical:
         db = (db / post["s0"]).sum(axis=1, keepdims=True) * post["s0"]
@@ -584,7 +546,7 @@ def loo_predictive(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
                    spherical: bool) -> np.ndarray:
     """log p(z_n | y_n, D without row n), (n,)."""
     if not spherical:
-        return conjugate.loo_log_predictive(NIG, Z, y, w, _entries_of(post))
+        return conjugate.loo_log_predictive(NIG, Z, y, w, entries_of(post))
     own = _without_rows(Z, y, w, post, spherical=spherical)
     own = {key: own[key][:, None] for key in _KEYS}
     return predictive(Z, own, spherical=spherical, rowwise=True)[:, 0]
@@ -596,30 +558,22 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
     """log p(z_test_j | y = k, D without row i), (n, m, K) (``Z_test=None``: (n, K));
     tied: every class's variances change, scored in blocks of rows (:func:`downdated`)."""
     if not tied and not spherical:
-        return conjugate.loo_log_predictive_at(NIG, Z, y, w, _entries_of(post), Z_test)
+        return conjugate.loo_log_predictive_at(NIG, Z, y, w, entries_of(post), Z_test)
     K, d = post["m"].shape
-    if Z_test is None:
-        if not tied:
-            full = predictive(Z, post, spherical=spherical)
-            full[np.arange(y.size), y] = loo_predictive(Z, y, w, post, spherical=spherical)
-            return full
-        full = np.empty((y.size, K))
-        step = max(1, conjugate.BLOCK // (K * d))
-        for start in range(0, y.size, step):
-            part = slice(start, start + step)
-            down = downdated(Z[part], y[part], w[part], post, tied=tied, spherical=spherical)
-            full[part] = predictive(Z[part], down, spherical=spherical, rowwise=True)
-        return full
-    Z_test = np.asarray(Z_test, dtype=np.float64)
+    pairs = Z_test is None  # each training row at its own downdated posteriors
+    Z_test = Z if pairs else np.asarray(Z_test, dtype=np.float64)
     n, m = y.size, Z_test.shape[0]
-    out = np.empty((n, m, K))
-    n_b, m_b = conjugate.blocks(n, m, K * d)
+    out = np.empty((n, K) if pairs else (n, m, K))
+    n_b, m_b = conjugate.blocks(n, 1 if pairs else m, K * d)
     for i0 in range(0, n, n_b):
-        down = downdated(Z[i0:i0 + n_b], y[i0:i0 + n_b], w[i0:i0 + n_b], post, tied=tied,
-                         spherical=spherical)
+        rows = slice(i0, i0 + n_b)
+        down = downdated(Z[rows], y[rows], w[rows], post, tied=tied, spherical=spherical)
+        if pairs:
+            out[rows] = predictive(Z[rows], down, spherical=spherical, rowwise=True)
+            continue
         for j0 in range(0, m, m_b):
-            out[i0:i0 + n_b, j0:j0 + m_b] = predictive(Z_test[j0:j0 + m_b], down,
-                                                       spherical=spherical)
+            out[rows, j0:j0 + m_b] = predictive(Z_test[j0:j0 + m_b], down,
+                                                spherical=spherical)
     return out
 
 
@@ -656,7 +610,7 @@ def predictive(X: np.ndarray, post: dict, *, spherical: bool,
     X = np.asarray(X, dtype=np.float64)
     if not spherical:  # independent entries: the algebra's Student-t steps
         if not rowwise and post["m"].ndim == 2:
-            return conjugate.log_predictive(NIG, X, _entries_of(post))
+            return conjugate.log_predictive(NIG, X, entries_of(post))
         M = np.isnan(X)
         lead = {key: post[key] if rowwise else post[key][..., None, :, :] for key in _KEYS}
         terms = NIG.step(lead, np.where(M, 0.0, X)[:, None, :])
@@ -679,23 +633,38 @@ def predictive(X: np.ndarray, post: dict, *, spherical: bool,
             - (a_g + p / 2.0) * np.log1p(q.sum(axis=-1)))
 
 
-def _far_spherical(far, post: dict) -> np.ndarray:
-    """The spherical predictive of far rows z = t u + z_N, (m, K): as
-    :func:`predictive` with log(1 + sum_j q_j) from the entries' log q_j."""
-    from scipy.special import logsumexp
+def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option: tuple,
+                   prefix: str, *, tied: bool, spherical: bool, record: bool = True,
+                   start: float | None = None) -> tuple[dict, list[dict]]:
+    """The prior at ``option`` = (kappa0, nu0, s), those None chosen by the evidence
+    (:func:`search`, from ``start``), with its ``log_evidence`` in the units of X (less
+    ``jac``); with ``record`` also the candidates' rows (the fixed or default values,
+    ``{prefix}_dof="auto"``, both "auto", and ``option``), each at its own optimum."""
+    def found(opt: tuple, warm: float | None = None) -> dict:
+        k, nu0, s = search(ent, m0, s0, *opt, tied=tied, spherical=spherical, start=warm)
+        prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
+        return dict(prior, log_evidence=log_evidence(ent, prior, tied=tied,
+                                                     spherical=spherical) - jac)
 
-    a, b = post["a"], post["b"]
-    nu_s2 = 2.0 * b * (1.0 + 1.0 / post["kappa"])
-    with np.errstate(divide="ignore"):
-        near = np.log((far.ZN[:, None, :] - post["m"]) ** 2 / nu_s2)
-        m_t = far.inv_t(np.broadcast_to(post["m"], (far.rows.size, *post["m"].shape)))
-        log_dist = far.log_t[:, None, None] + np.log(np.abs(far.U[:, None, :] - m_t))
-    log_q = np.where(far.far[:, None, :], 2.0 * log_dist - np.log(nu_s2), near)
-    d = post["m"].shape[1]
-    stacked = np.concatenate([np.zeros((*log_q.shape[:2], 1)), log_q], axis=-1)
-    a_g = a[:, 0]
-    return (log_rising(a_g, d / 2.0) - 0.5 * np.log(np.pi * nu_s2).sum(axis=-1)
-            - (a_g + d / 2.0) * logsumexp(stacked, axis=-1))
+    chosen = found(option, start)
+    if not record:
+        return chosen, []
+    kappa0, dof, scale = option
+    fixed = (em.DEFAULT_KAPPA0 if kappa0 is None else kappa0,
+             3.0 if dof is None else dof, 1.0 if scale is None else scale)
+    options = [fixed, (fixed[0], None, fixed[2]), (fixed[0], None, None)]
+    if option not in options:
+        options.append(option)
+    rows = []
+    for opt in options:
+        row = chosen if opt == option else found(opt)
+        rows.append({**({"mean_strength": row["kappa0"]} if prefix == "cov" else {}),
+                     f"{prefix}_dof": "auto" if opt[1] is None else row["nu0"],
+                     f"{prefix}_scale": "auto" if opt[2] is None else row["scale"],
+                     f"chosen_{prefix}_dof": row["nu0"],
+                     f"chosen_{prefix}_scale": row["scale"],
+                     "log_evidence": row["log_evidence"]})
+    return chosen, rows
 
 
 def search(ent: dict, m0: np.ndarray, s0: np.ndarray, kappa0: float | None,

@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import multigammaln
 
+from bayesgen.exceptions import ConvergenceWarning, warn
 from bayesgen.families.mvn import patterns as pat
+from bayesgen.families.mvn.niw_evidence import evidence_dof, evidence_search, evidence_search_kappa
 
 #: relative tolerance on the increase of the objective per iteration
 TOL = 1e-10
@@ -88,8 +90,6 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
     """Run EM; ``prior`` None: MLE, else MAP. Returns ``mu`` (K, d), ``cov`` and, when
     ``record``, ``em_n_iter`` and ``em_objective``. ``for_auto_dof``: the EM serves
     ``cov_dof="auto"`` (:func:`evidence_stats`), which its ConvergenceWarning says."""
-    from bayesgen.exceptions import ConvergenceWarning, warn
-
     groups = stats["groups"]
     n_classes = stats["count"].size
     mle = prior is None
@@ -134,15 +134,6 @@ def _max_iter_message(who: str, change: float, for_auto_dof: bool) -> str:
             "cov_dof).")
 
 
-def completed_stats(family, stats: dict, params: dict) -> dict:
-    """The expected complete-data class statistics at ``params`` (EM's E-step), e.g.
-    for the empirical-Bayes choice of ``cov_dof="auto"``."""
-    _, cond = objective(family, stats["groups"], params, None)
-    mean_g, scatter_g = pat.expected(stats["groups"], cond)
-    return pat.class_stats(stats["groups"], mean_g, scatter_g, stats["count"].size,
-                           family.tied)
-
-
 def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray,
                    nu0: float | None = None) -> dict:
     """Expected complete-data statistics at the EM MAP under NIW(m0, kappa0, nu0,
@@ -154,8 +145,11 @@ def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.nd
     d = S0.shape[0]
     nu0 = d + 2.0 if nu0 is None else nu0
     prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1.0) * S0}
-    params = fit(family, stats, prior, record=False, for_auto_dof=True)
-    return completed_stats(family, stats, params)
+    _, cond = objective(family, stats["groups"], fit(family, stats, prior, record=False,
+                                                     for_auto_dof=True), None)
+    mean_g, scatter_g = pat.expected(stats["groups"], cond)
+    return pat.class_stats(stats["groups"], mean_g, scatter_g, stats["count"].size,
+                           family.tied)
 
 
 def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray) -> float:
@@ -167,8 +161,6 @@ def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray)
     completions of a weak prior as evidence for it). A heuristic that leans high
     (``validation/cov_dof_missing.py``: close to the complete-data choice at 30% missing on
     wine, the upper bound at 50%; held-out log loss better than one round in all cases)."""
-    from bayesgen.families.mvn.niw_evidence import evidence_dof
-
     nu0 = evidence_dof(evidence_stats(family, stats, m0, kappa0, S0), m0, kappa0, S0,
                        tied=family.tied)
     if "groups" not in stats:
@@ -196,8 +188,6 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
     entries: the fixed point over EM-completed statistics as :func:`auto_dof`.
     ``record=False``: the chosen values only; ``start``: a nu0 near the choice, where the
     searches start (same answer to rounding)."""
-    from bayesgen.families.mvn.niw_evidence import evidence_search, evidence_search_kappa
-
     d = S0.shape[0]
     tied = family.tied
 

@@ -30,7 +30,8 @@ from bayesgen.families import conjugate
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import attach_frame, user_to_internal
-from bayesgen.families.mvn import em, niw, shrinkage
+from bayesgen.families.mvn import augment as _mvn_augment
+from bayesgen.families.mvn import em, niw, pymc, pymc_missing, shrinkage
 from bayesgen.families.mvn import missing as _mvn_missing
 from bayesgen.families.mvn.checks import (
     complete_mle,
@@ -45,6 +46,7 @@ from bayesgen.families.mvn.linalg import (
     linear_scores,
     mahalanobis,
 )
+from bayesgen.families.mvn.niw_evidence import pooled_target
 from bayesgen.families.mvn.structures import structure_evidence
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
@@ -117,6 +119,7 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
 
     name = "mvn"
     positive_only = False
+    units = {"mu": "loc", "cov": "cov", "m0": "loc", "Psi0": "cov"}
 
     def __init__(
         self,
@@ -220,16 +223,7 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
                 f"{self.cov_prior_form!r}."
             )
         d = stats["mean"].shape[1]
-        if isinstance(self.mean_strength, str):
-            if self.mean_strength != "auto":
-                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
-                                 f"{self.mean_strength!r}.")
-            kappa0 = None
-        else:
-            kappa0 = _scalar(self.mean_strength)
-            if not kappa0 > 0:
-                raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
-                                 f"{self.mean_strength!r}.")
+        kappa0 = self._kappa_option()
         auto = isinstance(self.cov_dof, str)
         if auto and self.cov_dof not in ("auto", "oas", "sample"):
             raise ValueError(f"cov_dof must be a number > d + 1, None, 'auto', 'oas' or "
@@ -242,22 +236,7 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
             )
         m0 = gstats.resolve_vector(self.mean_prior, d, "mean_prior", None)
         m0 = gstats.overall_mean(stats) if m0 is None else user_to_internal(self, "loc", m0)
-        if isinstance(self.cov_target, str) and self.cov_target == "isotropic":
-            S0 = np.diag(isotropic_target(stats, self.frame))
-        elif isinstance(self.cov_target, str):
-            S0 = self._pooled_target(stats, m0, kappa0)
-        else:
-            S0 = resolve_cov_target(self.cov_target, stats, d)
-        if self.cov_target is not None and not isinstance(self.cov_target, str):
-            S0 = user_to_internal(self, "cov", S0)
-            diag = np.diagonal(S0)
-            if not (np.all(np.isfinite(S0)) and np.all(diag > 0)):
-                raise ValueError(
-                    "cov_target is out of the float64 range once expressed in the scale of "
-                    f"the data (features {np.flatnonzero(~(diag > 0)).tolist()}); give "
-                    "prior variances of the order of the data's."
-                )
-            _cholesky(S0, "cov_target", "give a positive definite matrix or a vector of variances")
+        S0 = self._target(stats, m0, kappa0)
         scale = self._resolved_scale()
         oas = None
         if self.cov_dof == "oas":  # a fixed strength from the statistics, not a search
@@ -308,6 +287,28 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
                               "names": sampled}
         return prior
 
+    def _target(self, stats: dict, m0: np.ndarray | None, kappa0: float | None) -> np.ndarray:
+        """S0 (d, d) in the internal frame: ``cov_target`` (a vector of variances or a
+        positive definite matrix, in the units of X), "isotropic", "pooled" or the
+        diagonal of the pooled within-class variances."""
+        d = stats["mean"].shape[1]
+        if isinstance(self.cov_target, str) and self.cov_target == "isotropic":
+            return np.diag(isotropic_target(stats, self.frame))
+        if isinstance(self.cov_target, str):
+            return self._pooled_target(stats, m0, kappa0)
+        S0 = resolve_cov_target(self.cov_target, stats, d)
+        if self.cov_target is not None:
+            S0 = user_to_internal(self, "cov", S0)
+            diag = np.diagonal(S0)
+            if not (np.all(np.isfinite(S0)) and np.all(diag > 0)):
+                raise ValueError(
+                    "cov_target is out of the float64 range once expressed in the scale of "
+                    f"the data (features {np.flatnonzero(~(diag > 0)).tolist()}); give "
+                    "prior variances of the order of the data's."
+                )
+            _cholesky(S0, "cov_target", "give a positive definite matrix or a vector of variances")
+        return S0
+
     def _bounded_kappa(self, found: dict, stats: dict, m0: np.ndarray, S0: np.ndarray, *,
                        dof: float | None, scale: float | None, record: bool,
                        start: dict | None) -> dict:
@@ -333,6 +334,17 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
                          **chosen})
         return dict(bounded, candidates=rows)
 
+    def _kappa_option(self) -> float | None:
+        """``mean_strength`` as a float > 0, or None for "auto"; ``ValueError`` else."""
+        text = isinstance(self.mean_strength, str)
+        if text and self.mean_strength == "auto":
+            return None
+        kappa0 = np.nan if text else _scalar(self.mean_strength)
+        if not kappa0 > 0:
+            raise ValueError(f"mean_strength must be a number > 0 or 'auto'; got "
+                             f"{self.mean_strength!r}.")
+        return kappa0
+
     def prior_uses_data(self) -> bool:
         """Whether a default reads the data: ``mean_prior`` None (the grand mean),
         ``cov_target`` None or a string (pooled variances, isotropic or pooled targets),
@@ -345,8 +357,6 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
     def _pooled_target(self, stats: dict, m0: np.ndarray, kappa0: float | None) -> np.ndarray:
         """S0 of ``cov_target="pooled"`` (QDA only): :func:`.niw_evidence.pooled_target` of
         the (EM-completed, :func:`.em.evidence_stats`) class statistics."""
-        from bayesgen.families.mvn.niw_evidence import pooled_target
-
         if self.cov_target != "pooled":
             raise ValueError(f"cov_target must be None, 'pooled', 'isotropic', a vector of "
                              f"variances or a covariance matrix; got {self.cov_target!r}.")
@@ -423,19 +433,9 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
         """log p(mu, Sigma) up to a constant (:func:`.em.log_niw`)."""
         return em.log_niw(params["mu"], params["cov"], prior, self.tied)
 
-    def likelihood_maximiser(self) -> MVNFamily:
-        """``self``, or with ``divisor="unbiased"`` a copy with divisor N_k / N."""
-        if self.divisor == "n":
-            return self
-        own = copy.copy(self)
-        own.divisor = "n"
-        return own
-
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
         """:func:`.augment.conditional_posterior`."""
-        from bayesgen.families.mvn import augment as _mvn_augment
-
         return _mvn_augment.conditional_posterior(self, stats, params, prior, rng)
 
     def needs_augmentation(self, stats: dict) -> bool:
@@ -444,8 +444,6 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
 
     def augment(self, stats: dict, prior: dict, **kwargs):
         """Data-augmentation posterior draws (:func:`.augment.sample`)."""
-        from bayesgen.families.mvn import augment as _mvn_augment
-
         return _mvn_augment.sample(self, stats, prior, **kwargs)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
@@ -524,20 +522,6 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
         return out
 
     # ----------------------------------------------------------------- frame
-    def to_user(self, params: dict) -> dict:
-        """Parameters in the units of X: mu -> c + s mu, cov -> S cov S (S = diag s)."""
-        if self.frame is None:
-            return params
-        convert = {"mu": self.frame.user_loc, "cov": self.frame.user_cov}
-        return {k: convert[k](v) if k in convert else v for k, v in params.items()}
-
-    def prior_to_user(self, prior: dict) -> dict:
-        """The resolved prior in the units of X: m0 -> c + s m0, Psi0 -> S Psi0 S."""
-        if self.frame is None:
-            return prior
-        return dict(prior, m0=self.frame.user_loc(prior["m0"]),
-                    Psi0=self.frame.user_cov(prior["Psi0"]))
-
     def user_discriminant(self, scores: np.ndarray, Z: np.ndarray,
                           params: dict) -> np.ndarray:
         """LDA's point scores (n, K) in the units of X: the internal ones plus
@@ -570,23 +554,17 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
     def pymc_params(self, prior: dict, *, prefix: str = "", dims: dict | None = None) -> dict:
         """The NIW (Bartlett) or LKJ prior in the current PyMC model
         (:mod:`bayesgen.families.mvn.pymc`)."""
-        from bayesgen.families.mvn import pymc
-
         dims = dims or self.param_dims
         build = pymc.lkj_params if self.cov_prior_form == "lkj" else pymc.niw_params
         return build(self, prior, prefix, dims)
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
         """Observed rows ``x_n ~ MvNormal(mu[y_n], Sigma[y_n])``, dims (obs, feature)."""
-        from bayesgen.families.mvn import pymc
-
         pymc.observed(self, params, X, y, prefix, dims or self.param_dims)
 
     def pymc_stats_loglik(self, params: dict, stats: dict):
         """sum_k [N_k log|U_k| - tr(U_k^T (S_k + N_k (xbar_k - mu_k)(xbar_k - mu_k)^T) U_k) / 2]
         with Sigma_k^-1 = U_k U_k^T (missing entries: :func:`.pymc_missing.stats_loglik`)."""
-        from bayesgen.families.mvn import pymc, pymc_missing
-
         if "groups" in stats:  # missing entries: per (pattern, class) group
             return pymc_missing.stats_loglik(self, params, stats)
         return pymc.stats_loglik(self, params, stats)
@@ -597,7 +575,5 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
         :func:`.pymc_missing.rows_loglik`."""
         Z = np.asarray(Z, dtype=np.float64)
         if np.isnan(Z).any():
-            from bayesgen.families.mvn import pymc_missing
-
             return pymc_missing.rows_loglik(self, params, Z, stats["count"].size)
         return observed(self, params, Z, prefix, dims)

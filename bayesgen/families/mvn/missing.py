@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.data.missing import require_observed
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import attach_frame
@@ -94,8 +95,6 @@ def merge(family, a: dict, b: dict) -> dict:
 
 def check_mle(family, stats: dict) -> None:
     """MLE: ``ValueError`` naming the class and feature never observed there."""
-    from bayesgen.data.missing import require_observed
-
     require_observed(stats["observed"], family.labels, family.who)
 
 
@@ -132,17 +131,25 @@ def _sub_post(post: dict, o: np.ndarray) -> dict:
                 nu=np.asarray(post["nu"], dtype=np.float64) - (d - o.size))
 
 
+def _predictive(post: dict, M: np.ndarray, score) -> np.ndarray:
+    """(n, K): ``score(rows, o, sub)`` of each missingness pattern of ``M`` (n, d) at the
+    posterior's marginal ``sub`` over the observed columns o, 0 for a row with nothing
+    observed, averaged over a data-augmentation stack."""
+    values = []
+    for one in _stack(post):
+        out = np.zeros((M.shape[0], one["m"].shape[0]))
+        for rows, o in patterns(M):
+            if o.size:
+                out[rows] = score(rows, o, _sub_post(one, o))
+        values.append(out)
+    return values[0] if len(values) == 1 else log_mean_exp(np.stack(values), axis=0)
+
+
 def log_predictive(family, X: np.ndarray, post: dict) -> np.ndarray:
     """Posterior predictive log p(x_o | y=k, data), (n, K): the Student-t marginal
     (module docstring), averaged over a data-augmentation stack."""
-    values = []
-    for one in _stack(post):
-        out = np.zeros((X.shape[0], one["m"].shape[0]))
-        for rows, o in patterns(np.isnan(X)):
-            if o.size:
-                out[rows] = family.log_predictive(X[np.ix_(rows, o)], _sub_post(one, o))
-        values.append(out)
-    return values[0] if len(values) == 1 else log_mean_exp(np.stack(values), axis=0)
+    return _predictive(post, np.isnan(X), lambda rows, o, sub: family.log_predictive(
+        X[np.ix_(rows, o)], sub))
 
 
 def far_terms(family, far, params: dict):
@@ -160,14 +167,8 @@ def far_terms(family, far, params: dict):
 
 def far_log_predictive(family, far, post: dict) -> np.ndarray:
     """Student-t predictive of far rows with missing entries or from a stack, (m, K)."""
-    values = []
-    for one in _stack(post):
-        out = np.zeros((far.rows.size, one["m"].shape[0]))
-        for rows, o in patterns(np.isnan(far.ZN)):
-            out[rows] = _far.mvn_predictive(family, far.take(rows).columns(o),
-                                            _sub_post(one, o))
-        values.append(out)
-    return values[0] if len(values) == 1 else log_mean_exp(np.stack(values), axis=0)
+    return _predictive(post, np.isnan(far.ZN), lambda rows, o, sub: _far.mvn_predictive(
+        family, far.take(rows).columns(o), sub))
 
 
 # ------------------------------------------------------------ LDA transform

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.families.gaussian_stats import one_hot
+from bayesgen.families.mvn.linalg import _swap
+
 LOG_2PI = np.log(2.0 * np.pi)
 
-
-def _swap(a: np.ndarray) -> np.ndarray:
-    return np.swapaxes(a, -1, -2)
 
 
 def group_stats(Z: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
@@ -121,8 +121,7 @@ def available_case(groups: dict, count: np.ndarray, tied: bool) -> dict:
     """
     n_classes = count.shape[0]
     D = groups["obs"].astype(np.float64)
-    onehot = np.zeros((groups["cls"].size, n_classes))
-    onehot[np.arange(groups["cls"].size), groups["cls"]] = 1.0
+    onehot = one_hot(groups["cls"], 1.0, n_classes)
     n_kj = onehot.T @ (D * groups["count"][:, None])
     sums = onehot.T @ (groups["mean"] * groups["count"][:, None])
     safe = np.where(n_kj > 0, n_kj, 1.0)
@@ -203,8 +202,7 @@ def class_stats(groups: dict, mean: np.ndarray, scatter: np.ndarray, n_classes: 
     ``mean`` (..., K, d), ``scatter`` (..., K, d, d) or pooled (..., d, d).
     """
     cls, n = groups["cls"], groups["count"]
-    onehot = np.zeros((cls.size, n_classes))
-    onehot[np.arange(cls.size), cls] = 1.0
+    onehot = one_hot(cls, 1.0, n_classes)
     count = n @ onehot
     rows = groups["rows"] @ onehot
     safe = np.where(count > 0, count, 1.0)

@@ -31,13 +31,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.families.mvn.linalg import _swap
+from bayesgen.families.mvn.niw_evidence import C_BOUNDS, S_BOUNDS
 from bayesgen.utils.heavy import import_pymc
 
 LOG_2PI = np.log(2.0 * np.pi)
 
-
-def _swap(a: np.ndarray) -> np.ndarray:
-    return np.swapaxes(a, -1, -2)
 
 
 def precision_scale_factor(Psi0: np.ndarray) -> np.ndarray:
@@ -108,8 +107,6 @@ def _hyper_parameters(name: str, prior: dict, d: int):
     pm = import_pymc()
     import pytensor.tensor as pt
 
-    from bayesgen.families.mvn.niw_evidence import C_BOUNDS, S_BOUNDS
-
     hyper = prior["hyper"]
     if hyper["dof"]:
         log_c = pm.Uniform(f"{name}_log_strength", *np.log(C_BOUNDS))
@@ -125,16 +122,17 @@ def _hyper_parameters(name: str, prior: dict, d: int):
     return nu0, -0.5 * (log_c + log_s)
 
 
-def _pair_dim(feature_dim: str, d: int) -> str:
-    """The dim ``{feature_dim}_pair`` of the strictly lower entries of A (row-major),
-    coordinates "x_i,x_j", registered on the current model."""
+def _pair_dim(feature_dim: str, d: int, suffix: str = "pair", offset: int = -1) -> str:
+    """The dim ``{feature_dim}_{suffix}`` of the lower entries (``np.tril_indices(d,
+    offset)``: "pair" the strictly lower ones of A, row-major; "tril" with the diagonal,
+    PyMC's packed order), coordinates "x_i,x_j", registered on the current model."""
     pm = import_pymc()
 
     model = pm.modelcontext(None)
-    dim = f"{feature_dim}_pair"
+    dim = f"{feature_dim}_{suffix}"
     if dim not in model.coords:
         names = model.coords.get(feature_dim) or [f"x{j}" for j in range(d)]
-        rows, cols = np.tril_indices(d, -1)
+        rows, cols = np.tril_indices(d, offset)
         model.add_coord(dim, [f"{names[i]},{names[j]}" for i, j in zip(rows, cols,
                                                                          strict=True)])
     return dim
@@ -211,7 +209,7 @@ def lkj_params(family, prior: dict, prefix: str, dims: dict) -> dict:
     nu0 = np.asarray(prior["nu0"], dtype=np.float64)
     S0 = Psi0 / (nu0[..., None, None] - d - 1.0)
     sd0 = np.sqrt(np.diagonal(S0, axis1=-2, axis2=-1))  # (d,) or (K, d)
-    packed = _tril_dim(dims["mu"][1], d)
+    packed = _pair_dim(dims["mu"][1], d, "tril", 0)
     if family.tied:
         chol = _lkj(f"{prefix}cov_chol", d, sd0, packed)
     else:
@@ -226,7 +224,7 @@ def lkj_params(family, prior: dict, prefix: str, dims: dict) -> dict:
 
 def _lkj(name: str, d: int, sd: np.ndarray, dim: str):
     """``LKJCholeskyCov`` named ``name``: its free variable is the packed lower triangle
-    of the Cholesky factor (dim ``dim``, :func:`_tril_dim`); returns the factor."""
+    of the Cholesky factor (dim ``dim``, :func:`_pair_dim`); returns the factor."""
     pm = import_pymc()
 
     sd_dist = pm.HalfNormal.dist(sigma=2.5 * sd, shape=d)
@@ -235,21 +233,6 @@ def _lkj(name: str, d: int, sd: np.ndarray, dim: str):
         dims=dim,
     )
     return chol
-
-
-def _tril_dim(feature_dim: str, d: int) -> str:
-    """The dim ``{feature_dim}_tril`` of a packed lower triangle (PyMC's order),
-    coordinates "x_i,x_j", registered on the current model."""
-    pm = import_pymc()
-
-    model = pm.modelcontext(None)
-    dim = f"{feature_dim}_tril"
-    if dim not in model.coords:
-        names = model.coords.get(feature_dim) or [f"x{j}" for j in range(d)]
-        rows, cols = np.tril_indices(d)
-        model.add_coord(dim, [f"{names[i]},{names[j]}" for i, j in zip(rows, cols,
-                                                                         strict=True)])
-    return dim
 
 
 def observed(family, params: dict, X, y, prefix: str, dims: dict) -> None:

@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.families.gaussian_stats import one_hot
+from bayesgen.families.mvn.missing import patterns
+
 LOG_2PI = np.log(2.0 * np.pi)
 
 
@@ -38,8 +41,7 @@ def stats_loglik(family, params: dict, stats: dict):
     n_classes = stats["count"].size
     G, d = groups["mean"].shape
     D = groups["obs"].astype(np.float64)
-    onehot = np.zeros((G, n_classes))
-    onehot[np.arange(G), groups["cls"]] = 1.0
+    onehot = one_hot(groups["cls"], 1.0, n_classes)
     lam, V = np.linalg.eigh(groups["scatter"])
     R = np.sqrt(np.clip(lam, 0.0, None))[..., None] * np.swapaxes(V, -1, -2)  # R^T R = S
     n = groups["count"]
@@ -65,13 +67,11 @@ def rows_loglik(family, params: dict, Z: np.ndarray, n_classes: int):
 
     Rows are grouped by missingness pattern (:func:`bayesgen.families.mvn.missing.
     patterns`); per pattern, the observed block of every class covariance is factorised
-    once (batched over classes for QDA) and all the pattern's rows are solved in one
+    once (batched over the classes) and all the pattern's rows are solved in one
     triangular solve: ``-1/2 [|o| log 2 pi + log|Sigma_oo| + ||L^-1 (x_o - mu_o)||^2]``.
     """
     import pytensor.tensor as pt
     from pytensor.tensor.linalg import cholesky, solve_triangular
-
-    from bayesgen.families.mvn.missing import patterns
 
     Z = np.asarray(Z, dtype=np.float64)
     mu, cov = params["mu"], params["cov"]
@@ -84,19 +84,12 @@ def rows_loglik(family, params: dict, Z: np.ndarray, n_classes: int):
         Xo = pt.as_tensor(Z[np.ix_(rows, o)])  # (n_p, |o|)
         mu_o = mu[:, o]  # (K, |o|)
         diff = Xo[None, :, :] - mu_o[:, None, :]  # (K, n_p, |o|)
-        if family.tied:
-            L = cholesky(cov[o][:, o], lower=True)  # (|o|, |o|)
-            sol = solve_triangular(L, diff.reshape((n_classes * rows.size, o.size)).T,
-                                   lower=True)  # (|o|, K n_p)
-            quad = (sol**2).sum(0).reshape((n_classes, rows.size))
-            logdet = 2.0 * pt.log(pt.diagonal(L)).sum()
-            block = -0.5 * (quad + logdet + o.size * LOG_2PI)
-        else:
-            L = cholesky(cov[:, o][:, :, o], lower=True)  # (K, |o|, |o|)
-            sol = solve_triangular(L, diff.transpose(0, 2, 1), lower=True, b_ndim=2)
-            quad = (sol**2).sum(1)  # (K, n_p)
-            logdet = 2.0 * pt.log(pt.diagonal(L, axis1=-2, axis2=-1)).sum(-1)  # (K,)
-            block = -0.5 * (quad + logdet[:, None] + o.size * LOG_2PI)
+        cov_o = cov[o][:, o] if family.tied else cov[:, o][:, :, o]
+        L = cholesky(pt.broadcast_to(cov_o, (n_classes, o.size, o.size)), lower=True)
+        sol = solve_triangular(L, diff.transpose(0, 2, 1), lower=True, b_ndim=2)
+        quad = (sol**2).sum(1)  # (K, n_p)
+        logdet = 2.0 * pt.log(pt.diagonal(L, axis1=-2, axis2=-1)).sum(-1)  # (K,)
+        block = -0.5 * (quad + logdet[:, None] + o.size * LOG_2PI)
         blocks.append(block.T)
     stacked = pt.concatenate(blocks, axis=0)
     return stacked[np.argsort(np.concatenate(order))]

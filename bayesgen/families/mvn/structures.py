@@ -36,7 +36,7 @@ from scipy.special import gammaln
 
 from bayesgen.data import missing
 from bayesgen.families import gaussian_evidence as gev
-from bayesgen.families.gaussian_stats import class_sum
+from bayesgen.families.gaussian_stats import class_sum, one_hot
 from bayesgen.families.mvn.niw_evidence import evidence_search
 
 LOG_2PI = np.log(2.0 * np.pi)
@@ -53,25 +53,6 @@ def _pooled(stats: dict) -> dict:
     if stats["scatter"].ndim == 2:
         return stats
     return dict(stats, scatter=class_sum(stats["scatter"]))
-
-
-def _ig_entries(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray,
-                name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(beta, n) of the Inverse-Gamma structure ``name``: scaled sums of squares and
-    counts, one row per covariance group (:func:`group_entries`)."""
-    return group_entries(entries(stats), m0, kappa0, s0, tied=name[0] == "E",
-                         spherical=name[1:] == "II")
-
-
-def ig_log_evidence(beta: np.ndarray, n: np.ndarray, nu0: float, scale: float) -> float:
-    """sum over entries of lgamma(a0 + n / 2) - lgamma(a0) + a0 log(t / 2)
-    - (a0 + n / 2) log((t + beta) / 2), a0 = nu0 / 2, t = (nu0 - 2) scale: the
-    Inverse-Gamma part of the log evidence in coordinates scaled by the target."""
-    a0 = nu0 / 2.0
-    t = (nu0 - 2.0) * scale
-    a_n = a0 + n / 2.0
-    return float(np.sum(gammaln(a_n) - gammaln(a0) + a0 * np.log(t / 2.0)
-                        - a_n * np.log((t + beta) / 2.0)))
 
 
 def structure_log_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray,
@@ -108,15 +89,14 @@ def entries(stats: dict) -> dict:
     groups = stats["groups"]
     K = stats["count"].size
     d = groups["mean"].shape[1]
-    one_hot = np.zeros((groups["cls"].size, K))
-    one_hot[np.arange(groups["cls"].size), groups["cls"]] = 1.0
+    onehot = one_hot(groups["cls"], 1.0, K)
     weight = groups["count"][:, None] * groups["obs"]  # (G, d)
-    n = one_hot.T @ weight
-    mean = np.divide(one_hot.T @ (weight * groups["mean"]), n, out=np.zeros((K, d)),
+    n = onehot.T @ weight
+    mean = np.divide(onehot.T @ (weight * groups["mean"]), n, out=np.zeros((K, d)),
                      where=n > 0)
     inner = np.diagonal(groups["scatter"], axis1=1, axis2=2) * groups["obs"]
     spread = weight * (groups["mean"] - mean[groups["cls"]]) ** 2
-    m2 = np.clip(one_hot.T @ (inner + spread), 0.0, None)
+    m2 = np.clip(onehot.T @ (inner + spread), 0.0, None)
     return {"n": n, "mean": mean, "m2": m2, "m2_pooled": m2.sum(axis=0)}
 
 
@@ -138,15 +118,23 @@ def group_entries(ent: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
 
 
 def log_evidence_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
-    """Exact log p(Z | y) in the internal frame: the Inverse-Gamma part per variance
-    (:func:`bayesgen.families.mvn.structures.ig_log_evidence`), the means' factors
-    (kappa0 / kappa_kj)^(1/2) and the target's Jacobian -N_kj log(s0_j) / 2."""
+    """Exact log p(Z | y) in the internal frame: the Inverse-Gamma part, summed over the
+    variances (beta, N of :func:`group_entries`, a0 = nu0 / 2, t = (nu0 - 2) s)::
+
+        lgamma(a0 + N / 2) - lgamma(a0) + a0 log(t / 2) - (a0 + N / 2) log((t + beta) / 2)
+
+    the means' factors (kappa0 / kappa_kj)^(1/2) and the target's Jacobian
+    -N_kj log(s0_j) / 2."""
     beta, count = group_entries(ent, prior["m0"], prior["kappa0"], prior["s0"], tied=tied,
                                  spherical=spherical)
     n = ent["n"]
     base = np.sum(0.5 * np.log(prior["kappa0"] / (prior["kappa0"] + n)) - 0.5 * n * LOG_2PI
                   - 0.5 * n * np.log(prior["s0"]))
-    return ig_log_evidence(beta, count, prior["nu0"], prior["scale"]) + float(base)
+    a0, t = prior["nu0"] / 2.0, (prior["nu0"] - 2.0) * prior["scale"]
+    a_n = a0 + count / 2.0
+    inverse_gamma = float(np.sum(gammaln(a_n) - gammaln(a0) + a0 * np.log(t / 2.0)
+                                 - a_n * np.log((t + beta) / 2.0)))
+    return inverse_gamma + float(base)
 
 
 def structure_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
@@ -167,8 +155,9 @@ def structure_evidence(stats: dict, m0: np.ndarray, kappa0: float, s0: np.ndarra
                         "log_evidence": found["log_evidence"]})
             continue
         # informative only (the fit does not use them): a looser tolerance
-        nu0, scale = gev.search_entries(*_ig_entries(stats, m0, kappa0, s0, name),
-                                        ftol=STRUCTURE_FTOL)
+        found = group_entries(entries(stats), m0, kappa0, s0, tied=name[0] == "E",
+                              spherical=name[1:] == "II")
+        nu0, scale = gev.search_entries(*found, ftol=STRUCTURE_FTOL)
         out.append({"structure": name, "dof": nu0, "scale": scale,
                     "log_evidence": structure_log_evidence(stats, m0, kappa0, s0, name, nu0,
                                                            scale)})
