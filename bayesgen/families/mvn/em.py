@@ -145,8 +145,15 @@ def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.nd
     d = S0.shape[0]
     nu0 = d + 2.0 if nu0 is None else nu0
     prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1.0) * S0}
-    _, cond = objective(family, stats["groups"], fit(family, stats, prior, record=False,
-                                                     for_auto_dof=True), None)
+    return completed_stats(family, stats,
+                           fit(family, stats, prior, record=False, for_auto_dof=True))
+
+
+def completed_stats(family, stats: dict, params: dict) -> dict:
+    """The expected complete-data class statistics at ``params`` (EM's E-step): each
+    missing coordinate filled with its conditional mean, its conditional covariance
+    added to the scatter. Used by :func:`evidence_stats` and by MixtureDA's EM."""
+    _, cond = objective(family, stats["groups"], params, None)
     mean_g, scatter_g = pat.expected(stats["groups"], cond)
     return pat.class_stats(stats["groups"], mean_g, scatter_g, stats["count"].size,
                            family.tied)
