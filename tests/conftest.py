@@ -167,28 +167,30 @@ def pytest_collection_modifyitems(config, items):
 # end while the other worker idles, so the files that took longest in a measured run come
 # first (longest processing time first), the rest after them in their usual order. The
 # order changes no test and no result; a file missing here only risks a longer tail.
-# Measured: summed test time per file (pytest --junitxml, 2 workers, a loaded machine) of
-# a full run stopped at 81% of the tests; the NUTS files that run had not reached follow,
-# by their number of NUTS fits (to be measured).
+# Measured: summed test time per file of the whole cold run on the merged tree (pytest
+# --junitxml, 2 workers, idle machine: 889 s wall, 1,753 s CPU), the ten longest first;
+# then, in their earlier order, the files measured on a loaded machine before.
 LONGEST_FILES = (
-    # measured, longest first (seconds of test time on a loaded machine)
-    "test_decide.py",  # 1112
-    "test_estimator_checks_mcmc.py",  # 894
-    "test_class_prior.py",  # 865
-    "test_cov_structure.py",  # 574
-    "test_hidden_state.py",  # 424
-    "test_jackknife_plus.py",  # 414
-    "test_sparse.py",  # 288
-    "test_properties_save_load.py",  # 254
-    # 315 when it ran every check on the default stack; about half of that since the
-    # checks run on the stack without lda_shrunk_means (tests/sklearn_checks.py): 314 ->
-    # 151 s of CPU in one process (-n 0, warm JAX cache, a loaded machine)
-    "test_estimator_checks.py",
-    # not measured: NUTS fits, most first
+    "test_sbc.py",  # 113
+    "test_decide.py",  # 95
+    "test_estimator_checks.py",  # 92 (less since mean_strength="auto" searches faster)
+    "test_estimator_checks_mcmc.py",  # 90
+    "test_mcmc_mvn.py",  # 83
+    "test_prior_search.py",  # 65
+    "test_mcmc_discrete.py",  # 62
+    "test_class_prior.py",  # 61
+    "test_mixture_da.py",  # 56
+    # test_io_integrity's NUTS fits share their programs with test_decide's (SMALL_NUTS):
+    # it comes well after test_decide, so that JAX's persistent cache serves them instead
+    # of both workers compiling them at once
+    "test_io_integrity.py",  # 54
+    "test_cov_structure.py",
+    "test_hidden_state.py",
+    "test_jackknife_plus.py",
+    "test_sparse.py",
+    "test_properties_save_load.py",
     "test_mcmc_kernel_mixed.py",
     "test_mcmc_gaussian.py",
-    "test_mcmc_mvn.py",
-    "test_mcmc_discrete.py",
     "test_semi_mcmc_start.py",
     "test_hyper_sampling.py",
     "test_numerics_mcmc.py",
@@ -197,20 +199,15 @@ LONGEST_FILES = (
     "test_ppc_layout.py",
     "test_nuts_laplace.py",
     "test_warnings.py",
-    # measured; test_io_integrity's NUTS fits (1254 s, 80% of it compiling) share their
-    # programs with test_decide's (SMALL_NUTS): it comes well after test_decide, so that
-    # JAX's persistent cache serves them instead of both workers compiling them at once
-    "test_io_integrity.py",
-    "test_stacking.py",  # 211
-    "test_dask.py",  # 191
-    "test_loo_refit.py",  # 162
-    "test_properties_predictions.py",  # 133
-    "test_missing.py",  # 129
-    "test_properties.py",  # 116
-    "test_estimator_checks_conjugate.py",  # 110
-    "test_conjugate.py",  # 109
-    "test_sbc.py",  # 84
-    "test_family_protocol.py",  # 84
+    "test_stacking.py",
+    "test_dask.py",
+    "test_loo_refit.py",
+    "test_properties_predictions.py",
+    "test_missing.py",
+    "test_properties.py",
+    "test_estimator_checks_conjugate.py",
+    "test_conjugate.py",
+    "test_family_protocol.py",
 )
 _RANK = {name: rank for rank, name in enumerate(LONGEST_FILES)}
 

@@ -169,3 +169,104 @@ def test_compare_adds_the_missing_log_likelihood():
     assert "log_likelihood" in without.idata_.groups()
     assert table.loc["without", "elpd_loo"] == pytest.approx(
         table.loc["with", "elpd_loo"], rel=1e-9)
+
+
+# --- idata_ built as ArviZ's from_dict builds it ----------------------------------------
+def _from_dict(*, log_pi, params, param_dims, chains, draws, coords, log_lik, X, y,
+               sample_stats=None, attrs=None):
+    """The reference: the same groups through ``az.from_dict`` (one DataArray per
+    variable, merged), which ``posterior.build_idata`` builds as one Dataset per group."""
+    from bayesgen.data.sparse import observed_x
+    from bayesgen.inference import class_layout
+    from bayesgen.inference.posterior import LOG_LIK_VAR, reshape_draws
+
+    post = {"pi": reshape_draws(np.exp(log_pi), chains, draws)}
+    dims = {"pi": ["class"]}
+    for name, var_dims in param_dims.items():
+        post[name] = reshape_draws(params[name], chains, draws)
+        dims[name] = list(var_dims)
+    coords = {k: np.asarray(v) for k, v in coords.items()}
+    observed, x_dims = None, {}
+    if X is not None:
+        coords["obs"] = np.arange(X.shape[0])
+        x_vars, x_dims = observed_x(X)
+        per_class, class_dims, class_coords = class_layout.observed(X, y, coords["class"])
+        observed = {"y": y.astype(np.int64), **x_vars, **per_class}
+        dims = {**dims, "y": ["obs"], LOG_LIK_VAR: ["obs"], **class_dims}
+        coords.update(class_coords)
+    return az.from_dict(
+        posterior=post, observed_data=observed, sample_stats=sample_stats, coords=coords,
+        log_likelihood=(None if log_lik is None
+                        else {LOG_LIK_VAR: reshape_draws(log_lik, chains, draws)}),
+        dims={**dims, **x_dims}, attrs=dict(attrs or {}))
+
+
+def _identical(new, old) -> None:
+    import xarray as xr
+
+    assert new.groups() == old.groups()
+    assert new.attrs == old.attrs
+    for group in old.groups():
+        a, b = new[group], old[group]
+        assert a.attrs.keys() == b.attrs.keys()
+        a, b = a.assign_attrs(created_at=""), b.assign_attrs(created_at="")
+        xr.testing.assert_identical(a, b)
+        assert (list(a.coords), list(a.data_vars), list(a.dims)) == (
+            list(b.coords), list(b.data_vars), list(b.dims))
+        for name in a.variables:
+            assert (a[name].dtype, a[name].dims) == (b[name].dtype, b[name].dims)
+            assert type(a.indexes.get(name)) is type(b.indexes.get(name))
+        assert repr(a) == repr(b)
+
+
+@pytest.mark.parametrize("case", ["conjugate", "labels", "frame", "sparse", "stats_only",
+                                  "more_chains", "sample_stats"])
+def test_idata_groups_are_those_of_arviz_from_dict(case, monkeypatch):
+    """``build_idata`` assembles each group as one xarray Dataset (several times faster
+    than ArviZ's DataArray per variable, merged); every group, its coordinates, dims,
+    dtypes, indexes, attributes (but the time stamp ``created_at``), its printout and
+    ArviZ's warnings are those of ``az.from_dict`` on the same inputs."""
+    import pandas as pd
+    import scipy.sparse as sp
+
+    from bayesgen.inference import posterior
+
+    X, y = make_data("real")
+    est = bg.QDA(method="conjugate", draws=6, chains=2)
+    if case == "labels":
+        y = np.array(["a", "b", "c"], dtype=object)[y]
+    elif case == "frame":
+        X = pd.DataFrame(X, columns=["w", "x", "y", "z"])
+        est = bg.GaussianNB(method="conjugate", draws=5)
+    elif case == "sparse":
+        X, y = make_data("count")
+        X = sp.csr_matrix(X)
+        est = bg.MultinomialNB(method="conjugate", draws=5)
+    elif case == "more_chains":  # ArviZ warns of more chains than draws
+        est = bg.LDA(method="conjugate", draws=3, chains=4)
+    calls = []
+    original = posterior.build_idata
+
+    def spy(**kw):
+        calls.append(kw)
+        return original(**kw)
+
+    monkeypatch.setattr(posterior, "build_idata", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    (kw,) = calls
+    if case == "stats_only":  # a fit from statistics alone: no rows, no log_likelihood
+        kw = dict(kw, X=None, y=None, log_lik=None)
+    elif case == "sample_stats":
+        kw = dict(kw, sample_stats={"lp": np.zeros((2, 6)), "diverging": np.zeros((2, 6), bool)},
+                  attrs={"sampler": "test"})
+    with warnings.catch_warnings(record=True) as seen_new:
+        warnings.simplefilter("always")
+        new = original(**kw)
+    with warnings.catch_warnings(record=True) as seen_old:
+        warnings.simplefilter("always")
+        old = _from_dict(**kw)
+    _identical(new, old)
+    assert [str(w.message) for w in seen_new] == [str(w.message) for w in seen_old]
+    assert (len(seen_new) > 0) == (case == "more_chains")

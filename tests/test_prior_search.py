@@ -541,6 +541,31 @@ def test_profile_with_kappa_is_the_log_evidence_up_to_a_constant(tied):
 
 
 @pytest.mark.parametrize("tied", [False, True])
+def test_profile_kappa_gradient_is_its_derivative(tied):
+    """profile_kappa_grad's dF/dlog(kappa0), dF/dc (t fixed) and dF/dlog(t) against
+    central differences of profile_kappa (step 1e-5 in each log), at points where the
+    evidence is far from flat."""
+    X, y = _data(4, 6, seed=40, K=3)
+    est = (bg.LDA if tied else bg.QDA)().fit(X, y)
+    prior, st, d = est._prior, est._stats, 4
+    S0 = prior["Psi0"] / (prior["nu0"] - d - 1)
+    parts = niw_evidence.kappa_parts(st, prior["m0"], S0, tied=tied)
+    h = 1e-5
+
+    def f(lk, lc, lt):
+        return niw_evidence.profile_kappa(np.exp(lc), np.exp(lt), np.exp(lk), d, parts)
+
+    for lk, lc, lt in [(0.3, 1.0, 0.2), (-3.0, 5.0, -1.0), (4.0, 2.0, 2.0)]:
+        value, dlogk, dc, dlogt = niw_evidence.profile_kappa_grad(
+            np.exp(lc), np.exp(lt), np.exp(lk), d, parts)
+        assert value == f(lk, lc, lt)
+        numeric = [(f(lk + h, lc, lt) - f(lk - h, lc, lt)) / (2 * h),
+                   (f(lk, lc + h, lt) - f(lk, lc - h, lt)) / (2 * h * np.exp(lc)),
+                   (f(lk, lc, lt + h) - f(lk, lc, lt - h)) / (2 * h)]
+        np.testing.assert_allclose([dlogk, dc, dlogt], numeric, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("tied", [False, True])
 def test_mean_strength_search_is_the_argmax_over_a_grid(tied):
     X, y = _data(3, 8, seed=41, K=3)
     """kappa0 is the argmax of the evidence over [1e-4, d / 4] (the bound of
@@ -561,6 +586,11 @@ def test_mean_strength_search_is_the_argmax_over_a_grid(tied):
     on_whole = [log_marginal_likelihood(st, dict(prior, kappa0=k), tied=tied)
                 for k in whole]
     assert free > 0.75
+    # the evidence's choice is a root of its slope in log kappa0, not where a search on
+    # values stopped (equal statistics give equal choices)
+    c = prior["nu0"] - 3 - 1
+    parts = niw_evidence.kappa_parts(st, prior["m0"], prior["Psi0"] / c, tied=tied)
+    assert abs(niw_evidence.profile_kappa_grad(c, c, free, 3, parts)[1]) < 1e-8
     assert log_marginal_likelihood(st, dict(prior, kappa0=free), tied=tied) >= (
         max(on_whole) - 1e-7)
     # at the bound the fit is that of mean_strength = d / 4

@@ -329,33 +329,111 @@ def kappa_parts(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: bool) -> l
 def profile_kappa(c: float, t: float, kappa0: float, d: int, parts: list[tuple]) -> float:
     """The log evidence at (c, t, kappa0) up to a constant: :func:`profile_evidence`
     plus d / 2 sum_k log(kappa0 / (kappa0 + n_k)), via :func:`kappa_parts`."""
+    return profile_kappa_grad(c, t, kappa0, d, parts)[0]
+
+
+def profile_kappa_grad(c: float, t: float, kappa0: float, d: int, parts: list[tuple]
+                       ) -> tuple[float, float, float, float]:
+    """:func:`profile_kappa` F and its partial derivatives dF/dlog(kappa0), dF/dc (t
+    fixed) and dF/dlog(t). With Q = (I + M)^(-1), M = W^(1/2) A W^(1/2),
+    A = U^T diag(1 / (t + lam)) U and r_k = n_k / (kappa0 + n_k) = dlog(w_k)/dlog(kappa0)::
+
+        dlog|I + M| / dlog(kappa0) = sum_k r_k (Q M)_kk
+        dlog|I + M| / dlog(t)      = -t tr(Q W^(1/2) U^T diag(1 / (t + lam)^2) U W^(1/2))
+
+    so that a gradient costs no more than a value (O(d K_g^2) per group)."""
     nu0 = d + 1.0 + c
     half = np.arange(d) / 2.0
-    value = 0.0
+    value = dlogk = dc = dlogt = 0.0
     for lam, U, n, size in parts:
         w = kappa0 * n / (kappa0 + n)
+        r = n / (kappa0 + n)
         inv = 1.0 / (t + lam)
-        M = (U * inv[:, None]).T @ U * np.sqrt(np.outer(w, w))
-        _, small = np.linalg.slogdet(np.eye(w.size) + M)
+        root = np.sqrt(w)
+        V = U * root[None, :]  # U W^(1/2), (d, K_g)
+        M = (V * inv[:, None]).T @ V
+        eye = np.eye(w.size)
+        _, small = np.linalg.slogdet(eye + M)
+        Q = np.linalg.inv(eye + M)
         logdet = np.log(t + lam).sum() + small
+        d_small_logk = float(np.sum(r * np.einsum("ij,ji->i", Q, M)))
+        M2 = (V * (inv * inv)[:, None]).T @ V
+        d_logdet_logt = t * (inv.sum() - float(np.sum(Q * M2)))
         value += _mvgammaln((nu0 + size) / 2.0, half) - 0.5 * (nu0 + size) * logdet
         value += 0.5 * d * np.sum(np.log(kappa0 / (kappa0 + n)))
+        dlogk += -0.5 * (nu0 + size) * d_small_logk + 0.5 * d * np.sum(r)
+        dc += 0.5 * digamma((nu0 + size) / 2.0 - half).sum() - 0.5 * logdet
+        dlogt -= 0.5 * (nu0 + size) * d_logdet_logt
     G = len(parts)
     value -= G * (_mvgammaln(nu0 / 2.0, half) - 0.5 * nu0 * d * np.log(t))
-    return float(value)
+    dc -= G * (0.5 * digamma(nu0 / 2.0 - half).sum() - 0.5 * d * np.log(t))
+    dlogt += G * 0.5 * nu0 * d
+    return float(value), float(dlogk), float(dc), float(dlogt)
+
+
+#: points of the fixed grid over log kappa0 (:data:`K_BOUNDS`) on which
+#: :func:`evidence_search_kappa` brackets the local maxima when only kappa0 is searched
+K_GRID = 25
 
 
 def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: bool,
                           dof: float | None = None, scale: float | None = None,
                           start_kappa0: float = 1.0) -> dict:
     """Type-II maximum likelihood of kappa0 (``mean_strength="auto"``) with nu0 and/or
-    s when None: L-BFGS-B on :func:`profile_kappa` from two starts, kappa0 polished by
-    Brent, then :func:`evidence_search` at that kappa0. Returns ``kappa0``, ``nu0``,
-    ``scale``, ``log_evidence``."""
-    from scipy.optimize import minimize
+    s when None, then :func:`evidence_search` at that kappa0. Returns ``kappa0``, ``nu0``,
+    ``scale``, ``log_evidence``.
 
+    kappa0 alone (nu0 and s given): the slope dF/dlog(kappa0) of :func:`profile_kappa_grad`
+    on a fixed grid of :data:`K_GRID` points over log :data:`K_BOUNDS`, each sign change
+    (+ to -) a local maximum found by Brent's method on the slope (xtol 1e-14 in
+    log kappa0), a bound when the evidence rises towards it; the best of them. With nu0
+    and/or s searched too: L-BFGS-B on :func:`profile_kappa_grad` (analytic gradient) from
+    two starts, then kappa0 polished as the root of its slope at the chosen nu0 and s
+    (:func:`bayesgen.utils.search.polish_root`). Either way the answer is a root of the
+    slope (or a bound), so that equal statistics give equal choices to ~1e-12, not a
+    point where a search on values stopped."""
     d = m0.size
     parts = kappa_parts(stats, m0, S0, tied=tied)
+    free_c, free_s = dof is None, scale is None
+    if not (free_c or free_s):
+        c, s = float(dof) - d - 1.0, float(scale)
+        kappa0 = _kappa_alone(c, c * s, d, parts)
+    else:
+        kappa0, c, s = _kappa_with(d, parts, dof, scale, start_kappa0)
+        lk = polish_root(lambda lk: profile_kappa_grad(c, c * s, np.exp(lk), d, parts)[1],
+                         np.log(kappa0), tuple(np.log(K_BOUNDS)))
+        kappa0 = float(np.exp(lk))
+    found = evidence_search(stats, m0, kappa0, S0, tied=tied, dof=dof, scale=scale)
+    return dict(found, kappa0=float(kappa0))
+
+
+def _kappa_alone(c: float, t: float, d: int, parts: list[tuple]) -> float:
+    """argmax over kappa0 in :data:`K_BOUNDS` of :func:`profile_kappa` at fixed (c, t):
+    the best local maximum bracketed on the fixed grid (:func:`evidence_search_kappa`)."""
+    from scipy.optimize import brentq
+
+    def slope(lk: float) -> float:
+        return profile_kappa_grad(c, t, float(np.exp(lk)), d, parts)[1]
+
+    grid = np.linspace(*np.log(K_BOUNDS), K_GRID)
+    slopes = [slope(lk) for lk in grid]
+    found = [grid[0]] if slopes[0] < 0 else []
+    found += [brentq(slope, a, b, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+              for a, b, fa, fb in zip(grid[:-1], grid[1:], slopes[:-1], slopes[1:],
+                                      strict=True) if fa > 0 >= fb or fa >= 0 > fb]
+    found += [grid[-1]] if slopes[-1] > 0 else []
+    if not found:  # a constant evidence (no class rows at all): the lower bound
+        found = [grid[0]]
+    values = [profile_kappa(c, t, float(np.exp(lk)), d, parts) for lk in found]
+    return float(np.exp(found[int(np.argmax(values))]))
+
+
+def _kappa_with(d: int, parts: list[tuple], dof: float | None, scale: float | None,
+                start_kappa0: float) -> tuple[float, float, float]:
+    """(kappa0, c, s) by L-BFGS-B on log(kappa0) and log c and/or log s from two starts
+    (:func:`evidence_search_kappa`)."""
+    from scipy.optimize import minimize
+
     free_c, free_s = dof is None, scale is None
 
     def unpack(p: np.ndarray) -> tuple[float, float, float]:
@@ -365,31 +443,22 @@ def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: 
         s = values.pop(0) if free_s else float(scale)
         return kappa0, c, s
 
-    def objective(p: np.ndarray) -> float:
+    def objective(p: np.ndarray) -> tuple[float, np.ndarray]:
         kappa0, c, s = unpack(p)
-        return -profile_kappa(c, c * s, kappa0, d, parts)
+        value, dlogk, dc, dlogt = profile_kappa_grad(c, c * s, kappa0, d, parts)
+        grad = [dlogk] + [c * dc + dlogt] * free_c + [dlogt] * free_s
+        return -value, -np.array(grad)
 
     bounds = [tuple(np.log(K_BOUNDS))] + [tuple(np.log(C_BOUNDS))] * free_c + [
         tuple(np.log(S_BOUNDS))] * free_s
     best = None
     for kappa_start, c_start in ((start_kappa0, d + 1.0), (0.01, 1.0)):
         start = [np.log(kappa_start)] + [np.log(c_start)] * free_c + [0.0] * free_s
-        result = minimize(objective, np.array(start), method="L-BFGS-B", bounds=bounds,
-                          options={"ftol": 1e-14, "gtol": 1e-9, "maxiter": 500})
+        result = minimize(objective, np.array(start), jac=True, method="L-BFGS-B",
+                          bounds=bounds, options={"ftol": 1e-14, "gtol": 1e-9, "maxiter": 500})
         if best is None or result.fun < best.fun:
             best = result
-    kappa0, c, s = unpack(best.x)
-    # polish kappa0 alone (Brent on the log, to ~1e-8 relative) at the chosen c and s,
-    # so that the choice does not move with the rounding of the statistics
-    lo, hi = np.log(K_BOUNDS)
-    centre = np.log(kappa0)
-    result = minimize_scalar(lambda lk: -profile_kappa(c, c * s, np.exp(lk), d, parts),
-                             bounds=(max(lo, centre - 1.0), min(hi, centre + 1.0)),
-                             method="bounded", options={"xatol": 1e-11})
-    if -result.fun >= -best.fun:
-        kappa0 = float(np.exp(result.x))
-    found = evidence_search(stats, m0, kappa0, S0, tied=tied, dof=dof, scale=scale)
-    return dict(found, kappa0=float(kappa0))
+    return unpack(best.x)
 
 
 def pooled_target(stats: dict, m0: np.ndarray, kappa0: float, D: np.ndarray) -> np.ndarray:
