@@ -16,6 +16,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from bayesgen.data.sparse import observed_x
+from bayesgen.exceptions import warn
 from bayesgen.inference import class_layout, classprior
 from bayesgen.inference.fitted import as_fit
 from bayesgen.utils.heavy import import_arviz
@@ -275,7 +276,6 @@ def _dataset(data: dict, coords: dict, dims: dict, *, default_dims: tuple = ("ch
     DataArray per variable merged (ArviZ's way, ~10x slower; tests/test_idata_groups.py
     checks that both give identical groups)."""
     import datetime
-    import warnings
 
     import xarray as xr
 
@@ -287,9 +287,8 @@ def _dataset(data: dict, coords: dict, dims: dict, *, default_dims: tuple = ("ch
         if default_dims:
             value = value.reshape((1,) * max(0, 2 - value.ndim) + value.shape)
             if value.shape[0] > value.shape[1]:
-                warnings.warn(f"More chains ({value.shape[0]}) than draws ({value.shape[1]}). "
-                              "Passed array should have shape (chains, draws, *shape)",
-                              UserWarning, stacklevel=2)
+                warn(f"More chains ({value.shape[0]}) than draws ({value.shape[1]}). "
+                     "Passed array should have shape (chains, draws, *shape)", UserWarning)
         elif value.ndim == 0:
             value = value.reshape(1)
         shape = value.shape[len(default_dims):]
@@ -298,10 +297,10 @@ def _dataset(data: dict, coords: dict, dims: dict, *, default_dims: tuple = ("ch
             if skip_event_dims:
                 var_dims = var_dims[:len(shape)]
             else:
-                warnings.warn(f"In variable {name}, there are more dims ({len(var_dims)}) "
-                              f"given than exist ({len(shape)}). Passed array should have "
-                              f"shape ({', '.join(default_dims) + ', ' if default_dims else ''}"
-                              "*shape)", UserWarning, stacklevel=2)
+                warn(f"In variable {name}, there are more dims ({len(var_dims)}) given "
+                     f"than exist ({len(shape)}). Passed array should have shape "
+                     f"({', '.join(default_dims) + ', ' if default_dims else ''}*shape)",
+                     UserWarning)
         if skip_event_dims:
             for i, (dim, size) in enumerate(zip(var_dims, shape, strict=False)):
                 if dim in coords and size != len(coords[dim]):
