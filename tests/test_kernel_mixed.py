@@ -16,6 +16,7 @@ from sklearn.neighbors import KernelDensity
 
 import bayesgen as bg
 from bayesgen.families.kernel import family as kernel_module
+from bayesgen.families.kernel import kde
 from bayesgen.families.kernel.family import KernelFamily
 from bayesgen.families.mixed import pymc
 from bayesgen.families.mixed.family import MixedFamily
@@ -105,7 +106,7 @@ def test_log_lik_broadcasts_over_draws_and_chunks(real_data, monkeypatch):
         for b in range(2):
             one = dict(clf._params, bandwidth=clf.bandwidth_ * factors[a, b])
             np.testing.assert_allclose(out[a, b], fam.log_lik(X[:20], one), rtol=1e-12)
-    monkeypatch.setattr(kernel_module, "_BUDGET", 50)  # forces one row/draw per block
+    monkeypatch.setattr(kde, "_BUDGET", 50)  # forces one row/draw per block
     np.testing.assert_allclose(fam.log_lik(X[:20], params), out, rtol=1e-12)
 
 
@@ -352,7 +353,7 @@ def test_train_log_lik_blocks_draw_dims_and_errors(real_data, monkeypatch):
     assert out.shape == (2, 3, y.size)
     one = clf._family.train_log_lik(X, y, dict(clf._params, bandwidth=h[1, 2]))
     np.testing.assert_allclose(out[1, 2], one, rtol=1e-12)
-    monkeypatch.setattr(kernel_module, "_BUDGET", 50)  # one row and draw per block
+    monkeypatch.setattr(kde, "_BUDGET", 50)  # one row and draw per block
     np.testing.assert_allclose(clf._family.train_log_lik(X, y, params), out, rtol=1e-12)
     # the training rows in another order: each row keeps its own term
     np.testing.assert_allclose(clf._family.train_log_lik(X[::-1], y[::-1], params),

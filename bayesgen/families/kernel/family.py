@@ -44,7 +44,7 @@ from bayesgen.families.kernel.bandwidth import (
     _rows_term,
     silverman,
 )
-from bayesgen.families.kernel.kde import _BUDGET, LOG_2PI, _fixed, _kde_sums  # noqa: F401 (_BUDGET for tests)
+from bayesgen.families.kernel.kde import LOG_2PI, _fixed, _kde_sums
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
 
