@@ -32,6 +32,7 @@ from bayesgen.families.mixture import em, gibbs
 from bayesgen.families.mixture import pymc as mixture_pymc
 from bayesgen.families.mixture.family import MixtureFamily
 from bayesgen.inference import classprior, mcmc, posterior, rows, scoring, statistics
+from bayesgen.utils.heavy import import_arviz
 from bayesgen.utils.random import rng_from
 
 _MVN = FAMILIES["mvn"]
@@ -518,14 +519,14 @@ class MixtureDA(GenerativeClassifier):
                 rows = train[yt[train] == k]
                 Zk, vk = Zt[rows], vt[rows]
                 single = em.run(component, Zk, vk, prior_one, 1, **kw)
-                one[test, k] = _mixture_log_lik(component, Zt[test], single)
+                one[test, k] = em.log_lik(component, Zt[test], single)
                 if not keep[k]:
                     mix[test, k] = one[test, k]
                     continue
                 fit, prior = fits[k]
                 start = em.hard_labels(component, Zk, fit)
                 refit = em.run(component, Zk, vk, prior, sizes[k], start=start, **kw)
-                mix[test, k] = _mixture_log_lik(component, Zt[test], refit)
+                mix[test, k] = em.log_lik(component, Zt[test], refit)
 
         share = vt / vt.sum()
 
@@ -734,10 +735,10 @@ class MixtureDA(GenerativeClassifier):
 
     def _psis_log_joint(self, found) -> Bunch:
         """:meth:`loo_log_joint` of the posterior methods: PSIS-LOO."""
-        import arviz as az
-
         from bayesgen.exceptions import DataWarning, warn
         from bayesgen.inference import exact_loo
+
+        az = import_arviz()
 
         fit = self.fitted_
         X, y_index, w = found.X, found.y, found.weights
@@ -787,13 +788,6 @@ class MixtureDA(GenerativeClassifier):
             warn(f"MixtureDA {how} may not have converged: {'; '.join(problems)}. "
                  "Try more draws and tune, more chains, or fewer components.",
                  ConvergenceWarning)
-
-
-def _mixture_log_lik(component, Z: np.ndarray, fit) -> np.ndarray:
-    """log sum_m w_m f(z_n | theta_m) of rows Z (n, d) under one class's EM fit, (n,)."""
-    with np.errstate(divide="ignore"):
-        L = component.log_lik(Z, fit.params, full=True) + np.log(fit.weights)
-    return logsumexp(L, axis=1)
 
 
 def _pad(weights: list, params: list, lead: int = 0) -> tuple[np.ndarray, dict]:

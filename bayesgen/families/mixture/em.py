@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import logsumexp
 
 from bayesgen.utils.logspace import fast_logsumexp
 
@@ -74,11 +75,20 @@ class ClassFit:
     bic: float
 
 
+def _component_log_joint(component, Z: np.ndarray, fit: ClassFit) -> np.ndarray:
+    """log w_m + log f(z_n | theta_m) of rows Z (n, d) under one class's fit, (n, M)."""
+    with np.errstate(divide="ignore"):
+        return component.log_lik(Z, fit.params, full=True) + np.log(fit.weights)
+
+
 def hard_labels(component, Z: np.ndarray, fit: ClassFit) -> np.ndarray:
     """The most probable component of every row under ``fit``, (n,)."""
-    with np.errstate(divide="ignore"):
-        L = component.log_lik(Z, fit.params, full=True) + np.log(fit.weights)
-    return np.argmax(L, axis=1).astype(np.intp)
+    return np.argmax(_component_log_joint(component, Z, fit), axis=1).astype(np.intp)
+
+
+def log_lik(component, Z: np.ndarray, fit: ClassFit) -> np.ndarray:
+    """log sum_m w_m f(z_n | theta_m) of rows Z (n, d) under one class's fit, (n,)."""
+    return logsumexp(_component_log_joint(component, Z, fit), axis=1)
 
 
 def component_stats(component, Z: np.ndarray, R: np.ndarray, v: np.ndarray) -> dict:
