@@ -208,7 +208,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         if method == "conjugate":
             if lam > 0.0:
                 self._store_augmentation(augmentation.run(
-                    self._fitted(), family, batch, lam, self.tune, self.random_state))
+                    self._fitted(), batch, lam, self.tune, self.random_state))
             return
         result = (kernel.run if kernel_em else em.run)(self._fitted(), method, family,
                                                        batch, lam)
@@ -252,6 +252,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.class_count_ = counts
         self._model = None  # model_, built on first access from the kept rows
+        family = family.learned(stats)  # e.g. the categories of a categorical family
         self._family = family
         self._frame = scoring.frame_of(family)  # the internal coordinates' frame
         self._stats = stats

@@ -381,6 +381,11 @@ class Configurable:
         new._settle(settings)
         return new
 
+    def learned(self, stats: dict):
+        """This family configured with what it reads from the fit's statistics (the
+        categories of a categorical family, :meth:`configured`): ``self`` when nothing."""
+        return self
+
     def sample_inputs(self, stats: dict) -> dict:
         """Nothing beyond the parameters."""
         return {}

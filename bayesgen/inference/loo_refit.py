@@ -50,9 +50,8 @@ def applies(family, n_rows: int) -> bool:
 @dataclass(frozen=True)
 class RowPosteriors:
     """The posterior without each training row, with the prior re-resolved: row i's
-    ``posts[i]`` is scored by ``families[i]`` (a copy holding whatever ``prior`` and
-    ``posterior`` resolved on the statistics without row i, e.g. the categories of a
-    categorical part), so that scoring needs no further state."""
+    ``posts[i]`` is scored by ``families[i]``, the family ``learned`` from the statistics
+    without row i (e.g. the categories of a categorical part)."""
 
     families: tuple
     posts: tuple
@@ -96,7 +95,7 @@ def posteriors(family, Z: Any, y: np.ndarray, w: np.ndarray, n_classes: int,
         prior = (own.prior(stats, record=False) if start is None
                  else own.prior(stats, record=False, start=start))
         posts.append(own.posterior(stats, prior))
-        families.append(own if pure else copy.deepcopy(own))
+        families.append(own.learned(stats))
     return RowPosteriors(tuple(families), tuple(posts))
 
 

@@ -76,7 +76,7 @@ class Result:
     lp: np.ndarray
 
 
-def run(fit, family, batch, lam: float, tune: Any, random_state: Any) -> Result:
+def run(fit, batch, lam: float, tune: Any, random_state: Any) -> Result:
     """Data augmentation for a batch with unlabeled rows (module docstring), started
     at the labeled-only conjugate fit ``fit`` (:class:`bayesgen.inference.fitted.Fit`,
     under the prior resolved from all rows), with the estimator's ``tune`` and
@@ -88,7 +88,7 @@ def run(fit, family, batch, lam: float, tune: Any, random_state: Any) -> Result:
     tune = conjugate.check_tune(tune)
     rng = rng_from(random_state)  # a stream apart from the labeled draws
     rng = np.random.default_rng(rng.integers(2**63))
-    out = _run(fit, family, batch, Z_l, chains, draws, tune, rng)
+    out = _run(fit, fit.family, batch, Z_l, chains, draws, tune, rng)
     params, log_pi, posts, rb_log_pi, counts, lp = out
     return Result(params, log_pi, posterior.mixture(posts, rb_log_pi), counts, lp)
 

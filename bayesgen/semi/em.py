@@ -197,6 +197,7 @@ def resolve_prior(estimator, family, batch, start: dict, lam: float) -> dict | N
     classes = batch.classes
     alpha = check_concentration(estimator.class_alpha, classes.size, "class_alpha", "class")
     fixed = classprior.check_fixed(getattr(estimator, "class_prior", None), classes.size)
+    family = family.learned(start)
     params = family.map(start, family.prior(start))  # the labeled-only MAP
     with np.errstate(divide="ignore"):
         log_pi = np.log(classprior.point("map", batch.counts, alpha, fixed))
@@ -239,6 +240,7 @@ def run(fit, method: str, family, batch, lam: float) -> Result:
     n_classes = classes.size
     data = EMData(batch, n_classes, lam)
     start = start_stats(family, batch, lam)
+    family = family.learned(start)
     prior, alpha, fixed, params, log_pi = em_start(fit, method)
     value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
     trace = [value]

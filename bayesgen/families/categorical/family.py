@@ -29,7 +29,7 @@ from bayesgen.data.validation import check_nonnegative
 from bayesgen.families import conjugate
 from bayesgen.families import dirichlet as dr
 from bayesgen.families.categorical import pymc as _pymc
-from bayesgen.families.protocol import Capabilities
+from bayesgen.families.protocol import Capabilities, Configurable
 from bayesgen.families.semi_hooks import UnlabeledHooks
 
 WHO = "CategoricalNB"
@@ -58,6 +58,8 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
     capabilities = Capabilities(missing=True, poor_score=True, coords=True,
                                 levels=True,
                                 learns_categories=True)
+    #: ``categories_`` is configured by :meth:`learned`
+    SETTINGS = Configurable.SETTINGS | {"categories_"}
 
     def __init__(self, *, alpha: Any = 2.0, min_categories: Any = None) -> None:
         self.alpha = alpha
@@ -131,25 +133,32 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
     # ----------------------------------------------------------------- prior
     def prior(self, stats: dict, *, record: bool = True) -> dict:
-        """``alpha`` (d,) and ``n_categories`` C_j (d,); resolves ``categories_``."""
+        """``alpha`` (d,) and ``n_categories`` C_j (d,) of :meth:`categories`."""
         alpha = dr.check_alpha(self.alpha, stats["n_seen"].shape[0])
-        return {"alpha": alpha, "n_categories": self._resolve(stats)}
+        return {"alpha": alpha, "n_categories": _sizes(self.categories(stats))}
 
     def prior_uses_data(self) -> bool:
         """False: leave-one-out keeps the fit's categories."""
         return False
 
-    def _resolve(self, stats: dict) -> np.ndarray:
-        """Set ``categories_`` = observed values united with 0..min_categories_j - 1,
-        and ``n_categories_`` C_j (d,); returns C_j."""
+    def categories(self, stats: dict) -> list[np.ndarray]:
+        """The categories of every feature: the values observed in ``stats`` united with
+        0..min_categories_j - 1 (a function of the statistics and the configuration)."""
         observed = cats.from_table(stats["categories"], stats["n_seen"])
         minimum = self._min_categories(observed, stats["count"].shape[0])
-        self.categories_ = [
-            cats.union(o, np.arange(m, dtype=o.dtype)) if m else o
-            for o, m in zip(observed, minimum, strict=True)
-        ]
-        self.n_categories_ = np.array([c.size for c in self.categories_], dtype=np.intp)
-        return self.n_categories_
+        return [cats.union(o, np.arange(m, dtype=o.dtype)) if m else o
+                for o, m in zip(observed, minimum, strict=True)]
+
+    def learned(self, stats: dict) -> CategoricalFamily:
+        """A copy configured with the :meth:`categories` of ``stats`` (``categories_``),
+        which the hooks without statistics (``check_X``, ``log_lik``, ...) read."""
+        return self.configured(categories_=self.categories(stats))
+
+    def _settle(self, settings: dict) -> None:
+        """The settings; ``n_categories_`` follows ``categories_``."""
+        super()._settle(settings)
+        if "categories_" in settings:
+            self.n_categories_ = _sizes(self.categories_)
 
     def _min_categories(self, observed: list, n_classes: int) -> np.ndarray:
         """m_j (d,); 0 for features with levels; ``ValueError`` when the tables cannot fit
@@ -174,25 +183,29 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return m.astype(np.intp)
 
     # -------------------------------------------------------------- estimates
-    def _aligned(self, stats: dict) -> np.ndarray:
-        """Category counts over ``categories_`` (K, d, Cmax), zero-padded."""
+    def _aligned(self, stats: dict, categories: list | None = None) -> np.ndarray:
+        """Category counts over ``categories`` (default :meth:`categories` of ``stats``)
+        (K, d, Cmax), zero-padded."""
         observed = cats.from_table(stats["categories"], stats["n_seen"])
-        width = int(self.n_categories_.max()) if self.n_categories_.size else 0
+        categories = self.categories(stats) if categories is None else categories
+        width = max((c.size for c in categories), default=0)
         out = np.zeros((stats["count"].shape[0], len(observed), width))
-        for j, (o, c) in enumerate(zip(observed, self.categories_, strict=True)):
+        for j, (o, c) in enumerate(zip(observed, categories, strict=True)):
             out[:, j, : c.size] = cats.reindex(stats["category_count"][:, j], o, c)
         return out
 
-    def _padded(self, stats: dict, add: np.ndarray) -> np.ndarray:
-        """Resolved counts plus ``add`` on the valid categories, 0 on the padding."""
-        n_cat = self._resolve(stats)
-        counts = self._aligned(stats)
+    def _padded(self, stats: dict, add: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Counts over the :meth:`categories` of ``stats`` plus ``add`` on the valid
+        categories, 0 on the padding, and C_j (d,)."""
+        categories = self.categories(stats)
+        n_cat = _sizes(categories)
+        counts = self._aligned(stats, categories)
         valid = np.arange(counts.shape[-1]) < n_cat[:, None]  # (d, Cmax)
-        return np.where(valid, counts + add, 0.0)
+        return np.where(valid, counts + add, 0.0), n_cat
 
     def mle(self, stats: dict) -> dict:
         """theta_kjc = c_kjc / N_kj (``ValueError`` for a feature never observed)."""
-        numer = self._padded(stats, np.zeros(1))
+        numer, _ = self._padded(stats, np.zeros(1))
         if "observed" in stats:
             missing.require_observed(stats["observed"], self.labels, WHO)
         denom = missing.observed_count(stats)[..., None]
@@ -202,9 +215,9 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         """theta_kjc = (c_kjc + alpha_j - 1) / (N_k + C_j (alpha_j - 1)), alpha >= 1."""
         alpha = prior["alpha"]
         dr.require_mode_alpha(alpha, WHO)
-        numer = self._padded(stats, (alpha - 1.0)[:, None])
+        numer, n_cat = self._padded(stats, (alpha - 1.0)[:, None])
         denom = (missing.observed_count(stats)[..., None]
-                 + (self.n_categories_ * (alpha - 1.0))[:, None])
+                 + (n_cat * (alpha - 1.0))[:, None])
         return {"theta": dr.mode(numer, denom, self.labels, WHO)}
 
     def log_prior(self, params: dict, prior: dict) -> float:
@@ -217,7 +230,7 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
     def posterior(self, stats: dict, prior: dict) -> dict:
         """Dirichlet concentration ``c + alpha`` (K, d, Cmax), 0 on the padding."""
-        return {"concentration": self._padded(stats, prior["alpha"][:, None])}
+        return {"concentration": self._padded(stats, prior["alpha"][:, None])[0]}
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. draws ``theta`` (size, K, d, Cmax); exact 0 only on padding."""
@@ -275,10 +288,11 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         return out
 
     def stats_attributes(self, stats: dict) -> dict:
-        """``category_count_``: a list of d arrays (K, C_j) over ``categories_``."""
-        counts = self._aligned(stats)
-        return {"category_count_": [counts[:, j, :c]
-                                    for j, c in enumerate(self.n_categories_)]}
+        """``category_count_``: a list of d arrays (K, C_j) over the categories."""
+        categories = self.categories(stats)
+        counts = self._aligned(stats, categories)
+        return {"category_count_": [counts[:, j, :c.size]
+                                    for j, c in enumerate(categories)]}
 
     def _user_categories(self) -> list[np.ndarray]:
         """``categories_`` in the user's values: the levels of text/boolean/categorical
@@ -306,6 +320,11 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
         counts = self._aligned(stats)
         theta = params["theta"][:, :, : counts.shape[-1]]
         return pt.sum(counts * pt.log(pt.switch(counts > 0, theta, 1.0)))
+
+
+def _sizes(categories: list[np.ndarray]) -> np.ndarray:
+    """C_j (d,) of the categories of every feature."""
+    return np.array([c.size for c in categories], dtype=np.intp)
 
 
 class DirichletCategorical(conjugate.Entrywise):

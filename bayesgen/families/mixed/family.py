@@ -32,6 +32,7 @@ training rows live in :mod:`bayesgen.families.mixed.pymc`. The unlabeled-row hoo
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -135,6 +136,13 @@ class MixedFamily(Configurable):
         super()._settle(settings)
         if self.parts_ is not None:
             self.parts_ = _configured_parts(self.parts_, settings)
+
+    def learned(self, stats: dict) -> MixedFamily:
+        """A copy whose parts are each ``learned`` from their statistics."""
+        new = copy.copy(self)
+        new.parts_ = [dict(q, family=q["family"].learned(s))
+                      for q, s in zip(self.resolved_parts(), stats["parts"], strict=True)]
+        return new
 
     def real_columns(self, n_features: int) -> np.ndarray:
         """Columns of the real-valued parts (the others keep the identity frame)."""
