@@ -40,14 +40,6 @@ class UnlabeledHooks(Configurable):
         estimate = own.mle(completed) if prior is None else own.map(completed, prior)
         return estimate, completed
 
-    def em_final(self, labeled: dict, used: dict, prior: dict | None,
-                 params: dict) -> tuple[dict, dict]:
-        """``used`` and ``params``, or the family's own ``mle``/``map`` of ``used``
-        when its estimator is not the likelihood's maximiser."""
-        if self.likelihood_maximiser() is self:
-            return used, params
-        return used, (self.mle(used) if prior is None else self.map(used, prior))
-
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
         """``posterior(stats, prior)``: missing entries drop out of the statistics, so

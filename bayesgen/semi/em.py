@@ -13,7 +13,7 @@ on the labeled statistics plus every unlabeled row in class k with weight
 expected complete-data objective, so l never decreases (``em_objective_``, starting at
 the labeled-only fit; LDA/QDA with missing entries: a generalised EM,
 :mod:`bayesgen.families.mvn.em`). ``divisor="unbiased"``: EM runs with divisor N_k and
-the family's estimate is taken once at the end (``em_final``). EM stops when an
+the family's estimate is taken once at the end (:func:`final`). EM stops when an
 iteration raises l by at most ``TOL * max(1, |l|)``, or after ``MAX_ITER`` iterations
 with a :class:`bayesgen.ConvergenceWarning`.
 """
@@ -260,5 +260,27 @@ def run(fit, method: str, family, batch, lam: float) -> Result:
                                          data),
         alpha, fixed, max_iter=MAX_ITER, alternative="method='conjugate'/'mcmc'")
     # the family's own estimate (divisor N_k - 1) where EM's maximised the likelihood
-    stats, params = family.em_final(start, stats, prior, params)
+    stats, params = final(family, start, stats, prior, params)
     return Result(stats, counts, params, pi, n_iter, np.asarray(trace))
+
+
+def final(family, labeled: dict, used: dict, prior: dict | None,
+          params: dict) -> tuple[dict, dict]:
+    """``(stats, params)`` once EM has converged at the family's ``em_m_step`` result
+    ``(params, used)``: a kernel density's ``labeled`` points with their weights as given
+    (as KernelNB's ``mle``), the family's own ``mle``/``map`` of ``used`` where its
+    estimator is not the likelihood's maximiser (``divisor="unbiased"``), else ``used``
+    and ``params``; a composite family's parts each so. ``prior`` None for the MLE."""
+    caps = family.capabilities
+    if caps.composite:
+        parts = family.parts_
+        priors = [None] * len(parts) if prior is None else prior["parts"]
+        stats, out = zip(*[final(q["family"], s_l, s_u, pr, sub) for q, s_l, s_u, pr, sub in zip(
+            parts, labeled["parts"], used["parts"], priors, family.split(params), strict=True)],
+            strict=True)
+        return dict(used, parts=list(stats)), family.namespaced(out)
+    if caps.kernel_density:
+        return labeled, params
+    if family.likelihood_maximiser() is family:
+        return used, params
+    return used, (family.mle(used) if prior is None else family.map(used, prior))

@@ -34,6 +34,7 @@ from bayesgen.semi.em import (
     EMData,
     Result,
     em_start,
+    final,
     iterate,
     prior_terms,
     unlabeled_term,
@@ -116,5 +117,5 @@ def run(fit, method: str, family, batch, lam: float) -> Result:
         alpha, fixed, max_iter=MAX_ITER, alternative="method='mcmc'")
     # the kernel parts' labeled points with their weights as given (as KernelNB's mle);
     # a parametric part's own estimate where EM's maximised the likelihood
-    used, params = family.em_final(batch.stats, used, prior, params)
+    used, params = final(family, batch.stats, used, prior, params)
     return Result(used, counts * data.unit, params, pi, n_iter, np.asarray(trace))

@@ -326,14 +326,6 @@ class MixedFamily(Configurable):
             strict=True)
         return self.namespaced(out), {"count": completed["count"], "parts": list(used)}
 
-    def em_final(self, labeled: dict, used: dict, prior: dict | None,
-                 params: dict) -> tuple[dict, dict]:
-        """Every part's ``em_final``."""
-        stats, out = zip(*self._each(
-            lambda f, _, s_l, s_u, pr, sub: f.em_final(s_l, s_u, pr, sub),
-            labeled["parts"], used["parts"], self._priors(prior), self.split(params)), strict=True)
-        return dict(used, parts=list(stats)), self.namespaced(out)
-
     def _priors(self, prior: dict | None) -> list:
         """The parts' priors, or None for each (the MLE)."""
         return prior["parts"] if prior is not None else [None] * len(self.resolved_parts())

@@ -95,12 +95,9 @@ class EntryHooks:
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
-        """``posterior(stats, prior)``: conjugate whatever ``params`` are."""
+        """``posterior(stats, prior)``: conjugate whatever ``params`` are (missing entries
+        drop out; no completion, unlike the full covariance's)."""
         return self.posterior(stats, prior)
-
-    def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
-        """True: the conjugate steps take missing entries as they come."""
-        return True
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """:func:`draw_entries`."""
