@@ -248,10 +248,13 @@ def test_kernel_errors(real_data):
     X, y = real_data
     fam = KernelFamily(bandwidth_sd=1.0)
     st = fam.stats(X, y, np.ones(y.size), 3)
-    with pytest.raises(ValueError, match="no conjugate prior; use method='mcmc'"):
-        fam.posterior(st, fam.prior(st))
-    with pytest.raises(ValueError, match="no conjugate prior"):
-        fam.draw({}, 10, np.random.default_rng(0))
+    caps = fam.capabilities  # no conjugate hooks; the estimator says why
+    assert not (caps.conjugate or caps.evidence or caps.exact_loo)
+    assert not hasattr(fam, "posterior") and not hasattr(fam, "loo_log_predictive")
+    with pytest.raises(ValueError, match="no conjugate prior.*use method='mcmc'"):
+        bg.KernelNB(method="conjugate").fit(X, y)
+    with pytest.raises(ValueError, match="KernelNB has no closed-form marginal likelihood"):
+        fam.log_evidence(st, fam.prior(st), None, method="map", who="KernelNB")
     labels = np.array(["a"] * 5 + ["b"] + ["c"] * 5)
     with pytest.raises(ValueError, match=r"at least 2 samples.*class 'b'"):
         bg.KernelNB().fit(X[:11], labels)

@@ -4,14 +4,14 @@ A family is one class, written as one module (or subpackage) of :mod:`bayesgen.f
 and registered once in :data:`bayesgen.families.REGISTRY`; the rest of the package reaches
 it only through the members listed here, never through its name:
 
-- :class:`Family`, the hooks every family has. A statistical capability a model lacks in
-  closed form (conjugate posterior, evidence, exact LOO) is declared False in its
-  :class:`Capabilities` and its hook raises ``ValueError`` saying why.
+- :class:`Family`, the hooks every family has.
 - :class:`Capabilities`, the ``capabilities`` attribute (a property when it depends on
   the configuration). Callers read a flag instead of probing with ``hasattr``.
-- One small protocol per optional structural ability (:data:`HOOKS`), whose hooks a
-  family has exactly when it sets the matching flag; without the flag a caller does what
-  the hook would do trivially (identity frame, no fixed parameters, ...).
+- One small protocol per optional ability (:data:`HOOKS`, :data:`JOINT_HOOKS`), whose
+  hooks a family has when it sets the matching flag (a statistical capability a model
+  lacks in closed form, a conjugate posterior or exact LOO, is declared False and the
+  caller refuses with the reason); without the flag a caller does what the hook would
+  do trivially (identity frame, no fixed parameters, ...).
 
 :func:`undeclared` lists the flags whose hooks are missing; ``tests/test_family_protocol.py``
 runs it and exercises every capability of every registered family.
@@ -46,9 +46,10 @@ class Capabilities:
         scikit-learn's ``poor_score`` tag.
     support_check_finds_nan : bool
         ``check_X`` already rejects NaN, so the estimator skips the finiteness pass.
-    conjugate, evidence, exact_loo : bool
-        ``posterior``/``draw``/``log_predictive``, ``log_evidence`` and the
-        ``loo_log_predictive*`` hooks are closed form (else they raise ``ValueError``).
+    conjugate, exact_loo : bool
+        The family has the hooks of :class:`Conjugate` and :class:`ExactLOO`.
+    evidence : bool
+        ``log_evidence`` is closed form (else it raises ``ValueError`` saying why).
     real_valued, far_rows, augmentation, fixed_params, train_log_lik : bool
         The family has the hooks of that protocol of :data:`HOOKS`.
     coords, levels, linear_discriminant, composite : bool
@@ -132,14 +133,6 @@ class Family(Protocol):
     def map(self, stats: dict, prior: dict) -> dict:
         """Closed-form posterior-mode ``params`` under ``prior``."""
 
-    def posterior(self, stats: dict, prior: dict) -> dict:
-        """Conjugate posterior hyper-parameters."""
-
-    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """``size`` i.i.d. posterior draws (``params`` with leading dim ``size``)."""
-
-    def log_predictive(self, X: Any, post: dict) -> np.ndarray:
-        """Posterior predictive log p(x_n | y = k, data), (n, K)."""
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: Any, params: dict, *, full: bool = True) -> np.ndarray:
@@ -167,17 +160,6 @@ class Family(Protocol):
         ``rows()`` returns the training ``(X, w)`` on demand (``ValueError`` saying how to pass
         them when the fit kept none); ``method`` is the fit's, ``who`` names the model."""
 
-    def loo_log_predictive(self, Z: Any, y: np.ndarray, w: np.ndarray,
-                           post: dict) -> np.ndarray:
-        """log p(z_n | y_n, D without row n), (n,), internal frame: row n (weight w_n)
-        removed from the posterior ``post`` of its class."""
-
-    def loo_log_predictive_at(self, Z: Any, y: np.ndarray, w: np.ndarray, post: dict,
-                              Z_test: Any = None) -> np.ndarray:
-        """log p(z_test_j | y = k, D without training row i), (n, m, K); ``Z_test=None``:
-        each training row at itself, (n, K). Every parameter that depends on row i changes,
-        also those the classes share (LDA's covariance). Memory: the output plus
-        :data:`bayesgen.families.conjugate.BLOCK` values."""
 
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "",
@@ -210,13 +192,6 @@ class Family(Protocol):
         ``Z_u`` (m, d) the unlabeled rows (internal frame); ``prior`` None for the MLE;
         ``params`` the current estimate."""
 
-    def em_final(self, labeled: dict, used: dict, prior: dict | None,
-                 params: dict) -> tuple[dict, dict]:
-        """``(stats, params)`` once EM has converged from ``em_m_step``'s ``(params,
-        used)``: the family's own estimator where it differs from the likelihood's
-        maximiser (``divisor="unbiased"``), a kernel family's labeled points with
-        ``labeled``'s weights."""
-
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
         """The conjugate posterior of theta given statistics whose missing entries, if the
@@ -237,6 +212,45 @@ class Family(Protocol):
 
 
 # ------------------------------------------------------- optional abilities
+@runtime_checkable
+class Conjugate(Protocol):
+    """A closed-form conjugate posterior (``conjugate``; ``method="conjugate"``)."""
+
+    def posterior(self, stats: dict, prior: dict) -> dict:
+        """Conjugate posterior hyper-parameters."""
+
+    def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
+        """``size`` i.i.d. posterior draws (``params`` with leading dim ``size``)."""
+
+    def log_predictive(self, X: Any, post: dict) -> np.ndarray:
+        """Posterior predictive log p(x_n | y = k, data), (n, K)."""
+
+
+@runtime_checkable
+class ExactLOO(Protocol):
+    """Closed-form leave-one-out predictives (``exact_loo``)."""
+
+    def loo_log_predictive(self, Z: Any, y: np.ndarray, w: np.ndarray,
+                           post: dict) -> np.ndarray:
+        """log p(z_n | y_n, D without row n), (n,), internal frame: row n (weight w_n)
+        removed from the posterior ``post`` of its class."""
+
+    def loo_log_predictive_at(self, Z: Any, y: np.ndarray, w: np.ndarray, post: dict,
+                              Z_test: Any = None) -> np.ndarray:
+        """log p(z_test_j | y = k, D without training row i), (n, m, K); ``Z_test=None``:
+        each training row at itself, (n, K). Every parameter that depends on row i changes,
+        also those the classes share (LDA's covariance). Memory: the output plus
+        :data:`bayesgen.families.conjugate.BLOCK` values."""
+
+
+@runtime_checkable
+class FarPredictive(Protocol):
+    """The conjugate predictive of far rows (``conjugate`` and ``far_rows``)."""
+
+    def far_log_predictive(self, far: Any, post: dict) -> np.ndarray:
+        """Posterior predictive log-density of the far rows, (m, K)."""
+
+
 @runtime_checkable
 class RealValued(Protocol):
     """Columns in the affine frame z = (x - c) / s chosen at fit (``real_valued``)."""
@@ -261,9 +275,6 @@ class FarRows(Protocol):
 
     def far_terms(self, far: Any, params: dict) -> tuple:
         """(a2, a1, a0), each (..., m, K): log p(z | k) = t^2 a2 + t a1 + a0."""
-
-    def far_log_predictive(self, far: Any, post: dict) -> np.ndarray:
-        """Posterior predictive log-density of the far rows, (m, K)."""
 
 
 @runtime_checkable
@@ -331,9 +342,17 @@ class Composite(Protocol):
     def column_families(self, names: list[str] | None, kinds: list[str]) -> list:
         """The part family modelling each column of a table."""
 
+    def split(self, params: dict) -> list[dict]:
+        """Each part's entries of ``params``, its prefix removed."""
+
+    def namespaced(self, per_part: list[dict]) -> dict:
+        """The parts' dicts merged, each key prefixed by its part's prefix."""
+
 
 #: capability flag -> the protocol of the hooks a family declaring it has
 HOOKS: dict[str, type] = {
+    "conjugate": Conjugate,
+    "exact_loo": ExactLOO,
     "real_valued": RealValued,
     "far_rows": FarRows,
     "augmentation": Augmentation,
@@ -344,6 +363,9 @@ HOOKS: dict[str, type] = {
     "linear_discriminant": LinearDiscriminant,
     "composite": Composite,
 }
+
+#: flags that together ask for one more protocol
+JOINT_HOOKS: dict[tuple[str, ...], type] = {("conjugate", "far_rows"): FarPredictive}
 
 
 def undeclared(family: Any) -> list[str]:
@@ -357,6 +379,9 @@ def undeclared(family: Any) -> list[str]:
         hooks = HOOKS.get(flag.name)
         if hooks is not None and getattr(caps, flag.name) and not isinstance(family, hooks):
             problems.append(flag.name)
+    for flags, hooks in JOINT_HOOKS.items():
+        if all(getattr(caps, f) for f in flags) and not isinstance(family, hooks):
+            problems.append("+".join(flags))
     return problems
 
 

@@ -48,20 +48,6 @@ from bayesgen.families.kernel.kde import LOG_2PI, _fixed, _kde_sums
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
 
-NO_CONJUGATE = (
-    "KernelNB has no conjugate prior; use method='mcmc' for posterior inference on the "
-    "bandwidths (or method='mle'/'map' for point estimates)."
-)
-
-
-def _refused(message: str):
-    """A hook that raises ``ValueError(message)`` (``{who}`` filled from its keyword)."""
-    def hook(self, *args, who: str = "KernelNB", **kwargs):
-        """Not available: ``ValueError`` (no conjugate prior, see the message)."""
-        raise ValueError(message.format(who=who))
-
-    return hook
-
 
 def _silverman(stats: dict) -> np.ndarray:
     """Silverman's bandwidths (K, d); with missing entries, each feature's from its
@@ -236,23 +222,12 @@ class KernelFamily(RealColumns, UnlabeledHooks):
         rows = (np.asarray(Z_u, dtype=np.float64), A, params["bandwidth"])
         return self.fit_bandwidths(labeled, centre, sd, rows), labeled
 
-    def em_final(self, labeled: dict, used: dict, prior: dict | None,
-                 params: dict) -> tuple[dict, dict]:
-        """The ``labeled`` points with their weights as given, and ``params``."""
-        return labeled, params
-
-    # no conjugate prior: these hooks raise ``ValueError`` saying why
-    posterior = draw = log_predictive = far_log_predictive = _refused(NO_CONJUGATE)
-    log_evidence = _refused(
-        "{who}: KernelNB has no closed-form marginal likelihood (its bandwidth prior is not "
-        "conjugate); compare it by LOO (bg.compare(..., ic='loo')).")
-    loo_log_predictive = _refused(
-        "KernelNB has no exact leave-one-out predictive (no conjugate posterior); its "
-        "pointwise log-likelihood is already each training row's leave-one-out term, and "
-        "bg.compare uses PSIS-LOO.")
-    loo_log_predictive_at = _refused(
-        "KernelNB has no exact leave-one-out predictive (no conjugate posterior), at its "
-        "training rows or elsewhere; use split conformal sets.")
+    def log_evidence(self, stats: dict, prior: dict, rows, *, method: str,
+                     who: str = "KernelNB") -> float:
+        """No closed form: ``ValueError`` (the bandwidth prior is not conjugate)."""
+        raise ValueError(
+            f"{who}: KernelNB has no closed-form marginal likelihood (its bandwidth prior "
+            "is not conjugate); compare it by LOO (bg.compare(..., ic='loo')).")
 
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
