@@ -12,6 +12,7 @@ module and registered once is checked here unchanged, once it has a row in ``CAS
 """
 
 import copy
+import pickle
 from dataclasses import fields
 
 import numpy as np
@@ -103,6 +104,28 @@ def test_fitted_family_declares_its_capabilities(case):
         assert tags.input_tags.allow_nan is caps.missing
         assert tags.classifier_tags.poor_score is caps.poor_score
         assert tags.input_tags.positive_only is bool(family.positive_only)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fitted_family_is_not_changed_by_its_hooks(case):
+    """A fitted family's hooks are functions of their arguments: prior, estimates,
+    posterior and ``learned`` on other statistics (fewer rows, so fewer categories) leave
+    the family as it was (what the statistics teach it is a new copy's, ``learned``)."""
+    est, X, y = _fit(case, method="map")
+    family = est._family
+    before = pickle.dumps(family)
+    Xc = family.check_X(X, method="map", who="test")
+    Z = scoring.internal(est, Xc)
+    stats = family.stats(Z[::2], y[::2], np.ones(y[::2].size), est.classes_.size)
+    prior = family.prior(stats, record=False)
+    family.map(stats, prior)
+    if family.capabilities.conjugate:
+        family.posterior(stats, prior)
+    learned = family.learned(stats)
+    assert pickle.dumps(family) == before
+    if case == "categorical":
+        assert [c.size for c in learned.categories_] == list(prior["n_categories"])
+        assert learned.categories_ is not family.categories_
 
 
 def test_undeclared_names_what_is_missing():

@@ -251,7 +251,7 @@ def test_kernel_errors(real_data):
     caps = fam.capabilities  # no conjugate hooks; the estimator says why
     assert not (caps.conjugate or caps.evidence or caps.exact_loo)
     assert not hasattr(fam, "posterior") and not hasattr(fam, "loo_log_predictive")
-    with pytest.raises(ValueError, match="no conjugate prior.*use method='mcmc'"):
+    with pytest.raises(ValueError, match=r"no conjugate prior.*use method='mcmc'"):
         bg.KernelNB(method="conjugate").fit(X, y)
     with pytest.raises(ValueError, match="KernelNB has no closed-form marginal likelihood"):
         fam.log_evidence(st, fam.prior(st), None, method="map", who="KernelNB")

@@ -240,7 +240,7 @@ def run(fit, method: str, family, batch, lam: float) -> Result:
     n_classes = classes.size
     data = EMData(batch, n_classes, lam)
     start = start_stats(family, batch, lam)
-    family = family.learned(start)
+    family = fit.family  # ``learned`` from ``start`` (a categorical family's categories)
     prior, alpha, fixed, params, log_pi = em_start(fit, method)
     value, log_r = objective(family, method, params, log_pi, prior, alpha, fixed, data)
     trace = [value]

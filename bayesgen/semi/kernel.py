@@ -95,6 +95,7 @@ def run(fit, method: str, family, batch, lam: float) -> Result:
     :func:`bayesgen.semi.em.start_stats` gives, under the prior resolved from all rows)
     for a batch with unlabeled rows (module docstring); the objective ``l`` after every
     iteration, the first at the labeled-only fit. The estimator stores the result."""
+    family = fit.family  # ``learned`` from the fit's statistics (a categorical part's)
     classes = batch.classes
     data = _Data(batch, method, lam)
     stats_l = family.stats(data.Z_l, data.y_l, data.w_l, classes.size)
