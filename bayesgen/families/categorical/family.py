@@ -59,7 +59,7 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
                                 levels=True,
                                 learns_categories=True)
     #: ``categories_`` is configured by :meth:`learned`
-    SETTINGS = Configurable.SETTINGS | {"categories_"}
+    SETTINGS = Configurable.SETTINGS | {"categories_", "n_categories_"}
 
     def __init__(self, *, alpha: Any = 2.0, min_categories: Any = None) -> None:
         self.alpha = alpha
@@ -150,15 +150,10 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
                 for o, m in zip(observed, minimum, strict=True)]
 
     def learned(self, stats: dict) -> CategoricalFamily:
-        """A copy configured with the :meth:`categories` of ``stats`` (``categories_``),
-        which the hooks without statistics (``check_X``, ``log_lik``, ...) read."""
-        return self.configured(categories_=self.categories(stats))
-
-    def _settle(self, settings: dict) -> None:
-        """The settings; ``n_categories_`` follows ``categories_``."""
-        super()._settle(settings)
-        if "categories_" in settings:
-            self.n_categories_ = _sizes(self.categories_)
+        """A copy configured with the :meth:`categories` of ``stats`` (``categories_``,
+        ``n_categories_``), which the hooks without statistics (``log_lik``, ...) read."""
+        categories = self.categories(stats)
+        return self.configured(categories_=categories, n_categories_=_sizes(categories))
 
     def _min_categories(self, observed: list, n_classes: int) -> np.ndarray:
         """m_j (d,); 0 for features with levels; ``ValueError`` when the tables cannot fit
