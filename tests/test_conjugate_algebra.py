@@ -105,6 +105,7 @@ SPARSE = {"bernoulli", "poisson", "multinomial"}
 def fitted(kind, X, y, w):
     family = FAMILIES[kind][0]()
     stats = family.stats(X, y, w, K)
+    family = family.learned(stats)  # as a fit's family (a categorical family's levels)
     prior = family.prior(stats)
     return family, stats, prior, family.posterior(stats, prior)
 

@@ -71,6 +71,7 @@ def fitted_family(name: str, X, y, w=None, **kw):
     w = np.ones(len(y)) if w is None else w
     X = family.check_X(X, method="map", who=name)
     st = family.stats(X, y, w, int(y.max()) + 1)
+    family = family.learned(st)  # as a fit's family (a categorical family's levels)
     return family, st, family.prior(st)
 
 
