@@ -39,7 +39,8 @@ the flat-m0 choices (everything else at ``LDA()``'s defaults), the library's bou
 ``LDA(mean_strength="auto")``, the oracles, the class frequencies, and the median
 chosen kappa0.
 
-``--study real``: the cells of ``validation/small_n.py`` (same seeds and splits), with
+``--study real``: the cells of ``validation/small_n.py`` (``--cells small_n``) or of
+``validation/stacking_holdout2.py`` (``--cells holdout2``), same seeds and splits, with
 ``LDA()``, ``LDA(mean_strength="auto")`` and ``LDA(mean_strength=<flat-m0 kappa0>)``.
 
 Run from the repository root::
@@ -48,6 +49,10 @@ Run from the repository root::
         --study generated --dims 5 20 60 --rows 10 20 --deltas 0 1.5 3 --splits 3
     OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python validation/small_n_mean_evidence.py \\
         --study real --splits 3
+    OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python validation/small_n_mean_evidence.py \\
+        --study real --cells holdout2 --splits 3
+    OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python validation/small_n_mean_evidence.py \\
+        --study generated --dims 5 20 60 --rows 100 --deltas 0 1.5 3 --splits 3
 """
 
 from __future__ import annotations
@@ -216,12 +221,14 @@ def generated_study(dims, rows, deltas, splits) -> None:
         print(f"| {d} | {n} | {delta:g} | " + " | ".join(cellsout) + " |", flush=True)
 
 
-def real_study(splits: int, seed: int) -> None:
-    """Print the table on the cells of ``validation/small_n.py``."""
-    from validation import small_n  # the same cells, seeds and splits
+def real_study(splits: int, seed: int, which: str) -> None:
+    """Print the table on the cells of ``validation/small_n.py`` (``which`` "small_n")
+    or ``validation/stacking_holdout2.py`` ("holdout2"), same seeds and splits."""
+    from validation import small_n, stacking_holdout2
 
+    study = {"small_n": small_n, "holdout2": stacking_holdout2}[which]
     table: dict[tuple, dict[str, list[float]]] = {}
-    for name, n, _rep, X, y, X_te, y_te in small_n.cells(splits, seed):
+    for name, n, _rep, X, y, X_te, y_te in study.cells(splits, seed):
         labels = np.unique(np.concatenate([y, y_te]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -252,12 +259,15 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[10, 20])
     parser.add_argument("--deltas", type=float, nargs="+", default=[0.0, 1.5, 3.0])
     parser.add_argument("--splits", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0, help="small_n.py's --seed")
+    parser.add_argument("--cells", choices=["small_n", "holdout2"], default="small_n",
+                        help="--study real: the cells of validation/small_n.py or of "
+                             "validation/stacking_holdout2.py")
+    parser.add_argument("--seed", type=int, default=0, help="that script's --seed")
     args = parser.parse_args()
     if args.study == "generated":
         generated_study(args.dims, args.rows, args.deltas, args.splits)
     else:
-        real_study(args.splits, args.seed)
+        real_study(args.splits, args.seed, args.cells)
 
 
 if __name__ == "__main__":
