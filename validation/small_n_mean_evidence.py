@@ -39,6 +39,9 @@ the flat-m0 choices (everything else at ``LDA()``'s defaults), the library's bou
 ``LDA(mean_strength="auto")``, the oracles, the class frequencies, and the median
 chosen kappa0.
 
+``--per-class``: ``QDA()`` and ``GaussianNB()`` at their defaults and with kappa0 at
+LDA's flat-m0 choice, which isolates what their per-class covariances (variances) add.
+
 ``--study real``: the cells of ``validation/small_n.py`` (``--cells small_n``) or of
 ``validation/stacking_holdout2.py`` (``--cells holdout2``), same seeds and splits, with
 ``LDA()``, ``LDA(mean_strength="auto")`` and ``LDA(mean_strength=<flat-m0 kappa0>)``.
@@ -53,6 +56,10 @@ Run from the repository root::
         --study real --cells holdout2 --splits 3
     OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python validation/small_n_mean_evidence.py \\
         --study generated --dims 5 20 60 --rows 100 --deltas 0 1.5 3 --splits 3
+    OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python validation/small_n_mean_evidence.py \\
+        --study generated --dims 5 20 60 --rows 10 20 --deltas 0 3 --splits 3 --per-class
+    OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python validation/small_n_mean_evidence.py \\
+        --study real --splits 3 --per-class
 """
 
 from __future__ import annotations
@@ -188,8 +195,27 @@ def lda_losses(X, y, X_te, y_te, labels) -> tuple[dict, dict]:
     return out, {"k plug-in": plug, "k library": lib, "k flat-m0": flat}
 
 
-def generated_study(dims, rows, deltas, splits) -> None:
-    """Print the generated-data table (module docstring)."""
+def per_class_losses(X, y, X_te, y_te, labels) -> tuple[dict, dict]:
+    """``--per-class``: QDA() and GaussianNB() at their defaults and with kappa0 at
+    LDA's flat-m0 choice (the class means shrunk as far as the evidence says, so that
+    what is left of their excess over the class frequencies is their per-class
+    covariances or variances), and LDA at that kappa0."""
+    def ll(est):
+        return log_loss(y_te, est.fit(X, y).predict_proba(X_te), labels=labels)
+
+    nu0 = float(bg.LDA(**FEW).fit(X, y).prior_search_["cov_dof"])
+    flat = evidence_kappa(X, y, nu0, flat=True)
+    out = {"QDA()": ll(bg.QDA(**FEW)),
+           "QDA k=flat-m0 (LDA's)": ll(bg.QDA(mean_strength=flat, **FEW)),
+           "GaussianNB()": ll(bg.GaussianNB(**FEW)),
+           "GaussianNB k=flat-m0 (LDA's)": ll(bg.GaussianNB(mean_strength=flat, **FEW)),
+           "LDA k=flat-m0 evidence": ll(bg.LDA(mean_strength=flat, **FEW))}
+    return out, {"k flat-m0": flat}
+
+
+def generated_study(dims, rows, deltas, splits, per_class: bool = False) -> None:
+    """Print the generated-data table (module docstring; ``per_class``: the models of
+    :func:`per_class_losses`)."""
     header = None
     for d, n, delta in itertools.product(dims, rows, deltas):
         table: dict[str, list[float]] = {}
@@ -199,9 +225,10 @@ def generated_study(dims, rows, deltas, splits) -> None:
             row = {"Bayes": bayes}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                losses, kappas = lda_losses(X, y, X_te, y_te, [0, 1])
+                losses, kappas = (per_class_losses if per_class else lda_losses)(
+                    X, y, X_te, y_te, [0, 1])
             row.update(losses)
-            for name, how in (("oracle Sigma k=0.01", 0.01),
+            for name, how in () if per_class else (("oracle Sigma k=0.01", 0.01),
                               ("oracle Sigma k=plug-in", "plug-in"),
                               ("oracle Sigma k=flat-m0", "flat")):
                 proba, k = oracle(X, y, X_te, cov, how)
@@ -221,7 +248,7 @@ def generated_study(dims, rows, deltas, splits) -> None:
         print(f"| {d} | {n} | {delta:g} | " + " | ".join(cellsout) + " |", flush=True)
 
 
-def real_study(splits: int, seed: int, which: str) -> None:
+def real_study(splits: int, seed: int, which: str, per_class: bool = False) -> None:
     """Print the table on the cells of ``validation/small_n.py`` (``which`` "small_n")
     or ``validation/stacking_holdout2.py`` ("holdout2"), same seeds and splits."""
     from validation import small_n, stacking_holdout2
@@ -232,7 +259,8 @@ def real_study(splits: int, seed: int, which: str) -> None:
         labels = np.unique(np.concatenate([y, y_te]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            losses, kappas = lda_losses(X, y, X_te, y_te, labels)
+            losses, kappas = (per_class_losses if per_class else lda_losses)(
+                X, y, X_te, y_te, labels)
         freq = np.bincount(np.searchsorted(labels, y), minlength=labels.size) / y.size
         losses["class frequencies"] = log_loss(y_te, np.tile(freq, (y_te.size, 1)),
                                                labels=labels)
@@ -263,11 +291,13 @@ def main() -> None:
                         help="--study real: the cells of validation/small_n.py or of "
                              "validation/stacking_holdout2.py")
     parser.add_argument("--seed", type=int, default=0, help="that script's --seed")
+    parser.add_argument("--per-class", action="store_true",
+                        help="QDA and GaussianNB with LDA's flat-m0 kappa0")
     args = parser.parse_args()
     if args.study == "generated":
-        generated_study(args.dims, args.rows, args.deltas, args.splits)
+        generated_study(args.dims, args.rows, args.deltas, args.splits, args.per_class)
     else:
-        real_study(args.splits, args.seed, args.cells)
+        real_study(args.splits, args.seed, args.cells, args.per_class)
 
 
 if __name__ == "__main__":
