@@ -540,11 +540,11 @@ def test_profile_with_kappa_is_the_log_evidence_up_to_a_constant(tied):
     np.testing.assert_allclose(np.diff(exact), np.diff(profile), rtol=1e-10)
 
 
-@pytest.mark.parametrize("tied", [False, True])
-def test_profile_kappa_gradient_is_its_derivative(tied):
+@pytest.mark.parametrize(("tied", "flat"), [(False, False), (True, False), (True, True)])
+def test_profile_kappa_gradient_is_its_derivative(tied, flat):
     """profile_kappa_grad's dF/dlog(kappa0), dF/dc (t fixed) and dF/dlog(t) against
     central differences of profile_kappa (step 1e-5 in each log), at points where the
-    evidence is far from flat."""
+    evidence is far from flat; ``flat``: the flat-m0 evidence of LDA's "auto"."""
     X, y = _data(4, 6, seed=40, K=3)
     est = (bg.LDA if tied else bg.QDA)().fit(X, y)
     prior, st, d = est._prior, est._stats, 4
@@ -553,11 +553,11 @@ def test_profile_kappa_gradient_is_its_derivative(tied):
     h = 1e-5
 
     def f(lk, lc, lt):
-        return niw_evidence.profile_kappa(np.exp(lc), np.exp(lt), np.exp(lk), d, parts)
+        return niw_evidence.profile_kappa(np.exp(lc), np.exp(lt), np.exp(lk), d, parts, flat)
 
     for lk, lc, lt in [(0.3, 1.0, 0.2), (-3.0, 5.0, -1.0), (4.0, 2.0, 2.0)]:
         value, dlogk, dc, dlogt = niw_evidence.profile_kappa_grad(
-            np.exp(lc), np.exp(lt), np.exp(lk), d, parts)
+            np.exp(lc), np.exp(lt), np.exp(lk), d, parts, flat)
         assert value == f(lk, lc, lt)
         numeric = [(f(lk + h, lc, lt) - f(lk - h, lc, lt)) / (2 * h),
                    (f(lk, lc + h, lt) - f(lk, lc - h, lt)) / (2 * h * np.exp(lc)),
@@ -565,12 +565,100 @@ def test_profile_kappa_gradient_is_its_derivative(tied):
         np.testing.assert_allclose([dlogk, dc, dlogt], numeric, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("tied", [False, True])
+def _flat_m0_log_evidence(st: dict, prior: dict, m_ref: np.ndarray, spread: float) -> float:
+    """log int p(X | y; m0) dm0 (flat prior on m0, d = 1 or 2) by adaptive quadrature of
+    the library's NIW evidence with m0 given (internal units), over m_ref +- spread."""
+    d = m_ref.size
+
+    def log_ev(m):
+        return log_marginal_likelihood(st, dict(prior, m0=np.asarray(m, dtype=float)),
+                                       tied=True)
+
+    peak = log_ev(m_ref)
+    opts = {"epsabs": 0.0, "epsrel": 1e-11, "limit": 200}
+    if d == 1:
+        value, _ = integrate.quad(lambda m: np.exp(log_ev([m]) - peak),
+                                  m_ref[0] - spread, m_ref[0] + spread, **opts)
+    else:
+        def inner(b):
+            return integrate.quad(lambda a: np.exp(log_ev([a, b]) - peak),
+                                  m_ref[0] - spread, m_ref[0] + spread, **opts)[0]
+        value, _ = integrate.quad(inner, m_ref[1] - spread, m_ref[1] + spread,
+                                  epsabs=0.0, epsrel=1e-9, limit=200)
+    return peak + np.log(value)
+
+
+@pytest.mark.parametrize(("d", "K"), [(1, 2), (1, 3), (2, 2)])
+def test_flat_m0_profile_is_the_evidence_integrated_over_m0(d, K):
+    """The flat-m0 objective of LDA's ``mean_strength="auto"`` (profile_kappa with
+    ``flat``) against an independent reference: the library's evidence with m0 given,
+    integrated over m0 by quadrature; differences over (c, t, kappa0) must agree (the
+    constant of the flat prior cancels), so every term in c, t and kappa0 is checked."""
+    rng = np.random.default_rng(44 + d + K)
+    counts = [4, 7, 5][:K]
+    y = np.repeat(np.arange(K), counts)
+    X = rng.normal(size=(y.size, d)) * np.linspace(1.0, 2.0, d) + 1.5 * y[:, None]
+    est = bg.LDA(mean_strength=1.0, cov_dof=d + 3.0).fit(X, y)
+    st, m_ref = est._stats, est._prior["m0"]
+    S0 = est._prior["Psi0"] / 2.0
+    parts = niw_evidence.kappa_parts(st, m_ref, S0, tied=True)
+    spread = 40.0 * float(np.sqrt(np.max(np.diagonal(S0))))
+    points = [(0.7, 2.0, 0.05), (3.0, 0.4, 2.5), (40.0, 9.0, 30.0)][: 3 if d == 1 else 2]
+    exact, profile = [], []
+    for c, t, k in points:
+        prior = dict(est._prior, kappa0=k, nu0=d + 1.0 + c, Psi0=t * S0)
+        exact.append(_flat_m0_log_evidence(st, prior, m_ref, spread))
+        profile.append(niw_evidence.profile_kappa(c, t, k, d, parts, flat=True))
+    np.testing.assert_allclose(np.diff(profile), np.diff(exact), rtol=1e-7, atol=1e-7)
+
+
+def test_lda_mean_strength_auto_is_the_flat_m0_argmax():
+    """LDA's ``mean_strength="auto"`` (m0 from the data): kappa0 is the argmax of the
+    flat-m0 evidence over the whole of K_BOUNDS (no d / 4 bound: here it lies beyond it),
+    a root of its slope, and nu0 (``cov_dof="auto"``) the argmax at that kappa0; equal
+    statistics (rows and classes permuted) give the same choices to ~1e-12."""
+    X, y = _data(3, 8, seed=41, K=3)
+    est = bg.LDA(mean_strength="auto", cov_dof="auto").fit(X, y)
+    search, prior, st, d = est.prior_search_, est._prior, est._stats, 3
+    assert search["mean_evidence"] == "flat-m0"
+    assert "mean_strength_unbounded" not in search
+    kappa, c = search["mean_strength"], search["cov_dof"] - d - 1.0
+    assert prior["kappa0"] == kappa
+    assert niw_evidence.K_BOUNDS[0] < kappa < niw_evidence.K_BOUNDS[1]
+    S0 = prior["Psi0"] / c
+    parts = niw_evidence.kappa_parts(st, prior["m0"], S0, tied=True)
+    assert abs(niw_evidence.profile_kappa_grad(c, c, kappa, d, parts, flat=True)[1]) < 1e-8
+    best = niw_evidence.profile_kappa(c, c, kappa, d, parts, flat=True)
+    lk_grid = np.linspace(*np.log(niw_evidence.K_BOUNDS), 2001)
+    lc_grid = np.linspace(np.log(c) - 2.0, np.log(c) + 2.0, 41)
+    grid = [niw_evidence.profile_kappa(np.exp(lc), np.exp(lc), np.exp(lk), d, parts,
+                                       flat=True) for lk in lk_grid[::40] for lc in lc_grid]
+    grid += [niw_evidence.profile_kappa(c, c, np.exp(lk), d, parts, flat=True)
+             for lk in lk_grid]
+    assert max(grid) <= best + 1e-9
+    # the plug-in evidence (mean_prior given: the same m0) merges the means, and takes
+    # the bound d / 4; the flat-m0 one does not
+    plug = bg.LDA(mean_strength="auto", cov_dof=7.0, mean_prior=X.mean(axis=0)).fit(X, y)
+    assert plug.prior_search_["mean_evidence"] == "plug-in"
+    assert plug.prior_search_["mean_strength"] == mean_strength_bound(d)
+    assert plug.prior_search_["mean_strength_unbounded"] > mean_strength_bound(d)
+    # determinism: permuted rows, relabelled classes
+    order = np.random.default_rng(5).permutation(y.size)
+    again = bg.LDA(mean_strength="auto", cov_dof="auto").fit(X[order], (2 - y)[order])
+    for key in ("mean_strength", "cov_dof"):
+        np.testing.assert_allclose(again.prior_search_[key], search[key], rtol=1e-12)
+    fixed = bg.LDA(mean_strength="auto", cov_dof=7.0).fit(X, y)
+    fixed_again = bg.LDA(mean_strength="auto", cov_dof=7.0).fit(X[order], (2 - y)[order])
+    np.testing.assert_allclose(fixed_again.prior_search_["mean_strength"],
+                               fixed.prior_search_["mean_strength"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("tied", [False])
 def test_mean_strength_search_is_the_argmax_over_a_grid(tied):
     X, y = _data(3, 8, seed=41, K=3)
-    """kappa0 is the argmax of the evidence over [1e-4, d / 4] (the bound of
-    ``mean_strength_bound``); here the evidence's own argmax lies beyond the bound, and
-    ``search_["mean_strength_unbounded"]`` records it."""
+    """QDA (plug-in m0): kappa0 is the argmax of the evidence over [1e-4, d / 4] (the
+    bound of ``mean_strength_bound``); here the evidence's own argmax lies beyond the
+    bound, and ``search_["mean_strength_unbounded"]`` records it."""
     est = (bg.LDA if tied else bg.QDA)(mean_strength="auto", cov_dof=7.0).fit(X, y)
     prior, st = est._prior, est._stats
     kappa = est.prior_search_["mean_strength"]

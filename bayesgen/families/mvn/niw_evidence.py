@@ -486,10 +486,11 @@ def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: 
     (+ to -) a local maximum found by Brent's method on the slope (xtol 1e-14 in
     log kappa0), a bound when the evidence rises towards it; the best of them. With nu0
     and/or s searched too: L-BFGS-B on :func:`profile_kappa_grad` (analytic gradient) from
-    two starts, then kappa0 polished as the root of its slope at the chosen nu0 and s
-    (:func:`bayesgen.utils.search.polish_root`). Either way the answer is a root of the
-    slope (or a bound), so that equal statistics give equal choices to ~1e-12, not a
-    point where a search on values stopped."""
+    two starts, then kappa0 polished as the root of the slope of the evidence profiled
+    over nu0 and/or s (each evaluation their roots at that kappa0, by
+    :func:`evidence_search`; :func:`bayesgen.utils.search.polish_root`). Either way the
+    answer is a root of a slope (or a bound), so that equal statistics give equal choices
+    to ~1e-12, not a point where a search on values stopped."""
     d = m0.size
     parts = kappa_parts(stats, m0, S0, tied=tied)
     free_c, free_s = dof is None, scale is None
@@ -498,10 +499,18 @@ def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: 
         kappa0 = _kappa_alone(c, c * s, d, parts, flat)
     else:
         kappa0, c, s = _kappa_with(d, parts, dof, scale, start_kappa0, flat)
-        lk = polish_root(
-            lambda lk: profile_kappa_grad(c, c * s, np.exp(lk), d, parts, flat)[1],
-            np.log(kappa0), tuple(np.log(K_BOUNDS)))
-        kappa0 = float(np.exp(lk))
+
+        def profile_slope(lk: float) -> float:
+            # slope of the evidence maximised over the searched nu0 and/or s at this
+            # kappa0 (envelope theorem: the partial slope at their roots)
+            k = float(np.exp(lk))
+            at = evidence_search(stats, m0, k, S0, tied=tied, dof=dof, scale=scale,
+                                 evidence=False, flat=flat)
+            c_ = at["nu0"] - d - 1.0
+            return profile_kappa_grad(c_, c_ * at["scale"], k, d, parts, flat)[1]
+
+        kappa0 = float(np.exp(polish_root(profile_slope, np.log(kappa0),
+                                          tuple(np.log(K_BOUNDS)))))
     found = evidence_search(stats, m0, kappa0, S0, tied=tied, dof=dof, scale=scale,
                             flat=flat)
     return dict(found, kappa0=float(kappa0))
