@@ -709,14 +709,15 @@ def test_mean_strength_auto_with_missing_streaming_and_methods(cls):
     assert np.all(np.isfinite(gappy.predict_proba(X)))
 
 
-def test_bounded_mean_strength_is_not_more_confident_than_the_data_allow():
+def test_mean_strength_auto_is_not_more_confident_than_the_data_allow():
     """Few rows per class for the features (d = 40, 10 rows per class, 2 Gaussian
     classes whose means are 3 standard deviations apart along a random direction, the
     shared covariance a rotation of variances log-spaced over [0.1, 10]): kappa0 =
     0.01 treats the noise of the sample means as signal and predicts held-out labels
-    hardly better than the class frequencies (0.68 against log 2 = 0.69); the
-    evidence's own kappa0 merges the class means (log loss log 2 to 1e-3, every row
-    at 1/2); "auto" takes the bound d / 4 and predicts much better than both (0.44)."""
+    hardly better than the class frequencies (0.68 against log 2 = 0.69); the evidence
+    with m0 plugged in merges the class means (log loss log 2 to 1e-3, every row at
+    1/2) and its bounded choice takes d / 4; LDA's "auto" (m0 integrated out, no bound)
+    keeps the means apart by itself (kappa0 12.2, log loss 0.45, as the bound's 0.44)."""
     rng = np.random.default_rng(3)
     d = 40
     rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
@@ -735,11 +736,15 @@ def test_bounded_mean_strength_is_not_more_confident_than_the_data_allow():
         p = est.predict_proba(X_test)[np.arange(y_test.size), y_test]
         return -np.mean(np.log(p)), est
 
-    bounded, est = loss(mean_strength="auto")
-    assert est.prior_search_["mean_strength"] == mean_strength_bound(d) == 10.0
-    free = est.prior_search_["mean_strength_unbounded"]
+    auto, est = loss(mean_strength="auto")
+    assert est.prior_search_["mean_evidence"] == "flat-m0"
+    assert 0.01 < est.prior_search_["mean_strength"] < 1e3
+    plug, plugged = loss(mean_strength="auto", mean_prior=X.mean(axis=0))
+    assert plugged.prior_search_["mean_strength"] == mean_strength_bound(d) == 10.0
+    free = plugged.prior_search_["mean_strength_unbounded"]
     assert free > 10.0
     assert abs(loss(mean_strength=free)[0] - np.log(2)) < 1e-3
     default = loss()[0]
-    assert default > bounded + 0.15
-    assert bounded < 0.6
+    assert abs(auto - plug) < 0.05  # flat-m0 kappa0 12.2: 0.446; the bound 10: 0.442
+    assert default > auto + 0.15
+    assert auto < 0.6
