@@ -68,17 +68,23 @@ def test_flat_m0_objective_matches_quadrature_over_m0(counts):
     np.testing.assert_allclose(np.diff(ours), np.diff(lib), rtol=1e-7, atol=1e-7)
 
 
-def test_plug_in_choice_matches_the_library():
+def test_choices_match_the_library():
     """Where the evidence's kappa0 is interior, the study's plug-in choice is the
-    library's ``mean_strength="auto"`` (cov_dof and cov_scale fixed)."""
+    library's ``mean_strength="auto"`` with ``mean_prior`` the overall mean (the plug-in
+    evidence), and its flat-m0 choice is LDA's ``mean_strength="auto"`` (cov_dof and
+    cov_scale fixed)."""
     X, y = _data(4, (15, 15), 2)
+    few = {"method": "conjugate", "draws": 20, "chains": 1, "progressbar": False}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        nu0 = float(bg.LDA(method="conjugate", draws=20, chains=1, progressbar=False)
-                    .fit(X, y).prior_search_["cov_dof"])
-        est = bg.LDA(method="conjugate", draws=20, chains=1, progressbar=False,
-                     mean_strength="auto", cov_dof=nu0, cov_scale=1.0).fit(X, y)
-    library = est.prior_search_.get("mean_strength_unbounded",
-                                    est.prior_search_["mean_strength"])
+        nu0 = float(bg.LDA(**few).fit(X, y).prior_search_["cov_dof"])
+        plug = bg.LDA(mean_strength="auto", cov_dof=nu0, cov_scale=1.0,
+                      mean_prior=X.mean(axis=0), **few).fit(X, y)
+        flat = bg.LDA(mean_strength="auto", cov_dof=nu0, cov_scale=1.0, **few).fit(X, y)
+    library = plug.prior_search_.get("mean_strength_unbounded",
+                                     plug.prior_search_["mean_strength"])
     assert 1e-3 < library < 1e3
     np.testing.assert_allclose(evidence_kappa(X, y, nu0, flat=False), library, rtol=1e-4)
+    assert flat.prior_search_["mean_evidence"] == "flat-m0"
+    np.testing.assert_allclose(evidence_kappa(X, y, nu0, flat=True),
+                               flat.prior_search_["mean_strength"], rtol=1e-4)
