@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 #: the tuned scikit-learn models of each page (model names in its csv)
@@ -93,6 +94,12 @@ def summary(table: pd.DataFrame, name: str) -> list[str]:
              f"{table['after / best'].median():.3f} after; mean log loss over the cells: "
              f"{table['stack before'].mean():.4f} before, {table['stack after'].mean():.4f} "
              "after",
+             f"- geometric mean over the cells of the stack's after / before: "
+             f"{float(np.exp(np.mean(np.log(table['stack after'] / table['stack before'])))):.4f}"
+             + (f"; of LDA(mean_strength=\"auto\") alone: "
+                f"{float(np.exp(np.mean(np.log(auto['auto after'] / auto['auto before'])))):.4f}"
+                if len(auto := table.dropna(subset=['auto after']) if 'auto after' in table
+                       else table.iloc[:0]) else ""),
              f"- cells where the stack got better / worse / equal: {better} / {worse} / "
              f"{len(table) - better - worse}; worse by more than the stack's sd over the "
              f"splits: {len(beyond)}"
