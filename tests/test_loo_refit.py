@@ -59,6 +59,8 @@ MIXED = [("gaussian", [0, 1]), ("poisson", [2]), ("categorical", [3])]
 CASES = [
     ("LDA-default", bg.LDA(), "real", False),
     ("LDA-auto", bg.LDA(cov_dof="auto"), "real", False),
+    ("LDA-mean-auto", bg.LDA(mean_strength="auto"), "real", False),
+    ("LDA-mean-dof-auto", bg.LDA(mean_strength="auto", cov_dof="auto"), "real", False),
     ("LDA-isotropic-fixed", bg.LDA(cov_target="isotropic", cov_dof=8.0), "real", False),
     ("QDA-default", bg.QDA(), "real", False),
     ("QDA-oas-pooled", bg.QDA(cov_dof="oas", cov_target="pooled"), "real", False),

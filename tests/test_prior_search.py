@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import integrate, stats
-from scipy.special import logsumexp
+from scipy.special import logsumexp, multigammaln
 from sklearn.base import clone
 
 import bayesgen as bg
@@ -540,11 +540,11 @@ def test_profile_with_kappa_is_the_log_evidence_up_to_a_constant(tied):
     np.testing.assert_allclose(np.diff(exact), np.diff(profile), rtol=1e-10)
 
 
-@pytest.mark.parametrize("tied", [False, True])
-def test_profile_kappa_gradient_is_its_derivative(tied):
+@pytest.mark.parametrize(("tied", "flat"), [(False, False), (True, False), (True, True)])
+def test_profile_kappa_gradient_is_its_derivative(tied, flat):
     """profile_kappa_grad's dF/dlog(kappa0), dF/dc (t fixed) and dF/dlog(t) against
     central differences of profile_kappa (step 1e-5 in each log), at points where the
-    evidence is far from flat."""
+    evidence is far from flat; ``flat``: the flat-m0 evidence of LDA's "auto"."""
     X, y = _data(4, 6, seed=40, K=3)
     est = (bg.LDA if tied else bg.QDA)().fit(X, y)
     prior, st, d = est._prior, est._stats, 4
@@ -553,11 +553,11 @@ def test_profile_kappa_gradient_is_its_derivative(tied):
     h = 1e-5
 
     def f(lk, lc, lt):
-        return niw_evidence.profile_kappa(np.exp(lc), np.exp(lt), np.exp(lk), d, parts)
+        return niw_evidence.profile_kappa(np.exp(lc), np.exp(lt), np.exp(lk), d, parts, flat)
 
     for lk, lc, lt in [(0.3, 1.0, 0.2), (-3.0, 5.0, -1.0), (4.0, 2.0, 2.0)]:
         value, dlogk, dc, dlogt = niw_evidence.profile_kappa_grad(
-            np.exp(lc), np.exp(lt), np.exp(lk), d, parts)
+            np.exp(lc), np.exp(lt), np.exp(lk), d, parts, flat)
         assert value == f(lk, lc, lt)
         numeric = [(f(lk + h, lc, lt) - f(lk - h, lc, lt)) / (2 * h),
                    (f(lk, lc + h, lt) - f(lk, lc - h, lt)) / (2 * h * np.exp(lc)),
@@ -565,12 +565,113 @@ def test_profile_kappa_gradient_is_its_derivative(tied):
         np.testing.assert_allclose([dlogk, dc, dlogt], numeric, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("tied", [False, True])
+def _niw_log_evidence_textbook(st: dict, prior: dict) -> float:
+    """log p(X | y; m0) of the tied NIW model, Murphy (2007) eq. 266 written out with
+    scipy's multigammaln (independent of the library's exponential-family code)."""
+    n, mean, S = st["count"], st["mean"], st["scatter"]
+    d, m0, k0 = mean.shape[1], prior["m0"], prior["kappa0"]
+    nu0, Psi0 = prior["nu0"], prior["Psi0"]
+    diff = mean - m0
+    B = S + np.einsum("k,ki,kj->ij", k0 * n / (k0 + n), diff, diff)
+    N = n.sum()
+    return float(-0.5 * N * d * np.log(np.pi) + multigammaln((nu0 + N) / 2.0, d)
+                 - multigammaln(nu0 / 2.0, d) + 0.5 * nu0 * np.linalg.slogdet(Psi0)[1]
+                 - 0.5 * (nu0 + N) * np.linalg.slogdet(Psi0 + B)[1]
+                 + 0.5 * d * np.sum(np.log(k0 / (k0 + n))))
+
+
+def _flat_m0_log_evidence(st: dict, prior: dict, m_ref: np.ndarray, spread: float) -> float:
+    """log int p(X | y; m0) dm0 (flat prior on m0, d = 1 or 2) by adaptive quadrature of
+    the textbook NIW evidence with m0 given, over m_ref +- spread."""
+    def log_ev(m):
+        return _niw_log_evidence_textbook(st, dict(prior, m0=np.asarray(m, dtype=float)))
+
+    peak = log_ev(m_ref)
+    lo, hi = m_ref - spread, m_ref + spread
+    if m_ref.size == 1:
+        value, _ = integrate.quad(lambda m: np.exp(log_ev([m]) - peak), lo[0], hi[0],
+                                  epsabs=0.0, epsrel=1e-11, limit=200)
+    else:
+        value, _ = integrate.dblquad(lambda a, b: np.exp(log_ev([a, b]) - peak),
+                                     lo[1], hi[1], lo[0], hi[0], epsabs=0.0, epsrel=1e-8)
+    return peak + np.log(value)
+
+
+@pytest.mark.parametrize(("d", "K"), [(1, 2), (1, 3), (2, 2)])
+def test_flat_m0_profile_is_the_evidence_integrated_over_m0(d, K):
+    """The flat-m0 objective of LDA's ``mean_strength="auto"`` (profile_kappa with
+    ``flat``) against an independent reference: the textbook NIW evidence with m0 given
+    (equal to the library's), integrated over m0 by quadrature; differences over
+    (c, t, kappa0) must agree (the constant of the flat prior cancels), so every term in
+    c, t and kappa0 is checked."""
+    rng = np.random.default_rng(44 + d + K)
+    counts = [4, 7, 5][:K]
+    y = np.repeat(np.arange(K), counts)
+    X = rng.normal(size=(y.size, d)) * np.linspace(1.0, 2.0, d) + 1.5 * y[:, None]
+    est = bg.LDA(mean_strength=1.0, cov_dof=d + 3.0).fit(X, y)
+    st, m_ref = est._stats, est._prior["m0"]
+    np.testing.assert_allclose(_niw_log_evidence_textbook(st, est._prior),
+                               log_marginal_likelihood(st, est._prior, tied=True),
+                               rtol=1e-12)
+    S0 = est._prior["Psi0"] / 2.0
+    parts = niw_evidence.kappa_parts(st, m_ref, S0, tied=True)
+    spread = 40.0 * float(np.sqrt(np.max(np.diagonal(S0))))
+    points = [(0.7, 2.0, 0.05), (3.0, 0.4, 2.5), (40.0, 9.0, 30.0)][: 3 if d == 1 else 2]
+    exact, profile = [], []
+    for c, t, k in points:
+        prior = dict(est._prior, kappa0=k, nu0=d + 1.0 + c, Psi0=t * S0)
+        exact.append(_flat_m0_log_evidence(st, prior, m_ref, spread))
+        profile.append(niw_evidence.profile_kappa(c, t, k, d, parts, flat=True))
+    np.testing.assert_allclose(np.diff(profile), np.diff(exact), rtol=1e-7, atol=1e-7)
+
+
+def test_lda_mean_strength_auto_is_the_flat_m0_argmax():
+    """LDA's ``mean_strength="auto"`` (m0 from the data): kappa0 is the argmax of the
+    flat-m0 evidence over the whole of K_BOUNDS (no d / 4 bound: here it lies beyond it),
+    a root of its slope, and nu0 (``cov_dof="auto"``) the argmax at that kappa0; equal
+    statistics (rows and classes permuted) give the same choices to ~1e-12."""
+    X, y = _data(3, 8, seed=41, K=3)
+    est = bg.LDA(mean_strength="auto", cov_dof="auto").fit(X, y)
+    search, prior, st, d = est.prior_search_, est._prior, est._stats, 3
+    assert search["mean_evidence"] == "flat-m0"
+    assert "mean_strength_unbounded" not in search
+    kappa, c = search["mean_strength"], search["cov_dof"] - d - 1.0
+    assert prior["kappa0"] == kappa
+    assert niw_evidence.K_BOUNDS[0] < kappa < niw_evidence.K_BOUNDS[1]
+    S0 = prior["Psi0"] / c
+    parts = niw_evidence.kappa_parts(st, prior["m0"], S0, tied=True)
+    assert abs(niw_evidence.profile_kappa_grad(c, c, kappa, d, parts, flat=True)[1]) < 1e-8
+    best = niw_evidence.profile_kappa(c, c, kappa, d, parts, flat=True)
+    lk_grid = np.linspace(*np.log(niw_evidence.K_BOUNDS), 2001)
+    lc_grid = np.linspace(np.log(c) - 2.0, np.log(c) + 2.0, 41)
+    grid = [niw_evidence.profile_kappa(np.exp(lc), np.exp(lc), np.exp(lk), d, parts,
+                                       flat=True) for lk in lk_grid[::40] for lc in lc_grid]
+    grid += [niw_evidence.profile_kappa(c, c, np.exp(lk), d, parts, flat=True)
+             for lk in lk_grid]
+    assert max(grid) <= best + 1e-9
+    # the plug-in evidence (mean_prior given: the same m0) merges the means, and takes
+    # the bound d / 4; the flat-m0 one does not
+    plug = bg.LDA(mean_strength="auto", cov_dof=7.0, mean_prior=X.mean(axis=0)).fit(X, y)
+    assert plug.prior_search_["mean_evidence"] == "plug-in"
+    assert plug.prior_search_["mean_strength"] == mean_strength_bound(d)
+    assert plug.prior_search_["mean_strength_unbounded"] > mean_strength_bound(d)
+    # determinism: permuted rows, relabelled classes
+    order = np.random.default_rng(5).permutation(y.size)
+    again = bg.LDA(mean_strength="auto", cov_dof="auto").fit(X[order], (2 - y)[order])
+    for key in ("mean_strength", "cov_dof"):
+        np.testing.assert_allclose(again.prior_search_[key], search[key], rtol=1e-12)
+    fixed = bg.LDA(mean_strength="auto", cov_dof=7.0).fit(X, y)
+    fixed_again = bg.LDA(mean_strength="auto", cov_dof=7.0).fit(X[order], (2 - y)[order])
+    np.testing.assert_allclose(fixed_again.prior_search_["mean_strength"],
+                               fixed.prior_search_["mean_strength"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("tied", [False])
 def test_mean_strength_search_is_the_argmax_over_a_grid(tied):
     X, y = _data(3, 8, seed=41, K=3)
-    """kappa0 is the argmax of the evidence over [1e-4, d / 4] (the bound of
-    ``mean_strength_bound``); here the evidence's own argmax lies beyond the bound, and
-    ``search_["mean_strength_unbounded"]`` records it."""
+    """QDA (plug-in m0): kappa0 is the argmax of the evidence over [1e-4, d / 4] (the
+    bound of ``mean_strength_bound``); here the evidence's own argmax lies beyond the
+    bound, and ``search_["mean_strength_unbounded"]`` records it."""
     est = (bg.LDA if tied else bg.QDA)(mean_strength="auto", cov_dof=7.0).fit(X, y)
     prior, st = est._prior, est._stats
     kappa = est.prior_search_["mean_strength"]
@@ -621,14 +722,15 @@ def test_mean_strength_auto_with_missing_streaming_and_methods(cls):
     assert np.all(np.isfinite(gappy.predict_proba(X)))
 
 
-def test_bounded_mean_strength_is_not_more_confident_than_the_data_allow():
+def test_mean_strength_auto_is_not_more_confident_than_the_data_allow():
     """Few rows per class for the features (d = 40, 10 rows per class, 2 Gaussian
     classes whose means are 3 standard deviations apart along a random direction, the
     shared covariance a rotation of variances log-spaced over [0.1, 10]): kappa0 =
     0.01 treats the noise of the sample means as signal and predicts held-out labels
-    hardly better than the class frequencies (0.68 against log 2 = 0.69); the
-    evidence's own kappa0 merges the class means (log loss log 2 to 1e-3, every row
-    at 1/2); "auto" takes the bound d / 4 and predicts much better than both (0.44)."""
+    hardly better than the class frequencies (0.68 against log 2 = 0.69); the evidence
+    with m0 plugged in merges the class means (log loss log 2 to 1e-3, every row at
+    1/2) and its bounded choice takes d / 4; LDA's "auto" (m0 integrated out, no bound)
+    keeps the means apart by itself (kappa0 12.2, log loss 0.45, as the bound's 0.44)."""
     rng = np.random.default_rng(3)
     d = 40
     rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
@@ -647,11 +749,15 @@ def test_bounded_mean_strength_is_not_more_confident_than_the_data_allow():
         p = est.predict_proba(X_test)[np.arange(y_test.size), y_test]
         return -np.mean(np.log(p)), est
 
-    bounded, est = loss(mean_strength="auto")
-    assert est.prior_search_["mean_strength"] == mean_strength_bound(d) == 10.0
-    free = est.prior_search_["mean_strength_unbounded"]
+    auto, est = loss(mean_strength="auto")
+    assert est.prior_search_["mean_evidence"] == "flat-m0"
+    assert 0.01 < est.prior_search_["mean_strength"] < 1e3
+    plug, plugged = loss(mean_strength="auto", mean_prior=X.mean(axis=0))
+    assert plugged.prior_search_["mean_strength"] == mean_strength_bound(d) == 10.0
+    free = plugged.prior_search_["mean_strength_unbounded"]
     assert free > 10.0
     assert abs(loss(mean_strength=free)[0] - np.log(2)) < 1e-3
     default = loss()[0]
-    assert default > bounded + 0.15
-    assert bounded < 0.6
+    assert abs(auto - plug) < 0.05  # flat-m0 kappa0 12.2: 0.446; the bound 10: 0.442
+    assert default > auto + 0.15
+    assert auto < 0.6

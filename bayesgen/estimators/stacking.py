@@ -121,11 +121,11 @@ def default_estimators() -> list[tuple[str, GenerativeClassifier]]:
 
     - ``lda``: a shared covariance (LDA at its default prior);
     - ``lda_shrunk_means``: LDA with the class-mean prior strength kappa0 chosen by
-      the evidence, at most d / 4 (``mean_strength="auto"``): with fewer rows per class
-      than features the default kappa0 = 0.01 keeps the noise of the sample means as
-      signal and predicts with more confidence than the class frequencies deserve
-      (priors guide, "Few rows, many features"), while with more rows it can predict
-      better than the shrunk means;
+      the evidence with the prior mean integrated out (``mean_strength="auto"``): with
+      fewer rows per class than features the default kappa0 = 0.01 keeps the noise of
+      the sample means as signal and predicts with more confidence than the class
+      frequencies deserve (priors guide, "Few rows, many features"), while with more
+      rows it can predict better than the shrunk means;
     - ``qda``: a covariance per class shrunk towards the diagonal of the pooled
       variances (QDA at its default prior);
     - ``qda_isotropic``: a covariance per class shrunk towards v I

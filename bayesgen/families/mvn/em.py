@@ -184,7 +184,7 @@ def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray)
 
 def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np.ndarray, *,
                dof: float | None, scale: float | None, record: bool = True,
-               start: float | None = None) -> dict:
+               start: float | None = None, flat: bool = False) -> dict:
     """The hyper-parameters given as None ("auto") and the evidences of the candidate
     priors (``MVNFamily.search_``).
 
@@ -194,14 +194,16 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
     by the evidence (when kappa0 or s is "auto"), and the chosen combination. Missing
     entries: the fixed point over EM-completed statistics as :func:`auto_dof`.
     ``record=False``: the chosen values only; ``start``: a nu0 near the choice, where the
-    searches start (same answer to rounding)."""
+    searches start (same answer to rounding); ``flat``: kappa0 "auto" (and the values
+    chosen with it) by the evidence with m0 integrated out (LDA,
+    :mod:`.niw_evidence`)."""
     d = S0.shape[0]
     tied = family.tied
 
     def find(st, option_kappa, option_dof, option_scale) -> dict:
         if option_kappa is None:
             return evidence_search_kappa(st, m0, S0, tied=tied, dof=option_dof,
-                                         scale=option_scale)
+                                         scale=option_scale, flat=flat)
         return dict(evidence_search(st, m0, option_kappa, S0, tied=tied, dof=option_dof,
                                     scale=option_scale, start=warm, evidence=record),
                     kappa0=option_kappa)

@@ -61,13 +61,19 @@ _DEGENERATE = 1e3 * np.finfo(np.float64).eps
 
 
 def mean_strength_bound(d: int) -> float:
-    """The largest kappa0 that ``mean_strength="auto"`` takes: d / 4.
+    """The largest kappa0 that ``mean_strength="auto"`` takes where its evidence plugs in
+    the prior mean m0 (QDA; LDA with ``mean_prior`` given): d / 4.
 
     E[(mu_k - m0)^T Sigma^-1 (mu_k - m0)] = d / kappa0 under the prior, so kappa0 <= d / 4
-    keeps a class mean free to lie two standard deviations from m0 in any dimension;
-    beyond it the evidence merges the class means when rows per class are fewer than
-    features (``validation/small_n_cause.py``: LDA, 10 rows per class, 60 features,
-    held-out log loss 1.29 at kappa0 = 0.01, 0.69 at the evidence's 1e4, 0.53 at d / 4)."""
+    keeps a class mean free to lie two standard deviations from m0 in any dimension.
+    The bound exists because the plug-in evidence charges for K free class means where
+    data centred at their own mean leave K - 1, and so merges the class means when rows
+    per class are fewer than features (``validation/small_n_cause.py``: LDA, 10 rows per
+    class, 60 features, held-out log loss 1.29 at kappa0 = 0.01, 0.69 at the plug-in
+    evidence's 1e4, 0.53 at d / 4). LDA with m0 from the data (``mean_prior=None``, the
+    default) integrates m0 out instead (:mod:`.niw_evidence`, flat-m0), which removes
+    that charge, so it needs no bound (``validation/small_n_mean_evidence.py``: 0.72 at
+    the flat-m0 kappa0 in the same cell, 1.04 times the class frequencies)."""
     return d / 4.0
 
 
@@ -83,10 +89,13 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
     mean_strength : float or "auto"
         kappa0 > 0, prior pseudo-observations for the means (default 0.01); "auto": chosen
         by type-II maximum likelihood of the exact evidence with the other "auto" values
-        (:func:`bayesgen.families.mvn.niw_evidence.evidence_search_kappa`), at most
+        (:func:`bayesgen.families.mvn.niw_evidence.evidence_search_kappa`). LDA with
+        ``mean_prior=None``: the evidence with m0 integrated out under a flat prior
+        (flat-m0, REML-like; the fit then centres the prior on the overall mean as
+        usual), unbounded. QDA, or a ``mean_prior`` given: m0 plugged in, at most
         :func:`mean_strength_bound` = d / 4 (beyond it the bound, the other values
         re-chosen there; ``search_["mean_strength_unbounded"]`` then holds the
-        evidence's own choice).
+        evidence's own choice). ``search_["mean_evidence"]``: "flat-m0" or "plug-in".
     cov_target : array-like of shape (d,) or (d, d), "pooled", "isotropic", or None
         Prior mean S0 = E[Sigma]: a vector is a diagonal matrix, a matrix must be
         symmetric positive definite. None = diagonal of the pooled within-class variances
@@ -244,11 +253,13 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
             completed = em.evidence_stats(self, stats, m0, em.DEFAULT_KAPPA0 if kappa0 is None
                                           else kappa0, S0)
             nu0, oas = shrinkage.oas_dof(completed, S0, tied=self.tied)
+        flat = kappa0 is None and self.tied and self.mean_prior is None
         found = em.auto_prior(self, stats, m0, kappa0, S0, dof=None if auto else nu0,
                               scale=scale, record=record,
-                              start=None if start is None else float(start["nu0"]))
+                              start=None if start is None else float(start["nu0"]),
+                              flat=flat)
         unbounded = None
-        if kappa0 is None and found["mean_strength"] > mean_strength_bound(d):
+        if kappa0 is None and not flat and found["mean_strength"] > mean_strength_bound(d):
             unbounded = found["mean_strength"]
             found = self._bounded_kappa(found, stats, m0, S0, dof=None if auto else nu0,
                                         scale=scale, record=record, start=start)
@@ -262,6 +273,8 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
             self.search_["oas_shrinkage"] = oas
         if unbounded is not None:
             self.search_["mean_strength_unbounded"] = unbounded
+        if kappa0 is None:
+            self.search_["mean_evidence"] = "flat-m0" if flat else "plug-in"
         searched = None in (kappa0, scale)  # more than cov_dof="auto" (the default)
         kappa_auto = kappa0 is None
         kappa0 = self.search_["mean_strength"]

@@ -40,6 +40,29 @@ with dF/dlog(c) = c dF/dc + dF/dlog(t) and dF/dlog(s) = dF/dlog(t). When fewer r
 than features leave zero eigenvalues, the evidence can rise without bound as t -> 0
 (the prior then puts its mass where the likelihood is unbounded), which
 :data:`S_BOUNDS` stops.
+
+Class-mean strength with the prior mean integrated out (``mean_strength="auto"`` of
+LDA, ``flat=True`` below). With m0 the overall mean of the rows plugged in, the
+evidence is that of K class means drawn around a *known* centre and charges the Occam
+factor of K free means, prod_k (kappa0 / kappa_k)^(d/2), while data centred at their
+own mean leave K - 1 free contrasts: with fewer rows per class than features the extra
+~(d/2) log(1 + N_k / kappa0) outweighs a real difference of the means and the evidence
+merges them (kappa0 -> its upper bound). Integrating m0 out under a flat prior (the
+restricted, REML-like evidence; Patterson & Thompson 1971, Harville 1977) instead:
+given Sigma, xbar_k ~ N(m0, Sigma / w_k) with w_k = kappa0 N_k / (kappa0 + N_k), and
+int dm0 gives (2 pi)^(d/2) |Sigma|^(1/2) W^(-d/2), W = sum_k w_k, so that::
+
+    log p_flat(X) = const + log Gamma_d((nu0 + N - 1) / 2) - log Gamma_d(nu0 / 2)
+                    + nu0 / 2 log|Psi0| - (nu0 + N - 1) / 2 log|Psi0 + B_w|
+                    + d/2 sum_k log(kappa0 / (kappa0 + N_k)) - d/2 log W
+    B_w = S + sum_k w_k (xbar_k - m_w)(xbar_k - m_w)^T,   m_w = sum_k w_k xbar_k / W
+
+(S the pooled within-class scatter): the plug-in evidence with B about m_w, one
+covariance degree of freedom fewer and the factor W^(-d/2). At fixed kappa0 it has
+the plug-in form in (c, t), so the searches over nu0 and s are the same functions of the
+eigenvalues of S0^(-1/2) B_w S0^(-1/2). QDA's classes have their own Sigma_k: the
+integral over m0 couples them and has no closed form, so QDA (and the diagonal
+families) keep the plug-in evidence.
 """
 
 from __future__ import annotations
@@ -65,15 +88,23 @@ def trigamma(a: np.ndarray) -> np.ndarray:
     return zeta(2.0, a)
 
 
-def _group_scatter(stats: dict, m0: np.ndarray, kappa0: float, tied: bool
-                   ) -> tuple[list[np.ndarray], list[float]]:
-    """B_g and N_g per covariance group: one (pooled) for LDA, one per class for QDA."""
+def _group_scatter(stats: dict, m0: np.ndarray, kappa0: float, tied: bool,
+                   flat: bool = False) -> tuple[list[np.ndarray], list[float]]:
+    """B_g and N_g per covariance group: one (pooled) for LDA, one per class for QDA.
+    ``flat`` (LDA only): m0 integrated out under a flat prior (module docstring): the
+    class means' scatter about their w-weighted mean m_w and N - 1."""
     count, mean = stats["count"], stats["mean"]
-    diff = mean - m0
     shrink = kappa0 * count / (kappa0 + count)
+    if flat:
+        if not tied:
+            raise ValueError("the flat-m0 evidence has a closed form for a shared "
+                             "covariance (LDA) only.")
+        m0 = class_sum(shrink[:, None] * mean) / class_sum(shrink)
+    diff = mean - m0
     outer = shrink[:, None, None] * diff[:, :, None] * diff[:, None, :]
     if tied:
-        return [stats["scatter"] + class_sum(outer)], [float(class_sum(count))]
+        return ([stats["scatter"] + class_sum(outer)],
+                [float(class_sum(count)) - (1.0 if flat else 0.0)])
     return list(stats["scatter"] + outer), [float(c) for c in count]
 
 
@@ -86,15 +117,16 @@ def log_marginal_likelihood(stats: dict, prior: dict, *, tied: bool) -> float:
 
 
 def evidence_dof(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
-                 tied: bool, start: float | None = None) -> float:
+                 tied: bool, start: float | None = None, flat: bool = False) -> float:
     """The nu0 = d + 1 + c maximising the evidence with Psi0 = (nu0 - d - 1) S0
     (``cov_dof="auto"``), c in :data:`C_BOUNDS`: the root of the slope in c
     (:func:`_newton_polish` of a bounded search), or the bound the evidence rises towards.
     ``start``: a nu0 near the answer (the choice on all rows, for the statistics without a
     row): Newton from there (:func:`_newton_root`) when it converges inside the bounds on a
-    concave evidence, which is the root the search reaches, to rounding."""
+    concave evidence, which is the root the search reaches, to rounding. ``flat``: the
+    flat-m0 evidence (module docstring)."""
     d = m0.size
-    eigen, sizes_arr = whitened_eigen(stats, m0, kappa0, S0, tied=tied)
+    eigen, sizes_arr = whitened_eigen(stats, m0, kappa0, S0, tied=tied, flat=flat)
 
     def neg_log_evidence(log_c: float) -> float:
         c = float(np.exp(log_c))
@@ -197,10 +229,11 @@ def _newton_root(c: float, d: int, eigen: list[np.ndarray], sizes: np.ndarray
 
 
 def whitened_eigen(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
-                   tied: bool) -> tuple[list[np.ndarray], np.ndarray]:
+                   tied: bool, flat: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
     """Eigenvalues (>= 0) of S0^(-1/2) B_g S0^(-T/2) per covariance group, and N_g:
-    O(G d^3) once, every evaluation of the searches O(G d) after."""
-    groups, sizes = _group_scatter(stats, m0, kappa0, tied)
+    O(G d^3) once, every evaluation of the searches O(G d) after. ``flat``: B_w and
+    N - 1 of the flat-m0 evidence (module docstring)."""
+    groups, sizes = _group_scatter(stats, m0, kappa0, tied, flat)
     chol = np.linalg.cholesky(S0)
     eigen = []
     for B in groups:
@@ -236,25 +269,27 @@ def profile_evidence(c: float, t: float, d: int, eigen: list[np.ndarray],
 def evidence_search(stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray, *,
                     tied: bool, dof: float | None = None,
                     scale: float | None = None, start: float | None = None,
-                    evidence: bool = True) -> dict:
+                    evidence: bool = True, flat: bool = False) -> dict:
     """Type-II maximum likelihood of nu0 and/or s in Psi0 = (nu0 - d - 1) s S0.
 
     ``dof`` / ``scale``: fixed values, or None to choose them; ``start``: a nu0 near the
-    choice (:func:`evidence_dof`); ``evidence=False`` skips the log evidence. Returns
-    ``nu0``, ``scale`` and ``log_evidence`` (:func:`log_marginal_likelihood` there)."""
+    choice (:func:`evidence_dof`); ``evidence=False`` skips the log evidence; ``flat``:
+    choose them by the flat-m0 evidence (module docstring). Returns ``nu0``, ``scale``
+    and ``log_evidence`` (:func:`log_marginal_likelihood` there, m0 given: the evidence
+    of the prior the fit uses)."""
     d = m0.size
     if scale is None and dof is not None:
         s = _search_scale(d, float(dof) - d - 1.0, *whitened_eigen(stats, m0, kappa0, S0,
-                                                                     tied=tied))
+                                                                     tied=tied, flat=flat))
         nu0 = float(dof)
     elif scale is None:
-        eigen, sizes = whitened_eigen(stats, m0, kappa0, S0, tied=tied)
+        eigen, sizes = whitened_eigen(stats, m0, kappa0, S0, tied=tied, flat=flat)
         c, s = _search_both(d, eigen, sizes, evidence_dof(stats, m0, kappa0, S0, tied=tied,
-                                                          start=start))
+                                                          start=start, flat=flat))
         nu0 = d + 1.0 + c
     else:
         s = float(scale)
-        nu0 = (evidence_dof(stats, m0, kappa0, s * S0, tied=tied, start=start)
+        nu0 = (evidence_dof(stats, m0, kappa0, s * S0, tied=tied, start=start, flat=flat)
                if dof is None else float(dof))
     prior = {"m0": m0, "kappa0": kappa0, "nu0": nu0, "Psi0": (nu0 - d - 1.0) * s * S0}
     return {"nu0": float(nu0), "scale": float(s),
@@ -326,14 +361,16 @@ def kappa_parts(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: bool) -> l
     return out
 
 
-def profile_kappa(c: float, t: float, kappa0: float, d: int, parts: list[tuple]) -> float:
+def profile_kappa(c: float, t: float, kappa0: float, d: int, parts: list[tuple],
+                  flat: bool = False) -> float:
     """The log evidence at (c, t, kappa0) up to a constant: :func:`profile_evidence`
-    plus d / 2 sum_k log(kappa0 / (kappa0 + n_k)), via :func:`kappa_parts`."""
-    return profile_kappa_grad(c, t, kappa0, d, parts)[0]
+    plus d / 2 sum_k log(kappa0 / (kappa0 + n_k)), via :func:`kappa_parts`; ``flat``:
+    the flat-m0 evidence (module docstring)."""
+    return profile_kappa_grad(c, t, kappa0, d, parts, flat)[0]
 
 
-def profile_kappa_grad(c: float, t: float, kappa0: float, d: int, parts: list[tuple]
-                       ) -> tuple[float, float, float, float]:
+def profile_kappa_grad(c: float, t: float, kappa0: float, d: int, parts: list[tuple],
+                       flat: bool = False) -> tuple[float, float, float, float]:
     """:func:`profile_kappa` F and its partial derivatives dF/dlog(kappa0), dF/dc (t
     fixed) and dF/dlog(t). With Q = (I + M)^(-1), M = W^(1/2) A W^(1/2),
     A = U^T diag(1 / (t + lam)) U and r_k = n_k / (kappa0 + n_k) = dlog(w_k)/dlog(kappa0)::
@@ -341,7 +378,12 @@ def profile_kappa_grad(c: float, t: float, kappa0: float, d: int, parts: list[tu
         dlog|I + M| / dlog(kappa0) = sum_k r_k (Q M)_kk
         dlog|I + M| / dlog(t)      = -t tr(Q W^(1/2) U^T diag(1 / (t + lam)^2) U W^(1/2))
 
-    so that a gradient costs no more than a value (O(d K_g^2) per group)."""
+    so that a gradient costs no more than a value (O(d K_g^2) per group).
+
+    ``flat`` (one group, LDA): m0 integrated out (module docstring), through
+    :func:`_flat_kappa_grad`."""
+    if flat:
+        return _flat_kappa_grad(c, t, kappa0, d, parts)
     nu0 = d + 1.0 + c
     half = np.arange(d) / 2.0
     value = dlogk = dc = dlogt = 0.0
@@ -371,6 +413,60 @@ def profile_kappa_grad(c: float, t: float, kappa0: float, d: int, parts: list[tu
     return float(value), float(dlogk), float(dc), float(dlogt)
 
 
+def _flat_kappa_grad(c: float, t: float, kappa0: float, d: int, parts: list[tuple]
+                     ) -> tuple[float, float, float, float]:
+    """:func:`profile_kappa_grad` of the flat-m0 evidence (module docstring), one
+    covariance group. The between-class scatter about m_w is U P U^T with the (K, K)
+    matrix P = diag(w) - w w^T / W (P 1 = 0: any reference point of the offsets U
+    gives the same P U^T), so that with A = U^T diag(1 / (t + lam)) U,
+    A2 = U^T diag(1 / (t + lam)^2) U and X = I + P A (Sylvester's determinant identity)::
+
+        log|t I + lam + U P U^T| = sum_i log(t + lam_i) + log|X|
+        dlog|X| / dlog(kappa0)   = tr(X^(-1) P' A),   dlog|X| / dlog(t) = -t tr(X^(-1) P A2)
+        P' = dP / dlog(kappa0) = diag(w r) - (w r w^T + w (w r)^T) / W
+                                 + w w^T sum_k(w_k r_k) / W^2
+
+    (r_k = n_k / (kappa0 + n_k) = dlog(w_k) / dlog(kappa0)), and with N' = N - 1::
+
+        F = log Gamma_d((nu0 + N') / 2) - (nu0 + N') / 2 log|t I + lam + U P U^T|
+            + d/2 sum_k log(kappa0 / (kappa0 + n_k)) - d/2 log W
+            - log Gamma_d(nu0 / 2) + nu0 d / 2 log(t)
+        dF/dlog(kappa0) = -(nu0 + N') / 2 tr(X^(-1) P' A) + d/2 sum_k r_k
+                          - d/2 sum_k w_k r_k / W"""
+    if len(parts) != 1:
+        raise ValueError("the flat-m0 evidence has a closed form for a shared "
+                         "covariance (LDA) only.")
+    ((lam, U, n, size),) = parts
+    nu0 = d + 1.0 + c
+    half = np.arange(d) / 2.0
+    size = size - 1.0
+    w = kappa0 * n / (kappa0 + n)
+    r = n / (kappa0 + n)
+    wr = w * r
+    W, WR = float(class_sum(w)), float(class_sum(wr))
+    inv = 1.0 / (t + lam)
+    A = (U * inv[:, None]).T @ U
+    A2 = (U * (inv * inv)[:, None]).T @ U
+    P = np.diag(w) - np.outer(w, w) / W
+    dP = (np.diag(wr) - (np.outer(wr, w) + np.outer(w, wr)) / W
+          + np.outer(w, w) * WR / W**2)
+    X = np.eye(w.size) + P @ A
+    _, small = np.linalg.slogdet(X)
+    Xi = np.linalg.inv(X)
+    logdet = np.log(t + lam).sum() + small
+    d_small_logk = float(np.sum(Xi * (dP @ A).T))
+    d_logdet_logt = t * (inv.sum() - float(np.sum(Xi * (P @ A2).T)))
+    value = (_mvgammaln((nu0 + size) / 2.0, half) - 0.5 * (nu0 + size) * logdet
+             + 0.5 * d * float(class_sum(np.log(kappa0 / (kappa0 + n)))) - 0.5 * d * np.log(W)
+             - _mvgammaln(nu0 / 2.0, half) + 0.5 * nu0 * d * np.log(t))
+    dlogk = (-0.5 * (nu0 + size) * d_small_logk + 0.5 * d * float(class_sum(r))
+             - 0.5 * d * WR / W)
+    dc = (0.5 * digamma((nu0 + size) / 2.0 - half).sum() - 0.5 * logdet
+          - 0.5 * digamma(nu0 / 2.0 - half).sum() + 0.5 * d * np.log(t))
+    dlogt = -0.5 * (nu0 + size) * d_logdet_logt + 0.5 * nu0 * d
+    return float(value), float(dlogk), float(dc), float(dlogt)
+
+
 #: points of the fixed grid over log kappa0 (:data:`K_BOUNDS`) on which
 #: :func:`evidence_search_kappa` brackets the local maxima when only kappa0 is searched
 K_GRID = 25
@@ -378,42 +474,56 @@ K_GRID = 25
 
 def evidence_search_kappa(stats: dict, m0: np.ndarray, S0: np.ndarray, *, tied: bool,
                           dof: float | None = None, scale: float | None = None,
-                          start_kappa0: float = 1.0) -> dict:
+                          start_kappa0: float = 1.0, flat: bool = False) -> dict:
     """Type-II maximum likelihood of kappa0 (``mean_strength="auto"``) with nu0 and/or
     s when None, then :func:`evidence_search` at that kappa0. Returns ``kappa0``, ``nu0``,
-    ``scale``, ``log_evidence``.
+    ``scale``, ``log_evidence`` (the evidence with m0 given, of the prior the fit uses).
+    ``flat`` (LDA): every choice by the evidence with m0 integrated out under a flat
+    prior (module docstring), m0 then only the reference point of the offsets.
 
     kappa0 alone (nu0 and s given): the slope dF/dlog(kappa0) of :func:`profile_kappa_grad`
     on a fixed grid of :data:`K_GRID` points over log :data:`K_BOUNDS`, each sign change
     (+ to -) a local maximum found by Brent's method on the slope (xtol 1e-14 in
     log kappa0), a bound when the evidence rises towards it; the best of them. With nu0
     and/or s searched too: L-BFGS-B on :func:`profile_kappa_grad` (analytic gradient) from
-    two starts, then kappa0 polished as the root of its slope at the chosen nu0 and s
-    (:func:`bayesgen.utils.search.polish_root`). Either way the answer is a root of the
-    slope (or a bound), so that equal statistics give equal choices to ~1e-12, not a
-    point where a search on values stopped."""
+    two starts, then kappa0 polished as the root of the slope of the evidence profiled
+    over nu0 and/or s (each evaluation their roots at that kappa0, by
+    :func:`evidence_search`; :func:`bayesgen.utils.search.polish_root`). Either way the
+    answer is a root of a slope (or a bound), so that equal statistics give equal choices
+    to ~1e-12, not a point where a search on values stopped."""
     d = m0.size
     parts = kappa_parts(stats, m0, S0, tied=tied)
     free_c, free_s = dof is None, scale is None
     if not (free_c or free_s):
         c, s = float(dof) - d - 1.0, float(scale)
-        kappa0 = _kappa_alone(c, c * s, d, parts)
+        kappa0 = _kappa_alone(c, c * s, d, parts, flat)
     else:
-        kappa0, c, s = _kappa_with(d, parts, dof, scale, start_kappa0)
-        lk = polish_root(lambda lk: profile_kappa_grad(c, c * s, np.exp(lk), d, parts)[1],
-                         np.log(kappa0), tuple(np.log(K_BOUNDS)))
-        kappa0 = float(np.exp(lk))
-    found = evidence_search(stats, m0, kappa0, S0, tied=tied, dof=dof, scale=scale)
+        kappa0, c, s = _kappa_with(d, parts, dof, scale, start_kappa0, flat)
+
+        def profile_slope(lk: float) -> float:
+            # slope of the evidence maximised over the searched nu0 and/or s at this
+            # kappa0 (envelope theorem: the partial slope at their roots)
+            k = float(np.exp(lk))
+            at = evidence_search(stats, m0, k, S0, tied=tied, dof=dof, scale=scale,
+                                 evidence=False, flat=flat)
+            c_ = at["nu0"] - d - 1.0
+            return profile_kappa_grad(c_, c_ * at["scale"], k, d, parts, flat)[1]
+
+        kappa0 = float(np.exp(polish_root(profile_slope, np.log(kappa0),
+                                          tuple(np.log(K_BOUNDS)))))
+    found = evidence_search(stats, m0, kappa0, S0, tied=tied, dof=dof, scale=scale,
+                            flat=flat)
     return dict(found, kappa0=float(kappa0))
 
 
-def _kappa_alone(c: float, t: float, d: int, parts: list[tuple]) -> float:
+def _kappa_alone(c: float, t: float, d: int, parts: list[tuple], flat: bool = False
+                 ) -> float:
     """argmax over kappa0 in :data:`K_BOUNDS` of :func:`profile_kappa` at fixed (c, t):
     the best local maximum bracketed on the fixed grid (:func:`evidence_search_kappa`)."""
     from scipy.optimize import brentq
 
     def slope(lk: float) -> float:
-        return profile_kappa_grad(c, t, float(np.exp(lk)), d, parts)[1]
+        return profile_kappa_grad(c, t, float(np.exp(lk)), d, parts, flat)[1]
 
     grid = np.linspace(*np.log(K_BOUNDS), K_GRID)
     slopes = [slope(lk) for lk in grid]
@@ -424,12 +534,12 @@ def _kappa_alone(c: float, t: float, d: int, parts: list[tuple]) -> float:
     found += [grid[-1]] if slopes[-1] > 0 else []
     if not found:  # a constant evidence (no class rows at all): the lower bound
         found = [grid[0]]
-    values = [profile_kappa(c, t, float(np.exp(lk)), d, parts) for lk in found]
+    values = [profile_kappa(c, t, float(np.exp(lk)), d, parts, flat) for lk in found]
     return float(np.exp(found[int(np.argmax(values))]))
 
 
 def _kappa_with(d: int, parts: list[tuple], dof: float | None, scale: float | None,
-                start_kappa0: float) -> tuple[float, float, float]:
+                start_kappa0: float, flat: bool = False) -> tuple[float, float, float]:
     """(kappa0, c, s) by L-BFGS-B on log(kappa0) and log c and/or log s from two starts
     (:func:`evidence_search_kappa`)."""
     from scipy.optimize import minimize
@@ -445,7 +555,7 @@ def _kappa_with(d: int, parts: list[tuple], dof: float | None, scale: float | No
 
     def objective(p: np.ndarray) -> tuple[float, np.ndarray]:
         kappa0, c, s = unpack(p)
-        value, dlogk, dc, dlogt = profile_kappa_grad(c, c * s, kappa0, d, parts)
+        value, dlogk, dc, dlogt = profile_kappa_grad(c, c * s, kappa0, d, parts, flat)
         grad = [dlogk] + [c * dc + dlogt] * free_c + [dlogt] * free_s
         return -value, -np.array(grad)
 
