@@ -197,8 +197,7 @@ def test_grouped_loglik_equals_row_by_row(data):
     mu = rng.standard_normal((2, 3))
     A = rng.standard_normal((2, 3, 3))
     cov = A @ A.transpose(0, 2, 1) + np.eye(3)
-    cond = pat.condition(groups["obs"], mu[groups["cls"]], pat.class_covariances(cov, groups,
-                                                                               False))
+    cond = pat.condition(groups, {"mu": mu, "cov": cov}, False)
     got = pat.loglik(groups, cond).sum()
     want = sum(wi * stats.multivariate_normal(mu[k][o], cov[k][np.ix_(o, o)]).logpdf(x[o])
                for x, k, wi in zip(X, y, w, strict=True) if (o := ~np.isnan(x)).any())
@@ -212,8 +211,7 @@ def test_grouped_loglik_equals_row_by_row(data):
 
     for tied in (False, True):
         c = cov if not tied else cov[0]
-        cond = pat.condition(groups["obs"], mu[groups["cls"]],
-                             pat.class_covariances(c, groups, tied))
+        cond = pat.condition(groups, {"mu": mu, "cov": c}, tied)
         exact = pat.loglik(groups, cond).sum()
         const = -0.5 * np.log(2 * np.pi) * (groups["count"] * groups["obs"].sum(1)).sum()
         mu_t, cov_t = pt.dmatrix(), (pt.dmatrix() if tied else pt.dtensor3())
@@ -243,7 +241,7 @@ def test_completion_matches_per_row_draws():
     groups = pat.group_stats(Z, y, np.ones(n), 1)
     mu = np.array([[0.2, -0.1, 0.5]])
     cov = np.array([[[1.0, 0.3, 0.5], [0.3, 1.5, -0.4], [0.5, -0.4, 2.0]]])
-    cond = pat.condition(groups["obs"], mu[groups["cls"]], cov[groups["cls"]])
+    cond = pat.condition(groups, {"mu": mu, "cov": cov}, False)
     S = 40000
     cond_s = {k: np.broadcast_to(v, (S, *v.shape)) for k, v in cond.items()}
     mean_g, scat_g = augment.complete(groups, augment.prepare(groups), cond_s, rng)
