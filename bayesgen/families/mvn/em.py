@@ -106,8 +106,7 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
             warn(_max_iter_message(family.who, trace[-1] - trace[-2], for_auto_dof),
                  ConvergenceWarning)
             break
-        mean_g, scatter_g = pat.expected(groups, cond)
-        complete = pat.class_stats(groups, mean_g, scatter_g, n_classes, family.tied)
+        complete = completed_stats(family, stats, params, cond)
         complete.update({k: stats[k] for k in ("loc", "scale") if k in stats})
         params = m_step.mle(complete) if mle else family.map(complete, prior)
         value, cond = objective(family, groups, params, prior)
@@ -152,13 +151,15 @@ def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.nd
                            fit(family, stats, prior, record=False, for_auto_dof=True))
 
 
-def completed_stats(family, stats: dict, params: dict) -> dict:
+def completed_stats(family, stats: dict, params: dict, cond: dict | None = None) -> dict:
     """The expected complete-data class statistics at ``params`` (EM's E-step): each
     missing coordinate filled with its conditional mean, its conditional covariance
-    added to the scatter. Used by :func:`evidence_stats` and by MixtureDA's EM."""
-    _, cond = objective(family, stats["groups"], params, None)
-    mean_g, scatter_g = pat.expected(stats["groups"], cond)
-    return pat.class_stats(stats["groups"], mean_g, scatter_g, stats["count"].size,
+    added to the scatter. ``cond``: the groups' algebra at ``params`` if already at hand
+    (:func:`.patterns.condition`). Used by :func:`fit`, :func:`evidence_stats` and
+    MixtureDA's EM."""
+    groups = stats["groups"]
+    cond = pat.condition(groups, params, family.tied) if cond is None else cond
+    return pat.class_stats(groups, *pat.expected(groups, cond), stats["count"].size,
                            family.tied)
 
 

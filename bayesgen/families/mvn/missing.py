@@ -172,18 +172,11 @@ def expected_rows(Z: np.ndarray, mu: np.ndarray, cov: np.ndarray,
     row with nothing observed becomes sum_k p(k) mu_k.
     """
     out = Z.copy()
-    missing = np.isnan(Z)
-    rows_with_gaps = np.flatnonzero(missing.any(axis=1))
-    if rows_with_gaps.size == 0:
-        return out
-    for rows, o in patterns(missing[rows_with_gaps]):
-        rows = rows_with_gaps[rows]
-        m = np.flatnonzero(~np.isin(np.arange(Z.shape[1]), o))
-        cond = mu[:, m][None]  # (1, K, |m|)
-        if o.size:
+    for rows, o in patterns(np.isnan(Z)):
+        m = np.setdiff1d(np.arange(Z.shape[1]), o)
+        cond = np.broadcast_to(mu[:, m], (rows.size, *mu[:, m].shape))  # (r, K, |m|)
+        if o.size and m.size:
             gain = np.linalg.solve(cov[np.ix_(o, o)], cov[np.ix_(o, m)])  # (|o|, |m|)
-            dev = Z[np.ix_(rows, o)][:, None, :] - mu[None][:, :, o]  # (r, K, |o|)
-            cond = cond + dev @ gain
-        out[np.ix_(rows, m)] = np.einsum("rk,rkm->rm", resp[rows],
-                                         np.broadcast_to(cond, (rows.size, *cond.shape[1:])))
+            cond = cond + (Z[np.ix_(rows, o)][:, None, :] - mu[:, o]) @ gain
+        out[np.ix_(rows, m)] = np.einsum("rk,rkm->rm", resp[rows], cond)
     return out
