@@ -144,6 +144,16 @@ def log_predictive(family, X: np.ndarray, post: dict) -> np.ndarray:
         X[np.ix_(rows, o)], sub))
 
 
+def loo_at_patterns(algebra, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                    X_test: np.ndarray) -> np.ndarray:
+    """``algebra.loo_at`` (:meth:`.niw.NIW.loo_at`, (n, m, K)) at test rows with missing
+    entries: per pattern, the posterior's marginal over the observed columns (the
+    downdate of a marginal is the marginal of the downdate); 0 for nothing observed."""
+    shape = (y.size, X_test.shape[0], post["m"].shape[0])
+    return _by_pattern(np.isnan(X_test), shape, lambda rows, o: algebra.loo_at(
+        _sub_post(post, o), X[:, o], y, w, X_test[np.ix_(rows, o)]))
+
+
 def far_terms(family, far, params: dict):
     """(a2, a1, a0) of far rows with missing entries: per pattern, the terms of the
     observed columns (:func:`._far.mvn_terms`)."""
