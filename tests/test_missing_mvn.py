@@ -189,6 +189,32 @@ def test_no_missing_values_unchanged(Est):
         np.testing.assert_allclose(mle.means_[k], X[y == k].mean(0), rtol=1e-12)
 
 
+def test_group_stats_are_the_weighted_moments_of_each_pattern_and_class(data):
+    """Each (pattern, class) group holds the weighted count, mean and centred scatter of
+    its rows' observed entries, zero-padded; rows with nothing observed or no weight are
+    left out."""
+    X, y = data
+    X = X.copy()
+    X[3] = np.nan
+    w = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    w[7] = 0.0
+    groups = pat.group_stats(X, y, w, 2)
+    seen = 0
+    for g, (obs, k) in enumerate(zip(groups["obs"], groups["cls"], strict=True)):
+        rows = np.flatnonzero((~np.isnan(X) == obs).all(axis=1) & (y == k) & (w > 0))
+        Xo, wg = X[np.ix_(rows, np.flatnonzero(obs))], w[rows]
+        mean = wg @ Xo / wg.sum()
+        scatter = np.zeros((3, 3))
+        scatter[np.ix_(obs, obs)] = (Xo - mean).T * wg @ (Xo - mean)
+        assert groups["count"][g] == pytest.approx(wg.sum(), rel=1e-13)
+        assert groups["rows"][g] == rows.size
+        np.testing.assert_allclose(groups["mean"][g][obs], mean, rtol=1e-13)
+        assert not groups["mean"][g][~obs].any()
+        np.testing.assert_allclose(groups["scatter"][g], scatter, rtol=1e-12, atol=1e-13)
+        seen += rows.size
+    assert seen == np.sum((~np.isnan(X)).any(axis=1) & (w > 0))
+
+
 def test_grouped_loglik_equals_row_by_row(data):
     X, y = data
     rng = np.random.default_rng(5)
