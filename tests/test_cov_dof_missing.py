@@ -1,4 +1,4 @@
-"""cov_dof="auto" with missing entries: the fixed point of _mvn_em.auto_dof."""
+"""cov_dof="auto" with missing entries: the fixed point of em.auto_prior."""
 
 from __future__ import annotations
 

@@ -189,6 +189,32 @@ def test_no_missing_values_unchanged(Est):
         np.testing.assert_allclose(mle.means_[k], X[y == k].mean(0), rtol=1e-12)
 
 
+def test_group_stats_are_the_weighted_moments_of_each_pattern_and_class(data):
+    """Each (pattern, class) group holds the weighted count, mean and centred scatter of
+    its rows' observed entries, zero-padded; rows with nothing observed or no weight are
+    left out."""
+    X, y = data
+    X = X.copy()
+    X[3] = np.nan
+    w = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    w[7] = 0.0
+    groups = pat.group_stats(X, y, w, 2)
+    seen = 0
+    for g, (obs, k) in enumerate(zip(groups["obs"], groups["cls"], strict=True)):
+        rows = np.flatnonzero((~np.isnan(X) == obs).all(axis=1) & (y == k) & (w > 0))
+        Xo, wg = X[np.ix_(rows, np.flatnonzero(obs))], w[rows]
+        mean = wg @ Xo / wg.sum()
+        scatter = np.zeros((3, 3))
+        scatter[np.ix_(obs, obs)] = (Xo - mean).T * wg @ (Xo - mean)
+        assert groups["count"][g] == pytest.approx(wg.sum(), rel=1e-13)
+        assert groups["rows"][g] == rows.size
+        np.testing.assert_allclose(groups["mean"][g][obs], mean, rtol=1e-13)
+        assert not groups["mean"][g][~obs].any()
+        np.testing.assert_allclose(groups["scatter"][g], scatter, rtol=1e-12, atol=1e-13)
+        seen += rows.size
+    assert seen == np.sum((~np.isnan(X)).any(axis=1) & (w > 0))
+
+
 def test_grouped_loglik_equals_row_by_row(data):
     X, y = data
     rng = np.random.default_rng(5)
@@ -197,8 +223,7 @@ def test_grouped_loglik_equals_row_by_row(data):
     mu = rng.standard_normal((2, 3))
     A = rng.standard_normal((2, 3, 3))
     cov = A @ A.transpose(0, 2, 1) + np.eye(3)
-    cond = pat.condition(groups["obs"], mu[groups["cls"]], pat.class_covariances(cov, groups,
-                                                                               False))
+    cond = pat.condition(groups, {"mu": mu, "cov": cov}, False)
     got = pat.loglik(groups, cond).sum()
     want = sum(wi * stats.multivariate_normal(mu[k][o], cov[k][np.ix_(o, o)]).logpdf(x[o])
                for x, k, wi in zip(X, y, w, strict=True) if (o := ~np.isnan(x)).any())
@@ -212,8 +237,7 @@ def test_grouped_loglik_equals_row_by_row(data):
 
     for tied in (False, True):
         c = cov if not tied else cov[0]
-        cond = pat.condition(groups["obs"], mu[groups["cls"]],
-                             pat.class_covariances(c, groups, tied))
+        cond = pat.condition(groups, {"mu": mu, "cov": c}, tied)
         exact = pat.loglik(groups, cond).sum()
         const = -0.5 * np.log(2 * np.pi) * (groups["count"] * groups["obs"].sum(1)).sum()
         mu_t, cov_t = pt.dmatrix(), (pt.dmatrix() if tied else pt.dtensor3())
@@ -243,7 +267,7 @@ def test_completion_matches_per_row_draws():
     groups = pat.group_stats(Z, y, np.ones(n), 1)
     mu = np.array([[0.2, -0.1, 0.5]])
     cov = np.array([[[1.0, 0.3, 0.5], [0.3, 1.5, -0.4], [0.5, -0.4, 2.0]]])
-    cond = pat.condition(groups["obs"], mu[groups["cls"]], cov[groups["cls"]])
+    cond = pat.condition(groups, {"mu": mu, "cov": cov}, False)
     S = 40000
     cond_s = {k: np.broadcast_to(v, (S, *v.shape)) for k, v in cond.items()}
     mean_g, scat_g = augment.complete(groups, augment.prepare(groups), cond_s, rng)

@@ -66,8 +66,7 @@ def test_conditional_posterior_completes_in_expectation(data, cls):
     clf = cls(method="map").fit(Xm, y)
     fam, stats, theta = clf._family, clf._stats, clf._params
     groups = stats["groups"]
-    cond = pat.condition(groups["obs"], theta["mu"][groups["cls"]],
-                         pat.class_covariances(theta["cov"], groups, fam.tied))
+    cond = pat.condition(groups, theta, fam.tied)
     mean_g, scatter_g = pat.expected(groups, cond)
     done = pat.class_stats(groups, mean_g, scatter_g, 2, fam.tied)
     ref = fam.posterior({k: done[k] for k in ("count", "mean", "scatter")}, clf._prior)

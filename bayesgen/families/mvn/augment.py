@@ -4,7 +4,7 @@ Tanner & Wong (1987): a Gibbs sampler on (theta, x_mis) that alternates
 
 1. the missing coordinates given theta = (mu, Sigma): x_{n,m} | x_{n,o}, y_n = k ~
    N(mu_m + B (x_{n,o} - mu_o), C) independently per row (B, C of
-   :func:`._mvn_patterns.condition`);
+   :func:`.patterns.condition`);
 2. theta from the exact conjugate NIW posterior given the completed statistics
    (:meth:`MVNFamily.posterior`, :meth:`MVNFamily.draw`).
 
@@ -34,7 +34,7 @@ holds ``lp``, the observed-data log posterior density of each draw (up to a cons
 Posterior predictive: the conjugate posterior given the completed statistics is kept
 at up to :data:`RB_MAX` evenly spaced retained iterations; the predictive density is
 their average (Rao-Blackwellised), p(x | y, data) = E[t(x | completed data)]
-(:func:`._mvn_missing.log_predictive`).
+(:func:`.missing.log_predictive`).
 """
 
 from __future__ import annotations
@@ -48,16 +48,12 @@ from bayesgen.families.mvn.linalg import _swap
 #: conjugate posteriors kept for the Rao-Blackwellised posterior predictive
 RB_MAX = 100
 
-
-
 def prepare(groups: dict) -> dict:
-    """Per group the factor R (d, d, rows beyond the rank zero) of the observed scatter,
-    the kept rows, the Wishart degrees of freedom n - 1 - r and the positions of the
-    missing coordinates (for Bartlett's chi-square degrees of freedom)."""
-    lam, V = np.linalg.eigh(groups["scatter"])
-    tol = 1e-12 * np.maximum(lam.max(axis=-1, keepdims=True), 1e-300)
-    keep = lam > tol
-    R = np.sqrt(np.where(keep, lam, 0.0))[..., None] * _swap(V)  # R^T R = S
+    """Per group the factor R (d, d) of the observed scatter (:func:`.patterns.scatter_root`)
+    and which of its rows are within its rank, the Wishart degrees of freedom n - 1 - r
+    and the positions of the missing coordinates (for Bartlett's chi-square degrees of
+    freedom)."""
+    R, keep = pat.scatter_root(groups["scatter"])
     dof = np.maximum(groups["count"] - 1.0 - keep.sum(-1), 0.0)
     M = ~groups["obs"]
     return {"R": R, "keep": keep.astype(np.float64), "dof": dof,
@@ -71,19 +67,15 @@ def complete(groups: dict, prep: dict, cond: dict, rng: np.random.Generator):
     M = 1.0 - D
     d = D.shape[1]
     lead = cond["mu"].shape[:-1]  # (..., G)
-    r = D * (groups["mean"] - cond["mu"])
-    xhat = D * groups["mean"] + M * cond["mu"] + np.einsum("...ij,...j->...i", cond["B"], r)
-    T = np.eye(d) * D[:, None, :] + cond["B"]
+    xhat, T, spread = pat.filled(groups, cond)
     Lc = np.linalg.cholesky(cond["C"] + np.eye(d) * D[:, None, :])
-    n = groups["count"]
     z0 = np.einsum("...ij,...j->...i", Lc, rng.standard_normal((*lead, d)))
-    ebar = M * z0 / np.sqrt(n)[:, None]
+    ebar = M * z0 / np.sqrt(groups["count"])[:, None]
     Z = (rng.standard_normal((*lead, d, d)) @ _swap(Lc)) * M[:, None, :]
     Z = Z * prep["keep"][..., None]
-    Y = _swap(prep["R"]) @ Z
-    cross = T @ Y
+    cross = T @ (_swap(prep["R"]) @ Z)
     W = _wishart(prep, Lc, M, lead, rng)
-    scatter = T @ groups["scatter"] @ _swap(T) + cross + _swap(cross) + _swap(Z) @ Z + W
+    scatter = spread + cross + _swap(cross) + _swap(Z) @ Z + W
     return xhat + ebar, (scatter + _swap(scatter)) / 2.0
 
 
@@ -108,8 +100,13 @@ def _wishart(prep: dict, Lc: np.ndarray, M: np.ndarray, lead: tuple, rng) -> np.
     return W * M[:, :, None] * M[:, None, :]
 
 
-def _base_stats(stats: dict) -> dict:
-    return {k: stats[k] for k in ("count", "mean", "scatter")}
+def _completed(family, groups: dict, prep: dict, cond: dict, n_classes: int,
+               rng: np.random.Generator) -> dict:
+    """Class statistics (``count``, ``mean``, ``scatter``) of one exact completion of
+    the missing coordinates given ``cond`` (:func:`complete`), batched like ``cond``."""
+    done = pat.class_stats(groups, *complete(groups, prep, cond, rng), n_classes,
+                           family.tied)
+    return {k: done[k] for k in ("count", "mean", "scatter")}
 
 
 def sample(family, stats: dict, prior: dict, *, chains: int, draws: int, tune: int,
@@ -120,7 +117,8 @@ def sample(family, stats: dict, prior: dict, *, chains: int, draws: int, tune: i
     groups = stats["groups"]
     n_classes = stats["count"].size
     prep = prepare(groups)
-    theta = family.draw(family.posterior(_base_stats(stats), prior), chains, rng)
+    theta = family.draw(family.posterior({k: stats[k] for k in ("count", "mean", "scatter")},
+                                         prior), chains, rng)
     total = tune + draws
     kept = np.unique(np.linspace(tune, total - 1, min(RB_MAX, draws)).round().astype(int))
     rb_chain = {int(it): i % chains for i, it in enumerate(kept)}  # spread over chains
@@ -129,20 +127,18 @@ def sample(family, stats: dict, prior: dict, *, chains: int, draws: int, tune: i
     lp = np.empty((chains, draws))
     rb_m, rb_Psi, rb_post = [], [], None
     for it in range(total):
-        cond = pat.condition(groups["obs"], theta["mu"][:, groups["cls"]],
-                             pat.class_covariances(theta["cov"], groups, family.tied))
+        cond = pat.condition(groups, theta, family.tied)
         if it >= tune:
             j = it - tune
             mu_out[:, j], cov_out[:, j] = theta["mu"], theta["cov"]
             lp[:, j] = pat.loglik(groups, cond).sum(-1) + [
                 em.log_niw(theta["mu"][c], theta["cov"][c], prior, family.tied)
                 for c in range(chains)]
-        mean_g, scatter_g = complete(groups, prep, cond, rng)
-        done = pat.class_stats(groups, mean_g, scatter_g, n_classes, family.tied)
+        done = _completed(family, groups, prep, cond, n_classes, rng)
         new_mu, new_cov = [], []
         for c in range(chains):
-            post = family.posterior({"count": done["count"], "mean": done["mean"][c],
-                                     "scatter": done["scatter"][c]}, prior)
+            post = family.posterior(dict(done, mean=done["mean"][c],
+                                         scatter=done["scatter"][c]), prior)
             one = family.draw(post, 1, rng)
             new_mu.append(one["mu"][0])
             new_cov.append(one["cov"][0])
@@ -169,10 +165,6 @@ def conditional_posterior(family, stats: dict, theta: dict, prior: dict,
     if "groups" not in stats:
         return family.posterior(stats, prior)
     groups = stats["groups"]
-    n_classes = stats["count"].size
-    cond = pat.condition(groups["obs"], theta["mu"][groups["cls"]],
-                         pat.class_covariances(theta["cov"], groups, family.tied))
-    mean_g, scatter_g = complete(groups, prepare(groups), cond, rng)
-    done = pat.class_stats(groups, mean_g, scatter_g, n_classes, family.tied)
-    return family.posterior({"count": done["count"], "mean": done["mean"],
-                             "scatter": done["scatter"]}, prior)
+    cond = pat.condition(groups, theta, family.tied)
+    return family.posterior(_completed(family, groups, prepare(groups), cond,
+                                       stats["count"].size, rng), prior)

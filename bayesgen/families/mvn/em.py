@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import multigammaln
 
+from bayesgen.data.missing import require_observed
 from bayesgen.exceptions import ConvergenceWarning, warn
 from bayesgen.families.mvn import patterns as pat
-from bayesgen.families.mvn.niw_evidence import evidence_dof, evidence_search, evidence_search_kappa
+from bayesgen.families.mvn.niw_evidence import evidence_search, evidence_search_kappa
 
 #: relative tolerance on the increase of the objective per iteration
 TOL = 1e-10
@@ -61,8 +62,7 @@ def log_niw(mu: np.ndarray, cov: np.ndarray, prior: dict, tied: bool) -> float:
 def objective(family, groups: dict, params: dict, prior: dict | None):
     """The observed-data log-likelihood (plus log prior when ``prior`` is given) and the
     conditional algebra of every group at ``params`` (reused by the next E-step)."""
-    cond = pat.condition(groups["obs"], params["mu"][groups["cls"]],
-                         pat.class_covariances(params["cov"], groups, family.tied))
+    cond = pat.condition(groups, params, family.tied)
     value = float(pat.loglik(groups, cond).sum())
     if prior is not None:
         value += log_niw(params["mu"], params["cov"], prior, family.tied)
@@ -87,12 +87,15 @@ def start(stats: dict, tied: bool) -> dict:
 
 def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
         for_auto_dof: bool = False) -> dict:
-    """Run EM; ``prior`` None: MLE, else MAP. Returns ``mu`` (K, d), ``cov`` and, when
-    ``record``, ``em_n_iter`` and ``em_objective``. ``for_auto_dof``: the EM serves
+    """Run EM; ``prior`` None: MLE (``ValueError`` naming a class and feature never
+    observed there), else MAP. Returns ``mu`` (K, d), ``cov`` and, when ``record``,
+    ``em_n_iter`` and ``em_objective``. ``for_auto_dof``: the EM serves
     ``cov_dof="auto"`` (:func:`evidence_stats`), which its ConvergenceWarning says."""
     groups = stats["groups"]
     n_classes = stats["count"].size
     mle = prior is None
+    if mle:
+        require_observed(stats["observed"], family.labels, family.who)
     m_step = family.configured(divisor="n")  # the likelihood's divisor N_k / N inside EM
     params = start(stats, family.tied)
     value, cond = objective(family, groups, params, prior)
@@ -103,8 +106,7 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
             warn(_max_iter_message(family.who, trace[-1] - trace[-2], for_auto_dof),
                  ConvergenceWarning)
             break
-        mean_g, scatter_g = pat.expected(groups, cond)
-        complete = pat.class_stats(groups, mean_g, scatter_g, n_classes, family.tied)
+        complete = completed_stats(family, stats, params, cond)
         complete.update({k: stats[k] for k in ("loc", "scale") if k in stats})
         params = m_step.mle(complete) if mle else family.map(complete, prior)
         value, cond = objective(family, groups, params, prior)
@@ -113,7 +115,7 @@ def fit(family, stats: dict, prior: dict | None, *, record: bool = True,
         if value - trace[-2] <= TOL * max(1.0, abs(value)):
             break
     if mle and family.divisor == "unbiased":
-        n = pat.class_stats(groups, mean_g, scatter_g, n_classes, family.tied)["count"]
+        n = complete["count"]
         factor = n.sum() / (n.sum() - n_classes) if family.tied else (n / (n - 1.0))[:, None, None]
         params = dict(params, cov=params["cov"] * factor)
     if record:
@@ -149,37 +151,16 @@ def evidence_stats(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.nd
                            fit(family, stats, prior, record=False, for_auto_dof=True))
 
 
-def completed_stats(family, stats: dict, params: dict) -> dict:
+def completed_stats(family, stats: dict, params: dict, cond: dict | None = None) -> dict:
     """The expected complete-data class statistics at ``params`` (EM's E-step): each
     missing coordinate filled with its conditional mean, its conditional covariance
-    added to the scatter. Used by :func:`evidence_stats` and by MixtureDA's EM."""
-    _, cond = objective(family, stats["groups"], params, None)
-    mean_g, scatter_g = pat.expected(stats["groups"], cond)
-    return pat.class_stats(stats["groups"], mean_g, scatter_g, stats["count"].size,
+    added to the scatter. ``cond``: the groups' algebra at ``params`` if already at hand
+    (:func:`.patterns.condition`). Used by :func:`fit`, :func:`evidence_stats` and
+    MixtureDA's EM."""
+    groups = stats["groups"]
+    cond = pat.condition(groups, params, family.tied) if cond is None else cond
+    return pat.class_stats(groups, *pat.expected(groups, cond), stats["count"].size,
                            family.tied)
-
-
-def auto_dof(family, stats: dict, m0: np.ndarray, kappa0: float, S0: np.ndarray) -> float:
-    """The empirical-Bayes ``cov_dof="auto"`` (:func:`.niw_evidence.evidence_dof`).
-
-    Complete data: the evidence maximiser. Missing entries: the fixed point of
-    nu0 <- argmax evidence(statistics completed at the EM MAP under nu0), from d + 2, to
-    ``DOF_TOL`` relative or ``DOF_ROUNDS`` rounds (one round alone reads the over-fitted
-    completions of a weak prior as evidence for it). A heuristic that leans high
-    (``validation/cov_dof_missing.py``: close to the complete-data choice at 30% missing on
-    wine, the upper bound at 50%; held-out log loss better than one round in all cases)."""
-    nu0 = evidence_dof(evidence_stats(family, stats, m0, kappa0, S0), m0, kappa0, S0,
-                       tied=family.tied)
-    if "groups" not in stats:
-        return nu0
-    for _ in range(DOF_ROUNDS):
-        new = evidence_dof(evidence_stats(family, stats, m0, kappa0, S0, nu0), m0, kappa0,
-                           S0, tied=family.tied)
-        done = abs(new - nu0) <= DOF_TOL * nu0
-        nu0 = new
-        if done:
-            break
-    return nu0
 
 
 def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np.ndarray, *,
@@ -192,7 +173,9 @@ def auto_prior(family, stats: dict, m0: np.ndarray, kappa0: float | None, S0: np
     :func:`.niw_evidence.evidence_search_kappa`). ``candidates``, each at its own optimum:
     the fixed prior (0.01, d + 2, 1 for the "auto" values), nu0 by the evidence, nu0 and s
     by the evidence (when kappa0 or s is "auto"), and the chosen combination. Missing
-    entries: the fixed point over EM-completed statistics as :func:`auto_dof`.
+    entries: the fixed point nu0 <- argmax evidence(statistics completed at the EM MAP
+    under nu0), from d + 2, to ``DOF_TOL`` relative or ``DOF_ROUNDS`` rounds (one round
+    alone reads the over-fitted completions of a weak prior as evidence for it).
     ``record=False``: the chosen values only; ``start``: a nu0 near the choice, where the
     searches start (same answer to rounding); ``flat``: kappa0 "auto" (and the values
     chosen with it) by the evidence with m0 integrated out (LDA,

@@ -109,7 +109,7 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
         weakest prior with a finite mean, as mclust's default; "auto" = the empirical-Bayes
         value maximising the marginal likelihood of the data, see
         :mod:`bayesgen.families.mvn.niw_evidence`; with missing entries a fixed point over
-        EM-completed statistics, :func:`bayesgen.families.mvn.em.auto_dof`).
+        EM-completed statistics, :func:`bayesgen.families.mvn.em.auto_prior`).
     cov_scale : float, None or "auto"
         s > 0, the scale of the prior mean of the covariance relative to the target:
         E[Sigma] = s S0 and Psi0 = (nu0 - d - 1) s S0 (None = 1, S0 itself). "auto":
@@ -390,7 +390,6 @@ class MVNFamily(_far.RealColumns, conjugate.Hooks, UnlabeledHooks):
         """Class means and S_k / N_k (QDA) or S / N (LDA) (or unbiased); ``ValueError``
         naming a class with too few rows; missing entries: EM (:mod:`.em`)."""
         if "groups" in stats:
-            _mvn_missing.check_mle(self, stats)
             return em.fit(self, stats, None)
         return complete_mle(stats, tied=self.tied, divisor=self.divisor, labels=self.labels,
                             who=self.who)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesgen.data.missing import require_observed
 from bayesgen.families import far as _far
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import attach_frame
@@ -32,20 +31,24 @@ def patterns(missing: np.ndarray):
 
 
 # ------------------------------------------------------------------ fit
+def _with_groups(groups: dict, count: np.ndarray, rows: np.ndarray, tied: bool) -> dict:
+    """The statistics of :func:`stats` around their ``groups``."""
+    return {"count": count, "rows": rows, "groups": groups,
+            **pat.available_case(groups, count, tied)}
+
+
 def stats(family, Z: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
     """Statistics of training rows with missing entries (internal frame).
 
     ``count`` (K,) and ``rows`` (K,) count every row (for the class prior); ``groups``
     the (pattern, class) statistics of the rows with an observed entry
-    (:func:`._mvn_patterns.group_stats`); ``mean``, ``scatter`` and ``observed`` the
-    available-case class statistics (:func:`._mvn_patterns.available_case`), which set
+    (:func:`.patterns.group_stats`); ``mean``, ``scatter`` and ``observed`` the
+    available-case class statistics (:func:`.patterns.available_case`), which set
     the prior's data defaults and EM's start.
     """
-    groups = pat.group_stats(Z, y, w, n_classes)
-    count = np.bincount(y, weights=w, minlength=n_classes)
     rows = np.bincount(y, weights=(w > 0).astype(np.float64), minlength=n_classes)
-    out = {"count": count, "rows": rows, "groups": groups,
-           **pat.available_case(groups, count, family.tied)}
+    out = _with_groups(pat.group_stats(Z, y, w, n_classes),
+                       np.bincount(y, weights=w, minlength=n_classes), rows, family.tied)
     return attach_frame(out, family.frame)
 
 
@@ -68,34 +71,24 @@ def _as_groups(stats: dict, tied: bool) -> dict:
             "mean": stats["mean"][has], "scatter": scatter[has]}
 
 
-def _reframe(stats: dict, loc: np.ndarray, scale: np.ndarray) -> dict:
-    c_old, s_old = gstats.frame_of(stats)
-    out = gstats.reframe(stats, loc, scale)
-    if "groups" in stats and out is not stats:
-        out["groups"] = pat.reframe_groups(stats["groups"], s_old / scale,
-                                           (c_old - loc) / scale)
-    return out
-
-
 def merge(family, a: dict, b: dict) -> dict:
     """Statistics of two disjoint batches, either with missing entries (partial_fit,
     bg.merge, Dask): groups merged key by key, in ``a``'s frame (``b``'s if ``a`` is
     empty)."""
     target = b if a["count"].sum() <= 0 < b["count"].sum() else a
     loc, scale = gstats.frame_of(target)
-    a, b = _reframe(a, loc, scale), _reframe(b, loc, scale)
-    groups = pat.merge_groups(_as_groups(a, family.tied), _as_groups(b, family.tied))
-    count = a["count"] + b["count"]
-    out = {"count": count, "rows": gstats.sample_rows(a) + gstats.sample_rows(b),
-           "groups": groups, **pat.available_case(groups, count, family.tied)}
+    parts = []
+    for one in (a, b):
+        c_old, s_old = gstats.frame_of(one)
+        groups = _as_groups(one, family.tied)
+        if not (np.array_equal(c_old, loc) and np.array_equal(s_old, scale)):
+            groups = pat.reframe_groups(groups, s_old / scale, (c_old - loc) / scale)
+        parts.append(groups)
+    out = _with_groups(pat.merge_groups(*parts), a["count"] + b["count"],
+                       gstats.sample_rows(a) + gstats.sample_rows(b), family.tied)
     if "loc" in target:
         out["loc"], out["scale"] = loc, scale
     return out
-
-
-def check_mle(family, stats: dict) -> None:
-    """MLE: ``ValueError`` naming the class and feature never observed there."""
-    require_observed(stats["observed"], family.labels, family.who)
 
 
 # ------------------------------------------------------------ predict
@@ -103,26 +96,27 @@ def _sub_params(params: dict, o: np.ndarray) -> dict:
     return {"mu": params["mu"][..., o], "cov": params["cov"][..., o[:, None], o]}
 
 
+def _by_pattern(M: np.ndarray, shape: tuple, score, n_out: int = 1):
+    """Arrays of ``shape`` (..., n, K) holding ``score(rows, o)`` (``n_out`` arrays
+    (..., len(rows), K)) for each missingness pattern of ``M`` (n, d) with observed
+    columns o, and 0 for a row with nothing observed."""
+    out = [np.zeros(shape) for _ in range(n_out)]
+    for rows, o in patterns(M):
+        if o.size:
+            values = score(rows, o)
+            for target, value in zip(out, values if n_out > 1 else (values,), strict=True):
+                target[..., rows, :] = value
+    return out if n_out > 1 else out[0]
+
+
 def log_lik(family, X: np.ndarray, params: dict, full: bool) -> np.ndarray:
     """log N(x_o; mu_{k,o}, Sigma_{k,oo}) per row and class, (..., n, K); 0 for a row
     with nothing observed. ``full=False`` (point estimates): the family's discriminant
     form within each pattern (it differs from the full log-density by a term equal for
     every class of a row)."""
-    lead = params["mu"].shape[:-2]
-    n_classes = params["mu"].shape[-2]
-    out = np.zeros((*lead, X.shape[0], n_classes))
-    for rows, o in patterns(np.isnan(X)):
-        if o.size:
-            out[..., rows, :] = family.log_lik(X[np.ix_(rows, o)], _sub_params(params, o),
-                                               full=full)
-    return out
-
-
-def _stack(post: dict) -> list[dict]:
-    """The conjugate posteriors of ``post``: one, or the stack of data augmentation."""
-    if post["m"].ndim == 2:
-        return [post]
-    return [dict(post, m=post["m"][t], Psi=post["Psi"][t]) for t in range(post["m"].shape[0])]
+    shape = (*params["mu"].shape[:-2], X.shape[0], params["mu"].shape[-2])
+    return _by_pattern(np.isnan(X), shape, lambda rows, o: family.log_lik(
+        X[np.ix_(rows, o)], _sub_params(params, o), full=full))
 
 
 def _sub_post(post: dict, o: np.ndarray) -> dict:
@@ -134,14 +128,12 @@ def _sub_post(post: dict, o: np.ndarray) -> dict:
 def _predictive(post: dict, M: np.ndarray, score) -> np.ndarray:
     """(n, K): ``score(rows, o, sub)`` of each missingness pattern of ``M`` (n, d) at the
     posterior's marginal ``sub`` over the observed columns o, 0 for a row with nothing
-    observed, averaged over a data-augmentation stack."""
-    values = []
-    for one in _stack(post):
-        out = np.zeros((M.shape[0], one["m"].shape[0]))
-        for rows, o in patterns(M):
-            if o.size:
-                out[rows] = score(rows, o, _sub_post(one, o))
-        values.append(out)
+    observed, averaged over a data-augmentation stack (a posterior with ``m`` (T, K, d))."""
+    stack = ([post] if post["m"].ndim == 2 else
+             [dict(post, m=post["m"][t], Psi=post["Psi"][t]) for t in range(post["m"].shape[0])])
+    values = [_by_pattern(M, (M.shape[0], one["m"].shape[0]),
+                          lambda rows, o, one=one: score(rows, o, _sub_post(one, o)))
+              for one in stack]
     return values[0] if len(values) == 1 else log_mean_exp(np.stack(values), axis=0)
 
 
@@ -152,17 +144,22 @@ def log_predictive(family, X: np.ndarray, post: dict) -> np.ndarray:
         X[np.ix_(rows, o)], sub))
 
 
+def loo_at_patterns(algebra, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                    X_test: np.ndarray) -> np.ndarray:
+    """``algebra.loo_at`` (:meth:`.niw.NIW.loo_at`, (n, m, K)) at test rows with missing
+    entries: per pattern, the posterior's marginal over the observed columns (the
+    downdate of a marginal is the marginal of the downdate); 0 for nothing observed."""
+    shape = (y.size, X_test.shape[0], post["m"].shape[0])
+    return _by_pattern(np.isnan(X_test), shape, lambda rows, o: algebra.loo_at(
+        _sub_post(post, o), X[:, o], y, w, X_test[np.ix_(rows, o)]))
+
+
 def far_terms(family, far, params: dict):
     """(a2, a1, a0) of far rows with missing entries: per pattern, the terms of the
     observed columns (:func:`._far.mvn_terms`)."""
-    lead = params["mu"].shape[:-2]
-    shape = (*lead, far.rows.size, params["mu"].shape[-2])
-    a2, a1, a0 = np.zeros(shape), np.zeros(shape), np.zeros(shape)
-    for rows, o in patterns(np.isnan(far.ZN)):
-        terms = _far.mvn_terms(family, far.take(rows).columns(o), _sub_params(params, o))
-        for out, value in zip((a2, a1, a0), terms, strict=True):
-            out[..., rows, :] = value
-    return a2, a1, a0
+    shape = (*params["mu"].shape[:-2], far.rows.size, params["mu"].shape[-2])
+    return tuple(_by_pattern(np.isnan(far.ZN), shape, lambda rows, o: _far.mvn_terms(
+        family, far.take(rows).columns(o), _sub_params(params, o)), n_out=3))
 
 
 def far_log_predictive(family, far, post: dict) -> np.ndarray:
@@ -185,18 +182,11 @@ def expected_rows(Z: np.ndarray, mu: np.ndarray, cov: np.ndarray,
     row with nothing observed becomes sum_k p(k) mu_k.
     """
     out = Z.copy()
-    missing = np.isnan(Z)
-    rows_with_gaps = np.flatnonzero(missing.any(axis=1))
-    if rows_with_gaps.size == 0:
-        return out
-    for rows, o in patterns(missing[rows_with_gaps]):
-        rows = rows_with_gaps[rows]
-        m = np.flatnonzero(~np.isin(np.arange(Z.shape[1]), o))
-        cond = mu[:, m][None]  # (1, K, |m|)
-        if o.size:
+    for rows, o in patterns(np.isnan(Z)):
+        m = np.setdiff1d(np.arange(Z.shape[1]), o)
+        cond = np.broadcast_to(mu[:, m], (rows.size, *mu[:, m].shape))  # (r, K, |m|)
+        if o.size and m.size:
             gain = np.linalg.solve(cov[np.ix_(o, o)], cov[np.ix_(o, m)])  # (|o|, |m|)
-            dev = Z[np.ix_(rows, o)][:, None, :] - mu[None][:, :, o]  # (r, K, |o|)
-            cond = cond + dev @ gain
-        out[np.ix_(rows, m)] = np.einsum("rk,rkm->rm", resp[rows],
-                                         np.broadcast_to(cond, (rows.size, *cond.shape[1:])))
+            cond = cond + (Z[np.ix_(rows, o)][:, None, :] - mu[:, o]) @ gain
+        out[np.ix_(rows, m)] = np.einsum("rk,rkm->rm", resp[rows], cond)
     return out

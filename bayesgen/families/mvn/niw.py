@@ -31,6 +31,7 @@ from scipy.special import gammaln
 from bayesgen.families import conjugate
 from bayesgen.families.gaussian_stats import class_sum
 from bayesgen.families.mvn.linalg import _swap, mahalanobis, student_t_const
+from bayesgen.families.mvn.missing import loo_at_patterns
 
 
 def posterior(stats: dict, prior: dict, *, tied: bool) -> dict:
@@ -137,7 +138,7 @@ class NIW(conjugate.Joint):
         entries: the marginal of their observed coordinates, per pattern.
         """
         if X_test is not None and np.isnan(X_test).any():
-            return self._loo_at_patterns(post, X, y, w, X_test)
+            return loo_at_patterns(self, post, X, y, w, X_test)
         return self._rank_one(post, X, y, w, X_test, own=False)
 
     def _rank_one(self, post: dict, X: np.ndarray, y: np.ndarray, w: np.ndarray,
@@ -202,24 +203,4 @@ class NIW(conjugate.Joint):
                 m = X_test.shape[0]
                 out[rows[:, None, None], np.arange(m)[None, :, None],
                     classes[None, None, :]] = value
-        return out
-
-    def _loo_at_patterns(self, post, X, y, w, X_test) -> np.ndarray:
-        """:meth:`loo_at` of test rows with missing entries: per missingness pattern, the
-        posterior's marginal over the observed coordinates O (m_O, Psi_OO,
-        nu - (d - |O|); the downdate of a marginal is the marginal of the downdate), and 0
-        for a row with no observed entry."""
-        d = X.shape[1]
-        M = np.isnan(X_test)
-        out = np.zeros((y.size, X_test.shape[0], post["m"].shape[0]))
-        patterns, inverse = np.unique(M, axis=0, return_inverse=True)
-        for p, pattern in enumerate(patterns):
-            obs = ~pattern
-            if not obs.any():
-                continue
-            cols = np.flatnonzero(inverse.ravel() == p)
-            sub = {"m": post["m"][:, obs], "kappa": post["kappa"],
-                   "nu": np.asarray(post["nu"], dtype=np.float64) - (d - obs.sum()),
-                   "Psi": post["Psi"][..., obs, :][..., obs]}
-            out[:, cols] = self.loo_at(sub, X[:, obs], y, w, X_test[np.ix_(cols, obs)])
         return out

@@ -12,8 +12,8 @@ observed indicator D_g = diag(o). Rows with nothing observed carry no informatio
 (mu, Sigma) (their likelihood factor is 1) and are left out of the groups (they still
 count for the class prior). The groups are sufficient for everything the missing-data
 fits need: the observed-data log-likelihood, EM's expected statistics
-(:mod:`._mvn_em`), data augmentation (:mod:`._mvn_augment`) and the NUTS likelihood
-(:mod:`._mvn_pymc_missing`), at a cost that grows with the number of groups, not rows.
+(:mod:`.em`), data augmentation (:mod:`.augment`) and the NUTS likelihood
+(:mod:`.pymc_missing`), at a cost that grows with the number of groups, not rows.
 
 Padding. For a covariance Sigma the padded observed block is
 
@@ -38,45 +38,32 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesgen.families.class_moments import class_moments
 from bayesgen.families.gaussian_stats import one_hot
 from bayesgen.families.mvn.linalg import _swap
 
 LOG_2PI = np.log(2.0 * np.pi)
 
 
-
 def group_stats(Z: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> dict:
     """Statistics per (pattern, class) group of the rows ``Z`` (n, d, NaN missing) with
     an observed entry: ``obs`` (G, d) bool, ``cls`` (G,), ``count`` (G,) n_g, ``rows`` (G,),
-    ``mean`` (G, d) and ``scatter`` (G, d, d) padded with zeros; empty groups dropped."""
-    n, d = Z.shape
+    ``mean`` (G, d) and ``scatter`` (G, d, d) padded with zeros; empty groups dropped.
+    Each group is a class of the complete-data statistics
+    (:func:`bayesgen.families.class_moments.class_moments`) of the rows with their
+    missing entries set to 0 (so the padding is exactly 0)."""
     observed = ~np.isnan(Z)
-    keep = observed.any(axis=1) & (w > 0)
-    bits = np.packbits(observed, axis=1)
-    key = np.concatenate([bits, y[:, None].astype(np.int64).view(np.uint8).reshape(n, -1)],
-                         axis=1)
-    _, first, inverse = np.unique(key[keep], axis=0, return_index=True, return_inverse=True)
-    rows_idx = np.flatnonzero(keep)
+    keep = np.flatnonzero(observed.any(axis=1) & (w > 0))
+    key = np.concatenate([np.packbits(observed[keep], axis=1),
+                          y[keep, None].astype(np.int64).view(np.uint8)], axis=1)
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     G = first.size
-    obs = observed[rows_idx[first]]
-    cls = y[rows_idx[first]].astype(np.intp)
-    Zk, wk = np.where(observed[rows_idx], Z[rows_idx], 0.0), w[rows_idx]
-    count = np.bincount(inverse, weights=wk, minlength=G)
-    rows = np.bincount(inverse, minlength=G).astype(np.float64)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.searchsorted(inverse[order], np.arange(G + 1))
-    mean = np.zeros((G, d))
-    scatter = np.zeros((G, d, d))
-    for g in range(G):  # two passes per group: centred at the group mean
-        idx = order[bounds[g]:bounds[g + 1]]
-        Zg, wg = Zk[idx] * obs[g], wk[idx]
-        mean[g] = wg @ Zg / count[g]
-        dev = (Zg - mean[g]) * obs[g]
-        scatter[g] = (dev * wg[:, None]).T @ dev
-    scatter = (scatter + _swap(scatter)) / 2.0
-    return {"obs": obs, "cls": cls, "count": count, "rows": rows, "mean": mean,
-            "scatter": scatter}
+    count, mean, scatter = class_moments(np.where(observed[keep], Z[keep], 0.0), inverse,
+                                         w[keep], G, full=True)
+    return {"obs": observed[keep[first]], "cls": y[keep[first]].astype(np.intp),
+            "count": count, "rows": np.bincount(inverse, minlength=G).astype(np.float64),
+            "mean": mean, "scatter": (scatter + _swap(scatter)) / 2.0}
 
 
 def merge_groups(a: dict, b: dict) -> dict:
@@ -141,20 +128,26 @@ def available_case(groups: dict, count: np.ndarray, tied: bool) -> dict:
     return {"mean": mean_kj, "scatter": scatter, "observed": n_kj}
 
 
-def class_covariances(cov: np.ndarray, groups: dict, tied: bool) -> np.ndarray:
-    """Sigma of every group's class, (..., G, d, d) (leading draw/chain dims kept)."""
-    if tied:
-        return np.broadcast_to(cov[..., None, :, :], (*cov.shape[:-2], groups["cls"].size,
-                                                      *cov.shape[-2:]))
-    return cov[..., groups["cls"], :, :]
+def scatter_root(scatter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """R (..., d, d) with R^T R = ``scatter`` (from its eigen-decomposition) and which of
+    its rows lie beyond the numerical rank (eigenvalue at most 1e-12 of the largest),
+    (..., d) bool; a negative rounding eigenvalue counts as 0."""
+    lam, V = np.linalg.eigh(scatter)
+    tol = 1e-12 * np.maximum(lam.max(axis=-1, keepdims=True), 1e-300)
+    return np.sqrt(np.clip(lam, 0.0, None))[..., None] * _swap(V), lam > tol
 
 
-def condition(obs: np.ndarray, mu_g: np.ndarray, cov_g: np.ndarray) -> dict:
-    """The padded Gaussian algebra of every group (module docstring), batched over
-    ``mu_g`` (..., G, d), ``cov_g`` (..., G, d, d): ``P`` (..., G, d, d), ``B``, ``C`` and
-    ``logdet`` (..., G) = log|Sigma_oo|."""
-    D = obs.astype(np.float64)
-    d = obs.shape[-1]
+def condition(groups: dict, params: dict, tied: bool) -> dict:
+    """The padded Gaussian algebra of every group (module docstring) at ``params``:
+    ``mu`` (..., K, d), ``cov`` (..., K, d, d) or shared (..., d, d) (``tied``), leading
+    draw/chain dims kept. Returns ``P`` (..., G, d, d), ``B``, ``C``, ``logdet``
+    (..., G) = log|Sigma_oo| and ``mu`` (..., G, d), each group's class mean."""
+    cls, cov = groups["cls"], params["cov"]
+    cov_g = (np.broadcast_to(cov[..., None, :, :], (*cov.shape[:-2], cls.size,
+                                                    *cov.shape[-2:]))
+             if tied else cov[..., cls, :, :])
+    D = groups["obs"].astype(np.float64)
+    d = D.shape[-1]
     eye = np.eye(d)
     Soo = cov_g * D[:, :, None] * D[:, None, :] + eye * (1.0 - D)[:, None, :]
     L = np.linalg.cholesky(Soo)
@@ -165,7 +158,8 @@ def condition(obs: np.ndarray, mu_g: np.ndarray, cov_g: np.ndarray) -> dict:
     B = SP * (1.0 - D)[:, :, None]
     M = 1.0 - D
     C = (cov_g - SP @ cov_g) * M[:, :, None] * M[:, None, :]
-    return {"P": P, "B": B, "C": (C + _swap(C)) / 2.0, "logdet": logdet, "mu": mu_g}
+    return {"P": P, "B": B, "C": (C + _swap(C)) / 2.0, "logdet": logdet,
+            "mu": params["mu"][..., cls, :]}
 
 
 def loglik(groups: dict, cond: dict) -> np.ndarray:
@@ -178,19 +172,22 @@ def loglik(groups: dict, cond: dict) -> np.ndarray:
     return -0.5 * (n * (D.sum(1) * LOG_2PI + cond["logdet"] + quad) + trace)
 
 
-def expected(groups: dict, cond: dict) -> tuple[np.ndarray, np.ndarray]:
-    """EM's expected complete-data group statistics: mean (..., G, d) and centred
-    scatter (..., G, d, d).
-
-    x^_g = D xbar_g + (I - D) mu_k + B_g D (xbar_g - mu_k), and with T_g = D + B_g,
-    E[scatter] = T_g S_g T_g^T + n_g C_g.
-    """
+def filled(groups: dict, cond: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The regression completion of every group: x^_g = D xbar_g + (I - D) mu_k
+    + B_g D (xbar_g - mu_k) (..., G, d), T_g = D + B_g and T_g S_g T_g^T (..., G, d, d)."""
     D = groups["obs"].astype(np.float64)
     mu = cond["mu"]
     r = D * (groups["mean"] - mu)
     mean = D * groups["mean"] + (1.0 - D) * mu + np.einsum("...gij,...gj->...gi", cond["B"], r)
     T = np.eye(D.shape[1]) * D[:, None, :] + cond["B"]
-    scatter = T @ groups["scatter"] @ _swap(T) + groups["count"][:, None, None] * cond["C"]
+    return mean, T, T @ groups["scatter"] @ _swap(T)
+
+
+def expected(groups: dict, cond: dict) -> tuple[np.ndarray, np.ndarray]:
+    """EM's expected complete-data group statistics: mean x^_g (..., G, d) (:func:`filled`)
+    and centred scatter E[scatter] = T_g S_g T_g^T + n_g C_g (..., G, d, d)."""
+    mean, _, spread = filled(groups, cond)
+    scatter = spread + groups["count"][:, None, None] * cond["C"]
     return mean, (scatter + _swap(scatter)) / 2.0
 
 

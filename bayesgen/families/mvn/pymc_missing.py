@@ -1,6 +1,6 @@
 """NUTS likelihood of LDA/QDA with missing entries, on the (pattern, class) groups.
 
-For every group g (:mod:`._mvn_patterns`) with observed coordinates o, class k, weighted
+For every group g (:mod:`.patterns`) with observed coordinates o, class k, weighted
 count n_g, observed mean xbar_g and scatter S_g = R_g^T R_g (R_g from the eigen-
 decomposition, computed once), the observed-data log-likelihood is, without its
 constant -n_g |o| log(2 pi) / 2::
@@ -26,9 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen.families.gaussian_stats import one_hot
+from bayesgen.families.mvn import patterns as pat
 from bayesgen.families.mvn.missing import patterns
-
-LOG_2PI = np.log(2.0 * np.pi)
 
 
 def stats_loglik(family, params: dict, stats: dict):
@@ -42,8 +41,7 @@ def stats_loglik(family, params: dict, stats: dict):
     G, d = groups["mean"].shape
     D = groups["obs"].astype(np.float64)
     onehot = one_hot(groups["cls"], 1.0, n_classes)
-    lam, V = np.linalg.eigh(groups["scatter"])
-    R = np.sqrt(np.clip(lam, 0.0, None))[..., None] * np.swapaxes(V, -1, -2)  # R^T R = S
+    R = pat.scatter_root(groups["scatter"])[0]  # R^T R = S
     n = groups["count"]
     cov = params["cov"]
     if family.tied:
@@ -89,7 +87,7 @@ def rows_loglik(family, params: dict, Z: np.ndarray, n_classes: int):
         sol = solve_triangular(L, diff.transpose(0, 2, 1), lower=True, b_ndim=2)
         quad = (sol**2).sum(1)  # (K, n_p)
         logdet = 2.0 * pt.log(pt.diagonal(L, axis1=-2, axis2=-1)).sum(-1)  # (K,)
-        block = -0.5 * (quad + logdet[:, None] + o.size * LOG_2PI)
+        block = -0.5 * (quad + logdet[:, None] + o.size * pat.LOG_2PI)
         blocks.append(block.T)
     stacked = pt.concatenate(blocks, axis=0)
     return stacked[np.argsort(np.concatenate(order))]
