@@ -193,6 +193,8 @@ def classifiers(seed: int, methods: list[str], stack: bool, others: bool = True)
     out = {}
     if "map" in methods:
         out["MixtureDA"] = lambda: bg.MixtureDA(random_state=seed)
+    if "plugin" in methods:
+        out["MixtureDA plug-in"] = lambda: bg.MixtureDA(predictive="plugin", random_state=seed)
     if "gibbs" in methods:
         out["MixtureDA gibbs"] = lambda: bg.MixtureDA(method="gibbs", draws=200, tune=100,
                                                       chains=2, random_state=seed)
@@ -207,6 +209,8 @@ def classifiers(seed: int, methods: list[str], stack: bool, others: bool = True)
     if not others:
         return out
     out["QDA"] = lambda: bg.QDA()
+    out["QDA conjugate"] = lambda: bg.QDA(method="conjugate", draws=200, chains=2,
+                                          random_state=seed)
     if stack:
         out["stack"] = lambda: bg.StackedClassifier()
     out["sklearn GMM"] = lambda: PerClassGMM(seed)
@@ -338,12 +342,14 @@ def method_timing(name: str, methods: list[str], runs: int = 3) -> str:
 
 def table(name: str, rows: dict, seeds: int) -> str:
     lines = [f"### {name} ({seeds} splits)", "",
-             "| classifier | log loss | accuracy | seconds | chosen (first split) |",
-             "|---|---|---|---|---|"]
+             "| classifier | log loss | per split | accuracy | seconds | chosen (first split) |",
+             "|---|---|---|---|---|---|"]
     for label, values in rows.items():
         arr = np.array([v[:3] for v in values], dtype=float)
         mean, sd = np.nanmean(arr, axis=0), np.nanstd(arr, axis=0)
-        lines.append(f"| {label} | {mean[0]:.3f} ± {sd[0]:.3f} | {mean[1]:.3f} ± {sd[1]:.3f} "
+        each = " / ".join(f"{v:.4f}" for v in arr[:, 0])
+        lines.append(f"| {label} | {mean[0]:.4f} ± {sd[0]:.4f} | {each} "
+                     f"| {mean[1]:.3f} ± {sd[1]:.3f} "
                      f"| {mean[2]:.2f} ± {sd[2]:.2f} | {values[0][3]} |")
     return "\n".join(lines) + "\n"
 
