@@ -102,10 +102,11 @@ class MixtureDA(GenerativeClassifier):
         class are skipped. When some class gets more than one, 5-fold cross-validated
         log loss of the labels checks the proposal: a class keeps its components only
         if reverting it to one component would raise the cross-validated log loss by
-        more than one standard error (one more EM run per class and fold; see
-        ``cv_log_loss_``). BIC scores each class's density alone, and on real data
-        (digits, breast cancer) it adds components that sharpen p(x | y) but make the
-        plug-in p(y | x) overconfident: there the check keeps one component, i.e. QDA.
+        more than one standard error (``n_init`` more EM runs per class and fold,
+        predicting as the fit does; see ``cv_log_loss_``). BIC scores each class's
+        density alone, and on real data (digits, breast cancer) it adds components that
+        sharpen p(x | y) but make p(y | x) overconfident: there the check keeps one
+        component, i.e. QDA.
         BIC was chosen on held-out data against fixed numbers, a sparse Dirichlet prior
         on the weights and the closed-form ICL (``benchmarks/results_mixture.md``).
     max_components : int, default=5
@@ -731,9 +732,9 @@ class MixtureDA(GenerativeClassifier):
         - ``method="map"``: cross-validated refits. The rows are split into
           ``n_folds`` stratified folds (shuffled with ``random_state``); the whole
           fit (``n_components="auto"`` included) is repeated on the other folds and
-          each held-out row gets that refit's plug-in log p(x_n, y = k). The rows of
-          a fold leave with all their weight. ``n_folds`` >= n is brute-force
-          leave-one-out (n refits).
+          each held-out row gets that refit's log p(x_n, y = k) (as its
+          ``predictive`` says). The rows of a fold leave with all their weight.
+          ``n_folds`` >= n is brute-force leave-one-out (n refits).
 
         Parameters
         ----------
