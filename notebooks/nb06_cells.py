@@ -101,8 +101,9 @@ pd.Series({"MAP plug-in": log_loss(y_test, plugin.predict_proba(X_test)),
            "posterior predictive (gibbs)": log_loss(y_test, gibbs.predict_proba(X_test))},
           name="held-out log loss").round(3)"""),
     ("md", """\
-With 12 rows per blob the three are close on held-out log loss; the sampler also
-says how unsure each probability is. The component prior matters here:
+With 12 rows per blob the three are close on held-out log loss (the plug-in a little
+lower here, the two predictives together); the sampler also says how unsure each
+probability is. The component prior matters here:
 under mclust's weaker prior (`component_prior="mclust"`: nu0 = d + 2, nearly flat
 means) the sampler lets a component widen over two blobs of its class while another
 drifts, and the posterior predictive of this data set was much worse than the mode
