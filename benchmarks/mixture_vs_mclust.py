@@ -16,13 +16,16 @@ Classifiers:
 
 - ``MixtureDA``: ``bg.MixtureDA()`` at its defaults (EM MAP, components per class
   proposed by BIC in 1..5 and checked by the cross-validated log loss of the labels,
-  plug-in Gaussian mixtures);
+  the conditional posterior predictive at the mode: Student-t components);
+- ``MixtureDA plug-in`` (only with ``--methods ...,plugin``):
+  ``predictive="plugin"``, the Gaussian mixtures at the mode;
 - ``MixtureDA gibbs``: ``method="gibbs"``, 2 chains x (100 warm-up + 200 kept)
   sweeps (posterior predictive);
 - ``MixtureDA mcmc`` (only with ``--methods ...,mcmc``): ``method="mcmc"``, NUTS
   (numpyro), 2 chains x (200 warm-up + 200 kept) iterations from the EM mode; its
   time includes compiling the NUTS program (each split's fit has other shapes);
-- ``QDA``: ``bg.QDA()``; ``stack``: ``bg.StackedClassifier()`` (its default members);
+- ``QDA``: ``bg.QDA()``; ``QDA conjugate``: ``bg.QDA(method="conjugate")`` (its
+  closed-form predictive); ``stack``: ``bg.StackedClassifier()`` (its default members);
 - ``stack + MixtureDA`` (only with ``--methods ...,stack-mixture``): the stack's
   default members and ``bg.MixtureDA()``, weighed by its 10-fold cross-validated
   terms;
@@ -360,7 +363,8 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--no-gibbs", action="store_true")
     parser.add_argument("--methods", default=None,
-                        help="MixtureDA methods to run, comma-separated (map, gibbs, mcmc, "
+                        help="MixtureDA methods to run, comma-separated (map, plugin: "
+                             "predictive='plugin', gibbs, mcmc, "
                              "stack-mixture: the default stack with a MixtureDA member; "
                              "default map,gibbs); with --timing: time these back to back")
     parser.add_argument("--no-stack", action="store_true")
