@@ -16,9 +16,10 @@ Classifiers:
 
 - ``MixtureDA``: ``bg.MixtureDA()`` at its defaults (EM MAP, components per class
   proposed by BIC in 1..5 and checked by the cross-validated log loss of the labels,
-  the conditional posterior predictive at the mode: Student-t components);
-- ``MixtureDA plug-in`` (only with ``--methods ...,plugin``):
-  ``predictive="plugin"``, the Gaussian mixtures at the mode;
+  the plug-in rule: the Gaussian mixtures at the mode);
+- ``MixtureDA posterior`` (only with ``--methods ...,posterior``):
+  ``predictive="posterior"``, the conditional posterior predictive at the mode
+  (Student-t components);
 - ``MixtureDA gibbs``: ``method="gibbs"``, 2 chains x (100 warm-up + 200 kept)
   sweeps (posterior predictive);
 - ``MixtureDA mcmc`` (only with ``--methods ...,mcmc``): ``method="mcmc"``, NUTS
@@ -196,8 +197,9 @@ def classifiers(seed: int, methods: list[str], stack: bool, others: bool = True)
     out = {}
     if "map" in methods:
         out["MixtureDA"] = lambda: bg.MixtureDA(random_state=seed)
-    if "plugin" in methods:
-        out["MixtureDA plug-in"] = lambda: bg.MixtureDA(predictive="plugin", random_state=seed)
+    if "posterior" in methods:
+        out["MixtureDA posterior"] = lambda: bg.MixtureDA(predictive="posterior",
+                                                          random_state=seed)
     if "gibbs" in methods:
         out["MixtureDA gibbs"] = lambda: bg.MixtureDA(method="gibbs", draws=200, tune=100,
                                                       chains=2, random_state=seed)
@@ -363,8 +365,8 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--no-gibbs", action="store_true")
     parser.add_argument("--methods", default=None,
-                        help="MixtureDA methods to run, comma-separated (map, plugin: "
-                             "predictive='plugin', gibbs, mcmc, "
+                        help="MixtureDA methods to run, comma-separated (map, posterior: "
+                             "predictive='posterior', gibbs, mcmc, "
                              "stack-mixture: the default stack with a MixtureDA member; "
                              "default map,gibbs); with --timing: time these back to back")
     parser.add_argument("--no-stack", action="store_true")

@@ -48,7 +48,7 @@ def blobs():
 @pytest.fixture(scope="module")
 def map_fit(blobs):
     X, y = blobs
-    return bg.MixtureDA(n_components=[2, 1], random_state=0).fit(X, y)
+    return bg.MixtureDA(n_components=[2, 1], predictive="posterior", random_state=0).fit(X, y)
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,8 @@ def gibbs_fit(blobs):
                                 {"cov_scale": "auto", "mean_strength": "auto"},
                                 {"class_alpha": 2.0, "cov_target": "isotropic"}])
 def test_one_component_equals_qda(kw):
-    """predictive="plugin": QDA's MAP plug-in rule (``bg.QDA()``) to rounding."""
+    """predictive="plugin" (the default): QDA's MAP plug-in rule (``bg.QDA()``) to
+    rounding."""
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
@@ -89,14 +90,14 @@ def test_one_component_equals_qda(kw):
 @pytest.mark.parametrize("kw", [{}, {"cov_dof": None}, {"cov_structure": "diag"},
                                 {"class_alpha": 2.0, "cov_target": "isotropic"},
                                 {"class_prior": [0.2, 0.3, 0.5]}])
-def test_one_component_default_predictive_equals_conjugate_qda(kw):
-    """The default predictive="posterior" with one component is QDA's closed-form
+def test_one_component_posterior_predictive_equals_conjugate_qda(kw):
+    """predictive="posterior" with one component is QDA's closed-form
     posterior predictive (``method="conjugate"``: Student-t, E[pi]) to rounding, while
     the parameters stay the MAP's."""
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
-    mix = bg.MixtureDA(n_components=1, **kw).fit(X, y)
+    mix = bg.MixtureDA(n_components=1, predictive="posterior", **kw).fit(X, y)
     qda = bg.QDA(method="conjugate", draws=5, chains=1, random_state=0, **kw).fit(X, y)
     np.testing.assert_allclose(mix.predict_proba(X), qda.predict_proba(X), rtol=0,
                                atol=1e-10)
@@ -110,8 +111,8 @@ def test_one_component_default_predictive_equals_conjugate_qda(kw):
     np.testing.assert_allclose(mix.class_prior_, expected, rtol=1e-12)
 
 
-def test_default_predictive_against_student_t(map_fit, blobs):
-    """The default predictive of a two-component class, computed here independently in
+def test_posterior_predictive_against_student_t(map_fit, blobs):
+    """predictive="posterior" of a two-component class, computed here independently in
     the units of X: responsibilities r_nm from scipy's normal densities at the MAP, the
     Normal-Inverse-Wishart posterior of each component's r-weighted rows under the
     class's component prior (kappa_n = kappa0 + N_m, nu_n = nu0 + N_m, m_n, Psi_n), its
@@ -152,7 +153,7 @@ def test_default_predictive_against_student_t(map_fit, blobs):
                                rtol=1e-9)
 
 
-def test_default_predictive_is_less_confident_than_the_plugin(map_fit, plugin_fit, blobs):
+def test_posterior_predictive_is_less_confident_than_the_plugin(map_fit, plugin_fit, blobs):
     """Same mode, heavier tails: far from the data the predictive density (Student-t
     components) is far above the plug-in's (Gaussian); near the data the
     probabilities agree closely."""
@@ -175,8 +176,12 @@ def test_one_component_auto_on_gaussian_classes():
     y = np.repeat([0, 1], 150)
     mix = bg.MixtureDA(random_state=0).fit(X, y)
     assert mix.n_components_.tolist() == [1, 1]
+    np.testing.assert_allclose(mix.predict_proba(X), bg.QDA().fit(X, y).predict_proba(X),
+                               atol=1e-10)
+    post = bg.MixtureDA(predictive="posterior", random_state=0).fit(X, y)
+    assert post.n_components_.tolist() == [1, 1]
     qda = bg.QDA(method="conjugate", draws=5, chains=1).fit(X, y)
-    np.testing.assert_allclose(mix.predict_proba(X), qda.predict_proba(X), atol=1e-10)
+    np.testing.assert_allclose(post.predict_proba(X), qda.predict_proba(X), atol=1e-10)
     assert mix.bic_.shape == (2, 5) and np.argmax(mix.bic_[0]) == 0
 
 

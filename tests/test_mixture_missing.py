@@ -130,26 +130,27 @@ def test_fit_on_complete_rows_predicts_rows_with_gaps(gappy):
 
 
 @pytest.mark.parametrize("cov_structure", ["full", "diag"])
-def test_default_predictive_integrates_gaps_out(gappy, cov_structure):
-    """The default predictive of rows with gaps: one component fitted on complete rows
+def test_posterior_predictive_integrates_gaps_out(gappy, cov_structure):
+    """predictive="posterior" of rows with gaps: one component fitted on complete rows
     is QDA(method="conjugate")'s closed-form predictive, gaps integrated out (the
     Student-t marginal of the observed coordinates), to rounding."""
     X, y = gappy
     keep = ~np.isnan(X).any(axis=1)
-    mix = bg.MixtureDA(n_components=1, cov_structure=cov_structure).fit(X[keep], y[keep])
+    mix = bg.MixtureDA(n_components=1, cov_structure=cov_structure,
+                       predictive="posterior").fit(X[keep], y[keep])
     qda = bg.QDA(method="conjugate", cov_structure=cov_structure, draws=5,
                  chains=1).fit(X[keep], y[keep])
     np.testing.assert_allclose(mix.predict_joint_log_proba(X[~keep]),
                                qda.predict_joint_log_proba(X[~keep]), rtol=1e-12, atol=1e-10)
 
 
-def test_default_predictive_with_gaps_in_training(gappy, gappy_fit):
+def test_posterior_predictive_with_gaps_in_training(gappy, gappy_fit):
     """Gaps in the training rows: the soft statistics are completed at the mode before
     the conjugate update; the predictive has the plug-in's mode and agrees with it
     near the data (a few hundred rows per component)."""
     X, y = gappy
-    fit = bg.MixtureDA(n_components=[2, 1], random_state=0, tol=1e-10,
-                       max_iter=2000).fit(X, y)
+    fit = bg.MixtureDA(n_components=[2, 1], predictive="posterior", random_state=0,
+                       tol=1e-10, max_iter=2000).fit(X, y)
     np.testing.assert_allclose(fit.means_, gappy_fit.means_, atol=1e-12)
     got, plug = fit.predict_proba(X), gappy_fit.predict_proba(X)
     assert np.all(np.isfinite(got))

@@ -5,9 +5,9 @@
 conjugate prior of QDA on every component and a Dirichlet prior on the weights. The
 family is :class:`bayesgen.families.mixture.family.MixtureFamily` over QDA's own
 component family; EM and data augmentation are :mod:`bayesgen.families.mixture.em`
-and :mod:`bayesgen.families.mixture.gibbs`, the default predictive of the EM mode
-:mod:`bayesgen.families.mixture.predictive`, the PyMC model that ``method="mcmc"``
-samples with NUTS :mod:`bayesgen.families.mixture.pymc`.
+and :mod:`bayesgen.families.mixture.gibbs`, the optional posterior predictive of the EM
+mode (``predictive="posterior"``) :mod:`bayesgen.families.mixture.predictive`, the PyMC
+model that ``method="mcmc"`` samples with NUTS :mod:`bayesgen.families.mixture.pymc`.
 """
 
 from __future__ import annotations
@@ -113,9 +113,10 @@ class MixtureDA(GenerativeClassifier):
         Largest candidate of "auto" (MclustDA's default range is 1..5).
     method : {"map", "gibbs", "mcmc"}, default="map"
         "map": EM for the posterior mode, ``n_init`` k-means++ starts per class
-        (:mod:`bayesgen.families.mixture.em`); predictions are the conditional
-        posterior predictive at the mode (``predictive``, below) or plug it in (a
-        mixture of Gaussians per class). "gibbs": posterior draws by data augmentation, ``chains``
+        (:mod:`bayesgen.families.mixture.em`); predictions plug the mode in (a
+        mixture of Gaussians per class, the plug-in Bayes rule of every point method)
+        or, with ``predictive="posterior"`` (below), are the conditional posterior
+        predictive at the mode. "gibbs": posterior draws by data augmentation, ``chains``
         chains of ``tune`` + ``draws`` sweeps started at the MAP
         (:mod:`bayesgen.families.mixture.gibbs`); predictions average over the draws
         (the posterior predictive), and ``idata_`` holds the posterior. "mcmc": NUTS
@@ -141,10 +142,12 @@ class MixtureDA(GenerativeClassifier):
     mean_prior, mean_strength, cov_target, cov_dof, cov_scale :
         QDA's prior hyper-parameters, with QDA's meanings and defaults (see above for
         the classes with several components).
-    predictive : {"posterior", "plugin"}, default="posterior"
+    predictive : {"plugin", "posterior"}, default="plugin"
         What ``method="map"`` predicts with (``predict_proba``,
         ``predict_joint_log_proba``, ``score_samples``, ``decision_function``, and the
-        check of ``n_components="auto"``). "posterior": the parameters integrated out
+        check of ``n_components="auto"``). "plugin" (the default, as every point
+        method of bayesgen): the Gaussian mixture at the mode and the MAP class prior
+        (``n_components=1`` is ``bg.QDA()``). "posterior": the parameters integrated out
         given the responsibilities r_nm at the mode
         (:mod:`bayesgen.families.mixture.predictive`): each component's closed-form
         conjugate posterior of its r-weighted rows and its Student-t predictive, weights
@@ -155,9 +158,7 @@ class MixtureDA(GenerativeClassifier):
         what the plug-in drops, the uncertainty of parameters estimated from a share of
         a class's rows, and lowers the held-out log loss where classes are multimodal
         or have few rows per dimension (``benchmarks/results_mixture.md``); it omits
-        only the labels' own uncertainty ("gibbs" keeps it). "plugin": the Gaussian
-        mixture at the mode and the MAP class prior (``n_components=1`` is
-        ``bg.QDA()``, whose default is the plug-in). The fitted parameters
+        only the labels' own uncertainty ("gibbs" keeps it). The fitted parameters
         (``weights_``, ``means_``, ``covariances_``) and the components ``sample``
         draws from are the mode's either way. Ignored by "gibbs" and "mcmc".
     component_prior : {"evidence", "mclust", "qda"}, default="evidence"
@@ -183,8 +184,8 @@ class MixtureDA(GenerativeClassifier):
     ----------
     classes_, class_count_, class_prior_, method_ :
         As every bayesgen estimator; ``class_prior_`` of ``method="map"`` is the
-        Dirichlet posterior mean E[pi | y] with ``predictive="posterior"``, the MAP
-        with "plugin".
+        MAP with ``predictive="plugin"`` (the default), the Dirichlet posterior mean
+        E[pi | y] with "posterior".
     n_components_ : ndarray (K,) of int
         Components per class.
     weights_ : ndarray (K, M)
@@ -280,7 +281,7 @@ class MixtureDA(GenerativeClassifier):
         cov_dof: Any = "auto",
         cov_scale: Any = None,
         component_prior: str = "evidence",
-        predictive: str = "posterior",
+        predictive: str = "plugin",
         n_init: int = 3,
         max_iter: int = 100,
         tol: float = 1e-5,
@@ -542,8 +543,8 @@ class MixtureDA(GenerativeClassifier):
         the full fit; not started from the full-data partition, which has seen the
         held-out rows and made the mixture look better than it predicts), giving the
         held-out log p(x_n | y = k) of every row under both, as the fit predicts
-        (``predictive``: the conditional posterior predictive by default, or the
-        plug-in). Greedy over the classes: the class whose reversion to one component
+        (``predictive``: the plug-in by default, or the conditional posterior
+        predictive). Greedy over the classes: the class whose reversion to one component
         raises the cross-validated log loss -sum_n w_n log p(y_n | x_n) of the labels
         least, in standard errors of that mean, reverts while that rise is below one
         standard error (the extra components must pay clearly). BIC scores each class's
