@@ -16,13 +16,17 @@ Classifiers:
 
 - ``MixtureDA``: ``bg.MixtureDA()`` at its defaults (EM MAP, components per class
   proposed by BIC in 1..5 and checked by the cross-validated log loss of the labels,
-  plug-in Gaussian mixtures);
+  the plug-in rule: the Gaussian mixtures at the mode);
+- ``MixtureDA posterior`` (only with ``--methods ...,posterior``):
+  ``predictive="posterior"``, the conditional posterior predictive at the mode
+  (Student-t components);
 - ``MixtureDA gibbs``: ``method="gibbs"``, 2 chains x (100 warm-up + 200 kept)
   sweeps (posterior predictive);
 - ``MixtureDA mcmc`` (only with ``--methods ...,mcmc``): ``method="mcmc"``, NUTS
   (numpyro), 2 chains x (200 warm-up + 200 kept) iterations from the EM mode; its
   time includes compiling the NUTS program (each split's fit has other shapes);
-- ``QDA``: ``bg.QDA()``; ``stack``: ``bg.StackedClassifier()`` (its default members);
+- ``QDA``: ``bg.QDA()``; ``QDA conjugate``: ``bg.QDA(method="conjugate")`` (its
+  closed-form predictive); ``stack``: ``bg.StackedClassifier()`` (its default members);
 - ``stack + MixtureDA`` (only with ``--methods ...,stack-mixture``): the stack's
   default members and ``bg.MixtureDA()``, weighed by its 10-fold cross-validated
   terms;
@@ -193,6 +197,9 @@ def classifiers(seed: int, methods: list[str], stack: bool, others: bool = True)
     out = {}
     if "map" in methods:
         out["MixtureDA"] = lambda: bg.MixtureDA(random_state=seed)
+    if "posterior" in methods:
+        out["MixtureDA posterior"] = lambda: bg.MixtureDA(predictive="posterior",
+                                                          random_state=seed)
     if "gibbs" in methods:
         out["MixtureDA gibbs"] = lambda: bg.MixtureDA(method="gibbs", draws=200, tune=100,
                                                       chains=2, random_state=seed)
@@ -207,6 +214,8 @@ def classifiers(seed: int, methods: list[str], stack: bool, others: bool = True)
     if not others:
         return out
     out["QDA"] = lambda: bg.QDA()
+    out["QDA conjugate"] = lambda: bg.QDA(method="conjugate", draws=200, chains=2,
+                                          random_state=seed)
     if stack:
         out["stack"] = lambda: bg.StackedClassifier()
     out["sklearn GMM"] = lambda: PerClassGMM(seed)
@@ -338,12 +347,14 @@ def method_timing(name: str, methods: list[str], runs: int = 3) -> str:
 
 def table(name: str, rows: dict, seeds: int) -> str:
     lines = [f"### {name} ({seeds} splits)", "",
-             "| classifier | log loss | accuracy | seconds | chosen (first split) |",
-             "|---|---|---|---|---|"]
+             "| classifier | log loss | per split | accuracy | seconds | chosen (first split) |",
+             "|---|---|---|---|---|---|"]
     for label, values in rows.items():
         arr = np.array([v[:3] for v in values], dtype=float)
         mean, sd = np.nanmean(arr, axis=0), np.nanstd(arr, axis=0)
-        lines.append(f"| {label} | {mean[0]:.3f} ± {sd[0]:.3f} | {mean[1]:.3f} ± {sd[1]:.3f} "
+        each = " / ".join(f"{v:.4f}" for v in arr[:, 0])
+        lines.append(f"| {label} | {mean[0]:.4f} ± {sd[0]:.4f} | {each} "
+                     f"| {mean[1]:.3f} ± {sd[1]:.3f} "
                      f"| {mean[2]:.2f} ± {sd[2]:.2f} | {values[0][3]} |")
     return "\n".join(lines) + "\n"
 
@@ -354,7 +365,8 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--no-gibbs", action="store_true")
     parser.add_argument("--methods", default=None,
-                        help="MixtureDA methods to run, comma-separated (map, gibbs, mcmc, "
+                        help="MixtureDA methods to run, comma-separated (map, posterior: "
+                             "predictive='posterior', gibbs, mcmc, "
                              "stack-mixture: the default stack with a MixtureDA member; "
                              "default map,gibbs); with --timing: time these back to back")
     parser.add_argument("--no-stack", action="store_true")

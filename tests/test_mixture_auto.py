@@ -14,16 +14,21 @@ from tests.test_mixture_da import interleaved
 
 def test_auto_reverts_to_one_component_when_the_labels_say_so():
     """Breast cancer (split of seed 1): BIC gives the second class two components, but
-    they do not lower the held-out log loss of the labels, so the class keeps one and
-    the fit is QDA's."""
+    they do not lower the cross-validated log loss of the labels by a standard error,
+    so the class keeps one and the fit is QDA's (with the closed-form predictive:
+    ``QDA(method="conjugate")``)."""
     X, y = load_breast_cancer(return_X_y=True)
     Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=1)
-    mix = bg.MixtureDA(random_state=1).fit(Xtr, ytr)
+    mix = bg.MixtureDA(predictive="posterior", random_state=1).fit(Xtr, ytr)
     assert list(np.nanargmax(mix.bic_, axis=1) + 1) == [1, 2]
     assert list(mix.n_components_) == [1, 1]
-    assert mix.cv_log_loss_[1] < mix.cv_log_loss_[0]  # reverting lowered the CV loss
-    qda = bg.QDA().fit(Xtr, ytr)
+    assert np.all(np.isfinite(mix.cv_log_loss_))
+    qda = bg.QDA(method="conjugate", draws=5, chains=1).fit(Xtr, ytr)
     np.testing.assert_allclose(mix.predict_proba(Xtr), qda.predict_proba(Xtr), atol=1e-10)
+    plugin = bg.MixtureDA(random_state=1).fit(Xtr, ytr)  # the default: the plug-in rule
+    assert list(plugin.n_components_) == [1, 1]
+    np.testing.assert_allclose(plugin.predict_proba(Xtr),
+                               bg.QDA().fit(Xtr, ytr).predict_proba(Xtr), atol=1e-10)
 
 
 def test_auto_keeps_components_that_pay():

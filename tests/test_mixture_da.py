@@ -48,7 +48,13 @@ def blobs():
 @pytest.fixture(scope="module")
 def map_fit(blobs):
     X, y = blobs
-    return bg.MixtureDA(n_components=[2, 1], random_state=0).fit(X, y)
+    return bg.MixtureDA(n_components=[2, 1], predictive="posterior", random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def plugin_fit(blobs):
+    X, y = blobs
+    return bg.MixtureDA(n_components=[2, 1], predictive="plugin", random_state=0).fit(X, y)
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +72,12 @@ def gibbs_fit(blobs):
                                 {"cov_scale": "auto", "mean_strength": "auto"},
                                 {"class_alpha": 2.0, "cov_target": "isotropic"}])
 def test_one_component_equals_qda(kw):
+    """predictive="plugin" (the default): QDA's MAP plug-in rule (``bg.QDA()``) to
+    rounding."""
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
-    mix = bg.MixtureDA(n_components=1, **kw).fit(X, y)
+    mix = bg.MixtureDA(n_components=1, predictive="plugin", **kw).fit(X, y)
     qda = bg.QDA(**kw).fit(X, y)
     np.testing.assert_allclose(mix.predict_proba(X), qda.predict_proba(X), rtol=0,
                                atol=1e-10)
@@ -77,6 +85,88 @@ def test_one_component_equals_qda(kw):
                                qda.predict_joint_log_proba(X), rtol=1e-12, atol=1e-10)
     np.testing.assert_allclose(mix.means_[:, 0], qda.means_, atol=1e-10)
     np.testing.assert_allclose(mix.covariances_[:, 0], np.stack(qda.covariance_), atol=1e-10)
+
+
+@pytest.mark.parametrize("kw", [{}, {"cov_dof": None}, {"cov_structure": "diag"},
+                                {"class_alpha": 2.0, "cov_target": "isotropic"},
+                                {"class_prior": [0.2, 0.3, 0.5]}])
+def test_one_component_posterior_predictive_equals_conjugate_qda(kw):
+    """predictive="posterior" with one component is QDA's closed-form
+    posterior predictive (``method="conjugate"``: Student-t, E[pi]) to rounding, while
+    the parameters stay the MAP's."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    mix = bg.MixtureDA(n_components=1, predictive="posterior", **kw).fit(X, y)
+    qda = bg.QDA(method="conjugate", draws=5, chains=1, random_state=0, **kw).fit(X, y)
+    np.testing.assert_allclose(mix.predict_proba(X), qda.predict_proba(X), rtol=0,
+                               atol=1e-10)
+    np.testing.assert_allclose(mix.predict_joint_log_proba(X),
+                               qda.predict_joint_log_proba(X), rtol=1e-12, atol=1e-10)
+    plug = bg.QDA(**kw).fit(X, y)
+    np.testing.assert_allclose(mix.means_[:, 0], plug.means_, atol=1e-10)
+    counts = np.bincount(y)
+    alpha = kw.get("class_alpha", 1.0)
+    expected = kw.get("class_prior", (counts + alpha) / (counts.sum() + 3 * alpha))
+    np.testing.assert_allclose(mix.class_prior_, expected, rtol=1e-12)
+
+
+def test_posterior_predictive_against_student_t(map_fit, blobs):
+    """predictive="posterior" of a two-component class, computed here independently in
+    the units of X: responsibilities r_nm from scipy's normal densities at the MAP, the
+    Normal-Inverse-Wishart posterior of each component's r-weighted rows under the
+    class's component prior (kappa_n = kappa0 + N_m, nu_n = nu0 + N_m, m_n, Psi_n), its
+    multivariate Student-t predictive (scipy.stats.multivariate_t, nu_n - d + 1 degrees
+    of freedom, shape Psi_n (kappa_n + 1) / (kappa_n (nu_n - d + 1))), weights
+    E[w_m] = (N_m + 1) / (N + 2) and class prior E[pi_k] = (N_k + 1) / (N + 2)."""
+    X, y = blobs
+    Xt = X[::7]
+    d = X.shape[1]
+    out = []
+    for k, M in enumerate((2, 1)):
+        Xk = X[y == k]
+        p = map_fit.component_prior_[k]
+        w, mu, cov = map_fit.weights_[k, :M], map_fit.means_[k, :M], map_fit.covariances_[k, :M]
+        logs = np.stack([np.log(w[m]) + stats.multivariate_normal(mu[m], cov[m]).logpdf(Xk)
+                         for m in range(M)], axis=1)
+        R = np.exp(logs - logsumexp(logs, axis=1, keepdims=True))
+        terms = []
+        for m in range(M):
+            r = R[:, m]
+            N = r.sum()
+            xbar = r @ Xk / N
+            S = (Xk - xbar).T @ ((Xk - xbar) * r[:, None])
+            kappa, nu = p["kappa0"] + N, p["nu0"] + N
+            loc = (p["kappa0"] * p["m0"] + N * xbar) / kappa
+            diff = xbar - p["m0"]
+            Psi = p["Psi0"] + S + p["kappa0"] * N / kappa * np.outer(diff, diff)
+            df = nu - d + 1
+            t = stats.multivariate_t(loc, Psi * (kappa + 1) / (kappa * df), df=df)
+            terms.append(np.log((N + 1.0) / (Xk.shape[0] + M)) + t.logpdf(Xt))
+        pi = (np.sum(y == k) + 1.0) / (y.size + 2.0)
+        out.append(np.log(pi) + logsumexp(np.stack(terms), axis=0))
+    expected = np.stack(out, axis=1)
+    np.testing.assert_allclose(map_fit.predict_joint_log_proba(Xt), expected, rtol=1e-9)
+    proba = np.exp(expected - logsumexp(expected, axis=1, keepdims=True))
+    np.testing.assert_allclose(map_fit.predict_proba(Xt), proba, atol=1e-10)
+    np.testing.assert_allclose(map_fit.score_samples(Xt), logsumexp(expected, axis=1),
+                               rtol=1e-9)
+
+
+def test_posterior_predictive_is_less_confident_than_the_plugin(map_fit, plugin_fit, blobs):
+    """Same mode, heavier tails: far from the data the predictive density (Student-t
+    components) is far above the plug-in's (Gaussian); near the data the
+    probabilities agree closely."""
+    X, _ = blobs
+    np.testing.assert_allclose(map_fit.means_, plugin_fit.means_, atol=1e-12)
+    np.testing.assert_allclose(map_fit.predict_proba(X), plugin_fit.predict_proba(X),
+                               atol=0.05)
+    far = np.array([[12.0, -8.0], [-9.0, 14.0]])
+    assert np.all(map_fit.predict_joint_log_proba(far)
+                  > plugin_fit.predict_joint_log_proba(far))
+    # class 1's prior has nu0 ~ 3.8 (its Student-t is heavy); class 0's components got
+    # nu0 = 1e6 from the evidence (their Student-t's are nearly Gaussian)
+    assert np.all(map_fit.score_samples(far) > plugin_fit.score_samples(far) + 40)
 
 
 def test_one_component_auto_on_gaussian_classes():
@@ -88,6 +178,10 @@ def test_one_component_auto_on_gaussian_classes():
     assert mix.n_components_.tolist() == [1, 1]
     np.testing.assert_allclose(mix.predict_proba(X), bg.QDA().fit(X, y).predict_proba(X),
                                atol=1e-10)
+    post = bg.MixtureDA(predictive="posterior", random_state=0).fit(X, y)
+    assert post.n_components_.tolist() == [1, 1]
+    qda = bg.QDA(method="conjugate", draws=5, chains=1).fit(X, y)
+    np.testing.assert_allclose(post.predict_proba(X), qda.predict_proba(X), atol=1e-10)
     assert mix.bic_.shape == (2, 5) and np.argmax(mix.bic_[0]) == 0
 
 
@@ -166,15 +260,16 @@ def _mixture_logpdf(X, pi, weights, means, covs):
     return np.stack(out, axis=1)
 
 
-def test_map_densities_match_scipy(map_fit, blobs):
+def test_map_densities_match_scipy(plugin_fit, blobs):
     X, _ = blobs
-    expected = _mixture_logpdf(X[:50], map_fit.class_prior_, map_fit.weights_,
-                               map_fit.means_, map_fit.covariances_)
-    np.testing.assert_allclose(map_fit.predict_joint_log_proba(X[:50]), expected, rtol=1e-10)
-    np.testing.assert_allclose(map_fit.score_samples(X[:50]), logsumexp(expected, axis=1),
+    fit = plugin_fit
+    expected = _mixture_logpdf(X[:50], fit.class_prior_, fit.weights_, fit.means_,
+                               fit.covariances_)
+    np.testing.assert_allclose(fit.predict_joint_log_proba(X[:50]), expected, rtol=1e-10)
+    np.testing.assert_allclose(fit.score_samples(X[:50]), logsumexp(expected, axis=1),
                                rtol=1e-10)
     proba = np.exp(expected - logsumexp(expected, axis=1, keepdims=True))
-    np.testing.assert_allclose(map_fit.predict_proba(X[:50]), proba, atol=1e-12)
+    np.testing.assert_allclose(fit.predict_proba(X[:50]), proba, atol=1e-12)
 
 
 def test_gibbs_predictive_is_the_mean_over_draws(gibbs_fit, blobs):
@@ -298,15 +393,15 @@ def test_interleaved_blobs_qda_fails_mixture_succeeds():
 
 
 # --------------------------------------------------------------- capabilities
-def test_sample_save_load_and_intervals(gibbs_fit, map_fit, blobs, tmp_path):
+def test_sample_save_load_and_intervals(gibbs_fit, map_fit, plugin_fit, blobs, tmp_path):
     X, _ = blobs
-    for fit in (map_fit, gibbs_fit):
+    for fit in (map_fit, plugin_fit, gibbs_fit):
         Xs, ys = fit.sample(40, random_state=0)
         assert Xs.shape == (40, 2) and set(ys) <= {0, 1}
         Xs0, _ = fit.sample(400, classes=0, random_state=1)
         # class 0 is a 0.3 / 0.7 mixture of blobs at (0, 0) and (5, 5)
         assert 0.2 < np.mean(Xs0[:, 0] < 2.5) < 0.4
-        path = tmp_path / f"{fit.method_}.nc"
+        path = tmp_path / f"{fit.method_}_{fit.predictive}.nc"
         fit.save(path)
         np.testing.assert_array_equal(bg.load(path).predict_proba(X), fit.predict_proba(X))
     interval = gibbs_fit.predict_proba_interval(X[:3])

@@ -5,8 +5,9 @@
 conjugate prior of QDA on every component and a Dirichlet prior on the weights. The
 family is :class:`bayesgen.families.mixture.family.MixtureFamily` over QDA's own
 component family; EM and data augmentation are :mod:`bayesgen.families.mixture.em`
-and :mod:`bayesgen.families.mixture.gibbs`, the PyMC model that ``method="mcmc"``
-samples with NUTS :mod:`bayesgen.families.mixture.pymc`.
+and :mod:`bayesgen.families.mixture.gibbs`, the optional posterior predictive of the EM
+mode (``predictive="posterior"``) :mod:`bayesgen.families.mixture.predictive`, the PyMC
+model that ``method="mcmc"`` samples with NUTS :mod:`bayesgen.families.mixture.pymc`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from bayesgen.estimators.base import GenerativeClassifier
 from bayesgen.estimators.params import COMMON, FAMILIES
 from bayesgen.families import get_family
 from bayesgen.families.mixture import em, gibbs
+from bayesgen.families.mixture import predictive as mixture_predictive
 from bayesgen.families.mixture import pymc as mixture_pymc
 from bayesgen.families.mixture.family import MixtureFamily
 from bayesgen.inference import classprior, mcmc, posterior, rows, scoring, statistics
@@ -100,18 +102,21 @@ class MixtureDA(GenerativeClassifier):
         class are skipped. When some class gets more than one, 5-fold cross-validated
         log loss of the labels checks the proposal: a class keeps its components only
         if reverting it to one component would raise the cross-validated log loss by
-        more than one standard error (one more EM run per class and fold; see
-        ``cv_log_loss_``). BIC scores each class's density alone, and on real data
-        (digits, breast cancer) it adds components that sharpen p(x | y) but make the
-        plug-in p(y | x) overconfident: there the check keeps one component, i.e. QDA.
+        more than one standard error (``n_init`` more EM runs per class and fold,
+        predicting as the fit does; see ``cv_log_loss_``). BIC scores each class's
+        density alone, and on real data (digits, breast cancer) it adds components that
+        sharpen p(x | y) but make p(y | x) overconfident: there the check keeps one
+        component, i.e. QDA.
         BIC was chosen on held-out data against fixed numbers, a sparse Dirichlet prior
         on the weights and the closed-form ICL (``benchmarks/results_mixture.md``).
     max_components : int, default=5
         Largest candidate of "auto" (MclustDA's default range is 1..5).
     method : {"map", "gibbs", "mcmc"}, default="map"
         "map": EM for the posterior mode, ``n_init`` k-means++ starts per class
-        (:mod:`bayesgen.families.mixture.em`); predictions plug it in (a mixture of
-        Gaussians per class). "gibbs": posterior draws by data augmentation, ``chains``
+        (:mod:`bayesgen.families.mixture.em`); predictions plug the mode in (a
+        mixture of Gaussians per class, the plug-in Bayes rule of every point method)
+        or, with ``predictive="posterior"`` (below), are the conditional posterior
+        predictive at the mode. "gibbs": posterior draws by data augmentation, ``chains``
         chains of ``tune`` + ``draws`` sweeps started at the MAP
         (:mod:`bayesgen.families.mixture.gibbs`); predictions average over the draws
         (the posterior predictive), and ``idata_`` holds the posterior. "mcmc": NUTS
@@ -137,6 +142,25 @@ class MixtureDA(GenerativeClassifier):
     mean_prior, mean_strength, cov_target, cov_dof, cov_scale :
         QDA's prior hyper-parameters, with QDA's meanings and defaults (see above for
         the classes with several components).
+    predictive : {"plugin", "posterior"}, default="plugin"
+        What ``method="map"`` predicts with (``predict_proba``,
+        ``predict_joint_log_proba``, ``score_samples``, ``decision_function``, and the
+        check of ``n_components="auto"``). "plugin" (the default, as every point
+        method of bayesgen): the Gaussian mixture at the mode and the MAP class prior
+        (``n_components=1`` is ``bg.QDA()``). "posterior": the parameters integrated out
+        given the responsibilities r_nm at the mode
+        (:mod:`bayesgen.families.mixture.predictive`): each component's closed-form
+        conjugate posterior of its r-weighted rows and its Student-t predictive, weights
+        E[w_km] = (N_km + weight_alpha) / (N_k + M_k weight_alpha), class prior
+        E[pi_k] = (N_k + a_k) / (N + sum a); one mean-field variational step from the
+        EM mode, exact for one component: ``n_components=1`` is
+        ``bg.QDA(method="conjugate")``'s closed-form predictive to rounding. It keeps
+        what the plug-in drops, the uncertainty of parameters estimated from a share of
+        a class's rows, and lowers the held-out log loss where classes are multimodal
+        or have few rows per dimension (``benchmarks/results_mixture.md``); it omits
+        only the labels' own uncertainty ("gibbs" keeps it). The fitted parameters
+        (``weights_``, ``means_``, ``covariances_``) and the components ``sample``
+        draws from are the mode's either way. Ignored by "gibbs" and "mcmc".
     component_prior : {"evidence", "mclust", "qda"}, default="evidence"
         The prior of the components of classes with several components (above).
         Measured on held-out data (``benchmarks/results_mixture.md``): "evidence" has the
@@ -159,7 +183,9 @@ class MixtureDA(GenerativeClassifier):
     Attributes
     ----------
     classes_, class_count_, class_prior_, method_ :
-        As every bayesgen estimator.
+        As every bayesgen estimator; ``class_prior_`` of ``method="map"`` is the
+        MAP with ``predictive="plugin"`` (the default), the Dirichlet posterior mean
+        E[pi | y] with "posterior".
     n_components_ : ndarray (K,) of int
         Components per class.
     weights_ : ndarray (K, M)
@@ -233,6 +259,7 @@ class MixtureDA(GenerativeClassifier):
         "cov_dof": [StrOptions({"auto", "oas"}), None, Interval(Real, 2, None, closed="neither")],
         "cov_scale": [StrOptions({"auto"}), None, Interval(Real, 0, None, closed="neither")],
         "component_prior": [StrOptions({"evidence", "mclust", "qda"})],
+        "predictive": [StrOptions({"posterior", "plugin"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -254,6 +281,7 @@ class MixtureDA(GenerativeClassifier):
         cov_dof: Any = "auto",
         cov_scale: Any = None,
         component_prior: str = "evidence",
+        predictive: str = "plugin",
         n_init: int = 3,
         max_iter: int = 100,
         tol: float = 1e-5,
@@ -281,6 +309,7 @@ class MixtureDA(GenerativeClassifier):
         self.cov_dof = cov_dof
         self.cov_scale = cov_scale
         self.component_prior = component_prior
+        self.predictive = predictive
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
@@ -450,6 +479,9 @@ class MixtureDA(GenerativeClassifier):
         weights, params = _pad([f.weights for f in fits], [f.params for f in fits])
         self._params = {"weights": weights, **params}
         log_pi = classprior.log_point("map", batch.counts, self.class_alpha_, self._fixed_pi)
+        if method == "map" and self.predictive == "posterior":
+            self._params["predictive"] = self._class_predictives(component, Z, batch, fits)
+            log_pi = self._log_pi_mean(batch.counts)
         if method == "map":
             self._set_point_attributes(np.exp(log_pi), self._params, log_pi=log_pi)
         elif method == "gibbs":
@@ -458,6 +490,25 @@ class MixtureDA(GenerativeClassifier):
             self._fit_mcmc(Z, batch, np.exp(log_pi))
         rows.keep_weights(self, batch.weights)
         return self
+
+    def _class_predictives(self, component, Z: np.ndarray, batch, fits: list) -> list:
+        """The conditional posterior predictive of every class at its mode
+        (:func:`bayesgen.families.mixture.predictive.class_predictive`), a list of K."""
+        out = []
+        for k, f in enumerate(fits):
+            take = (batch.y_index == k) & (batch.weights > 0)
+            out.append(mixture_predictive.class_predictive(
+                component, Z[take], batch.weights[take], f, self._class_priors[k],
+                float(self.weight_alpha)))
+        return out
+
+    def _log_pi_mean(self, counts: np.ndarray) -> np.ndarray:
+        """log E[pi | y] = log(N_k + a_k) - log(N + sum a) (the Dirichlet posterior mean,
+        as QDA's ``method="conjugate"``), or log of a fixed ``class_prior``."""
+        numer = (np.asarray(self._fixed_pi, dtype=np.float64) if self._fixed_pi is not None
+                 else np.asarray(counts, dtype=np.float64) + self.class_alpha_)
+        with np.errstate(divide="ignore"):
+            return np.log(numer) - np.log(numer.sum())
 
     def _fit_class(self, component, Z: np.ndarray, v: np.ndarray, M: int, prior_of,
                    frame, kw: dict) -> tuple:
@@ -488,14 +539,17 @@ class MixtureDA(GenerativeClassifier):
         ``CV_FOLDS``-fold stratified cross-validation over the rows of positive weight
         (shuffled with the fit's generator): in each fold every class is refitted on the
         other folds twice, with one component (QDA's closed-form MAP) and with BIC's M
-        components (one EM run under the class's resolved prior, started from the
-        full-data mixture's partition of those rows), giving the held-out
-        log p(x_n | y = k) of every row under both. A class keeps its M components only
-        if that lowers the cross-validated log loss -sum_n w_n log p(y_n | x_n) of the
-        labels (the classes' choices together; greedy: classes revert to one component
-        while a reversion lowers it, largest gain first). BIC scores each class's
+        components (``n_init`` k-means++ EM starts under the class's resolved prior, as
+        the full fit; not started from the full-data partition, which has seen the
+        held-out rows and made the mixture look better than it predicts), giving the
+        held-out log p(x_n | y = k) of every row under both, as the fit predicts
+        (``predictive``: the plug-in by default, or the conditional posterior
+        predictive). Greedy over the classes: the class whose reversion to one component
+        raises the cross-validated log loss -sum_n w_n log p(y_n | x_n) of the labels
+        least, in standard errors of that mean, reverts while that rise is below one
+        standard error (the extra components must pay clearly). BIC scores each class's
         density alone and can prefer components that sharpen p(x | y) without helping,
-        or while hurting, p(y | x) (the plug-in mixture of a few rows per component is
+        or while hurting, p(y | x) (a mixture of a few rows per component is
         overconfident). Returns ``keep`` (K,) of bool and the cross-validated log loss
         per row (BIC's choice, the kept choice). With a class of fewer than 2 rows the
         check is skipped (BIC's choice kept, NaN losses)."""
@@ -511,7 +565,8 @@ class MixtureDA(GenerativeClassifier):
         folds = StratifiedKFold(n_splits=min(CV_FOLDS, int(counts.min())), shuffle=True,
                                 random_state=seed).split(Zt, yt)
         one, mix = np.empty((yt.size, K)), np.empty((yt.size, K))
-        kw = {"alpha": float(self.weight_alpha), "n_init": 1, "max_iter": self.max_iter,
+        kw = {"alpha": float(self.weight_alpha), "n_init": self.n_init,
+              "max_iter": self.max_iter,
               "tol": float(self.tol), "rng": rng,
               "diagonal": self.cov_structure == "diag"}
         for train, test in folds:
@@ -519,14 +574,15 @@ class MixtureDA(GenerativeClassifier):
                 rows = train[yt[train] == k]
                 Zk, vk = Zt[rows], vt[rows]
                 single = em.run(component, Zk, vk, prior_one, 1, **kw)
-                one[test, k] = em.log_lik(component, Zt[test], single)
+                one[test, k] = self._class_log_density(component, Zk, vk, single, prior_one,
+                                                       Zt[test])
                 if not keep[k]:
                     mix[test, k] = one[test, k]
                     continue
-                fit, prior = fits[k]
-                start = em.hard_labels(component, Zk, fit)
-                refit = em.run(component, Zk, vk, prior, sizes[k], start=start, **kw)
-                mix[test, k] = em.log_lik(component, Zt[test], refit)
+                _, prior = fits[k]
+                refit = em.run(component, Zk, vk, prior, sizes[k], **kw)
+                mix[test, k] = self._class_log_density(component, Zk, vk, refit, prior,
+                                                       Zt[test])
 
         share = vt / vt.sum()
 
@@ -552,6 +608,17 @@ class MixtureDA(GenerativeClassifier):
                 break
             keep[k_best], current = False, trials[k_best]
         return keep, np.array([start_loss, float(share @ current)])
+
+    def _class_log_density(self, component, Z: np.ndarray, v: np.ndarray, fit, prior: dict,
+                           Z_test: np.ndarray) -> np.ndarray:
+        """log p(z | y = k) of rows Z_test under one class's fit to rows Z, weights v, as
+        the fit predicts (``predictive``: the conditional posterior predictive, or the
+        plug-in mixture), (n_test,)."""
+        if self.predictive == "posterior":
+            pred = mixture_predictive.class_predictive(component, Z, v, fit, prior,
+                                                       float(self.weight_alpha))
+            return mixture_predictive.log_density(component, Z_test, pred)
+        return em.log_lik(component, Z_test, fit)
 
     def _requested_components(self, K: int) -> list[int] | None:
         """n_components as one int per class, or None for "auto"."""
@@ -666,9 +733,9 @@ class MixtureDA(GenerativeClassifier):
         - ``method="map"``: cross-validated refits. The rows are split into
           ``n_folds`` stratified folds (shuffled with ``random_state``); the whole
           fit (``n_components="auto"`` included) is repeated on the other folds and
-          each held-out row gets that refit's plug-in log p(x_n, y = k). The rows of
-          a fold leave with all their weight. ``n_folds`` >= n is brute-force
-          leave-one-out (n refits).
+          each held-out row gets that refit's log p(x_n, y = k) (as its
+          ``predictive`` says). The rows of a fold leave with all their weight.
+          ``n_folds`` >= n is brute-force leave-one-out (n refits).
 
         Parameters
         ----------

@@ -4,13 +4,15 @@ Each class density is a mixture of components of a conjugate family (the Gaussia
 families of LDA/QDA: :class:`bayesgen.families.mvn.family.MVNFamily` and its diagonal
 form), with Dirichlet weights. The component family is used only through its public
 hooks (``stats``, ``prior``, ``map``, ``posterior``, ``draw``, ``log_lik``,
-``log_prior``, ``sample``, ``to_user``): a component is a "class" of the component
-family fitted with the rows' responsibilities as weights.
+``log_predictive``, ``log_prior``, ``sample``, ``to_user``): a component is a "class"
+of the component family fitted with the rows' responsibilities as weights.
 
 - :mod:`.family`: :class:`~.family.MixtureFamily`, the family protocol for a mixture
   (padded (class, component) parameters; the mixture log-density).
 - :mod:`.em`: EM for the posterior mode (MAP) of one class's mixture, k-means++ starts,
   BIC.
+- :mod:`.predictive`: the conditional posterior predictive at the EM mode (each
+  component's conjugate posterior of its responsibility-weighted rows; Student-t).
 - :mod:`.gibbs`: data augmentation (component labels, then the conjugate update) and
   the relabeling of draws against a pivot.
 - :mod:`.pymc`: the PyMC model with the component labels marginalised (``model_``, and

@@ -75,7 +75,7 @@ class ClassFit:
     bic: float
 
 
-def _component_log_joint(component, Z: np.ndarray, fit: ClassFit) -> np.ndarray:
+def component_log_joint(component, Z: np.ndarray, fit: ClassFit) -> np.ndarray:
     """log w_m + log f(z_n | theta_m) of rows Z (n, d) under one class's fit, (n, M)."""
     with np.errstate(divide="ignore"):
         return component.log_lik(Z, fit.params, full=True) + np.log(fit.weights)
@@ -83,12 +83,12 @@ def _component_log_joint(component, Z: np.ndarray, fit: ClassFit) -> np.ndarray:
 
 def hard_labels(component, Z: np.ndarray, fit: ClassFit) -> np.ndarray:
     """The most probable component of every row under ``fit``, (n,)."""
-    return np.argmax(_component_log_joint(component, Z, fit), axis=1).astype(np.intp)
+    return np.argmax(component_log_joint(component, Z, fit), axis=1).astype(np.intp)
 
 
 def log_lik(component, Z: np.ndarray, fit: ClassFit) -> np.ndarray:
     """log sum_m w_m f(z_n | theta_m) of rows Z (n, d) under one class's fit, (n,)."""
-    return logsumexp(_component_log_joint(component, Z, fit), axis=1)
+    return logsumexp(component_log_joint(component, Z, fit), axis=1)
 
 
 def component_stats(component, Z: np.ndarray, R: np.ndarray, v: np.ndarray) -> dict:

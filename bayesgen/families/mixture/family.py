@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from bayesgen.families.mixture import predictive
 from bayesgen.families.protocol import Capabilities, Configurable
 
 #: the component parameters (besides ``weights``), in the component family's names
@@ -213,7 +214,16 @@ class MixtureFamily(Configurable):
 
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """log p(x_n | y = k, theta) = logsumexp_m(log w_km + log f(x_n | theta_km)),
-        shape (..., n, K) (``full`` is ignored: the density is always complete)."""
+        shape (..., n, K) (``full`` is ignored: the density is always complete).
+
+        Point parameters with a ``predictive`` entry (a list of K per-class conditional
+        posteriors, :func:`.predictive.class_predictive`: ``MixtureDA(method="map")``
+        with ``predictive="posterior"``) give instead the conditional posterior
+        predictive log sum_m E[w_km] p(x_n | data_km) of every class
+        (:func:`.predictive.log_density`), shape (n, K)."""
+        if params.get("predictive") is not None:
+            return np.stack([predictive.log_density(self.component, X, pred)
+                             for pred in params["predictive"]], axis=-1)
         return logsumexp(self.component_log_lik(X, params), axis=-1)
 
     def responsibilities(self, X: np.ndarray, params: dict, y: np.ndarray) -> np.ndarray:
