@@ -54,7 +54,8 @@ FEW = {"method": "conjugate", "draws": 20, "chains": 1, "progressbar": False}
 
 
 def make(d: int, n: int, delta: float, rng: np.random.Generator, n_test: int = 1000):
-    """Training and test rows of one draw, and the Bayes classifier's log loss."""
+    """Training and test rows of one draw, the true covariance and the Bayes classifier's
+    log loss."""
     var = np.logspace(-1, 1, d)
     rotation = ortho_group.rvs(d, random_state=rng)
     cov = rotation @ np.diag(var) @ rotation.T
@@ -71,7 +72,7 @@ def make(d: int, n: int, delta: float, rng: np.random.Generator, n_test: int = 1
     logp = np.stack([multivariate_normal(mu, cov).logpdf(X_te) for mu in means], axis=1)
     proba = np.exp(logp - logp.max(axis=1, keepdims=True))
     proba /= proba.sum(axis=1, keepdims=True)
-    return X_tr, y_tr, X_te, y_te, log_loss(y_te, proba)
+    return X_tr, y_tr, X_te, y_te, cov, log_loss(y_te, proba)
 
 
 def losses(X_tr, y_tr, X_te, y_te) -> dict:
@@ -140,7 +141,7 @@ def main() -> None:
         table: dict[str, list[float]] = {}
         for rep in range(args.splits):
             rng = np.random.default_rng([d, n, int(10 * delta), rep])
-            X_tr, y_tr, X_te, y_te, bayes = make(d, n, delta, rng)
+            X_tr, y_tr, X_te, y_te, _, bayes = make(d, n, delta, rng)
             table.setdefault("Bayes", []).append(bayes)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -74,11 +74,11 @@ import warnings
 import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
-from scipy.stats import multivariate_normal, ortho_group
 from sklearn.metrics import log_loss
 
 import bayesgen as bg
 from bayesgen.families import gaussian_stats as gstats
+from validation.small_n_cause import make  # the generator with known truth
 
 FEW = {"method": "conjugate", "draws": 20, "chains": 1, "progressbar": False}
 #: log kappa0 search range and grid
@@ -158,26 +158,6 @@ def oracle(X, y, X_te, cov, kappa0) -> tuple[np.ndarray, float]:
     logp = np.stack([-0.5 * ((Z_te - m[k]) ** 2).sum(1) / var[k] - 0.5 * d * np.log(var[k])
                      + np.log(N_k[k] / N_k.sum()) for k in range(classes.size)], axis=1)
     return np.exp(logp - logsumexp(logp, axis=1, keepdims=True)), kappa0
-
-
-def make(d: int, n: int, delta: float, rng: np.random.Generator, n_test: int = 1000):
-    """Training and test rows of one draw, the true covariance and the Bayes log loss
-    (the generator of ``validation/small_n_cause.py``)."""
-    rotation = ortho_group.rvs(d, random_state=rng)
-    cov = rotation @ np.diag(np.logspace(-1, 1, d)) @ rotation.T
-    chol = np.linalg.cholesky(cov)
-    u = rng.normal(size=d)
-    means = np.outer([-0.5, 0.5], chol @ (delta * u / np.linalg.norm(u)))
-
-    def draw(m: int):
-        y = np.repeat([0, 1], m)
-        return means[y] + rng.normal(size=(2 * m, d)) @ chol.T, y
-
-    X_tr, y_tr = draw(n)
-    X_te, y_te = draw(n_test // 2)
-    logp = np.stack([multivariate_normal(mu, cov).logpdf(X_te) for mu in means], axis=1)
-    proba = np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
-    return X_tr, y_tr, X_te, y_te, cov, log_loss(y_te, proba)
 
 
 def lda_losses(X, y, X_te, y_te, labels) -> tuple[dict, dict]:
