@@ -133,7 +133,6 @@ class Family(Protocol):
     def map(self, stats: dict, prior: dict) -> dict:
         """Closed-form posterior-mode ``params`` under ``prior``."""
 
-
     # ------------------------------------------------------------ likelihood
     def log_lik(self, X: Any, params: dict, *, full: bool = True) -> np.ndarray:
         """sum over features of log p(x_n | y = k, theta), (..., n, K); ``full=False`` may
@@ -160,7 +159,6 @@ class Family(Protocol):
         ``rows()`` returns the training ``(X, w)`` on demand (``ValueError`` saying how to pass
         them when the fit kept none); ``method`` is the fit's, ``who`` names the model."""
 
-
     # ------------------------------------------------------------------ PyMC
     def pymc_params(self, prior: dict, *, prefix: str = "",
                     dims: dict | None = None) -> dict:
@@ -173,7 +171,6 @@ class Family(Protocol):
 
     def pymc_stats_loglik(self, params: dict, stats: dict) -> Any:
         """sum_n w_n log p(x_n | y_n, theta) up to a constant, on the statistics (PyTensor)."""
-
 
     # ------------------------------------------------------ unlabeled rows
     # (defaults for weighted-sum statistics in
