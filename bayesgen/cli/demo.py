@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 import bayesgen as bg
 from bayesgen.cli import datasets
 from bayesgen.cli.datasets import Split
-from bayesgen.cli.figures import plot, regions, reliability
+from bayesgen.cli.figures import log_loss_figure, regions, reliability_figure, save
 from bayesgen.cli.peers import COUNT_PEERS, GAUSSIAN_PEERS, Peer
 from bayesgen.cli.report import format_table, headlines, summarise
 from bayesgen.utils.progress import ProgressBar
@@ -158,15 +158,16 @@ def expected_calibration_error(y_true: Any, proba: np.ndarray, classes: Any, n_b
     return float(np.abs(gap).sum() / proba.shape[0])
 
 
-def _score(row: dict, estimator: Any, fit_predict: Callable[[], np.ndarray],
-           data: Split) -> dict:
-    """Time ``fit_predict()`` (fit + predict_proba) and score its held-out probabilities;
+def _fit(estimator: Any, classifier: str, method: str, data: Split, seed: int) -> dict:
+    """Fit and score one model (a bayesgen method or a scikit-learn peer) on one split:
+    the wall time of fit + predict_proba and the scores of its held-out probabilities;
     a ValueError becomes a note."""
+    row = {"data": data.name, "classifier": classifier, "method": method, "split": seed}
     start = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            proba = fit_predict()
+            proba = estimator.fit(data.X_train, data.y_train).predict_proba(data.X_test)
     except ValueError as err:
         n_k = np.unique(data.y_train, return_counts=True)[1].min()
         d = data.X_train.shape[1]
@@ -185,14 +186,6 @@ def _score(row: dict, estimator: Any, fit_predict: Callable[[], np.ndarray],
         "note": "; ".join(sorted({_short_warning(w.message) for w in caught})),
         "proba": proba,
     }
-
-
-def _fit(estimator: Any, classifier: str, method: str, data: Split, seed: int) -> dict:
-    """Fit and score one model (a bayesgen method or a scikit-learn peer) on one split."""
-    row = {"data": data.name, "classifier": classifier, "method": method, "split": seed}
-    return _score(row, estimator,
-                  lambda: estimator.fit(data.X_train, data.y_train).predict_proba(data.X_test),
-                  data)
 
 
 def _convergence(estimator) -> str:
@@ -364,8 +357,8 @@ def main(out: str | Path = "bayesgen-demo", seed: int = 0, n_splits: int = N_SPL
         summary = summarise(table)
         out.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, draw in zip(figures, [lambda p: plot(summary, p),
-                                        lambda p: reliability(table, p),
+        for name, draw in zip(figures, [lambda p: save(log_loss_figure(summary), p),
+                                        lambda p: save(reliability_figure(table), p),
                                         lambda p: regions(seed, p)], strict=True):
             bar.start(f"figure {name}")
             written.append(draw(out / name))

@@ -37,12 +37,8 @@ def _agg_figure(**kwargs):
     return fig
 
 
-def plot(summary: pd.DataFrame, path: Path) -> Path:
-    """Write :func:`log_loss_figure` of ``summary`` to ``path`` (PNG)."""
-    return _save(log_loss_figure(summary), path)
-
-
-def _save(fig, path: Path) -> Path:
+def save(fig, path: Path) -> Path:
+    """Write the Figure ``fig`` to ``path`` (PNG); returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     return path
@@ -126,11 +122,6 @@ def log_loss_figure(summary: pd.DataFrame):
                  + (", one split" if n_splits == 1 else
                     ", mean and standard deviation over the splits"))
     return fig
-
-
-def reliability(table: pd.DataFrame, path: Path, n_bins: int = 8) -> Path:
-    """Write :func:`reliability_figure` of ``table`` to ``path`` (PNG)."""
-    return _save(reliability_figure(table, n_bins), path)
 
 
 def reliability_figure(table: pd.DataFrame, n_bins: int = 8):

@@ -283,23 +283,44 @@ def check_X(estimator, family, X: Any, method: str, *, reset: bool = False) -> A
 
 
 # ------------------------------------------------------- predictive checks
-def masked_stats(x: np.ndarray, rows: np.ndarray, observed: np.ndarray,
+def masked_stats(x: np.ndarray, rows: np.ndarray, observed: np.ndarray | None,
                  stats: tuple[str, ...], correlation: bool) -> dict[str, np.ndarray]:
-    """Per-draw statistics of the rows ``rows`` (S, n) over the entries ``observed``
-    (n, d) only (see :func:`bayesgen.diagnostics.ppc._masked_stats`): ``frequency`` (S, 1)
-    counts rows, ``mean``/``sd``/``min``/``max`` (S, d) the observed entries of each
-    feature, ``corr`` the pairs over the rows where both are observed (pairwise complete).
-    NaN where undefined."""
-    w = rows[..., None] & observed[None]  # (S, n, d)
-    count = w.sum(axis=1).astype(float)  # (S, d)
+    """Per-draw statistics of the rows selected by ``rows`` (the posterior predictive
+    checks of :mod:`bayesgen.diagnostics.ppc`).
+
+    Parameters
+    ----------
+    x : ndarray (S, n, d)
+    rows : bool ndarray (S, n)
+        Rows of the class, per draw.
+    observed : bool ndarray (n, d) or None
+        The observed entries of the data (missing values): every statistic is then
+        computed over the entries observed in the data only, in the observed data and
+        in every replicate alike (the replicates keep the data's missingness pattern);
+        correlations over the rows where both features are observed (pairwise
+        complete). None: every entry is observed.
+    stats : tuple of {"mean", "sd", "min", "max"}
+    correlation : bool
+        Also return ``"corr"``, the Pearson correlations of the feature pairs
+        ``np.triu_indices(d, 1)``, shape (S, d (d - 1) / 2).
+
+    Returns
+    -------
+    dict
+        ``"frequency"`` (S, 1): number of selected rows; every requested statistic
+        (S, d); NaN where undefined (mean, min, max: no row; sd (divisor n_k - 1): fewer
+        than two rows; corr: a constant feature).
+    """
+    w = rows[..., None] if observed is None else rows[..., None] & observed[None]
+    count = w.sum(axis=1).astype(float)  # (S, 1), or (S, d) with missing entries
     out = {"frequency": rows.sum(axis=1).astype(float)[:, None]}
     xs = np.where(w, x, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = xs.sum(axis=1) / count
+        dev = np.where(w, x - mean[:, None, :], 0.0)
         if "mean" in stats:
             out["mean"] = mean
         if "sd" in stats:
-            dev = np.where(w, x - mean[:, None, :], 0.0)
             var = (dev**2).sum(axis=1) / (count - 1.0)
             out["sd"] = np.sqrt(np.where(count > 1, var, np.nan))
         if "min" in stats:
@@ -308,13 +329,19 @@ def masked_stats(x: np.ndarray, rows: np.ndarray, observed: np.ndarray,
             out["max"] = np.where(count == 0, np.nan, np.where(w, x, -np.inf).max(axis=1))
         if correlation:
             i, j = np.triu_indices(x.shape[2], 1)
-            both = w[..., i] & w[..., j]  # (S, n, pairs)
-            n = both.sum(axis=1).astype(float)
-            a = np.where(both, xs[..., i], 0.0)
-            b = np.where(both, xs[..., j], 0.0)
-            ma, mb = a.sum(axis=1) / n, b.sum(axis=1) / n
-            da = np.where(both, a - ma[:, None], 0.0)
-            db = np.where(both, b - mb[:, None], 0.0)
-            corr = (da * db).sum(axis=1) / np.sqrt((da**2).sum(axis=1) * (db**2).sum(axis=1))
+            if observed is None:
+                cross = np.einsum("snd,sne->sde", dev, dev)
+                scale = np.sqrt(np.diagonal(cross, axis1=1, axis2=2))
+                corr = cross[:, i, j] / (scale[:, i] * scale[:, j])
+            else:
+                both = w[..., i] & w[..., j]  # (S, n, pairs)
+                n = both.sum(axis=1).astype(float)
+                a = np.where(both, xs[..., i], 0.0)
+                b = np.where(both, xs[..., j], 0.0)
+                ma, mb = a.sum(axis=1) / n, b.sum(axis=1) / n
+                da = np.where(both, a - ma[:, None], 0.0)
+                db = np.where(both, b - mb[:, None], 0.0)
+                corr = ((da * db).sum(axis=1)
+                        / np.sqrt((da**2).sum(axis=1) * (db**2).sum(axis=1)))
             out["corr"] = np.where(np.isfinite(corr), corr, np.nan)
     return out

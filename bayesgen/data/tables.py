@@ -93,10 +93,7 @@ def pandas_column(label: Any, s) -> Column:
     elif "decimal" in str(dtype):
         kind = "float"
     else:
-        raise ValueError(
-            f"column {label!r} has dtype {dtype}, which is not numbers, booleans, text or "
-            "categories; convert it (e.g. dates to numbers of days) before fitting."
-        )
+        _unsupported(label, dtype)
 
     def numbers():
         if kind == "category" or types.is_object_dtype(dtype):
@@ -138,10 +135,7 @@ def polars_column(s) -> Column:
     elif dtype == pl.Object:
         kind = INFERRED.get(types.infer_dtype(s.to_numpy(), skipna=True), "category")
     else:
-        raise ValueError(
-            f"column {label!r} has dtype {dtype}, which is not numbers, booleans, text or "
-            "categories; convert it (e.g. dates to numbers of days) before fitting."
-        )
+        _unsupported(label, dtype)
 
     def numbers():
         if kind == "category" or dtype == pl.Object:
@@ -156,6 +150,13 @@ def polars_column(s) -> Column:
         return codes, np.asarray(distinct, dtype=object)
 
     return Column(label, kind, len(s), numbers, factorize)
+
+
+def _unsupported(label: Any, dtype: Any) -> None:
+    raise ValueError(
+        f"column {label!r} has dtype {dtype}, which is not numbers, booleans, text or "
+        "categories; convert it (e.g. dates to numbers of days) before fitting."
+    )
 
 
 def _from_factorized(codes: np.ndarray, distinct: np.ndarray, label: Any):
@@ -407,8 +408,6 @@ def _names(labels: list) -> list[str] | None:
     if labels and all(isinstance(label, str) for label in labels):
         return [str(label) for label in labels]
     return None
-
-
 
 
 def _matches(table: Columns | None, names: list[str] | None, width: int) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayesgen.data.missing import masked_stats
 from bayesgen.exceptions import DataWarning, warn
 from bayesgen.inference import posterior
 from bayesgen.utils.heavy import import_arviz
@@ -68,63 +69,6 @@ def _class_index(estimator, klass: Any) -> int:
 
 
 # ------------------------------------------------------------------ statistics
-def _masked_stats(
-    x: np.ndarray, mask: np.ndarray, stats: tuple[str, ...], correlation: bool,
-    observed: np.ndarray | None = None,
-) -> dict[str, np.ndarray]:
-    """Per-draw statistics of the rows selected by ``mask``.
-
-    Parameters
-    ----------
-    x : ndarray (S, n, d)
-    mask : bool ndarray (S, n)
-        Rows of the class, per draw.
-    stats : tuple of {"mean", "sd", "min", "max"}
-    correlation : bool
-        Also return ``"corr"``, the Pearson correlations of the feature pairs
-        ``np.triu_indices(d, 1)``, shape (S, d (d - 1) / 2).
-    observed : bool ndarray (n, d) or None
-        The observed entries of the data (missing values): every statistic is then
-        computed over the entries observed in the data only, in the observed data and
-        in every replicate alike (the replicates keep the data's missingness pattern);
-        correlations over the rows where both features are observed.
-
-    Returns
-    -------
-    dict
-        ``"frequency"`` (S, 1): number of selected rows; every requested statistic
-        (S, d); NaN where undefined (mean, min, max: no row; sd (divisor n_k - 1): fewer
-        than two rows; corr: a constant feature).
-    """
-    if observed is not None and not observed.all():
-        from bayesgen.data.missing import masked_stats
-
-        return masked_stats(x, mask, observed, stats, correlation)
-    count = mask.sum(axis=1).astype(float)
-    w = mask[..., None]
-    out = {"frequency": count[:, None]}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(w, x, 0.0).sum(axis=1) / count[:, None]
-        dev = np.where(w, x - mean[:, None, :], 0.0)
-        if "mean" in stats:
-            out["mean"] = mean
-        if "sd" in stats:
-            var = (dev**2).sum(axis=1) / (count[:, None] - 1.0)
-            out["sd"] = np.sqrt(np.where(count[:, None] > 1, var, np.nan))
-        empty = (count == 0)[:, None]
-        if "min" in stats:
-            out["min"] = np.where(empty, np.nan, np.where(w, x, np.inf).min(axis=1))
-        if "max" in stats:
-            out["max"] = np.where(empty, np.nan, np.where(w, x, -np.inf).max(axis=1))
-        if correlation:
-            i, j = np.triu_indices(x.shape[2], 1)
-            cross = np.einsum("snd,sne->sde", dev, dev)
-            scale = np.sqrt(np.diagonal(cross, axis1=1, axis2=2))
-            corr = cross[:, i, j] / (scale[:, i] * scale[:, j])
-            out["corr"] = np.where(np.isfinite(corr), corr, np.nan)
-    return out
-
-
 def _mid_p(t_rep: np.ndarray, t_obs: np.ndarray):
     """Mid-p values P(T_rep > T_obs) + P(T_rep = T_obs)/2 over the defined draws.
 
@@ -209,6 +153,7 @@ def ppc_pvalues(
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}.")
     x_obs, y_obs, x_rep, y_rep = _replicated(estimator, random_state, X, y, sample_weight)
     seen = ~np.isnan(x_obs)  # missing values: statistics of the observed entries only
+    seen = None if seen.all() else seen
     if correlation is None:
         correlation = estimator.fitted_.family.capabilities.correlated
     correlation = bool(correlation) and x_obs.shape[1] > 1
@@ -217,8 +162,8 @@ def ppc_pvalues(
     pairs = [f"{names[a]},{names[b]}" for a, b in zip(i, j, strict=True)]
     rows = []
     for k, label in enumerate(estimator.classes_):
-        rep = _masked_stats(x_rep, y_rep == k, tuple(stats), correlation, seen)
-        obs = _masked_stats(x_obs[None], (y_obs == k)[None], tuple(stats), correlation, seen)
+        rep = masked_stats(x_rep, y_rep == k, seen, tuple(stats), correlation)
+        obs = masked_stats(x_obs[None], (y_obs == k)[None], seen, tuple(stats), correlation)
         order = ["frequency", *[s for s in STATISTICS if s in stats]]
         order += ["corr"] if correlation else []
         for stat in order:

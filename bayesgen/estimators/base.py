@@ -258,8 +258,17 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self._stats = stats
         self._prior = family.prior(stats) if prior is None else prior
         self.class_alpha_ = class_alpha
-        if method in POSTERIOR_METHODS:
-            self._fit_posterior(method, counts, class_alpha, train, extra)
+        if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
+            log_pi, params, self._posterior, sample_stats = conjugate.fit(
+                self._fitted(), counts, class_alpha)
+            self._hyper_draws = {}
+            self._store_draws(log_pi, params, sample_stats, train)
+        elif method in POSTERIOR_METHODS:
+            from bayesgen.inference import mcmc
+
+            log_pi, params, sample_stats, self._hyper_draws = mcmc.sample_posterior(
+                self, self._fitted(), extra)
+            self._store_draws(log_pi, params, sample_stats, train)
         else:
             params = family.mle(stats) if method == "mle" else family.map(stats, self._prior)
             self._params = params
@@ -285,19 +294,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         scoring.check_user_attributes(fit, attributes)
         for name, value in attributes.items():
             setattr(self, name, value)
-
-    def _fit_posterior(self, method, counts, class_alpha, train, extra=None) -> None:
-        """Posterior draws -> ``_params`` (leading draw dim), ``_log_pi_draws``, ``idata_``."""
-        if method == "conjugate":  # i.i.d. draws, or data augmentation (missing entries)
-            log_pi, params, self._posterior, sample_stats = conjugate.fit(
-                self._fitted(), counts, class_alpha)
-            self._hyper_draws = {}
-        else:
-            from bayesgen.inference import mcmc
-
-            log_pi, params, sample_stats, self._hyper_draws = mcmc.sample_posterior(
-                self, self._fitted(), extra)
-        self._store_draws(log_pi, params, sample_stats, train)
 
     def _store_draws(self, log_pi: np.ndarray, params: dict, sample_stats,
                      train: tuple | None = None) -> None:

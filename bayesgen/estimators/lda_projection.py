@@ -11,7 +11,6 @@ import numpy as np
 from scipy import linalg
 
 from bayesgen.families.mvn.linalg import _cholesky
-from bayesgen.inference import classprior
 
 
 def fit(estimator) -> None:
@@ -51,8 +50,8 @@ def fit(estimator) -> None:
     estimator.coef_, estimator.intercept_ = coef / scale, intercept
 
     weights = estimator.class_count_ / estimator.class_count_.sum()
-    if classprior.fixed_of(estimator._fitted()) is not None:  # a fixed class_prior weighs the
-        weights = classprior.fixed_of(estimator._fitted())  # classes (as scikit-learn's priors)
+    if estimator._fixed_pi is not None:  # a fixed class_prior weighs the
+        weights = estimator._fixed_pi  # classes (as scikit-learn's priors)
     estimator._zbar = weights @ mu
     centred = mu - estimator._zbar
     between = (centred * weights[:, None]).T @ centred

@@ -125,16 +125,11 @@ def check_fixed(class_prior, n_classes: int) -> np.ndarray | None:
 SUM_TOLERANCE = 1e-8
 
 
-def fixed_of(fit) -> np.ndarray | None:
-    """The fit's fixed class prior (validated ``class_prior``), or None."""
-    return fit.fixed_pi
-
-
 def random_names(fit) -> list[str]:
     """``["pi"]`` when pi is a parameter (posterior summaries, convergence checks,
     trace plots), ``[]`` when ``class_prior`` fixes it (``idata_`` still holds the
     constant ``pi``)."""
-    return ["pi"] if fixed_of(fit) is None else []
+    return ["pi"] if fit.fixed_pi is None else []
 
 
 def point(method: str, counts: np.ndarray, alpha: np.ndarray,
@@ -189,7 +184,7 @@ def pymc_pi(fit, *, data: bool = False):
     pm = import_pymc()
     import pytensor.tensor as pt
 
-    fixed = fixed_of(fit)
+    fixed = fit.fixed_pi
     if fixed is None:
         return pm.Dirichlet("pi", a=fit.class_alpha, dims="class")
     value = pm.Data("class_prior", fixed, dims="class") if data else pt.as_tensor(fixed)
@@ -202,7 +197,7 @@ def pymc_loglik(fit, pi):
     log 0 for a class with prior 0) when pi is fixed."""
     import pytensor.tensor as pt
 
-    if fixed_of(fit) is not None:
+    if fit.fixed_pi is not None:
         return pt.constant(0.0)
     return pt.sum(fit.class_count * pt.log(pi))
 

@@ -42,15 +42,12 @@ def training_scores(estimator, X_train: Any = None) -> np.ndarray:
     """``score_samples`` of the training rows (in-sample, so slightly optimistic), (n,):
     of ``X_train`` when given, else of the rows the fit kept
     (:mod:`bayesgen.inference.rows`; a ``ValueError`` says to pass them otherwise)."""
-    if X_train is not None:
-        return estimator.score_samples(X_train)
-    from bayesgen.inference.rows import kept, missing_message
+    if X_train is None:
+        from bayesgen.inference.rows import training_rows
 
-    rows = kept(estimator)
-    if rows is None:
-        raise ValueError(missing_message(estimator, "the training rows' densities",
-                                         "novelty(estimator, X, X_train=X_train)"))
-    return estimator.score_samples(rows.X)
+        X_train = training_rows(estimator, what="the training rows' densities",
+                                how="novelty(estimator, X, X_train=X_train)").X
+    return estimator.score_samples(X_train)
 
 
 def novelty(estimator, X: Any, quantile: float = 0.01, *, X_train: Any = None,

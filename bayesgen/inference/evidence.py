@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
-from bayesgen.inference import classprior
 from bayesgen.inference.fitted import as_fit
 
 
@@ -78,7 +77,7 @@ def label_term(fit) -> float:
     label sequence, or sum_k N_k log pi_k for a fixed ``class_prior``."""
     fit = as_fit(fit)
     counts = fit.class_count
-    fixed = classprior.fixed_of(fit)
+    fixed = fit.fixed_pi
     if fixed is not None:
         with np.errstate(divide="ignore"):
             log_pi = np.log(fixed)

@@ -87,8 +87,7 @@ def full_data_pointwise(estimator, X: Any = None, y: Any = None,
 
 
 def _full_data_pointwise(fit, rows) -> np.ndarray:
-    joint = scoring.raw_scores(fit, rows.X, full=True)
-    return joint[np.arange(rows.y.size), rows.y]
+    return scoring.raw_scores(fit, rows.X, full=True)[np.arange(rows.y.size), rows.y]
 
 
 def loo_log_joint(estimator, X: Any = None, y: Any = None,
@@ -210,8 +209,7 @@ def elpd(estimator, scale: str = "log", X: Any = None, y: Any = None,
 def _own_class(fit, Z, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(z_n | y_n, D without row n), (n,), internal frame."""
     if loo_refit.applies(fit.family, y.size):
-        joint = loo_refit.log_predictive(fit.family, Z, y, w, fit.classes.size)
-        return joint[np.arange(y.size), y]
+        return _every_class(fit, Z, y, w, w)[np.arange(y.size), y]
     return fit.family.loo_log_predictive(Z, y, w, fit.posterior)
 
 
@@ -226,7 +224,7 @@ def _every_class(fit, Z, y: np.ndarray, w: np.ndarray, leave: np.ndarray) -> np.
 def label_log_prior(fit, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """log p(y = k | the labels without row n), (n, K): the Dirichlet posterior mean
     (N_k - w_n [k = y_n] + a_k) / (N - w_n + A), or the fixed ``class_prior``."""
-    fixed = classprior.fixed_of(fit)
+    fixed = fit.fixed_pi
     if fixed is not None:
         return classprior.log_constant(fixed, y.size)
     conc = classprior.posterior(fit.class_count, fit.class_alpha)

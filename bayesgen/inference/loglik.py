@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen.exceptions import DataWarning, warn
+from bayesgen.inference import posterior, scoring
 
 #: largest draws x rows for which the log_likelihood group is computed at fit
 AT_FIT_MAX_VALUES = 4_000_000
@@ -22,8 +23,6 @@ AT_FIT_MAX_VALUES = 4_000_000
 
 def _too_large(fit, n: int) -> str | None:
     """What the table of n rows would hold, when above ``LOG_LIK_MAX_VALUES``; else None."""
-    from bayesgen.inference import posterior
-
     chains, draws = fit.posterior_size
     if chains * draws * n <= posterior.LOG_LIK_MAX_VALUES:
         return None
@@ -58,13 +57,6 @@ def at_fit(fit, X, y: np.ndarray) -> np.ndarray | None:
             DataWarning,
         )
         return None
-    return compute(fit, X, y)
-
-
-def compute(fit, X, y: np.ndarray) -> np.ndarray:
-    """log p(x_n, y_n | theta_s) of the rows ``X`` with class index ``y``, shape (S, n)."""
-    from bayesgen.inference import scoring
-
     return scoring.pointwise_log_lik(fit, X, y)
 
 
@@ -76,7 +68,6 @@ def add(estimator, fit, X=None, y=None, sample_weight=None):
     """
     import xarray as xr
 
-    from bayesgen.inference import posterior
     from bayesgen.inference import rows as training
 
     idata = estimator.idata_
@@ -94,7 +85,7 @@ def add(estimator, fit, X=None, y=None, sample_weight=None):
         raise ValueError(f"{too_large}: too large for the log-likelihood group. "
                          "Refit with fewer draws or chains, or on a subsample.")
     chains, draws = fit.posterior_size
-    values = compute(fit, data.X, data.y).reshape(chains, draws, n)
+    values = scoring.pointwise_log_lik(fit, data.X, data.y).reshape(chains, draws, n)
     posterior_ds = idata.posterior
     group = xr.Dataset(
         {posterior.LOG_LIK_VAR: (("chain", "draw", "obs"), values)},

@@ -22,6 +22,7 @@ import numpy as np
 
 from bayesgen.utils.heavy import import_arviz, import_pymc
 from bayesgen.utils.progress import quiet_pymc_log, show_progress
+from bayesgen.utils.random import seed_from
 
 if TYPE_CHECKING:
     from bayesgen.inference.model import ExtraLikelihood
@@ -53,13 +54,6 @@ def resolve_sampler(sampler: str) -> str:
             "sampler='auto', which picks the fastest installed one)."
         )
     return sampler
-
-
-def _seed(random_state) -> int | None:
-    """PyMC's ``random_seed``: None, an int, or one draw from a Generator/RandomState."""
-    from bayesgen.utils.random import seed_from
-
-    return seed_from(random_state)
 
 
 def sample_posterior(estimator, fit, extra: ExtraLikelihood | None = None):
@@ -103,7 +97,7 @@ def sample_posterior(estimator, fit, extra: ExtraLikelihood | None = None):
 
         post, sample_stats = jax_nuts.sample(
             model, names, chains=chains, tune=int(estimator.tune), draws=draws,
-            target_accept=float(estimator.target_accept), seed=_seed(estimator.random_state),
+            target_accept=float(estimator.target_accept), seed=seed_from(estimator.random_state),
             chain_method=chain_method, init=init,
         )
     else:
@@ -159,7 +153,7 @@ def _sample_pymc(estimator, model, sampler: str, chains: int, draws: int,
             cores=cores,
             model=model,
             nuts_sampler=sampler,
-            random_seed=_seed(estimator.random_state),
+            random_seed=seed_from(estimator.random_state),
             target_accept=float(estimator.target_accept),
             progressbar=show,
             compute_convergence_checks=False,

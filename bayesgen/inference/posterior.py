@@ -64,7 +64,7 @@ def closed_form_log_pi(fit) -> np.ndarray:
     """log E[pi_k | data], (K,): the Dirichlet posterior mean (N_k + a_k) / sum (N + a),
     or log of the fixed ``class_prior``."""
     fit = as_fit(fit)  # a Fit, or a fitted estimator
-    conc = classprior.fixed_of(fit)
+    conc = fit.fixed_pi
     if conc is None:
         conc = classprior.posterior(fit.class_count, fit.class_alpha)
     with np.errstate(divide="ignore"):
@@ -110,16 +110,6 @@ def closed_form(fit, log_predictive) -> np.ndarray:
         return log_predictive(post) + log_pi
 
 
-def closed_form_log_joint(fit, X: np.ndarray) -> np.ndarray:
-    """``log E[pi_k | data] + log p(x | y=k, data)`` for ``X`` in the family's
-    (internal) coordinates, shape (n, K) (:func:`closed_form`).
-
-    E[pi_k | data] = (N_k + a_k) / sum_j (N_j + a_j) (Dirichlet posterior mean) and
-    p(x | y=k, data) is the family's closed-form posterior predictive density.
-    """
-    return closed_form(fit, lambda post: fit.family.log_predictive(X, post))
-
-
 def exact_predictive_log_joint(estimator, X) -> np.ndarray:
     """Closed-form log p(x, y=k | data) of a ``method="conjugate"`` fit, shape (n, K).
 
@@ -135,15 +125,11 @@ def exact_predictive_log_joint(estimator, X) -> np.ndarray:
     return estimator.predict_joint_log_proba(X)
 
 
-def _chunk_rows(n_draws: int, n_classes: int) -> int:
-    return max(1, CHUNK_BUDGET // max(1, n_draws * n_classes))
-
-
 def iter_log_joint(family, X: np.ndarray, params: dict, log_pi: np.ndarray
                    ) -> Iterator[tuple[slice, np.ndarray]]:
     """Yield ``(rows, log p(x, y=k | theta_s))`` of shape (S, rows, K) chunk by chunk."""
     n_draws, n_classes = log_pi.shape
-    step = _chunk_rows(n_draws, n_classes)
+    step = max(1, CHUNK_BUDGET // max(1, n_draws * n_classes))
     with np.errstate(divide="ignore"):
         for start in range(0, X.shape[0], step):
             rows = slice(start, min(start + step, X.shape[0]))

@@ -195,40 +195,36 @@ def raw_scores(fit, X: np.ndarray, full: bool) -> np.ndarray:
     # the fit's n_jobs threads; X and Z are scanned once (missing.scan_scope)
     with jobs(fit.n_jobs), missing.scan_scope(), \
             (no_spin() if point else nullcontext()):
-        return _raw_scores(fit, X, full)
-
-
-def _raw_scores(fit, X: np.ndarray, full: bool) -> np.ndarray:
-    Z, far, near = split_rows(fit, X)
-    family, jac = fit.family, jacobian(fit, Z)
-    if near.all():
-        return _near_scores(fit, Z, full, jac)
-    out = np.empty((X.shape[0], fit.classes.size))
-    if near.any():
-        out[near] = _near_scores(fit, Z[near], full, _rows(jac, near))
-    if far is None:
+        Z, far, near = split_rows(fit, X)
+        family, jac = fit.family, jacobian(fit, Z)
+        if near.all():
+            return _near_scores(fit, Z, full, jac)
+        out = np.empty((X.shape[0], fit.classes.size))
+        if near.any():
+            out[near] = _near_scores(fit, Z[near], full, _rows(jac, near))
+        if far is None:
+            return out
+        jac = _rows(jac, far.rows)
+        if fit.method == "conjugate":
+            far_joint = posterior.closed_form(fit, lambda p: family.far_log_predictive(far, p))
+            out[far.rows] = far_joint - jac
+            return out
+        a2, a1, a0 = family.far_terms(far, fit.params)
+        if fit.is_posterior:
+            a0 = a0 + fit.log_pi_draws[:, None, :]
+            values = far_scores(far.log_t, a2, a1, a0, relative=not full, axes=(0, -1))
+            out[far.rows] = log_mean_exp(values, axis=0) - jac
+        else:
+            with np.errstate(divide="ignore"):
+                a0 = a0 + fit.class_log_prior
+            values = far_scores(far.log_t, a2, a1, a0, relative=not full)
+            out[far.rows] = values - jac if full else values
         return out
-    jac = _rows(jac, far.rows)
-    if fit.method == "conjugate":
-        far_joint = posterior.closed_form(fit, lambda p: family.far_log_predictive(far, p))
-        out[far.rows] = far_joint - jac
-        return out
-    a2, a1, a0 = family.far_terms(far, fit.params)
-    if fit.is_posterior:
-        a0 = a0 + fit.log_pi_draws[:, None, :]
-        values = far_scores(far.log_t, a2, a1, a0, relative=not full, axes=(0, -1))
-        out[far.rows] = log_mean_exp(values, axis=0) - jac
-    else:
-        with np.errstate(divide="ignore"):
-            a0 = a0 + fit.class_log_prior
-        values = far_scores(far.log_t, a2, a1, a0, relative=not full)
-        out[far.rows] = values - jac if full else values
-    return out
 
 
 def _near_scores(fit, Z: np.ndarray, full: bool, jac: float) -> np.ndarray:
     if fit.method == "conjugate":
-        return posterior.closed_form_log_joint(fit, Z) - jac
+        return posterior.closed_form(fit, lambda p: fit.family.log_predictive(Z, p)) - jac
     if fit.is_posterior:
         return posterior.predictive_log_joint(
             fit.family, Z, fit.params, fit.log_pi_draws) - jac

@@ -73,22 +73,6 @@ class Batch:
 MakeFamily = Callable[[Any, Any], Any]
 
 
-def validate_rows(estimator, X: Any, y: Any, *, family, columns, reset: bool,
-                  whole: bool = True):
-    """scikit-learn's ``validate_data`` (float64; sets or checks ``n_features_in_``)
-    after DataFrames are read column by column (:mod:`bayesgen.data.tables`) with the
-    bare ``family`` and the record ``columns`` (None at a fit); infinity is checked once
-    the family is configured (:func:`_check_infinite`). Returns ``(X, y, columns)``
-    with the record the rows were read with."""
-    who = type(estimator).__name__
-    X, columns = tables.to_numeric(X, family=family, table=columns, who=who, reset=reset,
-                                   grow=True, whole=whole)
-    y = check_label_sequence(y)
-    X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False,
-                         reset=reset, **sparse.validate_kwargs(family, X, who))
-    return X, y, columns
-
-
 def _validate_fitted(estimator, fit, X: Any, *y: Any):
     """X (and y, if given: :func:`check_label_sequence`) of a fitted model: read as its
     training columns were (``fit.columns``), scikit-learn's ``validate_data`` (float64,
@@ -160,40 +144,37 @@ def read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
     """
     # the estimator's n_jobs threads, one BLAS thread (bayesgen.utils.threads); X and Z
     # are scanned once (bayesgen.data.missing.scan_scope)
+    who = type(estimator).__name__
     with jobs(getattr(estimator, "n_jobs", None)), no_spin(), missing.scan_scope():
-        return _read_batch(estimator, X, y, sample_weight, method, make_family=make_family,
-                           columns=columns, classes=classes, reset=reset,
-                           frame_rows=frame_rows, whole=whole)
-
-
-def _read_batch(estimator, X: Any, y: Any, sample_weight: Any, method: str, *,
-                make_family: MakeFamily, columns: Any, classes: np.ndarray | None,
-                reset: bool, frame_rows: int | None, whole: bool):
-    y, unlabeled = labels.split_labels(y, getattr(estimator, "unlabeled", None))
-    if classes is not None:
-        labels.reject_streaming(unlabeled, f"{type(estimator).__name__}.partial_fit")
-    X, y, columns = validate_rows(estimator, X, y, family=make_family(estimator, None),
-                                  columns=None if reset else columns, reset=reset,
-                                  whole=whole)
-    if classes is None:
-        classes, y_index = encode_labels(y)
-    else:
-        y_index = encode_known(y, classes)
-    weights = check_sample_weight(sample_weight, X.shape[0], method)  # NaN in X: missing
-    family = make_family(estimator, columns).configured(labels=classes)
-    _check_infinite(family, X, type(estimator).__name__)  # inf: an error; NaN: missing
-    X = missing.check_X(estimator, family, X, method, reset=reset and whole)
-    Z, frame = scoring.fit_frame(family, X, weights, frame_rows,  # internal frame
-                                 type(estimator).__name__)
-    if frame is not None:
-        family = family.configured(frame=frame)
-    rows = None
-    if unlabeled is not None:  # the labeled rows' statistics; the others kept as rows
-        X, Z, y_index, weights, rows = labels.split_rows(X, Z, y_index, weights, unlabeled)
-    stats = family.stats(Z, y_index, weights, classes.size)
-    check_stats(stats, X, weights, type(estimator).__name__)
-    counts = np.bincount(y_index, weights=weights, minlength=classes.size)
-    return family, Batch(X, y_index, weights, classes, stats, counts, rows, frame, columns)
+        y, unlabeled = labels.split_labels(y, getattr(estimator, "unlabeled", None))
+        if classes is not None:
+            labels.reject_streaming(unlabeled, f"{who}.partial_fit")
+        # DataFrames read column by column (bayesgen.data.tables) with the bare family, then
+        # scikit-learn's validate_data (float64; sets or checks n_features_in_)
+        bare = make_family(estimator, None)
+        X, columns = tables.to_numeric(X, family=bare, table=None if reset else columns,
+                                       who=who, reset=reset, grow=True, whole=whole)
+        X, y = validate_data(estimator, X, check_label_sequence(y), dtype=np.float64,
+                             ensure_all_finite=False, reset=reset,
+                             **sparse.validate_kwargs(bare, X, who))
+        if classes is None:
+            classes, y_index = encode_labels(y)
+        else:
+            y_index = encode_known(y, classes)
+        weights = check_sample_weight(sample_weight, X.shape[0], method)  # NaN in X: missing
+        family = make_family(estimator, columns).configured(labels=classes)
+        _check_infinite(family, X, who)  # inf: an error; NaN: missing
+        X = missing.check_X(estimator, family, X, method, reset=reset and whole)
+        Z, frame = scoring.fit_frame(family, X, weights, frame_rows, who)  # internal frame
+        if frame is not None:
+            family = family.configured(frame=frame)
+        rows = None
+        if unlabeled is not None:  # the labeled rows' statistics; the others kept as rows
+            X, Z, y_index, weights, rows = labels.split_rows(X, Z, y_index, weights, unlabeled)
+        stats = family.stats(Z, y_index, weights, classes.size)
+        check_stats(stats, X, weights, who)
+        counts = np.bincount(y_index, weights=weights, minlength=classes.size)
+        return family, Batch(X, y_index, weights, classes, stats, counts, rows, frame, columns)
 
 
 def encode_known(y: np.ndarray, classes: np.ndarray) -> np.ndarray:

@@ -90,17 +90,6 @@ def em_start(fit, method: str) -> tuple:
     return prior, fit.class_alpha, fit.fixed_pi, fit.params, log_pi
 
 
-def warn_not_converged(who: str, trace: list, alternative: str,
-                       max_iter: int = MAX_ITER) -> None:
-    """``bg.ConvergenceWarning``: EM stopped at ``max_iter`` iterations."""
-    from bayesgen.exceptions import ConvergenceWarning, warn
-
-    warn(f"{who} semi-supervised EM did not converge in {max_iter} "
-         f"iterations (last change of the objective {trace[-1] - trace[-2]:.3g}); the "
-         f"estimate may be inaccurate. A smaller unlabeled_weight, or {alternative}, "
-         "avoids it.", ConvergenceWarning)
-
-
 def iterate(who: str, method: str, log_r: np.ndarray, trace: list, update, evaluate,
             alpha, fixed, *, max_iter: int, alternative: str) -> tuple[int, tuple]:
     """The EM iterations shared by every family, from the start's log responsibilities.
@@ -108,8 +97,8 @@ def iterate(who: str, method: str, log_r: np.ndarray, trace: list, update, evalu
     Each iteration: R = exp(log_r); ``update(R)`` -> (params, class counts, extra) (the
     M-step); pi from the counts (:func:`bayesgen.inference.classprior.point`); ``evaluate(params,
     log pi)`` -> (objective, new log_r) (the E-step). Stops when the objective rises by
-    at most ``TOL * max(1, |l|)``, or after ``max_iter`` iterations with
-    :func:`warn_not_converged`; appends every objective to ``trace``.
+    at most ``TOL * max(1, |l|)``, or after ``max_iter`` iterations with a
+    ``bg.ConvergenceWarning`` naming ``alternative``; appends every objective to ``trace``.
 
     Returns
     -------
@@ -138,7 +127,12 @@ def iterate(who: str, method: str, log_r: np.ndarray, trace: list, update, evalu
             )
         if np.isfinite(trace[-2]) and value - trace[-2] <= TOL * max(1.0, abs(value)):
             return n_iter, last
-    warn_not_converged(who, trace, alternative, max_iter)
+    from bayesgen.exceptions import ConvergenceWarning, warn
+
+    warn(f"{who} semi-supervised EM did not converge in {max_iter} "
+         f"iterations (last change of the objective {trace[-1] - trace[-2]:.3g}); the "
+         f"estimate may be inaccurate. A smaller unlabeled_weight, or {alternative}, "
+         "avoids it.", ConvergenceWarning)
     return n_iter, last
 
 

@@ -76,19 +76,6 @@ def objective(family, method: str, params: dict, log_pi: np.ndarray, prior, alph
     return value, log_r
 
 
-# ------------------------------------------------------------------ M-step
-def m_step(family, stats_l: dict, data: _Data, R: np.ndarray, prior,
-           params: dict) -> tuple[dict, dict]:
-    """The parameters maximising the expected complete-data objective given the
-    responsibilities ``R`` (m, K) (module docstring), from the current ``params``
-    (the family's ``em_m_step``); and the statistics they were estimated from (a kernel
-    part's labeled points ``stats_l``, a parametric part's rows with the unlabeled
-    ones weighted lambda w_n r_nk)."""
-    A = data.unlabeled_weights(R)
-    completed = family.stats(data.Z_all, data.y_all, data.weights(A), R.shape[1])
-    return family.em_m_step(stats_l, completed, data.Z_u, A, prior, params)
-
-
 def run(fit, method: str, family, batch, lam: float) -> Result:
     """EM for a kernel family (or a MixedNB with a kernel part) from the labeled-only
     fit ``fit`` (:class:`bayesgen.inference.fitted.Fit`, of the statistics
@@ -106,9 +93,12 @@ def run(fit, method: str, family, batch, lam: float) -> Result:
         return Result(None, None, None, None, 0, np.asarray(trace))
     labeled_counts = np.bincount(data.y_l, weights=data.w_l, minlength=classes.size)
 
-    def update(R):
+    def update(R):  # the M-step (module docstring), from the current params
         nonlocal params  # each M-step starts its bandwidth search at the last h
-        params, used = m_step(family, stats_l, data, R, prior, params)
+        A = data.unlabeled_weights(R)
+        completed = family.stats(data.Z_all, data.y_all, data.weights(A), classes.size)
+        # used: a kernel part's labeled points, a parametric part's completed statistics
+        params, used = family.em_m_step(stats_l, completed, data.Z_u, A, prior, params)
         return params, labeled_counts + lam * (data.w_u @ R), used
 
     n_iter, (params, counts, pi, used) = iterate(
