@@ -221,22 +221,28 @@ def check_infinite(X: Any, who: str) -> None:
         check_finite(values, who)  # raises on infinity; else X holds NaN (missing values)
 
 
-def check_columns(X: Any, names: Any, who: str) -> None:
-    """``ValueError`` naming the first column of X with no observed entry."""
-    if not has_missing(X) or X.shape[0] == 0:
-        return
+def observed_counts(X: Any) -> np.ndarray:
+    """Rows with an observed (non-NaN) entry per column of validated X (dense or
+    sparse), (d,)."""
+    n, d = X.shape
+    if not has_missing(X):
+        return np.full(d, n, dtype=np.int64)
     if sparse.is_sparse(X):
         X = X.tocsr()
-        nan = np.bincount(X.indices[np.isnan(X.data)], minlength=X.shape[1])
-        empty = nan == X.shape[0]
-    else:
-        empty = np.isnan(X).all(axis=0)
-    if empty.any():
-        j = int(np.argmax(empty))
-        raise ValueError(
-            f"{who}: column {column_name(names, j)} has no observed value (every entry is "
-            "missing), so nothing can be learned about it. Drop the column."
-        )
+        return n - np.bincount(X.indices[np.isnan(X.data)], minlength=d)
+    return n - np.isnan(X).sum(axis=0)
+
+
+def check_columns(n_observed: np.ndarray, names: Any, who: str) -> None:
+    """``ValueError`` naming the first column without an observed entry, from the
+    observed rows per column (:func:`observed_counts`)."""
+    if np.all(n_observed > 0):
+        return
+    j = int(np.argmin(n_observed > 0))
+    raise ValueError(
+        f"{who}: column {column_name(names, j)} has no observed value (every entry is "
+        "missing), so nothing can be learned about it. Drop the column."
+    )
 
 
 def column_name(names: Any, j: int) -> str:
@@ -277,8 +283,8 @@ def check_X(estimator, family, X: Any, method: str, *, reset: bool = False) -> A
     guard (:func:`check_supported`) and, at fit (``reset``), all-missing columns."""
     who = type(estimator).__name__
     check_supported(family, X, who)
-    if reset:
-        check_columns(X, getattr(estimator, "feature_names_in_", None), who)
+    if reset and X.shape[0]:
+        check_columns(observed_counts(X), getattr(estimator, "feature_names_in_", None), who)
     return family.check_X(X, method=method, who=who)
 
 

@@ -57,14 +57,10 @@ def collection_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
     (piece,) = dask.compute(_tree(leaves))
     if piece is None:
         raise ValueError(f"{who}: X has no rows of positive sample_weight; nothing to fit.")
-    if reset and piece.n_observed is not None and not np.all(piece.n_observed > 0):
-        from bayesgen.data.missing import column_name
+    if reset and piece.n_observed is not None:
+        from bayesgen.data.missing import check_columns
 
-        j = int(np.argmin(piece.n_observed > 0))
-        raise ValueError(
-            f"{who}: column {column_name(piece.feature_names, j)} has no observed value "
-            "(every entry is missing), so nothing can be learned about it. Drop the column."
-        )
+        check_columns(piece.n_observed, piece.feature_names, who)
     if classes is None and piece.classes.size < 2:
         raise ValueError(
             f"Classifier can't train when only one class is present: y has 1 class "

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from bayesgen.data import missing, sparse
+from bayesgen.data import missing
 from bayesgen.data.validation import WEIGHT_TOTAL_MAX, _check_label_types
 from bayesgen.inference import scoring, statistics
 from bayesgen.scale import piece_levels
@@ -122,18 +122,8 @@ def batch_piece(tmpl, X: Any, y: Any, sample_weight: Any, method: str,
                                           frame_rows=FRAME_ROWS, whole=whole)
     return Piece(batch.classes, batch.stats, batch.counts, family,
                  scoring.frame_of(family), est.n_features_in_,
-                 getattr(est, "feature_names_in_", None), batch.columns, _observed(batch.X))
-
-
-def _observed(X: Any) -> np.ndarray:
-    """Rows with an observed (non-NaN) entry per column of validated X (dense or sparse)."""
-    n, d = X.shape
-    if not missing.has_missing(X):
-        return np.full(d, n, dtype=np.int64)
-    if sparse.is_sparse(X):
-        X = X.tocsr()
-        return n - np.bincount(X.indices[np.isnan(X.data)], minlength=d)
-    return n - np.isnan(X).sum(axis=0)
+                 getattr(est, "feature_names_in_", None), batch.columns,
+                 missing.observed_counts(batch.X))
 
 
 #: statistics keys with a leading class axis (``scatter`` too when it is (K, d, d))
