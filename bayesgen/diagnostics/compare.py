@@ -87,29 +87,20 @@ def compare(models: dict[str, Any], ic: str = "loo", *, X: Any = None, y: Any = 
                 raise ValueError(f"model {name!r}: {err}") from err
             n_obs.add(int(entries[name]["n_data_points"]))
             continue
-        idata = _log_likelihood(name, est, X, y, sample_weight)
+        idata = getattr(est, "idata_", None)
+        if idata is None or "posterior" not in idata.groups():
+            raise ValueError(f"model {name!r} has no posterior log-likelihood: fit it with "
+                             "method='conjugate' or 'mcmc'.")
+        try:  # the log_likelihood group from the training rows (a no-op when present)
+            idata = est.add_log_likelihood(X, y, sample_weight)
+        except ValueError as err:
+            raise ValueError(f"model {name!r} has no posterior log-likelihood: {err}") from err
         # its one variable, whatever its name (files saved before it was "xy" have "y")
         n_obs.add(next(iter(idata.log_likelihood.data_vars.values())).sizes["obs"])
         entries[name] = az.loo(idata, pointwise=True, scale=scale) if ic == "loo" else idata
     if len(n_obs) > 1:
         raise ValueError(f"models were fitted on different numbers of rows: {sorted(n_obs)}.")
     return az.compare(entries, ic=ic, **kwargs)
-
-
-def _log_likelihood(name: str, est: Any, X: Any = None, y: Any = None,
-                    sample_weight: Any = None):
-    """``idata_`` with its ``log_likelihood`` group (added from the training rows, kept
-    or ``X``, ``y``, when missing)."""
-    idata = getattr(est, "idata_", None)
-    if idata is None or "posterior" not in idata.groups():
-        raise ValueError(
-            f"model {name!r} has no posterior log-likelihood: fit it with "
-            "method='conjugate' or 'mcmc'."
-        )
-    try:
-        return est.add_log_likelihood(X, y, sample_weight)  # no-op when fit stored it
-    except ValueError as err:
-        raise ValueError(f"model {name!r} has no posterior log-likelihood: {err}") from err
 
 
 def compare_evidence(models: dict[str, Any], *, X: Any = None, y: Any = None,

@@ -125,8 +125,18 @@ def check_params(estimator: Any) -> str:
     """
     estimator._validate_params()
     who = type(estimator).__name__
-    if isinstance(getattr(estimator, "families", None), list | tuple):
-        _check_part_options(estimator.families, who)
+    families = getattr(estimator, "families", None)
+    # MixedNB's ``(name, columns, options)`` entries: the type/range of the options (the
+    # layout itself is checked by the mixed family)
+    for p, entry in enumerate(families if isinstance(families, list | tuple) else ()):
+        if not (isinstance(entry, list | tuple) and len(entry) == 3):
+            continue
+        name, _, options = entry
+        table = FAMILIES.get(name) if isinstance(name, str) else None
+        if table is not None and isinstance(options, dict):
+            known = {k: v for k, v in options.items() if k in table}
+            validate_parameter_constraints(table, known,
+                                           caller_name=f"{who} families[{p}] ({name!r})")
     method = estimator.method
     if method not in estimator._methods:
         raise ValueError(
@@ -135,17 +145,3 @@ def check_params(estimator: Any) -> str:
             "NUTS, or 'mle'/'map' for point estimates."
         )
     return method
-
-
-def _check_part_options(families: Any, who: str) -> None:
-    """Type/range of the hyper-parameters given in MixedNB's ``(name, columns,
-    options)`` entries; the layout itself is checked by the mixed family."""
-    for p, entry in enumerate(families):
-        if not (isinstance(entry, list | tuple) and len(entry) == 3):
-            continue
-        name, _, options = entry
-        table = FAMILIES.get(name) if isinstance(name, str) else None
-        if table is None or not isinstance(options, dict):
-            continue
-        known = {k: v for k, v in options.items() if k in table}
-        validate_parameter_constraints(table, known, caller_name=f"{who} families[{p}] ({name!r})")

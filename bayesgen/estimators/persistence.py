@@ -331,20 +331,13 @@ def _format_version(attrs: dict) -> int:
         )
     if "schema" not in attrs or "root" not in attrs:
         raise _Invalid(f"the {STATE_GROUP!r} group lacks its schema; the file is corrupt.")
-    _check_writer(attrs.get("bayesgen_version"), version)
-    return version
-
-
-def _check_writer(written, version: int) -> None:
-    """Refuse a file written by a newer bayesgen than this one, even in a format this
-    one reads: its state may hold fields this version cannot interpret. A file without
-    the attribute (format 0) passes."""
+    # a file written by a newer bayesgen, even in a format this one reads, may hold
+    # state this version cannot interpret; a file without the attribute (format 0) passes
+    written = attrs.get("bayesgen_version")
+    if written is None:
+        return version
     from packaging.version import InvalidVersion, Version
 
-    from bayesgen._version import __version__
-
-    if written is None:
-        return
     written = str(np.asarray(written).item())
     try:
         newer = Version(written) > Version(__version__)
@@ -356,6 +349,7 @@ def _check_writer(written, version: int) -> None:
             f"this bayesgen ({__version__}, file formats up to {FORMAT_VERSION}); upgrade "
             "bayesgen to read it."
         )
+    return version
 
 
 def _digest(version: int, schema: str, root: str, arrays: dict, groups: dict) -> str:

@@ -38,18 +38,6 @@ def log_marginal(joint: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(out), -np.inf, out)
 
 
-def training_scores(estimator, X_train: Any = None) -> np.ndarray:
-    """``score_samples`` of the training rows (in-sample, so slightly optimistic), (n,):
-    of ``X_train`` when given, else of the rows the fit kept
-    (:mod:`bayesgen.inference.rows`; a ``ValueError`` says to pass them otherwise)."""
-    if X_train is None:
-        from bayesgen.inference.rows import training_rows
-
-        X_train = training_rows(estimator, what="the training rows' densities",
-                                how="novelty(estimator, X, X_train=X_train)").X
-    return estimator.score_samples(X_train)
-
-
 def novelty(estimator, X: Any, quantile: float = 0.01, *, X_train: Any = None,
             warn_user: bool = True) -> np.ndarray:
     """Flag rows of X whose density is below the ``quantile`` of the training rows'.
@@ -76,7 +64,13 @@ def novelty(estimator, X: Any, quantile: float = 0.01, *, X_train: Any = None,
     """
     if not 0 < quantile < 1:
         raise ValueError(f"quantile must be in (0, 1); got {quantile!r}.")
-    threshold = float(np.quantile(training_scores(estimator, X_train), quantile))
+    if X_train is None:  # the rows the fit kept, else a ValueError saying to pass them
+        from bayesgen.inference.rows import training_rows
+
+        X_train = training_rows(estimator, what="the training rows' densities",
+                                how="novelty(estimator, X, X_train=X_train)").X
+    # the training rows' densities (in-sample, so slightly optimistic)
+    threshold = float(np.quantile(estimator.score_samples(X_train), quantile))
     scores = estimator.score_samples(X)
     flagged = scores < threshold
     if warn_user and flagged.any():
