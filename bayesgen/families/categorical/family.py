@@ -143,11 +143,17 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
     def categories(self, stats: dict) -> list[np.ndarray]:
         """The categories of every feature: the values observed in ``stats`` united with
-        0..min_categories_j - 1 (a function of the statistics and the configuration)."""
+        0..min_categories_j - 1 and, for a family already :meth:`learned`, with its
+        ``categories_`` (a function of the statistics and the configuration). So a
+        leave-one-out refit keeps the fit's categories, as the closed-form downdates do:
+        a category seen in one training row only stays a category without that row."""
         observed = cats.from_table(stats["categories"], stats["n_seen"])
         minimum = self._min_categories(observed, stats["count"].shape[0])
-        return [cats.union(o, np.arange(m, dtype=o.dtype)) if m else o
-                for o, m in zip(observed, minimum, strict=True)]
+        out = [cats.union(o, np.arange(m, dtype=o.dtype)) if m else o
+               for o, m in zip(observed, minimum, strict=True)]
+        if self.categories_ is None:
+            return out
+        return [cats.union(o, c) for o, c in zip(out, self.categories_, strict=True)]
 
     def learned(self, stats: dict) -> CategoricalFamily:
         """A copy configured with the :meth:`categories` of ``stats`` (``categories_``,
