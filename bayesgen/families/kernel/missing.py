@@ -1,7 +1,8 @@
 """KernelNB with missing entries (NaN in the training points or the rows scored).
 
 The KDE of class k and feature j is built from the points of class k observed in
-feature j (weights W_kj), and a missing x_j of a scored row drops its factor. The
+feature j (weights W_kj), and a missing x_j of a scored row drops its factor
+(:func:`.kde.log_lik`). The
 leave-one-out objective of (k, j) involves feature j alone, so :func:`per_feature`
 fits one feature at a time on its observed points (exactly the complete-case fit of
 that feature; Silverman's floor for a zero spread uses that feature's sd alone).
@@ -13,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from bayesgen.data import missing
-from bayesgen.families.kernel.kde import LOG_2PI
 
 
 def has_gaps(stats: dict) -> bool:
@@ -53,33 +53,6 @@ def per_feature(fit_one, stats: dict) -> np.ndarray:
     """Stack ``fit_one(stats_j)`` -> (K, 1) over the features, (K, d)."""
     return np.concatenate([fit_one(feature_stats(stats, j))
                            for j in range(stats["X"].shape[1])], axis=1)
-
-
-def log_lik(X: np.ndarray, P: np.ndarray, cls: np.ndarray, w: np.ndarray, H: np.ndarray,
-            full: bool) -> np.ndarray:
-    """sum over the observed j of log p(x_nj | k) for every draw, row and class,
-    (S, n, K); ``H`` (S, K, d) bandwidths, ``P`` (m, d) points (NaN: not a point of
-    that feature's KDE), ``cls``/``w`` their classes and weights."""
-    from bayesgen.families.kernel.kde import _kde_sums
-
-    M = np.isnan(X)
-    Xt = np.ascontiguousarray(np.where(M, 0.0, X).T)
-    S, K, _ = H.shape
-    out = np.zeros((S, X.shape[0], K))
-    O = (~M).astype(np.float64)
-    for k in range(K):
-        rows = cls == k
-        Pk = P[rows]
-        gap = np.isnan(Pk)
-        Pt = np.ascontiguousarray(np.where(gap, np.inf, Pk).T)  # inf: weight exp(-inf) = 0
-        sums = _kde_sums(Xt, Pt, np.log(w[rows]), H[:, k], by_feature=True)  # (S, d, n)
-        sums = np.where(M.T[None], 0.0, sums)
-        W = (~gap * w[rows][:, None]).sum(axis=0)  # (d,)
-        norm = np.log(H[:, k]) + np.log(W)  # (S, d)
-        if full:
-            norm = norm + 0.5 * LOG_2PI
-        out[:, :, k] = sums.sum(axis=1) - norm @ O.T
-    return out
 
 
 def stats_loglik(family, params: dict, stats: dict):
