@@ -2,10 +2,10 @@
 
 The KDE of class k and feature j is built from the points of class k observed in
 feature j (weights W_kj), and a missing x_j of a scored row drops its factor
-(:func:`.kde.log_lik`). The
-leave-one-out objective of (k, j) involves feature j alone, so :func:`per_feature`
-fits one feature at a time on its observed points (exactly the complete-case fit of
-that feature; Silverman's floor for a zero spread uses that feature's sd alone).
+(:func:`.kde.log_lik`). The leave-one-out objective of (k, j) involves feature j alone,
+so :func:`per_feature` fits one feature at a time on its observed points (exactly the
+complete-case fit of that feature; Silverman's floor for a zero spread uses that
+feature's sd alone).
 ``method="mcmc"`` and ``idata_``'s pointwise terms sum the complete-case PyTensor
 likelihood over features (:func:`stats_loglik`, :func:`train_log_lik`)."""
 
