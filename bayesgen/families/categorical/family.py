@@ -18,6 +18,7 @@ equal C_j share one Dirichlet variable ``theta_c{C_j}`` (:mod:`.pymc`)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -368,16 +369,6 @@ class DirichletCategorical(conjugate.Entrywise):
         return X.astype(np.intp)
 
 
-def _physical_memory() -> int:
-    """Bytes of physical memory of this machine (2**40 where the OS does not say)."""
-    import os
-
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 2**40
-
-
 def _check_table_memory(n_classes: int, observed: list, minimum: np.ndarray) -> None:
     """``ValueError`` before allocating when the tables (2 x K x d x C_max float64) that
     ``min_categories`` asks for exceed the machine's physical memory."""
@@ -385,7 +376,10 @@ def _check_table_memory(n_classes: int, observed: list, minimum: np.ndarray) -> 
     if sizes.size == 0:
         return
     needed = 8.0 * (2.0 * n_classes * sizes.size * sizes.max() + sizes.sum())
-    available = _physical_memory()
+    try:  # bytes of physical memory (2**40 where the OS does not say)
+        available = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        available = 2**40
     if needed > available:
         raise ValueError(
             f"min_categories={minimum.max():.6g} would need category tables of about "
