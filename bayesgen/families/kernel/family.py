@@ -242,10 +242,7 @@ class KernelFamily(RealColumns, UnlabeledHooks):
     def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
         """Each training row's LOO term, (..., n), the rows in any order (found by value,
         :func:`_points_among`); the pointwise log-likelihood of ``idata_``."""
-        params = _points_among(X, y, params)
-        if np.isnan(X).any():
-            return km.train_log_lik(X, y, params)
-        return pymc.train_log_lik(X, y, params)
+        return pymc.train_log_lik(X, y, _points_among(X, y, params))
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One x per row: per feature a training point of class y_n drawn by weight (among

@@ -6,8 +6,9 @@ feature j (weights W_kj), and a missing x_j of a scored row drops its factor
 so :func:`per_feature` fits one feature at a time on its observed points (exactly the
 complete-case fit of that feature; Silverman's floor for a zero spread uses that
 feature's sd alone).
-``method="mcmc"`` and ``idata_``'s pointwise terms sum the complete-case PyTensor
-likelihood over features (:func:`stats_loglik`, :func:`train_log_lik`)."""
+``method="mcmc"`` sums the complete-case PyTensor likelihood over features
+(:func:`stats_loglik`); ``idata_``'s pointwise terms drop the missing factors
+(:func:`bayesgen.families.kernel.pymc.train_log_lik`)."""
 
 from __future__ import annotations
 
@@ -66,28 +67,3 @@ def stats_loglik(family, params: dict, stats: dict):
     return sum(pymc.stats_loglik(family, {"bandwidth": h[:, j:j + 1]},
                                          feature_stats(stats, j))
                for j in range(stats["X"].shape[1]))
-
-
-def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
-    """Each training row's LOO term (..., n) when points have missing entries: per
-    feature j, the complete-case term of the rows and points observed in j
-    (:func:`bayesgen.families.kernel.pymc.train_log_lik` on that one feature), summed
-    over the features a row observes; a row with nothing observed gets 0."""
-    from bayesgen.families.kernel import pymc
-    from bayesgen.families.kernel.kde import _fixed
-
-    P, cls, w = _fixed(params)
-    row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
-    h = np.asarray(params["bandwidth"], dtype=np.float64)
-    y = np.asarray(y, dtype=np.intp)
-    out = np.zeros((*h.shape[:-2], X.shape[0]))
-    for j in range(X.shape[1]):
-        rows = np.flatnonzero(~np.isnan(X[:, j]))
-        pts = np.flatnonzero(~np.isnan(P[:, j]))
-        position = np.full(X.shape[0], -1)
-        position[rows] = np.arange(rows.size)
-        sub = {"points": P[pts][:, j:j + 1], "point_class": cls[pts],
-               "point_weight": w[pts], "point_row": position[row[pts]],
-               "bandwidth": h[..., j:j + 1]}
-        out[..., rows] += pymc.train_log_lik(X[rows][:, j:j + 1], y[rows], sub)
-    return out
