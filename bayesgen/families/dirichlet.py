@@ -233,12 +233,20 @@ class GammaRates:
     (a + alpha - 1) / (b + beta), posterior Gamma(a + alpha, b + beta) and the PyMC
     statistics log-likelihood sum a log rate - b rate are written once here; a family
     gives ``gamma_stats`` and ``_rate(numer, denom, method)`` (numer / denom with its
-    messages)."""
+    messages) and ``_beta`` (the prior rate from the pooled statistics)."""
 
     #: the estimator's name, for messages
     who: str
     #: what sets the prior's scale once alpha > 1, for the message of an improper prior
     scale_hint: str
+
+    def prior(self, stats: dict, *, record: bool = True) -> dict:
+        """Gamma shape ``alpha`` (d,) >= 1 and rate ``beta`` (d,) = ``_beta(alpha, S, N)``,
+        from the feature sums S_j and observed weights N_j over all classes (d,)."""
+        s = stats["feature_count"]
+        alpha = check_gamma_shape(self.alpha, s.shape[1], self.who)
+        seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
+        return {"alpha": alpha, "beta": self._beta(alpha, s.sum(axis=0), seen)}
 
     def mle(self, stats: dict) -> dict:
         """rate = a / b (``ValueError`` for a feature never observed in a class)."""

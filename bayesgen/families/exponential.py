@@ -88,16 +88,11 @@ class ExponentialFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, Unlab
         return {}
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict, *, record: bool = True) -> dict:
-        """Gamma shape ``alpha`` a0 (d,) and rate ``beta`` b0 = (a0 - 1) m (d,)."""
-        s = stats["feature_count"]
-        d = s.shape[1]
-        alpha = dr.check_gamma_shape(self.alpha, d, WHO)
-        seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
-        total = s.sum(axis=0)
+    def _beta(self, alpha: np.ndarray, total: np.ndarray, seen: np.ndarray) -> np.ndarray:
+        """b0 = (a0 - 1) m (d,), m_j ``mean_prior`` or the mean duration s_j / n_j."""
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = np.where((seen > 0) & (total > 0), total / seen, 1.0)
-        mean = resolve_vector(self.mean_prior, d, "mean_prior", mean)
+        mean = resolve_vector(self.mean_prior, alpha.size, "mean_prior", mean)
         if not np.all((mean > 0) & np.isfinite(mean)):
             raise ValueError(
                 f"mean_prior must be finite and > 0 for every feature; got {self.mean_prior!r}."
@@ -108,7 +103,7 @@ class ExponentialFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, Unlab
                 f"{WHO}: the prior rate (alpha - 1) * mean_prior overflows float64; give a "
                 "smaller alpha or mean_prior."
             )
-        return {"alpha": alpha, "beta": beta}
+        return beta
 
     def prior_uses_data(self) -> bool:
         """Whether the prior mean duration is the data's (``mean_prior`` None)."""

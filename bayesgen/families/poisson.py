@@ -58,21 +58,15 @@ class PoissonFamily(masked.CountStats, dr.GammaRates, conjugate.Hooks, Unlabeled
         self.labels: np.ndarray | None = None
 
     # ----------------------------------------------------------------- prior
-    def prior(self, stats: dict, *, record: bool = True) -> dict:
-        """Gamma shape ``alpha`` (d,) and rate ``beta`` = (alpha - 1) / r (d,).
-
-        r_j is ``rate_prior`` or the overall mean sum_k S_kj / N, floored at
-        0.5 / max(N, 1) (half an event in the data set; bounded for tiny weights).
-        """
-        s = stats["feature_count"]
-        d = s.shape[1]
-        alpha = dr.check_gamma_shape(self.alpha, d, WHO)
-        seen = np.broadcast_to(missing.observed_count(stats), s.shape).sum(axis=0)
-        mean = np.maximum(s.sum(axis=0) / seen, 0.5 / np.maximum(seen, 1.0))
-        rate = resolve_vector(self.rate_prior, d, "rate_prior", mean)
+    def _beta(self, alpha: np.ndarray, total: np.ndarray, seen: np.ndarray) -> np.ndarray:
+        """beta = (alpha - 1) / r (d,): the prior mode of the rates at r_j, ``rate_prior``
+        or the overall mean S_j / N_j, floored at 0.5 / max(N_j, 1) (half an event in the
+        data set; bounded for tiny weights)."""
+        mean = np.maximum(total / seen, 0.5 / np.maximum(seen, 1.0))
+        rate = resolve_vector(self.rate_prior, alpha.size, "rate_prior", mean)
         if np.any(rate <= 0):
             raise ValueError(f"rate_prior must be > 0 for every feature; got {self.rate_prior!r}.")
-        return {"alpha": alpha, "beta": (alpha - 1.0) / rate}
+        return (alpha - 1.0) / rate
 
     def prior_uses_data(self) -> bool:
         """Whether the prior rate is the data's mean rate (``rate_prior`` None)."""

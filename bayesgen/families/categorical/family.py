@@ -18,6 +18,7 @@ equal C_j share one Dirichlet variable ``theta_c{C_j}`` (:mod:`.pymc`)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -143,11 +144,17 @@ class CategoricalFamily(conjugate.Hooks, UnlabeledHooks):
 
     def categories(self, stats: dict) -> list[np.ndarray]:
         """The categories of every feature: the values observed in ``stats`` united with
-        0..min_categories_j - 1 (a function of the statistics and the configuration)."""
+        0..min_categories_j - 1 and, for a family already :meth:`learned`, with its
+        ``categories_`` (a function of the statistics and the configuration). So a
+        leave-one-out refit keeps the fit's categories, as the closed-form downdates do:
+        a category seen in one training row only stays a category without that row."""
         observed = cats.from_table(stats["categories"], stats["n_seen"])
         minimum = self._min_categories(observed, stats["count"].shape[0])
-        return [cats.union(o, np.arange(m, dtype=o.dtype)) if m else o
-                for o, m in zip(observed, minimum, strict=True)]
+        out = [cats.union(o, np.arange(m, dtype=o.dtype)) if m else o
+               for o, m in zip(observed, minimum, strict=True)]
+        if self.categories_ is None:
+            return out
+        return [cats.union(o, c) for o, c in zip(out, self.categories_, strict=True)]
 
     def learned(self, stats: dict) -> CategoricalFamily:
         """A copy configured with the :meth:`categories` of ``stats`` (``categories_``,
@@ -362,16 +369,6 @@ class DirichletCategorical(conjugate.Entrywise):
         return X.astype(np.intp)
 
 
-def _physical_memory() -> int:
-    """Bytes of physical memory of this machine (2**40 where the OS does not say)."""
-    import os
-
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 2**40
-
-
 def _check_table_memory(n_classes: int, observed: list, minimum: np.ndarray) -> None:
     """``ValueError`` before allocating when the tables (2 x K x d x C_max float64) that
     ``min_categories`` asks for exceed the machine's physical memory."""
@@ -379,7 +376,10 @@ def _check_table_memory(n_classes: int, observed: list, minimum: np.ndarray) -> 
     if sizes.size == 0:
         return
     needed = 8.0 * (2.0 * n_classes * sizes.size * sizes.max() + sizes.sum())
-    available = _physical_memory()
+    try:  # bytes of physical memory (2**40 where the OS does not say)
+        available = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        available = 2**40
     if needed > available:
         raise ValueError(
             f"min_categories={minimum.max():.6g} would need category tables of about "

@@ -30,7 +30,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from bayesgen.data import missing
 from bayesgen.families import gaussian_stats as gstats
 from bayesgen.families.far import RealColumns, attach_frame
 from bayesgen.families.kernel import far as _kernel_far
@@ -44,7 +43,7 @@ from bayesgen.families.kernel.bandwidth import (
     _rows_term,
     silverman,
 )
-from bayesgen.families.kernel.kde import LOG_2PI, _fixed, _kde_sums
+from bayesgen.families.kernel.kde import _fixed, log_lik
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
 
@@ -233,32 +232,17 @@ class KernelFamily(RealColumns, UnlabeledHooks):
     def log_lik(self, X: np.ndarray, params: dict, *, full: bool = True) -> np.ndarray:
         """sum_j log( sum_i w_i N(x_nj; x_ij, h_kj^2) / W_k ), (..., n, K) for ``bandwidth``
         (..., K, d) and the fixed ``points``, ``point_class``, ``point_weight``
-        (:func:`_kde_sums`); ``full=False`` drops -d/2 log 2pi; missing entries drop."""
+        (:func:`.kde.log_lik`); ``full=False`` drops -d/2 log 2pi; missing entries drop."""
         P, cls, w = _fixed(params)
         h = np.asarray(params["bandwidth"], dtype=np.float64)
         lead, (K, d) = h.shape[:-2], h.shape[-2:]
-        H = h.reshape(-1, K, d)
-        if missing.has_missing(X) or missing.has_missing(P):  # drop missing factors
-            out = km.log_lik(X, P, cls, w, H, full)
-            return out.reshape(*lead, X.shape[0], K)
-        Xt = np.ascontiguousarray(X.T)
-        out = np.zeros((H.shape[0], X.shape[0], K))
-        for k in range(K):
-            rows = cls == k
-            sums = _kde_sums(Xt, np.ascontiguousarray(P[rows].T), np.log(w[rows]), H[:, k])
-            log_norm = np.log(H[:, k]).sum(-1) + np.log(w[rows].sum()) * d  # (S,)
-            out[:, :, k] = sums - log_norm[:, None]
-        if full:
-            out -= 0.5 * d * LOG_2PI
+        out = log_lik(X, P, cls, w, h.reshape(-1, K, d), full)
         return out.reshape(*lead, X.shape[0], K)
 
     def train_log_lik(self, X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
         """Each training row's LOO term, (..., n), the rows in any order (found by value,
         :func:`_points_among`); the pointwise log-likelihood of ``idata_``."""
-        params = _points_among(X, y, params)
-        if np.isnan(X).any():
-            return km.train_log_lik(X, y, params)
-        return pymc.train_log_lik(X, y, params)
+        return pymc.train_log_lik(X, y, _points_among(X, y, params))
 
     def sample(self, params: dict, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One x per row: per feature a training point of class y_n drawn by weight (among

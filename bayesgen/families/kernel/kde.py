@@ -76,3 +76,32 @@ def _kde_sums(Xt: np.ndarray, Pt: np.ndarray, log_w: np.ndarray, h: np.ndarray,
             lse = _logsumexp_last(a)  # (s, d, c)
             out[s0:s1, ..., start:stop] = lse if by_feature else lse.sum(axis=1)
     return out
+
+
+def log_lik(X: np.ndarray, P: np.ndarray, cls: np.ndarray, w: np.ndarray, H: np.ndarray,
+            full: bool) -> np.ndarray:
+    """sum over the observed j of log( sum_i w_i N(x_nj; p_ij, h_kj^2) / W_kj ) for every
+    draw, row and class, (S, n, K); ``H`` (S, K, d) bandwidths, ``P`` (m, d) points (NaN:
+    not a point of that feature's KDE, whose weight W_kj counts the points observing j),
+    ``cls``/``w`` their classes and weights; a missing x_nj drops its factor; ``full=False``
+    drops the -1/2 log 2 pi of every observed factor."""
+    M = np.isnan(X)
+    gaps = bool(M.any())
+    Xt = np.ascontiguousarray((np.where(M, 0.0, X) if gaps else X).T)
+    S, K, _ = H.shape
+    out = np.zeros((S, X.shape[0], K))
+    O = (~M).astype(np.float64)
+    for k in range(K):
+        rows = cls == k
+        Pk = P[rows]
+        gap = np.isnan(Pk)
+        Pt = np.ascontiguousarray(np.where(gap, np.inf, Pk).T)  # inf: weight exp(-inf) = 0
+        sums = _kde_sums(Xt, Pt, np.log(w[rows]), H[:, k], by_feature=gaps)
+        if gaps:  # (S, d, n): the missing factors dropped
+            sums = np.where(M.T[None], 0.0, sums).sum(axis=1)
+        W = (~gap * w[rows][:, None]).sum(axis=0)  # (d,)
+        norm = np.log(H[:, k]) + np.log(W)  # (S, d)
+        if full:
+            norm = norm + 0.5 * LOG_2PI
+        out[:, :, k] = sums - norm @ O.T
+    return out

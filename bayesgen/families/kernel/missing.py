@@ -1,19 +1,20 @@
 """KernelNB with missing entries (NaN in the training points or the rows scored).
 
 The KDE of class k and feature j is built from the points of class k observed in
-feature j (weights W_kj), and a missing x_j of a scored row drops its factor. The
-leave-one-out objective of (k, j) involves feature j alone, so :func:`per_feature`
-fits one feature at a time on its observed points (exactly the complete-case fit of
-that feature; Silverman's floor for a zero spread uses that feature's sd alone).
-``method="mcmc"`` and ``idata_``'s pointwise terms sum the complete-case PyTensor
-likelihood over features (:func:`stats_loglik`, :func:`train_log_lik`)."""
+feature j (weights W_kj), and a missing x_j of a scored row drops its factor
+(:func:`.kde.log_lik`). The leave-one-out objective of (k, j) involves feature j alone,
+so :func:`per_feature` fits one feature at a time on its observed points (exactly the
+complete-case fit of that feature; Silverman's floor for a zero spread uses that
+feature's sd alone).
+``method="mcmc"`` sums the complete-case PyTensor likelihood over features
+(:func:`stats_loglik`); ``idata_``'s pointwise terms drop the missing factors
+(:func:`bayesgen.families.kernel.pymc.train_log_lik`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from bayesgen.data import missing
-from bayesgen.families.kernel.kde import LOG_2PI
 
 
 def has_gaps(stats: dict) -> bool:
@@ -55,33 +56,6 @@ def per_feature(fit_one, stats: dict) -> np.ndarray:
                            for j in range(stats["X"].shape[1])], axis=1)
 
 
-def log_lik(X: np.ndarray, P: np.ndarray, cls: np.ndarray, w: np.ndarray, H: np.ndarray,
-            full: bool) -> np.ndarray:
-    """sum over the observed j of log p(x_nj | k) for every draw, row and class,
-    (S, n, K); ``H`` (S, K, d) bandwidths, ``P`` (m, d) points (NaN: not a point of
-    that feature's KDE), ``cls``/``w`` their classes and weights."""
-    from bayesgen.families.kernel.kde import _kde_sums
-
-    M = np.isnan(X)
-    Xt = np.ascontiguousarray(np.where(M, 0.0, X).T)
-    S, K, _ = H.shape
-    out = np.zeros((S, X.shape[0], K))
-    O = (~M).astype(np.float64)
-    for k in range(K):
-        rows = cls == k
-        Pk = P[rows]
-        gap = np.isnan(Pk)
-        Pt = np.ascontiguousarray(np.where(gap, np.inf, Pk).T)  # inf: weight exp(-inf) = 0
-        sums = _kde_sums(Xt, Pt, np.log(w[rows]), H[:, k], by_feature=True)  # (S, d, n)
-        sums = np.where(M.T[None], 0.0, sums)
-        W = (~gap * w[rows][:, None]).sum(axis=0)  # (d,)
-        norm = np.log(H[:, k]) + np.log(W)  # (S, d)
-        if full:
-            norm = norm + 0.5 * LOG_2PI
-        out[:, :, k] = sums.sum(axis=1) - norm @ O.T
-    return out
-
-
 def stats_loglik(family, params: dict, stats: dict):
     """The weighted LOO log-likelihood of training points with missing entries (PyTensor
     scalar): the sum over features j of the complete-case objective of feature j alone on
@@ -93,28 +67,3 @@ def stats_loglik(family, params: dict, stats: dict):
     return sum(pymc.stats_loglik(family, {"bandwidth": h[:, j:j + 1]},
                                          feature_stats(stats, j))
                for j in range(stats["X"].shape[1]))
-
-
-def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
-    """Each training row's LOO term (..., n) when points have missing entries: per
-    feature j, the complete-case term of the rows and points observed in j
-    (:func:`bayesgen.families.kernel.pymc.train_log_lik` on that one feature), summed
-    over the features a row observes; a row with nothing observed gets 0."""
-    from bayesgen.families.kernel import pymc
-    from bayesgen.families.kernel.kde import _fixed
-
-    P, cls, w = _fixed(params)
-    row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
-    h = np.asarray(params["bandwidth"], dtype=np.float64)
-    y = np.asarray(y, dtype=np.intp)
-    out = np.zeros((*h.shape[:-2], X.shape[0]))
-    for j in range(X.shape[1]):
-        rows = np.flatnonzero(~np.isnan(X[:, j]))
-        pts = np.flatnonzero(~np.isnan(P[:, j]))
-        position = np.full(X.shape[0], -1)
-        position[rows] = np.arange(rows.size)
-        sub = {"points": P[pts][:, j:j + 1], "point_class": cls[pts],
-               "point_weight": w[pts], "point_row": position[row[pts]],
-               "bandwidth": h[..., j:j + 1]}
-        out[..., rows] += pymc.train_log_lik(X[rows][:, j:j + 1], y[rows], sub)
-    return out

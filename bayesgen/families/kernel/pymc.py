@@ -115,7 +115,9 @@ def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
     """The LOO term of every training row, (..., n) (``KernelFamily.train_log_lik``, which
     pairs the points with the rows: ``point_row``): row n, training point i of class y_n,
     leaves u_n = min(w_i, 1) of its own weight out; a row of weight 0 gets the KDE at its
-    class. In blocks of bounded memory."""
+    class. Missing entries: per feature j the KDE of the points observing j (weight
+    W_kj), summed over the features the row observes (0 for a row with none). In blocks
+    of bounded memory."""
     P, cls, w = _fixed(params)
     row = np.asarray(params["point_row"]).reshape(-1, P.shape[0])[0].astype(np.intp)
     y = np.asarray(y, dtype=np.intp)
@@ -130,7 +132,9 @@ def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
     u = np.minimum(w_own, 1.0)
     with np.errstate(divide="ignore"):
         log_own = np.log(w_own - u)
-    Xt = np.ascontiguousarray(X.T)
+    M = np.isnan(X)
+    gaps = bool(M.any() or np.isnan(P).any())
+    Xt = np.ascontiguousarray((np.where(M, 0.0, X) if gaps else X).T)
     out = np.full((H.shape[0], n), -np.inf)
     for k in range(K):
         mine, pts = np.flatnonzero(y == k), np.flatnonzero(cls == k)
@@ -138,14 +142,21 @@ def train_log_lik(X: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
             continue
         local = np.full(P.shape[0] + 1, -1)  # point -> its position in class k; -1 -> -1
         local[pts] = np.arange(pts.size)
-        sums = _kde_sums(
-            np.ascontiguousarray(Xt[:, mine]), np.ascontiguousarray(P[pts].T),
-            np.log(w[pts]), H[:, k], local[point[mine]], log_own[mine],
+        gap = np.isnan(P[pts])  # a point missing j is no kernel of feature j's KDE
+        sums = _kde_sums(  # a row missing j is its own point: its own kernel is never read
+            np.ascontiguousarray(Xt[:, mine]),
+            np.ascontiguousarray(np.where(gap, np.inf, P[pts]).T),
+            np.log(w[pts]), H[:, k], local[point[mine]], log_own[mine], by_feature=gaps,
         )
-        with np.errstate(divide="ignore"):
-            log_norm = np.log(H[:, k]).sum(-1)[:, None] + d * np.log(w[pts].sum() - u[mine])
-        out[:, mine] = sums - log_norm
-    return (out - 0.5 * d * LOG_2PI).reshape(*lead, n)
+        W = (~gap * w[pts][:, None]).sum(axis=0)  # (d,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_norm = np.log(H[:, k])[:, :, None] + np.log(W[:, None] - u[mine])  # (S, d, r)
+        if gaps:
+            terms = sums - log_norm - 0.5 * LOG_2PI
+            out[:, mine] = np.where(M[mine].T[None], 0.0, terms).sum(axis=1)
+        else:
+            out[:, mine] = sums - log_norm.sum(axis=1) - 0.5 * d * LOG_2PI
+    return out.reshape(*lead, n)
 
 
 def rows_loglik(family, params: dict, Z: np.ndarray, *, stats: dict, **_):

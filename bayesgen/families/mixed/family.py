@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 
 from bayesgen.data import sparse
-from bayesgen.families import far as _far
 from bayesgen.families.mixed import pymc, spec
 from bayesgen.families.mixed.pymc import part_columns as _cols
 from bayesgen.families.mixed.spec import DISCRETE, NAMES  # noqa: F401 (public names)
@@ -322,13 +321,10 @@ class MixedFamily(Configurable):
         """Every part's ``em_m_step`` on its columns."""
         out, used = zip(*self._each(
             lambda f, cols, s_l, s_c, pr, sub: f.em_m_step(s_l, s_c, cols(Z_u), A, pr, sub),
-            labeled["parts"], completed["parts"], self._priors(prior), self.split(params)),
-            strict=True)
+            labeled["parts"], completed["parts"],
+            [None] * len(self.parts_) if prior is None else prior["parts"],  # None: MLE
+            self.split(params)), strict=True)
         return self.namespaced(out), {"count": completed["count"], "parts": list(used)}
-
-    def _priors(self, prior: dict | None) -> list:
-        """The parts' priors, or None for each (the MLE)."""
-        return prior["parts"] if prior is not None else [None] * len(self.resolved_parts())
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
@@ -410,13 +406,26 @@ class MixedFamily(Configurable):
             prior["parts"])}
 
     def far_terms(self, far, params: dict):
-        """(a2, a1, a0) of far rows, summed over the parts (:func:`._far.mixed_terms`)."""
-        return _far.mixed_terms(self, far, params)
+        """(a2, a1, a0) of far rows, each summed over the parts; a part without
+        ``far_rows`` gives a2 = a1 = 0 and a0 = its log-likelihood (its columns are
+        never far)."""
+        def part(f, _, sub, q):
+            if f.capabilities.far_rows:
+                return f.far_terms(far.columns(q["columns"]), sub)
+            a0 = f.log_lik(far.ZN[:, q["columns"]], sub, full=True)
+            return np.zeros_like(a0), np.zeros_like(a0), a0
+
+        return tuple(map(sum, zip(*self._each(part, self.split(params), self.parts_),
+                                  strict=True)))
 
     def far_log_predictive(self, far, post: dict) -> np.ndarray:
-        """Closed-form predictive log-density of far rows, summed over the parts."""
+        """Closed-form predictive log-density of far rows, summed over the parts (the
+        plain predictive for a part without ``far_rows``)."""
         self._require_conjugate()
-        return _far.mixed_predictive(self, far, post)
+        return sum(self._each(
+            lambda f, _, p, q: f.far_log_predictive(far.columns(q["columns"]), p)
+            if f.capabilities.far_rows else f.log_predictive(far.ZN[:, q["columns"]], p),
+            post["parts"], self.parts_))
 
     # ------------------------------------------------------------------ PyMC
     pymc_params = pymc.pymc_params

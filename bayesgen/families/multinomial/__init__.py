@@ -1,3 +1,2 @@
-"""The multinomial family of MultinomialNB: :mod:`.family`, and EM /
-data augmentation for rows with missing counts.
-"""
+"""The multinomial family of MultinomialNB: :mod:`.family`, and EM / data augmentation
+for rows with missing counts (:mod:`.missing`)."""

@@ -19,7 +19,7 @@ lambda; what is left is, up to a factor free of theta and k::
 Dirichlet-multinomial over them). Predictions are exact for every method. Fitting
 is exact too, but the factor s_kO^(-n_O) couples the words, so the statistics keep
 the (class, pattern) totals and :mod:`bayesgen.families.multinomial.missing` fits them
-by EM (``mle``/``map``), data augmentation (``conjugate``, :mod:`.augment`) or NUTS.
+by EM (``mle``/``map``), data augmentation (``conjugate``) or NUTS.
 
 Non-negative real values (tf-idf) are accepted, as in scikit-learn (x! as Gamma(x + 1),
 a kernel); only the generative ``model_`` needs integers. Sparse X (CSR): only the
@@ -35,12 +35,12 @@ from scipy.special import gammaln, xlogy
 from bayesgen.data import missing, sparse
 from bayesgen.families import conjugate, masked
 from bayesgen.families import dirichlet as dr
-from bayesgen.families.multinomial import augment as _augment
 from bayesgen.families.multinomial import missing as mm
 from bayesgen.families.poisson import log_factorials
 from bayesgen.families.protocol import Capabilities
 from bayesgen.families.semi_hooks import UnlabeledHooks
 from bayesgen.utils.heavy import import_pymc
+from bayesgen.utils.logspace import log_mean_exp
 
 WHO = "MultinomialNB"
 
@@ -125,10 +125,10 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
     def can_augment_labels(self, stats: dict, Z_u) -> bool:
         """False with missing counts among the labeled rows (``stats``) or the
         unlabeled rows ``Z_u``: completing them inside the label augmentation would
-        need the negative-binomial augmentation (:mod:`.augment`) in that loop."""
+        need the negative-binomial augmentation (:func:`.missing.augment`) in that loop."""
         return not (self.needs_augmentation(stats) or missing.has_missing(Z_u))
 
-    augment = _augment.augment
+    augment = mm.augment
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
         """``size`` i.i.d. posterior draws ``theta`` (size, K, d) (no exact zeros)."""
@@ -136,10 +136,12 @@ class MultinomialFamily(masked.CountStats, dr.FixedAlpha, conjugate.Hooks, Unlab
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
         """:func:`.conjugate.log_predictive`; a data-augmentation stack (T, K, d): the
-        mean of its T predictives."""
-        if post["concentration"].ndim == 3:
-            return _augment.log_predictive_stack(self, X, post)
-        return conjugate.log_predictive(ALGEBRA, X, post)
+        mean of its T predictives (the T K posteriors scored as the classes of one call)."""
+        c = post["concentration"]
+        if c.ndim == 2:
+            return conjugate.log_predictive(ALGEBRA, X, post)
+        flat = conjugate.log_predictive(ALGEBRA, X, {"concentration": c.reshape(-1, c.shape[-1])})
+        return log_mean_exp(flat.reshape(flat.shape[0], *c.shape[:2]), axis=1)
 
     def algebra(self, post: dict) -> conjugate.Entrywise:
         """:class:`DirichletMultinomial` (the evidence reads the rows' coefficients)."""
