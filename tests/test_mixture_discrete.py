@@ -95,6 +95,19 @@ def test_one_component_equals_naive_bayes(kind, kw):
 
 
 @pytest.mark.parametrize("kind", ["bernoulli", "poisson"])
+def test_one_component_posterior_predictive_equals_conjugate_naive_bayes(kind):
+    """n_components=1 with predictive="posterior" is the closed-form Beta-Bernoulli /
+    negative binomial predictive of BernoulliNB / PoissonNB(method="conjugate"), a
+    missing entry included, to 1e-10."""
+    X, y = DATA[kind](100, 0)
+    X[3, 2] = np.nan
+    nb = _nb(kind, method="conjugate").fit(X, y)
+    mix = bg.MixtureDA(component=kind, n_components=1, predictive="posterior").fit(X, y)
+    np.testing.assert_allclose(mix.predict_joint_log_proba(X), nb.predict_joint_log_proba(X),
+                               rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["bernoulli", "poisson"])
 def test_one_component_auto_keeps_one_where_one_suffices(kind):
     """Classes that are one product of independent features: "auto" keeps one
     component per class (BIC, then the held-out check)."""
