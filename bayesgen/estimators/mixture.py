@@ -44,12 +44,12 @@ _MVN = FAMILIES["mvn"]
 METHODS = ("map", "gibbs", "mcmc")
 #: the component families of MixtureDA (``component``)
 COMPONENTS = ("gaussian", "bernoulli", "poisson")
-#: the methods of the components without a PyMC mixture model
+#: the error of method="mcmc" with Bernoulli or Poisson components
 _NO_NUTS = ("MixtureDA(component={component!r}) supports method='map' and 'gibbs'; "
             "method='mcmc' (NUTS on the PyMC model) needs component='gaussian'.")
 #: folds of the cross-validated predictive of ``method="map"`` (:meth:`MixtureDA.loo_log_joint`)
 LOO_FOLDS = 10
-#: the error of the posterior methods on missing entries
+#: the error of method="mcmc" on missing entries
 _NO_GAPS = ("MixtureDA(method={method!r}) does not support missing entries (NaN in X) "
             "yet; use method='map' (EM over the missing entries) or 'gibbs' (data "
             "augmentation), or impute them.")
@@ -282,8 +282,7 @@ class MixtureDA(GenerativeClassifier):
     missing entries out (the Gaussian marginal of the observed coordinates);
     "gibbs" draws them with the component labels each sweep (data augmentation,
     :mod:`bayesgen.families.mixture.gibbs`); "mcmc" refuses them in fit and predict
-    (``ValueError``). Unlabeled rows and
-    ``partial_fit`` are not supported.
+    (``ValueError``). Unlabeled rows and ``partial_fit`` are not supported.
 
     ``bg.StackedClassifier`` takes MixtureDA members, weighed by estimated
     leave-one-out terms (:meth:`loo_log_joint`; a mixture has no exact one): PSIS-LOO
