@@ -334,7 +334,9 @@ def test_gibbs_calibration_small_sbc():
     """Simulation-based calibration (Talts et al. 2018), small: theta from the (fixed)
     prior, data from theta, the rank of the true label-invariant class mean
     E[x | k] = sum_m w_m mu_m among the posterior draws; the ranks must look uniform
-    (a chi-square test over 4 bins at the 0.1% level: gross errors only)."""
+    (a chi-square test over 4 bins at the 0.1% level: gross errors only).
+    ``component_prior="qda"``: every component gets exactly the simulated prior (the
+    default "evidence" rescales and re-resolves the prior of several components)."""
     d, M, n, draws = 1, 2, 30, 39
     nu0, kappa0, psi0 = 4.0, 0.5, 1.0
     prior = {"mean_prior": [0.0], "mean_strength": kappa0, "cov_target": [psi0 / (nu0 - 2)],
@@ -352,7 +354,8 @@ def test_gibbs_calibration_small_sbc():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", bg.ConvergenceWarning)
             fit = bg.MixtureDA(n_components=[M, 1], method="gibbs", draws=draws, tune=30,
-                               chains=1, n_init=1, random_state=rep, **prior).fit(X, y)
+                               chains=1, n_init=1, component_prior="qda", random_state=rep,
+                               **prior).fit(X, y)
         post = fit.idata_.posterior
         mean_draws = (post["weights"][0, :, 0] * post["mu"][0, :, 0, :, 0]).sum("component")
         ranks.append(int((mean_draws.values < float(w @ mu)).sum()))
@@ -654,8 +657,8 @@ def test_bad_data(blobs, map_fit):
     X, y = blobs
     Xn = X.copy()
     Xn[0, 0] = np.nan
-    with pytest.raises(ValueError, match=r"MixtureDA.*missing entries"):  # map takes gaps
-        bg.MixtureDA(method="gibbs").fit(Xn, y)
+    with pytest.raises(ValueError, match=r"MixtureDA.*missing entries"):  # map, gibbs take gaps
+        bg.MixtureDA(method="mcmc").fit(Xn, y)
     Xi = X.copy()
     Xi[0, 0] = np.inf
     with pytest.raises(ValueError, match="inf"):

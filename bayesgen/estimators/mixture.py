@@ -1,10 +1,12 @@
-"""Mixture discriminant analysis: each class density a finite Gaussian mixture.
+"""Mixture discriminant analysis: each class density a finite mixture.
 
 :class:`MixtureDA` is QDA with M_k Gaussian components per class instead of one
 (mclust's ``MclustDA``, Fraley and Raftery 2002; Hastie and Tibshirani 1996), with the
-conjugate prior of QDA on every component and a Dirichlet prior on the weights. The
-family is :class:`bayesgen.families.mixture.family.MixtureFamily` over QDA's own
-component family; EM and data augmentation are :mod:`bayesgen.families.mixture.em`
+conjugate prior of QDA on every component and a Dirichlet prior on the weights; or,
+with ``component="bernoulli"`` / ``"poisson"``, BernoulliNB / PoissonNB with M_k
+components per class (latent class models for binary and count data). The family is
+:class:`bayesgen.families.mixture.family.MixtureFamily` over the component family of
+QDA, BernoulliNB or PoissonNB; EM and data augmentation are :mod:`bayesgen.families.mixture.em`
 and :mod:`bayesgen.families.mixture.gibbs`, the optional posterior predictive of the EM
 mode (``predictive="posterior"``) :mod:`bayesgen.families.mixture.predictive`, the PyMC
 model that ``method="mcmc"`` samples with NUTS :mod:`bayesgen.families.mixture.pymc`.
@@ -40,11 +42,17 @@ from bayesgen.utils.random import rng_from
 _MVN = FAMILIES["mvn"]
 #: the methods of MixtureDA
 METHODS = ("map", "gibbs", "mcmc")
+#: the component families of MixtureDA (``component``)
+COMPONENTS = ("gaussian", "bernoulli", "poisson")
+#: the error of method="mcmc" with Bernoulli or Poisson components
+_NO_NUTS = ("MixtureDA(component={component!r}) supports method='map' and 'gibbs'; "
+            "method='mcmc' (NUTS on the PyMC model) needs component='gaussian'.")
 #: folds of the cross-validated predictive of ``method="map"`` (:meth:`MixtureDA.loo_log_joint`)
 LOO_FOLDS = 10
-#: the error of the posterior methods on missing entries
+#: the error of method="mcmc" on missing entries
 _NO_GAPS = ("MixtureDA(method={method!r}) does not support missing entries (NaN in X) "
-            "yet; use method='map' (EM over the missing entries) or impute them.")
+            "yet; use method='map' (EM over the missing entries) or 'gibbs' (data "
+            "augmentation), or impute them.")
 #: folds of the held-out check of ``n_components="auto"`` (:meth:`MixtureDA._check_by_log_loss`)
 CV_FOLDS = 5
 #: Pareto k above which a PSIS-LOO term is unreliable (Vehtari et al. 2024)
@@ -91,6 +99,29 @@ class MixtureDA(GenerativeClassifier):
     (``cov_structure="diag"``) Inverse-Gamma prior (nu0 = 3 for the mixtures).
     ``component_prior_`` holds each class's resolved prior in the units of X.
 
+    Binary and count data (``component="bernoulli"`` / ``"poisson"``): every component
+    is a product of independent features with the conjugate prior of ``bg.BernoulliNB``
+    / ``bg.PoissonNB``, resolved from the classes' statistics by their own code and
+    shared by every component of every class::
+
+        bernoulli: theta_kmj ~ Beta(alpha, alpha),
+                   x_j | y = k, component m ~ Bernoulli(theta_kmj)
+        poisson:   lambda_kmj ~ Gamma(alpha, beta_j), beta_j = (alpha - 1) / r_j,
+                   x_j | y = k, component m ~ Poisson(lambda_kmj)
+
+    (r_j = ``rate_prior``, default the overall mean of feature j). The features are
+    independent given the component, not given the class: a mixture captures the
+    dependence between them. ``n_components=1`` is ``bg.BernoulliNB`` /
+    ``bg.PoissonNB`` (``method="map"``) with the same ``alpha``, ``binarize``,
+    ``rate_prior`` and ``class_alpha``, to rounding. The Gaussian settings
+    (``cov_structure``, ``mean_prior``, ``mean_strength``, ``cov_target``, ``cov_dof``,
+    ``cov_scale``, ``component_prior``) are ignored. Methods "map" and "gibbs" (EM and
+    data augmentation work through the same conjugate hooks); "mcmc" raises
+    ``ValueError`` (the PyMC mixture model, and so ``model_``, is written for Gaussian
+    components). Missing entries (NaN) are taken by "map" and "gibbs" without any
+    completion: a missing entry drops its factor from the component densities and its
+    count from the conjugate statistics, exactly.
+
     Parameters
     ----------
     n_components : int, list of int or "auto", default="auto"
@@ -111,6 +142,9 @@ class MixtureDA(GenerativeClassifier):
         on the weights and the closed-form ICL (``benchmarks/results_mixture.md``).
     max_components : int, default=5
         Largest candidate of "auto" (MclustDA's default range is 1..5).
+    component : {"gaussian", "bernoulli", "poisson"}, default="gaussian"
+        The component family: Gaussian (QDA's), Bernoulli (BernoulliNB's: binary
+        features, after ``binarize``) or Poisson (PoissonNB's: non-negative counts).
     method : {"map", "gibbs", "mcmc"}, default="map"
         "map": EM for the posterior mode, ``n_init`` k-means++ starts per class
         (:mod:`bayesgen.families.mixture.em`); predictions plug the mode in (a
@@ -137,6 +171,16 @@ class MixtureDA(GenerativeClassifier):
         Dirichlet concentration of each class's mixture weights. 1: uniform (the MAP
         weights are N_m / N_k, as the MLE); > 1 keeps components from emptying;
         < 1 (sparse) lets EM empty surplus components (their weight drops to 0).
+    alpha : float or array-like of shape (d,), default=2.0
+        Bernoulli and Poisson components: the prior's concentration, as ``alpha`` of
+        ``bg.BernoulliNB`` (Beta(alpha, alpha); >= 1) and ``bg.PoissonNB`` (Gamma shape;
+        >= 1, alpha - 1 pseudo-counts at ``rate_prior``). Ignored by Gaussian components.
+    binarize : float or None, default=0.0
+        Bernoulli components: x > binarize becomes 1, else 0; None: X must hold only 0
+        and 1 (as ``bg.BernoulliNB``).
+    rate_prior : float, array-like of shape (d,) or None, default=None
+        Poisson components: the prior mode of the rates (None: the overall feature
+        means), as ``bg.PoissonNB``.
     cov_structure : {"full", "diag"}, default="full"
         Covariance of each component (mclust's VVV, VVI).
     mean_prior, mean_strength, cov_target, cov_dof, cov_scale :
@@ -192,12 +236,14 @@ class MixtureDA(GenerativeClassifier):
         Mixture weights (M = max ``n_components_``; 0 for the padding of classes with fewer
         components); posterior means for "gibbs" (after relabeling).
     means_ : ndarray (K, M, d)
+        The components' means: Gaussian mu (in the units of X), Bernoulli theta (the
+        probabilities of a 1), Poisson lambda (the rates).
     covariances_ : ndarray (K, M, d, d)
-        In the units of X.
+        Gaussian components only, in the units of X.
     component_prior_ : list of K dicts
         The resolved component prior of each class (``m0``, ``kappa0``, ``nu0``,
         ``Psi0`` for full covariances), in the units of X; QDA's for one-component
-        classes.
+        classes. Bernoulli: ``alpha`` (d,); Poisson: ``alpha`` and ``beta`` (d,).
     bic_ : ndarray (K, max_components)
         With "auto": the BIC of each candidate per class (NaN where skipped).
     cv_log_loss_ : ndarray (2,)
@@ -233,9 +279,10 @@ class MixtureDA(GenerativeClassifier):
     ``relabeled`` sample statistic says when it did). Missing entries (NaN in X):
     ``method="map"`` runs EM over the component labels and the missing coordinates
     together (:mod:`bayesgen.families.mixture.em`), and every prediction integrates
-    missing entries out (the Gaussian marginal of the observed coordinates); "gibbs"
-    and "mcmc" refuse them in fit and predict (``ValueError``). Unlabeled rows and
-    ``partial_fit`` are not supported.
+    missing entries out (the Gaussian marginal of the observed coordinates);
+    "gibbs" draws them with the component labels each sweep (data augmentation,
+    :mod:`bayesgen.families.mixture.gibbs`); "mcmc" refuses them in fit and predict
+    (``ValueError``). Unlabeled rows and ``partial_fit`` are not supported.
 
     ``bg.StackedClassifier`` takes MixtureDA members, weighed by estimated
     leave-one-out terms (:meth:`loo_log_joint`; a mixture has no exact one): PSIS-LOO
@@ -252,6 +299,10 @@ class MixtureDA(GenerativeClassifier):
                          "array-like"],
         "max_components": [Interval(Integral, 1, None, closed="left")],
         "weight_alpha": [Interval(Real, 0, None, closed="neither")],
+        "component": [StrOptions(set(COMPONENTS))],
+        "alpha": FAMILIES["bernoulli"]["alpha"],
+        "binarize": FAMILIES["bernoulli"]["binarize"],
+        "rate_prior": FAMILIES["poisson"]["rate_prior"],
         "cov_structure": [StrOptions({"full", "diag"})],
         "mean_prior": _MVN["mean_prior"],
         "mean_strength": _MVN["mean_strength"],
@@ -271,9 +322,13 @@ class MixtureDA(GenerativeClassifier):
         n_components: Any = "auto",
         max_components: int = 5,
         method: str = "map",
+        component: str = "gaussian",
         class_alpha: Any = 1.0,
         class_prior: Any = None,
         weight_alpha: float = 1.0,
+        alpha: Any = 2.0,
+        binarize: Any = 0.0,
+        rate_prior: Any = None,
         cov_structure: str = "full",
         mean_prior: Any = None,
         mean_strength: Any = 0.01,
@@ -299,9 +354,13 @@ class MixtureDA(GenerativeClassifier):
         self.n_components = n_components
         self.max_components = max_components
         self.method = method
+        self.component = component
         self.class_alpha = class_alpha
         self.class_prior = class_prior
         self.weight_alpha = weight_alpha
+        self.alpha = alpha
+        self.binarize = binarize
+        self.rate_prior = rate_prior
         self.cov_structure = cov_structure
         self.mean_prior = mean_prior
         self.mean_strength = mean_strength
@@ -326,9 +385,15 @@ class MixtureDA(GenerativeClassifier):
 
     # ------------------------------------------------------------ the family
     def _component_family(self, n_mix: int = 1, d: int = 1):
-        """QDA's component family (full NIW, or diagonal Inverse-Gamma variances) with
-        the prior of the components of a class of ``n_mix`` components in ``d``
-        dimensions (:meth:`_component_prior_options`)."""
+        """The component family: ``component="gaussian"``: QDA's (full NIW, or diagonal
+        Inverse-Gamma variances) with the prior of the components of a class of
+        ``n_mix`` components in ``d`` dimensions (:meth:`_component_prior_options`);
+        "bernoulli": BernoulliNB's (``alpha``, ``binarize``); "poisson": PoissonNB's
+        (``alpha``, ``rate_prior``), the same prior for every number of components."""
+        if self.component == "bernoulli":
+            return get_family("bernoulli")(alpha=self.alpha, binarize=self.binarize)
+        if self.component == "poisson":
+            return get_family("poisson")(alpha=self.alpha, rate_prior=self.rate_prior)
         if self.cov_structure == "diag":
             name, extra = "mvn_diagonal", {"spherical": False}
         else:
@@ -355,18 +420,33 @@ class MixtureDA(GenerativeClassifier):
     def _make_family(self, columns=None) -> MixtureFamily:
         return MixtureFamily(self._component_family())
 
+    def _gaussian(self) -> bool:
+        return self.component == "gaussian"
+
+    def _component_kind(self) -> str:
+        """What BIC counts per component (:func:`bayesgen.families.mixture.em.component_size`):
+        the covariance structure of Gaussian components, else the component family."""
+        return self.cov_structure if self._gaussian() else self.component
+
     def __sklearn_tags__(self):
-        """The base class's tags; ``allow_nan`` only for ``method="map"`` (EM over the
-        missing entries; the posterior methods refuse them in fit and predict)."""
+        """The base class's tags; ``allow_nan`` for ``method="map"`` and ``"gibbs"``
+        (``"mcmc"`` refuses missing entries in fit and predict)."""
         from dataclasses import replace
 
         tags = super().__sklearn_tags__()
-        allow = bool(tags.input_tags.allow_nan and self.method == "map")
+        allow = bool(tags.input_tags.allow_nan and self._allows_gaps(self.method))
         return replace(tags, input_tags=replace(tags.input_tags, allow_nan=allow))
+
+    @staticmethod
+    def _allows_gaps(method: str) -> bool:
+        """Whether ``method`` takes missing entries: "map" (EM over them) and "gibbs"
+        (data augmentation: :mod:`bayesgen.families.mixture.gibbs`); not "mcmc"."""
+        return method in ("map", "gibbs")
 
     def _check_X_predict(self, X: Any) -> np.ndarray:
         X = super()._check_X_predict(X)
-        if self.method_ != "map" and np.isnan(np.asarray(X, dtype=np.float64)).any():
+        if not self._allows_gaps(self.method_) and np.isnan(
+                np.asarray(X, dtype=np.float64)).any():
             raise ValueError(_NO_GAPS.format(method=self.method_))
         return X
 
@@ -375,6 +455,8 @@ class MixtureDA(GenerativeClassifier):
         if self.method not in METHODS:  # unreachable after the constraints; kept explicit
             raise ValueError(f"MixtureDA: method must be one of {METHODS}; got "
                              f"{self.method!r}.")
+        if self.method == "mcmc" and not self._gaussian():
+            raise ValueError(_NO_NUTS.format(component=self.component))
         return self.method
 
     # partial_fit: EM needs every row of a class at once (not yet supported)
@@ -410,7 +492,7 @@ class MixtureDA(GenerativeClassifier):
                              "bg.QDA.")
         classes, K = batch.classes, batch.classes.size
         Z = scoring.to_internal(batch.frame, batch.X)
-        if method != "map" and np.isnan(Z).any():
+        if not self._allows_gaps(method) and np.isnan(Z).any():
             raise ValueError(_NO_GAPS.format(method=method))
         sizes = self._requested_components(K)
         prior = family.prior(batch.stats)  # QDA's: of the one-component classes
@@ -420,6 +502,8 @@ class MixtureDA(GenerativeClassifier):
         def prior_of(M: int) -> dict:
             """The components' prior of a class with M components (resolved once per M
             from the classes' statistics, as QDA's)."""
+            if not self._gaussian():  # BernoulliNB's / PoissonNB's prior for every M
+                return prior
             if M not in priors:
                 fam = self._component_family(M, d).configured(labels=classes,
                                                               frame=batch.frame)
@@ -428,7 +512,7 @@ class MixtureDA(GenerativeClassifier):
 
         rng = rng_from(self.random_state)
         component = family.component
-        diagonal = self.cov_structure == "diag"
+        per_component = em.component_size(self._component_kind(), d)
         fits, bic, singles = [], np.full((K, self.max_components), np.nan), []
         for k in range(K):
             take = (batch.y_index == k) & (batch.weights > 0)
@@ -439,7 +523,7 @@ class MixtureDA(GenerativeClassifier):
             distinct = np.unique(Zk, axis=0).shape[0]
             kw = {"alpha": float(self.weight_alpha), "n_init": self.n_init,
                   "max_iter": self.max_iter, "tol": float(self.tol), "rng": rng,
-                  "diagonal": diagonal}
+                  "per_component": per_component}
             if sizes is None:
                 candidates = range(1, min(self.max_components, distinct) + 1)
                 found = [self._fit_class(component, Zk, vk, M, prior_of, batch.frame, kw)
@@ -518,7 +602,7 @@ class MixtureDA(GenerativeClassifier):
         rule from the components found (their hard partition as classes), and EM again
         from that partition. Returns ``(ClassFit, prior)``."""
         first = em.run(component, Z, v, prior_of(M), M, **kw)
-        if M == 1 or self.component_prior != "evidence":
+        if M == 1 or self.component_prior != "evidence" or not self._gaussian():
             return first, prior_of(M)
         labels = em.hard_labels(component, Z, first)
         own = self._component_family(1, Z.shape[1]).configured(labels=np.arange(M),
@@ -568,7 +652,7 @@ class MixtureDA(GenerativeClassifier):
         kw = {"alpha": float(self.weight_alpha), "n_init": self.n_init,
               "max_iter": self.max_iter,
               "tol": float(self.tol), "rng": rng,
-              "diagonal": self.cov_structure == "diag"}
+              "per_component": em.component_size(self._component_kind(), Z.shape[1])}
         for train, test in folds:
             for k in range(K):
                 rows = train[yt[train] == k]
@@ -700,12 +784,16 @@ class MixtureDA(GenerativeClassifier):
             self, self._fitted(), ExtraLikelihood(terms, start))
         self._hyper_draws = {}
         relabeled = np.zeros(log_pi.shape[0], dtype=bool)
-        W, MU, COV = (np.array(params[key]) for key in ("weights", "mu", "cov"))
+        W = np.array(params["weights"])
+        comp = {key: np.array(params[key]) for key in self._family.keys}
         for k, M in enumerate(sizes):
-            W[:, k, :M], MU[:, k, :M], COV[:, k, :M], moved = gibbs.relabel(
-                W[:, k, :M], MU[:, k, :M], COV[:, k, :M], point["mu"][k, :M])
+            W[:, k, :M], found, moved = gibbs.relabel(
+                W[:, k, :M], {key: value[:, k, :M] for key, value in comp.items()},
+                point[self._family.location][k, :M])
+            for key, value in found.items():
+                comp[key][:, k, :M] = value
             relabeled |= moved
-        self._params = {"weights": W, "mu": MU, "cov": COV}
+        self._params = {"weights": W, **comp}
         self._log_pi_draws = log_pi
         chains, draws = self._posterior_size()
         sample_stats = {**sample_stats, "relabeled": relabeled.reshape(chains, draws)}

@@ -2,10 +2,12 @@
 
 Each class density is a mixture of components of a conjugate family (the Gaussian
 families of LDA/QDA: :class:`bayesgen.families.mvn.family.MVNFamily` and its diagonal
-form), with Dirichlet weights. The component family is used only through its public
-hooks (``stats``, ``prior``, ``map``, ``posterior``, ``draw``, ``log_lik``,
-``log_predictive``, ``log_prior``, ``sample``, ``to_user``): a component is a "class"
-of the component family fitted with the rows' responsibilities as weights.
+form; BernoulliNB's and PoissonNB's families for binary and count data), with
+Dirichlet weights. The component family is used only through its public hooks
+(``param_dims``, ``stats``, ``prior``, ``map``, ``posterior``,
+``conditional_posterior``, ``draw``, ``log_lik``, ``log_predictive``, ``log_prior``,
+``sample``, ``to_user``): a component is a "class" of the component family fitted with
+the rows' responsibilities as weights.
 
 - :mod:`.family`: :class:`~.family.MixtureFamily`, the family protocol for a mixture
   (padded (class, component) parameters; the mixture log-density).

@@ -9,8 +9,11 @@ EM (Dempster, Laird and Rubin 1977) for the MAP (Fraley and Raftery 2007): the E
 computes the responsibilities r_nm = w_m f(z_n | theta_m) / sum_j w_j f(z_n | theta_j);
 the M-step is the component family's closed-form posterior mode of the statistics of
 the rows weighted by v_n r_nm (each component is a "class" of the component family,
-:func:`component_stats`), and w_m = (N_m + alpha - 1)_+ / sum_j (N_j + alpha - 1)_+
-with N_m = sum_n v_n r_nm. Each iteration does not decrease the objective
+:func:`component_stats`; Gaussian: the NIW mode; Bernoulli with a Beta(a, a) prior:
+theta_mj = (c_mj + a - 1) / (N_m + 2 (a - 1)); Poisson with a Gamma(a, beta_j) prior:
+lambda_mj = (c_mj + a - 1) / (N_m + beta_j), with c_mj = sum_n v_n r_nm x_nj), and
+w_m = (N_m + alpha - 1)_+ / sum_j (N_j + alpha - 1)_+ with N_m = sum_n v_n r_nm.
+Each iteration does not decrease the objective
 
     sum_n v_n log sum_m w_m f(z_n | theta_m) + log p(theta) + (alpha - 1) sum_m log w_m,
 
@@ -20,7 +23,9 @@ after ``max_iter`` iterations.
 The conjugate prior keeps every covariance positive definite, so no component can
 collapse onto a point (the MLE's singularity).
 
-Missing entries (NaN in Z): the E-step also fills in each row's missing coordinates
+Missing entries (NaN in Z) of Bernoulli and Poisson components need nothing more: their
+statistics count each feature's observed entries, and a missing entry drops its factor
+of the density. Gaussian components: the E-step also fills in each row's missing coordinates
 given its observed ones under each component (Little and Rubin 2002, ch. 11): the
 responsibilities use the Gaussian marginal of the observed coordinates (the component
 family's ``log_lik``), and the M-step takes the expected complete-data statistics of
@@ -54,7 +59,7 @@ class ClassFit:
     weights : ndarray (M,)
     params : dict
         The component family's parameters of the M components (``mu`` (M, d), ``cov``
-        (M, d, d)), internal frame.
+        (M, d, d); ``theta`` or ``rate`` (M, d)), internal frame.
     log_lik : float
         sum_n v_n log p(z_n | theta) at the mode.
     objective : float
@@ -112,11 +117,23 @@ def map_weights(counts: np.ndarray, alpha: float) -> np.ndarray:
     return numer / total
 
 
-def n_parameters(M: int, d: int, diagonal: bool) -> int:
-    """Free parameters of an M-component mixture: M - 1 weights, M means and M
-    covariances (d(d + 1)/2 entries, or d when diagonal)."""
-    cov = d if diagonal else d * (d + 1) // 2
-    return (M - 1) + M * (d + cov)
+def n_parameters(M: int, per_component: int) -> int:
+    """Free parameters of an M-component mixture: M - 1 weights and M components of
+    ``per_component`` free parameters each (:func:`component_size`)."""
+    return (M - 1) + M * int(per_component)
+
+
+def component_size(kind: str, d: int) -> int:
+    """Free parameters of one component in d dimensions: a Gaussian's d means and its
+    covariance's d(d + 1)/2 entries (``kind="full"``) or d variances (``"diag"``); d
+    probabilities (``"bernoulli"``) or rates (``"poisson"``)."""
+    if kind == "full":
+        return d + d * (d + 1) // 2
+    if kind == "diag":
+        return 2 * d
+    if kind in ("bernoulli", "poisson"):
+        return d
+    raise ValueError(f"component_size: unknown component kind {kind!r}.")
 
 
 def _log_prior(component, params: dict, prior: dict, weights: np.ndarray,
@@ -129,10 +146,12 @@ def _log_prior(component, params: dict, prior: dict, weights: np.ndarray,
 
 def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, M: int, *, alpha: float,
         n_init: int, max_iter: int, tol: float, rng: np.random.Generator,
-        diagonal: bool, start: np.ndarray | None = None) -> ClassFit:
+        per_component: int, start: np.ndarray | None = None) -> ClassFit:
     """The MAP mixture of M components of rows Z (n, d) with weights v (n,): the best of
-    ``n_init`` EM runs (one when M = 1). ``rng`` seeds the k-means starts. ``start``:
-    hard labels (n,) to start one EM run from instead (a warm start)."""
+    ``n_init`` EM runs (one when M = 1). ``rng`` seeds the k-means starts;
+    ``per_component``: the free parameters of one component (:func:`component_size`),
+    for BIC. ``start``: hard labels (n,) to start one EM run from instead (a warm
+    start)."""
     if start is not None:
         starts = [start]
     elif M == 1:
@@ -146,7 +165,7 @@ def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, M: int, *, alpha: 
             best = fit
     weights, params, log_lik, objective, n_iter, converged = best
     N = float(v.sum())
-    bic = 2.0 * log_lik - n_parameters(M, Z.shape[1], diagonal) * np.log(max(N, 1.0))
+    bic = 2.0 * log_lik - n_parameters(M, per_component) * np.log(max(N, 1.0))
     return ClassFit(weights, params, log_lik, objective, n_iter, converged, float(bic))
 
 
@@ -209,7 +228,7 @@ def _m_step(component, stats: dict, prior: dict, params: dict | None) -> dict:
             params = start(stats, False)
         stats = completed(component, stats, params)
     found = component.map(stats, prior)
-    return {key: found[key] for key in ("mu", "cov")}
+    return {key: found[key] for key in component.param_dims}
 
 
 def _em(component, Z, v, prior, R, alpha, max_iter, tol):

@@ -7,9 +7,11 @@ Model, for class k with M_k components::
 ``params`` hold the components of every class padded to M = max_k M_k:
 
 - ``weights`` (..., K, M): w_km, exactly 0 for the padding (m >= M_k),
-- ``mu`` (..., K, M, d) and ``cov`` (..., K, M, d, d): the component parameters, in the
-  component family's names (a padding component repeats component 0 of its class; its
-  weight 0 removes it from every density).
+- the component parameters in the component family's names, with (K, M) where the
+  family has its class dim: Gaussian ``mu`` (..., K, M, d) and ``cov``
+  (..., K, M, d, d); Bernoulli ``theta`` (..., K, M, d) (the probabilities of a 1);
+  Poisson ``rate`` (..., K, M, d). A padding component repeats component 0 of its
+  class; its weight 0 removes it from every density.
 
 The leading dims are posterior draws. The mixture log-density is
 ``logsumexp_m(log w_km + log f(x | theta_km))``, computed by the component family's
@@ -17,8 +19,9 @@ The leading dims are posterior draws. The mixture log-density is
 over draws as the component's does.
 
 The class statistics (``stats``) and the resolved prior (``prior``) are the component
-family's own, computed from the classes' rows exactly as QDA computes them: every
-component of every class gets that prior. Fitting needs the rows (EM, data
+family's own, computed from the classes' rows exactly as QDA (or BernoulliNB,
+PoissonNB) computes them: every component of every class gets that prior. Fitting
+needs the rows (EM, data
 augmentation: :mod:`.em`, :mod:`.gibbs`), so ``mle``, ``map``, ``posterior``, ``draw``
 and ``log_predictive`` of the statistics alone raise ``ValueError`` saying so.
 """
@@ -34,17 +37,21 @@ from scipy.special import logsumexp
 from bayesgen.families.mixture import predictive
 from bayesgen.families.protocol import Capabilities, Configurable
 
-#: the component parameters (besides ``weights``), in the component family's names
-COMPONENT_KEYS = ("mu", "cov")
+
+def component_keys(component: Any) -> dict[str, int]:
+    """The component family's parameters and the number of dims each has after its
+    class dim: Gaussian ``{"mu": 1, "cov": 2}``, Bernoulli ``{"theta": 1}``, Poisson
+    ``{"rate": 1}``."""
+    return {key: len(dims) - 1 for key, dims in component.param_dims.items()}
 
 
-def flat(params: dict) -> dict:
-    """The component parameters with (K, M) merged into K * M "classes": ``mu``
-    (..., K * M, d), ``cov`` (..., K * M, d, d)."""
+def flat(params: dict, keys: dict[str, int]) -> dict:
+    """The component parameters ``keys`` (:func:`component_keys`) with (K, M) merged
+    into K * M "classes": e.g. ``mu`` (..., K * M, d), ``cov`` (..., K * M, d, d)."""
     out = {}
-    for key in COMPONENT_KEYS:
+    for key, trailing in keys.items():
         value = np.asarray(params[key])
-        lead = value.ndim - (3 if key == "mu" else 4)
+        lead = value.ndim - trailing - 2
         shape = value.shape
         out[key] = value.reshape(*shape[:lead], shape[lead] * shape[lead + 1],
                                  *shape[lead + 2:])
@@ -63,39 +70,53 @@ class MixtureFamily(Configurable):
     Parameters
     ----------
     component : family
-        The component family (QDA's full-covariance NIW family or its diagonal form,
-        ``tied=False``), unconfigured: :meth:`configured` passes the frame and labels
-        on to it.
+        The component family, unconfigured (:meth:`configured` passes the frame and
+        labels on to it): QDA's full-covariance NIW family or its diagonal form
+        (``tied=False``), BernoulliNB's Beta-Bernoulli family or PoissonNB's
+        Gamma-Poisson family.
 
     Attributes
     ----------
+    keys : dict
+        The component parameters (:func:`component_keys`).
+    location : str
+        The component parameter that is the component's mean (``mu``, ``theta`` or
+        ``rate``): ``means_``, and what the draws are relabeled by.
     param_dims : dict
-        ``weights`` ("class", "component"), ``mu`` ("class", "component", "feature"),
-        ``cov`` ("class", "component", "feature", "feature_bis").
+        ``weights`` ("class", "component") and every component parameter with
+        "component" after "class": ``mu`` ("class", "component", "feature"), ``cov``
+        ("class", "component", "feature", "feature_bis"), ``theta`` or ``rate``
+        ("class", "component", "feature").
     """
 
     name = "mixture"
-    positive_only = False
 
     def __init__(self, component: Any) -> None:
         self.component = component
         self.labels: np.ndarray | None = None
         self.frame = None
-        self.param_dims = {
-            "weights": ("class", "component"),
-            "mu": ("class", "component", "feature"),
-            "cov": ("class", "component", "feature", "feature_bis"),
-        }
+        self.keys = component_keys(component)
+        self.location = next(iter(self.keys))
+        self.param_dims = {"weights": ("class", "component"),
+                           **{key: (dims[0], "component", *dims[1:])
+                              for key, dims in component.param_dims.items()}}
+
+    @property
+    def positive_only(self) -> bool:
+        """As the component's (non-negative X for Poisson, and Bernoulli without
+        ``binarize``)."""
+        return bool(self.component.positive_only)
 
     @property
     def capabilities(self) -> Capabilities:
-        """Real-valued columns in the component's frame; no closed-form posterior,
-        evidence or exact leave-one-out (the component labels are latent); no missing
-        entries (yet)."""
+        """The component's frame (real-valued columns), missing entries and
+        correlation; no closed-form posterior, evidence or exact leave-one-out (the
+        component labels are latent); dense X only."""
+        own = self.component.capabilities
         return Capabilities(conjugate=False, evidence=False, exact_loo=False,
-                            real_valued=True, continuous=True,
-                            missing=self.component.capabilities.missing,
-                            correlated=self.component.capabilities.correlated)
+                            real_valued=own.real_valued, continuous=own.continuous,
+                            missing=own.missing, correlated=own.correlated,
+                            poor_score=own.poor_score)
 
     def _settle(self, settings: dict) -> None:
         """Configure the component with the same settings (frame, labels)."""
@@ -178,10 +199,11 @@ class MixtureFamily(Configurable):
         from bayesgen.families.mixture import pymc
 
         self._check_mixture_prior(prior)
+        self._check_gaussian()
         return pymc.params(self.component, prior, prefix=prefix)
 
     def pymc_observed(self, params: dict, X, y, *, prefix: str = "", dims: dict | None = None):
-        """Observed rows ``x ~ pm.Mixture(weights[y], MvNormal(mu[y], cov[y]))``, dims
+        """Observed rows ``x ~ pm.Mixture(weights[y], component(theta[y]))``, dims
         (obs, feature): the component labels marginalised."""
         from bayesgen.families.mixture import pymc
 
@@ -194,6 +216,14 @@ class MixtureFamily(Configurable):
         component label of every row is summed out); the caller adds the rows'
         log-likelihood (:func:`.pymc.rows_loglik`) itself."""
         return None
+
+    def _check_gaussian(self) -> None:
+        """``ValueError`` unless the components are Gaussian (the PyMC mixture model
+        is written for them)."""
+        if "cov" not in self.keys:
+            raise ValueError(f"MixtureDA: the PyMC model (model_, build_model, "
+                             f"method='mcmc') is built for Gaussian components only, not "
+                             f"{self.component.name!r} ones.")
 
     @staticmethod
     def _check_mixture_prior(prior: dict) -> None:
@@ -208,7 +238,7 @@ class MixtureFamily(Configurable):
         """log w_km + log f(x_n | theta_km), shape (..., n, K, M)."""
         weights = np.asarray(params["weights"])
         K, M = weights.shape[-2:]
-        values = self.component.log_lik(X, flat(params), full=True)
+        values = self.component.log_lik(X, flat(params, self.keys), full=True)
         values = values.reshape(*values.shape[:-1], K, M)
         return values + log_weights(weights)[..., None, :, :]
 
@@ -239,7 +269,7 @@ class MixtureFamily(Configurable):
         total = 0.0
         for k in range(weights.shape[0]):
             used = weights[k] > 0
-            comp = {key: np.asarray(params[key])[k][used] for key in COMPONENT_KEYS}
+            comp = {key: np.asarray(params[key])[k][used] for key in self.keys}
             total += float(self.component.log_prior(comp, prior))
             total += float((alpha - 1.0) * np.sum(np.log(weights[k][used])))
         return total
@@ -254,18 +284,26 @@ class MixtureFamily(Configurable):
         u = rng.uniform(size=(n, 1))
         m = np.minimum((np.cumsum(w, axis=1) / w.sum(axis=1, keepdims=True) < u).sum(axis=1),
                        M - 1)
-        return self.component.sample(flat(params), y * M + m, rng)
+        return self.component.sample(flat(params, self.keys), y * M + m, rng)
 
     def attributes(self, params: dict) -> dict:
-        """``weights_`` (K, M), ``means_`` (K, M, d), ``covariances_`` (K, M, d, d), as
-        scikit-learn's ``GaussianMixture`` per class (padding: weight 0)."""
-        return {"weights_": np.asarray(params["weights"]), "means_": np.asarray(params["mu"]),
-                "covariances_": np.asarray(params["cov"])}
+        """``weights_`` (K, M) and ``means_`` (K, M, d), the components' means (Gaussian
+        mu, Bernoulli theta, Poisson rate), as scikit-learn's ``GaussianMixture`` per
+        class (padding: weight 0); Gaussian components also ``covariances_``
+        (K, M, d, d)."""
+        out = {"weights_": np.asarray(params["weights"]),
+               "means_": np.asarray(params[self.location])}
+        if "cov" in self.keys:
+            out["covariances_"] = np.asarray(params["cov"])
+        return out
 
     # ----------------------------------------------------------------- frame
     def to_user(self, params: dict) -> dict:
-        """Component parameters in the units of X (weights unchanged)."""
-        user = self.component.to_user({key: params[key] for key in COMPONENT_KEYS})
+        """Component parameters in the units of X (weights unchanged; components
+        without a frame: unchanged)."""
+        if not self.component.capabilities.real_valued:
+            return params
+        user = self.component.to_user({key: params[key] for key in self.keys})
         return {**params, **user}
 
     def prior_to_user(self, prior: dict) -> dict:
@@ -273,6 +311,8 @@ class MixtureFamily(Configurable):
         (:func:`.pymc.mixture_prior`), every class's component prior."""
         from bayesgen.families.mixture import pymc
 
+        if not self.component.capabilities.real_valued:
+            return prior
         if pymc.is_mixture_prior(prior):
             return {**prior, "classes": [self.component.prior_to_user(p)
                                          for p in prior["classes"]]}

@@ -6,8 +6,24 @@ For the rows Z (n, d) of a class, weights v (n,), M components, one sweep is
 1. component labels given the parameters: z_n ~ Categorical(r_n),
    r_nm proportional to w_m f(z_n | theta_m) (drawn by the Gumbel-max trick);
 2. the parameters given the labels, by the component family's conjugate update:
-   theta_m ~ p(theta | rows with z_n = m, prior) (``posterior`` then ``draw``), and
-   w ~ Dirichlet(alpha + N), N_m = sum_{z_n = m} v_n.
+   theta_m ~ p(theta | rows with z_n = m, prior) (``conditional_posterior`` then
+   ``draw``), and w ~ Dirichlet(alpha + N), N_m = sum_{z_n = m} v_n.
+
+Missing entries (NaN; Tanner and Wong 1987): step 1 draws each label from the
+component densities of the row's observed coordinates (the family's ``log_lik``
+integrates the missing ones out), i.e. from p(z_n | x_obs, theta) with the missing
+coordinates summed out; step 2 first draws the missing coordinates given the label,
+x_mis | x_obs, z_n = m ~ N(mu_m,mis + B (x_obs - mu_m,obs), C) for a full-covariance
+Gaussian component (the regression B and residual covariance C of
+:mod:`bayesgen.families.mvn.patterns`), and then the component from the completed
+statistics: the component family's ``conditional_posterior`` hook does both, drawing
+the completed statistics of every (missing pattern, component) group exactly
+(:func:`bayesgen.families.mvn.augment.conditional_posterior`). Together the sweep draws
+(z, x_mis) from p(z, x_mis | x_obs, theta) and then theta | z, x: a blocked Gibbs
+sampler of the observed-data posterior. Diagonal Gaussian, Bernoulli and Poisson
+components need no completion (a missing entry drops its factor and its count), and
+their hook is the plain conjugate posterior. Without missing entries the hook uses no
+random numbers and is ``posterior``.
 
 A row weight v_n counts as v_n copies of the row that share one label (exact for
 integer weights). Each chain starts at the MAP (EM's mode), runs ``tune`` sweeps of
@@ -17,9 +33,10 @@ Label switching: the likelihood is invariant to permuting the components, so the
 posterior is symmetric and a chain may permute them. The predictive densities
 (``predict_proba``, ``score_samples``, the pointwise log-likelihood, LOO) are sums over
 components and do not depend on the labeling. Parameter summaries do: every kept draw
-is relabeled by the permutation that brings its means closest (squared distance in the
-internal, standardised frame, Hungarian algorithm) to the pivot, the MAP's means
-(Marin, Mengersen and Robert 2005's pivotal relabeling). With well separated
+is relabeled by the permutation that brings its means (Gaussian mu in the internal,
+standardised frame; Bernoulli theta; Poisson rate) closest, in squared distance, to the
+pivot, the MAP's means (Hungarian algorithm; Marin, Mengersen and Robert 2005's pivotal
+relabeling). With well separated
 components that is the identity; with overlapping ones the summaries of the relabeled
 draws are the meaningful ones.
 """
@@ -42,7 +59,9 @@ class ClassDraws:
     ----------
     weights : ndarray (chains, draws, M)
     params : dict
-        ``mu`` (chains, draws, M, d), ``cov`` (chains, draws, M, d, d), internal frame.
+        The component parameters with leading dims (chains, draws, M): ``mu``
+        (chains, draws, M, d), ``cov`` (chains, draws, M, d, d), ``theta`` or ``rate``
+        (chains, draws, M, d); internal frame.
     log_lik : ndarray (chains, draws)
         sum_n v_n log p(z_n | theta) of each kept draw.
     relabeled : ndarray (chains, draws) of bool
@@ -61,13 +80,15 @@ def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, start_weights: np.
     """``chains`` chains of data augmentation for one class, each from the MAP.
 
     The chains run side by side: their C * M components are the "classes" of one call
-    of each component hook per sweep (labels of chain c are offset by c M)."""
+    of each component hook per sweep (labels of chain c are offset by c M).
+    ``start_params``: the component family's parameters of the M components (leading
+    dim M); its first key is the components' mean, the pivot of :func:`relabel`."""
     M = start_weights.shape[0]
-    n, d = Z.shape
+    n = Z.shape[0]
     C = chains
+    keys = list(start_params)
     W = np.empty((C, draws, M))
-    MU = np.empty((C, draws, M, d))
-    COV = np.empty((C, draws, M, d, d))
+    P = {key: np.empty((C, draws, *np.shape(value))) for key, value in start_params.items()}
     LL = np.empty((C, draws))
     weights = np.tile(start_weights, (C, 1))  # (C, M)
     params = {key: np.concatenate([value] * C) for key, value in start_params.items()}
@@ -80,44 +101,52 @@ def run(component, Z: np.ndarray, v: np.ndarray, prior: dict, start_weights: np.
         if t >= tune:
             s = t - tune
             W[:, s] = weights
-            MU[:, s] = params["mu"].reshape(C, M, d)
-            COV[:, s] = params["cov"].reshape(C, M, d, d)
+            for key in keys:
+                P[key][:, s] = params[key].reshape(C, *P[key].shape[2:])
             LL[:, s] = v @ fast_logsumexp(L, axis=2)
         if M == 1:
             labels = np.zeros((n, C), dtype=np.intp)
         else:
             labels = np.argmax(L + rng.gumbel(size=L.shape), axis=2)
         stats = component.stats(Z_all, labels.T.ravel() + offset, v_all, C * M)
-        drawn = component.draw(component.posterior(stats, prior), 1, rng)
-        params = {"mu": drawn["mu"][0], "cov": drawn["cov"][0]}
+        post = component.conditional_posterior(stats, params, prior, rng)  # + x_mis
+        drawn = component.draw(post, 1, rng)
+        params = {key: drawn[key][0] for key in keys}
         counts = np.asarray(stats["count"]).reshape(C, M)
         weights = np.stack([_dirichlet(alpha + counts[c], rng) for c in range(C)])
-    W, MU, COV, relabeled = relabel(W.reshape(C * draws, M), MU.reshape(C * draws, M, d),
-                                    COV.reshape(C * draws, M, d, d), start_params["mu"])
-    return ClassDraws(W.reshape(C, draws, M), {"mu": MU.reshape(C, draws, M, d),
-                                                "cov": COV.reshape(C, draws, M, d, d)},
+    flat = {key: value.reshape(C * draws, *value.shape[2:]) for key, value in P.items()}
+    W, flat, relabeled = relabel(W.reshape(C * draws, M), flat, start_params[keys[0]])
+    return ClassDraws(W.reshape(C, draws, M),
+                      {key: value.reshape(C, draws, *value.shape[1:])
+                       for key, value in flat.items()},
                       LL, relabeled.reshape(C, draws))
 
 
-def relabel(W: np.ndarray, MU: np.ndarray, COV: np.ndarray,
-            pivot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def relabel(W: np.ndarray, params: dict,
+            pivot: np.ndarray) -> tuple[np.ndarray, dict, np.ndarray]:
     """Draws of one class's M components relabeled to the pivot's order (module
-    docstring): W (S, M), MU (S, M, d), COV (S, M, d, d), pivot (M, d) the MAP means.
-    Each draw's components are permuted by the assignment that minimises the summed
-    squared distances of its means to the pivot's (Hungarian algorithm). Returns the
-    relabeled copies and ``relabeled`` (S,) of bool: the draws that were permuted."""
+    docstring): W (S, M), ``params`` the component parameters with leading dims (S, M)
+    (e.g. ``mu`` (S, M, d), ``cov`` (S, M, d, d)), its first key the components' means;
+    pivot (M, d) the MAP's means. Each draw's components are permuted by the assignment
+    that minimises the summed squared distances of its means to the pivot's
+    (Hungarian algorithm). Returns the relabeled copies and ``relabeled`` (S,) of
+    bool: the draws that were permuted."""
     S, M = W.shape
-    W, MU, COV = W.copy(), MU.copy(), COV.copy()
+    W = W.copy()
+    params = {key: np.array(value, copy=True) for key, value in params.items()}
     relabeled = np.zeros(S, dtype=bool)
     if M == 1:
-        return W, MU, COV, relabeled
+        return W, params, relabeled
+    means = params[next(iter(params))]
     for s in range(S):
-        cost = ((MU[s][:, None, :] - pivot[None, :, :]) ** 2).sum(axis=-1)
+        cost = ((means[s][:, None, :] - pivot[None, :, :]) ** 2).sum(axis=-1)
         _, perm = linear_sum_assignment(cost.T)  # perm[j]: the draw's match of j
         if np.any(perm != np.arange(M)):
             relabeled[s] = True
-            W[s], MU[s], COV[s] = W[s][perm], MU[s][perm], COV[s][perm]
-    return W, MU, COV, relabeled
+            W[s] = W[s][perm]
+            for value in params.values():
+                value[s] = value[s][perm]
+    return W, params, relabeled
 
 
 def _dirichlet(concentration: np.ndarray, rng: np.random.Generator) -> np.ndarray:
