@@ -188,3 +188,20 @@ def test_demo_log_loss_legend_names_every_method():
     bars_b = fig.axes[1].patches  # mle, mcmc drawn (map failed)
     assert bars_b[-1].get_facecolor() == colours[2]
     assert bars_b[0].get_facecolor() == colours[0]
+
+
+def test_decision_regions_show_the_posterior_spread_of_a_gibbs_mixture(iris2):
+    """MixtureDA(method="gibbs") has posterior draws: the regions are coloured by the HDI
+    width of p(y = k_hat | x, theta) over them, as for the other posterior methods, not by
+    the largest class probability of a point fit."""
+    from bayesgen.plots.regions import _hdi_width, _uncertainty
+
+    X, y = iris2
+    est = bg.MixtureDA(method="gibbs", n_components=2, chains=1, tune=20, draws=40,
+                       random_state=0).fit(X, y)
+    grid = X[::15]
+    idx, width = _uncertainty(est, grid)
+    draws = est.predict_proba_draws(grid).values.reshape(-1, len(grid), 3)
+    expected = _hdi_width(np.take_along_axis(draws, idx[None, :, None], axis=2)[..., 0], 0.94)
+    np.testing.assert_allclose(width, expected, rtol=1e-12)
+    assert not np.allclose(width, est.predict_proba(grid).max(axis=1))

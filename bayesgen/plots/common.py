@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-_POSTERIOR = ("conjugate", "mcmc")
+from bayesgen.data.validation import POSTERIOR_METHODS
+
 _LINE_COLORS = ["black", "darkred", "navy", "darkgreen"]
 
 
@@ -17,7 +18,7 @@ def _axes(ax, figsize: tuple[float, float] = (6.4, 4.8)):
 
 
 def _is_posterior(estimator) -> bool:
-    return getattr(estimator, "method_", None) in _POSTERIOR
+    return getattr(estimator, "method_", None) in POSTERIOR_METHODS
 
 
 def _name(estimator) -> str:
