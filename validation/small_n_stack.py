@@ -92,14 +92,16 @@ def candidates() -> dict:
 FORMER = ["lda", "lda_shrunk_means", "qda", "qda_isotropic", "qda_spherical",
           "class_frequencies"]
 #: the new default members (``default_estimators()``: ``lda_diagonal`` is the candidate
-#: ``lda_diag_shrunk``, ``qda`` the candidate ``qda_pooled_k``)
-NEW = ["lda", "lda_shrunk_means", "lda_diag_shrunk", "qda_pooled_k", "qda_isotropic",
+#: ``lda_diag_shrunk``)
+NEW = ["lda", "lda_shrunk_means", "lda_diag_shrunk", "qda", "qda_isotropic",
        "qda_spherical", "class_frequencies"]
 #: member sets compared by ``--report``
 STACKS = {
     "former": FORMER,
-    "former + lda_diag_shrunk": [*FORMER, "lda_diag_shrunk"],
     "new default": NEW,
+    "new default, qda centred on the pooled covariance": [
+        "lda", "lda_shrunk_means", "lda_diag_shrunk", "qda_pooled_k", "qda_isotropic",
+        "qda_spherical", "class_frequencies"],
     "all collected on both pages": None,  # filled from the pickles
 }
 PRIORS = [1.0, 2.0]
