@@ -123,7 +123,9 @@ def test_member_whose_gradient_says_zero_gets_exactly_zero():
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
-    members = [default_estimators()[i] for i in (0, 2, 3)]  # lda, qda, qda_isotropic
+    members = [("lda", bg.LDA(method="conjugate", **FAST)),
+               ("qda", bg.QDA(method="conjugate", **FAST)),
+               ("qda_isotropic", dict(default_estimators())["qda_isotropic"])]
     stack = bg.StackedClassifier(members, weight_prior=0.0).fit(X, y)
     assert stack.weights_[1] == 0.0 and (stack.weights_[[0, 2]] > 0).all()
     columns = []
@@ -291,7 +293,8 @@ def test_default_members_loo_is_the_normalised_loo_joint(gauss, default_stack):
         assert default_stack.loo_.loc[name, "elpd_loo"] == pytest.approx(ref.sum(), rel=1e-12)
         # the full-data fit predicts its own rows better than leaving each out
         assert np.log(est.predict_proba(X)[np.arange(len(y)), y]).sum() > ref.sum()
-    assert list(default_stack.named_estimators_) == ["lda", "lda_shrunk_means", "qda",
+    assert list(default_stack.named_estimators_) == ["lda", "lda_shrunk_means",
+                                                     "lda_diagonal", "qda",
                                                      "qda_isotropic", "qda_spherical",
                                                      "class_frequencies"]
 
