@@ -83,15 +83,29 @@ class EntryHooks:
                                  spherical=self.spherical)
 
     def map(self, stats: dict, prior: dict) -> dict:
-        """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2)."""
+        """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2), M the class means
+        sharing the variance (G, d)."""
         post = self.posterior(stats, prior)
-        var = map_variances(post, tied=self.tied, spherical=self.spherical)
-        return {"mu": post["m"], self.var_key: self._embed(var)}
+        K, d = post["m"].shape
+        shared = (K if self.tied else 1) * (d if self.spherical else 1)
+        var = post["b"] / (post["a"] + 1.0 + shared / 2.0)
+        return {"mu": post["m"], self.var_key: self._embed(var[:1] if self.tied else var)}
 
     def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is)."""
-        return log_prior_entries(params["mu"], self._group_variances(params[self.var_key]),
-                                 prior, tied=self.tied, spherical=self.spherical)
+        """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is):
+        Inverse-Gamma variances and N(mu_kj; m0_j, sigma2_kj / kappa0)."""
+        mu, var = params["mu"], self._group_variances(params[self.var_key])
+        a0 = prior["nu0"] / 2.0
+        b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
+        if self.spherical:
+            v = var[:, 0] / prior["s0"][0]
+            inv_gamma = np.sum(-(a0 + 1.0) * np.log(v) - b0 / v)
+        else:
+            inv_gamma = np.sum(-(a0 + 1.0) * np.log(var) - b0 * prior["s0"] / var)
+        per_class = _per_class(var, mu.shape[0], self.tied)
+        normal = (-0.5 * np.log(per_class / prior["kappa0"])
+                  - 0.5 * prior["kappa0"] * (mu - prior["m0"]) ** 2 / per_class)
+        return float(inv_gamma + np.sum(normal))
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
@@ -100,8 +114,18 @@ class EntryHooks:
         return self.posterior(stats, prior)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """:func:`draw_entries`."""
-        mu, var = draw_entries(post, size, rng, tied=self.tied, spherical=self.spherical)
+        """``size`` draws: means (size, K, d), group variances (size, G, d) embedded;
+        sigma2 = b / Gamma(a), mu ~ N(m, sigma2 / kappa)."""
+        K, d = post["m"].shape
+        a, b = (post[key][:1] if self.tied else post[key] for key in ("a", "b"))
+        G = a.shape[0]
+        if self.spherical:
+            gamma = rng.standard_gamma(a[:, 0], size=(size, G))[..., None]
+        else:
+            gamma = rng.standard_gamma(a, size=(size, G, d))
+        var = b / gamma
+        mu = post["m"] + np.sqrt(_per_class(var, K, self.tied) / post["kappa"]
+                                 ) * rng.standard_normal((size, K, d))
         return {"mu": mu, self.var_key: self._embed(var)}
 
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
@@ -110,9 +134,9 @@ class EntryHooks:
 
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str, who: str) -> float:
-        """:func:`log_evidence` in the units of X."""
+        """:func:`.structures.log_evidence_entries` in the units of X."""
         ent = entries(stats)
-        return (log_evidence(ent, prior, tied=self.tied, spherical=self.spherical)
+        return (log_evidence_entries(ent, prior, tied=self.tied, spherical=self.spherical)
                 - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
@@ -285,17 +309,17 @@ class DiagonalMVNFamily(EntryHooks, MVNFamily):
         K, d = ent["n"].shape
         gstats.require_samples(gstats.sample_rows(stats), 1 if self.tied else 2, self.labels,
                                f"{self.who} method='mle'")
-        # a = N / 2, b = S / 2 per group (and feature; spherical: summed in the target's
+        # sums of squares per group (and feature; spherical: summed in the target's
         # coordinates, times s0)
-        a, b = variances(ent, None, self._target(stats) if self.spherical else None,
-                         tied=self.tied, spherical=self.spherical)
-        removed = (K if self.tied else 1) * ddof * (d if self.spherical else 1)
-        count = 2.0 * a - removed
+        s0 = self._target(stats) if self.spherical else np.ones(d)
+        beta, count = group_entries(ent, 0.0, 0.0, s0, tied=self.tied,
+                                    spherical=self.spherical)
+        count = count - (K if self.tied else 1) * ddof * (d if self.spherical else 1)
         if np.any(count <= 0):
             raise ValueError(f"{self.who} method='mle' with divisor='unbiased' needs more "
                              "observed entries than class means per variance; use "
                              "divisor='n'.")
-        var = 2.0 * b / count
+        var = beta * s0 / count
         if not np.all(var > 0):
             g, j = np.argwhere(~(var > 0))[0]
             where = "" if self.tied else f" in class {gstats.label(self.labels, g)}"
@@ -381,82 +405,19 @@ def _per_class(values: np.ndarray, K: int, tied: bool) -> np.ndarray:
     return np.broadcast_to(values, (*values.shape[:-2], K, values.shape[-1]))
 
 
-def variances(ent: dict, prior: dict | None, s0: np.ndarray | None = None, *, tied: bool,
-              spherical: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) of each group's variance(s), (G, d) each (spherical: b_g s0_j);
-    ``prior`` None: a = N / 2, b = S / 2 (the likelihood)."""
-    n = ent["n"]
-    if prior is None:
-        dev, a0, b0 = 0.0, 0.0, 0.0
-    else:
-        shrink = prior["kappa0"] * n / (prior["kappa0"] + n)
-        dev = shrink * (ent["mean"] - prior["m0"]) ** 2
-        a0 = prior["nu0"] / 2.0
-        b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
-        s0 = prior["s0"]
-    if tied:
-        count = n.sum(axis=0, keepdims=True)
-        ss = ent["m2_pooled"][None] + np.sum(dev, axis=0, keepdims=True)
-    else:
-        count, ss = n, ent["m2"] + dev
-    if spherical:
-        a = a0 + count.sum(axis=1, keepdims=True) / 2.0
-        b = b0 + (ss / s0).sum(axis=1, keepdims=True) / 2.0
-        return np.broadcast_to(a, (count.shape[0], n.shape[1])).copy(), b * s0
-    return a0 + count / 2.0, (0.0 if s0 is None else b0 * s0) + ss / 2.0
-
-
 def posterior_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> dict:
-    """kappa = kappa0 + N, m = (kappa0 m0 + N xbar) / kappa and the group's (a, b)
-    (:func:`variances`), each (K, d), and ``s0`` (d,)."""
-    K = ent["n"].shape[0]
-    kappa = prior["kappa0"] + ent["n"]
-    m = (prior["kappa0"] * prior["m0"] + ent["n"] * ent["mean"]) / kappa
-    a, b = variances(ent, prior, tied=tied, spherical=spherical)
-    return {"m": m, "kappa": kappa, "a": _per_class(a, K, tied).copy(),
-            "b": _per_class(b, K, tied).copy(), "s0": prior["s0"]}
-
-
-def map_variances(post: dict, *, tied: bool, spherical: bool) -> np.ndarray:
-    """The joint mode's variances (G, d): b / (a + 1 + M / 2)."""
-    K, d = post["m"].shape
-    shared = (K if tied else 1) * (d if spherical else 1)
-    var = post["b"] / (post["a"] + 1.0 + shared / 2.0)
-    return var[:1] if tied else var
-
-
-def log_prior_entries(mu: np.ndarray, var: np.ndarray, prior: dict, *, tied: bool,
-                      spherical: bool) -> float:
-    """log p(mu, sigma2) up to a constant: Inverse-Gamma variances and
-    N(mu_kj; m0_j, sigma2_kj / kappa0)."""
-    a0 = prior["nu0"] / 2.0
-    b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
-    if spherical:
-        v = var[:, 0] / prior["s0"][0]
-        inv_gamma = np.sum(-(a0 + 1.0) * np.log(v) - b0 / v)
-    else:
-        inv_gamma = np.sum(-(a0 + 1.0) * np.log(var) - b0 * prior["s0"] / var)
-    per_class = _per_class(var, mu.shape[0], tied)
-    normal = (-0.5 * np.log(per_class / prior["kappa0"])
-              - 0.5 * prior["kappa0"] * (mu - prior["m0"]) ** 2 / per_class)
-    return float(inv_gamma + np.sum(normal))
-
-
-def draw_entries(post: dict, size: int, rng: np.random.Generator, *, tied: bool,
-                 spherical: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``size`` draws: means (size, K, d), group variances (size, G, d); sigma2 =
-    b / Gamma(a), mu ~ N(m, sigma2 / kappa)."""
-    K, d = post["m"].shape
-    a, b = (post[key][:1] if tied else post[key] for key in ("a", "b"))
-    G = a.shape[0]
-    if spherical:
-        gamma = rng.standard_gamma(a[:, 0], size=(size, G))[..., None]
-    else:
-        gamma = rng.standard_gamma(a, size=(size, G, d))
-    var = b / gamma
-    mu = post["m"] + np.sqrt(_per_class(var, K, tied) / post["kappa"]) * rng.standard_normal(
-        (size, K, d))
-    return mu, var
+    """kappa = kappa0 + N, m = (kappa0 m0 + N xbar) / kappa and the group's
+    a = a0 + N_g / 2, b = (b0 + beta_g / 2) s0 (beta, N_g of
+    :func:`.structures.group_entries`), each (K, d), and ``s0`` (d,)."""
+    n, s0 = ent["n"], prior["s0"]
+    kappa = prior["kappa0"] + n
+    m = (prior["kappa0"] * prior["m0"] + n * ent["mean"]) / kappa
+    beta, count = group_entries(ent, prior["m0"], prior["kappa0"], s0, tied=tied,
+                                spherical=spherical)
+    a = prior["nu0"] / 2.0 + count / 2.0
+    b = ((prior["nu0"] - 2.0) * prior["scale"] / 2.0 + beta / 2.0) * s0
+    return {"m": m, "kappa": kappa, "a": np.broadcast_to(a, n.shape).copy(),
+            "b": np.broadcast_to(b, n.shape).copy(), "s0": s0}
 
 
 class NormalInverseGamma(conjugate.Entrywise):
@@ -495,17 +456,6 @@ _KEYS = ("m", "kappa", "a", "b")
 def entries_of(post: dict) -> dict:
     """The algebra's keys of a posterior (without ``s0``)."""
     return {key: post[key] for key in _KEYS}
-
-
-def log_evidence(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
-    """Exact log p(Z | y), internal frame: :data:`NIG`'s for independent entries,
-    :func:`.structures.log_evidence_entries` for shared variances."""
-    if tied or spherical:
-        return log_evidence_entries(ent, prior, tied=tied, spherical=spherical)
-    tau0 = {"m": prior["m0"], "kappa": prior["kappa0"], "a": prior["nu0"] / 2.0,
-            "b": (prior["nu0"] - 2.0) * prior["scale"] * prior["s0"] / 2.0}
-    post = posterior_entries(ent, prior, tied=False, spherical=False)
-    return conjugate.log_evidence(NIG, tau0, entries_of(post))
 
 
 def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
@@ -634,14 +584,30 @@ def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option
                    prefix: str, *, tied: bool, spherical: bool, record: bool = True,
                    start: float | None = None) -> tuple[dict, list[dict]]:
     """The prior at ``option`` = (kappa0, nu0, s), those None chosen by the evidence
-    (:func:`search`, from ``start``), with its ``log_evidence`` in the units of X (less
+    (nu0, s by :func:`.gaussian_evidence.search_entries` from ``start``, kappa0 by a
+    bounded search of log kappa0 in :data:`KAPPA_BOUNDS`), with its exact
+    ``log_evidence`` (:func:`.structures.log_evidence_entries`) in the units of X (less
     ``jac``); with ``record`` also the candidates' rows (the fixed or default values,
     ``{prefix}_dof="auto"``, both "auto", and ``option``), each at its own optimum."""
-    def found(opt: tuple, warm: float | None = None) -> dict:
-        k, nu0, s = search(ent, m0, s0, *opt, tied=tied, spherical=spherical, start=warm)
+    from scipy.optimize import minimize_scalar
+
+    def at(k: float, dof: float | None, scale: float | None, warm: float | None) -> dict:
+        beta, count = group_entries(ent, m0, k, s0, tied=tied, spherical=spherical)
+        nu0, s = gev.search_entries(beta, count, dof=dof, scale=scale, start=warm)
         prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
-        return dict(prior, log_evidence=log_evidence(ent, prior, tied=tied,
-                                                     spherical=spherical) - jac)
+        return dict(prior, log_evidence=log_evidence_entries(ent, prior, tied=tied,
+                                                             spherical=spherical))
+
+    def found(opt: tuple, warm: float | None = None) -> dict:
+        kappa0, dof, scale = opt
+        if kappa0 is None:
+            result = minimize_scalar(
+                lambda log_k: -at(float(np.exp(log_k)), dof, scale, warm)["log_evidence"],
+                bounds=tuple(np.log(KAPPA_BOUNDS)), method="bounded",
+                options={"xatol": 1e-6})
+            kappa0 = float(np.exp(result.x))
+        out = at(kappa0, dof, scale, warm)
+        return dict(out, log_evidence=out["log_evidence"] - jac)
 
     chosen = found(option, start)
     if not record:
@@ -662,30 +628,4 @@ def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option
                      f"chosen_{prefix}_scale": row["scale"],
                      "log_evidence": row["log_evidence"]})
     return chosen, rows
-
-
-def search(ent: dict, m0: np.ndarray, s0: np.ndarray, kappa0: float | None,
-           dof: float | None, scale: float | None, *, tied: bool,
-           spherical: bool, start: float | None = None) -> tuple[float, float, float]:
-    """(kappa0, nu0, s) maximising the evidence over those given as None
-    (:func:`.gaussian_evidence.search_entries`; kappa0 by a bounded search)."""
-    from scipy.optimize import minimize_scalar
-
-    def inner(k: float) -> tuple[float, float, float]:
-        beta, count = group_entries(ent, m0, k, s0, tied=tied, spherical=spherical)
-        nu0, s = gev.search_entries(beta, count, dof=dof, scale=scale, start=start)
-        value = log_evidence_entries(ent, {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s,
-                                           "s0": s0}, tied=tied, spherical=spherical)
-        return value, nu0, s
-
-    if kappa0 is not None:
-        _, nu0, s = inner(kappa0)
-        return kappa0, nu0, s
-    lo, hi = np.log(KAPPA_BOUNDS)
-    result = minimize_scalar(lambda log_k: -inner(float(np.exp(log_k)))[0], bounds=(lo, hi),
-                             method="bounded", options={"xatol": 1e-6})
-    k = float(np.exp(result.x))
-    _, nu0, s = inner(k)
-    return k, nu0, s
-
 
