@@ -128,9 +128,13 @@ class EntryHooks:
                                  ) * rng.standard_normal((size, K, d))
         return {"mu": mu, self.var_key: self._embed(var)}
 
+    def algebra(self, post: dict) -> conjugate.Entrywise | conjugate.Joint:
+        """:data:`NIG` (independent entries), or :class:`SphericalNIG` of ``post["s0"]``."""
+        return SphericalNIG(post["s0"]) if self.spherical else NIG
+
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """:func:`predictive` (a missing entry drops out)."""
-        return predictive(X, post, spherical=self.spherical)
+        """:func:`.conjugate.log_predictive` (a missing entry drops out)."""
+        return conjugate.log_predictive(self.algebra(post), X, entries_of(post))
 
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str, who: str) -> float:
@@ -141,14 +145,16 @@ class EntryHooks:
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
-        """:func:`loo_predictive`."""
-        return loo_predictive(Z, y, w, post, spherical=self.spherical)
+        """:func:`.conjugate.loo_log_predictive` (the row's class's (a, b) are its group's)."""
+        return conjugate.loo_log_predictive(self.algebra(post), Z, y, w, entries_of(post))
 
     def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test: np.ndarray | None = None) -> np.ndarray:
-        """:func:`loo_predictive_at`."""
-        return loo_predictive_at(Z, y, w, post, Z_test, tied=self.tied,
-                                 spherical=self.spherical)
+        """:func:`.conjugate.loo_log_predictive_at`; tied: :func:`tied_loo_at`."""
+        if self.tied:
+            return tied_loo_at(self.algebra(post), Z, y, w, entries_of(post), Z_test)
+        return conjugate.loo_log_predictive_at(self.algebra(post), Z, y, w, entries_of(post),
+                                               Z_test)
 
     def far_log_predictive(self, far, post: dict) -> np.ndarray:
         """Closed-form predictive of far rows, (m, K)."""
@@ -458,54 +464,55 @@ def entries_of(post: dict) -> dict:
     return {key: post[key] for key in _KEYS}
 
 
-def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
-                  spherical: bool) -> dict:
-    """Each row's own-class posterior without the row, (n, d) each, and what its
-    group's variance loses (``da``, ``db``; spherical: summed over the row's entries)."""
-    own = conjugate.take(post, y)
-    down = conjugate.downdate(NIG, entries_of(post), Z, y, w)
-    da, db = own["a"] - down["a"], own["b"] - down["b"]
-    if spherical:
-        db = (db / post["s0"]).sum(axis=1, keepdims=True) * post["s0"]
-        da = np.broadcast_to(da.sum(axis=1, keepdims=True), db.shape)
-    return dict(down, a=own["a"] - da, b=own["b"] - db, da=da, db=db)
+class SphericalNIG(conjugate.Joint):
+    """The algebra of one class's Normal-Inverse-Gamma entries sharing the variance
+    sigma2_g s0_j (spherical: EII, VII): ``post`` keys ``m``, ``kappa``, ``a``, ``b``,
+    (..., d), with a the group's and b = b_g s0 along the last axis::
+
+        log Z = lgamma(a) - a log b_g - a log(2 pi)
+                - sum_j [log kappa_j + kappa_j log s0_j] / 2
+
+    A row adds, over its p observed entries (a missing entry drops), kappa_j += 1,
+    m_j += (x_j - m_j) / (kappa_j + 1), a += p / 2 and
+    b_g += sum_j kappa_j (x_j - m_j)^2 / (2 (kappa_j + 1) s0_j)."""
+
+    who = "Gaussian model"
+
+    def __init__(self, s0: np.ndarray) -> None:
+        self.s0 = np.asarray(s0, dtype=np.float64)
+
+    def log_z(self, post: dict) -> np.ndarray:
+        a, kappa = post["a"][..., 0], post["kappa"]
+        return (gammaln(a) - a * np.log(post["b"][..., 0] / self.s0[0]) - a * LOG_2PI
+                - 0.5 * np.sum(np.log(kappa) + kappa * np.log(self.s0), axis=-1))
+
+    def update(self, post: dict, X: np.ndarray, w: Any = 1.0) -> dict:
+        """:data:`NIG`'s entry updates, the group's (a, b) summed over the entries."""
+        M = np.isnan(X)
+        w = np.asarray(w, dtype=np.float64)
+        w = np.where(M, 0.0, w[:, None] if w.ndim else w)
+        one = NIG.downdate(post, np.where(M, 0.0, X), -w)
+        da = (one["a"] - post["a"]).sum(axis=-1, keepdims=True)
+        db = ((one["b"] - post["b"]) / self.s0).sum(axis=-1, keepdims=True) * self.s0
+        return dict(one, a=post["a"] + da, b=post["b"] + db)
+
+    def step(self, post: dict, X: np.ndarray) -> np.ndarray:
+        """The multivariate Student-t of the observed entries (2 a dof, location m,
+        squared scales b (1 + 1/kappa) / a), the Gamma ratio by :func:`log_rising`."""
+        M = np.isnan(X)
+        nu_s2 = 2.0 * post["b"] * (1.0 + 1.0 / post["kappa"])
+        q = np.where(M, 0.0, (np.where(M, 0.0, X) - post["m"]) ** 2 / nu_s2)
+        log_norm = np.where(M, 0.0, -0.5 * np.log(np.pi * nu_s2))
+        p, a = (~M).sum(axis=-1), post["a"][..., 0]
+        return (log_rising(a, p / 2.0) + log_norm.sum(axis=-1)
+                - (a + p / 2.0) * np.log1p(q.sum(axis=-1)))
 
 
-def downdated(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *, tied: bool,
-              spherical: bool) -> dict:
-    """Each training row's posterior of every class without the row, (n, K, d) each
-    (tied: every class's variances lose the row)."""
-    own = _without_rows(Z, y, w, post, spherical=spherical)
-    rows = np.arange(y.size)
-    n, (K, d) = y.size, post["m"].shape
-    out = {key: np.broadcast_to(post[key], (n, K, d)).copy() for key in _KEYS}
-    for key in ("m", "kappa") if tied else _KEYS:
-        out[key][rows, y] = own[key]
-    if tied:  # every class's variances lose the row
-        out["a"] -= own["da"][:, None, :]
-        out["b"] -= own["db"][:, None, :]
-    if "s0" in post:
-        out["s0"] = post["s0"]
-    return out
-
-
-def loo_predictive(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
-                   spherical: bool) -> np.ndarray:
-    """log p(z_n | y_n, D without row n), (n,)."""
-    if not spherical:
-        return conjugate.loo_log_predictive(NIG, Z, y, w, entries_of(post))
-    own = _without_rows(Z, y, w, post, spherical=spherical)
-    own = {key: own[key][:, None] for key in _KEYS}
-    return predictive(Z, own, spherical=spherical, rowwise=True)[:, 0]
-
-
-def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
-                      Z_test: np.ndarray | None, *, tied: bool, spherical: bool
-                      ) -> np.ndarray:
-    """log p(z_test_j | y = k, D without row i), (n, m, K) (``Z_test=None``: (n, K));
-    tied: every class's variances change, scored in blocks of rows (:func:`downdated`)."""
-    if not tied and not spherical:
-        return conjugate.loo_log_predictive_at(NIG, Z, y, w, entries_of(post), Z_test)
+def tied_loo_at(alg: conjugate.Entrywise | conjugate.Joint, Z: np.ndarray, y: np.ndarray,
+                w: np.ndarray, post: dict, Z_test: np.ndarray | None) -> np.ndarray:
+    """log p(z_test_j | y = k, D without row i), (n, m, K) (``Z_test=None``: (n, K)) of a
+    shared variance: the row leaves its class's (m, kappa) and every class's (a, b); the
+    n_b K posteriors of a block of rows are scored as the "classes" of one call."""
     K, d = post["m"].shape
     pairs = Z_test is None  # each training row at its own downdated posteriors
     Z_test = Z if pairs else np.asarray(Z_test, dtype=np.float64)
@@ -513,14 +520,28 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
     out = np.empty((n, K) if pairs else (n, m, K))
     n_b, m_b = conjugate.blocks(n, 1 if pairs else m, K * d)
     for i0 in range(0, n, n_b):
-        rows = slice(i0, i0 + n_b)
-        down = downdated(Z[rows], y[rows], w[rows], post, tied=tied, spherical=spherical)
+        rows, yb = slice(i0, i0 + n_b), y[i0:i0 + n_b]
+        own = conjugate.downdate(alg, post, Z[rows], yb, w[rows])
+        b = yb.size
+        down = {key: np.repeat(post[key][None], b, axis=0) for key in _KEYS}
+        for key in _KEYS:
+            if key in ("a", "b"):  # every class's variances lose the row
+                down[key] += (own[key] - post[key][yb])[:, None, :]
+            else:
+                down[key][np.arange(b), yb] = own[key]
+        flat = {key: value.reshape(b * K, d) for key, value in down.items()}
         if pairs:
-            out[rows] = predictive(Z[rows], down, spherical=spherical, rowwise=True)
+            Zr = np.repeat(Z[rows], K, axis=0)
+            if isinstance(alg, conjugate.Joint):
+                out[rows] = alg.step(flat, Zr).reshape(b, K)
+            else:
+                M = np.isnan(Zr)
+                terms = alg.step(flat, np.where(M, 0.0, Zr))
+                out[rows] = np.where(M, 0.0, terms).sum(axis=-1).reshape(b, K)
             continue
         for j0 in range(0, m, m_b):
-            out[rows, j0:j0 + m_b] = predictive(Z_test[j0:j0 + m_b], down,
-                                                spherical=spherical)
+            block = conjugate.log_predictive(alg, Z_test[j0:j0 + m_b], flat)
+            out[rows, j0:j0 + m_b] = block.reshape(-1, b, K).transpose(1, 0, 2)
     return out
 
 
@@ -548,36 +569,6 @@ def log_lik(X: np.ndarray, mu: np.ndarray, var: np.ndarray, *, full: bool = True
     quad += const[..., None, :]
     quad *= -0.5
     return quad
-
-
-def predictive(X: np.ndarray, post: dict, *, spherical: bool,
-               rowwise: bool = False) -> np.ndarray:
-    """log p(x | y = k, data) of rows X (m, d), (..., m, K); ``rowwise``: the
-    posteriors' leading dim is X's rows. A missing entry drops."""
-    X = np.asarray(X, dtype=np.float64)
-    if not spherical:  # independent entries: the algebra's Student-t steps
-        if not rowwise and post["m"].ndim == 2:
-            return conjugate.log_predictive(NIG, X, entries_of(post))
-        M = np.isnan(X)
-        lead = {key: post[key] if rowwise else post[key][..., None, :, :] for key in _KEYS}
-        terms = NIG.step(lead, np.where(M, 0.0, X)[:, None, :])
-        return np.where(M[:, None, :], 0.0, terms).sum(axis=-1)
-    M = np.isnan(X)
-    gaps = M.any()
-    x = np.where(M, 0.0, X)[:, None, :] if gaps else X[:, None, :]
-    obs = ~M[:, None, :]
-    a, b, kappa, m = post["a"], post["b"], post["kappa"], post["m"]
-    if not rowwise:
-        a, b, kappa, m = (v[..., None, :, :] for v in (a, b, kappa, m))
-    nu_s2 = 2.0 * b * (1.0 + 1.0 / kappa)
-    q = (x - m) ** 2 / nu_s2
-    log_norm = -0.5 * np.log(np.pi * nu_s2)  # per entry: -log(2 pi b (1 + 1/kappa)) / 2
-    p = obs.sum(axis=-1)
-    a_g = a[..., 0]
-    if gaps:
-        q, log_norm = np.where(obs, q, 0.0), np.where(obs, log_norm, 0.0)
-    return (log_rising(a_g, p / 2.0) + log_norm.sum(axis=-1)
-            - (a_g + p / 2.0) * np.log1p(q.sum(axis=-1)))
 
 
 def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option: tuple,
