@@ -498,15 +498,22 @@ class SphericalNIG(conjugate.Joint):
 
     def step(self, post: dict, X: np.ndarray) -> np.ndarray:
         """The multivariate Student-t of the observed entries (2 a dof, location m,
-        squared scales b (1 + 1/kappa) / a), the Gamma ratio by :func:`log_rising`."""
+        squared scales b (1 + 1/kappa) / a), the Gamma ratio by :func:`log_rising`;
+        ``post`` and X broadcast against each other."""
         M = np.isnan(X)
+        gaps = M.any()
         nu_s2 = 2.0 * post["b"] * (1.0 + 1.0 / post["kappa"])
-        q = np.where(M, 0.0, (np.where(M, 0.0, X) - post["m"]) ** 2 / nu_s2)
-        log_norm = np.where(M, 0.0, -0.5 * np.log(np.pi * nu_s2))
+        q = ((np.where(M, 0.0, X) if gaps else X) - post["m"]) ** 2 / nu_s2
+        log_norm = -0.5 * np.log(np.pi * nu_s2)
+        if gaps:
+            q, log_norm = np.where(M, 0.0, q), np.where(M, 0.0, log_norm)
         p, a = (~M).sum(axis=-1), post["a"][..., 0]
         return (log_rising(a, p / 2.0) + log_norm.sum(axis=-1)
                 - (a + p / 2.0) * np.log1p(q.sum(axis=-1)))
 
+    def predict(self, post: dict, X: np.ndarray) -> np.ndarray:
+        """:meth:`step` of every row at every posterior, (n, L), by broadcasting."""
+        return self.step({key: value[None] for key, value in post.items()}, X[:, None, :])
 
 def tied_loo_at(alg: conjugate.Entrywise | conjugate.Joint, Z: np.ndarray, y: np.ndarray,
                 w: np.ndarray, post: dict, Z_test: np.ndarray | None) -> np.ndarray:
@@ -529,16 +536,15 @@ def tied_loo_at(alg: conjugate.Entrywise | conjugate.Joint, Z: np.ndarray, y: np
                 down[key] += (own[key] - post[key][yb])[:, None, :]
             else:
                 down[key][np.arange(b), yb] = own[key]
-        flat = {key: value.reshape(b * K, d) for key, value in down.items()}
-        if pairs:
-            Zr = np.repeat(Z[rows], K, axis=0)
+        if pairs:  # (b, K, d) posteriors against their rows (b, 1, d)
+            Zr = Z[rows][:, None, :]
             if isinstance(alg, conjugate.Joint):
-                out[rows] = alg.step(flat, Zr).reshape(b, K)
+                out[rows] = alg.step(down, Zr)
             else:
                 M = np.isnan(Zr)
-                terms = alg.step(flat, np.where(M, 0.0, Zr))
-                out[rows] = np.where(M, 0.0, terms).sum(axis=-1).reshape(b, K)
+                out[rows] = np.where(M, 0.0, alg.step(down, np.where(M, 0.0, Zr))).sum(-1)
             continue
+        flat = {key: value.reshape(b * K, d) for key, value in down.items()}
         for j0 in range(0, m, m_b):
             block = conjugate.log_predictive(alg, Z_test[j0:j0 + m_b], flat)
             out[rows, j0:j0 + m_b] = block.reshape(-1, b, K).transpose(1, 0, 2)
