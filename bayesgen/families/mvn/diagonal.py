@@ -138,9 +138,9 @@ class EntryHooks:
 
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str, who: str) -> float:
-        """:func:`.structures.log_evidence_entries` in the units of X."""
+        """:func:`log_evidence` in the units of X."""
         ent = entries(stats)
-        return (log_evidence_entries(ent, prior, tied=self.tied, spherical=self.spherical)
+        return (log_evidence(ent, prior, tied=self.tied, spherical=self.spherical)
                 - _far.log_jacobian(self.frame, ent["n"].sum(axis=0)))
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
@@ -412,16 +412,23 @@ def _per_class(values: np.ndarray, K: int, tied: bool) -> np.ndarray:
 
 
 def posterior_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> dict:
-    """kappa = kappa0 + N, m = (kappa0 m0 + N xbar) / kappa and the group's
-    a = a0 + N_g / 2, b = (b0 + beta_g / 2) s0 (beta, N_g of
-    :func:`.structures.group_entries`), each (K, d), and ``s0`` (d,)."""
-    n, s0 = ent["n"], prior["s0"]
-    kappa = prior["kappa0"] + n
-    m = (prior["kappa0"] * prior["m0"] + n * ent["mean"]) / kappa
-    beta, count = group_entries(ent, prior["m0"], prior["kappa0"], s0, tied=tied,
-                                spherical=spherical)
-    a = prior["nu0"] / 2.0 + count / 2.0
-    b = ((prior["nu0"] - 2.0) * prior["scale"] / 2.0 + beta / 2.0) * s0
+    """kappa = kappa0 + N, m = (kappa0 m0 + N xbar) / kappa and the group's (a, b)
+    (module docstring; spherical: b = b_g s0), each (K, d), and ``s0`` (d,)."""
+    n, s0, kappa0 = ent["n"], prior["s0"], prior["kappa0"]
+    kappa = kappa0 + n
+    m = (kappa0 * prior["m0"] + n * ent["mean"]) / kappa
+    dev = kappa0 * n / kappa * (ent["mean"] - prior["m0"]) ** 2
+    a0, b0 = prior["nu0"] / 2.0, (prior["nu0"] - 2.0) * prior["scale"] / 2.0
+    if tied:
+        count = n.sum(axis=0, keepdims=True)
+        ss = ent["m2_pooled"][None] + np.sum(dev, axis=0, keepdims=True)
+    else:
+        count, ss = n, ent["m2"] + dev
+    if spherical:
+        a = a0 + count.sum(axis=1, keepdims=True) / 2.0
+        b = (b0 + (ss / s0).sum(axis=1, keepdims=True) / 2.0) * s0
+    else:
+        a, b = a0 + count / 2.0, b0 * s0 + ss / 2.0
     return {"m": m, "kappa": kappa, "a": np.broadcast_to(a, n.shape).copy(),
             "b": np.broadcast_to(b, n.shape).copy(), "s0": s0}
 
@@ -515,6 +522,17 @@ class SphericalNIG(conjugate.Joint):
         """:meth:`step` of every row at every posterior, (n, L), by broadcasting."""
         return self.step({key: value[None] for key, value in post.items()}, X[:, None, :])
 
+def log_evidence(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
+    """Exact log p(Z | y), internal frame: :data:`NIG`'s for independent entries,
+    :func:`.structures.log_evidence_entries` for shared variances."""
+    if tied or spherical:
+        return log_evidence_entries(ent, prior, tied=tied, spherical=spherical)
+    tau0 = {"m": prior["m0"], "kappa": prior["kappa0"], "a": prior["nu0"] / 2.0,
+            "b": (prior["nu0"] - 2.0) * prior["scale"] * prior["s0"] / 2.0}
+    post = posterior_entries(ent, prior, tied=False, spherical=False)
+    return conjugate.log_evidence(NIG, tau0, entries_of(post))
+
+
 def tied_loo_at(alg: conjugate.Entrywise | conjugate.Joint, Z: np.ndarray, y: np.ndarray,
                 w: np.ndarray, post: dict, Z_test: np.ndarray | None) -> np.ndarray:
     """log p(z_test_j | y = k, D without row i), (n, m, K) (``Z_test=None``: (n, K)) of a
@@ -583,17 +601,17 @@ def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option
     """The prior at ``option`` = (kappa0, nu0, s), those None chosen by the evidence
     (nu0, s by :func:`.gaussian_evidence.search_entries` from ``start``, kappa0 by a
     bounded search of log kappa0 in :data:`KAPPA_BOUNDS`), with its exact
-    ``log_evidence`` (:func:`.structures.log_evidence_entries`) in the units of X (less
+    ``log_evidence`` (:func:`log_evidence`) in the units of X (less
     ``jac``); with ``record`` also the candidates' rows (the fixed or default values,
     ``{prefix}_dof="auto"``, both "auto", and ``option``), each at its own optimum."""
     from scipy.optimize import minimize_scalar
 
-    def at(k: float, dof: float | None, scale: float | None, warm: float | None) -> dict:
+    def at(k: float, dof: float | None, scale: float | None, warm: float | None,
+           evidence: Callable = log_evidence_entries) -> dict:
         beta, count = group_entries(ent, m0, k, s0, tied=tied, spherical=spherical)
         nu0, s = gev.search_entries(beta, count, dof=dof, scale=scale, start=warm)
         prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
-        return dict(prior, log_evidence=log_evidence_entries(ent, prior, tied=tied,
-                                                             spherical=spherical))
+        return dict(prior, log_evidence=evidence(ent, prior, tied=tied, spherical=spherical))
 
     def found(opt: tuple, warm: float | None = None) -> dict:
         kappa0, dof, scale = opt
@@ -603,7 +621,7 @@ def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option
                 bounds=tuple(np.log(KAPPA_BOUNDS)), method="bounded",
                 options={"xatol": 1e-6})
             kappa0 = float(np.exp(result.x))
-        out = at(kappa0, dof, scale, warm)
+        out = at(kappa0, dof, scale, warm, log_evidence)
         return dict(out, log_evidence=out["log_evidence"] - jac)
 
     chosen = found(option, start)
