@@ -101,7 +101,7 @@ def _log1p_far(log_q: np.ndarray) -> np.ndarray:
 
 
 def gaussian_predictive(far, post: dict, spherical: bool = False) -> np.ndarray:
-    """The Normal-Inverse-Gamma predictive (:func:`.mvn.diagonal.predictive`) of far rows,
+    """The Normal-Inverse-Gamma predictive (:mod:`.mvn.diagonal`) of far rows,
     (m, K): log(1 + q) of each entry (diagonal) or of the sum of the entries' q
     (spherical), with log q = 2 (log t + log|u - m/t|) - log(nu scale2) at a far entry
     z = t u."""

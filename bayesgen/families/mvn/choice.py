@@ -51,8 +51,6 @@ from bayesgen.families.semi_hooks import UnlabeledHooks
 
 #: candidate structures in order, per tying
 NAMES = {True: ("EII", "EEI", "EEE"), False: ("VII", "VVI", "VVV")}
-#: the options of ``cov_structure`` that name one structure
-SINGLE = ("full", "diag", "spherical")
 
 
 class StructureChoiceFamily(UnlabeledHooks):
@@ -259,24 +257,22 @@ class StructureChoiceFamily(UnlabeledHooks):
             return self
         return self.configured(divisor="n")
 
-    def _weights(self, prior_or_post: dict) -> np.ndarray:
-        """w_s: one-hot on the chosen structure for "auto", the posterior probabilities
-        for "average"."""
-        if not self.average:
-            return np.eye(len(self.members))[self.chosen(prior_or_post)]
-        return np.exp(prior_or_post["log_weights"])
-
     def posterior(self, stats: dict, prior: dict) -> dict:
         """``posts`` (each candidate's conjugate posterior; "auto": the chosen one's
         only, the others None) and ``log_weights``."""
-        chosen = self.chosen(prior)
-        posts = [member.posterior(stats, p) if self.average or s == chosen else None
-                 for s, (member, p) in enumerate(zip(self.members, prior["members"],
-                                                     strict=True))]
-        out = {"posts": posts, "log_weights": self._log_weights(prior)}
+        out = self._posts(prior, lambda member, p: member.posterior(stats, p))
         if self.average:  # the exact LOO of weighted rows re-scores the evidences
             out["priors"] = prior["members"]
         return out
+
+    def _posts(self, prior: dict, each: Callable) -> dict:
+        """``each(member, its prior)`` of the live candidates (all for "average", the
+        chosen one for "auto"; None for the others) and ``log_weights``."""
+        chosen = self.chosen(prior)
+        return {"posts": [each(member, p) if self.average or s == chosen else None
+                          for s, (member, p) in enumerate(zip(self.members, prior["members"],
+                                                              strict=True))],
+                "log_weights": self._log_weights(prior)}
 
     def _log_weights(self, prior: dict) -> np.ndarray:
         if self.average:
@@ -434,12 +430,8 @@ class StructureChoiceFamily(UnlabeledHooks):
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
         """Each live structure's conditional posterior (the chosen one's for "auto")."""
-        chosen = self.chosen(prior)
-        posts = [member.conditional_posterior(stats, params, p, rng)
-                 if self.average or s == chosen else None
-                 for s, (member, p) in enumerate(zip(self.members, prior["members"],
-                                                     strict=True))]
-        return {"posts": posts, "log_weights": self._log_weights(prior)}
+        return self._posts(prior, lambda member, p: member.conditional_posterior(
+            stats, params, p, rng))
 
     def can_augment_labels(self, stats: dict, Z_u: Any) -> bool:
         """The chosen structure's answer."""

@@ -83,15 +83,29 @@ class EntryHooks:
                                  spherical=self.spherical)
 
     def map(self, stats: dict, prior: dict) -> dict:
-        """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2)."""
+        """Joint posterior mode: mu = m, sigma2 = b / (a + 1 + M / 2), M the class means
+        sharing the variance (G, d)."""
         post = self.posterior(stats, prior)
-        var = map_variances(post, tied=self.tied, spherical=self.spherical)
-        return {"mu": post["m"], self.var_key: self._embed(var)}
+        K, d = post["m"].shape
+        shared = (K if self.tied else 1) * (d if self.spherical else 1)
+        var = post["b"] / (post["a"] + 1.0 + shared / 2.0)
+        return {"mu": post["m"], self.var_key: self._embed(var[:1] if self.tied else var)}
 
     def log_prior(self, params: dict, prior: dict) -> float:
-        """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is)."""
-        return log_prior_entries(params["mu"], self._group_variances(params[self.var_key]),
-                                 prior, tied=self.tied, spherical=self.spherical)
+        """log p(mu, Sigma) up to a constant (the density whose mode :meth:`map` is):
+        Inverse-Gamma variances and N(mu_kj; m0_j, sigma2_kj / kappa0)."""
+        mu, var = params["mu"], self._group_variances(params[self.var_key])
+        a0 = prior["nu0"] / 2.0
+        b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
+        if self.spherical:
+            v = var[:, 0] / prior["s0"][0]
+            inv_gamma = np.sum(-(a0 + 1.0) * np.log(v) - b0 / v)
+        else:
+            inv_gamma = np.sum(-(a0 + 1.0) * np.log(var) - b0 * prior["s0"] / var)
+        per_class = _per_class(var, mu.shape[0], self.tied)
+        normal = (-0.5 * np.log(per_class / prior["kappa0"])
+                  - 0.5 * prior["kappa0"] * (mu - prior["m0"]) ** 2 / per_class)
+        return float(inv_gamma + np.sum(normal))
 
     def conditional_posterior(self, stats: dict, params: dict, prior: dict,
                               rng: np.random.Generator) -> dict:
@@ -100,13 +114,27 @@ class EntryHooks:
         return self.posterior(stats, prior)
 
     def draw(self, post: dict, size: int, rng: np.random.Generator) -> dict:
-        """:func:`draw_entries`."""
-        mu, var = draw_entries(post, size, rng, tied=self.tied, spherical=self.spherical)
+        """``size`` draws: means (size, K, d), group variances (size, G, d) embedded;
+        sigma2 = b / Gamma(a), mu ~ N(m, sigma2 / kappa)."""
+        K, d = post["m"].shape
+        a, b = (post[key][:1] if self.tied else post[key] for key in ("a", "b"))
+        G = a.shape[0]
+        if self.spherical:
+            gamma = rng.standard_gamma(a[:, 0], size=(size, G))[..., None]
+        else:
+            gamma = rng.standard_gamma(a, size=(size, G, d))
+        var = b / gamma
+        mu = post["m"] + np.sqrt(_per_class(var, K, self.tied) / post["kappa"]
+                                 ) * rng.standard_normal((size, K, d))
         return {"mu": mu, self.var_key: self._embed(var)}
 
+    def algebra(self, post: dict) -> conjugate.Entrywise | conjugate.Joint:
+        """:data:`NIG` (independent entries), or :class:`SphericalNIG` of ``post["s0"]``."""
+        return SphericalNIG(post["s0"]) if self.spherical else NIG
+
     def log_predictive(self, X: np.ndarray, post: dict) -> np.ndarray:
-        """:func:`predictive` (a missing entry drops out)."""
-        return predictive(X, post, spherical=self.spherical)
+        """:func:`.conjugate.log_predictive` (a missing entry drops out)."""
+        return conjugate.log_predictive(self.algebra(post), X, entries_of(post))
 
     def log_evidence(self, stats: dict, prior: dict, rows: Callable[[], tuple], *,
                      method: str, who: str) -> float:
@@ -117,14 +145,16 @@ class EntryHooks:
 
     def loo_log_predictive(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray,
                            post: dict) -> np.ndarray:
-        """:func:`loo_predictive`."""
-        return loo_predictive(Z, y, w, post, spherical=self.spherical)
+        """:func:`.conjugate.loo_log_predictive` (the row's class's (a, b) are its group's)."""
+        return conjugate.loo_log_predictive(self.algebra(post), Z, y, w, entries_of(post))
 
     def loo_log_predictive_at(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
                               Z_test: np.ndarray | None = None) -> np.ndarray:
-        """:func:`loo_predictive_at`."""
-        return loo_predictive_at(Z, y, w, post, Z_test, tied=self.tied,
-                                 spherical=self.spherical)
+        """:func:`.conjugate.loo_log_predictive_at`; tied: :func:`tied_loo_at`."""
+        if self.tied:
+            return tied_loo_at(self.algebra(post), Z, y, w, entries_of(post), Z_test)
+        return conjugate.loo_log_predictive_at(self.algebra(post), Z, y, w, entries_of(post),
+                                               Z_test)
 
     def far_log_predictive(self, far, post: dict) -> np.ndarray:
         """Closed-form predictive of far rows, (m, K)."""
@@ -285,17 +315,17 @@ class DiagonalMVNFamily(EntryHooks, MVNFamily):
         K, d = ent["n"].shape
         gstats.require_samples(gstats.sample_rows(stats), 1 if self.tied else 2, self.labels,
                                f"{self.who} method='mle'")
-        # a = N / 2, b = S / 2 per group (and feature; spherical: summed in the target's
+        # sums of squares per group (and feature; spherical: summed in the target's
         # coordinates, times s0)
-        a, b = variances(ent, None, self._target(stats) if self.spherical else None,
-                         tied=self.tied, spherical=self.spherical)
-        removed = (K if self.tied else 1) * ddof * (d if self.spherical else 1)
-        count = 2.0 * a - removed
+        s0 = self._target(stats) if self.spherical else np.ones(d)
+        beta, count = group_entries(ent, 0.0, 0.0, s0, tied=self.tied,
+                                    spherical=self.spherical)
+        count = count - (K if self.tied else 1) * ddof * (d if self.spherical else 1)
         if np.any(count <= 0):
             raise ValueError(f"{self.who} method='mle' with divisor='unbiased' needs more "
                              "observed entries than class means per variance; use "
                              "divisor='n'.")
-        var = 2.0 * b / count
+        var = beta * s0 / count
         if not np.all(var > 0):
             g, j = np.argwhere(~(var > 0))[0]
             where = "" if self.tied else f" in class {gstats.label(self.labels, g)}"
@@ -381,19 +411,14 @@ def _per_class(values: np.ndarray, K: int, tied: bool) -> np.ndarray:
     return np.broadcast_to(values, (*values.shape[:-2], K, values.shape[-1]))
 
 
-def variances(ent: dict, prior: dict | None, s0: np.ndarray | None = None, *, tied: bool,
-              spherical: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) of each group's variance(s), (G, d) each (spherical: b_g s0_j);
-    ``prior`` None: a = N / 2, b = S / 2 (the likelihood)."""
-    n = ent["n"]
-    if prior is None:
-        dev, a0, b0 = 0.0, 0.0, 0.0
-    else:
-        shrink = prior["kappa0"] * n / (prior["kappa0"] + n)
-        dev = shrink * (ent["mean"] - prior["m0"]) ** 2
-        a0 = prior["nu0"] / 2.0
-        b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
-        s0 = prior["s0"]
+def posterior_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> dict:
+    """kappa = kappa0 + N, m = (kappa0 m0 + N xbar) / kappa and the group's (a, b)
+    (module docstring; spherical: b = b_g s0), each (K, d), and ``s0`` (d,)."""
+    n, s0, kappa0 = ent["n"], prior["s0"], prior["kappa0"]
+    kappa = kappa0 + n
+    m = (kappa0 * prior["m0"] + n * ent["mean"]) / kappa
+    dev = kappa0 * n / kappa * (ent["mean"] - prior["m0"]) ** 2
+    a0, b0 = prior["nu0"] / 2.0, (prior["nu0"] - 2.0) * prior["scale"] / 2.0
     if tied:
         count = n.sum(axis=0, keepdims=True)
         ss = ent["m2_pooled"][None] + np.sum(dev, axis=0, keepdims=True)
@@ -401,62 +426,11 @@ def variances(ent: dict, prior: dict | None, s0: np.ndarray | None = None, *, ti
         count, ss = n, ent["m2"] + dev
     if spherical:
         a = a0 + count.sum(axis=1, keepdims=True) / 2.0
-        b = b0 + (ss / s0).sum(axis=1, keepdims=True) / 2.0
-        return np.broadcast_to(a, (count.shape[0], n.shape[1])).copy(), b * s0
-    return a0 + count / 2.0, (0.0 if s0 is None else b0 * s0) + ss / 2.0
-
-
-def posterior_entries(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> dict:
-    """kappa = kappa0 + N, m = (kappa0 m0 + N xbar) / kappa and the group's (a, b)
-    (:func:`variances`), each (K, d), and ``s0`` (d,)."""
-    K = ent["n"].shape[0]
-    kappa = prior["kappa0"] + ent["n"]
-    m = (prior["kappa0"] * prior["m0"] + ent["n"] * ent["mean"]) / kappa
-    a, b = variances(ent, prior, tied=tied, spherical=spherical)
-    return {"m": m, "kappa": kappa, "a": _per_class(a, K, tied).copy(),
-            "b": _per_class(b, K, tied).copy(), "s0": prior["s0"]}
-
-
-def map_variances(post: dict, *, tied: bool, spherical: bool) -> np.ndarray:
-    """The joint mode's variances (G, d): b / (a + 1 + M / 2)."""
-    K, d = post["m"].shape
-    shared = (K if tied else 1) * (d if spherical else 1)
-    var = post["b"] / (post["a"] + 1.0 + shared / 2.0)
-    return var[:1] if tied else var
-
-
-def log_prior_entries(mu: np.ndarray, var: np.ndarray, prior: dict, *, tied: bool,
-                      spherical: bool) -> float:
-    """log p(mu, sigma2) up to a constant: Inverse-Gamma variances and
-    N(mu_kj; m0_j, sigma2_kj / kappa0)."""
-    a0 = prior["nu0"] / 2.0
-    b0 = (prior["nu0"] - 2.0) * prior["scale"] / 2.0
-    if spherical:
-        v = var[:, 0] / prior["s0"][0]
-        inv_gamma = np.sum(-(a0 + 1.0) * np.log(v) - b0 / v)
+        b = (b0 + (ss / s0).sum(axis=1, keepdims=True) / 2.0) * s0
     else:
-        inv_gamma = np.sum(-(a0 + 1.0) * np.log(var) - b0 * prior["s0"] / var)
-    per_class = _per_class(var, mu.shape[0], tied)
-    normal = (-0.5 * np.log(per_class / prior["kappa0"])
-              - 0.5 * prior["kappa0"] * (mu - prior["m0"]) ** 2 / per_class)
-    return float(inv_gamma + np.sum(normal))
-
-
-def draw_entries(post: dict, size: int, rng: np.random.Generator, *, tied: bool,
-                 spherical: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``size`` draws: means (size, K, d), group variances (size, G, d); sigma2 =
-    b / Gamma(a), mu ~ N(m, sigma2 / kappa)."""
-    K, d = post["m"].shape
-    a, b = (post[key][:1] if tied else post[key] for key in ("a", "b"))
-    G = a.shape[0]
-    if spherical:
-        gamma = rng.standard_gamma(a[:, 0], size=(size, G))[..., None]
-    else:
-        gamma = rng.standard_gamma(a, size=(size, G, d))
-    var = b / gamma
-    mu = post["m"] + np.sqrt(_per_class(var, K, tied) / post["kappa"]) * rng.standard_normal(
-        (size, K, d))
-    return mu, var
+        a, b = a0 + count / 2.0, b0 * s0 + ss / 2.0
+    return {"m": m, "kappa": kappa, "a": np.broadcast_to(a, n.shape).copy(),
+            "b": np.broadcast_to(b, n.shape).copy(), "s0": s0}
 
 
 class NormalInverseGamma(conjugate.Entrywise):
@@ -497,6 +471,57 @@ def entries_of(post: dict) -> dict:
     return {key: post[key] for key in _KEYS}
 
 
+class SphericalNIG(conjugate.Joint):
+    """The algebra of one class's Normal-Inverse-Gamma entries sharing the variance
+    sigma2_g s0_j (spherical: EII, VII): ``post`` keys ``m``, ``kappa``, ``a``, ``b``,
+    (..., d), with a the group's and b = b_g s0 along the last axis::
+
+        log Z = lgamma(a) - a log b_g - a log(2 pi)
+                - sum_j [log kappa_j + kappa_j log s0_j] / 2
+
+    A row adds, over its p observed entries (a missing entry drops), kappa_j += 1,
+    m_j += (x_j - m_j) / (kappa_j + 1), a += p / 2 and
+    b_g += sum_j kappa_j (x_j - m_j)^2 / (2 (kappa_j + 1) s0_j)."""
+
+    who = "Gaussian model"
+
+    def __init__(self, s0: np.ndarray) -> None:
+        self.s0 = np.asarray(s0, dtype=np.float64)
+
+    def log_z(self, post: dict) -> np.ndarray:
+        a, kappa = post["a"][..., 0], post["kappa"]
+        return (gammaln(a) - a * np.log(post["b"][..., 0] / self.s0[0]) - a * LOG_2PI
+                - 0.5 * np.sum(np.log(kappa) + kappa * np.log(self.s0), axis=-1))
+
+    def update(self, post: dict, X: np.ndarray, w: Any = 1.0) -> dict:
+        """:data:`NIG`'s entry updates, the group's (a, b) summed over the entries."""
+        M = np.isnan(X)
+        w = np.asarray(w, dtype=np.float64)
+        w = np.where(M, 0.0, w[:, None] if w.ndim else w)
+        one = NIG.downdate(post, np.where(M, 0.0, X), -w)
+        da = (one["a"] - post["a"]).sum(axis=-1, keepdims=True)
+        db = ((one["b"] - post["b"]) / self.s0).sum(axis=-1, keepdims=True) * self.s0
+        return dict(one, a=post["a"] + da, b=post["b"] + db)
+
+    def step(self, post: dict, X: np.ndarray) -> np.ndarray:
+        """The multivariate Student-t of the observed entries (2 a dof, location m,
+        squared scales b (1 + 1/kappa) / a), the Gamma ratio by :func:`log_rising`;
+        ``post`` and X broadcast against each other."""
+        M = np.isnan(X)
+        gaps = M.any()
+        nu_s2 = 2.0 * post["b"] * (1.0 + 1.0 / post["kappa"])
+        q = ((np.where(M, 0.0, X) if gaps else X) - post["m"]) ** 2 / nu_s2
+        log_norm = -0.5 * np.log(np.pi * nu_s2)
+        if gaps:
+            q, log_norm = np.where(M, 0.0, q), np.where(M, 0.0, log_norm)
+        p, a = (~M).sum(axis=-1), post["a"][..., 0]
+        return (log_rising(a, p / 2.0) + log_norm.sum(axis=-1)
+                - (a + p / 2.0) * np.log1p(q.sum(axis=-1)))
+
+    def predict(self, post: dict, X: np.ndarray) -> np.ndarray:
+        """:meth:`step` of every row at every posterior, (n, L), by broadcasting."""
+        return self.step({key: value[None] for key, value in post.items()}, X[:, None, :])
+
 def log_evidence(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> float:
     """Exact log p(Z | y), internal frame: :data:`NIG`'s for independent entries,
     :func:`.structures.log_evidence_entries` for shared variances."""
@@ -508,54 +533,11 @@ def log_evidence(ent: dict, prior: dict, *, tied: bool, spherical: bool) -> floa
     return conjugate.log_evidence(NIG, tau0, entries_of(post))
 
 
-def _without_rows(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
-                  spherical: bool) -> dict:
-    """Each row's own-class posterior without the row, (n, d) each, and what its
-    group's variance loses (``da``, ``db``; spherical: summed over the row's entries)."""
-    own = conjugate.take(post, y)
-    down = conjugate.downdate(NIG, entries_of(post), Z, y, w)
-    da, db = own["a"] - down["a"], own["b"] - down["b"]
-    if spherical:
-        db = (db / post["s0"]).sum(axis=1, keepdims=True) * post["s0"]
-        da = np.broadcast_to(da.sum(axis=1, keepdims=True), db.shape)
-    return dict(down, a=own["a"] - da, b=own["b"] - db, da=da, db=db)
-
-
-def downdated(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *, tied: bool,
-              spherical: bool) -> dict:
-    """Each training row's posterior of every class without the row, (n, K, d) each
-    (tied: every class's variances lose the row)."""
-    own = _without_rows(Z, y, w, post, spherical=spherical)
-    rows = np.arange(y.size)
-    n, (K, d) = y.size, post["m"].shape
-    out = {key: np.broadcast_to(post[key], (n, K, d)).copy() for key in _KEYS}
-    for key in ("m", "kappa") if tied else _KEYS:
-        out[key][rows, y] = own[key]
-    if tied:  # every class's variances lose the row
-        out["a"] -= own["da"][:, None, :]
-        out["b"] -= own["db"][:, None, :]
-    if "s0" in post:
-        out["s0"] = post["s0"]
-    return out
-
-
-def loo_predictive(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict, *,
-                   spherical: bool) -> np.ndarray:
-    """log p(z_n | y_n, D without row n), (n,)."""
-    if not spherical:
-        return conjugate.loo_log_predictive(NIG, Z, y, w, entries_of(post))
-    own = _without_rows(Z, y, w, post, spherical=spherical)
-    own = {key: own[key][:, None] for key in _KEYS}
-    return predictive(Z, own, spherical=spherical, rowwise=True)[:, 0]
-
-
-def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
-                      Z_test: np.ndarray | None, *, tied: bool, spherical: bool
-                      ) -> np.ndarray:
-    """log p(z_test_j | y = k, D without row i), (n, m, K) (``Z_test=None``: (n, K));
-    tied: every class's variances change, scored in blocks of rows (:func:`downdated`)."""
-    if not tied and not spherical:
-        return conjugate.loo_log_predictive_at(NIG, Z, y, w, entries_of(post), Z_test)
+def tied_loo_at(alg: conjugate.Entrywise | conjugate.Joint, Z: np.ndarray, y: np.ndarray,
+                w: np.ndarray, post: dict, Z_test: np.ndarray | None) -> np.ndarray:
+    """log p(z_test_j | y = k, D without row i), (n, m, K) (``Z_test=None``: (n, K)) of a
+    shared variance: the row leaves its class's (m, kappa) and every class's (a, b); the
+    n_b K posteriors of a block of rows are scored as the "classes" of one call."""
     K, d = post["m"].shape
     pairs = Z_test is None  # each training row at its own downdated posteriors
     Z_test = Z if pairs else np.asarray(Z_test, dtype=np.float64)
@@ -563,14 +545,27 @@ def loo_predictive_at(Z: np.ndarray, y: np.ndarray, w: np.ndarray, post: dict,
     out = np.empty((n, K) if pairs else (n, m, K))
     n_b, m_b = conjugate.blocks(n, 1 if pairs else m, K * d)
     for i0 in range(0, n, n_b):
-        rows = slice(i0, i0 + n_b)
-        down = downdated(Z[rows], y[rows], w[rows], post, tied=tied, spherical=spherical)
-        if pairs:
-            out[rows] = predictive(Z[rows], down, spherical=spherical, rowwise=True)
+        rows, yb = slice(i0, i0 + n_b), y[i0:i0 + n_b]
+        own = conjugate.downdate(alg, post, Z[rows], yb, w[rows])
+        b = yb.size
+        down = {key: np.repeat(post[key][None], b, axis=0) for key in _KEYS}
+        for key in _KEYS:
+            if key in ("a", "b"):  # every class's variances lose the row
+                down[key] += (own[key] - post[key][yb])[:, None, :]
+            else:
+                down[key][np.arange(b), yb] = own[key]
+        if pairs:  # (b, K, d) posteriors against their rows (b, 1, d)
+            Zr = Z[rows][:, None, :]
+            if isinstance(alg, conjugate.Joint):
+                out[rows] = alg.step(down, Zr)
+            else:
+                M = np.isnan(Zr)
+                out[rows] = np.where(M, 0.0, alg.step(down, np.where(M, 0.0, Zr))).sum(-1)
             continue
+        flat = {key: value.reshape(b * K, d) for key, value in down.items()}
         for j0 in range(0, m, m_b):
-            out[rows, j0:j0 + m_b] = predictive(Z_test[j0:j0 + m_b], down,
-                                                spherical=spherical)
+            block = conjugate.log_predictive(alg, Z_test[j0:j0 + m_b], flat)
+            out[rows, j0:j0 + m_b] = block.reshape(-1, b, K).transpose(1, 0, 2)
     return out
 
 
@@ -600,48 +595,34 @@ def log_lik(X: np.ndarray, mu: np.ndarray, var: np.ndarray, *, full: bool = True
     return quad
 
 
-def predictive(X: np.ndarray, post: dict, *, spherical: bool,
-               rowwise: bool = False) -> np.ndarray:
-    """log p(x | y = k, data) of rows X (m, d), (..., m, K); ``rowwise``: the
-    posteriors' leading dim is X's rows. A missing entry drops."""
-    X = np.asarray(X, dtype=np.float64)
-    if not spherical:  # independent entries: the algebra's Student-t steps
-        if not rowwise and post["m"].ndim == 2:
-            return conjugate.log_predictive(NIG, X, entries_of(post))
-        M = np.isnan(X)
-        lead = {key: post[key] if rowwise else post[key][..., None, :, :] for key in _KEYS}
-        terms = NIG.step(lead, np.where(M, 0.0, X)[:, None, :])
-        return np.where(M[:, None, :], 0.0, terms).sum(axis=-1)
-    M = np.isnan(X)
-    gaps = M.any()
-    x = np.where(M, 0.0, X)[:, None, :] if gaps else X[:, None, :]
-    obs = ~M[:, None, :]
-    a, b, kappa, m = post["a"], post["b"], post["kappa"], post["m"]
-    if not rowwise:
-        a, b, kappa, m = (v[..., None, :, :] for v in (a, b, kappa, m))
-    nu_s2 = 2.0 * b * (1.0 + 1.0 / kappa)
-    q = (x - m) ** 2 / nu_s2
-    log_norm = -0.5 * np.log(np.pi * nu_s2)  # per entry: -log(2 pi b (1 + 1/kappa)) / 2
-    p = obs.sum(axis=-1)
-    a_g = a[..., 0]
-    if gaps:
-        q, log_norm = np.where(obs, q, 0.0), np.where(obs, log_norm, 0.0)
-    return (log_rising(a_g, p / 2.0) + log_norm.sum(axis=-1)
-            - (a_g + p / 2.0) * np.log1p(q.sum(axis=-1)))
-
-
 def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option: tuple,
                    prefix: str, *, tied: bool, spherical: bool, record: bool = True,
                    start: float | None = None) -> tuple[dict, list[dict]]:
     """The prior at ``option`` = (kappa0, nu0, s), those None chosen by the evidence
-    (:func:`search`, from ``start``), with its ``log_evidence`` in the units of X (less
+    (nu0, s by :func:`.gaussian_evidence.search_entries` from ``start``, kappa0 by a
+    bounded search of log kappa0 in :data:`KAPPA_BOUNDS`), with its exact
+    ``log_evidence`` (:func:`log_evidence`) in the units of X (less
     ``jac``); with ``record`` also the candidates' rows (the fixed or default values,
     ``{prefix}_dof="auto"``, both "auto", and ``option``), each at its own optimum."""
-    def found(opt: tuple, warm: float | None = None) -> dict:
-        k, nu0, s = search(ent, m0, s0, *opt, tied=tied, spherical=spherical, start=warm)
+    from scipy.optimize import minimize_scalar
+
+    def at(k: float, dof: float | None, scale: float | None, warm: float | None,
+           evidence: Callable = log_evidence_entries) -> dict:
+        beta, count = group_entries(ent, m0, k, s0, tied=tied, spherical=spherical)
+        nu0, s = gev.search_entries(beta, count, dof=dof, scale=scale, start=warm)
         prior = {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s, "s0": s0}
-        return dict(prior, log_evidence=log_evidence(ent, prior, tied=tied,
-                                                     spherical=spherical) - jac)
+        return dict(prior, log_evidence=evidence(ent, prior, tied=tied, spherical=spherical))
+
+    def found(opt: tuple, warm: float | None = None) -> dict:
+        kappa0, dof, scale = opt
+        if kappa0 is None:
+            result = minimize_scalar(
+                lambda log_k: -at(float(np.exp(log_k)), dof, scale, warm)["log_evidence"],
+                bounds=tuple(np.log(KAPPA_BOUNDS)), method="bounded",
+                options={"xatol": 1e-6})
+            kappa0 = float(np.exp(result.x))
+        out = at(kappa0, dof, scale, warm, log_evidence)
+        return dict(out, log_evidence=out["log_evidence"] - jac)
 
     chosen = found(option, start)
     if not record:
@@ -662,30 +643,4 @@ def searched_prior(ent: dict, m0: np.ndarray, s0: np.ndarray, jac: float, option
                      f"chosen_{prefix}_scale": row["scale"],
                      "log_evidence": row["log_evidence"]})
     return chosen, rows
-
-
-def search(ent: dict, m0: np.ndarray, s0: np.ndarray, kappa0: float | None,
-           dof: float | None, scale: float | None, *, tied: bool,
-           spherical: bool, start: float | None = None) -> tuple[float, float, float]:
-    """(kappa0, nu0, s) maximising the evidence over those given as None
-    (:func:`.gaussian_evidence.search_entries`; kappa0 by a bounded search)."""
-    from scipy.optimize import minimize_scalar
-
-    def inner(k: float) -> tuple[float, float, float]:
-        beta, count = group_entries(ent, m0, k, s0, tied=tied, spherical=spherical)
-        nu0, s = gev.search_entries(beta, count, dof=dof, scale=scale, start=start)
-        value = log_evidence_entries(ent, {"m0": m0, "kappa0": k, "nu0": nu0, "scale": s,
-                                           "s0": s0}, tied=tied, spherical=spherical)
-        return value, nu0, s
-
-    if kappa0 is not None:
-        _, nu0, s = inner(kappa0)
-        return kappa0, nu0, s
-    lo, hi = np.log(KAPPA_BOUNDS)
-    result = minimize_scalar(lambda log_k: -inner(float(np.exp(log_k)))[0], bounds=(lo, hi),
-                             method="bounded", options={"xatol": 1e-6})
-    k = float(np.exp(result.x))
-    _, nu0, s = inner(k)
-    return k, nu0, s
-
 

@@ -103,9 +103,10 @@ def entries(stats: dict) -> dict:
 def group_entries(ent: dict, m0: np.ndarray, kappa0: float, s0: np.ndarray, *,
                    tied: bool, spherical: bool) -> tuple[np.ndarray, np.ndarray]:
     """(beta, N) of :mod:`bayesgen.families.gaussian_evidence` per variance: the scaled
-    sums of squares and observed counts, (G, d) (diag) or (G, 1) (spherical)."""
+    sums of squares and observed counts, (G, d) (diag) or (G, 1) (spherical); kappa0 = 0:
+    the likelihood's."""
     n = ent["n"]
-    shrink = kappa0 * n / (kappa0 + n)
+    shrink = np.divide(kappa0 * n, kappa0 + n, out=np.zeros(n.shape), where=n > 0)
     dev = shrink * (ent["mean"] - m0) ** 2
     if tied:
         beta = (ent["m2_pooled"] + dev.sum(axis=0))[None] / s0
