@@ -330,6 +330,23 @@ def test_gibbs_one_component_is_the_conjugate_posterior():
     np.testing.assert_allclose(mix.covariances_[:, 0], cov_mean, rtol=0.08)
 
 
+
+def gibbs_rank(X0: np.ndarray, rng, *, M: int, draws: int, prior: dict, seed: int,
+               coord: int, truth: float) -> int:
+    """SBC rank of a true class mean E[x_coord | k=0] = sum_m w_m mu_m among the draws of
+    ``MixtureDA(method="gibbs")`` fitted to class 0's rows ``X0`` (n, d) (M components,
+    the simulated prior) and a second class of standard normal rows, required to fit."""
+    n, d = X0.shape
+    X, y = np.vstack([X0, rng.normal(0.0, 1.0, size=(n, d))]), np.repeat([0, 1], n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bg.ConvergenceWarning)
+        fit = bg.MixtureDA(n_components=[M, 1], method="gibbs", draws=draws, tune=30,
+                           chains=1, n_init=1, component_prior="qda", random_state=seed,
+                           **prior).fit(X, y)
+    post = fit.idata_.posterior
+    mean_draws = (post["weights"][0, :, 0] * post["mu"][0, :, 0, :, coord]).sum("component")
+    return int((mean_draws.values < truth).sum())
+
 def test_gibbs_calibration_small_sbc():
     """Simulation-based calibration (Talts et al. 2018), small: theta from the (fixed)
     prior, data from theta, the rank of the true label-invariant class mean
@@ -337,7 +354,7 @@ def test_gibbs_calibration_small_sbc():
     (a chi-square test over 4 bins at the 0.1% level: gross errors only).
     ``component_prior="qda"``: every component gets exactly the simulated prior (the
     default "evidence" rescales and re-resolves the prior of several components)."""
-    d, M, n, draws = 1, 2, 30, 39
+    M, n, draws = 2, 30, 39  # one dimension
     nu0, kappa0, psi0 = 4.0, 0.5, 1.0
     prior = {"mean_prior": [0.0], "mean_strength": kappa0, "cov_target": [psi0 / (nu0 - 2)],
              "cov_dof": nu0, "cov_scale": 1.0}
@@ -349,16 +366,8 @@ def test_gibbs_calibration_small_sbc():
         mu = rng.normal(0.0, np.sqrt(sig2 / kappa0))
         z = rng.choice(M, size=n, p=w)
         X0 = rng.normal(mu[z], np.sqrt(sig2[z]))[:, None]
-        X1 = rng.normal(0.0, 1.0, size=(n, d))  # a second class, required to fit
-        X, y = np.vstack([X0, X1]), np.repeat([0, 1], n)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", bg.ConvergenceWarning)
-            fit = bg.MixtureDA(n_components=[M, 1], method="gibbs", draws=draws, tune=30,
-                               chains=1, n_init=1, component_prior="qda", random_state=rep,
-                               **prior).fit(X, y)
-        post = fit.idata_.posterior
-        mean_draws = (post["weights"][0, :, 0] * post["mu"][0, :, 0, :, 0]).sum("component")
-        ranks.append(int((mean_draws.values < float(w @ mu)).sum()))
+        ranks.append(gibbs_rank(X0, rng, M=M, draws=draws, prior=prior, seed=rep,
+                                coord=0, truth=float(w @ mu)))
     counts = np.bincount(np.asarray(ranks) * 4 // (draws + 1), minlength=4)
     assert stats.chisquare(counts).pvalue > 1e-3, counts
 

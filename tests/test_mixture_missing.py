@@ -16,7 +16,7 @@ from scipy.special import logsumexp
 
 import bayesgen as bg
 from bayesgen.families.mixture import em
-from tests.test_mixture_da import two_blob_class
+from tests.test_mixture_da import gibbs_rank, two_blob_class
 
 
 def _with_gaps(X, rate, seed):
@@ -258,15 +258,7 @@ def test_gibbs_gaps_sbc_one_dimension_of_two():
         z = rng.choice(M, size=n, p=w)
         X0 = np.array([rng.multivariate_normal(mu[m], covs[m]) for m in z])
         X0[rng.random(n) < 0.2, 1] = np.nan
-        X1 = rng.normal(0.0, 1.0, size=(n, d))
-        X, y = np.vstack([X0, X1]), np.repeat([0, 1], n)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", bg.ConvergenceWarning)
-            fit = bg.MixtureDA(n_components=[M, 1], method="gibbs", draws=draws, tune=30,
-                               chains=1, n_init=1, component_prior="qda", random_state=rep,
-                               **prior).fit(X, y)
-        post = fit.idata_.posterior
-        mean_draws = (post["weights"][0, :, 0] * post["mu"][0, :, 0, :, 1]).sum("component")
-        ranks.append(int((mean_draws.values < float(w @ mu[:, 1])).sum()))
+        ranks.append(gibbs_rank(X0, rng, M=M, draws=draws, prior=prior, seed=rep,
+                                coord=1, truth=float(w @ mu[:, 1])))
     counts = np.bincount(np.asarray(ranks) * 4 // (draws + 1), minlength=4)
     assert stats.chisquare(counts).pvalue > 1e-3, counts
